@@ -1,0 +1,1 @@
+//! Command-line definitions (clap only lives here).

@@ -1,0 +1,114 @@
+//! Workload engines and the driver that runs them.
+//!
+//! STUB: the driver (N workers, time/events limits, interim reports, HDR histograms) and the
+//! cpu workload are being written; this file fixes the interface the runner codes against.
+
+use std::io::Write;
+use std::sync::atomic::AtomicBool;
+
+use crate::value::Options;
+
+/// Whether this build can execute `workload` (the catalog may know more workloads than the
+/// engines implement).
+pub fn engine_for(workload: &str) -> Option<&'static str> {
+    let _ = workload;
+    None
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("workload `{0}` has no engine in this build")]
+    NoEngine(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// One interim report (one line of sysbench's `[ 10s ] …` output), also stored in intervals.csv.
+#[derive(Clone, Debug, Default)]
+pub struct IntervalSample {
+    /// Seconds since the start of the run (the `[ Ns ]` stamp).
+    pub time_s: f64,
+    /// Threads still running.
+    pub threads: usize,
+    pub eps: f64,
+    pub tps: Option<f64>,
+    pub qps: Option<f64>,
+    pub reads_ps: Option<f64>,
+    pub writes_ps: Option<f64>,
+    pub other_ps: Option<f64>,
+    /// Latency at the configured percentile over this interval, in ms.
+    pub lat_pct_ms: f64,
+    pub errors_ps: Option<f64>,
+    pub reconnects_ps: Option<f64>,
+}
+
+/// Latency summary in milliseconds.
+#[derive(Clone, Debug, Default)]
+pub struct LatencySummary {
+    pub min_ms: f64,
+    pub avg_ms: f64,
+    pub max_ms: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    /// The configured `percentile` (e.g. 95 or 99.9) and its value.
+    pub percentile: f64,
+    pub pct_ms: f64,
+    /// Sum of all event latencies (busy time of all threads).
+    pub sum_ms: f64,
+}
+
+/// What a finished (or interrupted) run step measured.
+#[derive(Clone, Debug)]
+pub struct StepOutcome {
+    /// Total time as sysbench reports it (wall time from start to the final report).
+    pub seconds: f64,
+    pub events: u64,
+    /// DB counters; `None` for system workloads.
+    pub sql: Option<SqlCounters>,
+    pub latency: LatencySummary,
+    pub fairness_events_avg: f64,
+    pub fairness_events_stddev: f64,
+    pub fairness_time_avg: f64,
+    pub fairness_time_stddev: f64,
+    /// All event latencies in nanoseconds.
+    pub histogram: hdrhistogram::Histogram<u64>,
+    /// The step was stopped by the stop flag before its limits were reached.
+    pub interrupted: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SqlCounters {
+    pub transactions: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+    pub errors: u64,
+    pub reconnects: u64,
+}
+
+/// Runs one run step: prints sysbench's banner, interim lines and final report to `out`, calls
+/// `on_interval` for each interim report, and returns what was measured. Setting `stop` ends the
+/// step early (the outcome is then marked interrupted).
+pub fn run_step(
+    workload: &str,
+    options: &Options,
+    out: &mut dyn Write,
+    on_interval: &mut dyn FnMut(&IntervalSample),
+    stop: &AtomicBool,
+) -> Result<StepOutcome, EngineError> {
+    let _ = (options, out, on_interval, stop);
+    Err(EngineError::NoEngine(workload.to_string()))
+}
+
+/// Runs a prepare (or cleanup when `cleanup`) step of a workload that has data.
+pub fn prepare_step(
+    workload: &str,
+    options: &Options,
+    cleanup: bool,
+    out: &mut dyn Write,
+    stop: &AtomicBool,
+) -> Result<(), EngineError> {
+    let _ = (options, cleanup, out, stop);
+    Err(EngineError::NoEngine(workload.to_string()))
+}

@@ -1,0 +1,19 @@
+//! sbsuite: benchmark suites for databases and systems.
+//!
+//! Data flows one way, one module per phase: a suite file ([`suite`]) is loaded and validated,
+//! expanded into an ordered [`plan`], executed by the [`runner`] through the workload
+//! [`engine`]s, and stored as CSV by [`results`]. [`report`] renders sysbench-shaped text and
+//! [`stats`] holds the latency histograms every engine shares.
+
+pub mod catalog;
+pub mod cli;
+pub mod engine;
+pub mod plan;
+pub mod report;
+pub mod results;
+pub mod runner;
+pub mod stats;
+pub mod suite;
+pub mod value;
+
+pub use value::{Options, Value};

@@ -1,0 +1,58 @@
+//! Expansion of a validated suite into an ordered plan of prepare / run / cleanup steps.
+//!
+//! Order: variant → dataset (the options that shape data) → prepare → every run of that
+//! dataset (matrix order, the whole sweep once per repetition) → cleanup. A dataset is prepared
+//! once for all runs that share it; a workload that changes its data gets a fresh prepare per run.
+
+use serde::Serialize;
+
+use crate::value::{Options, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepKind {
+    Prepare,
+    Run,
+    Cleanup,
+}
+
+impl StepKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepKind::Prepare => "prepare",
+            StepKind::Run => "run",
+            StepKind::Cleanup => "cleanup",
+        }
+    }
+}
+
+/// One step of a plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct Step {
+    /// 1-based position in the plan.
+    pub index: usize,
+    pub kind: StepKind,
+    /// Rendered from the suite's `step_name` template (runs) or derived (prepare/cleanup).
+    pub name: String,
+    pub variant: String,
+    pub workload: String,
+    /// 1-based id of the dataset this step prepares, uses or cleans up (0: none).
+    pub dataset: usize,
+    /// 1-based repetition for run steps, 0 for prepare/cleanup.
+    pub repetition: u32,
+    /// The matrix cell: the value of every matrix axis for this step, in axis order.
+    pub params: indexmap::IndexMap<String, Value>,
+    /// Every option of the workload, resolved through all layers and normalised.
+    pub options: Options,
+    /// Expected duration in seconds, when it can be known in advance.
+    pub estimated_seconds: Option<f64>,
+}
+
+/// A whole plan: the steps and the matrix axes (which become result columns).
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    pub suite: String,
+    /// Matrix axis names in order (`workload` and `threads` included when they are axes).
+    pub axes: Vec<String>,
+    pub steps: Vec<Step>,
+}
