@@ -8,6 +8,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::catalog;
 use crate::value::Value;
 
 /// A suite file.
@@ -23,12 +24,12 @@ pub struct RawSuite {
     /// Option values shared by every step (sysbench option names with `_`: `time`,
     /// `report_interval`, `table_size`, ...).
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    #[schemars(with = "IndexMap<String, Value>")]
+    #[schemars(schema_with = "defaults_schema")]
     pub defaults: IndexMap<String, toml::Value>,
     /// The axes of the cross product (in nesting order, outermost first), plus `exclude`,
     /// `include` and `zip`.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    #[schemars(with = "MatrixSchema")]
+    #[schemars(schema_with = "matrix_schema")]
     pub matrix: IndexMap<String, toml::Value>,
     /// Server configuration variants: the outermost loop of the plan.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -138,39 +139,73 @@ fn ready_timeout() -> u64 {
     120
 }
 
-/// Schema-only shape of `[matrix]` (the loader reads it key by key).
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct MatrixSchema {
-    /// Cells to drop: every key of an entry must match.
-    exclude: Option<Vec<IndexMap<String, Value>>>,
-    /// Extra cells appended after the cross product.
-    include: Option<Vec<IndexMap<String, Value>>>,
-    /// Groups of axes that move together (equal-length lists), e.g. `[["tables", "table_size"]]`.
-    zip: Option<Vec<Vec<String>>>,
-    #[serde(flatten)]
-    axes: IndexMap<String, AxisSchema>,
+/// The JSON schema of one option value, from the catalog (type, allowed values, default).
+fn option_schema(name: &str) -> serde_json::Value {
+    use crate::catalog::Kind;
+    use serde_json::json;
+    if name == "workload" {
+        let names: Vec<&str> = catalog::WORKLOADS.iter().map(|w| w.name).collect();
+        return json!({ "description": "the workload to run", "enum": names });
+    }
+    let Some(spec) = catalog::any_option(name) else {
+        return json!({});
+    };
+    let mut schema = match spec.kind {
+        Kind::Bool => {
+            json!({ "anyOf": [{ "type": "boolean" }, { "enum": ["on", "off", "true", "false"] }] })
+        }
+        Kind::Int { min, max } if max == i64::MAX => json!({ "type": "integer", "minimum": min }),
+        Kind::Int { min, max } => json!({ "type": "integer", "minimum": min, "maximum": max }),
+        Kind::Float { min, max } => json!({ "type": "number", "minimum": min, "maximum": max }),
+        Kind::Size => {
+            json!({ "anyOf": [{ "type": "integer", "minimum": 0 }, { "type": "string", "pattern": "^[0-9]+ *([kKmMgGtT]([iI]?[bB])?|[bB])?$" }] })
+        }
+        Kind::Str => json!({ "type": "string" }),
+        Kind::Enum(choices) => json!({ "enum": choices }),
+    };
+    let default = spec
+        .default
+        .map(|d| format!(" (default: {d})"))
+        .unwrap_or_default();
+    schema["description"] = json!(format!("{}{default}", spec.help));
+    schema
 }
 
-/// One matrix axis: a list of values, a single value, or a numeric range.
-#[derive(JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)]
-enum AxisSchema {
-    List(Vec<Value>),
-    Range(RangeSchema),
-    Single(Value),
+fn option_names() -> impl Iterator<Item = &'static str> {
+    std::iter::once("workload").chain(catalog::all_option_names())
 }
 
-/// `{ from = 32, to = 1024, factor = 2 }` (geometric) or `{ from = 1, to = 8, step = 1 }`.
-#[derive(JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct RangeSchema {
-    from: f64,
-    to: f64,
-    step: Option<f64>,
-    factor: Option<f64>,
+/// `[defaults]`: every known option with its type; anything else is flagged by editors too.
+fn defaults_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let props: serde_json::Map<String, serde_json::Value> = option_names()
+        .map(|n| (n.to_string(), option_schema(n)))
+        .collect();
+    schemars::json_schema!({ "type": "object", "properties": props, "additionalProperties": false })
+}
+
+/// `[matrix]`: each axis a list, a single value, or a range; plus `exclude`, `include`, `zip`.
+fn matrix_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    use serde_json::json;
+    let range = json!({
+        "description": "`{ from = 32, to = 1024, factor = 2 }` (geometric) or `{ from = 1, to = 8, step = 1 }`",
+        "type": "object",
+        "properties": { "from": { "type": "number" }, "to": { "type": "number" }, "step": { "type": "number", "exclusiveMinimum": 0 }, "factor": { "type": "number", "exclusiveMinimum": 1 } },
+        "required": ["from", "to"],
+        "additionalProperties": false
+    });
+    let mut props: serde_json::Map<String, serde_json::Value> = option_names()
+        .map(|n| {
+            let one = option_schema(n);
+            let description = one.get("description").cloned().unwrap_or(json!(""));
+            let axis = json!({ "description": description, "anyOf": [{ "type": "array", "minItems": 1, "items": one }, range, one] });
+            (n.to_string(), axis)
+        })
+        .collect();
+    let cell = json!({ "type": "object", "additionalProperties": { "type": ["string", "number", "boolean", "array"] } });
+    props.insert("exclude".into(), json!({ "description": "cells to drop: every key of an entry must match (a list matches any of its items)", "type": "array", "items": cell }));
+    props.insert("include".into(), json!({ "description": "extra cells appended after the cross product", "type": "array", "items": cell }));
+    props.insert("zip".into(), json!({ "description": "groups of axes that move together, e.g. [[\"tables\", \"table_size\"]]", "type": "array", "items": { "type": "array", "minItems": 2, "items": { "type": "string" } } }));
+    schemars::json_schema!({ "type": "object", "properties": props, "additionalProperties": false })
 }
 
 /// The JSON schema of suite files (draft-07, which editors' TOML plugins read best).
