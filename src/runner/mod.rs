@@ -368,3 +368,382 @@ pub fn run_plan_with(
     ));
     Ok(summary)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{LatencySummary, SqlCounters};
+    use crate::value::{Options, Value};
+    use hdrhistogram::Histogram;
+    use indexmap::IndexMap;
+    use std::collections::HashSet;
+    use std::path::Path;
+
+    fn step(index: usize, kind: StepKind, name: &str, dataset: usize) -> Step {
+        let mut params = IndexMap::new();
+        params.insert("threads".into(), Value::Int(2));
+        let mut options = Options::default();
+        options.0.insert("threads".into(), Value::Int(2));
+        Step {
+            index,
+            kind,
+            name: name.into(),
+            variant: "default".into(),
+            workload: "fake".into(),
+            dataset,
+            repetition: u32::from(kind == StepKind::Run),
+            params,
+            options,
+            estimated_seconds: (kind == StepKind::Run).then_some(1.0),
+        }
+    }
+
+    /// prepare ds1, three runs, cleanup ds1, prepare ds2, one run, cleanup ds2.
+    fn plan() -> Plan {
+        use StepKind::*;
+        let steps = [
+            (Prepare, "prepare-1", 1),
+            (Run, "a", 1),
+            (Run, "b", 1),
+            (Run, "c", 1),
+            (Cleanup, "cleanup-1", 1),
+            (Prepare, "prepare-2", 2),
+            (Run, "d", 2),
+            (Cleanup, "cleanup-2", 2),
+        ];
+        Plan {
+            suite: "unit".into(),
+            axes: vec!["threads".into()],
+            steps: steps
+                .iter()
+                .enumerate()
+                .map(|(i, (k, n, d))| step(i + 1, *k, n, *d))
+                .collect(),
+        }
+    }
+
+    fn outcome(interrupted: bool) -> StepOutcome {
+        let mut histogram = Histogram::<u64>::new(3).unwrap();
+        histogram.record(1_500_000).unwrap();
+        StepOutcome {
+            seconds: 1.0,
+            events: 10,
+            sql: Some(SqlCounters {
+                transactions: 10,
+                ..Default::default()
+            }),
+            latency: LatencySummary {
+                min_ms: 1.5,
+                ..Default::default()
+            },
+            fairness_events_avg: 5.0,
+            fairness_events_stddev: 0.0,
+            fairness_time_avg: 0.5,
+            fairness_time_stddev: 0.0,
+            histogram,
+            interrupted,
+        }
+    }
+
+    /// Scripted engine: records every call, fails or stops on chosen step indexes.
+    #[derive(Default)]
+    struct Script {
+        no_engine: HashSet<&'static str>,
+        fail: HashSet<usize>,
+        /// Sets the stop flag while this step runs (like a Ctrl-C mid-step).
+        stop_during: Option<usize>,
+        /// Like `stop_during`, but the engine then returns an error instead of an outcome.
+        stop_with_error: bool,
+        calls: Vec<(usize, StepKind)>,
+        /// The stop flag's value as each cleanup saw it.
+        cleanup_saw_stop: Vec<bool>,
+    }
+
+    impl StepExecutor for Script {
+        fn has_engine(&self, workload: &str) -> bool {
+            !self.no_engine.contains(workload)
+        }
+
+        fn prepare(
+            &mut self,
+            step: &Step,
+            cleanup: bool,
+            out: &mut dyn Write,
+            stop: &AtomicBool,
+        ) -> Result<(), EngineError> {
+            assert_eq!(cleanup, step.kind == StepKind::Cleanup);
+            self.calls.push((step.index, step.kind));
+            if cleanup {
+                self.cleanup_saw_stop.push(stop.load(Ordering::SeqCst));
+            }
+            writeln!(out, "{} done", step.kind.as_str()).unwrap();
+            if self.fail.contains(&step.index) {
+                return Err(EngineError::Failed("table sbtest1 exists".into()));
+            }
+            Ok(())
+        }
+
+        fn run(
+            &mut self,
+            step: &Step,
+            out: &mut dyn Write,
+            on_interval: &mut dyn FnMut(&IntervalSample),
+            stop: &AtomicBool,
+        ) -> Result<StepOutcome, EngineError> {
+            self.calls.push((step.index, step.kind));
+            write!(out, "report of {}", step.name).unwrap();
+            writeln!(out).unwrap();
+            for t in [1.0, 2.0] {
+                on_interval(&IntervalSample {
+                    time_s: t,
+                    threads: 2,
+                    eps: 10.0,
+                    ..Default::default()
+                });
+            }
+            if self.fail.contains(&step.index) {
+                return Err(EngineError::Failed("connection refused".into()));
+            }
+            if self.stop_during == Some(step.index) {
+                stop.store(true, Ordering::SeqCst);
+                if self.stop_with_error {
+                    return Err(EngineError::Failed("query interrupted".into()));
+                }
+                return Ok(outcome(true));
+            }
+            Ok(outcome(false))
+        }
+    }
+
+    fn ctx(root: &Path) -> RunContext {
+        RunContext {
+            results_root: root.to_path_buf(),
+            suite_text: "[suite]\nname = \"unit\"\n".into(),
+            quiet: true,
+            progress: ProgressMode::Auto,
+        }
+    }
+
+    fn run(script: &mut Script, root: &Path) -> (RunSummary, String) {
+        let stop = AtomicBool::new(false);
+        let mut report = Vec::new();
+        let summary = run_plan_with(&plan(), &ctx(root), script, &stop, &mut report).unwrap();
+        (summary, String::from_utf8(report).unwrap())
+    }
+
+    /// (step, status, error) of every results.csv row.
+    fn rows(path: &Path) -> Vec<(String, String, String)> {
+        let mut r = ::csv::Reader::from_path(path).unwrap();
+        let h = r.headers().unwrap().clone();
+        let at = |name: &str| h.iter().position(|c| c == name).unwrap();
+        let (step, status, error) = (at("step"), at("status"), at("error"));
+        r.records()
+            .map(|rec| {
+                let rec = rec.unwrap();
+                (
+                    rec[step].to_string(),
+                    rec[status].to_string(),
+                    rec[error].to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn row(step: &str, status: &str, error: &str) -> (String, String, String) {
+        (step.into(), status.into(), error.into())
+    }
+
+    #[test]
+    fn all_steps_ok() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut script = Script::default();
+        let (summary, report) = run(&mut script, tmp.path());
+        assert_eq!(summary.steps_ok, 8);
+        assert_eq!(summary.steps_failed, 0);
+        assert!(!summary.interrupted);
+        assert_eq!(
+            summary.run_dir,
+            tmp.path().join("unit").join(&summary.run_id)
+        );
+        assert_eq!(
+            rows(&summary.results_csv),
+            ["2", "3", "4", "7"].map(|s| row(s, "ok", ""))
+        );
+        assert!(
+            report.starts_with("==> [1/8] prepare prepare-1 (variant default)\nprepare done\n")
+        );
+        assert!(report.contains("==> [3/8] run b (variant default)\nreport of b\n"));
+        let intervals = std::fs::read_to_string(summary.run_dir.join("intervals.csv")).unwrap();
+        assert_eq!(intervals.lines().count(), 1 + 4 * 2);
+        assert!(summary.run_dir.join("histograms/7-d.hdr").is_file());
+    }
+
+    #[test]
+    fn a_failed_run_is_recorded_and_the_suite_continues() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut script = Script {
+            fail: HashSet::from([3]),
+            ..Default::default()
+        };
+        let (summary, _) = run(&mut script, tmp.path());
+        assert_eq!((summary.steps_ok, summary.steps_failed), (7, 1));
+        assert_eq!(
+            rows(&summary.results_csv),
+            [
+                row("2", "ok", ""),
+                row("3", "failed", "connection refused"),
+                row("4", "ok", ""),
+                row("7", "ok", ""),
+            ]
+        );
+        assert_eq!(script.calls.len(), 8);
+        assert!(!summary.run_dir.join("histograms/3-b.hdr").exists());
+    }
+
+    #[test]
+    fn a_failed_prepare_fails_its_runs_but_still_cleans_up() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut script = Script {
+            fail: HashSet::from([1]),
+            ..Default::default()
+        };
+        let (summary, report) = run(&mut script, tmp.path());
+        let failed = "prepare failed: table sbtest1 exists";
+        assert_eq!(
+            rows(&summary.results_csv),
+            [
+                row("2", "failed", failed),
+                row("3", "failed", failed),
+                row("4", "failed", failed),
+                row("7", "ok", ""),
+            ]
+        );
+        use StepKind::*;
+        assert_eq!(
+            script.calls,
+            [
+                (1, Prepare),
+                (5, Cleanup),
+                (6, Prepare),
+                (7, Run),
+                (8, Cleanup)
+            ]
+        );
+        assert_eq!((summary.steps_ok, summary.steps_failed), (4, 4));
+        assert!(report.contains("==> [2/8] run a (variant default): skipped, prepare failed\n"));
+    }
+
+    #[test]
+    fn stop_during_a_run_records_it_skips_the_rest_and_cleans_up() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut script = Script {
+            stop_during: Some(3),
+            ..Default::default()
+        };
+        let (summary, report) = run(&mut script, tmp.path());
+        assert!(summary.interrupted);
+        assert_eq!(
+            rows(&summary.results_csv),
+            [row("2", "ok", ""), row("3", "interrupted", "")]
+        );
+        use StepKind::*;
+        // Run 4 and all of dataset 2 (never prepared) are skipped; dataset 1 is cleaned up,
+        // and the cleanup does not see the stop flag.
+        assert_eq!(
+            script.calls,
+            [(1, Prepare), (2, Run), (3, Run), (5, Cleanup)]
+        );
+        assert_eq!(script.cleanup_saw_stop, [false]);
+        assert_eq!(
+            (
+                summary.steps_ok,
+                summary.steps_failed,
+                summary.steps_interrupted
+            ),
+            (3, 0, 1)
+        );
+        assert_eq!(summary.steps_skipped, 4);
+        assert!(!report.contains("run c"));
+        // The interrupted step's partial measurements are kept.
+        assert!(summary.run_dir.join("histograms/3-b.hdr").is_file());
+    }
+
+    #[test]
+    fn an_engine_error_after_a_stop_request_counts_as_interrupted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut script = Script {
+            stop_during: Some(2),
+            stop_with_error: true,
+            ..Default::default()
+        };
+        let (summary, _) = run(&mut script, tmp.path());
+        assert!(summary.interrupted);
+        assert_eq!(summary.steps_failed, 0);
+        assert_eq!(
+            rows(&summary.results_csv),
+            [row("2", "interrupted", "query interrupted")]
+        );
+    }
+
+    #[test]
+    fn a_stop_before_the_run_skips_everything_and_writes_only_headers() {
+        let tmp = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(true);
+        let mut script = Script::default();
+        let summary =
+            run_plan_with(&plan(), &ctx(tmp.path()), &mut script, &stop, io::sink()).unwrap();
+        assert!(summary.interrupted);
+        assert!(script.calls.is_empty());
+        assert!(rows(&summary.results_csv).is_empty());
+        assert_eq!(summary.steps_skipped, 8);
+    }
+
+    #[test]
+    fn preflight_lists_workloads_without_engine_and_creates_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("results");
+        let mut p = plan();
+        p.steps[1].workload = "oltp_insert".into();
+        p.steps[2].workload = "oltp_insert".into();
+        p.steps[6].workload = "fileio".into();
+        let mut script = Script {
+            no_engine: HashSet::from(["oltp_insert", "fileio"]),
+            ..Default::default()
+        };
+        let err = run_plan_with(
+            &p,
+            &ctx(&root),
+            &mut script,
+            &AtomicBool::new(false),
+            io::sink(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "workloads `oltp_insert`, `fileio` can be planned and validated but have no engine \
+             in this build yet; remove them from the suite's matrix or filter them out to run \
+             the rest"
+        );
+        assert!(script.calls.is_empty());
+        assert!(!root.exists());
+    }
+
+    #[test]
+    fn run_plan_with_the_real_engines_refuses_an_unknown_workload_before_touching_disk() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("results");
+        let mut p = plan();
+        for s in &mut p.steps {
+            s.workload = "no_such_workload".into();
+        }
+        let err = run_plan(&p, &ctx(&root)).unwrap_err();
+        assert!(
+            matches!(&err, RunError::NoEngine { workloads } if workloads == &["no_such_workload"])
+        );
+        assert!(
+            err.to_string()
+                .starts_with("workload `no_such_workload` can be planned")
+        );
+        assert!(!root.exists());
+    }
+}
