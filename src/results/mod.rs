@@ -251,7 +251,7 @@ mod tests {
         StepOutcome {
             seconds: 10.0002,
             events: 1234,
-            sql: sql.then(|| SqlCounters {
+            sql: sql.then_some(SqlCounters {
                 transactions: 100,
                 reads: 1400,
                 writes: 400,
