@@ -1,1 +1,99 @@
-//! Command-line definitions (clap only lives here).
+//! Command-line definitions. Only this file knows clap; the help text is the manual.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// sbsuite: benchmark suites for databases and systems.
+///
+/// Write one TOML suite file with a matrix (threads, table sizes, workloads, server variants);
+/// sbsuite expands it into prepare/run/cleanup steps, runs them with sysbench-compatible
+/// engines, and stores every result as CSV.
+#[derive(Debug, Parser)]
+#[command(name = "sbsuite", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a suite: every step of its plan, results under <results_dir>/<suite>/<run-id>/.
+    Run(RunArgs),
+    /// Print the numbered steps of a suite with resolved options and an estimate; runs nothing.
+    Plan(PlanArgs),
+    /// Check suite files (syntax, keys, types, matrix, templates) without running anything.
+    Validate(ValidateArgs),
+    /// List the workloads and their options with sysbench's defaults.
+    Workloads(WorkloadsArgs),
+    /// Print the JSON schema of suite files (the committed copy is schemas/suite.schema.json).
+    Schema,
+}
+
+/// Overrides shared by every command that reads a suite.
+#[derive(Debug, clap::Args)]
+pub struct Overrides {
+    /// Override a suite key: `time=30` (a bare option name means `defaults.<name>`),
+    /// `matrix.threads=[1,2,4]`, `suite.repeat=3`. Values use TOML syntax; plain words are
+    /// strings. Repeatable; wins over the file and over SBSUITE_* environment variables
+    /// (`SBSUITE_DEFAULTS__TIME=30`).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The suite file (TOML).
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub overrides: Overrides,
+    /// Directory for results, instead of the suite's `results_dir`.
+    #[arg(long, value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+    /// Suite progress on stderr: a bar on a terminal, plain lines otherwise.
+    #[arg(long, value_enum, default_value_t = ProgressArg::Auto)]
+    pub progress: ProgressArg,
+    /// Print no progress and no summary on stderr (reports still go to stdout).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ProgressArg {
+    Auto,
+    Bar,
+    Plain,
+    Off,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    /// The suite file (TOML).
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub overrides: Overrides,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// Suite files (TOML).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub overrides: Overrides,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct WorkloadsArgs {
+    /// Show the options of this workload only.
+    pub name: Option<String>,
+}

@@ -56,3 +56,12 @@ pub struct Plan {
     pub axes: Vec<String>,
     pub steps: Vec<Step>,
 }
+
+mod expand;
+mod render;
+
+pub use expand::{build, cells};
+pub use render::{format_duration, render_json, render_text, total_estimate};
+
+#[cfg(test)]
+mod tests;

@@ -13,6 +13,7 @@
 //! - stdout carries only the engines' sysbench-shaped reports, each step preceded by a
 //!   `==> [k/N] kind name (variant v)` header; everything else goes to stderr.
 
+mod command;
 pub mod progress;
 pub mod signal;
 
@@ -27,6 +28,7 @@ use crate::engine::{self, EngineError, IntervalSample, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::{ResultStore, ResultsError, RowStatus, RunRow};
 
+pub use self::command::command;
 pub use self::progress::ProgressMode;
 pub use self::signal::{SignalError, stop_flag};
 

@@ -1,1 +1,363 @@
-//! TODO
+//! Suite files: loading through configuration layers, and validation into a [`Suite`].
+//!
+//! Layers, lowest first: built-in defaults (the catalog's sysbench defaults and serde defaults)
+//! < the suite file < `SBSUITE_*` environment variables (`SBSUITE_DEFAULTS__TIME=5`, `__`
+//! separates keys) < `--set key=value` options. figment merges them; the file is parsed once more
+//! with spans so that every error can point at a line and column, or name the environment
+//! variable or option that brought the bad value.
+
+pub mod error;
+pub mod raw;
+pub mod source;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+use figment::value::{Dict, Map};
+use figment::{Figment, Metadata, Profile, Provider};
+use indexmap::IndexMap;
+
+pub use error::{ConfigError, ConfigErrors, Origin};
+pub use raw::{Driver, RawSuite, RawTarget, RawVariant};
+use source::{Seg, SourceMap};
+
+use crate::value::Value;
+
+/// Prefix of the environment variables that override suite keys.
+pub const ENV_PREFIX: &str = "SBSUITE_";
+
+/// A validated suite, ready to be expanded into a plan.
+pub struct Suite {
+    pub file: PathBuf,
+    pub name: String,
+    pub description: Option<String>,
+    pub repeat: u32,
+    pub results_dir: PathBuf,
+    pub step_name: Option<String>,
+    pub target: Option<RawTarget>,
+    /// `[defaults]`, each value checked and normalised by its option's kind.
+    pub defaults: IndexMap<String, Value>,
+    pub matrix: Matrix,
+    pub variants: Vec<RawVariant>,
+    /// The merged configuration as TOML, passwords redacted: stored with every run.
+    pub resolved_toml: String,
+    origins: Origins,
+}
+
+impl Suite {
+    /// Where the value at `path` came from, for errors found after loading (e.g. in the plan).
+    pub fn origin(&self, path: &[Seg], key: bool) -> Origin {
+        self.origins.origin(path, key)
+    }
+
+    pub fn error(&self, path: &[Seg], message: impl Into<String>) -> ConfigError {
+        ConfigError::new(
+            &self.file,
+            self.origin(path, false),
+            source::path_text(path),
+            message,
+        )
+    }
+}
+
+/// The matrix after validation: typed axis values in nesting order.
+#[derive(Clone, Debug, Default)]
+pub struct Matrix {
+    pub axes: Vec<Axis>,
+    /// Groups of axis names that move together.
+    pub zip: Vec<Vec<String>>,
+    /// Each entry drops the cells whose values match every key (a list matches any of its items).
+    pub exclude: Vec<IndexMap<String, Value>>,
+    /// Each entry adds a cell after the cross product.
+    pub include: Vec<IndexMap<String, Value>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    pub name: String,
+    pub values: Vec<Value>,
+}
+
+/// Remembers which keys the environment and `--set` overrode, so errors name the right source.
+struct Origins {
+    map: SourceMap,
+    overrides: Vec<(Vec<String>, Origin)>,
+}
+
+impl Origins {
+    fn origin(&self, path: &[Seg], key: bool) -> Origin {
+        let keys: Vec<&str> = path
+            .iter()
+            .filter_map(|s| match s {
+                Seg::Key(k) => Some(k.as_str()),
+                Seg::Index(_) => None,
+            })
+            .collect();
+        // The last layer that set this key or one of its parents wins.
+        for (over, origin) in self.overrides.iter().rev() {
+            if over.len() <= keys.len() && over.iter().zip(&keys).all(|(a, b)| a == b) {
+                return origin.clone();
+            }
+        }
+        self.map.origin(path, key)
+    }
+}
+
+/// One `--set key=value`: `key` is a dotted path; a bare option name means `defaults.<name>`.
+#[derive(Clone, Debug)]
+pub struct SetOverride {
+    pub path: Vec<String>,
+    pub value: Value,
+    pub text: String,
+}
+
+impl SetOverride {
+    pub fn parse(text: &str) -> Result<SetOverride, String> {
+        let (key, value) = text.split_once('=').ok_or_else(|| {
+            format!(
+                "--set {text}: expected KEY=VALUE, e.g. --set time=30 or --set matrix.threads=[1,2]"
+            )
+        })?;
+        let key = key.trim();
+        if key.is_empty() || key.split('.').any(str::is_empty) {
+            return Err(format!(
+                "--set {text}: the key is empty; write e.g. --set defaults.time=30"
+            ));
+        }
+        let mut path: Vec<String> = key.split('.').map(str::to_string).collect();
+        if path.len() == 1 && !["suite", "target", "defaults", "matrix", "variant"].contains(&key) {
+            path.insert(0, "defaults".to_string());
+        }
+        Ok(SetOverride {
+            path,
+            value: Value::parse_loose(value.trim()),
+            text: text.to_string(),
+        })
+    }
+}
+
+/// A figment provider for one layer we parsed ourselves (the file, or the `--set` options).
+struct Layer {
+    name: &'static str,
+    dict: Dict,
+}
+
+impl Provider for Layer {
+    fn metadata(&self) -> Metadata {
+        Metadata::named(self.name)
+    }
+
+    fn data(&self) -> Result<Map<Profile, Dict>, figment::Error> {
+        Ok(Profile::Default.collect(self.dict.clone()))
+    }
+}
+
+/// Loads and validates a suite file with the environment and `--set` layers on top.
+pub fn load(file: &Path, sets: &[SetOverride]) -> Result<Suite, ConfigErrors> {
+    let env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| k.starts_with(ENV_PREFIX))
+        .collect();
+    load_with_env(file, sets, &env)
+}
+
+/// [`load`] with an explicit environment (tests pass their own instead of the process's).
+pub fn load_with_env(
+    file: &Path,
+    sets: &[SetOverride],
+    env: &[(String, String)],
+) -> Result<Suite, ConfigErrors> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        ConfigError::new(
+            file,
+            Origin::Unknown,
+            "",
+            format!("cannot read suite file: {e}"),
+        )
+        .with_help("check the path; suite files are TOML, e.g. suites/quickstart.toml")
+    })?;
+    load_text(file, &text, sets, env)
+}
+
+/// Loads a suite from its text (`file` names it in errors).
+pub fn load_text(
+    file: &Path,
+    text: &str,
+    sets: &[SetOverride],
+    env: &[(String, String)],
+) -> Result<Suite, ConfigErrors> {
+    let map = SourceMap::new(text);
+    if text.trim().is_empty() {
+        return Err(ConfigError::new(file, Origin::Unknown, "", "the suite file is empty")
+            .with_help("a suite needs at least `[suite]` with `name = \"...\"` and a workload, see suites/quickstart.toml")
+            .into());
+    }
+    let table: toml::Table = toml::from_str(text).map_err(|e| {
+        let origin = e.span().map_or(Origin::Unknown, |s| map.origin_at(s.start));
+        ConfigError::new(
+            file,
+            origin,
+            "",
+            format!("TOML syntax error: {}", e.message().trim_end()),
+        )
+        .with_help("fix the TOML syntax at the marked position")
+    })?;
+
+    let mut overrides = Vec::new();
+    let mut figment = Figment::from(Layer {
+        name: "suite file",
+        dict: to_dict(file, &table)?,
+    });
+
+    let mut env_dict = Dict::new();
+    for (name, raw) in env {
+        let Some(rest) = name.strip_prefix(ENV_PREFIX) else {
+            continue;
+        };
+        let path: Vec<String> = rest.split("__").map(|s| s.to_ascii_lowercase()).collect();
+        let value = figment::value::Value::serialize(Value::parse_loose(raw)).map_err(|e| {
+            ConfigError::new(
+                file,
+                Origin::Env(name.clone()),
+                path.join("."),
+                e.to_string(),
+            )
+        })?;
+        insert_path(&mut env_dict, &path, value);
+        overrides.push((path, Origin::Env(name.clone())));
+    }
+    if !env_dict.is_empty() {
+        figment = figment.merge(Layer {
+            name: "environment",
+            dict: env_dict,
+        });
+    }
+    let mut set_dict = Dict::new();
+    for set in sets {
+        let value = figment::value::Value::serialize(&set.value).map_err(|e| {
+            ConfigError::new(
+                file,
+                Origin::Set(set.text.clone()),
+                set.path.join("."),
+                e.to_string(),
+            )
+        })?;
+        insert_path(&mut set_dict, &set.path, value);
+        overrides.push((set.path.clone(), Origin::Set(set.text.clone())));
+    }
+    if !set_dict.is_empty() {
+        figment = figment.merge(Layer {
+            name: "--set",
+            dict: set_dict,
+        });
+    }
+
+    let origins = Origins { map, overrides };
+    let raw: RawSuite = figment
+        .extract()
+        .map_err(|e| figment_errors(file, &origins, e))?;
+    validate::validate(file, raw, origins)
+}
+
+fn to_dict(file: &Path, table: &toml::Table) -> Result<Dict, ConfigError> {
+    figment::value::Value::serialize(table)
+        .ok()
+        .and_then(|v| v.into_dict())
+        .ok_or_else(|| {
+            ConfigError::new(
+                file,
+                Origin::Unknown,
+                "",
+                "the suite file is not a TOML table",
+            )
+        })
+}
+
+fn insert_path(dict: &mut Dict, path: &[String], value: figment::value::Value) {
+    match path {
+        [] => {}
+        [last] => {
+            dict.insert(last.clone(), value);
+        }
+        [first, rest @ ..] => {
+            let entry = dict
+                .entry(first.clone())
+                .or_insert_with(|| figment::value::Value::from(Dict::new()));
+            if entry.as_dict().is_none() {
+                *entry = figment::value::Value::from(Dict::new());
+            }
+            if let figment::value::Value::Dict(_, inner) = entry {
+                insert_path(inner, rest, value);
+            }
+        }
+    }
+}
+
+/// Turns figment's structural errors (unknown keys, wrong types, missing keys) into positioned
+/// errors with suggestions.
+fn figment_errors(file: &Path, origins: &Origins, err: figment::Error) -> ConfigErrors {
+    use figment::error::Kind;
+    let mut out = Vec::new();
+    for e in err {
+        let mut path: Vec<Seg> = e.path.iter().map(|k| Seg::key(k)).collect();
+        let (message, help, key) = match &e.kind {
+            Kind::UnknownField(name, expected) => {
+                // figment's path may or may not end with the unknown key itself.
+                let parent: Vec<String> = match e.path.split_last() {
+                    Some((last, parent)) if last == name => parent.to_vec(),
+                    _ => e.path.clone(),
+                };
+                path = parent.iter().map(|k| Seg::key(k)).collect();
+                path.push(Seg::key(name));
+                let table = if parent.is_empty() {
+                    "the top level".to_string()
+                } else {
+                    format!("[{}]", parent.join("."))
+                };
+                let help = error::did_you_mean(name, expected.iter().copied())
+                    .unwrap_or_else(|| format!("known keys: {}", expected.join(", ")));
+                (format!("unknown key `{name}` in {table}"), Some(help), true)
+            }
+            Kind::MissingField(name) => {
+                let table = if e.path.is_empty() {
+                    "the top level".to_string()
+                } else {
+                    format!("[{}]", e.path.join("."))
+                };
+                let help = if name == "suite" {
+                    "add a `[suite]` table with `name = \"my-suite\"`".to_string()
+                } else {
+                    format!("add `{name} = ...` to {table}")
+                };
+                (format!("missing key `{name}` in {table}"), Some(help), true)
+            }
+            Kind::InvalidType(actual, expected) => (
+                format!("wrong type: expected {expected}, found {actual}"),
+                None,
+                false,
+            ),
+            Kind::InvalidValue(actual, expected) => (
+                format!("invalid value: expected {expected}, found {actual}"),
+                None,
+                false,
+            ),
+            Kind::UnknownVariant(found, expected) => (
+                format!("unknown value `{found}`"),
+                Some(format!("expected one of: {}", expected.join(", "))),
+                false,
+            ),
+            other => (other.to_string(), None, false),
+        };
+        let mut ce = ConfigError::new(
+            file,
+            origins.origin(&path, key),
+            source::path_text(&path),
+            message,
+        );
+        ce.help = help;
+        out.push(ce);
+    }
+    ConfigErrors(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,125 @@
+//! The subcommands: each turns parsed arguments into work and an exit code.
+//!
+//! Errors are printed here, once, in the shape users see (config errors with file:line:col);
+//! the rest of the library returns typed errors.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::catalog;
+use crate::cli::{Cli, Command, Format, Overrides};
+use crate::plan::{self, Plan};
+use crate::suite::{self, SetOverride, Suite};
+
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_BAD_INPUT: u8 = 2;
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+pub fn execute(cli: Cli) -> u8 {
+    match cli.command {
+        Command::Plan(args) => match load_plan(&args.file, &args.overrides) {
+            Ok((_, plan)) => {
+                let file = args.file.display().to_string();
+                let text = match args.format {
+                    Format::Text => plan::render_text(&plan, &file),
+                    Format::Json => plan::render_json(&plan, &file),
+                };
+                print(&text)
+            }
+            Err(code) => code,
+        },
+        Command::Validate(args) => {
+            let mut code = EXIT_OK;
+            for file in &args.files {
+                match load_plan(file, &args.overrides) {
+                    Ok((_, plan)) => {
+                        println!("ok: {} ({} steps)", file.display(), plan.steps.len());
+                    }
+                    Err(c) => code = c,
+                }
+            }
+            code
+        }
+        Command::Workloads(args) => workloads(args.name.as_deref()),
+        Command::Schema => print(&suite::raw::json_schema()),
+        Command::Run(args) => crate::runner::command(args),
+    }
+}
+
+/// Loads a suite and builds its plan, printing errors; `Err` holds the exit code.
+pub fn load_plan(file: &Path, overrides: &Overrides) -> Result<(Suite, Plan), u8> {
+    let mut sets = Vec::new();
+    for s in &overrides.set {
+        match SetOverride::parse(s) {
+            Ok(o) => sets.push(o),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Err(EXIT_BAD_INPUT);
+            }
+        }
+    }
+    let suite = suite::load(file, &sets).map_err(|e| {
+        eprint!("{e}");
+        EXIT_BAD_INPUT
+    })?;
+    let plan = plan::build(&suite).map_err(|e| {
+        eprint!("{e}");
+        EXIT_BAD_INPUT
+    })?;
+    Ok((suite, plan))
+}
+
+fn print(text: &str) -> u8 {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => EXIT_OK,
+        // A closed pipe (`sbsuite plan x | head`) is not an error worth a message.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EXIT_OK,
+        Err(e) => {
+            eprintln!("error: cannot write to stdout: {e}");
+            EXIT_FAILED
+        }
+    }
+}
+
+fn workloads(name: Option<&str>) -> u8 {
+    let mut text = String::new();
+    let list: Vec<&catalog::WorkloadSpec> = match name {
+        Some(n) => match catalog::workload(n) {
+            Some(w) => vec![w],
+            None => {
+                let names: Vec<&str> = catalog::WORKLOADS.iter().map(|w| w.name).collect();
+                eprintln!(
+                    "error: unknown workload `{n}`; known workloads: {}",
+                    names.join(", ")
+                );
+                return EXIT_BAD_INPUT;
+            }
+        },
+        None => catalog::WORKLOADS.iter().collect(),
+    };
+    for w in list {
+        let runnable = if crate::engine::engine_for(w.name).is_some() {
+            ""
+        } else {
+            "  [plan/validate only in this build]"
+        };
+        text.push_str(&format!("{} - {}{runnable}\n", w.name, w.summary));
+        if name.is_some() {
+            for o in w.all_options() {
+                let default = o.default.map(|d| format!(" [{d}]")).unwrap_or_default();
+                text.push_str(&format!("  {:<22} {}{default}\n", o.name, o.help));
+            }
+        }
+    }
+    if name.is_none() {
+        text.push_str("\nGeneral options (every workload):\n");
+        for o in catalog::GENERAL {
+            let default = o.default.map(|d| format!(" [{d}]")).unwrap_or_default();
+            text.push_str(&format!("  {:<22} {}{default}\n", o.name, o.help));
+        }
+        text.push_str("\n`sbsuite workloads NAME` lists a workload's own options.\n");
+    }
+    print(&text)
+}

@@ -1,0 +1,346 @@
+//! Matrix expansion (cells) and plan building (steps).
+//!
+//! Pure functions of a validated [`Suite`], unit- and property-tested on their own.
+
+use indexmap::IndexMap;
+
+use super::{Plan, Step, StepKind};
+use crate::catalog::{self, WorkloadSpec};
+use crate::suite::source::Seg;
+use crate::suite::{ConfigError, ConfigErrors, Matrix, Suite};
+use crate::value::{Options, Value};
+
+/// One matrix cell: a value for each axis (include cells may name fewer).
+pub type Cell = IndexMap<String, Value>;
+
+/// Expands a matrix into its cells: the cross product in axis order (the first axis is the
+/// outermost loop; zipped axes advance together at the position of their first member), minus
+/// `exclude` matches, plus `include` cells that are not already there.
+pub fn cells(m: &Matrix) -> Vec<Cell> {
+    // Each group is one loop: a lone axis, or a zip of axes with equal lengths.
+    let mut groups: Vec<Vec<&crate::suite::Axis>> = Vec::new();
+    for axis in &m.axes {
+        match m.zip.iter().find(|z| z.contains(&axis.name)) {
+            Some(z) if z[0] != axis.name && m.axes.iter().any(|a| a.name == z[0]) => {}
+            Some(z) => groups.push(
+                z.iter()
+                    .filter_map(|n| m.axes.iter().find(|a| &a.name == n))
+                    .collect(),
+            ),
+            None => groups.push(vec![axis]),
+        }
+    }
+    let mut out: Vec<Cell> = vec![Cell::new()];
+    for group in &groups {
+        let len = group.iter().map(|a| a.values.len()).min().unwrap_or(0);
+        let mut next = Vec::with_capacity(out.len() * len);
+        for cell in &out {
+            for i in 0..len {
+                let mut c = cell.clone();
+                for axis in group {
+                    c.insert(axis.name.clone(), axis.values[i].clone());
+                }
+                next.push(c);
+            }
+        }
+        out = next;
+    }
+    // Keep the axis order in every cell whatever the zip grouping did.
+    for cell in &mut out {
+        cell.sort_by_cached_key(|k, _| m.axes.iter().position(|a| &a.name == k));
+    }
+    out.retain(|cell| !m.exclude.iter().any(|ex| matches(cell, ex)));
+    for inc in &m.include {
+        if !out.iter().any(|c| c == inc) {
+            out.push(inc.clone());
+        }
+    }
+    out
+}
+
+/// An exclude entry matches when every key equals the cell's value (a list: any of its items).
+fn matches(cell: &Cell, entry: &Cell) -> bool {
+    entry.iter().all(|(k, want)| match (cell.get(k), want) {
+        (Some(have), Value::List(any)) => any.contains(have),
+        (Some(have), want) => same(have, want),
+        (None, _) => false,
+    })
+}
+
+/// Numbers compare as numbers (`64` equals `64.0`).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// A run before numbering: its cell, workload and resolved options.
+struct Run {
+    cell: Cell,
+    spec: &'static WorkloadSpec,
+    options: Options,
+}
+
+/// Builds the ordered plan: variant → dataset → prepare → runs (sweep × repeat) → cleanup.
+pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
+    let mut errors = Vec::new();
+    let mut runs = Vec::new();
+    for cell in cells(&suite.matrix) {
+        match resolve(suite, &cell) {
+            Ok((spec, options)) => runs.push(Run {
+                cell,
+                spec,
+                options,
+            }),
+            Err(e) => {
+                if !errors.contains(&e) {
+                    errors.push(e);
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(ConfigErrors(errors));
+    }
+    if runs.is_empty() {
+        return Err(suite
+            .error(
+                &[Seg::key("matrix")],
+                "the matrix has no cells: `exclude` removed every combination",
+            )
+            .with_help("loosen `exclude` or add `include` cells")
+            .into());
+    }
+
+    // Group runs by dataset, keeping first-appearance order.
+    let mut datasets: Vec<(Option<Vec<Value>>, Vec<usize>)> = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let key = dataset_key(run);
+        let fresh = run.spec.data.fresh_per_run && key.is_some();
+        match datasets.iter_mut().find(|(k, _)| !fresh && *k == key) {
+            Some((_, members)) => members.push(i),
+            None => datasets.push((key, vec![i])),
+        }
+    }
+
+    let axes: Vec<String> = suite.matrix.axes.iter().map(|a| a.name.clone()).collect();
+    let variants: Vec<String> = if suite.variants.is_empty() {
+        vec!["default".to_string()]
+    } else {
+        suite.variants.iter().map(|v| v.name.clone()).collect()
+    };
+    let template = suite
+        .step_name
+        .clone()
+        .unwrap_or_else(|| default_step_name(&axes, suite.repeat));
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    let name_error = |e: minijinja::Error| {
+        ConfigErrors::from(
+            suite
+                .error(&[Seg::key("suite"), Seg::key("step_name")], format!("cannot render step_name: {e}"))
+                .with_help("use option names, `variant` and `repetition`, e.g. \"{{ workload }}-t{{ threads }}\""),
+        )
+    };
+    env.add_template("step", &template).map_err(name_error)?;
+    let tmpl = env.get_template("step").map_err(name_error)?;
+
+    let mut steps: Vec<Step> = Vec::new();
+    let mut dataset_id = 0;
+    for variant in &variants {
+        for (key, members) in &datasets {
+            let first = &runs[members[0]];
+            let has_data = key.is_some();
+            let fresh = first.spec.data.fresh_per_run;
+            // A fresh-per-run workload gets its own dataset for every repetition.
+            let passes: Vec<Vec<(usize, u32)>> = if fresh && has_data {
+                (1..=suite.repeat)
+                    .flat_map(|r| members.iter().map(move |&m| vec![(m, r)]))
+                    .collect()
+            } else {
+                vec![
+                    (1..=suite.repeat)
+                        .flat_map(|r| members.iter().map(move |&m| (m, r)))
+                        .collect(),
+                ]
+            };
+            for pass in passes {
+                if has_data {
+                    dataset_id += 1;
+                }
+                let ds = if has_data { dataset_id } else { 0 };
+                let data_step = |kind: StepKind| Step {
+                    index: 0,
+                    kind,
+                    name: data_step_name(first, &axes),
+                    variant: variant.clone(),
+                    workload: first.spec.name.to_string(),
+                    dataset: ds,
+                    repetition: 0,
+                    params: first.cell.clone(),
+                    options: first.options.clone(),
+                    estimated_seconds: None,
+                };
+                if has_data {
+                    steps.push(data_step(StepKind::Prepare));
+                }
+                for (m, rep) in pass {
+                    let run = &runs[m];
+                    let mut params = run.cell.clone();
+                    for a in &axes {
+                        if !params.contains_key(a) {
+                            params.insert(
+                                a.clone(),
+                                run.options
+                                    .get(a)
+                                    .cloned()
+                                    .unwrap_or(Value::Str(String::new())),
+                            );
+                        }
+                    }
+                    params.sort_by_cached_key(|k, _| axes.iter().position(|a| a == k));
+                    let mut ctx: IndexMap<String, Value> = run.options.0.clone();
+                    ctx.insert("workload".into(), Value::Str(run.spec.name.into()));
+                    ctx.insert("variant".into(), Value::Str(variant.clone()));
+                    ctx.insert("repetition".into(), Value::Int(rep as i64));
+                    ctx.insert("dataset".into(), Value::Int(ds as i64));
+                    let name = tmpl
+                        .render(minijinja::Value::from(minijinja::value::Serde(&ctx)))
+                        .map_err(name_error)?;
+                    steps.push(Step {
+                        index: 0,
+                        kind: StepKind::Run,
+                        name,
+                        variant: variant.clone(),
+                        workload: run.spec.name.to_string(),
+                        dataset: ds,
+                        repetition: rep,
+                        params,
+                        options: run.options.clone(),
+                        estimated_seconds: estimate(&run.options),
+                    });
+                }
+                if has_data {
+                    steps.push(data_step(StepKind::Cleanup));
+                }
+            }
+        }
+    }
+    for (i, s) in steps.iter_mut().enumerate() {
+        s.index = i + 1;
+    }
+    Ok(Plan {
+        suite: suite.name.clone(),
+        axes,
+        steps,
+    })
+}
+
+/// The workload and every option of a cell, resolved: catalog default < [defaults] < cell.
+fn resolve(suite: &Suite, cell: &Cell) -> Result<(&'static WorkloadSpec, Options), ConfigError> {
+    let (workload, path) = match (cell.get("workload"), suite.defaults.get("workload")) {
+        (Some(w), _) => (w, vec![Seg::key("matrix"), Seg::key("workload")]),
+        (None, Some(w)) => (w, vec![Seg::key("defaults"), Seg::key("workload")]),
+        (None, None) => {
+            return Err(suite
+                .error(&[Seg::key("defaults")], "no workload: every step needs one")
+                .with_help("set `workload = \"cpu\"` in [defaults], or an axis `workload = [...]` in [matrix]"));
+        }
+    };
+    let name = workload.as_str().unwrap_or_default();
+    let spec = catalog::workload(name)
+        .ok_or_else(|| suite.error(&path, format!("unknown workload `{name}`")))?;
+    if spec.needs_target && suite.target.is_none() {
+        return Err(suite
+            .error(
+                &path,
+                format!("workload `{name}` needs a database, but the suite has no [target]"),
+            )
+            .with_help(
+                "add [target] with driver = \"mysql\" | \"pgsql\" | \"sqlite\" and its connection",
+            ));
+    }
+    let mut options = Options::default();
+    for opt in spec.all_options() {
+        let value = cell
+            .get(opt.name)
+            .or_else(|| suite.defaults.get(opt.name))
+            .cloned()
+            .or_else(|| opt.default_value());
+        if let Some(v) = value {
+            options.0.insert(opt.name.to_string(), v);
+        }
+    }
+    if options.int("time") == 0 && options.int("events") == 0 {
+        let which = if cell.contains_key("time") {
+            "matrix"
+        } else {
+            "defaults"
+        };
+        return Err(suite
+            .error(
+                &[Seg::key(which), Seg::key("time")],
+                format!("`{name}` with time = 0 and events = 0 would never end"),
+            )
+            .with_help("set `time` (seconds) or `events` (a count) above 0"));
+    }
+    Ok((spec, options))
+}
+
+/// The values that identify a dataset, or `None` for workloads without data.
+fn dataset_key(run: &Run) -> Option<Vec<Value>> {
+    let family = run.spec.data.family?;
+    let mut key = vec![Value::Str(family.to_string())];
+    key.extend(run.spec.data.keys.iter().map(|k| {
+        run.options
+            .get(k)
+            .cloned()
+            .unwrap_or(Value::Str(String::new()))
+    }));
+    Some(key)
+}
+
+fn data_step_name(run: &Run, axes: &[String]) -> String {
+    let family = run.spec.data.family.unwrap_or(run.spec.name);
+    let shaped: Vec<String> = run
+        .spec
+        .data
+        .keys
+        .iter()
+        .filter(|k| axes.iter().any(|a| a == *k))
+        .map(|k| {
+            format!(
+                "{k}={}",
+                run.options.get(k).map(Value::to_string).unwrap_or_default()
+            )
+        })
+        .collect();
+    if shaped.is_empty() {
+        family.to_string()
+    } else {
+        format!("{family} ({})", shaped.join(", "))
+    }
+}
+
+/// `{{ workload }}-t{{ threads }}` plus every other axis, and the repetition when repeating.
+fn default_step_name(axes: &[String], repeat: u32) -> String {
+    let mut t = String::from("{{ workload }}");
+    for a in axes {
+        match a.as_str() {
+            "workload" => {}
+            "threads" => t.push_str("-t{{ threads }}"),
+            other => t.push_str(&format!("-{other}{{{{ {other} }}}}")),
+        }
+    }
+    if repeat > 1 {
+        t.push_str("-r{{ repetition }}");
+    }
+    t
+}
+
+/// Expected seconds of a run step: `time` when set (an `events` cap may end it sooner).
+fn estimate(options: &Options) -> Option<f64> {
+    let time = options.int("time");
+    (time > 0).then_some(time as f64)
+}

@@ -1,0 +1,129 @@
+//! `sbsuite plan` output: a numbered text listing for people and JSON for scripts.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use super::{Plan, StepKind};
+
+/// Formats seconds as `1h02m03s`, `2m05s` or `45s`.
+pub fn format_duration(seconds: f64) -> String {
+    let s = seconds.round() as u64;
+    let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
+    if h > 0 {
+        format!("{h}h{m:02}m{sec:02}s")
+    } else if m > 0 {
+        format!("{m}m{sec:02}s")
+    } else {
+        format!("{sec}s")
+    }
+}
+
+/// Total estimate and whether some steps have no estimate (events-limited runs, prepares).
+pub fn total_estimate(plan: &Plan) -> (f64, usize) {
+    let known: f64 = plan.steps.iter().filter_map(|s| s.estimated_seconds).sum();
+    let unknown = plan
+        .steps
+        .iter()
+        .filter(|s| s.estimated_seconds.is_none())
+        .count();
+    (known, unknown)
+}
+
+fn count(plan: &Plan, kind: StepKind) -> usize {
+    plan.steps.iter().filter(|s| s.kind == kind).count()
+}
+
+pub fn render_text(plan: &Plan, file: &str) -> String {
+    let mut out = String::new();
+    let (known, unknown) = total_estimate(plan);
+    let unknown_note = if unknown > 0 {
+        format!(" + {unknown} step(s) of unknown length")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "Suite `{}` ({file}): {} steps ({} prepare, {} run, {} cleanup), estimated {}{unknown_note}",
+        plan.suite,
+        plan.steps.len(),
+        count(plan, StepKind::Prepare),
+        count(plan, StepKind::Run),
+        count(plan, StepKind::Cleanup),
+        format_duration(known),
+    );
+    let width = plan.steps.len().to_string().len();
+    let name_width = plan.steps.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    for s in &plan.steps {
+        let est = s
+            .estimated_seconds
+            .map_or_else(|| "?".to_string(), format_duration);
+        let rep = if s.kind == StepKind::Run {
+            format!("  rep {}", s.repetition)
+        } else {
+            String::new()
+        };
+        let ds = if s.dataset > 0 {
+            format!("  dataset {}", s.dataset)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "{:>width$}. {:<7} {:<name_width$}  variant {}{ds}{rep}  ~{est}",
+            s.index,
+            s.kind.as_str(),
+            s.name,
+            s.variant
+        );
+        let opts: Vec<String> = std::iter::once(format!("workload={}", s.workload))
+            .chain(
+                s.options
+                    .0
+                    .iter()
+                    .filter(|(k, v)| shown(&s.workload, k, v))
+                    .map(|(k, v)| format!("{k}={v}")),
+            )
+            .collect();
+        let _ = writeln!(out, "{:>width$}  {}", "", opts.join(" "));
+    }
+    let _ = writeln!(
+        out,
+        "(options at their sysbench default are not shown; --format json lists every option)"
+    );
+    out
+}
+
+/// Options worth showing in the text listing: the ones away from the default, and the limits.
+fn shown(workload: &str, key: &str, value: &crate::value::Value) -> bool {
+    if matches!(key, "threads" | "time" | "events") {
+        return true;
+    }
+    crate::catalog::workload(workload)
+        .and_then(|w| w.option(key))
+        .and_then(|o| o.default_value())
+        .is_none_or(|d| &d != value)
+}
+
+#[derive(Serialize)]
+struct JsonPlan<'a> {
+    suite: &'a str,
+    file: &'a str,
+    axes: &'a [String],
+    estimated_seconds: f64,
+    steps_without_estimate: usize,
+    steps: &'a [super::Step],
+}
+
+pub fn render_json(plan: &Plan, file: &str) -> String {
+    let (known, unknown) = total_estimate(plan);
+    let json = JsonPlan {
+        suite: &plan.suite,
+        file,
+        axes: &plan.axes,
+        estimated_seconds: known,
+        steps_without_estimate: unknown,
+        steps: &plan.steps,
+    };
+    serde_json::to_string_pretty(&json).unwrap_or_default() + "\n"
+}

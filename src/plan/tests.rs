@@ -1,0 +1,251 @@
+use std::path::Path;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::suite::{self, Axis, Matrix};
+
+fn plan(text: &str) -> Plan {
+    let s = suite::load_text(Path::new("t.toml"), text, &[], &[]).unwrap_or_else(|e| panic!("{e}"));
+    build(&s).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn kinds(p: &Plan) -> Vec<&'static str> {
+    p.steps.iter().map(|s| s.kind.as_str()).collect()
+}
+
+const OLTP: &str = r#"[suite]
+name = "ob"
+[target]
+driver = "mysql"
+[defaults]
+time = 60
+tables = 30
+table_size = 1_000_000
+[matrix]
+workload = ["oltp_read_only", "oltp_write_only", "oltp_read_write"]
+threads = { from = 32, to = 1024, factor = 2 }
+"#;
+
+#[test]
+fn oltp_sweep_prepares_once() {
+    let p = plan(OLTP);
+    let k = kinds(&p);
+    assert_eq!(k.len(), 20);
+    assert_eq!(k[0], "prepare");
+    assert!(k[1..19].iter().all(|k| *k == "run"));
+    assert_eq!(k[19], "cleanup");
+    let names: Vec<&str> = p.steps[1..7].iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "oltp_read_only-t32",
+            "oltp_read_only-t64",
+            "oltp_read_only-t128",
+            "oltp_read_only-t256",
+            "oltp_read_only-t512",
+            "oltp_read_only-t1024"
+        ]
+    );
+    assert_eq!(p.steps[7].name, "oltp_write_only-t32");
+    assert!(p.steps.iter().all(|s| s.dataset == 1));
+    assert_eq!(
+        p.steps.iter().map(|s| s.index).collect::<Vec<_>>(),
+        (1..=20).collect::<Vec<_>>()
+    );
+    assert_eq!(p.steps[1].options.int("table_size"), 1_000_000);
+    assert_eq!(
+        p.steps[1].options.int("point_selects"),
+        10,
+        "catalog default filled in"
+    );
+    assert_eq!(p.steps[1].estimated_seconds, Some(60.0));
+}
+
+#[test]
+fn data_keys_split_datasets_and_run_keys_do_not() {
+    let text = OLTP.replace(
+        "threads = { from = 32, to = 1024, factor = 2 }",
+        "table_size = [1000, 2000]\nthreads = [1, 2]\nrange_size = [10, 100]",
+    );
+    let p = plan(&text);
+    // 2 datasets × (1 prepare + 3 workloads × 2 threads × 2 range sizes + 1 cleanup)
+    assert_eq!(p.steps.len(), 2 * (1 + 12 + 1));
+    assert_eq!(p.steps[0].name, "sbtest (table_size=1000)");
+    assert_eq!(kinds(&p).iter().filter(|k| **k == "prepare").count(), 2);
+    assert_eq!(p.steps[13].kind, StepKind::Cleanup);
+    assert_eq!(p.steps[14].options.int("table_size"), 2000);
+}
+
+#[test]
+fn fresh_prepare_per_run_for_workloads_that_change_rows() {
+    let text = OLTP
+        .replace(
+            "[\"oltp_read_only\", \"oltp_write_only\", \"oltp_read_write\"]",
+            "[\"oltp_delete\"]",
+        )
+        .replace(
+            "threads = { from = 32, to = 1024, factor = 2 }",
+            "threads = [1, 2]",
+        );
+    assert_eq!(
+        kinds(&plan(&text)),
+        ["prepare", "run", "cleanup", "prepare", "run", "cleanup"]
+    );
+}
+
+#[test]
+fn cpu_has_no_data_steps_and_repeat_repeats_the_sweep() {
+    let text = "[suite]\nname = \"c\"\nrepeat = 2\n[defaults]\ntime = 1\n[matrix]\nworkload = \"cpu\"\nthreads = [1, 2]\n";
+    let p = plan(text);
+    let names: Vec<String> = p
+        .steps
+        .iter()
+        .map(|s| format!("{}#{}", s.name, s.repetition))
+        .collect();
+    assert_eq!(
+        names,
+        ["cpu-t1-r1#1", "cpu-t2-r1#1", "cpu-t1-r2#2", "cpu-t2-r2#2"]
+    );
+}
+
+#[test]
+fn exclude_include_and_zip() {
+    let text = r#"[suite]
+name = "z"
+step_name = "{{ workload }}/{{ threads }}/{{ cpu_max_prime }}/{{ variant }}"
+[defaults]
+time = 1
+workload = "cpu"
+[matrix]
+threads = [1, 2, 4]
+cpu_max_prime = [100, 200, 400]
+zip = [["threads", "cpu_max_prime"]]
+exclude = [{ threads = [2.0] }]
+include = [{ threads = 8, cpu_max_prime = 800 }, { threads = 1, cpu_max_prime = 100 }]
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+"#;
+    let names: Vec<String> = plan(text).steps.iter().map(|s| s.name.clone()).collect();
+    assert_eq!(
+        names,
+        [
+            "cpu/1/100/a",
+            "cpu/4/400/a",
+            "cpu/8/800/a",
+            "cpu/1/100/b",
+            "cpu/4/400/b",
+            "cpu/8/800/b"
+        ]
+    );
+}
+
+#[test]
+fn include_cells_fill_missing_axes_from_defaults() {
+    let text = "[suite]\nname = \"c\"\n[defaults]\ntime = 1\nworkload = \"cpu\"\n[matrix]\nthreads = [1]\ncpu_max_prime = [100]\ninclude = [{ threads = 3 }]\n";
+    let p = plan(text);
+    assert_eq!(p.steps.len(), 2);
+    assert_eq!(
+        p.steps[1].params["cpu_max_prime"],
+        crate::value::Value::Int(10000)
+    );
+    assert_eq!(p.axes, ["threads", "cpu_max_prime"]);
+}
+
+#[test]
+fn plan_level_errors_point_at_their_key() {
+    let bad = "[suite]\nname = \"c\"\n[defaults]\ntime = 0\n[matrix]\nworkload = [\"cpu\"]\n";
+    let s = suite::load_text(Path::new("t.toml"), bad, &[], &[]).unwrap();
+    let e = build(&s).unwrap_err();
+    assert!(e.0[0].message.contains("would never end"), "{e}");
+    assert!(e.to_string().contains("t.toml:4:8"), "{e}");
+
+    let no_target = OLTP.replace("[target]\ndriver = \"mysql\"\n", "");
+    let s = suite::load_text(Path::new("t.toml"), &no_target, &[], &[]).unwrap();
+    assert!(
+        build(&s)
+            .unwrap_err()
+            .to_string()
+            .contains("needs a database")
+    );
+
+    let bad_tmpl =
+        "[suite]\nname = \"c\"\nstep_name = \"{{ thread }}\"\n[defaults]\nworkload = \"cpu\"\n";
+    let s = suite::load_text(Path::new("t.toml"), bad_tmpl, &[], &[]).unwrap();
+    let e = build(&s).unwrap_err();
+    assert!(e.to_string().contains("cannot render step_name"), "{e}");
+    assert!(e.to_string().contains("t.toml:3:13"), "{e}");
+}
+
+#[test]
+fn json_plan_has_kinds() {
+    let p = plan(OLTP);
+    let v: serde_json::Value = serde_json::from_str(&render_json(&p, "t.toml")).unwrap();
+    assert_eq!(v["steps"][0]["kind"], "prepare");
+    assert_eq!(v["steps"][1]["kind"], "run");
+    assert_eq!(v["steps"][19]["kind"], "cleanup");
+    assert_eq!(v["estimated_seconds"], 1080.0);
+    assert!(
+        render_text(&p, "t.toml")
+            .contains("20 steps (1 prepare, 18 run, 1 cleanup), estimated 18m00s")
+    );
+}
+
+fn int_axis(name: &str, n: usize) -> Axis {
+    Axis {
+        name: name.into(),
+        values: (0..n as i64).map(crate::value::Value::Int).collect(),
+    }
+}
+
+proptest! {
+    /// The cross product has exactly the product of the axis lengths, no duplicates, and the
+    /// first axis varies slowest.
+    #[test]
+    fn expansion_count_order_uniqueness(lens in proptest::collection::vec(1usize..5, 1..5)) {
+        let names: Vec<String> = (0..lens.len()).map(|i| format!("a{i}")).collect();
+        let m = Matrix { axes: names.iter().zip(&lens).map(|(n, l)| int_axis(n, *l)).collect(), ..Matrix::default() };
+        let out = cells(&m);
+        prop_assert_eq!(out.len(), lens.iter().product::<usize>());
+        for (i, a) in out.iter().enumerate() {
+            for b in &out[i + 1..] {
+                prop_assert_ne!(a, b);
+            }
+        }
+        // Lexicographic order over the axes' value indexes.
+        let keys: Vec<Vec<i64>> = out.iter().map(|c| c.values().map(|v| v.as_i64().unwrap()).collect()).collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        prop_assert_eq!(keys, sorted);
+        prop_assert_eq!(cells(&m), out, "expansion is deterministic");
+    }
+
+    /// Excluding one value of an axis removes exactly its share of the cells.
+    #[test]
+    fn exclude_removes_matching_cells(lens in proptest::collection::vec(1usize..5, 1..4), pick in 0usize..5) {
+        let names: Vec<String> = (0..lens.len()).map(|i| format!("a{i}")).collect();
+        let mut m = Matrix { axes: names.iter().zip(&lens).map(|(n, l)| int_axis(n, *l)).collect(), ..Matrix::default() };
+        let v = (pick % lens[0]) as i64;
+        m.exclude.push([("a0".to_string(), crate::value::Value::Int(v))].into_iter().collect());
+        let total: usize = lens.iter().product();
+        prop_assert_eq!(cells(&m).len(), total - total / lens[0]);
+    }
+
+    /// Zipped axes advance together: the count divides by the zipped length.
+    #[test]
+    fn zip_moves_axes_together(n in 1usize..6, other in 1usize..4) {
+        let m = Matrix {
+            axes: vec![int_axis("a", n), int_axis("b", other), int_axis("c", n)],
+            zip: vec![vec!["a".into(), "c".into()]],
+            ..Matrix::default()
+        };
+        let out = cells(&m);
+        prop_assert_eq!(out.len(), n * other);
+        for c in &out {
+            prop_assert_eq!(&c["a"], &c["c"]);
+            prop_assert_eq!(c.keys().cloned().collect::<Vec<_>>(), vec!["a".to_string(), "b".into(), "c".into()]);
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! Bad-input tests: each kind of mistake gives a message naming the key, the right line and
+//! column, and a fix.
+
+use super::*;
+
+const GOOD: &str = r#"[suite]
+name = "t"
+
+[defaults]
+time = 1
+
+[matrix]
+workload = ["cpu"]
+threads = [1, 2]
+"#;
+
+fn load(text: &str) -> Result<Suite, ConfigErrors> {
+    load_text(Path::new("t.toml"), text, &[], &[])
+}
+
+/// The first error, asserting it is located on `line`.
+fn first_error(text: &str, line: usize) -> ConfigError {
+    let errors = load(text).err().expect("the suite must be rejected");
+    let e = errors.0[0].clone();
+    match &e.origin {
+        Origin::File { line: l, .. } => assert_eq!(*l, line, "wrong line for: {e}"),
+        other => panic!("expected a file position, got {other:?} for: {e}"),
+    }
+    e
+}
+
+#[test]
+fn good_suite_loads() {
+    let s = load(GOOD).unwrap();
+    assert_eq!(s.name, "t");
+    assert_eq!(s.matrix.axes.len(), 2);
+    assert_eq!(s.matrix.axes[1].values, vec![Value::Int(1), Value::Int(2)]);
+}
+
+#[test]
+fn unknown_option_suggests_spelling() {
+    let e = first_error(&GOOD.replace("threads = [1, 2]", "thraeds = [1, 2]"), 9);
+    assert_eq!(e.key, "matrix.thraeds");
+    assert!(e.message.contains("unknown option `thraeds`"), "{e}");
+    assert_eq!(e.help.as_deref(), Some("did you mean `threads`?"));
+}
+
+#[test]
+fn unknown_table_key_suggests_spelling() {
+    let e = first_error(&GOOD.replace("name = \"t\"", "name = \"t\"\nrepeet = 2"), 3);
+    assert_eq!(e.key, "suite.repeet");
+    assert!(e.message.contains("unknown key `repeet` in [suite]"), "{e}");
+    assert_eq!(e.help.as_deref(), Some("did you mean `repeat`?"));
+}
+
+#[test]
+fn unknown_top_level_table() {
+    let e = first_error(&format!("{GOOD}\n[defualts]\nx = 1\n"), 11);
+    assert!(e.message.contains("unknown key `defualts`"), "{e}");
+    assert_eq!(e.help.as_deref(), Some("did you mean `defaults`?"));
+}
+
+#[test]
+fn wrong_type() {
+    let e = first_error(&GOOD.replace("time = 1", "time = \"soon\""), 5);
+    assert_eq!(e.key, "defaults.time");
+    assert!(
+        e.message
+            .contains("invalid value for `time`: expected an integer"),
+        "{e}"
+    );
+    let e = first_error(
+        &GOOD.replace("name = \"t\"", "name = \"t\"\nrepeat = \"x\""),
+        3,
+    );
+    assert!(e.message.contains("wrong type"), "{e}");
+}
+
+#[test]
+fn empty_axis() {
+    let e = first_error(&GOOD.replace("threads = [1, 2]", "threads = []"), 9);
+    assert!(e.message.contains("axis `threads` is empty"), "{e}");
+    assert!(e.to_string().contains("t.toml:9:11"), "{e}");
+}
+
+#[test]
+fn zero_threads_points_at_the_value() {
+    let e = first_error(&GOOD.replace("threads = [1, 2]", "threads = [1, 0]"), 9);
+    assert!(e.message.contains("0 is out of range"), "{e}");
+    assert_eq!(e.help.as_deref(), Some("`threads` must be at least 1"));
+    assert!(matches!(e.origin, Origin::File { col: 15, .. }), "{e}");
+}
+
+#[test]
+fn range_from_greater_than_to() {
+    let e = first_error(
+        &GOOD.replace(
+            "threads = [1, 2]",
+            "threads = { from = 64, to = 8, factor = 2 }",
+        ),
+        9,
+    );
+    assert!(e.message.contains("`from` is greater than `to`"), "{e}");
+}
+
+#[test]
+fn factor_must_grow() {
+    let e = first_error(
+        &GOOD.replace(
+            "threads = [1, 2]",
+            "threads = { from = 1, to = 8, factor = 1 }",
+        ),
+        9,
+    );
+    assert!(e.message.contains("factor must be greater than 1"), "{e}");
+    let e = first_error(
+        &GOOD.replace(
+            "threads = [1, 2]",
+            "threads = { from = 1, to = 8, step = 0 }",
+        ),
+        9,
+    );
+    assert!(e.message.contains("step must be greater than 0"), "{e}");
+}
+
+#[test]
+fn unknown_workload() {
+    let e = first_error(&GOOD.replace("[\"cpu\"]", "[\"cpuu\"]"), 8);
+    assert!(e.message.contains("unknown workload `cpuu`"), "{e}");
+    assert!(
+        e.help
+            .as_deref()
+            .unwrap()
+            .starts_with("did you mean `cpu`?"),
+        "{e}"
+    );
+}
+
+#[test]
+fn toml_syntax_error() {
+    let e = first_error(&GOOD.replace("time = 1", "time = = 1"), 5);
+    assert!(e.message.starts_with("TOML syntax error"), "{e}");
+}
+
+#[test]
+fn empty_file() {
+    let errors = load("  \n").err().unwrap();
+    assert!(errors.0[0].message.contains("the suite file is empty"));
+    assert!(errors.to_string().contains("t.toml"));
+}
+
+#[test]
+fn missing_suite_table() {
+    let errors = load("[defaults]\ntime = 1\n").err().unwrap();
+    assert!(
+        errors.0[0].message.contains("missing key `suite`"),
+        "{}",
+        errors
+    );
+}
+
+#[test]
+fn zip_lengths_must_match() {
+    let text = GOOD.replace(
+        "threads = [1, 2]",
+        "threads = [1, 2]\ncpu_max_prime = [10, 20, 30]\nzip = [[\"threads\", \"cpu_max_prime\"]]",
+    );
+    let e = first_error(&text, 11);
+    assert!(e.message.contains("same length"), "{e}");
+}
+
+#[test]
+fn exclude_names_an_axis() {
+    let text = GOOD.replace(
+        "threads = [1, 2]",
+        "threads = [1, 2]\nexclude = [{ thread = 2 }]",
+    );
+    let e = first_error(&text, 10);
+    assert!(
+        e.message
+            .contains("exclude key `thread` is not a matrix axis"),
+        "{e}"
+    );
+    assert_eq!(e.help.as_deref(), Some("did you mean `threads`?"));
+}
+
+#[test]
+fn duplicate_variant_and_bad_size() {
+    let text = format!("{GOOD}\n[[variant]]\nname = \"a\"\n\n[[variant]]\nname = \"a\"\n");
+    let e = first_error(&text, 15);
+    assert!(e.message.contains("duplicate variant name"), "{e}");
+}
+
+#[test]
+fn several_errors_are_reported_together() {
+    let text = GOOD
+        .replace("time = 1", "time = -1")
+        .replace("threads = [1, 2]", "threads = []");
+    let errors = load(&text).err().unwrap();
+    assert_eq!(errors.0.len(), 2, "{errors}");
+}
+
+#[test]
+fn env_and_set_layers_override_the_file_in_order() {
+    let env = vec![("SBSUITE_DEFAULTS__TIME".to_string(), "7".to_string())];
+    let s = load_text(Path::new("t.toml"), GOOD, &[], &env).unwrap();
+    assert_eq!(s.defaults["time"], Value::Int(7));
+    let set = SetOverride::parse("time=9").unwrap();
+    let s = load_text(Path::new("t.toml"), GOOD, &[set], &env).unwrap();
+    assert_eq!(s.defaults["time"], Value::Int(9));
+    let set = SetOverride::parse("matrix.threads=[4, 8]").unwrap();
+    let s = load_text(Path::new("t.toml"), GOOD, &[set], &[]).unwrap();
+    assert_eq!(s.matrix.axes[1].values, vec![Value::Int(4), Value::Int(8)]);
+}
+
+#[test]
+fn errors_from_layers_name_their_source() {
+    let env = vec![("SBSUITE_DEFAULTS__TIME".to_string(), "soon".to_string())];
+    let errors = load_text(Path::new("t.toml"), GOOD, &[], &env)
+        .err()
+        .unwrap();
+    assert_eq!(
+        errors.0[0].origin,
+        Origin::Env("SBSUITE_DEFAULTS__TIME".into())
+    );
+    let set = SetOverride::parse("matrix.threads=[0]").unwrap();
+    let errors = load_text(Path::new("t.toml"), GOOD, &[set], &[])
+        .err()
+        .unwrap();
+    assert_eq!(errors.0[0].origin, Origin::Set("matrix.threads=[0]".into()));
+}
+
+#[test]
+fn literal_passwords_are_redacted_templates_kept() {
+    let text = format!("{GOOD}\n[target]\ndriver = \"mysql\"\npassword = \"hunter2\"\n");
+    let s = load(&text).unwrap();
+    assert!(!s.resolved_toml.contains("hunter2"), "{}", s.resolved_toml);
+    assert!(s.resolved_toml.contains("***"));
+    let text =
+        format!("{GOOD}\n[target]\ndriver = \"mysql\"\npassword = \"{{{{ env.DB_PASSWORD }}}}\"\n");
+    let s = load(&text).unwrap();
+    assert!(
+        s.resolved_toml.contains("{{ env.DB_PASSWORD }}"),
+        "{}",
+        s.resolved_toml
+    );
+}
+
+#[test]
+fn sizes_and_numbers_are_typed() {
+    let text = GOOD.replace(
+        "threads = [1, 2]",
+        "threads = [1.0, 2]\nexclude = [{ threads = 2.0 }]",
+    );
+    let s = load(&text).unwrap();
+    assert_eq!(s.matrix.axes[1].values, vec![Value::Int(1), Value::Int(2)]);
+    assert_eq!(s.matrix.exclude[0]["threads"], Value::Int(2));
+}

@@ -1,0 +1,642 @@
+//! Checks a merged [`RawSuite`] key by key against the catalog and builds the typed [`Suite`].
+//!
+//! Validation keeps going after the first problem so that one `sbsuite validate` shows every
+//! mistake in a file, each with its position and a fix.
+
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+
+use super::error::{ConfigError, ConfigErrors, did_you_mean};
+use super::raw::RawSuite;
+use super::source::{Seg, path_text};
+use super::{Axis, Matrix, Origins, Suite};
+use crate::catalog::{self, Kind};
+use crate::value::Value;
+
+/// Most values one range axis may produce (a typo like `step = 0.001` should not hang `plan`).
+const MAX_AXIS_VALUES: usize = 10_000;
+
+struct Checker<'a> {
+    file: &'a Path,
+    origins: &'a Origins,
+    errors: Vec<ConfigError>,
+}
+
+impl Checker<'_> {
+    fn err(&mut self, path: &[Seg], key: bool, message: impl Into<String>, help: Option<String>) {
+        let mut e = ConfigError::new(
+            self.file,
+            self.origins.origin(path, key),
+            path_text(path),
+            message,
+        );
+        e.help = help;
+        self.errors.push(e);
+    }
+
+    /// Checks one option value; `name` must be a known option or `workload`.
+    fn option_value(&mut self, path: &[Seg], name: &str, v: &toml::Value) -> Option<Value> {
+        let Some(value) = Value::from_toml(v) else {
+            self.err(
+                path,
+                false,
+                format!("`{name}` cannot be a table or a date"),
+                Some("write a number, a string or a boolean".into()),
+            );
+            return None;
+        };
+        self.typed(path, name, value)
+    }
+
+    fn typed(&mut self, path: &[Seg], name: &str, value: Value) -> Option<Value> {
+        if name == "workload" {
+            return match &value {
+                Value::Str(w) if catalog::workload(w).is_some() => Some(value),
+                Value::Str(w) => {
+                    let help = did_you_mean(w, catalog::WORKLOADS.iter().map(|w| w.name))
+                        .map(|s| format!("{s} known workloads: {}", workload_names()))
+                        .unwrap_or_else(|| format!("known workloads: {}", workload_names()));
+                    self.err(path, false, format!("unknown workload `{w}`"), Some(help));
+                    None
+                }
+                other => {
+                    self.err(
+                        path,
+                        false,
+                        format!(
+                            "`workload` must be a string, found {} `{other}`",
+                            other.type_name()
+                        ),
+                        Some(format!("known workloads: {}", workload_names())),
+                    );
+                    None
+                }
+            };
+        }
+        let spec = catalog::any_option(name)?;
+        match spec.kind.coerce(&value) {
+            Ok(v) => Some(v),
+            Err(msg) => {
+                let help = match spec.kind {
+                    Kind::Int { min, .. } if value.as_i64().is_some_and(|i| i < min) => {
+                        Some(format!("`{name}` must be at least {min}"))
+                    }
+                    _ => Some(format!("`{name}`: {}", spec.help)),
+                };
+                self.err(
+                    path,
+                    false,
+                    format!("invalid value for `{name}`: {msg}"),
+                    help,
+                );
+                None
+            }
+        }
+    }
+
+    /// Reports an option name that no workload knows.
+    fn known_option(&mut self, path: &[Seg], name: &str) -> bool {
+        if name == "workload" || catalog::any_option(name).is_some() {
+            return true;
+        }
+        let help = did_you_mean(name, catalog::all_option_names().chain(["workload"]))
+            .unwrap_or_else(|| {
+                "run `sbsuite workloads` to list the options of each workload".into()
+            });
+        self.err(path, true, format!("unknown option `{name}`"), Some(help));
+        false
+    }
+}
+
+fn workload_names() -> String {
+    catalog::WORKLOADS
+        .iter()
+        .map(|w| w.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(super) fn validate(
+    file: &Path,
+    raw: RawSuite,
+    origins: Origins,
+) -> Result<Suite, ConfigErrors> {
+    let mut c = Checker {
+        file,
+        origins: &origins,
+        errors: Vec::new(),
+    };
+    let suite_path = |k: &str| [Seg::key("suite"), Seg::key(k)];
+
+    let name = raw.suite.name.trim().to_string();
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
+        c.err(
+            &suite_path("name"),
+            false,
+            format!("invalid suite name `{}`", raw.suite.name),
+            Some(
+                "use a plain name such as \"oltp-sweep\" (it becomes a directory under results/)"
+                    .into(),
+            ),
+        );
+    }
+    if raw.suite.repeat < 1 || raw.suite.repeat > 10_000 {
+        c.err(
+            &suite_path("repeat"),
+            false,
+            format!(
+                "repeat must be between 1 and 10000, found {}",
+                raw.suite.repeat
+            ),
+            Some("use repeat = 1 for a single pass, 3 or more to judge noise".into()),
+        );
+    }
+    if let Some(t) = &raw.suite.step_name
+        && let Err(e) = minijinja::Environment::new().template_from_str(t)
+    {
+        c.err(
+            &suite_path("step_name"),
+            false,
+            format!("invalid step_name template: {e}"),
+            Some("e.g. step_name = \"{{ workload }}-t{{ threads }}\"".into()),
+        );
+    }
+    if let Some(target) = &raw.target
+        && let Some(pw) = &target.password
+        && let Err(e) = minijinja::Environment::new().template_from_str(pw)
+    {
+        c.err(
+            &[Seg::key("target"), Seg::key("password")],
+            false,
+            format!("invalid password template: {e}"),
+            Some("write password = \"{{ env.DB_PASSWORD }}\" and export DB_PASSWORD".into()),
+        );
+    }
+
+    let mut seen = std::collections::HashSet::new();
+    for (i, v) in raw.variant.iter().enumerate() {
+        let path = [Seg::key("variant"), Seg::Index(i), Seg::key("name")];
+        let ok = !v.name.is_empty()
+            && v.name
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || "-_.".contains(ch));
+        if !ok {
+            c.err(&path, false, format!("invalid variant name `{}`", v.name), Some("use letters, digits, `-`, `_` and `.` (it becomes a CSV value and a file name)".into()));
+        } else if !seen.insert(v.name.clone()) {
+            c.err(
+                &path,
+                false,
+                format!("duplicate variant name `{}`", v.name),
+                Some("give each [[variant]] its own name".into()),
+            );
+        }
+    }
+
+    let mut defaults = IndexMap::new();
+    for (key, v) in &raw.defaults {
+        let path = [Seg::key("defaults"), Seg::key(key)];
+        if c.known_option(&path, key)
+            && let Some(value) = c.option_value(&path, key, v)
+        {
+            defaults.insert(key.clone(), value);
+        }
+    }
+
+    let matrix = matrix(&mut c, &raw.matrix);
+
+    if !c.errors.is_empty() {
+        return Err(ConfigErrors(c.errors));
+    }
+    let resolved_toml = redacted_toml(&raw);
+    Ok(Suite {
+        file: file.to_path_buf(),
+        name,
+        description: raw.suite.description,
+        repeat: raw.suite.repeat as u32,
+        results_dir: PathBuf::from(raw.suite.results_dir),
+        step_name: raw.suite.step_name,
+        target: raw.target,
+        defaults,
+        matrix,
+        variants: raw.variant,
+        resolved_toml,
+        origins,
+    })
+}
+
+/// The merged suite as TOML with literal passwords replaced (templates are kept: they name an
+/// environment variable, not a secret).
+fn redacted_toml(raw: &RawSuite) -> String {
+    let mut value = match toml::Value::try_from(raw) {
+        Ok(v) => v,
+        Err(e) => return format!("# could not serialise the resolved suite: {e}\n"),
+    };
+    if let Some(pw) = value.get_mut("target").and_then(|t| t.get_mut("password"))
+        && !pw.as_str().is_some_and(|s| s.contains("{{"))
+    {
+        *pw = toml::Value::String("***".into());
+    }
+    toml::to_string_pretty(&value).unwrap_or_default()
+}
+
+const RESERVED: [&str; 3] = ["exclude", "include", "zip"];
+
+fn matrix(c: &mut Checker<'_>, raw: &IndexMap<String, toml::Value>) -> Matrix {
+    // Axes nest in the order the file wrote them; axes added only by the environment or
+    // --set come after.
+    let mut order: Vec<String> = c.origins.map.keys(&["matrix"]);
+    let mut rest: Vec<String> = raw.keys().filter(|k| !order.contains(k)).cloned().collect();
+    rest.sort();
+    order.extend(rest);
+
+    let mut m = Matrix::default();
+    for key in order.iter().filter(|k| !RESERVED.contains(&k.as_str())) {
+        let Some(v) = raw.get(key) else { continue };
+        let path = [Seg::key("matrix"), Seg::key(key)];
+        if !c.known_option(&path, key) {
+            continue;
+        }
+        if let Some(values) = axis(c, &path, key, v) {
+            m.axes.push(Axis {
+                name: key.clone(),
+                values,
+            });
+        }
+    }
+    let axis_names: Vec<&str> = m.axes.iter().map(|a| a.name.as_str()).collect();
+    let axis_names: Vec<String> = axis_names.iter().map(|s| s.to_string()).collect();
+
+    for which in ["exclude", "include"] {
+        let Some(v) = raw.get(which) else { continue };
+        let path = [Seg::key("matrix"), Seg::key(which)];
+        let Some(entries) = v.as_array() else {
+            c.err(
+                &path,
+                false,
+                format!("`{which}` must be a list of tables"),
+                Some(format!(
+                    "e.g. {which} = [{{ workload = \"cpu\", threads = 64 }}]"
+                )),
+            );
+            continue;
+        };
+        for (i, entry) in entries.iter().enumerate() {
+            let epath = [Seg::key("matrix"), Seg::key(which), Seg::Index(i)];
+            let Some(table) = entry.as_table() else {
+                c.err(
+                    &epath,
+                    false,
+                    format!("each `{which}` entry must be a table"),
+                    Some("e.g. { threads = 64 }".to_string()),
+                );
+                continue;
+            };
+            if table.is_empty() {
+                c.err(
+                    &epath,
+                    false,
+                    format!("empty `{which}` entry"),
+                    Some("name at least one axis and its value".into()),
+                );
+            }
+            let mut cell = IndexMap::new();
+            for (k, val) in table {
+                let kpath = [
+                    Seg::key("matrix"),
+                    Seg::key(which),
+                    Seg::Index(i),
+                    Seg::key(k),
+                ];
+                if which == "exclude" && !axis_names.contains(k) {
+                    let help = did_you_mean(k, axis_names.iter().map(String::as_str))
+                        .unwrap_or_else(|| format!("matrix axes: {}", axis_names.join(", ")));
+                    c.err(
+                        &kpath,
+                        true,
+                        format!("exclude key `{k}` is not a matrix axis"),
+                        Some(help),
+                    );
+                    continue;
+                }
+                if !c.known_option(&kpath, k) {
+                    continue;
+                }
+                let typed = match val {
+                    toml::Value::Array(items) if which == "exclude" => {
+                        let vals: Vec<Value> = items
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(j, item)| {
+                                let ipath = [
+                                    Seg::key("matrix"),
+                                    Seg::key(which),
+                                    Seg::Index(i),
+                                    Seg::key(k),
+                                    Seg::Index(j),
+                                ];
+                                c.option_value(&ipath, k, item)
+                            })
+                            .collect();
+                        Some(Value::List(vals))
+                    }
+                    _ => c.option_value(&kpath, k, val),
+                };
+                if let Some(t) = typed {
+                    cell.insert(k.clone(), t);
+                }
+            }
+            if which == "exclude" {
+                m.exclude.push(cell);
+            } else {
+                m.include.push(cell);
+            }
+        }
+    }
+
+    if let Some(v) = raw.get("zip") {
+        zip(c, v, &mut m);
+    }
+    m
+}
+
+fn zip(c: &mut Checker<'_>, v: &toml::Value, m: &mut Matrix) {
+    let path = [Seg::key("matrix"), Seg::key("zip")];
+    let help = Some("e.g. zip = [[\"tables\", \"table_size\"]] with tables = [1, 10] and table_size = [1000000, 100000]".to_string());
+    let Some(groups) = v.as_array() else {
+        c.err(
+            &path,
+            false,
+            "`zip` must be a list of lists of axis names",
+            help,
+        );
+        return;
+    };
+    let mut used: Vec<String> = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        let gpath = [Seg::key("matrix"), Seg::key("zip"), Seg::Index(i)];
+        let names: Option<Vec<String>> = g
+            .as_array()
+            .and_then(|a| a.iter().map(|n| n.as_str().map(str::to_string)).collect());
+        let Some(names) = names else {
+            c.err(
+                &gpath,
+                false,
+                "each `zip` group must be a list of axis names",
+                help.clone(),
+            );
+            continue;
+        };
+        if names.len() < 2 {
+            c.err(
+                &gpath,
+                false,
+                "a `zip` group needs at least two axes",
+                help.clone(),
+            );
+            continue;
+        }
+        let mut len = None;
+        for n in &names {
+            let Some(axis) = m.axes.iter().find(|a| &a.name == n) else {
+                let known: Vec<&str> = m.axes.iter().map(|a| a.name.as_str()).collect();
+                let h = did_you_mean(n, known.iter().copied())
+                    .unwrap_or_else(|| format!("matrix axes: {}", known.join(", ")));
+                c.err(
+                    &gpath,
+                    false,
+                    format!("zip names `{n}`, which is not a matrix axis"),
+                    Some(h),
+                );
+                continue;
+            };
+            if used.contains(n) {
+                c.err(
+                    &gpath,
+                    false,
+                    format!("axis `{n}` is in more than one zip group"),
+                    None,
+                );
+            }
+            used.push(n.clone());
+            match len {
+                None => len = Some((n.clone(), axis.values.len())),
+                Some((ref first, l)) if l != axis.values.len() => {
+                    c.err(&gpath, false, format!("zipped axes must have the same length: `{first}` has {l} values, `{n}` has {}", axis.values.len()), Some("give each zipped axis one value per combination".into()));
+                }
+                _ => {}
+            }
+        }
+        m.zip.push(names);
+    }
+}
+
+/// One axis: a list, a single value, or a `{ from, to, step | factor }` range.
+fn axis(c: &mut Checker<'_>, path: &[Seg], key: &str, v: &toml::Value) -> Option<Vec<Value>> {
+    let raw_values: Vec<(Vec<Seg>, Value)> = match v {
+        toml::Value::Array(items) => {
+            if items.is_empty() {
+                c.err(path, false, format!("axis `{key}` is empty"), Some(format!("give at least one value, e.g. {key} = [1, 2]; to use the default, remove the axis")));
+                return None;
+            }
+            let mut out = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let mut ipath = path.to_vec();
+                ipath.push(Seg::Index(i));
+                match Value::from_toml(item) {
+                    Some(Value::List(_)) | None => {
+                        c.err(
+                            &ipath,
+                            false,
+                            format!("values of axis `{key}` must be numbers, strings or booleans"),
+                            None,
+                        );
+                    }
+                    Some(val) => out.push((ipath, val)),
+                }
+            }
+            out
+        }
+        toml::Value::Table(t) => range(c, path, key, t)?
+            .into_iter()
+            .map(|val| (path.to_vec(), val))
+            .collect(),
+        other => match Value::from_toml(other) {
+            Some(val) => vec![(path.to_vec(), val)],
+            None => {
+                c.err(path, false, format!("axis `{key}` cannot be a date"), None);
+                return None;
+            }
+        },
+    };
+    let before = c.errors.len();
+    let mut values: Vec<Value> = Vec::new();
+    for (p, val) in raw_values {
+        if let Some(t) = c.typed(&p, key, val) {
+            if values.contains(&t) {
+                c.err(
+                    &p,
+                    false,
+                    format!("axis `{key}` lists the value `{t}` twice"),
+                    Some("remove the duplicate".into()),
+                );
+            }
+            values.push(t);
+        }
+    }
+    (c.errors.len() == before).then_some(values)
+}
+
+fn range(c: &mut Checker<'_>, path: &[Seg], key: &str, t: &toml::Table) -> Option<Vec<Value>> {
+    const RANGE_KEYS: [&str; 4] = ["from", "to", "step", "factor"];
+    let mut ok = true;
+    for k in t.keys() {
+        if !RANGE_KEYS.contains(&k.as_str()) {
+            let mut p = path.to_vec();
+            p.push(Seg::key(k));
+            let help = did_you_mean(k, RANGE_KEYS)
+                .unwrap_or_else(|| "a range has `from`, `to` and either `step` or `factor`".into());
+            c.err(
+                &p,
+                true,
+                format!("unknown key `{k}` in the range of axis `{key}`"),
+                Some(help),
+            );
+            ok = false;
+        }
+    }
+    let mut num = |k: &str, required: bool| -> Option<Option<f64>> {
+        let mut p = path.to_vec();
+        p.push(Seg::key(k));
+        match t.get(k) {
+            None if required => {
+                c.err(
+                    path,
+                    false,
+                    format!("the range of axis `{key}` needs `{k}`"),
+                    Some(format!(
+                        "e.g. {key} = {{ from = 32, to = 1024, factor = 2 }}"
+                    )),
+                );
+                None
+            }
+            None => Some(None),
+            Some(toml::Value::Integer(i)) => Some(Some(*i as f64)),
+            Some(toml::Value::Float(x)) => Some(Some(*x)),
+            Some(other) => {
+                c.err(
+                    &p,
+                    false,
+                    format!("`{k}` must be a number, found {}", other.type_str()),
+                    None,
+                );
+                None
+            }
+        }
+    };
+    let from = num("from", true);
+    let to = num("to", true);
+    let step = num("step", false);
+    let factor = num("factor", false);
+    let (Some(Some(from)), Some(Some(to)), Some(step), Some(factor)) = (from, to, step, factor)
+    else {
+        return None;
+    };
+    if !ok {
+        return None;
+    }
+    let all_int = t.values().all(|v| v.is_integer());
+    let sub = |k: &str| {
+        let mut p = path.to_vec();
+        p.push(Seg::key(k));
+        p
+    };
+    if from > to {
+        c.err(
+            &sub("from"),
+            false,
+            format!("range of axis `{key}` goes from {from} to {to}: `from` is greater than `to`"),
+            Some("swap them, or list the values in the order you want".into()),
+        );
+        return None;
+    }
+    let mut values = Vec::new();
+    match (step, factor) {
+        (Some(_), Some(_)) => {
+            c.err(
+                path,
+                false,
+                format!("the range of axis `{key}` has both `step` and `factor`"),
+                Some("use `step` for 1,2,3… or `factor` for 32,64,128…".into()),
+            );
+            return None;
+        }
+        (_, Some(f)) => {
+            if f <= 1.0 {
+                c.err(
+                    &sub("factor"),
+                    false,
+                    format!("factor must be greater than 1, found {f}"),
+                    Some("e.g. factor = 2 for 32, 64, 128, …".into()),
+                );
+                return None;
+            }
+            if from <= 0.0 {
+                c.err(
+                    &sub("from"),
+                    false,
+                    format!("a geometric range must start above 0, found {from}"),
+                    None,
+                );
+                return None;
+            }
+            let mut x = from;
+            while x <= to * (1.0 + 1e-12) && values.len() <= MAX_AXIS_VALUES {
+                values.push(x);
+                x *= f;
+            }
+        }
+        (step, None) => {
+            let s = step.unwrap_or(1.0);
+            if s <= 0.0 {
+                c.err(
+                    &sub("step"),
+                    false,
+                    format!("step must be greater than 0, found {s}"),
+                    None,
+                );
+                return None;
+            }
+            let mut i = 0.0;
+            loop {
+                let x = from + i * s;
+                if x > to * (1.0 + 1e-12) + 1e-12 || values.len() > MAX_AXIS_VALUES {
+                    break;
+                }
+                values.push(x);
+                i += 1.0;
+            }
+        }
+    }
+    if values.len() > MAX_AXIS_VALUES {
+        c.err(
+            path,
+            false,
+            format!("the range of axis `{key}` has more than {MAX_AXIS_VALUES} values"),
+            Some("use a larger step or factor".into()),
+        );
+        return None;
+    }
+    Some(
+        values
+            .into_iter()
+            .map(|x| {
+                if all_int {
+                    Value::Int(x.round() as i64)
+                } else {
+                    Value::Float(x)
+                }
+            })
+            .collect(),
+    )
+}
