@@ -59,7 +59,8 @@ pub struct RunSummary {
     pub results_csv: PathBuf,
     /// Steps not executed because of a stop request (no row is written for skipped runs).
     pub steps_skipped: usize,
-    /// Run steps stopped part-way (rows with status `interrupted`).
+    /// Steps stopped part-way by a stop request: run steps (rows with status `interrupted`) and
+    /// a prepare that was cut short.
     pub steps_interrupted: usize,
 }
 
@@ -459,6 +460,9 @@ mod tests {
         calls: Vec<(usize, StepKind)>,
         /// The stop flag's value as each cleanup saw it.
         cleanup_saw_stop: Vec<bool>,
+        /// When set: the results root, to count the rows already on disk as each run starts.
+        peek_root: Option<PathBuf>,
+        rows_on_disk: Vec<usize>,
     }
 
     impl StepExecutor for Script {
@@ -493,6 +497,16 @@ mod tests {
             stop: &AtomicBool,
         ) -> Result<StepOutcome, EngineError> {
             self.calls.push((step.index, step.kind));
+            if let Some(root) = &self.peek_root {
+                let run_dir = std::fs::read_dir(root.join("unit"))
+                    .unwrap()
+                    .next()
+                    .unwrap()
+                    .unwrap()
+                    .path();
+                self.rows_on_disk
+                    .push(rows(&run_dir.join("results.csv")).len());
+            }
             write!(out, "report of {}", step.name).unwrap();
             writeln!(out).unwrap();
             for t in [1.0, 2.0] {
@@ -558,8 +572,13 @@ mod tests {
     #[test]
     fn all_steps_ok() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut script = Script::default();
+        let mut script = Script {
+            peek_root: Some(tmp.path().to_path_buf()),
+            ..Default::default()
+        };
         let (summary, report) = run(&mut script, tmp.path());
+        // Each row is on disk (and readable) before the next step starts.
+        assert_eq!(script.rows_on_disk, [0, 1, 2, 3]);
         assert_eq!(summary.steps_ok, 8);
         assert_eq!(summary.steps_failed, 0);
         assert!(!summary.interrupted);
