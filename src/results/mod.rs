@@ -1,1 +1,541 @@
-//! TODO
+//! The on-disk result store of one run: `results/<suite>/<run-id>/` with the resolved suite,
+//! the plan, `results.csv`, `intervals.csv` and one HDR histogram per run step.
+//!
+//! Shaped for crash safety rather than speed: every file is created up front (so a run that
+//! dies in its first step still leaves a readable, self-describing directory), and every row is
+//! flushed and `fdatasync`ed when its step ends, because a benchmark that ran for hours must
+//! never lose finished steps to a Ctrl-C, an OOM kill or a power cut. Writes happen between
+//! steps (and at report intervals), never on the engines' hot path.
+//!
+//! Column documentation: [`csv::RESULTS_COLUMNS_DOC`].
+
+pub mod csv;
+pub mod histogram;
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use crate::engine::IntervalSample;
+use crate::plan::{Plan, Step};
+
+pub use self::csv::{
+    CsvFile, INTERVAL_COLUMNS, RESULTS_COLUMNS_DOC, RESULTS_LEADING_COLUMNS,
+    RESULTS_TRAILING_COLUMNS, RowStatus, RunRow, results_columns,
+};
+pub use self::histogram::{histogram_file_name, read_histogram, sanitise_name, write_histogram};
+
+/// File names inside a run directory.
+pub const SUITE_FILE: &str = "suite.toml";
+pub const PLAN_FILE: &str = "plan.json";
+pub const RESULTS_FILE: &str = "results.csv";
+pub const INTERVALS_FILE: &str = "intervals.csv";
+pub const HISTOGRAMS_DIR: &str = "histograms";
+
+/// How many `-N` suffixes are tried before giving up on a run id (runs started within the same
+/// second).
+const MAX_RUN_ID_SUFFIX: u32 = 1000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error("cannot write results to {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot write CSV {path}: {source}")]
+    Csv {
+        path: PathBuf,
+        #[source]
+        source: ::csv::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Json {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("histogram {path}: {message}")]
+    Histogram { path: PathBuf, message: String },
+    #[error(
+        "cannot pick a run id in {dir}: `{base}` and {MAX_RUN_ID_SUFFIX} suffixed names are taken"
+    )]
+    RunIdExhausted { dir: PathBuf, base: String },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> ResultsError + '_ {
+    move |source| ResultsError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Creates a fresh run directory under `suite_dir` and returns (run id, path). The run id is the
+/// UTC time `YYYYMMDD-HHMMSS`, with `-2`, `-3`… appended when that directory already exists.
+/// `create_dir` (not `create_dir_all`) makes the choice atomic between concurrent runs.
+pub fn create_run_dir(
+    suite_dir: &Path,
+    now: DateTime<Utc>,
+) -> Result<(String, PathBuf), ResultsError> {
+    fs::create_dir_all(suite_dir).map_err(io_err(suite_dir))?;
+    let base = now.format("%Y%m%d-%H%M%S").to_string();
+    for n in 1..=MAX_RUN_ID_SUFFIX {
+        let id = if n == 1 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        };
+        let dir = suite_dir.join(&id);
+        match fs::create_dir(&dir) {
+            Ok(()) => return Ok((id, dir)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(source) => return Err(ResultsError::Io { path: dir, source }),
+        }
+    }
+    Err(ResultsError::RunIdExhausted {
+        dir: suite_dir.to_path_buf(),
+        base,
+    })
+}
+
+/// An open run directory. Created with [`ResultStore::create`]; rows are added as steps end.
+pub struct ResultStore {
+    run_id: String,
+    dir: PathBuf,
+    extra_axes: Vec<(String, String)>,
+    results: CsvFile,
+    intervals: CsvFile,
+}
+
+impl ResultStore {
+    /// Creates `<root>/<suite>/<run-id>/` with `suite.toml` (`suite_text` as given: the caller
+    /// has already redacted secrets), `plan.json`, the two CSV headers and `histograms/`.
+    pub fn create(
+        root: &Path,
+        plan: &Plan,
+        suite_text: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Self, ResultsError> {
+        let (run_id, dir) = create_run_dir(&root.join(sanitise_name(&plan.suite)), now)?;
+
+        let suite_path = dir.join(SUITE_FILE);
+        fs::write(&suite_path, suite_text).map_err(io_err(&suite_path))?;
+
+        let plan_path = dir.join(PLAN_FILE);
+        let mut json = serde_json::to_string_pretty(plan).map_err(|source| ResultsError::Json {
+            path: plan_path.clone(),
+            source,
+        })?;
+        json.push('\n');
+        fs::write(&plan_path, json).map_err(io_err(&plan_path))?;
+
+        let hist_dir = dir.join(HISTOGRAMS_DIR);
+        fs::create_dir(&hist_dir).map_err(io_err(&hist_dir))?;
+
+        let results = CsvFile::create(&dir.join(RESULTS_FILE), &results_columns(&plan.axes))?;
+        let intervals = CsvFile::create(&dir.join(INTERVALS_FILE), INTERVAL_COLUMNS)?;
+        Ok(ResultStore {
+            run_id,
+            extra_axes: csv::extra_axis_columns(&plan.axes),
+            dir,
+            results,
+            intervals,
+        })
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn results_path(&self) -> &Path {
+        self.results.path()
+    }
+
+    pub fn intervals_path(&self) -> &Path {
+        self.intervals.path()
+    }
+
+    /// Where the histogram of `step` goes.
+    pub fn histogram_path(&self, step: &Step) -> PathBuf {
+        self.dir
+            .join(HISTOGRAMS_DIR)
+            .join(histogram_file_name(step.index, &step.name))
+    }
+
+    /// Appends one interim sample to `intervals.csv` (flushed to the OS, synced by
+    /// [`ResultStore::write_run`]).
+    pub fn write_interval(
+        &mut self,
+        step: &Step,
+        sample: &IntervalSample,
+    ) -> Result<(), ResultsError> {
+        self.intervals
+            .write(csv::interval_record(&self.run_id, step, sample))
+    }
+
+    /// Records a finished run step: its histogram (when measured) first, then its row in
+    /// `results.csv`, then syncs both CSV files — a row on disk always has its histogram.
+    pub fn write_run(&mut self, row: &RunRow) -> Result<(), ResultsError> {
+        if let Some(outcome) = row.outcome {
+            write_histogram(&self.histogram_path(row.step), &outcome.histogram)?;
+        }
+        self.results
+            .write(csv::results_record(&self.run_id, &self.extra_axes, row))?;
+        self.results.sync()?;
+        self.intervals.sync()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{LatencySummary, SqlCounters, StepOutcome};
+    use crate::plan::StepKind;
+    use crate::value::{Options, Value};
+    use chrono::TimeZone;
+    use hdrhistogram::Histogram;
+    use indexmap::IndexMap;
+
+    fn step(index: usize, name: &str, threads: i64, table_size: i64) -> Step {
+        let mut params = IndexMap::new();
+        params.insert("workload".into(), Value::Str("oltp_read_only".into()));
+        params.insert("threads".into(), Value::Int(threads));
+        params.insert("table_size".into(), Value::Int(table_size));
+        params.insert("status".into(), Value::Str("weird".into()));
+        let mut options = Options::default();
+        options.0.insert("threads".into(), Value::Int(threads));
+        options.0.insert("percentile".into(), Value::Int(95));
+        options
+            .0
+            .insert("mode".into(), Value::Str("uniform".into()));
+        Step {
+            index,
+            kind: StepKind::Run,
+            name: name.into(),
+            variant: "baseline".into(),
+            workload: "oltp_read_only".into(),
+            dataset: 1,
+            repetition: 1,
+            params,
+            options,
+            estimated_seconds: Some(10.0),
+        }
+    }
+
+    fn plan(steps: Vec<Step>) -> Plan {
+        Plan {
+            suite: "my suite/x".into(),
+            axes: vec![
+                "workload".into(),
+                "table_size".into(),
+                "threads".into(),
+                "mode".into(),
+                "status".into(),
+            ],
+            steps,
+        }
+    }
+
+    pub(crate) fn outcome(sql: bool) -> StepOutcome {
+        let mut histogram = Histogram::<u64>::new(3).unwrap();
+        for v in [1_000_000u64, 2_000_000, 2_500_000, 40_000_000] {
+            histogram.record(v).unwrap();
+        }
+        StepOutcome {
+            seconds: 10.0002,
+            events: 1234,
+            sql: sql.then_some(SqlCounters {
+                transactions: 100,
+                reads: 1400,
+                writes: 400,
+                other: 200,
+                errors: 1,
+                reconnects: 0,
+            }),
+            latency: LatencySummary {
+                min_ms: 1.0,
+                avg_ms: 11.375,
+                max_ms: 40.0,
+                p50_ms: 2.0,
+                p95_ms: 40.0,
+                p99_ms: 40.0,
+                percentile: 95.0,
+                pct_ms: 40.0,
+                sum_ms: 45.5,
+            },
+            fairness_events_avg: 617.0,
+            fairness_events_stddev: 3.5,
+            fairness_time_avg: 5.0,
+            fairness_time_stddev: 0.01,
+            histogram,
+            interrupted: false,
+        }
+    }
+
+    fn read_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+        let mut r = ::csv::Reader::from_path(path).unwrap();
+        let header = r.headers().unwrap().iter().map(String::from).collect();
+        let rows = r
+            .records()
+            .map(|rec| rec.unwrap().iter().map(String::from).collect())
+            .collect();
+        (header, rows)
+    }
+
+    fn col(header: &[String], row: &[String], name: &str) -> String {
+        let i = header.iter().position(|h| h == name).unwrap();
+        row[i].clone()
+    }
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 3, 14, 5, 9).unwrap()
+    }
+
+    #[test]
+    fn header_puts_extra_axes_between_threads_and_repetition() {
+        let cols = results_columns(&plan(vec![]).axes);
+        let expected_start = [
+            "run_id",
+            "step",
+            "name",
+            "variant",
+            "workload",
+            "threads",
+            "table_size",
+            "mode",
+            "axis_status",
+            "repetition",
+            "started_at",
+            "seconds",
+        ];
+        assert_eq!(&cols[..expected_start.len()], &expected_start[..]);
+        assert_eq!(cols.last().unwrap(), "error");
+        assert_eq!(
+            cols.len(),
+            RESULTS_LEADING_COLUMNS.len() + 3 + RESULTS_TRAILING_COLUMNS.len()
+        );
+        // The documented contract: these exact trailing names, in this order.
+        assert_eq!(
+            RESULTS_TRAILING_COLUMNS.join(","),
+            "repetition,started_at,seconds,events,eps,tps,qps,reads,writes,other,errors,\
+             reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
+             lat_pct,fairness_events_stddev,fairness_time_stddev,status,error"
+        );
+    }
+
+    #[test]
+    fn floats_are_trimmed_and_non_finite_is_empty() {
+        assert_eq!(csv::fmt_float(1.5, 4), "1.5");
+        assert_eq!(csv::fmt_float(2.0, 4), "2");
+        assert_eq!(csv::fmt_float(0.0000004, 6), "0");
+        assert_eq!(csv::fmt_float(0.1234567, 6), "0.123457");
+        assert_eq!(csv::fmt_float(f64::NAN, 4), "");
+        assert_eq!(csv::fmt_float(f64::INFINITY, 4), "");
+    }
+
+    #[test]
+    fn rows_are_readable_after_each_write_without_closing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s1 = step(2, "ro t8", 8, 1000);
+        let s2 = step(3, "ro t16", 16, 1000);
+        let p = plan(vec![s1.clone(), s2.clone()]);
+        let mut store = ResultStore::create(tmp.path(), &p, "[suite]\n", now()).unwrap();
+        assert_eq!(store.run_id(), "20261103-140509");
+        assert!(store.dir().ends_with("my_suite_x/20261103-140509"));
+        assert_eq!(
+            fs::read_to_string(store.dir().join(SUITE_FILE)).unwrap(),
+            "[suite]\n"
+        );
+        let plan_json: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(store.dir().join(PLAN_FILE)).unwrap())
+                .unwrap();
+        assert_eq!(plan_json["steps"][0]["name"], "ro t8");
+
+        // Header only, right after creation.
+        let (header, rows) = read_rows(store.results_path());
+        assert_eq!(header, results_columns(&p.axes));
+        assert!(rows.is_empty());
+
+        let o = outcome(true);
+        store
+            .write_interval(
+                &s1,
+                &IntervalSample {
+                    time_s: 1.0,
+                    threads: 8,
+                    eps: 120.5,
+                    tps: Some(10.0),
+                    qps: Some(200.0),
+                    lat_pct_ms: 3.25,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        store
+            .write_run(&RunRow {
+                step: &s1,
+                started_at: now(),
+                status: RowStatus::Ok,
+                outcome: Some(&o),
+                error: None,
+            })
+            .unwrap();
+        let (_, rows) = read_rows(store.results_path());
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!(r.len(), header.len());
+        assert_eq!(col(&header, r, "run_id"), "20261103-140509");
+        assert_eq!(col(&header, r, "step"), "2");
+        assert_eq!(col(&header, r, "threads"), "8");
+        assert_eq!(col(&header, r, "table_size"), "1000");
+        assert_eq!(col(&header, r, "mode"), "uniform"); // from options, not the cell
+        assert_eq!(col(&header, r, "axis_status"), "weird");
+        assert_eq!(col(&header, r, "started_at"), "2026-11-03T14:05:09.000Z");
+        assert_eq!(col(&header, r, "seconds"), "10.0002");
+        assert_eq!(col(&header, r, "events"), "1234");
+        assert_eq!(col(&header, r, "tps"), "9.9998");
+        assert_eq!(col(&header, r, "qps"), "199.996");
+        assert_eq!(col(&header, r, "reads"), "1400");
+        assert_eq!(col(&header, r, "lat_avg"), "11.375");
+        assert_eq!(col(&header, r, "percentile"), "95");
+        assert_eq!(col(&header, r, "status"), "ok");
+        assert_eq!(col(&header, r, "error"), "");
+
+        let (iheader, irows) = read_rows(store.intervals_path());
+        assert_eq!(iheader.join(","), INTERVAL_COLUMNS.join(","));
+        assert_eq!(
+            irows[0],
+            [
+                "20261103-140509",
+                "2",
+                "ro t8",
+                "baseline",
+                "1",
+                "8",
+                "120.5",
+                "10",
+                "200",
+                "",
+                "",
+                "",
+                "3.25",
+                "95",
+                "",
+                ""
+            ]
+        );
+
+        // Second row: no SQL counters → SQL columns empty; still readable without closing.
+        let o2 = outcome(false);
+        store
+            .write_run(&RunRow {
+                step: &s2,
+                started_at: now(),
+                status: RowStatus::Interrupted,
+                outcome: Some(&o2),
+                error: None,
+            })
+            .unwrap();
+        let (_, rows) = read_rows(store.results_path());
+        assert_eq!(rows.len(), 2);
+        let r = &rows[1];
+        for c in [
+            "tps",
+            "qps",
+            "reads",
+            "writes",
+            "other",
+            "errors",
+            "reconnects",
+        ] {
+            assert_eq!(col(&header, r, c), "", "column {c}");
+        }
+        assert_eq!(col(&header, r, "eps"), "123.3975");
+        assert_eq!(col(&header, r, "status"), "interrupted");
+
+        let back = read_histogram(&store.histogram_path(&s2)).unwrap();
+        assert_eq!(back.len(), 4);
+        assert!(
+            store
+                .histogram_path(&s2)
+                .ends_with("histograms/3-ro_t16.hdr")
+        );
+    }
+
+    #[test]
+    fn failed_row_has_empty_measurements_and_the_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = step(1, "x", 4, 10);
+        let p = plan(vec![s.clone()]);
+        let mut store = ResultStore::create(tmp.path(), &p, "", now()).unwrap();
+        store
+            .write_run(&RunRow {
+                step: &s,
+                started_at: now(),
+                status: RowStatus::Failed,
+                outcome: None,
+                error: Some("prepare failed: table exists, \"sbtest1\""),
+            })
+            .unwrap();
+        let (header, rows) = read_rows(store.results_path());
+        let r = &rows[0];
+        assert_eq!(r.len(), header.len());
+        let first_measure = header.iter().position(|h| h == "seconds").unwrap();
+        let status = header.iter().position(|h| h == "status").unwrap();
+        assert!(r[first_measure..status].iter().all(String::is_empty));
+        assert_eq!(r[status], "failed");
+        assert_eq!(
+            col(&header, r, "error"),
+            "prepare failed: table exists, \"sbtest1\""
+        );
+        assert_eq!(col(&header, r, "threads"), "4");
+        assert!(!store.histogram_path(&s).exists());
+    }
+
+    #[test]
+    fn histogram_round_trip() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        for v in (1..5000u64).map(|i| i * 997) {
+            h.record(v).unwrap();
+        }
+        h.record_n(3_600_000_000_000, 3).unwrap();
+        let path = tmp.path().join("h.hdr");
+        write_histogram(&path, &h).unwrap();
+        let back = read_histogram(&path).unwrap();
+        assert_eq!(back, h);
+        assert_eq!(back.value_at_quantile(0.95), h.value_at_quantile(0.95));
+        assert!(!tmp.path().join("h.hdr.tmp").exists());
+
+        fs::write(&path, b"garbage").unwrap();
+        let err = read_histogram(&path).unwrap_err().to_string();
+        assert!(err.contains("h.hdr"), "{err}");
+    }
+
+    #[test]
+    fn run_id_gets_a_suffix_when_taken() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, _) = create_run_dir(tmp.path(), now()).unwrap();
+        let (b, _) = create_run_dir(tmp.path(), now()).unwrap();
+        let (c, dir_c) = create_run_dir(tmp.path(), now()).unwrap();
+        assert_eq!(a, "20261103-140509");
+        assert_eq!(b, "20261103-140509-2");
+        assert_eq!(c, "20261103-140509-3");
+        assert!(dir_c.is_dir());
+    }
+
+    #[test]
+    fn names_are_sanitised_for_files() {
+        assert_eq!(sanitise_name("oltp ro/t=8"), "oltp_ro_t_8");
+        assert_eq!(sanitise_name(".."), "_.");
+        assert_eq!(sanitise_name(""), "step");
+        assert_eq!(histogram_file_name(12, "cpu-t2"), "12-cpu-t2.hdr");
+    }
+}

@@ -1,0 +1,370 @@
+//! The two CSV files of a run (`results.csv`, `intervals.csv`): their column contract, how a
+//! value becomes a cell, and a writer that makes every finished row durable.
+//!
+//! Matrix axes become columns, so the header is dynamic: the csv crate cannot serialize maps or
+//! `#[serde(flatten)]`, hence the header and every record are built by hand as `Vec<String>`
+//! from one column list — the header and the rows can never disagree on order.
+//! Column order is a contract (STYLE.md §7): the fixed names live in constants below, guarded by
+//! tests, and the README copies [`RESULTS_COLUMNS_DOC`].
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+use super::ResultsError;
+use crate::engine::{IntervalSample, StepOutcome};
+use crate::plan::Step;
+
+/// Fixed columns of `results.csv` before the extra matrix axes.
+pub const RESULTS_LEADING_COLUMNS: &[&str] =
+    &["run_id", "step", "name", "variant", "workload", "threads"];
+
+/// Fixed columns of `results.csv` after the extra matrix axes.
+pub const RESULTS_TRAILING_COLUMNS: &[&str] = &[
+    "repetition",
+    "started_at",
+    "seconds",
+    "events",
+    "eps",
+    "tps",
+    "qps",
+    "reads",
+    "writes",
+    "other",
+    "errors",
+    "reconnects",
+    "lat_min",
+    "lat_avg",
+    "lat_p50",
+    "lat_p95",
+    "lat_p99",
+    "lat_max",
+    "lat_sum",
+    "percentile",
+    "lat_pct",
+    "fairness_events_stddev",
+    "fairness_time_stddev",
+    "status",
+    "error",
+];
+
+/// Columns of `intervals.csv`, in order.
+pub const INTERVAL_COLUMNS: &[&str] = &[
+    "run_id",
+    "step",
+    "name",
+    "variant",
+    "time",
+    "threads",
+    "eps",
+    "tps",
+    "qps",
+    "reads_ps",
+    "writes_ps",
+    "other_ps",
+    "lat_pct",
+    "percentile",
+    "errors_ps",
+    "reconnects_ps",
+];
+
+/// Prefix given to a matrix axis whose name collides with a fixed column (an axis called
+/// `status` would otherwise make two `status` columns).
+pub const AXIS_COLLISION_PREFIX: &str = "axis_";
+
+/// The column documentation of both files, in Markdown (copied into the README).
+pub const RESULTS_COLUMNS_DOC: &str = r#"### results.csv
+
+One row per **run** step, written and flushed (`fdatasync`) when the step ends, so a crash or
+Ctrl-C never loses a finished row. Columns, in this order:
+
+| column | meaning |
+|---|---|
+| `run_id` | the run directory name: UTC start time `YYYYMMDD-HHMMSS`, plus `-2`, `-3`… if taken |
+| `step` | 1-based step index in the plan (`sbsuite plan` shows the same numbers) |
+| `name` | step name (the suite's `step_name` template) |
+| `variant` | server configuration variant |
+| `workload` | workload name, e.g. `oltp_read_only`, `cpu` |
+| `threads` | the step's `threads` option |
+| *axes…* | one column per other matrix axis, in matrix order (`workload` and `threads` are not repeated); an axis named like a fixed column is written as `axis_<name>` |
+| `repetition` | 1-based repetition of this matrix cell |
+| `started_at` | step start, RFC 3339 UTC with milliseconds |
+| `seconds` | total time of the step as sysbench reports it (4 decimals) |
+| `events` | events (sysbench "total number of events") |
+| `eps` | events per second |
+| `tps` | transactions per second (empty for non-SQL workloads) |
+| `qps` | queries per second (reads + writes + other) / seconds (empty for non-SQL workloads) |
+| `reads`, `writes`, `other` | queries performed, totals (empty for non-SQL workloads) |
+| `errors` | ignored errors, total (empty for non-SQL workloads) |
+| `reconnects` | reconnects, total (empty for non-SQL workloads) |
+| `lat_min`, `lat_avg`, `lat_p50`, `lat_p95`, `lat_p99`, `lat_max` | event latency in ms |
+| `lat_sum` | sum of all event latencies in ms |
+| `percentile` | the configured `percentile` option (e.g. `95`) |
+| `lat_pct` | latency at `percentile`, ms |
+| `fairness_events_stddev` | stddev of events per thread |
+| `fairness_time_stddev` | stddev of execution time per thread, seconds |
+| `status` | `ok`, `failed` (engine error, or its prepare failed) or `interrupted` (stopped by Ctrl-C/SIGTERM; the measurements cover the part that ran) |
+| `error` | the error message when `failed` (or why an interrupted step ended), else empty |
+
+Number format: plain decimal, trailing zeros trimmed (`1.5`, not `1.5000`); latencies in ms
+with 6 decimals (nanosecond resolution), seconds and rates with 4 decimals. A measurement that
+does not exist (a failed step, `tps` of a cpu run, a rate over zero seconds) is an empty cell.
+
+### intervals.csv
+
+One row per interim report (sysbench's `[ 10s ] …` lines): `run_id, step, name, variant, time,
+threads, eps, tps, qps, reads_ps, writes_ps, other_ps, lat_pct, percentile, errors_ps,
+reconnects_ps`. `time` is seconds since the step started; `*_ps` are per-second rates over the
+interval; `lat_pct` is the latency (ms) at `percentile` over the interval. SQL columns are empty
+for non-SQL workloads.
+
+### histograms/
+
+`histograms/<step>-<name>.hdr`: every run step's event latencies in **nanoseconds**, one HDR
+histogram serialized in the V2 deflate format (readable by any HdrHistogram implementation), so
+percentiles can be recomputed and runs merged exactly. `<name>` is the step name with every
+character other than `A-Z a-z 0-9 . _ -` replaced by `_`.
+"#;
+
+/// How a run step ended, as written in the `status` column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowStatus {
+    Ok,
+    Failed,
+    Interrupted,
+}
+
+impl RowStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RowStatus::Ok => "ok",
+            RowStatus::Failed => "failed",
+            RowStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Everything `results.csv` needs about one finished run step.
+#[derive(Clone, Copy, Debug)]
+pub struct RunRow<'a> {
+    pub step: &'a Step,
+    pub started_at: DateTime<Utc>,
+    pub status: RowStatus,
+    /// The measurements; `None` when the step produced none (engine error, skipped run).
+    pub outcome: Option<&'a StepOutcome>,
+    pub error: Option<&'a str>,
+}
+
+/// The matrix axes that get their own column: every axis except `workload` and `threads` (which
+/// are fixed columns), as (header name, axis name).
+pub fn extra_axis_columns(axes: &[String]) -> Vec<(String, String)> {
+    axes.iter()
+        .filter(|a| a.as_str() != "workload" && a.as_str() != "threads")
+        .map(|a| {
+            let collides = RESULTS_LEADING_COLUMNS.contains(&a.as_str())
+                || RESULTS_TRAILING_COLUMNS.contains(&a.as_str());
+            let header = if collides {
+                format!("{AXIS_COLLISION_PREFIX}{a}")
+            } else {
+                a.clone()
+            };
+            (header, a.clone())
+        })
+        .collect()
+}
+
+/// The full header of `results.csv` for a plan with these matrix axes.
+pub fn results_columns(axes: &[String]) -> Vec<String> {
+    RESULTS_LEADING_COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .chain(extra_axis_columns(axes).into_iter().map(|(h, _)| h))
+        .chain(RESULTS_TRAILING_COLUMNS.iter().map(|c| c.to_string()))
+        .collect()
+}
+
+/// Formats a float with at most `decimals` decimals, trailing zeros trimmed; non-finite values
+/// (a rate over zero seconds) become an empty cell rather than `NaN`/`inf`.
+pub fn fmt_float(value: f64, decimals: usize) -> String {
+    if !value.is_finite() {
+        return String::new();
+    }
+    let mut s = format!("{value:.decimals$}");
+    if s.contains('.') {
+        let trimmed = s.trim_end_matches('0').trim_end_matches('.').len();
+        s.truncate(trimmed);
+    }
+    if s == "-0" {
+        s = "0".into();
+    }
+    s
+}
+
+const SECONDS_DECIMALS: usize = 4;
+const RATE_DECIMALS: usize = 4;
+const MS_DECIMALS: usize = 6;
+
+fn ms(v: f64) -> String {
+    fmt_float(v, MS_DECIMALS)
+}
+
+fn rate(count: f64, seconds: f64) -> String {
+    if seconds > 0.0 {
+        fmt_float(count / seconds, RATE_DECIMALS)
+    } else {
+        String::new()
+    }
+}
+
+fn opt_rate(v: Option<f64>) -> String {
+    v.map(|v| fmt_float(v, RATE_DECIMALS)).unwrap_or_default()
+}
+
+/// The value of a step parameter for a column: the matrix cell first, the resolved option next
+/// (an axis may not apply to every workload; then the cell is empty).
+fn step_value(step: &Step, key: &str) -> String {
+    step.params
+        .get(key)
+        .or_else(|| step.options.get(key))
+        .map(|v| v.to_string())
+        .unwrap_or_default()
+}
+
+/// One `results.csv` record, in [`results_columns`] order.
+pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRow) -> Vec<String> {
+    let step = row.step;
+    let mut rec = Vec::with_capacity(RESULTS_LEADING_COLUMNS.len() + extra_axes.len() + 25);
+    rec.push(run_id.to_string());
+    rec.push(step.index.to_string());
+    rec.push(step.name.clone());
+    rec.push(step.variant.clone());
+    rec.push(step.workload.clone());
+    rec.push(step_value(step, "threads"));
+    for (_, axis) in extra_axes {
+        rec.push(step_value(step, axis));
+    }
+    rec.push(step.repetition.to_string());
+    rec.push(row.started_at.to_rfc3339_opts(SecondsFormat::Millis, true));
+    match row.outcome {
+        Some(o) => {
+            let secs = o.seconds;
+            rec.push(fmt_float(secs, SECONDS_DECIMALS));
+            rec.push(o.events.to_string());
+            rec.push(rate(o.events as f64, secs));
+            match &o.sql {
+                Some(sql) => {
+                    let queries = (sql.reads + sql.writes + sql.other) as f64;
+                    rec.push(rate(sql.transactions as f64, secs));
+                    rec.push(rate(queries, secs));
+                    rec.push(sql.reads.to_string());
+                    rec.push(sql.writes.to_string());
+                    rec.push(sql.other.to_string());
+                    rec.push(sql.errors.to_string());
+                    rec.push(sql.reconnects.to_string());
+                }
+                None => rec.extend(std::iter::repeat_n(String::new(), 7)),
+            }
+            let l = &o.latency;
+            for v in [
+                l.min_ms, l.avg_ms, l.p50_ms, l.p95_ms, l.p99_ms, l.max_ms, l.sum_ms,
+            ] {
+                rec.push(ms(v));
+            }
+            rec.push(fmt_float(l.percentile, 4));
+            rec.push(ms(l.pct_ms));
+            rec.push(fmt_float(o.fairness_events_stddev, 2));
+            rec.push(fmt_float(o.fairness_time_stddev, SECONDS_DECIMALS));
+        }
+        None => {
+            // seconds … fairness_time_stddev: 21 measurement cells, all empty.
+            rec.extend(std::iter::repeat_n(String::new(), 21));
+        }
+    }
+    rec.push(row.status.as_str().to_string());
+    rec.push(row.error.unwrap_or_default().to_string());
+    rec
+}
+
+/// One `intervals.csv` record, in [`INTERVAL_COLUMNS`] order.
+pub fn interval_record(run_id: &str, step: &Step, sample: &IntervalSample) -> Vec<String> {
+    vec![
+        run_id.to_string(),
+        step.index.to_string(),
+        step.name.clone(),
+        step.variant.clone(),
+        fmt_float(sample.time_s, SECONDS_DECIMALS),
+        sample.threads.to_string(),
+        fmt_float(sample.eps, RATE_DECIMALS),
+        opt_rate(sample.tps),
+        opt_rate(sample.qps),
+        opt_rate(sample.reads_ps),
+        opt_rate(sample.writes_ps),
+        opt_rate(sample.other_ps),
+        ms(sample.lat_pct_ms),
+        step_value(step, "percentile"),
+        opt_rate(sample.errors_ps),
+        opt_rate(sample.reconnects_ps),
+    ]
+}
+
+/// An append-only CSV file whose header is written at creation. [`CsvFile::write`] leaves the
+/// row in the OS; [`CsvFile::sync`] also forces it to the disk, and is called when a step ends.
+pub struct CsvFile {
+    path: PathBuf,
+    writer: csv::Writer<File>,
+}
+
+impl CsvFile {
+    /// Creates the file (it must not exist: a run directory is never reused) and writes the
+    /// header durably.
+    pub fn create<S: AsRef<str>>(path: &Path, header: &[S]) -> Result<Self, ResultsError> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|source| ResultsError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let mut me = CsvFile {
+            path: path.to_path_buf(),
+            writer: csv::WriterBuilder::new().from_writer(file),
+        };
+        me.write(header.iter().map(AsRef::as_ref))?;
+        me.sync()?;
+        Ok(me)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes one record and hands it to the OS (flush), so it survives a crash of this process.
+    pub fn write<I, T>(&mut self, record: I) -> Result<(), ResultsError>
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        self.writer
+            .write_record(record)
+            .map_err(|source| ResultsError::Csv {
+                path: self.path.clone(),
+                source,
+            })?;
+        self.writer.flush().map_err(|source| ResultsError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// Flushes and `fdatasync`s, so finished rows also survive a crash of the machine.
+    pub fn sync(&mut self) -> Result<(), ResultsError> {
+        let io = |source| ResultsError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        self.writer.flush().map_err(io)?;
+        self.writer.get_ref().sync_data().map_err(io)
+    }
+}

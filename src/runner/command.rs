@@ -1,0 +1,41 @@
+//! `sbsuite run`: the glue between parsed arguments and [`super::run_plan`].
+//!
+//! Kept apart from the step loop so the loop stays free of CLI types and exit codes; this is the
+//! one place where a run's outcome becomes an exit code (0 ok, 1 a step failed or results could
+//! not be written, 2 bad input, 130 interrupted) and where run errors are printed, once.
+
+use crate::cli::{ProgressArg, RunArgs};
+use crate::commands::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, load_plan};
+
+use super::{ProgressMode, RunContext, RunError, run_plan};
+
+pub fn command(args: RunArgs) -> u8 {
+    let (suite, plan) = match load_plan(&args.file, &args.overrides) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let ctx = RunContext {
+        results_root: args.results_dir.unwrap_or(suite.results_dir),
+        suite_text: suite.resolved_toml,
+        quiet: args.quiet,
+        progress: match args.progress {
+            ProgressArg::Auto => ProgressMode::Auto,
+            ProgressArg::Bar => ProgressMode::Bar,
+            ProgressArg::Plain => ProgressMode::Plain,
+            ProgressArg::Off => ProgressMode::Off,
+        },
+    };
+    match run_plan(&plan, &ctx) {
+        Ok(summary) if summary.interrupted => EXIT_INTERRUPTED,
+        Ok(summary) if summary.steps_failed > 0 => EXIT_FAILED,
+        Ok(_) => EXIT_OK,
+        Err(e @ RunError::NoEngine { .. }) => {
+            eprintln!("error: {e}");
+            EXIT_BAD_INPUT
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_FAILED
+        }
+    }
+}
