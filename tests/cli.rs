@@ -200,3 +200,12 @@ fn bad_input_exit_code_and_position() {
         .code(2)
         .stderr(predicate::str::contains("expected KEY=VALUE"));
 }
+
+#[test]
+fn readme_documents_the_csv_columns_exactly() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    assert!(
+        readme.contains(sbsuite::results::RESULTS_COLUMNS_DOC.trim()),
+        "README.md must contain results::RESULTS_COLUMNS_DOC verbatim"
+    );
+}

@@ -5,6 +5,7 @@
 //! not be written, 2 bad input, 130 interrupted) and where run errors are printed, once.
 
 use crate::cli::{ProgressArg, RunArgs};
+use crate::suite::source::Seg;
 use crate::commands::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, load_plan};
 
 use super::{ProgressMode, RunContext, RunError, run_plan};
@@ -14,6 +15,19 @@ pub fn command(args: RunArgs) -> u8 {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
+    // Results labelled with a variant whose settings were never applied would be wrong, so a
+    // suite that asks for server changes is refused until this build can make them.
+    for (i, v) in suite.variants.iter().enumerate() {
+        let key = if v.restart.is_some() { "restart" } else { "set_global" };
+        if !v.set_global.is_empty() || v.restart.is_some() {
+            let path = [Seg::key("variant"), Seg::Index(i), Seg::key(key)];
+            let e = suite
+                .error(&path, format!("variant `{}` changes server settings, which this build cannot apply yet", v.name))
+                .with_help("`sbsuite plan` and `validate` accept it; to run now, remove set_global/restart from the variant");
+            eprint!("{e}");
+            return EXIT_BAD_INPUT;
+        }
+    }
     let ctx = RunContext {
         results_root: args.results_dir.unwrap_or(suite.results_dir),
         suite_text: suite.resolved_toml,
