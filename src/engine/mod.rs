@@ -1,18 +1,39 @@
 //! Workload engines and the driver that runs them.
 //!
-//! STUB: the driver (N workers, time/events limits, interim reports, HDR histograms) and the
-//! cpu workload are being written; this file fixes the interface the runner codes against.
+//! This file is the interface the runner codes against ([`run_step`], [`prepare_step`] and the
+//! types they return) plus the registry of workloads. The shared machinery (threads, limits,
+//! interim and final reports) lives in [`driver`]; each workload is one file implementing
+//! [`driver::Workload`]. Adding a workload = one new file + one line in [`ENGINES`].
+
+pub mod cpu;
+pub mod driver;
 
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
 use crate::value::Options;
 
+/// Builds a workload from its resolved options.
+pub type Factory = fn(&Options) -> Result<Box<dyn driver::Workload>, EngineError>;
+
+/// Every workload this build can run: `(catalog name, factory)`, one line each.
+pub static ENGINES: &[(&str, Factory)] = &[("cpu", cpu::new)];
+
+fn factory(workload: &str) -> Result<Factory, EngineError> {
+    ENGINES
+        .iter()
+        .find(|(name, _)| *name == workload)
+        .map(|&(_, f)| f)
+        .ok_or_else(|| EngineError::NoEngine(workload.to_string()))
+}
+
 /// Whether this build can execute `workload` (the catalog may know more workloads than the
 /// engines implement).
 pub fn engine_for(workload: &str) -> Option<&'static str> {
-    let _ = workload;
-    None
+    ENGINES
+        .iter()
+        .find(|(name, _)| *name == workload)
+        .map(|&(name, _)| name)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -97,8 +118,10 @@ pub fn run_step(
     on_interval: &mut dyn FnMut(&IntervalSample),
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
-    let _ = (options, out, on_interval, stop);
-    Err(EngineError::NoEngine(workload.to_string()))
+    let make = factory(workload)?;
+    let config = driver::RunConfig::from_options(options)?;
+    let engine = make(options)?;
+    driver::run(engine.as_ref(), &config, out, on_interval, stop)
 }
 
 /// Runs a prepare (or cleanup when `cleanup`) step of a workload that has data.
@@ -109,6 +132,6 @@ pub fn prepare_step(
     out: &mut dyn Write,
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
-    let _ = (options, cleanup, out, stop);
-    Err(EngineError::NoEngine(workload.to_string()))
+    let engine = factory(workload)?(options)?;
+    engine.prepare(cleanup, out, stop)
 }
