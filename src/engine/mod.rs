@@ -135,3 +135,61 @@ pub fn prepare_step(
     let engine = factory(workload)?(options)?;
     engine.prepare(cleanup, out, stop)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Value;
+
+    fn cpu_options(events: i64) -> Options {
+        let mut o = Options::default();
+        for (k, v) in [
+            ("threads", Value::Int(2)),
+            ("events", Value::Int(events)),
+            ("time", Value::Int(10)),
+            ("report_interval", Value::Int(0)),
+            ("percentile", Value::Float(95.0)),
+            ("cpu_max_prime", Value::Int(1000)),
+        ] {
+            o.0.insert(k.into(), v);
+        }
+        o
+    }
+
+    #[test]
+    fn registry_knows_cpu_only() {
+        assert_eq!(engine_for("cpu"), Some("cpu"));
+        assert_eq!(engine_for("oltp_read_only"), None);
+        let stop = AtomicBool::new(false);
+        let mut out = Vec::new();
+        let err = run_step("nope", &cpu_options(1), &mut out, &mut |_| {}, &stop);
+        assert!(matches!(err, Err(EngineError::NoEngine(w)) if w == "nope"));
+    }
+
+    #[test]
+    fn cpu_prepare_is_a_silent_no_op() {
+        let mut out = Vec::new();
+        let stop = AtomicBool::new(false);
+        prepare_step("cpu", &cpu_options(1), false, &mut out, &stop).expect("no-op");
+        prepare_step("cpu", &cpu_options(1), true, &mut out, &stop).expect("no-op");
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn cpu_run_step_prints_sysbench_shape() {
+        let mut out = Vec::new();
+        let stop = AtomicBool::new(false);
+        let o = run_step("cpu", &cpu_options(40), &mut out, &mut |_| {}, &stop).expect("runs");
+        assert_eq!(o.events, 40);
+        assert!(o.sql.is_none() && !o.interrupted);
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(text.contains(
+            "Number of threads: 2\nInitializing random number generator from current time\n\n\nPrime numbers limit: 1000\n\nInitializing worker threads...\n\nThreads started!\n\nCPU speed:\n    events per second: "
+        ), "{text}");
+        assert!(
+            text.contains("\n\nGeneral statistics:\n    total time:"),
+            "{text}"
+        );
+        assert!(text.ends_with("\n\n"));
+    }
+}
