@@ -1,18 +1,39 @@
 //! Workload engines and the driver that runs them.
 //!
-//! STUB: the driver (N workers, time/events limits, interim reports, HDR histograms) and the
-//! cpu workload are being written; this file fixes the interface the runner codes against.
+//! This file is the interface the runner codes against ([`run_step`], [`prepare_step`] and the
+//! types they return) plus the registry of workloads. The shared machinery (threads, limits,
+//! interim and final reports) lives in [`driver`]; each workload is one file implementing
+//! [`driver::Workload`]. Adding a workload = one new file + one line in [`ENGINES`].
+
+pub mod cpu;
+pub mod driver;
 
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
 use crate::value::Options;
 
+/// Builds a workload from its resolved options.
+pub type Factory = fn(&Options) -> Result<Box<dyn driver::Workload>, EngineError>;
+
+/// Every workload this build can run: `(catalog name, factory)`, one line each.
+pub static ENGINES: &[(&str, Factory)] = &[("cpu", cpu::new)];
+
+fn factory(workload: &str) -> Result<Factory, EngineError> {
+    ENGINES
+        .iter()
+        .find(|(name, _)| *name == workload)
+        .map(|&(_, f)| f)
+        .ok_or_else(|| EngineError::NoEngine(workload.to_string()))
+}
+
 /// Whether this build can execute `workload` (the catalog may know more workloads than the
 /// engines implement).
 pub fn engine_for(workload: &str) -> Option<&'static str> {
-    let _ = workload;
-    None
+    ENGINES
+        .iter()
+        .find(|(name, _)| *name == workload)
+        .map(|&(name, _)| name)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -97,8 +118,10 @@ pub fn run_step(
     on_interval: &mut dyn FnMut(&IntervalSample),
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
-    let _ = (options, out, on_interval, stop);
-    Err(EngineError::NoEngine(workload.to_string()))
+    let make = factory(workload)?;
+    let config = driver::RunConfig::from_options(options)?;
+    let engine = make(options)?;
+    driver::run(engine.as_ref(), &config, out, on_interval, stop)
 }
 
 /// Runs a prepare (or cleanup when `cleanup`) step of a workload that has data.
@@ -109,6 +132,64 @@ pub fn prepare_step(
     out: &mut dyn Write,
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
-    let _ = (options, cleanup, out, stop);
-    Err(EngineError::NoEngine(workload.to_string()))
+    let engine = factory(workload)?(options)?;
+    engine.prepare(cleanup, out, stop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Value;
+
+    fn cpu_options(events: i64) -> Options {
+        let mut o = Options::default();
+        for (k, v) in [
+            ("threads", Value::Int(2)),
+            ("events", Value::Int(events)),
+            ("time", Value::Int(10)),
+            ("report_interval", Value::Int(0)),
+            ("percentile", Value::Float(95.0)),
+            ("cpu_max_prime", Value::Int(1000)),
+        ] {
+            o.0.insert(k.into(), v);
+        }
+        o
+    }
+
+    #[test]
+    fn registry_knows_cpu_only() {
+        assert_eq!(engine_for("cpu"), Some("cpu"));
+        assert_eq!(engine_for("oltp_read_only"), None);
+        let stop = AtomicBool::new(false);
+        let mut out = Vec::new();
+        let err = run_step("nope", &cpu_options(1), &mut out, &mut |_| {}, &stop);
+        assert!(matches!(err, Err(EngineError::NoEngine(w)) if w == "nope"));
+    }
+
+    #[test]
+    fn cpu_prepare_is_a_silent_no_op() {
+        let mut out = Vec::new();
+        let stop = AtomicBool::new(false);
+        prepare_step("cpu", &cpu_options(1), false, &mut out, &stop).expect("no-op");
+        prepare_step("cpu", &cpu_options(1), true, &mut out, &stop).expect("no-op");
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn cpu_run_step_prints_sysbench_shape() {
+        let mut out = Vec::new();
+        let stop = AtomicBool::new(false);
+        let o = run_step("cpu", &cpu_options(40), &mut out, &mut |_| {}, &stop).expect("runs");
+        assert_eq!(o.events, 40);
+        assert!(o.sql.is_none() && !o.interrupted);
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(text.contains(
+            "Number of threads: 2\nInitializing random number generator from current time\n\n\nPrime numbers limit: 1000\n\nInitializing worker threads...\n\nThreads started!\n\nCPU speed:\n    events per second: "
+        ), "{text}");
+        assert!(
+            text.contains("\n\nGeneral statistics:\n    total time:"),
+            "{text}"
+        );
+        assert!(text.ends_with("\n\n"));
+    }
 }

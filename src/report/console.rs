@@ -1,0 +1,353 @@
+//! sysbench 1.0.20's console text: banner, interim lines and the final report.
+//!
+//! Every layout here was compared character by character with `sysbench cpu … run` (1.0.20):
+//! general-statistics values start at column 42, latency lines are 53 characters wide with the
+//! value right-aligned, the fairness values follow a 35-character label. The only intended
+//! differences are the first banner line (`sbsuite <version> (sysbench 1.0.20 compatible)`) and
+//! non-integer percentiles (sysbench rejects them): `99.9th percentile:` keeps the value column.
+//! Functions return `io::Result` and never flush except after interim lines, which people watch
+//! live.
+
+use std::io::{self, Write};
+
+use crate::engine::{IntervalSample, StepOutcome};
+
+/// Width of the latency lines (`         min:` … value).
+const LATENCY_WIDTH: usize = 53;
+/// Column (0-based) where general-statistics values start.
+const VALUE_COLUMN: usize = 41;
+
+/// Printed before the banner when neither `time` nor `events` limits the run.
+pub fn write_endless_warning(out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "WARNING: Both event and time limits are disabled, running an endless test"
+    )
+}
+
+/// The general banner up to (and including) the blank lines before the test's own banner.
+pub fn write_header(out: &mut dyn Write, threads: usize, report_interval_s: u64) -> io::Result<()> {
+    writeln!(
+        out,
+        "sbsuite {} (sysbench 1.0.20 compatible)",
+        env!("CARGO_PKG_VERSION")
+    )?;
+    writeln!(out)?;
+    writeln!(out, "Running the test with following options:")?;
+    writeln!(out, "Number of threads: {threads}")?;
+    if report_interval_s > 0 {
+        writeln!(
+            out,
+            "Report intermediate results every {report_interval_s} second(s)"
+        )?;
+    }
+    writeln!(
+        out,
+        "Initializing random number generator from current time"
+    )?;
+    writeln!(out)?;
+    writeln!(out)
+}
+
+/// Printed after the test's banner, before the workers are created.
+pub fn write_workers_starting(out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "Initializing worker threads...")?;
+    writeln!(out)
+}
+
+/// Printed once every worker is ready and the clock has started.
+pub fn write_threads_started(out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "Threads started!")?;
+    writeln!(out)
+}
+
+/// A percentile as sysbench's `%3d` field would show it; non-integers keep their decimals
+/// (`99.9`), which widens the field by what they need.
+pub fn percentile_field(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("{:3}", p as u64)
+    } else {
+        format!("{p:3}")
+    }
+}
+
+/// One interim line (sysbench's default format; DB workloads get the tps/qps form).
+pub fn interval_line(s: &IntervalSample, percentile: f64) -> String {
+    let pct = percentile_field(percentile);
+    let pct = pct.trim_start();
+    let stamp = format!("[ {:.0}s ] thds: {}", s.time_s, s.threads);
+    match s.tps {
+        Some(tps) => format!(
+            "{stamp} tps: {tps:4.2} qps: {:4.2} (r/w/o: {:4.2}/{:4.2}/{:4.2}) lat (ms,{pct}%): {:4.2} err/s: {:4.2} reconn/s: {:4.2}",
+            s.qps.unwrap_or(0.0),
+            s.reads_ps.unwrap_or(0.0),
+            s.writes_ps.unwrap_or(0.0),
+            s.other_ps.unwrap_or(0.0),
+            s.lat_pct_ms,
+            s.errors_ps.unwrap_or(0.0),
+            s.reconnects_ps.unwrap_or(0.0),
+        ),
+        None => format!(
+            "{stamp} eps: {:4.2} lat (ms,{pct}%): {:4.2}",
+            s.eps, s.lat_pct_ms
+        ),
+    }
+}
+
+fn value_line(out: &mut dyn Write, label: &str, value: &str) -> io::Result<()> {
+    writeln!(out, "{label:<VALUE_COLUMN$}{value}")
+}
+
+fn latency_line(out: &mut dyn Write, label: &str, value_ms: f64) -> io::Result<()> {
+    let width = LATENCY_WIDTH.saturating_sub(label.len());
+    writeln!(out, "{label}{value_ms:>width$.2}")
+}
+
+fn count_rate(count: u64, seconds: f64) -> String {
+    format!("{count:<6} ({:.2} per sec.)", per_second(count, seconds))
+}
+
+/// `count / seconds`, 0 for a zero-length run.
+pub fn per_second(count: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        count as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// The final report after the test-specific block: `SQL statistics:` (DB workloads only),
+/// `General statistics:`, `Latency (ms):` and `Threads fairness:`, ending with a blank line.
+pub fn write_final_report(out: &mut dyn Write, o: &StepOutcome) -> io::Result<()> {
+    if let Some(sql) = &o.sql {
+        let total = sql.reads + sql.writes + sql.other;
+        writeln!(out, "SQL statistics:")?;
+        writeln!(out, "    queries performed:")?;
+        value_line(out, "        read:", &sql.reads.to_string())?;
+        value_line(out, "        write:", &sql.writes.to_string())?;
+        value_line(out, "        other:", &sql.other.to_string())?;
+        value_line(out, "        total:", &total.to_string())?;
+        value_line(
+            out,
+            "    transactions:",
+            &count_rate(sql.transactions, o.seconds),
+        )?;
+        value_line(out, "    queries:", &count_rate(total, o.seconds))?;
+        value_line(
+            out,
+            "    ignored errors:",
+            &count_rate(sql.errors, o.seconds),
+        )?;
+        value_line(
+            out,
+            "    reconnects:",
+            &count_rate(sql.reconnects, o.seconds),
+        )?;
+        writeln!(out)?;
+    }
+    writeln!(out, "General statistics:")?;
+    value_line(out, "    total time:", &format!("{:.4}s", o.seconds))?;
+    value_line(out, "    total number of events:", &o.events.to_string())?;
+    writeln!(out)?;
+
+    let l = &o.latency;
+    writeln!(out, "Latency (ms):")?;
+    latency_line(out, "         min:", l.min_ms)?;
+    latency_line(out, "         avg:", l.avg_ms)?;
+    latency_line(out, "         max:", l.max_ms)?;
+    if l.percentile > 0.0 {
+        let label = format!("        {}th percentile:", percentile_field(l.percentile));
+        latency_line(out, &label, l.pct_ms)?;
+    } else {
+        writeln!(out, "         percentile stats:               disabled")?;
+    }
+    latency_line(out, "         sum:", l.sum_ms)?;
+    writeln!(out)?;
+
+    writeln!(out, "Threads fairness:")?;
+    writeln!(
+        out,
+        "    {:<31}{:.4}/{:.2}",
+        "events (avg/stddev):", o.fairness_events_avg, o.fairness_events_stddev
+    )?;
+    writeln!(
+        out,
+        "    {:<31}{:.4}/{:.2}",
+        "execution time (avg/stddev):", o.fairness_time_avg, o.fairness_time_stddev
+    )?;
+    writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{LatencySummary, SqlCounters};
+
+    fn outcome(percentile: f64, pct_ms: f64) -> StepOutcome {
+        StepOutcome {
+            seconds: 3.0022,
+            events: 18432,
+            sql: None,
+            latency: LatencySummary {
+                min_ms: 0.29,
+                avg_ms: 0.32,
+                max_ms: 5.54,
+                p50_ms: 0.31,
+                p95_ms: 0.35,
+                p99_ms: 0.44,
+                percentile,
+                pct_ms,
+                sum_ms: 5977.15,
+            },
+            fairness_events_avg: 9216.0,
+            fairness_events_stddev: 23.0,
+            fairness_time_avg: 2.9886,
+            fairness_time_stddev: 0.0,
+            histogram: hdrhistogram::Histogram::new(3).expect("valid sigfig"),
+            interrupted: false,
+        }
+    }
+
+    fn render(o: &StepOutcome) -> String {
+        let mut buf = Vec::new();
+        write_final_report(&mut buf, o).expect("write to Vec");
+        String::from_utf8(buf).expect("utf8")
+    }
+
+    /// Captured from `sysbench cpu --threads=2 --time=3 run` (1.0.20), after `CPU speed:`.
+    const SYSBENCH_95: &str = "\
+General statistics:
+    total time:                          3.0022s
+    total number of events:              18432
+
+Latency (ms):
+         min:                                    0.29
+         avg:                                    0.32
+         max:                                    5.54
+         95th percentile:                        0.35
+         sum:                                 5977.15
+
+Threads fairness:
+    events (avg/stddev):           9216.0000/23.00
+    execution time (avg/stddev):   2.9886/0.00
+
+";
+
+    #[test]
+    fn final_report_matches_sysbench() {
+        assert_eq!(render(&outcome(95.0, 0.35)), SYSBENCH_95);
+    }
+
+    #[test]
+    fn percentile_labels_keep_the_value_column() {
+        let line = |p, v| {
+            render(&outcome(p, v))
+                .lines()
+                .find(|l| l.contains("percentile"))
+                .expect("percentile line")
+                .to_string()
+        };
+        // sysbench 1.0.20 with --percentile=5 / 100 / 0:
+        assert_eq!(
+            line(5.0, 0.30),
+            "          5th percentile:                        0.30"
+        );
+        assert_eq!(
+            line(100.0, 4.41),
+            "        100th percentile:                        4.41"
+        );
+        assert_eq!(
+            line(0.0, 0.0),
+            "         percentile stats:               disabled"
+        );
+        // sysbench rejects 99.9; we widen the label and keep the value column:
+        assert_eq!(
+            line(99.9, 0.44),
+            "        99.9th percentile:                       0.44"
+        );
+    }
+
+    #[test]
+    fn interval_lines() {
+        let s = IntervalSample {
+            time_s: 1.0004,
+            threads: 2,
+            eps: 6058.04,
+            lat_pct_ms: 0.3612,
+            ..IntervalSample::default()
+        };
+        assert_eq!(
+            interval_line(&s, 95.0),
+            "[ 1s ] thds: 2 eps: 6058.04 lat (ms,95%): 0.36"
+        );
+        assert_eq!(
+            interval_line(&s, 99.9),
+            "[ 1s ] thds: 2 eps: 6058.04 lat (ms,99.9%): 0.36"
+        );
+        assert_eq!(
+            interval_line(&s, 0.0),
+            "[ 1s ] thds: 2 eps: 6058.04 lat (ms,0%): 0.36"
+        );
+        let db = IntervalSample {
+            time_s: 10.0,
+            threads: 8,
+            tps: Some(123.45),
+            qps: Some(2469.0),
+            reads_ps: Some(1728.3),
+            writes_ps: Some(493.8),
+            other_ps: Some(246.9),
+            lat_pct_ms: 12.34,
+            errors_ps: Some(0.0),
+            reconnects_ps: Some(0.0),
+            ..IntervalSample::default()
+        };
+        assert_eq!(
+            interval_line(&db, 95.0),
+            "[ 10s ] thds: 8 tps: 123.45 qps: 2469.00 (r/w/o: 1728.30/493.80/246.90) lat (ms,95%): 12.34 err/s: 0.00 reconn/s: 0.00"
+        );
+    }
+
+    #[test]
+    fn sql_block_follows_the_spec_layout() {
+        let mut o = outcome(95.0, 0.35);
+        o.seconds = 10.0;
+        o.sql = Some(SqlCounters {
+            transactions: 1000,
+            reads: 14000,
+            writes: 4000,
+            other: 2000,
+            errors: 0,
+            reconnects: 0,
+        });
+        let text = render(&o);
+        let expected = "\
+SQL statistics:
+    queries performed:
+        read:                            14000
+        write:                           4000
+        other:                           2000
+        total:                           20000
+    transactions:                        1000   (100.00 per sec.)
+    queries:                             20000  (2000.00 per sec.)
+    ignored errors:                      0      (0.00 per sec.)
+    reconnects:                          0      (0.00 per sec.)
+
+General statistics:
+";
+        assert!(text.starts_with(expected), "{text}");
+    }
+
+    #[test]
+    fn header_matches_sysbench_banner() {
+        let mut buf = Vec::new();
+        write_header(&mut buf, 2, 1).expect("write");
+        write_workers_starting(&mut buf).expect("write");
+        write_threads_started(&mut buf).expect("write");
+        let text = String::from_utf8(buf).expect("utf8");
+        let expected = format!(
+            "sbsuite {} (sysbench 1.0.20 compatible)\n\nRunning the test with following options:\nNumber of threads: 2\nReport intermediate results every 1 second(s)\nInitializing random number generator from current time\n\n\nInitializing worker threads...\n\nThreads started!\n\n",
+            env!("CARGO_PKG_VERSION")
+        );
+        assert_eq!(text, expected);
+    }
+}
