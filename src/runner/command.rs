@@ -5,8 +5,8 @@
 //! not be written, 2 bad input, 130 interrupted) and where run errors are printed, once.
 
 use crate::cli::{ProgressArg, RunArgs};
-use crate::suite::source::Seg;
 use crate::commands::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, load_plan};
+use crate::suite::source::Seg;
 
 use super::{ProgressMode, RunContext, RunError, run_plan};
 
@@ -18,7 +18,11 @@ pub fn command(args: RunArgs) -> u8 {
     // Results labelled with a variant whose settings were never applied would be wrong, so a
     // suite that asks for server changes is refused until this build can make them.
     for (i, v) in suite.variants.iter().enumerate() {
-        let key = if v.restart.is_some() { "restart" } else { "set_global" };
+        let key = if v.restart.is_some() {
+            "restart"
+        } else {
+            "set_global"
+        };
         if !v.set_global.is_empty() || v.restart.is_some() {
             let path = [Seg::key("variant"), Seg::Index(i), Seg::key(key)];
             let e = suite

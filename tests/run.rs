@@ -1,0 +1,266 @@
+//! `sbsuite run` end to end: the real binary, the real cpu engine, results read back from disk.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use assert_cmd::cargo::CommandCargoExt;
+
+fn sbsuite() -> Command {
+    let mut cmd = Command::cargo_bin("sbsuite").unwrap();
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SBSUITE_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd
+}
+
+/// The only run directory under `root/<suite>/`.
+fn run_dir(root: &Path, suite: &str) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(root.join(suite))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
+fn rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let header = r.headers().unwrap().iter().map(str::to_string).collect();
+    let rows = r
+        .records()
+        .map(|rec| rec.unwrap().iter().map(str::to_string).collect())
+        .collect();
+    (header, rows)
+}
+
+fn col(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name} in {header:?}"))
+}
+
+#[test]
+fn quickstart_runs_and_its_csv_holds_the_measurements() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = sbsuite()
+        .args([
+            "run",
+            "suites/quickstart.toml",
+            "--set",
+            "time=1",
+            "--progress",
+            "plain",
+            "--results-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // sysbench-shaped reports, one per step.
+    assert_eq!(stdout.matches("Threads started!").count(), 2, "{stdout}");
+    assert_eq!(
+        stdout.matches("CPU speed:\n    events per second:").count(),
+        2,
+        "{stdout}"
+    );
+    assert!(stdout.contains("[ 1s ] thds: 2 eps: "), "{stdout}");
+    assert!(stdout.contains("         95th percentile:"), "{stdout}");
+    assert!(stderr.contains("[sbsuite] step 2/2 run cpu-t2"), "{stderr}");
+
+    let run = run_dir(dir.path(), "quickstart");
+    let (header, data) = rows(&run.join("results.csv"));
+    assert_eq!(
+        &header[..6],
+        ["run_id", "step", "name", "variant", "workload", "threads"]
+    );
+    assert_eq!(data.len(), 2);
+    for (i, row) in data.iter().enumerate() {
+        assert_eq!(row[col(&header, "status")], "ok");
+        assert_eq!(row[col(&header, "threads")], (i + 1).to_string());
+        assert_eq!(row[col(&header, "workload")], "cpu");
+        let events: u64 = row[col(&header, "events")].parse().unwrap();
+        assert!(events > 0);
+        let seconds: f64 = row[col(&header, "seconds")].parse().unwrap();
+        assert!((0.9..3.0).contains(&seconds), "{seconds}");
+        let eps: f64 = row[col(&header, "eps")].parse().unwrap();
+        assert!(
+            (eps - events as f64 / seconds).abs() / eps < 0.05,
+            "eps {eps} vs {events}/{seconds}"
+        );
+        let lat = |c: &str| -> f64 { row[col(&header, c)].parse().unwrap() };
+        assert!(lat("lat_min") <= lat("lat_p50") && lat("lat_p50") <= lat("lat_p95"));
+        assert!(lat("lat_p95") <= lat("lat_p99") && lat("lat_p99") <= lat("lat_max"));
+        assert_eq!(
+            lat("lat_pct"),
+            lat("lat_p95"),
+            "percentile = 95 in the quickstart"
+        );
+        assert_eq!(row[col(&header, "tps")], "", "cpu has no transactions");
+    }
+    let (_, intervals) = rows(&run.join("intervals.csv"));
+    assert!(intervals.len() >= 2, "{intervals:?}");
+    let hist: Vec<_> = std::fs::read_dir(run.join("histograms")).unwrap().collect();
+    assert_eq!(hist.len(), 2);
+    assert!(run.join("suite.toml").exists() && run.join("plan.json").exists());
+}
+
+#[test]
+fn events_limit_is_exact_and_passwords_never_reach_the_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("s.toml");
+    std::fs::write(
+        &suite,
+        "[suite]\nname = \"ev\"\n[target]\ndriver = \"mysql\"\npassword = \"hunter2\"\n[defaults]\nworkload = \"cpu\"\ntime = 0\nevents = 500\ncpu_max_prime = 2000\n[matrix]\nthreads = [1, 2]\n",
+    )
+    .unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .arg("--results-dir")
+        .arg(dir.path())
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("hunter2"));
+    let run = run_dir(dir.path(), "ev");
+    let (header, data) = rows(&run.join("results.csv"));
+    for row in &data {
+        assert_eq!(row[col(&header, "events")], "500");
+    }
+    for entry in std::fs::read_dir(&run).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_file() {
+            assert!(
+                !std::fs::read_to_string(&p).unwrap().contains("hunter2"),
+                "{p:?} leaks the password"
+            );
+        }
+    }
+    let plan = sbsuite().arg("plan").arg(&suite).output().unwrap();
+    assert!(!String::from_utf8_lossy(&plan.stdout).contains("hunter2"));
+}
+
+fn wait_for_rows(path: &Path, n: usize, limit: Duration) {
+    let start = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.lines().count() > n
+        {
+            return;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "no {n} rows in {path:?} after {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn interrupt(pid: u32) {
+    // SAFETY: sends a signal to our own child, identified by its pid.
+    let rc = unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    assert_eq!(rc, 0);
+}
+
+#[test]
+fn ctrl_c_keeps_finished_rows_and_marks_the_current_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = StdCommand::cargo_bin("sbsuite")
+        .unwrap()
+        .args([
+            "run",
+            "suites/quickstart.toml",
+            "--set",
+            "matrix.threads=[1,2,4]",
+            "--set",
+            "time=2",
+            "--progress",
+            "off",
+            "--results-dir",
+        ])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let results = loop {
+        if let Ok(mut d) = std::fs::read_dir(dir.path().join("quickstart"))
+            && let Some(Ok(e)) = d.next()
+        {
+            break e.path().join("results.csv");
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "sbsuite ended before writing results"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no run directory after 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    wait_for_rows(&results, 1, Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(500)); // inside step 2
+    interrupt(child.id());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let (header, data) = rows(&results);
+    assert_eq!(data.len(), 2, "{data:?}");
+    assert_eq!(data[0][col(&header, "status")], "ok");
+    assert_eq!(data[1][col(&header, "status")], "interrupted");
+    let seconds: f64 = data[1][col(&header, "seconds")].parse().unwrap();
+    assert!(seconds < 1.9, "step 2 stopped early, ran {seconds}s");
+}
+
+#[test]
+fn second_ctrl_c_exits_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = StdCommand::cargo_bin("sbsuite")
+        .unwrap()
+        .args([
+            "run",
+            "suites/quickstart.toml",
+            "--set",
+            "time=60",
+            "--progress",
+            "off",
+            "--results-dir",
+        ])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the first step is running (its report banner is printed).
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("Threads started!") {
+        let n = std::io::Read::read(&mut stdout, &mut buf).unwrap();
+        assert!(n > 0, "sbsuite ended early");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let start = Instant::now();
+    interrupt(child.id());
+    interrupt(child.id());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        start.elapsed()
+    );
+}
