@@ -2,19 +2,10 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
-use predicates::prelude::*;
+mod common;
 
-fn sbsuite() -> Command {
-    let mut cmd = Command::cargo_bin("sbsuite").unwrap();
-    // Keep the developer's own SBSUITE_* variables out of the tests.
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SBSUITE_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd
-}
+use common::sbsuite;
+use predicates::prelude::*;
 
 fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     let p = dir.join(name);

@@ -4,18 +4,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
-use assert_cmd::cargo::CommandCargoExt;
+mod common;
 
-fn sbsuite() -> Command {
-    let mut cmd = Command::cargo_bin("sbsuite").unwrap();
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SBSUITE_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd
-}
+use assert_cmd::cargo::CommandCargoExt;
+use common::sbsuite;
 
 /// The only run directory under `root/<suite>/`.
 fn run_dir(root: &Path, suite: &str) -> PathBuf {
