@@ -23,6 +23,9 @@ pub enum Kind {
     Size,
     Str,
     Enum(&'static [&'static str]),
+    /// A comma-separated list (sysbench's LIST): `"direct,sync"` or `["direct", "sync"]`;
+    /// with `Some(choices)` every item must be one of them. Normalised to a list of strings.
+    List(Option<&'static [&'static str]>),
 }
 
 impl Kind {
@@ -36,6 +39,8 @@ impl Kind {
             Kind::Size => "a size (bytes, or a number with K, M, G or T, e.g. \"16K\")".into(),
             Kind::Str => "a string".into(),
             Kind::Enum(choices) => format!("one of {}", choices.join(", ")),
+            Kind::List(Some(choices)) => format!("a list of {}", choices.join(", ")),
+            Kind::List(None) => "a comma-separated list".into(),
         }
     }
 
@@ -100,6 +105,27 @@ impl Kind {
                 Value::Str(s) if choices.contains(&s.as_str()) => Ok(Value::Str(s.clone())),
                 _ => Err(found()),
             },
+            Kind::List(choices) => {
+                let items: Vec<String> = match v {
+                    Value::List(items) => items.iter().map(Value::to_string).collect(),
+                    Value::Str(s) => s
+                        .split(',')
+                        .map(|i| i.trim().to_string())
+                        .filter(|i| !i.is_empty())
+                        .collect(),
+                    Value::Int(_) | Value::Float(_) => vec![v.to_string()],
+                    Value::Bool(_) => return Err(found()),
+                };
+                if let Some(choices) = choices
+                    && let Some(bad) = items.iter().find(|i| !choices.contains(&i.as_str()))
+                {
+                    return Err(format!(
+                        "unknown item `{bad}`: expected {}",
+                        self.describe()
+                    ));
+                }
+                Ok(Value::List(items.into_iter().map(Value::Str).collect()))
+            }
         }
     }
 }
@@ -209,6 +235,114 @@ pub static GENERAL: &[OptSpec] = &[
         default: Some("95"),
         help: "latency percentile to report (any value, e.g. 99.9); p50, p95 and p99 are always stored",
     },
+    OptSpec {
+        name: "forced_shutdown",
+        kind: Kind::Str,
+        default: Some("off"),
+        help: "seconds (N) or percentage of time (N%) to wait after the time limit before forcing shutdown, or 'off'",
+    },
+    OptSpec {
+        name: "thread_stack_size",
+        kind: Kind::Size,
+        default: Some("64K"),
+        help: "size of stack per thread",
+    },
+    OptSpec {
+        name: "rate",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "average events per second (Poisson arrivals; latency counts queue time), 0 = unlimited",
+    },
+    OptSpec {
+        name: "report_checkpoints",
+        kind: Kind::List(None),
+        default: Some("\"\""),
+        help: "seconds at which to print a full report and reset the statistics, e.g. \"10,20\"",
+    },
+    OptSpec {
+        name: "histogram",
+        kind: Kind::Bool,
+        default: Some("false"),
+        help: "print the latency histogram in the report",
+    },
+    OptSpec {
+        name: "warmup_time",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "seconds to run before measuring; warmup events are excluded from every statistic",
+    },
+    OptSpec {
+        name: "rand_type",
+        kind: Kind::Enum(&["uniform", "gaussian", "special", "pareto", "zipfian"]),
+        default: Some("special"),
+        help: "random numbers distribution",
+    },
+    OptSpec {
+        name: "rand_spec_iter",
+        kind: Kind::Int {
+            min: 1,
+            max: UNBOUNDED,
+        },
+        default: Some("12"),
+        help: "number of iterations for the special and gaussian distributions",
+    },
+    OptSpec {
+        name: "rand_spec_pct",
+        kind: Kind::Int { min: 0, max: 100 },
+        default: Some("1"),
+        help: "percentage of values treated as 'special' (special distribution)",
+    },
+    OptSpec {
+        name: "rand_spec_res",
+        kind: Kind::Int { min: 0, max: 100 },
+        default: Some("75"),
+        help: "percentage of 'special' values to use (special distribution)",
+    },
+    OptSpec {
+        name: "rand_pareto_h",
+        kind: Kind::Float {
+            min: 0.000001,
+            max: 0.999999,
+        },
+        default: Some("0.2"),
+        help: "parameter h for the pareto distribution",
+    },
+    OptSpec {
+        name: "rand_zipfian_exp",
+        kind: Kind::Float {
+            min: 0.0,
+            max: 1000.0,
+        },
+        default: Some("0.8"),
+        help: "shape parameter (exponent) of the zipfian distribution",
+    },
+    OptSpec {
+        name: "rand_seed",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "seed for the random number generators; 0 = from the current time. A seed makes every thread's stream reproducible",
+    },
+    OptSpec {
+        name: "debug",
+        kind: Kind::Bool,
+        default: Some("false"),
+        help: "print more debugging info (per-thread statistics)",
+    },
+    OptSpec {
+        name: "validate",
+        kind: Kind::Bool,
+        default: Some("false"),
+        help: "perform validation checks where possible (fileio checksums)",
+    },
 ];
 
 static CPU: &[OptSpec] = &[OptSpec {
@@ -220,6 +354,198 @@ static CPU: &[OptSpec] = &[OptSpec {
     default: Some("10000"),
     help: "upper limit for primes generator",
 }];
+
+static MEMORY: &[OptSpec] = &[
+    OptSpec {
+        name: "memory_block_size",
+        kind: Kind::Size,
+        default: Some("1K"),
+        help: "size of memory block for test (a power of 2, at least 8)",
+    },
+    OptSpec {
+        name: "memory_total_size",
+        kind: Kind::Size,
+        default: Some("100G"),
+        help: "total size of data to transfer",
+    },
+    OptSpec {
+        name: "memory_scope",
+        kind: Kind::Enum(&["global", "local"]),
+        default: Some("global"),
+        help: "memory access scope",
+    },
+    OptSpec {
+        name: "memory_hugetlb",
+        kind: Kind::Bool,
+        default: Some("false"),
+        help: "allocate memory from HugeTLB pool",
+    },
+    OptSpec {
+        name: "memory_oper",
+        kind: Kind::Enum(&["read", "write", "none"]),
+        default: Some("write"),
+        help: "type of memory operations",
+    },
+    OptSpec {
+        name: "memory_access_mode",
+        kind: Kind::Enum(&["seq", "rnd"]),
+        default: Some("seq"),
+        help: "memory access mode",
+    },
+];
+
+static THREADS: &[OptSpec] = &[
+    OptSpec {
+        name: "thread_yields",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("1000"),
+        help: "number of yields to do per request",
+    },
+    OptSpec {
+        name: "thread_locks",
+        kind: Kind::Int {
+            min: 1,
+            max: UNBOUNDED,
+        },
+        default: Some("8"),
+        help: "number of locks per thread",
+    },
+];
+
+static MUTEX: &[OptSpec] = &[
+    OptSpec {
+        name: "mutex_num",
+        kind: Kind::Int {
+            min: 1,
+            max: UNBOUNDED,
+        },
+        default: Some("4096"),
+        help: "total size of mutex array",
+    },
+    OptSpec {
+        name: "mutex_locks",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("50000"),
+        help: "number of mutex locks to do per thread",
+    },
+    OptSpec {
+        name: "mutex_loops",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("10000"),
+        help: "number of empty loops to do outside mutex lock",
+    },
+];
+
+/// fileio test modes, in sysbench's order.
+pub const FILE_TEST_MODES: &[&str] = &["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"];
+
+static FILEIO: &[OptSpec] = &[
+    OptSpec {
+        name: "file_num",
+        kind: Kind::Int {
+            min: 1,
+            max: UNBOUNDED,
+        },
+        default: Some("128"),
+        help: "number of files to create",
+    },
+    OptSpec {
+        name: "file_block_size",
+        kind: Kind::Size,
+        default: Some("16384"),
+        help: "block size to use in all IO operations",
+    },
+    OptSpec {
+        name: "file_total_size",
+        kind: Kind::Size,
+        default: Some("2G"),
+        help: "total size of files to create",
+    },
+    OptSpec {
+        name: "file_test_mode",
+        kind: Kind::Enum(FILE_TEST_MODES),
+        default: None,
+        help: "test mode {seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw} (required for run)",
+    },
+    OptSpec {
+        name: "file_io_mode",
+        kind: Kind::Enum(&["sync", "async", "mmap"]),
+        default: Some("sync"),
+        help: "file operations mode {sync,async,mmap}",
+    },
+    OptSpec {
+        name: "file_async_backlog",
+        kind: Kind::Int {
+            min: 1,
+            max: UNBOUNDED,
+        },
+        default: Some("128"),
+        help: "number of asynchronous operations to queue per thread",
+    },
+    OptSpec {
+        name: "file_extra_flags",
+        kind: Kind::List(Some(&["sync", "dsync", "direct"])),
+        default: Some("\"\""),
+        help: "list of additional flags to use to open files {sync,dsync,direct}",
+    },
+    OptSpec {
+        name: "file_fsync_freq",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("100"),
+        help: "do fsync() after this number of requests (0 - don't use fsync())",
+    },
+    OptSpec {
+        name: "file_fsync_all",
+        kind: Kind::Bool,
+        default: Some("false"),
+        help: "do fsync() after each write operation",
+    },
+    OptSpec {
+        name: "file_fsync_end",
+        kind: Kind::Bool,
+        default: Some("true"),
+        help: "do fsync() at the end of test",
+    },
+    OptSpec {
+        name: "file_fsync_mode",
+        kind: Kind::Enum(&["fsync", "fdatasync"]),
+        default: Some("fsync"),
+        help: "which method to use for synchronization {fsync, fdatasync}",
+    },
+    OptSpec {
+        name: "file_merged_requests",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "merge at most this number of IO requests if possible (0 - don't merge)",
+    },
+    OptSpec {
+        name: "file_rw_ratio",
+        kind: Kind::Float { min: 0.0, max: 1e9 },
+        default: Some("1.5"),
+        help: "reads/writes ratio for combined test",
+    },
+    OptSpec {
+        name: "file_dir",
+        kind: Kind::Str,
+        default: Some("."),
+        help: "directory for the test files (sbsuite extension; sysbench uses the working directory)",
+    },
+];
 
 static OLTP_COMMON: &[OptSpec] = &[
     OptSpec {
@@ -423,15 +749,50 @@ const fn oltp(name: &'static str, summary: &'static str, fresh_per_run: bool) ->
     }
 }
 
-/// Every workload sbsuite knows, in help order.
-pub static WORKLOADS: &[WorkloadSpec] = &[
+const fn system(
+    name: &'static str,
+    summary: &'static str,
+    options: &'static [&'static [OptSpec]],
+) -> WorkloadSpec {
     WorkloadSpec {
-        name: "cpu",
-        summary: "CPU performance test (prime numbers by trial division)",
-        options: &[CPU],
+        name,
+        summary,
+        options,
         data: DataSpec {
             family: None,
             keys: &[],
+            fresh_per_run: false,
+        },
+        needs_target: false,
+    }
+}
+
+static CPU_ONLY: &[&[OptSpec]] = &[CPU];
+static MEMORY_ONLY: &[&[OptSpec]] = &[MEMORY];
+static THREADS_ONLY: &[&[OptSpec]] = &[THREADS];
+static MUTEX_ONLY: &[&[OptSpec]] = &[MUTEX];
+
+/// Every workload sbsuite knows, in help order.
+pub static WORKLOADS: &[WorkloadSpec] = &[
+    system(
+        "cpu",
+        "CPU performance test (prime numbers by trial division)",
+        CPU_ONLY,
+    ),
+    system("memory", "Memory functions speed test", MEMORY_ONLY),
+    system(
+        "threads",
+        "Threads subsystem performance test (yields under contended locks)",
+        THREADS_ONLY,
+    ),
+    system("mutex", "Mutex performance test", MUTEX_ONLY),
+    WorkloadSpec {
+        name: "fileio",
+        summary: "File I/O test",
+        options: &[FILEIO],
+        data: DataSpec {
+            family: Some("fileio"),
+            keys: &["file_num", "file_total_size", "file_dir", "validate"],
             fresh_per_run: false,
         },
         needs_target: false,

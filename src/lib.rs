@@ -14,6 +14,7 @@ pub mod cli;
 pub mod commands;
 pub mod engine;
 pub mod plan;
+pub mod random;
 pub mod report;
 pub mod results;
 pub mod runner;

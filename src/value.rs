@@ -206,4 +206,13 @@ impl Options {
     pub fn text(&self, key: &str) -> &str {
         self.get(key).and_then(Value::as_str).unwrap_or("")
     }
+
+    /// A list option's items (empty when unset).
+    pub fn list(&self, key: &str) -> Vec<String> {
+        match self.get(key) {
+            Some(Value::List(items)) => items.iter().map(Value::to_string).collect(),
+            Some(Value::Str(s)) if !s.is_empty() => s.split(',').map(str::to_string).collect(),
+            _ => Vec::new(),
+        }
+    }
 }

@@ -54,6 +54,21 @@ pub trait Workload: Sync {
         Ok(())
     }
 
+    /// Called for each interim report before it is printed (on the collector thread, not on the
+    /// hot path): add workload metrics to `sample` (they go to intervals.csv) and return the line
+    /// to print instead of the default `[ Ns ] thds: … eps: …` line, if the test has its own
+    /// (memory's `[ 1s ] X MiB/sec`, fileio's reads/writes/fsyncs line).
+    fn interim(&self, sample: &mut IntervalSample) -> Option<String> {
+        let _ = sample;
+        None
+    }
+
+    /// Called once after the workers have finished, before the report: add workload metrics
+    /// (memory's MiB/s, fileio's operation rates) to `outcome`.
+    fn finish_outcome(&self, outcome: &mut StepOutcome) {
+        let _ = outcome;
+    }
+
     /// The `prepare` (or `cleanup`) command. Workloads without data keep this no-op.
     fn prepare(
         &self,
@@ -406,7 +421,7 @@ pub fn run(
             .map(|e| EngineError::Failed(format!("could not start worker threads: {e}")));
         if write_error.is_none()
             && !shared.abort.load(Ordering::Relaxed)
-            && let Err(e) = collect(&shared, start, out, on_interval)
+            && let Err(e) = collect(&shared, workload, start, out, on_interval)
         {
             write_error = Some(io_err(e));
             shared.abort.store(true, Ordering::Relaxed);
@@ -446,7 +461,10 @@ pub fn run(
         fairness_time_stddev: fairness.time_stddev,
         histogram,
         interrupted,
+        metrics: Vec::new(),
     };
+    let mut outcome = outcome;
+    workload.finish_outcome(&mut outcome);
     workload.report(&outcome, out).map_err(io_err)?;
     console::write_final_report(out, &outcome).map_err(io_err)?;
     out.flush().map_err(io_err)?;
@@ -456,6 +474,7 @@ pub fn run(
 /// The collector loop: prints interim lines on an absolute schedule until every worker is gone.
 fn collect(
     shared: &Shared<'_>,
+    workload: &dyn Workload,
     start: Instant,
     out: &mut dyn Write,
     on_interval: &mut dyn FnMut(&IntervalSample),
@@ -505,8 +524,11 @@ fn collect(
             interval = None; // the run ended before this tick
             continue;
         }
-        let sample = sampler.sample(&shared.slots, start, threads, cfg.percentile);
-        writeln!(out, "{}", console::interval_line(&sample, cfg.percentile))?;
+        let mut sample = sampler.sample(&shared.slots, start, threads, cfg.percentile);
+        match workload.interim(&mut sample) {
+            Some(line) => writeln!(out, "{line}")?,
+            None => writeln!(out, "{}", console::interval_line(&sample, cfg.percentile))?,
+        }
         out.flush()?;
         on_interval(&sample);
         tick = tick.saturating_add(1);

@@ -61,6 +61,33 @@ pub struct IntervalSample {
     pub lat_pct_ms: f64,
     pub errors_ps: Option<f64>,
     pub reconnects_ps: Option<f64>,
+    /// Workload-specific measurements over this interval, named from [`METRICS`].
+    pub metrics: Metrics,
+}
+
+/// Workload-specific measurements: `(name, value)` with names from [`METRICS`].
+pub type Metrics = Vec<(&'static str, f64)>;
+
+/// Measurements that only some workloads have. Each gets a CSV column in results.csv and
+/// intervals.csv (empty for workloads without it): `(name, meaning)`.
+pub const METRICS: &[(&str, &str)] = &[
+    ("mib_per_s", "memory: MiB transferred per second"),
+    ("total_mib", "memory: MiB transferred"),
+    ("file_reads_ps", "fileio: read operations per second"),
+    ("file_writes_ps", "fileio: write operations per second"),
+    ("file_fsyncs_ps", "fileio: fsync operations per second"),
+    ("read_mib_per_s", "fileio: MiB read per second"),
+    ("written_mib_per_s", "fileio: MiB written per second"),
+    (
+        "queue_length",
+        "rate: events waiting in the queue (intervals only)",
+    ),
+    ("concurrency", "rate: events in progress (intervals only)"),
+];
+
+/// The value of metric `name`, if the workload reported it.
+pub fn metric(metrics: &Metrics, name: &str) -> Option<f64> {
+    metrics.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
 }
 
 /// Latency summary in milliseconds.
@@ -96,6 +123,8 @@ pub struct StepOutcome {
     pub histogram: hdrhistogram::Histogram<u64>,
     /// The step was stopped by the stop flag before its limits were reached.
     pub interrupted: bool,
+    /// Workload-specific measurements over the whole run, named from [`METRICS`].
+    pub metrics: Metrics,
 }
 
 #[derive(Clone, Debug, Default)]

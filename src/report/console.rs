@@ -205,6 +205,7 @@ mod tests {
             fairness_time_stddev: 0.0,
             histogram: hdrhistogram::Histogram::new(3).expect("valid sigfig"),
             interrupted: false,
+            metrics: Vec::new(),
         }
     }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::ResultsError;
-use crate::engine::{IntervalSample, StepOutcome};
+use crate::engine::{IntervalSample, METRICS, StepOutcome, metric};
 use crate::plan::Step;
 
 /// Fixed columns of `results.csv` before the extra matrix axes.
@@ -45,6 +45,7 @@ pub const RESULTS_TRAILING_COLUMNS: &[&str] = &[
     "lat_pct",
     "fairness_events_stddev",
     "fairness_time_stddev",
+    // then one column per entry of engine::METRICS, then:
     "status",
     "error",
 ];
@@ -68,6 +69,33 @@ pub const INTERVAL_COLUMNS: &[&str] = &[
     "errors_ps",
     "reconnects_ps",
 ];
+
+/// The fixed trailing columns with the workload metrics inserted before `status`.
+fn trailing_columns() -> impl Iterator<Item = String> {
+    let (measures, tail) = RESULTS_TRAILING_COLUMNS.split_at(RESULTS_TRAILING_COLUMNS.len() - 2);
+    measures
+        .iter()
+        .map(|c| c.to_string())
+        .chain(METRICS.iter().map(|(m, _)| m.to_string()))
+        .chain(tail.iter().map(|c| c.to_string()))
+}
+
+/// Every `intervals.csv` column: [`INTERVAL_COLUMNS`] then the workload metrics.
+pub fn interval_columns() -> Vec<String> {
+    INTERVAL_COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .chain(METRICS.iter().map(|(m, _)| m.to_string()))
+        .collect()
+}
+
+fn metric_cells(metrics: &crate::engine::Metrics) -> impl Iterator<Item = String> + '_ {
+    METRICS.iter().map(|(name, _)| {
+        metric(metrics, name)
+            .map(|v| fmt_float(v, RATE_DECIMALS))
+            .unwrap_or_default()
+    })
+}
 
 /// Prefix given to a matrix axis whose name collides with a fixed column (an axis called
 /// `status` would otherwise make two `status` columns).
@@ -104,6 +132,10 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `lat_pct` | latency at `percentile`, ms |
 | `fairness_events_stddev` | stddev of events per thread |
 | `fairness_time_stddev` | stddev of execution time per thread, seconds |
+| `mib_per_s`, `total_mib` | memory: MiB transferred per second and in total |
+| `file_reads_ps`, `file_writes_ps`, `file_fsyncs_ps` | fileio: operations per second (sysbench's `File operations:`) |
+| `read_mib_per_s`, `written_mib_per_s` | fileio: throughput (sysbench's `Throughput:`) |
+| `queue_length`, `concurrency` | `rate` runs: always empty here, filled in intervals.csv |
 | `status` | `ok`, `failed` (engine error, or its prepare failed) or `interrupted` (stopped by Ctrl-C/SIGTERM; the measurements cover the part that ran) |
 | `error` | the error message when `failed` (or why an interrupted step ended), else empty |
 
@@ -115,9 +147,10 @@ does not exist (a failed step, `tps` of a cpu run, a rate over zero seconds) is 
 
 One row per interim report (sysbench's `[ 10s ] …` lines): `run_id, step, name, variant, time,
 threads, eps, tps, qps, reads_ps, writes_ps, other_ps, lat_pct, percentile, errors_ps,
-reconnects_ps`. `time` is seconds since the step started; `*_ps` are per-second rates over the
-interval; `lat_pct` is the latency (ms) at `percentile` over the interval. SQL columns are empty
-for non-SQL workloads.
+reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `written_mib_per_s`,
+`queue_length`, `concurrency`). `time` is seconds since the step started; `*_ps` are per-second
+rates over the interval; `lat_pct` is the latency (ms) at `percentile` over the interval. SQL and
+workload columns are empty for workloads that do not have them.
 
 ### histograms/
 
@@ -180,7 +213,7 @@ pub fn results_columns(axes: &[String]) -> Vec<String> {
         .iter()
         .map(|c| c.to_string())
         .chain(extra_axis_columns(axes).into_iter().map(|(h, _)| h))
-        .chain(RESULTS_TRAILING_COLUMNS.iter().map(|c| c.to_string()))
+        .chain(trailing_columns())
         .collect()
 }
 
@@ -275,10 +308,11 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
             rec.push(ms(l.pct_ms));
             rec.push(fmt_float(o.fairness_events_stddev, 2));
             rec.push(fmt_float(o.fairness_time_stddev, SECONDS_DECIMALS));
+            rec.extend(metric_cells(&o.metrics));
         }
         None => {
-            // seconds … fairness_time_stddev: 21 measurement cells, all empty.
-            rec.extend(std::iter::repeat_n(String::new(), 21));
+            // seconds … fairness_time_stddev and the metrics: all empty.
+            rec.extend(std::iter::repeat_n(String::new(), 21 + METRICS.len()));
         }
     }
     rec.push(row.status.as_str().to_string());
@@ -288,7 +322,7 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
 
 /// One `intervals.csv` record, in [`INTERVAL_COLUMNS`] order.
 pub fn interval_record(run_id: &str, step: &Step, sample: &IntervalSample) -> Vec<String> {
-    vec![
+    let mut rec = vec![
         run_id.to_string(),
         step.index.to_string(),
         step.name.clone(),
@@ -305,7 +339,9 @@ pub fn interval_record(run_id: &str, step: &Step, sample: &IntervalSample) -> Ve
         step_value(step, "percentile"),
         opt_rate(sample.errors_ps),
         opt_rate(sample.reconnects_ps),
-    ]
+    ];
+    rec.extend(metric_cells(&sample.metrics));
+    rec
 }
 
 /// An append-only CSV file whose header is written at creation. [`CsvFile::write`] leaves the

@@ -136,7 +136,7 @@ impl ResultStore {
         fs::create_dir(&hist_dir).map_err(io_err(&hist_dir))?;
 
         let results = CsvFile::create(&dir.join(RESULTS_FILE), &results_columns(&plan.axes))?;
-        let intervals = CsvFile::create(&dir.join(INTERVALS_FILE), INTERVAL_COLUMNS)?;
+        let intervals = CsvFile::create(&dir.join(INTERVALS_FILE), &csv::interval_columns())?;
         Ok(ResultStore {
             run_id,
             extra_axes: csv::extra_axis_columns(&plan.axes),
@@ -276,6 +276,7 @@ mod tests {
             fairness_time_stddev: 0.01,
             histogram,
             interrupted: false,
+            metrics: Vec::new(),
         }
     }
 
@@ -319,7 +320,20 @@ mod tests {
         assert_eq!(cols.last().unwrap(), "error");
         assert_eq!(
             cols.len(),
-            RESULTS_LEADING_COLUMNS.len() + 3 + RESULTS_TRAILING_COLUMNS.len()
+            RESULTS_LEADING_COLUMNS.len()
+                + 3
+                + RESULTS_TRAILING_COLUMNS.len()
+                + crate::engine::METRICS.len()
+        );
+        let status = cols.iter().position(|c| c == "status").unwrap();
+        assert_eq!(
+            cols[status - 1],
+            "concurrency",
+            "metrics sit just before status"
+        );
+        assert_eq!(
+            cols[status - crate::engine::METRICS.len() - 1],
+            "fairness_time_stddev"
         );
         // The documented contract: these exact trailing names, in this order.
         assert_eq!(
@@ -409,9 +423,9 @@ mod tests {
         assert_eq!(col(&header, r, "error"), "");
 
         let (iheader, irows) = read_rows(store.intervals_path());
-        assert_eq!(iheader.join(","), INTERVAL_COLUMNS.join(","));
+        assert_eq!(iheader.join(","), csv::interval_columns().join(","));
         assert_eq!(
-            irows[0],
+            irows[0][..16],
             [
                 "20261103-140509",
                 "2",

@@ -445,6 +445,7 @@ mod tests {
             fairness_time_stddev: 0.0,
             histogram,
             interrupted,
+            metrics: Vec::new(),
         }
     }
 

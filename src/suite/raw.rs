@@ -162,6 +162,10 @@ fn option_schema(name: &str) -> serde_json::Value {
         }
         Kind::Str => json!({ "type": "string" }),
         Kind::Enum(choices) => json!({ "enum": choices }),
+        Kind::List(Some(choices)) => {
+            json!({ "anyOf": [{ "type": "string" }, { "type": "array", "items": { "enum": choices } }] })
+        }
+        Kind::List(None) => json!({ "anyOf": [{ "type": "string" }, { "type": "array" }] }),
     };
     let default = spec
         .default
