@@ -1,40 +1,72 @@
 #!/usr/bin/env bash
-# Side-by-side speed of sbsuite and sysbench 1.0.20 on this machine, alternating the two in
-# every round so that machine noise hits both alike. Prints the median events/s of each and the
-# ratio sbsuite/sysbench (>= 1.0 means sbsuite is at least as fast).
+# Side-by-side speed of sbsuite and sysbench 1.0.20 on this machine. For every case, the two run
+# alternately (A/B in every round, same options, same machine) so that machine noise hits both
+# alike; the script prints the median of each and the ratio sbsuite/sysbench.
 #
-#   bench/sysbench-compare.sh [ROUNDS] [SECONDS]        (default 5 rounds of 5 s)
+#   bench/sysbench-compare.sh [ROUNDS] [SECONDS] [CASE...]     (default: 5 rounds of 5 s, all cases)
 #
-# Installs sysbench from the system packages when missing (as root) and builds sbsuite in
-# release mode.
+# Cases live in bench/cases/*.sh; each defines `case_<name>` functions that call `ab` (below).
+# Installs sysbench from the system packages when missing (as root); builds sbsuite in release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${1:-5}
-secs=${2:-5}
+ROUNDS=${1:-5}
+SECS=${2:-5}
+shift $(( $# > 2 ? 2 : $# )) || true
 if ! command -v sysbench >/dev/null; then
   echo "installing sysbench from the system packages" >&2
   apt-get install -y sysbench >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y sysbench >/dev/null; }
 fi
-sysbench --version
 cargo build --release --quiet
-sb=target/release/sbsuite
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+SBSUITE=$PWD/target/release/sbsuite
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+export ROUNDS SECS SBSUITE TMP
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
-echo "workload,threads,rounds,seconds,sysbench_eps_median,sbsuite_eps_median,ratio"
-for threads in 1 2; do
-  : > "$tmp/sys" ; : > "$tmp/sbs"
-  for r in $(seq "$rounds"); do
-    sysbench cpu --threads="$threads" --time="$secs" run \
-      | awk '/events per second:/ {print $4}' >> "$tmp/sys"
-    rm -rf "$tmp/res"
-    "$sb" run suites/quickstart.toml --quiet --results-dir "$tmp/res" \
-      --set time="$secs" --set report_interval=0 --set "matrix.threads=[$threads]" > /dev/null
-    python3 -c "import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(r[0]['eps'])" \
-      "$(find "$tmp/res" -name results.csv)" >> "$tmp/sbs"
+# sbs_metric COLUMN KEY=VALUE...: runs one sbsuite step of bench/one.toml with the given
+# options (in a scratch directory) and prints COLUMN of its results.csv row.
+sbs_metric() {
+  local col=$1; shift
+  local sets=()
+  for kv in "$@"; do sets+=(--set "$kv"); done
+  rm -rf "$TMP/res"
+  (cd "$TMP/work" && "$SBSUITE" run "$OLDPWD/bench/one.toml" --quiet --results-dir "$TMP/res" \
+     --set time="$SECS" --set report_interval=0 "${sets[@]}" > "$TMP/sbs.out")
+  python3 -c "import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(r[0][sys.argv[2]])" \
+    "$(find "$TMP/res" -name results.csv)" "$col"
+}
+
+# sys_metric AWK_PROGRAM SYSBENCH_ARGS...: runs sysbench (in the scratch directory) and prints
+# what the awk program extracts from its output.
+sys_metric() {
+  local prog=$1; shift
+  (cd "$TMP/work" && sysbench "$@" --time="$SECS" run) | awk "$prog"
+}
+
+# ab NAME UNIT HIGHER_IS_BETTER SYSBENCH_CMD SBSUITE_CMD: alternates the two commands ROUNDS
+# times, each printing one number, then prints the CSV line of the case. HIGHER_IS_BETTER is 1
+# for rates (target ratio >= 1) and 0 for times (target ratio <= 1).
+ab() {
+  local name=$1 unit=$2 higher=$3 sys_cmd=$4 sbs_cmd=$5
+  : > "$TMP/a"; : > "$TMP/b"
+  for _ in $(seq "$ROUNDS"); do
+    eval "$sys_cmd" >> "$TMP/a"
+    eval "$sbs_cmd" >> "$TMP/b"
   done
-  a=$(median < "$tmp/sys"); b=$(median < "$tmp/sbs")
-  echo "cpu,$threads,$rounds,$secs,$a,$b,$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b/a}')"
-done
+  local a b
+  a=$(median < "$TMP/a"); b=$(median < "$TMP/b")
+  local goal=">= 1.00"
+  [ "$higher" = 1 ] || goal="<= 1.00"
+  echo "$name,$unit,$ROUNDS,$SECS,$a,$b,$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b/a}'),$goal"
+}
+export -f median sbs_metric sys_metric
+
+mkdir -p "$TMP/work"
+for f in bench/cases/*.sh; do source "$f"; done
+echo "case,unit,rounds,seconds,sysbench_median,sbsuite_median,ratio_sbsuite_over_sysbench,target"
+cases=("$@")
+if [ ${#cases[@]} -eq 0 ]; then
+  mapfile -t cases < <(declare -F | awk '{print $3}' | grep '^case_' | sed 's/^case_//')
+fi
+for c in "${cases[@]}"; do "case_$c"; done
