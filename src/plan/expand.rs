@@ -86,13 +86,23 @@ struct Run {
 pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     let mut errors = Vec::new();
     let mut runs = Vec::new();
-    for cell in cells(&suite.matrix) {
+    for mut cell in cells(&suite.matrix) {
         match resolve(suite, &cell) {
-            Ok((spec, options)) => runs.push(Run {
-                cell,
-                spec,
-                options,
-            }),
+            Ok((spec, options)) => {
+                // An axis that does not apply to this workload (memory_oper for cpu) must not
+                // multiply its runs: drop it from the cell, and the cell if it is then a repeat.
+                cell.retain(|k, _| k == "workload" || spec.option(k).is_some());
+                if !runs
+                    .iter()
+                    .any(|r: &Run| r.spec.name == spec.name && r.options == options)
+                {
+                    runs.push(Run {
+                        cell,
+                        spec,
+                        options,
+                    });
+                }
+            }
             Err(e) => {
                 if !errors.contains(&e) {
                     errors.push(e);
@@ -136,6 +146,11 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
         .unwrap_or_else(|| default_step_name(&axes, suite.repeat));
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    // `{{ file_block_size | size }}` writes 16384 as 16K.
+    env.add_filter("size", |v: minijinja::Value| match v.as_i64() {
+        Some(bytes) if bytes >= 0 => crate::value::format_size(bytes as u64),
+        _ => v.to_string(),
+    });
     let name_error = |e: minijinja::Error| {
         ConfigErrors::from(
             suite
@@ -190,17 +205,18 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                     let mut params = run.cell.clone();
                     for a in &axes {
                         if !params.contains_key(a) {
-                            params.insert(
-                                a.clone(),
-                                run.options
-                                    .get(a)
-                                    .cloned()
-                                    .unwrap_or(Value::Str(String::new())),
-                            );
+                            // Empty for an axis that does not apply to the workload.
+                            let v = run
+                                .options
+                                .get(a)
+                                .cloned()
+                                .unwrap_or(Value::Str(String::new()));
+                            params.insert(a.clone(), v);
                         }
                     }
                     params.sort_by_cached_key(|k, _| axes.iter().position(|a| a == k));
-                    let mut ctx: IndexMap<String, Value> = run.options.0.clone();
+                    let mut ctx: IndexMap<String, Value> = params.clone();
+                    ctx.extend(run.options.0.iter().map(|(k, v)| (k.clone(), v.clone())));
                     ctx.insert("workload".into(), Value::Str(run.spec.name.into()));
                     ctx.insert("variant".into(), Value::Str(variant.clone()));
                     ctx.insert("repetition".into(), Value::Int(rep as i64));
@@ -330,7 +346,19 @@ fn default_step_name(axes: &[String], repeat: u32) -> String {
         match a.as_str() {
             "workload" => {}
             "threads" => t.push_str("-t{{ threads }}"),
-            other => t.push_str(&format!("-{other}{{{{ {other} }}}}")),
+            // Axes that do not apply to the step's workload are empty and left out.
+            other => {
+                let filter = if catalog::any_option(other)
+                    .is_some_and(|o| matches!(o.kind, catalog::Kind::Size))
+                {
+                    " | size"
+                } else {
+                    ""
+                };
+                t.push_str(&format!(
+                    "{{% if {other} != \"\" %}}-{other}{{{{ {other}{filter} }}}}{{% endif %}}"
+                ));
+            }
         }
     }
     if repeat > 1 {

@@ -110,6 +110,32 @@ fn cpu_has_no_data_steps_and_repeat_repeats_the_sweep() {
 }
 
 #[test]
+fn axes_that_do_not_apply_to_a_workload_do_not_multiply_its_runs() {
+    let text = "[suite]\nname = \"s\"\n[defaults]\ntime = 1\n[matrix]\nworkload = [\"cpu\", \"memory\"]\nmemory_block_size = [\"1K\", \"1M\"]\nthreads = [1, 2]\n";
+    let names: Vec<String> = plan(text).steps.iter().map(|s| s.name.clone()).collect();
+    assert_eq!(
+        names,
+        [
+            "cpu-t1",
+            "cpu-t2",
+            "memory-memory_block_size1K-t1",
+            "memory-memory_block_size1K-t2",
+            "memory-memory_block_size1M-t1",
+            "memory-memory_block_size1M-t2"
+        ]
+    );
+    let p = plan(text);
+    assert_eq!(
+        p.steps[0].params["memory_block_size"],
+        crate::value::Value::Str(String::new())
+    );
+    assert_eq!(
+        p.steps[2].params["memory_block_size"],
+        crate::value::Value::Int(1024)
+    );
+}
+
+#[test]
 fn exclude_include_and_zip() {
     let text = r#"[suite]
 name = "z"
