@@ -82,7 +82,7 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
                     .0
                     .iter()
                     .filter(|(k, v)| shown(&s.workload, k, v))
-                    .map(|(k, v)| format!("{k}={v}")),
+                    .map(|(k, v)| format!("{k}={}", display(k, v))),
             )
             .collect();
         let _ = writeln!(out, "{:>width$}  {}", "", opts.join(" "));
@@ -92,6 +92,19 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
         "(options at their sysbench default are not shown; --format json lists every option)"
     );
     out
+}
+
+/// Sizes read as the user writes them (`16K`, `8G`), everything else as is.
+fn display(key: &str, value: &crate::value::Value) -> String {
+    match (
+        crate::catalog::any_option(key).map(|o| o.kind),
+        value.as_i64(),
+    ) {
+        (Some(crate::catalog::Kind::Size), Some(bytes)) if bytes >= 0 => {
+            crate::value::format_size(bytes as u64)
+        }
+        _ => value.to_string(),
+    }
 }
 
 /// Options worth showing in the text listing: the ones away from the default, and the limits.
