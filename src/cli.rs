@@ -48,14 +48,22 @@ pub enum Command {
 #[command(disable_help_flag = true)]
 pub struct SysbenchArgs {
     /// `[--test=NAME | NAME | path/NAME.lua] [options] prepare|run|cleanup|help`.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "SYSBENCH ARGS")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "SYSBENCH ARGS"
+    )]
     pub args: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct ConvertArgs {
     /// One sysbench command line (after `--`), or `-` / nothing to read lines from stdin.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "SYSBENCH ARGS")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "SYSBENCH ARGS"
+    )]
     pub args: Vec<String>,
 }
 

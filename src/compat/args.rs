@@ -100,9 +100,15 @@ const CONNECTION_OPTIONS: &[&str] = &[
 
 /// Valid sysbench options that change nothing measured here; accepted with a warning.
 const IGNORED: &[(&str, &str)] = &[
-    ("verbosity", "sbsuite prints sysbench's default (level 3) output"),
+    (
+        "verbosity",
+        "sbsuite prints sysbench's default (level 3) output",
+    ),
     ("luajit_cmd", "sbsuite runs no Lua"),
-    ("thread_init_timeout", "sbsuite threads start without a timeout"),
+    (
+        "thread_init_timeout",
+        "sbsuite threads start without a timeout",
+    ),
     ("oltp_reconnect_mode", "sysbench 1.0 has no reconnect modes"),
     ("oltp_sp_name", "sysbench 1.0 has no stored-procedure test"),
     (
@@ -113,10 +119,19 @@ const IGNORED: &[(&str, &str)] = &[
         "oltp_user_delay_max",
         "sysbench 1.0 has no think time: events run back to back",
     ),
-    ("oltp_connect_delay", "sysbench 1.0 connects once per thread"),
-    ("oltp_table_name", "sysbench 1.0 tables are always sbtest1..N"),
+    (
+        "oltp_connect_delay",
+        "sysbench 1.0 connects once per thread",
+    ),
+    (
+        "oltp_table_name",
+        "sysbench 1.0 tables are always sbtest1..N",
+    ),
     ("mysql_engine_trx", "sysbench 1.0 always uses transactions"),
-    ("myisam_max_rows", "sysbench 1.0 has no MyISAM table options"),
+    (
+        "myisam_max_rows",
+        "sysbench 1.0 has no MyISAM table options",
+    ),
     ("mysql_create_options", "use --create-table-options"),
 ];
 
@@ -183,7 +198,12 @@ pub enum ArgsError {
     },
     #[error("invalid value for --{}: {reason}", dashed(name))]
     BadValue { name: String, reason: String },
-    #[error("option --{} needs a value: --{}={}", dashed(name), dashed(name), placeholder(kind))]
+    #[error(
+        "option --{} needs a value: --{}={}",
+        dashed(name),
+        dashed(name),
+        placeholder(kind)
+    )]
     NeedsValue { name: String, kind: Kind },
     #[error(
         "no test given: name one (cpu, memory, threads, mutex, fileio, oltp_read_write, a script \
@@ -368,14 +388,16 @@ fn legacy_oltp(sel: &IndexMap<String, String>) -> Result<&'static str, ArgsError
 
 fn coerce(spec: &WorkloadSpec, name: &str, raw: Option<&str>) -> Result<Given, ArgsError> {
     let Some(opt) = spec.option(name) else {
-        return Err(match catalog::WORKLOADS.iter().find(|w| w.option(name).is_some()) {
-            Some(owner) => ArgsError::OtherTest {
-                name: name.into(),
-                owner: owner.name.into(),
-                test: spec.name.into(),
+        return Err(
+            match catalog::WORKLOADS.iter().find(|w| w.option(name).is_some()) {
+                Some(owner) => ArgsError::OtherTest {
+                    name: name.into(),
+                    owner: owner.name.into(),
+                    test: spec.name.into(),
+                },
+                None => unknown(spec, name),
             },
-            None => unknown(spec, name),
-        });
+        );
     };
     let raw = match (raw, opt.kind) {
         (Some(r), _) => r.to_string(),
@@ -547,7 +569,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
                     value: Value::Int(0),
                     raw: "0".into(),
                 };
-                (Some(g), " (on = --rand-seed=0: seeded from the current time)".into())
+                (
+                    Some(g),
+                    " (on = --rand-seed=0: seeded from the current time)".into(),
+                )
             } else {
                 (
                     None,
@@ -677,8 +702,8 @@ mod tests {
 
     #[test]
     fn sizes_bools_lists_and_underscores() {
-        let inv = p("memory --memory_block_size=8k --memory-total-size=1G --memory-hugetlb run")
-            .unwrap();
+        let inv =
+            p("memory --memory_block_size=8k --memory-total-size=1G --memory-hugetlb run").unwrap();
         let o = inv.options();
         assert_eq!(o.int("memory_block_size"), 8192);
         assert_eq!(o.int("memory_total_size"), 1 << 30);
@@ -692,7 +717,8 @@ mod tests {
     fn bad_values_and_unknown_options_name_the_option() {
         let e = p("memory --memory-block-size=8x run").unwrap_err();
         assert!(
-            e.to_string().starts_with("invalid value for --memory-block-size"),
+            e.to_string()
+                .starts_with("invalid value for --memory-block-size"),
             "{e}"
         );
         let e = p("cpu --thraeds=2 run").unwrap_err();
@@ -710,11 +736,23 @@ mod tests {
     #[test]
     fn scripts_and_legacy_oltp_map_to_1_0_workloads() {
         for (line, want) in [
-            ("/usr/share/sysbench/oltp_read_write.lua run", "oltp_read_write"),
-            ("tests/db/oltp.lua --oltp-read-only=on run", "oltp_read_only"),
+            (
+                "/usr/share/sysbench/oltp_read_write.lua run",
+                "oltp_read_write",
+            ),
+            (
+                "tests/db/oltp.lua --oltp-read-only=on run",
+                "oltp_read_only",
+            ),
             ("--test=oltp run", "oltp_read_write"),
-            ("--test=oltp --oltp-test-mode=nontrx --oltp-nontrx-mode=update_key run", "oltp_update_index"),
-            ("--test=oltp --oltp-test-mode=simple run", "oltp_point_select"),
+            (
+                "--test=oltp --oltp-test-mode=nontrx --oltp-nontrx-mode=update_key run",
+                "oltp_update_index",
+            ),
+            (
+                "--test=oltp --oltp-test-mode=simple run",
+                "oltp_point_select",
+            ),
             ("select_random_points.lua run", "select_random_points"),
             ("tests/db/update_non_index.lua run", "oltp_update_non_index"),
         ] {

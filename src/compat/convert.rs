@@ -100,7 +100,10 @@ pub fn command_lines(text: &str) -> Result<Vec<(usize, Vec<String>)>, ConvertErr
         pending.push_str(t);
         let mut words = split_words(&pending).ok_or(ConvertError::Quote { line: start })?;
         pending.clear();
-        if words.first().is_some_and(|w| w.rsplit('/').next() == Some("sysbench")) {
+        if words
+            .first()
+            .is_some_and(|w| w.rsplit('/').next() == Some("sysbench"))
+        {
             words.remove(0);
         }
         if !words.is_empty() {
@@ -338,8 +341,7 @@ fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
     }
     let user = c.get(&format!("{prefix}_user")).unwrap_or("sbtest");
     t.push_str(&format!("user = {}\n", toml_str(user)));
-    if c
-        .get(&format!("{prefix}_password"))
+    if c.get(&format!("{prefix}_password"))
         .is_some_and(|p| !p.is_empty())
     {
         let var = format!("{}_PASSWORD", prefix.to_ascii_uppercase());
@@ -451,8 +453,14 @@ mod tests {
         let (toml, _) = convert(&lines).unwrap();
         assert!(toml.contains("[suite]\nname = \"cpu\"\n"), "{toml}");
         assert!(toml.contains("[defaults]\nworkload = \"cpu\"\n"), "{toml}");
-        assert!(toml.contains("threads = [1, 2]\ncpu_max_prime = [100, 200]\n"), "{toml}");
-        assert!(toml.contains("{ threads = 1, cpu_max_prime = 200 }"), "{toml}");
+        assert!(
+            toml.contains("threads = [1, 2]\ncpu_max_prime = [100, 200]\n"),
+            "{toml}"
+        );
+        assert!(
+            toml.contains("{ threads = 1, cpu_max_prime = 200 }"),
+            "{toml}"
+        );
         assert!(!toml.contains("[target]"), "{toml}");
     }
 
@@ -464,7 +472,10 @@ mod tests {
             .collect();
         let (toml, notes) = convert(&[(1, words)]).unwrap();
         assert!(!toml.contains("s3cret"), "{toml}");
-        assert!(toml.contains("password = \"{{ env.MYSQL_PASSWORD }}\""), "{toml}");
+        assert!(
+            toml.contains("password = \"{{ env.MYSQL_PASSWORD }}\""),
+            "{toml}"
+        );
         assert!(toml.contains("hosts = [\"h:3306\"]"), "{toml}");
         assert!(notes.iter().any(|n| n.contains("MYSQL_PASSWORD")));
     }

@@ -66,7 +66,7 @@ pub fn sysbench(raw: &[String]) -> u8 {
     }
     if let Some(dir) = &inv.results_dir {
         drop(stdout);
-        return with_results(&inv, raw, action, dir);
+        return with_results(raw, action, dir);
     }
     let stop = match crate::runner::signal::install() {
         Ok(flag) => flag,
@@ -106,7 +106,7 @@ pub fn sysbench(raw: &[String]) -> u8 {
 
 /// `--sbsuite-results=DIR`: the line becomes a one-step suite (as `convert` writes it) and goes
 /// through the runner, which stores results.csv like `sbsuite run`.
-fn with_results(inv: &Invocation, raw: &[String], action: Action, dir: &Path) -> u8 {
+fn with_results(raw: &[String], action: Action, dir: &Path) -> u8 {
     if action != Action::Run {
         eprintln!(
             "error: --sbsuite-results stores run results; drop it for `{}` (a suite's plan \
@@ -128,17 +128,17 @@ fn with_results(inv: &Invocation, raw: &[String], action: Action, dir: &Path) ->
         }
     };
     let env: Vec<(String, String)> = Vec::new();
-    let suite = match crate::suite::load_text(Path::new("<sysbench command line>"), &text, &[], &env)
-        .and_then(|s| crate::plan::build(&s).map(|p| (s, p)))
-    {
-        Ok(loaded) => loaded,
-        Err(e) => {
-            eprint!("{e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
+    let suite =
+        match crate::suite::load_text(Path::new("<sysbench command line>"), &text, &[], &env)
+            .and_then(|s| crate::plan::build(&s).map(|p| (s, p)))
+        {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                eprint!("{e}");
+                return EXIT_BAD_INPUT;
+            }
+        };
     let (suite, plan) = suite;
-    let _ = inv;
     let ctx = crate::runner::RunContext {
         results_root: dir.to_path_buf(),
         suite_text: suite.resolved_toml,
