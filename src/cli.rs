@@ -45,7 +45,7 @@ pub enum Command {
 
 /// Everything after `sysbench`, passed through untouched and parsed the way sysbench does.
 #[derive(Debug, clap::Args)]
-#[command(disable_help_flag = true)]
+#[command(disable_help_flag = true, disable_version_flag = true)]
 pub struct SysbenchArgs {
     /// `[--test=NAME | NAME | path/NAME.lua] [options] prepare|run|cleanup|help`.
     #[arg(

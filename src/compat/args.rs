@@ -531,7 +531,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
         } else if name == "sbsuite_results" {
             inv.results_dir = raw.filter(|r| !r.is_empty()).map(PathBuf::from);
         } else if let Some(&(alias, target, above)) = DEPRECATED.iter().find(|d| d.0 == name) {
-            let g = coerce(workload, target, raw).map_err(|e| rename_err(e, target, alias))?;
+            let g = coerce(workload, target, raw).map_err(|e| rename_err(e, alias))?;
             if g.value.as_i64().is_some_and(|v| v > above) {
                 deprecated.push((alias, target, g));
             } else if alias == "max_time" {
@@ -542,7 +542,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
                 )));
             }
         } else if let Some(&(old, new)) = RENAMED.iter().find(|r| r.0 == name) {
-            let g = coerce(workload, new, raw).map_err(|e| rename_err(e, new, old))?;
+            let g = coerce(workload, new, raw).map_err(|e| rename_err(e, old))?;
             inv.warnings.push(Warning::Stderr(format!(
                 "WARNING: --{} is a sysbench 0.4/0.5 option, use --{} instead",
                 dashed(old),
@@ -561,8 +561,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
             )));
         } else if matches!(name, "init_rng" | "rand_init" | "seed_rng") {
             let (seed, note) = if name == "seed_rng" {
-                let g = coerce(workload, "rand_seed", raw)
-                    .map_err(|e| rename_err(e, "rand_seed", name))?;
+                let g = coerce(workload, "rand_seed", raw).map_err(|e| rename_err(e, name))?;
                 (Some(g), String::new())
             } else if raw.is_none_or(is_on) {
                 let g = Given {
@@ -589,10 +588,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
         } else if name == "batch" {
             batch = Some(raw.is_none_or(is_on));
         } else if name == "batch_delay" {
-            batch_delay = Some(
-                coerce(workload, "report_interval", raw)
-                    .map_err(|e| rename_err(e, "report_interval", name))?,
-            );
+            batch_delay =
+                Some(coerce(workload, "report_interval", raw).map_err(|e| rename_err(e, name))?);
         } else if CONNECTION_OPTIONS.contains(&name) {
             if system {
                 inv.warnings.push(Warning::Stderr(format!(
@@ -641,7 +638,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
 }
 
 /// Errors about an alias name the option the user typed, not its 1.0 target.
-fn rename_err(e: ArgsError, target: &str, typed: &str) -> ArgsError {
+fn rename_err(e: ArgsError, typed: &str) -> ArgsError {
     match e {
         ArgsError::BadValue { reason, .. } => ArgsError::BadValue {
             name: typed.into(),
@@ -651,10 +648,7 @@ fn rename_err(e: ArgsError, target: &str, typed: &str) -> ArgsError {
             name: typed.into(),
             kind,
         },
-        other => {
-            let _ = target;
-            other
-        }
+        other => other,
     }
 }
 
