@@ -343,11 +343,7 @@ fn lookup_test(test: &str) -> Result<Option<&'static WorkloadSpec>, ArgsError> {
 
 /// sysbench 0.4's `--test=oltp` (and 0.5's `oltp.lua`) → the 1.0 workload (spec §3 mapping).
 fn legacy_oltp(sel: &IndexMap<String, String>) -> Result<&'static str, ArgsError> {
-    let on = |k: &str| {
-        sel.get(k)
-            .map(|v| matches!(v.to_ascii_lowercase().as_str(), "on" | "true" | "1" | "yes"))
-            .unwrap_or(false)
-    };
+    let on = |k: &str| sel.get(k).is_some_and(|v| is_on(v));
     let mode = sel.get("oltp_test_mode").map_or("complex", String::as_str);
     let name = match mode {
         "complex" if on("oltp_read_only") => "oltp_read_only",
@@ -652,11 +648,13 @@ fn rename_err(e: ArgsError, typed: &str) -> ArgsError {
     }
 }
 
+/// sysbench's BOOL, read the way the catalog reads it; an empty value (`--flag=`) is on.
 fn is_on(v: &str) -> bool {
-    matches!(
-        v.to_ascii_lowercase().as_str(),
-        "on" | "true" | "1" | "yes" | ""
-    )
+    v.is_empty()
+        || matches!(
+            Kind::Bool.coerce(&Value::Str(v.into())),
+            Ok(Value::Bool(true))
+        )
 }
 
 #[cfg(test)]

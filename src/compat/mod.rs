@@ -212,6 +212,29 @@ fn help(inv: &Invocation, general: bool) -> String {
              Commands implemented by most tests: prepare run cleanup help\n\n",
         );
         text.push_str(&section("General options", &mut catalog::GENERAL.iter()));
+        text.push_str("sysbench 0.4/0.5 forms (accepted with a warning):\n");
+        let mut aliases: Vec<(String, String)> = args::DEPRECATED
+            .iter()
+            .map(|(a, t, _)| (format!("--{}", a.replace('_', "-")), t.to_string()))
+            .chain(
+                args::RENAMED
+                    .iter()
+                    .map(|(a, t)| (format!("--{}", a.replace('_', "-")), t.to_string())),
+            )
+            .collect();
+        aliases.push((
+            "--init-rng, --rand-init, --seed-rng".into(),
+            "rand_seed".into(),
+        ));
+        aliases.push(("--batch, --batch-delay".into(), "report_interval".into()));
+        let width = aliases.iter().map(|a| a.0.len()).max().unwrap_or(0);
+        for (alias, target) in aliases {
+            text.push_str(&format!(
+                "  {alias:<width$} alias for --{}\n",
+                target.replace('_', "-")
+            ));
+        }
+        text.push('\n');
     } else {
         let own = inv.workload.options.iter().flat_map(|g| g.iter());
         text.push_str(&section(
