@@ -5,7 +5,7 @@
 //! all read one source of truth. Whether a workload can also *run* in this build is the
 //! engine registry's business ([`crate::engine::engine_for`]), not the catalog's.
 
-use crate::value::{Value, parse_size};
+use crate::value::{Options, Value, parse_size};
 
 /// The type of an option, which decides how raw values are checked and normalised.
 #[derive(Clone, Copy, Debug)]
@@ -183,6 +183,19 @@ impl WorkloadSpec {
 
     pub fn option(&self, name: &str) -> Option<&'static OptSpec> {
         self.all_options().find(|o| o.name == name)
+    }
+
+    /// Every option of this workload resolved: the value `given` returns (already normalised by
+    /// [`Kind::coerce`]) or else the catalog default; options without either stay unset. The
+    /// planner and `sbsuite sysbench` both build a step's options with this one function.
+    pub fn resolve_options(&self, given: impl Fn(&str) -> Option<Value>) -> Options {
+        let mut options = Options::default();
+        for opt in self.all_options() {
+            if let Some(v) = given(opt.name).or_else(|| opt.default_value()) {
+                options.0.insert(opt.name.to_string(), v);
+            }
+        }
+        options
     }
 }
 

@@ -28,6 +28,43 @@ pub enum Command {
     Workloads(WorkloadsArgs),
     /// Print the JSON schema of suite files (the committed copy is schemas/suite.schema.json).
     Schema,
+    /// Run a sysbench command line as-is: `sbsuite sysbench --test=cpu --num-threads=2 run`.
+    ///
+    /// Accepts sysbench 1.0 syntax and the 0.4/0.5 forms (`--test=`, `--num-threads`,
+    /// `--max-time`, `--max-requests`, `--oltp-*`, script paths such as `oltp_read_write.lua`)
+    /// with sysbench's deprecation warnings; prints sysbench's report on stdout.
+    /// `sbsuite sysbench cpu help` lists a test's options.
+    Sysbench(SysbenchArgs),
+    /// Turn sysbench command lines into a suite file (TOML on stdout).
+    ///
+    /// `sbsuite convert -- sysbench oltp_read_only --threads=32 run` converts one line; with
+    /// `-` or no arguments, one command line per stdin line: lines that differ in a few options
+    /// become one suite with those options as [matrix] axes.
+    Convert(ConvertArgs),
+}
+
+/// Everything after `sysbench`, passed through untouched and parsed the way sysbench does.
+#[derive(Debug, clap::Args)]
+#[command(disable_help_flag = true, disable_version_flag = true)]
+pub struct SysbenchArgs {
+    /// `[--test=NAME | NAME | path/NAME.lua] [options] prepare|run|cleanup|help`.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "SYSBENCH ARGS"
+    )]
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ConvertArgs {
+    /// One sysbench command line (after `--`), or `-` / nothing to read lines from stdin.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "SYSBENCH ARGS"
+    )]
+    pub args: Vec<String>,
 }
 
 /// Overrides shared by every command that reads a suite.

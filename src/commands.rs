@@ -44,6 +44,8 @@ pub fn execute(cli: Cli) -> u8 {
         Command::Workloads(args) => workloads(args.name.as_deref()),
         Command::Schema => print(&suite::raw::json_schema()),
         Command::Run(args) => crate::runner::command(args),
+        Command::Sysbench(args) => crate::compat::sysbench(&args.args),
+        Command::Convert(args) => crate::compat::convert(&args.args),
     }
 }
 

@@ -12,6 +12,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod commands;
+pub mod compat;
 pub mod engine;
 pub mod plan;
 pub mod random;

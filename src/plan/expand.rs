@@ -277,17 +277,8 @@ fn resolve(suite: &Suite, cell: &Cell) -> Result<(&'static WorkloadSpec, Options
                 "add [target] with driver = \"mysql\" | \"pgsql\" | \"sqlite\" and its connection",
             ));
     }
-    let mut options = Options::default();
-    for opt in spec.all_options() {
-        let value = cell
-            .get(opt.name)
-            .or_else(|| suite.defaults.get(opt.name))
-            .cloned()
-            .or_else(|| opt.default_value());
-        if let Some(v) = value {
-            options.0.insert(opt.name.to_string(), v);
-        }
-    }
+    let options =
+        spec.resolve_options(|name| cell.get(name).or_else(|| suite.defaults.get(name)).cloned());
     if options.int("time") == 0 && options.int("events") == 0 {
         let which = if cell.contains_key("time") {
             "matrix"

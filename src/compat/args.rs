@@ -1,0 +1,771 @@
+//! sysbench command lines (1.0 syntax and the 0.4/0.5 forms) → a validated [`Invocation`].
+//!
+//! Shaped like sysbench's own parser so real command lines pass through untouched: options are
+//! `--name=value` or a bare `--flag` (= on), `-` and `_` are interchangeable, and the test is
+//! `--test=X`, a name or a script path. Everything sysbench users still type from old guides is
+//! mapped here, in one table-driven pass, to a 1.0 option name plus the warning sysbench (or,
+//! for options 1.0 dropped, sbsuite) prints — never silently: an option that changes nothing in
+//! this build is reported as ignored. Values are checked against the catalog with the workload's
+//! own [`crate::catalog::Kind`], so sizes, booleans and lists mean what the suite files mean.
+
+use std::path::PathBuf;
+
+use indexmap::IndexMap;
+
+use crate::catalog::{self, Kind, WorkloadSpec};
+use crate::suite::error::did_you_mean;
+use crate::value::{Options, Value};
+
+/// What to do with the test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Prepare,
+    Run,
+    Cleanup,
+    Help,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Prepare => "prepare",
+            Action::Run => "run",
+            Action::Cleanup => "cleanup",
+            Action::Help => "help",
+        }
+    }
+}
+
+/// One option as given: its normalised value and the text the user wrote (kept for `convert`,
+/// so `8K` stays `8K` in the suite file).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Given {
+    pub value: Value,
+    pub raw: String,
+}
+
+/// Database connection options (`--db-*`, `--mysql-*`, `--pgsql-*`), kept raw: system tests
+/// ignore them, `convert` turns them into `[target]`, OLTP engines will read them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Connection {
+    /// Option name (with `_`, e.g. `mysql_host`) → value as given, in command-line order.
+    pub options: IndexMap<String, String>,
+}
+
+impl Connection {
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.options.get(name).map(String::as_str)
+    }
+
+    /// A LIST option's items (`--mysql-host=a,b`).
+    pub fn list(&self, name: &str) -> Vec<String> {
+        self.get(name)
+            .map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.options.is_empty()
+    }
+}
+
+/// Connection options sysbench 1.0.20 accepts (its `--help` lists them).
+const CONNECTION_OPTIONS: &[&str] = &[
+    "db_driver",
+    "db_ps_mode",
+    "db_debug",
+    "mysql_host",
+    "mysql_port",
+    "mysql_socket",
+    "mysql_user",
+    "mysql_password",
+    "mysql_db",
+    "mysql_ssl",
+    "mysql_ssl_cipher",
+    "mysql_compression",
+    "mysql_debug",
+    "mysql_ignore_errors",
+    "mysql_dry_run",
+    "pgsql_host",
+    "pgsql_port",
+    "pgsql_user",
+    "pgsql_password",
+    "pgsql_db",
+];
+
+/// Valid sysbench options that change nothing measured here; accepted with a warning.
+const IGNORED: &[(&str, &str)] = &[
+    (
+        "verbosity",
+        "sbsuite prints sysbench's default (level 3) output",
+    ),
+    ("luajit_cmd", "sbsuite runs no Lua"),
+    (
+        "thread_init_timeout",
+        "sbsuite threads start without a timeout",
+    ),
+    ("oltp_reconnect_mode", "sysbench 1.0 has no reconnect modes"),
+    ("oltp_sp_name", "sysbench 1.0 has no stored-procedure test"),
+    (
+        "oltp_user_delay_min",
+        "sysbench 1.0 has no think time: events run back to back",
+    ),
+    (
+        "oltp_user_delay_max",
+        "sysbench 1.0 has no think time: events run back to back",
+    ),
+    (
+        "oltp_connect_delay",
+        "sysbench 1.0 connects once per thread",
+    ),
+    (
+        "oltp_table_name",
+        "sysbench 1.0 tables are always sbtest1..N",
+    ),
+    ("mysql_engine_trx", "sysbench 1.0 always uses transactions"),
+    (
+        "myisam_max_rows",
+        "sysbench 1.0 has no MyISAM table options",
+    ),
+    ("mysql_create_options", "use --create-table-options"),
+];
+
+/// 0.4/0.5 option → 1.0 option, warned as "a sysbench 0.4/0.5 option".
+pub const RENAMED: &[(&str, &str)] = &[
+    ("oltp_table_size", "table_size"),
+    ("oltp_tables_count", "tables"),
+    ("oltp_range_size", "range_size"),
+    ("oltp_point_selects", "point_selects"),
+    ("oltp_simple_ranges", "simple_ranges"),
+    ("oltp_sum_ranges", "sum_ranges"),
+    ("oltp_order_ranges", "order_ranges"),
+    ("oltp_distinct_ranges", "distinct_ranges"),
+    ("oltp_index_updates", "index_updates"),
+    ("oltp_non_index_updates", "non_index_updates"),
+    ("oltp_delete_inserts", "delete_inserts"),
+    ("oltp_range_selects", "range_selects"),
+    ("oltp_auto_inc", "auto_inc"),
+    ("oltp_skip_trx", "skip_trx"),
+    ("oltp_secondary", "secondary"),
+    ("oltp_dist_type", "rand_type"),
+    ("oltp_dist_iter", "rand_spec_iter"),
+    ("oltp_dist_pct", "rand_spec_pct"),
+    ("oltp_dist_res", "rand_spec_res"),
+    ("mysql_table_engine", "mysql_storage_engine"),
+];
+
+/// sysbench 1.0's deprecated aliases: `(alias, option, used only when the value is above)`.
+/// sysbench applies them after the 1.0 names, so they win when both are given.
+pub const DEPRECATED: &[(&str, &str, i64)] = &[
+    ("num_threads", "threads", 1),
+    ("max_requests", "events", 0),
+    ("max_time", "time", 0),
+    ("tx_rate", "rate", 0),
+];
+
+/// Options that choose the 1.0 workload of the legacy `oltp` test instead of setting a value.
+const LEGACY_SELECTORS: &[&str] = &[
+    "oltp_test_mode",
+    "oltp_nontrx_mode",
+    "oltp_read_only",
+    "oltp_write_only",
+];
+
+/// 0.5 `tests/db/*.lua` scripts whose 1.0 script has another name.
+const LEGACY_SCRIPTS: &[(&str, &str)] = &[
+    ("oltp_simple", "oltp_point_select"),
+    ("select", "oltp_point_select"),
+    ("insert", "oltp_insert"),
+    ("delete", "oltp_delete"),
+    ("update_index", "oltp_update_index"),
+    ("update_non_index", "oltp_update_non_index"),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ArgsError {
+    #[error("invalid option: --{}{}", dashed(name), hint.as_ref().map(|h| format!(" ({h})")).unwrap_or_default())]
+    Unknown { name: String, hint: Option<String> },
+    #[error("option --{} belongs to the {owner} test, not to {test}", dashed(name))]
+    OtherTest {
+        name: String,
+        owner: String,
+        test: String,
+    },
+    #[error("invalid value for --{}: {reason}", dashed(name))]
+    BadValue { name: String, reason: String },
+    #[error(
+        "option --{} needs a value: --{}={}",
+        dashed(name),
+        dashed(name),
+        placeholder(kind)
+    )]
+    NeedsValue { name: String, kind: Kind },
+    #[error(
+        "no test given: name one (cpu, memory, threads, mutex, fileio, oltp_read_write, a script \
+         path such as oltp_read_write.lua) before the command, e.g. `sbsuite sysbench cpu run`"
+    )]
+    NoTest,
+    #[error("unknown test `{test}`: no such built-in test or script; known tests: {known}")]
+    UnknownTest { test: String, known: String },
+    #[error("the '{0}' test requires a command argument: prepare, run, cleanup or help")]
+    NoCommand(String),
+    #[error("unknown command `{0}`: use prepare, run, cleanup or help")]
+    UnknownCommand(String),
+    #[error("unexpected argument `{0}`: give the test and one command, e.g. `cpu run`")]
+    Extra(String),
+    #[error("cannot read --config-file {path}: {reason}")]
+    ConfigFile { path: String, reason: String },
+    #[error("{0}")]
+    NoEquivalent(String),
+}
+
+fn dashed(name: &str) -> String {
+    name.replace('_', "-")
+}
+
+/// sysbench's placeholder for an option's value in help and errors.
+pub fn placeholder(kind: &Kind) -> &'static str {
+    match kind {
+        Kind::Bool => "on|off",
+        Kind::Int { .. } | Kind::Float { .. } => "N",
+        Kind::Size => "SIZE",
+        Kind::Str | Kind::Enum(_) => "STRING",
+        Kind::List(_) => "[LIST,...]",
+    }
+}
+
+/// Where a warning goes: sysbench prints `--test`'s before its logger starts (stderr) and the
+/// deprecated aliases' through it (stdout); warnings sysbench does not have go to stderr.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Warning {
+    Stdout(String),
+    Stderr(String),
+}
+
+/// A parsed, checked sysbench command line.
+#[derive(Clone, Debug)]
+pub struct Invocation {
+    /// The test as written (`--test=oltp`, `oltp_read_write.lua`, `cpu`).
+    pub test: String,
+    pub workload: &'static WorkloadSpec,
+    /// `None` only with `--help` / `--version`.
+    pub action: Option<Action>,
+    /// Options given, by 1.0 name, in first-appearance order.
+    pub given: IndexMap<String, Given>,
+    pub connection: Connection,
+    pub warnings: Vec<Warning>,
+    /// `--sbsuite-dry-run`: print the resolved workload and options instead of running.
+    pub dry_run: bool,
+    /// `--sbsuite-results=DIR`: also store results like `sbsuite run`.
+    pub results_dir: Option<PathBuf>,
+    pub version: bool,
+}
+
+impl Invocation {
+    /// Every option of the workload: catalog default < command line (sysbench 1.0 defaults).
+    pub fn options(&self) -> Options {
+        self.workload
+            .resolve_options(|name| self.given.get(name).map(|g| g.value.clone()))
+    }
+}
+
+/// A token after the program name: an option (`name` with `_`) or a positional word.
+enum Token {
+    Opt(String, Option<String>),
+    Word(String),
+}
+
+fn tokenize(args: &[String]) -> Result<Vec<Token>, ArgsError> {
+    let mut out = Vec::new();
+    for a in args {
+        if let Some(body) = a.strip_prefix("--") {
+            let (name, value) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (body, None),
+            };
+            let name = name.replace('-', "_");
+            if name == "config_file" {
+                // sysbench reads the file's `name=value` lines as if given first.
+                let path = value.clone().unwrap_or_default();
+                let text = std::fs::read_to_string(&path).map_err(|e| ArgsError::ConfigFile {
+                    path: path.clone(),
+                    reason: e.to_string(),
+                })?;
+                let mut file = Vec::new();
+                for line in text.lines().map(str::trim) {
+                    if line.is_empty() || line.starts_with('#') {
+                        continue;
+                    }
+                    let (n, v) = match line.split_once('=') {
+                        Some((n, v)) => (n.trim(), Some(v.trim().to_string())),
+                        None => (line, None),
+                    };
+                    file.push(Token::Opt(n.replace('-', "_"), v));
+                }
+                out.splice(0..0, file);
+                continue;
+            }
+            out.push(Token::Opt(name, value));
+        } else {
+            out.push(Token::Word(a.clone()));
+        }
+    }
+    Ok(out)
+}
+
+/// The workload a test name or script path stands for; `Ok(None)` = the legacy `oltp` test,
+/// whose workload depends on `--oltp-test-mode` and friends.
+fn lookup_test(test: &str) -> Result<Option<&'static WorkloadSpec>, ArgsError> {
+    let file = test.rsplit('/').next().unwrap_or(test);
+    let stem = file.strip_suffix(".lua").unwrap_or(file);
+    if stem == "oltp" {
+        return Ok(None);
+    }
+    let name = LEGACY_SCRIPTS
+        .iter()
+        .find(|(old, _)| *old == stem)
+        .map(|&(_, new)| new)
+        .unwrap_or(stem);
+    catalog::workload(name).map(Some).ok_or_else(|| {
+        let mut known: Vec<&str> = catalog::WORKLOADS.iter().map(|w| w.name).collect();
+        known.push("oltp (0.4/0.5)");
+        ArgsError::UnknownTest {
+            test: test.to_string(),
+            known: known.join(", "),
+        }
+    })
+}
+
+/// sysbench 0.4's `--test=oltp` (and 0.5's `oltp.lua`) → the 1.0 workload (spec §3 mapping).
+fn legacy_oltp(sel: &IndexMap<String, String>) -> Result<&'static str, ArgsError> {
+    let on = |k: &str| sel.get(k).is_some_and(|v| is_on(v));
+    let mode = sel.get("oltp_test_mode").map_or("complex", String::as_str);
+    let name = match mode {
+        "complex" if on("oltp_read_only") => "oltp_read_only",
+        "complex" if on("oltp_write_only") => "oltp_write_only",
+        "complex" => "oltp_read_write",
+        "simple" => "oltp_point_select",
+        "nontrx" => match sel.get("oltp_nontrx_mode").map_or("select", String::as_str) {
+            "select" => "oltp_point_select",
+            "update_key" => "oltp_update_index",
+            "update_nokey" => "oltp_update_non_index",
+            "insert" => "oltp_insert",
+            "delete" => "oltp_delete",
+            other => {
+                return Err(ArgsError::BadValue {
+                    name: "oltp_nontrx_mode".into(),
+                    reason: format!(
+                        "`{other}`: expected one of select, update_key, update_nokey, insert, delete"
+                    ),
+                });
+            }
+        },
+        "sp" => {
+            return Err(ArgsError::NoEquivalent(
+                "--oltp-test-mode=sp (stored procedures) has no sysbench 1.0 equivalent; use \
+                 --oltp-test-mode=complex or a 1.0 script such as oltp_read_write"
+                    .into(),
+            ));
+        }
+        other => {
+            return Err(ArgsError::BadValue {
+                name: "oltp_test_mode".into(),
+                reason: format!("`{other}`: expected one of simple, complex, nontrx, sp"),
+            });
+        }
+    };
+    Ok(name)
+}
+
+fn coerce(spec: &WorkloadSpec, name: &str, raw: Option<&str>) -> Result<Given, ArgsError> {
+    let Some(opt) = spec.option(name) else {
+        return Err(
+            match catalog::WORKLOADS.iter().find(|w| w.option(name).is_some()) {
+                Some(owner) => ArgsError::OtherTest {
+                    name: name.into(),
+                    owner: owner.name.into(),
+                    test: spec.name.into(),
+                },
+                None => unknown(spec, name),
+            },
+        );
+    };
+    let raw = match (raw, opt.kind) {
+        (Some(r), _) => r.to_string(),
+        (None, Kind::Bool) => "on".to_string(),
+        (None, kind) => {
+            return Err(ArgsError::NeedsValue {
+                name: name.into(),
+                kind,
+            });
+        }
+    };
+    let value = opt
+        .kind
+        .coerce(&Value::Str(raw.clone()))
+        .map_err(|reason| ArgsError::BadValue {
+            name: name.into(),
+            reason,
+        })?;
+    Ok(Given { value, raw })
+}
+
+fn unknown(spec: &WorkloadSpec, name: &str) -> ArgsError {
+    let mut candidates: Vec<String> = spec.all_options().map(|o| dashed(o.name)).collect();
+    candidates.extend(DEPRECATED.iter().map(|(a, _, _)| dashed(a)));
+    candidates.extend(CONNECTION_OPTIONS.iter().map(|c| dashed(c)));
+    ArgsError::Unknown {
+        name: name.into(),
+        hint: did_you_mean(&dashed(name), candidates.iter().map(String::as_str))
+            .map(|h| h.replace('`', "").replace("mean ", "mean --")),
+    }
+}
+
+/// Parses everything after `sysbench` (or `sbsuite sysbench`).
+pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
+    let tokens = tokenize(args)?;
+    let mut warnings = Vec::new();
+
+    // Pass 1: the test and the command, so options can be checked against the workload.
+    let mut test_opt = None;
+    let mut words = Vec::new();
+    let mut help = false;
+    let mut version = false;
+    for t in &tokens {
+        match t {
+            Token::Opt(n, v) if n == "test" => test_opt = Some(v.clone().unwrap_or_default()),
+            Token::Opt(n, v) if n == "help" => help = v.as_deref().is_none_or(is_on),
+            Token::Opt(n, v) if n == "version" => version = v.as_deref().is_none_or(is_on),
+            Token::Opt(..) => {}
+            Token::Word(w) => words.push(w.clone()),
+        }
+    }
+    let mut words = words.into_iter();
+    let test = match test_opt {
+        Some(t) => {
+            warnings.push(Warning::Stderr(
+                "WARNING: the --test option is deprecated. You can pass a script name or path on \
+                 the command line without any options."
+                    .into(),
+            ));
+            t
+        }
+        None => match words.next() {
+            Some(w) => w,
+            None if help || version => "cpu".into(),
+            None => return Err(ArgsError::NoTest),
+        },
+    };
+    let action = match words.next().as_deref() {
+        Some("prepare") => Some(Action::Prepare),
+        Some("run") => Some(Action::Run),
+        Some("cleanup") => Some(Action::Cleanup),
+        Some("help") => Some(Action::Help),
+        Some(other) => return Err(ArgsError::UnknownCommand(other.into())),
+        None if help => Some(Action::Help),
+        None if version => None,
+        None => return Err(ArgsError::NoCommand(test)),
+    };
+    if let Some(extra) = words.next() {
+        return Err(ArgsError::Extra(extra));
+    }
+
+    let legacy = lookup_test(&test)?.is_none();
+    let mut selectors = IndexMap::new();
+    for t in &tokens {
+        if let Token::Opt(n, v) = t
+            && LEGACY_SELECTORS.contains(&n.as_str())
+        {
+            selectors.insert(n.clone(), v.clone().unwrap_or_else(|| "on".into()));
+        }
+    }
+    let workload = match lookup_test(&test)? {
+        Some(w) => w,
+        None => {
+            let name = legacy_oltp(&selectors)?;
+            warnings.push(Warning::Stderr(format!(
+                "WARNING: `{test}` is sysbench 0.4/0.5's OLTP test: running its sysbench 1.0 \
+                 equivalent `{name}` (1.0 schema and query mix, --tables tables)"
+            )));
+            catalog::workload(name).ok_or_else(|| ArgsError::UnknownTest {
+                test: name.into(),
+                known: String::new(),
+            })?
+        }
+    };
+
+    // Pass 2: the options, in order (a later value wins, as in sysbench).
+    let mut inv = Invocation {
+        test,
+        workload,
+        action,
+        given: IndexMap::new(),
+        connection: Connection::default(),
+        warnings,
+        dry_run: false,
+        results_dir: None,
+        version,
+    };
+    let mut deprecated: Vec<(&str, &str, Given)> = Vec::new();
+    let mut batch = None;
+    let mut batch_delay = None;
+    for t in &tokens {
+        let Token::Opt(name, raw) = t else { continue };
+        let name = name.as_str();
+        let raw = raw.as_deref();
+        let system = !workload.needs_target;
+        if matches!(name, "test" | "help" | "version") {
+            continue;
+        }
+        if name == "sbsuite_dry_run" {
+            inv.dry_run = raw.is_none_or(is_on);
+        } else if name == "sbsuite_results" {
+            inv.results_dir = raw.filter(|r| !r.is_empty()).map(PathBuf::from);
+        } else if let Some(&(alias, target, above)) = DEPRECATED.iter().find(|d| d.0 == name) {
+            let g = coerce(workload, target, raw).map_err(|e| rename_err(e, alias))?;
+            if g.value.as_i64().is_some_and(|v| v > above) {
+                deprecated.push((alias, target, g));
+            } else if alias == "max_time" {
+                inv.warnings.push(Warning::Stderr(format!(
+                    "WARNING: --max-time={} is ignored, as in sysbench 1.0: the run still stops \
+                     after --time seconds (default 10); use --time=0 for no time limit",
+                    g.raw
+                )));
+            }
+        } else if let Some(&(old, new)) = RENAMED.iter().find(|r| r.0 == name) {
+            let g = coerce(workload, new, raw).map_err(|e| rename_err(e, old))?;
+            inv.warnings.push(Warning::Stderr(format!(
+                "WARNING: --{} is a sysbench 0.4/0.5 option, use --{} instead",
+                dashed(old),
+                dashed(new)
+            )));
+            inv.given.insert(new.to_string(), g);
+        } else if LEGACY_SELECTORS.contains(&name) {
+            let what = if legacy {
+                format!("selects `{}`", workload.name)
+            } else {
+                format!("is ignored: the test `{}` is already chosen", workload.name)
+            };
+            inv.warnings.push(Warning::Stderr(format!(
+                "WARNING: --{} is a sysbench 0.4/0.5 option and {what}",
+                dashed(name)
+            )));
+        } else if matches!(name, "init_rng" | "rand_init" | "seed_rng") {
+            let (seed, note) = if name == "seed_rng" {
+                let g = coerce(workload, "rand_seed", raw).map_err(|e| rename_err(e, name))?;
+                (Some(g), String::new())
+            } else if raw.is_none_or(is_on) {
+                let g = Given {
+                    value: Value::Int(0),
+                    raw: "0".into(),
+                };
+                (
+                    Some(g),
+                    " (on = --rand-seed=0: seeded from the current time)".into(),
+                )
+            } else {
+                (
+                    None,
+                    " (off is ignored: use --rand-seed=N for repeatable numbers)".into(),
+                )
+            };
+            inv.warnings.push(Warning::Stderr(format!(
+                "WARNING: --{} is a sysbench 0.4/0.5 option, use --rand-seed instead{note}",
+                dashed(name)
+            )));
+            if let Some(g) = seed {
+                inv.given.insert("rand_seed".into(), g);
+            }
+        } else if name == "batch" {
+            batch = Some(raw.is_none_or(is_on));
+        } else if name == "batch_delay" {
+            batch_delay =
+                Some(coerce(workload, "report_interval", raw).map_err(|e| rename_err(e, name))?);
+        } else if CONNECTION_OPTIONS.contains(&name) {
+            if system {
+                inv.warnings.push(Warning::Stderr(format!(
+                    "WARNING: --{} is ignored: the {} test uses no database",
+                    dashed(name),
+                    workload.name
+                )));
+            }
+            inv.connection
+                .options
+                .insert(name.to_string(), raw.unwrap_or("on").to_string());
+        } else if let Some((_, why)) = IGNORED.iter().find(|i| i.0 == name) {
+            inv.warnings.push(Warning::Stderr(format!(
+                "WARNING: --{} is ignored: {why}",
+                dashed(name)
+            )));
+        } else {
+            let g = coerce(workload, name, raw)?;
+            inv.given.insert(name.to_string(), g);
+        }
+    }
+    for (alias, target, g) in deprecated {
+        inv.warnings.push(Warning::Stdout(format!(
+            "WARNING: --{} is deprecated, use --{} instead",
+            dashed(alias),
+            dashed(target)
+        )));
+        inv.given.insert(target.to_string(), g);
+    }
+    if batch == Some(true) {
+        let g = batch_delay.unwrap_or(Given {
+            value: Value::Int(300),
+            raw: "300".into(),
+        });
+        inv.warnings.push(Warning::Stderr(format!(
+            "WARNING: --batch is a sysbench 0.4 option, use --report-interval instead (set to {})",
+            g.raw
+        )));
+        inv.given.insert("report_interval".into(), g);
+    } else if batch_delay.is_some() {
+        inv.warnings.push(Warning::Stderr(
+            "WARNING: --batch-delay is ignored without --batch (use --report-interval)".into(),
+        ));
+    }
+    Ok(inv)
+}
+
+/// Errors about an alias name the option the user typed, not its 1.0 target.
+fn rename_err(e: ArgsError, typed: &str) -> ArgsError {
+    match e {
+        ArgsError::BadValue { reason, .. } => ArgsError::BadValue {
+            name: typed.into(),
+            reason,
+        },
+        ArgsError::NeedsValue { kind, .. } => ArgsError::NeedsValue {
+            name: typed.into(),
+            kind,
+        },
+        other => other,
+    }
+}
+
+/// sysbench's BOOL, read the way the catalog reads it; an empty value (`--flag=`) is on.
+fn is_on(v: &str) -> bool {
+    v.is_empty()
+        || matches!(
+            Kind::Bool.coerce(&Value::Str(v.into())),
+            Ok(Value::Bool(true))
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(line: &str) -> Result<Invocation, ArgsError> {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        parse(&args)
+    }
+
+    #[test]
+    fn legacy_cpu_line_maps_aliases_with_sysbench_warnings() {
+        let inv = p("--test=cpu --cpu-max-prime=20000 --num-threads=2 --max-time=10 run").unwrap();
+        assert_eq!(inv.workload.name, "cpu");
+        assert_eq!(inv.action, Some(Action::Run));
+        let o = inv.options();
+        assert_eq!(o.int("threads"), 2);
+        assert_eq!(o.int("time"), 10);
+        assert_eq!(o.int("cpu_max_prime"), 20000);
+        assert_eq!(o.int("events"), 0);
+        assert!(inv.warnings.contains(&Warning::Stdout(
+            "WARNING: --num-threads is deprecated, use --threads instead".into()
+        )));
+        assert!(inv.warnings.iter().any(|w| matches!(w,
+            Warning::Stderr(t) if t.starts_with("WARNING: the --test option is deprecated."))));
+    }
+
+    #[test]
+    fn deprecated_alias_wins_only_above_its_threshold() {
+        let inv = p("cpu --threads=4 --num-threads=1 --max-requests=0 run").unwrap();
+        assert_eq!(inv.options().int("threads"), 4);
+        assert!(inv.warnings.is_empty(), "{:?}", inv.warnings);
+        let inv = p("cpu --threads=4 --num-threads=8 run").unwrap();
+        assert_eq!(inv.options().int("threads"), 8);
+    }
+
+    #[test]
+    fn sizes_bools_lists_and_underscores() {
+        let inv =
+            p("memory --memory_block_size=8k --memory-total-size=1G --memory-hugetlb run").unwrap();
+        let o = inv.options();
+        assert_eq!(o.int("memory_block_size"), 8192);
+        assert_eq!(o.int("memory_total_size"), 1 << 30);
+        assert!(o.flag("memory_hugetlb"));
+        let inv = p("fileio --file-extra-flags=direct,sync --file-fsync-end=off prepare").unwrap();
+        assert_eq!(inv.options().list("file_extra_flags"), ["direct", "sync"]);
+        assert!(!inv.options().flag("file_fsync_end"));
+    }
+
+    #[test]
+    fn bad_values_and_unknown_options_name_the_option() {
+        let e = p("memory --memory-block-size=8x run").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("invalid value for --memory-block-size"),
+            "{e}"
+        );
+        let e = p("cpu --thraeds=2 run").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid option: --thraeds (did you mean --threads?)"
+        );
+        let e = p("cpu --memory-block-size=1K run").unwrap_err();
+        assert!(e.to_string().contains("belongs to the memory test"), "{e}");
+        assert!(matches!(p("nope run"), Err(ArgsError::UnknownTest { .. })));
+        assert!(matches!(p("cpu"), Err(ArgsError::NoCommand(_))));
+        assert!(matches!(p("cpu go"), Err(ArgsError::UnknownCommand(_))));
+    }
+
+    #[test]
+    fn scripts_and_legacy_oltp_map_to_1_0_workloads() {
+        for (line, want) in [
+            (
+                "/usr/share/sysbench/oltp_read_write.lua run",
+                "oltp_read_write",
+            ),
+            (
+                "tests/db/oltp.lua --oltp-read-only=on run",
+                "oltp_read_only",
+            ),
+            ("--test=oltp run", "oltp_read_write"),
+            (
+                "--test=oltp --oltp-test-mode=nontrx --oltp-nontrx-mode=update_key run",
+                "oltp_update_index",
+            ),
+            (
+                "--test=oltp --oltp-test-mode=simple run",
+                "oltp_point_select",
+            ),
+            ("select_random_points.lua run", "select_random_points"),
+            ("tests/db/update_non_index.lua run", "oltp_update_non_index"),
+        ] {
+            assert_eq!(p(line).unwrap().workload.name, want, "{line}");
+        }
+        let inv = p("--test=oltp --oltp-table-size=1000 --oltp-tables-count=3 --oltp-dist-type=uniform --mysql-table-engine=myisam --mysql-db=test run").unwrap();
+        let o = inv.options();
+        assert_eq!(o.int("table_size"), 1000);
+        assert_eq!(o.int("tables"), 3);
+        assert_eq!(o.text("rand_type"), "uniform");
+        assert_eq!(o.text("mysql_storage_engine"), "myisam");
+        assert_eq!(inv.connection.get("mysql_db"), Some("test"));
+        assert!(p("--test=oltp --oltp-test-mode=sp run").is_err());
+    }
+
+    #[test]
+    fn rng_and_batch_aliases() {
+        let inv = p("fileio --init-rng=on --batch --batch-delay=5 prepare").unwrap();
+        assert_eq!(inv.options().int("rand_seed"), 0);
+        assert_eq!(inv.options().int("report_interval"), 5);
+        let inv = p("cpu --seed-rng=42 run").unwrap();
+        assert_eq!(inv.options().int("rand_seed"), 42);
+    }
+}

@@ -1,0 +1,482 @@
+//! sysbench command lines → one suite file (TOML text).
+//!
+//! A benchmark written as a shell loop of sysbench calls is a matrix in disguise: lines that
+//! agree on most options and differ in a few become `[defaults]` plus `[matrix]` axes (test
+//! names become the `workload` axis), with `exclude` entries for combinations the loop never
+//! ran, so the suite's plan runs exactly the given lines. Each line goes through the same
+//! parser as `sbsuite sysbench` ([`super::args`]), so a line that would not run does not
+//! convert either. Passwords never reach the output: `[target]` gets an `{{ env.… }}` template
+//! and the echoed command lines are redacted.
+
+use indexmap::IndexMap;
+
+use super::args::{self, Action, ArgsError, Invocation};
+use crate::value::Value;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    #[error("line {line}: {source}")]
+    Line { line: usize, source: ArgsError },
+    #[error("line {line}: unbalanced quote; quote whole words, e.g. --mysql-user='a b'")]
+    Quote { line: usize },
+    #[error("no sysbench command line given: pass one after `--`, or lines on stdin")]
+    Empty,
+    #[error(
+        "the lines use different databases (line {line}: {what}); convert one target at a time"
+    )]
+    Targets { line: usize, what: String },
+}
+
+/// Splits a shell-style line into words: whitespace separates, '…' and "…" quote, `\` escapes.
+pub fn split_words(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        ch => cur.push(ch),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => cur.push(chars.next()?),
+                        ch => cur.push(ch),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(ch) = chars.next() {
+                    cur.push(ch);
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Some(words)
+}
+
+/// The command lines of a text: `#` comment lines and blanks skipped, `\` continuations joined,
+/// a leading `sysbench` dropped. Returns `(first line number, words)`.
+pub fn command_lines(text: &str) -> Result<Vec<(usize, Vec<String>)>, ConvertError> {
+    let mut out = Vec::new();
+    let mut pending = String::new();
+    let mut start = 0;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if pending.is_empty() && (t.is_empty() || t.starts_with('#')) {
+            continue;
+        }
+        if pending.is_empty() {
+            start = i + 1;
+        }
+        if let Some(body) = t.strip_suffix('\\') {
+            pending.push_str(body);
+            pending.push(' ');
+            continue;
+        }
+        pending.push_str(t);
+        let mut words = split_words(&pending).ok_or(ConvertError::Quote { line: start })?;
+        pending.clear();
+        if words
+            .first()
+            .is_some_and(|w| w.rsplit('/').next() == Some("sysbench"))
+        {
+            words.remove(0);
+        }
+        if !words.is_empty() {
+            out.push((start, words));
+        }
+    }
+    if !pending.is_empty() {
+        let words = split_words(&pending).ok_or(ConvertError::Quote { line: start })?;
+        out.push((start, words));
+    }
+    Ok(out)
+}
+
+/// The suite text for these command lines, plus notes for stderr.
+pub fn convert(lines: &[(usize, Vec<String>)]) -> Result<(String, Vec<String>), ConvertError> {
+    let mut notes = Vec::new();
+    let mut parsed: Vec<(usize, Invocation, &Vec<String>)> = Vec::new();
+    for (line, words) in lines {
+        let inv = args::parse(words).map_err(|source| ConvertError::Line {
+            line: *line,
+            source,
+        })?;
+        parsed.push((*line, inv, words));
+    }
+    if parsed.is_empty() {
+        return Err(ConvertError::Empty);
+    }
+    // prepare/cleanup are part of every plan; the run lines define the runs.
+    if parsed.iter().any(|p| p.1.action == Some(Action::Run)) {
+        let before = parsed.len();
+        parsed.retain(|p| p.1.action == Some(Action::Run));
+        if parsed.len() < before {
+            notes.push(format!(
+                "note: {} prepare/cleanup/help line(s) skipped: the suite's plan prepares and \
+                 cleans up around its runs",
+                before - parsed.len()
+            ));
+        }
+    }
+    let first = &parsed[0].1;
+    for (line, inv, _) in &parsed[1..] {
+        if inv.connection != first.connection {
+            return Err(ConvertError::Targets {
+                line: *line,
+                what: "connection options differ from the first line".into(),
+            });
+        }
+    }
+
+    // Every option any line sets, in first-appearance order, with each line's resolved value.
+    let mut names: Vec<String> = Vec::new();
+    for (_, inv, _) in &parsed {
+        for k in inv.given.keys() {
+            if !names.contains(k) {
+                names.push(k.clone());
+            }
+        }
+    }
+    let rows: Vec<IndexMap<String, Value>> = parsed
+        .iter()
+        .map(|(_, inv, _)| {
+            let resolved = inv.options();
+            let mut row = IndexMap::new();
+            row.insert(
+                "workload".to_string(),
+                Value::Str(inv.workload.name.to_string()),
+            );
+            for n in &names {
+                // An option a line left out has its catalog default there.
+                let v = inv
+                    .given
+                    .get(n)
+                    .map(|g| suite_value(inv, n, &g.value, &g.raw))
+                    .or_else(|| resolved.get(n).cloned())
+                    .unwrap_or(Value::Str(String::new()));
+                row.insert(n.clone(), v);
+            }
+            row
+        })
+        .collect();
+    let mut keys = vec!["workload".to_string()];
+    keys.extend(names.iter().cloned());
+    let mut axes: Vec<(String, Vec<Value>)> = Vec::new();
+    let mut defaults: Vec<(String, Value)> = Vec::new();
+    for k in &keys {
+        let mut values: Vec<Value> = Vec::new();
+        for r in &rows {
+            if let Some(v) = r.get(k)
+                && !values.contains(v)
+            {
+                values.push(v.clone());
+            }
+        }
+        if values.len() > 1 {
+            axes.push((k.clone(), values));
+        } else if let Some(v) = values.pop() {
+            defaults.push((k.clone(), v));
+        }
+    }
+    // Combinations of the axes that no line ran.
+    let mut excluded: Vec<Vec<(String, Value)>> = Vec::new();
+    let mut combos: Vec<Vec<(String, Value)>> = vec![Vec::new()];
+    for (name, values) in &axes {
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                values.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.push((name.clone(), v.clone()));
+                    c
+                })
+            })
+            .collect();
+    }
+    if axes.len() > 1 {
+        for c in combos {
+            let ran = rows
+                .iter()
+                .any(|r| c.iter().all(|(k, v)| r.get(k) == Some(v)));
+            if !ran {
+                excluded.push(c);
+            }
+        }
+    }
+
+    let mut out = String::from("#:schema ../schemas/suite.schema.json\n");
+    out.push_str("# Converted by `sbsuite convert` from:\n");
+    for (_, _, words) in &parsed {
+        out.push_str(&format!("#   sysbench {}\n", redact(words).join(" ")));
+    }
+    let workloads: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r.get("workload").and_then(Value::as_str))
+        .collect();
+    out.push_str(&format!(
+        "\n[suite]\nname = {}\n",
+        toml_str(&suite_name(&workloads))
+    ));
+
+    let needs_target = parsed.iter().any(|p| p.1.workload.needs_target);
+    if needs_target {
+        out.push('\n');
+        out.push_str(&target(first, &mut notes));
+    } else if !first.connection.is_empty() {
+        notes.push("note: database options dropped: system tests use no database".into());
+    }
+
+    out.push_str("\n[defaults]\n");
+    for (k, v) in &defaults {
+        out.push_str(&format!("{k} = {}\n", toml_value(v)));
+    }
+    if !axes.is_empty() {
+        out.push_str("\n[matrix]\n");
+        for (k, values) in &axes {
+            let items: Vec<String> = values.iter().map(toml_value).collect();
+            out.push_str(&format!("{k} = [{}]\n", items.join(", ")));
+        }
+        if !excluded.is_empty() {
+            out.push_str("exclude = [\n");
+            for c in &excluded {
+                let kv: Vec<String> = c
+                    .iter()
+                    .map(|(k, v)| format!("{k} = {}", toml_value(v)))
+                    .collect();
+                out.push_str(&format!("    {{ {} }},\n", kv.join(", ")));
+            }
+            out.push_str("]\n");
+        }
+    }
+    Ok((out, notes))
+}
+
+/// The value as a suite file writes it: sizes keep the user's suffix (`8K`), the rest is the
+/// normalised value.
+fn suite_value(inv: &Invocation, name: &str, value: &Value, raw: &str) -> Value {
+    match inv.workload.option(name).map(|o| o.kind) {
+        Some(crate::catalog::Kind::Size) => Value::Str(raw.to_string()),
+        _ => value.clone(),
+    }
+}
+
+fn suite_name(workloads: &[&str]) -> String {
+    let Some(first) = workloads.first() else {
+        return "sysbench".into();
+    };
+    if workloads.iter().all(|w| w == first) {
+        return first.replace('_', "-");
+    }
+    let mut prefix = first.to_string();
+    for w in workloads {
+        while !w.starts_with(&prefix) {
+            prefix.pop();
+        }
+    }
+    let prefix = prefix.trim_end_matches(['_', '-']);
+    if prefix.is_empty() {
+        "sysbench".into()
+    } else {
+        format!("{}-sweep", prefix.replace('_', "-"))
+    }
+}
+
+/// `[target]` from the connection options, with sysbench's defaults spelled out.
+fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
+    let c = &inv.connection;
+    let driver = c.get("db_driver").unwrap_or("mysql");
+    let mut t = String::from("[target]\n");
+    t.push_str(&format!("driver = {}\n", toml_str(driver)));
+    let (prefix, default_port) = if driver == "pgsql" {
+        ("pgsql", "5432")
+    } else {
+        ("mysql", "3306")
+    };
+    let sockets = c.list("mysql_socket");
+    if prefix == "mysql" && !sockets.is_empty() {
+        t.push_str(&format!("socket = {}\n", toml_str(&sockets[0])));
+        if sockets.len() > 1 {
+            notes.push("note: only the first --mysql-socket is kept".into());
+        }
+    } else {
+        let mut hosts = c.list(&format!("{prefix}_host"));
+        if hosts.is_empty() {
+            hosts.push("localhost".into());
+        }
+        let mut ports = c.list(&format!("{prefix}_port"));
+        if ports.is_empty() {
+            ports.push(default_port.into());
+        }
+        // sysbench pairs hosts and ports with ports varying fastest.
+        let pairs: Vec<String> = hosts
+            .iter()
+            .flat_map(|h| ports.iter().map(move |p| toml_str(&format!("{h}:{p}"))))
+            .collect();
+        t.push_str(&format!("hosts = [{}]\n", pairs.join(", ")));
+    }
+    let user = c.get(&format!("{prefix}_user")).unwrap_or("sbtest");
+    t.push_str(&format!("user = {}\n", toml_str(user)));
+    if c.get(&format!("{prefix}_password"))
+        .is_some_and(|p| !p.is_empty())
+    {
+        let var = format!("{}_PASSWORD", prefix.to_ascii_uppercase());
+        t.push_str(&format!("password = \"{{{{ env.{var} }}}}\"\n"));
+        notes.push(format!(
+            "note: the password is read from ${var} when the suite runs; it is not written here"
+        ));
+    }
+    let db = c.get(&format!("{prefix}_db")).unwrap_or("sbtest");
+    t.push_str(&format!("database = {}\n", toml_str(db)));
+    if let Some(ignore) = c.get("mysql_ignore_errors") {
+        if ignore == "all" {
+            t.push_str("ignore_errors = \"all\"\n");
+        } else {
+            let codes: Vec<String> = c
+                .list("mysql_ignore_errors")
+                .into_iter()
+                .map(|e| match e.parse::<i64>() {
+                    Ok(n) => n.to_string(),
+                    Err(_) => toml_str(&e),
+                })
+                .collect();
+            t.push_str(&format!("ignore_errors = [{}]\n", codes.join(", ")));
+        }
+    }
+    if let Some(mode) = c.get("db_ps_mode") {
+        t.push_str(&format!("ps_mode = {}\n", toml_str(mode)));
+    }
+    for k in c.options.keys() {
+        let used = [
+            "db_driver",
+            "db_ps_mode",
+            "mysql_host",
+            "mysql_port",
+            "mysql_socket",
+            "mysql_user",
+            "mysql_password",
+            "mysql_db",
+            "mysql_ignore_errors",
+            "pgsql_host",
+            "pgsql_port",
+            "pgsql_user",
+            "pgsql_password",
+            "pgsql_db",
+        ];
+        if !used.contains(&k.as_str()) {
+            notes.push(format!(
+                "note: --{} has no [target] key yet and is left out",
+                k.replace('_', "-")
+            ));
+        }
+    }
+    t
+}
+
+/// Command-line words with password values replaced by `***`.
+pub fn redact(words: &[String]) -> Vec<String> {
+    words
+        .iter()
+        .map(|w| {
+            let name = w.split('=').next().unwrap_or("").replace('_', "-");
+            if name.ends_with("-password") && w.contains('=') {
+                format!("{}=***", w.split('=').next().unwrap_or(""))
+            } else {
+                w.clone()
+            }
+        })
+        .collect()
+}
+
+fn toml_str(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// A value in TOML syntax.
+pub fn toml_value(v: &Value) -> String {
+    fn conv(v: &Value) -> toml::Value {
+        match v {
+            Value::Bool(b) => toml::Value::Boolean(*b),
+            Value::Int(i) => toml::Value::Integer(*i),
+            Value::Float(x) => toml::Value::Float(*x),
+            Value::Str(s) => toml::Value::String(s.clone()),
+            Value::List(items) => toml::Value::Array(items.iter().map(conv).collect()),
+        }
+    }
+    conv(v).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_follow_shell_quoting() {
+        assert_eq!(
+            split_words(r#"a 'b c' "d\"e" f\ g"#).unwrap(),
+            ["a", "b c", "d\"e", "f g"]
+        );
+        assert!(split_words("a 'b").is_none());
+    }
+
+    #[test]
+    fn loop_lines_become_matrix_axes_with_excludes() {
+        let text = "sysbench cpu --threads=1 --cpu-max-prime=100 run\n\
+                    # comment\n\
+                    sysbench cpu --threads=2 --cpu-max-prime=100 run\n\
+                    sysbench cpu --threads=2 --cpu-max-prime=200 run\n";
+        let lines = command_lines(text).unwrap();
+        let (toml, _) = convert(&lines).unwrap();
+        assert!(toml.contains("[suite]\nname = \"cpu\"\n"), "{toml}");
+        assert!(toml.contains("[defaults]\nworkload = \"cpu\"\n"), "{toml}");
+        assert!(
+            toml.contains("threads = [1, 2]\ncpu_max_prime = [100, 200]\n"),
+            "{toml}"
+        );
+        assert!(
+            toml.contains("{ threads = 1, cpu_max_prime = 200 }"),
+            "{toml}"
+        );
+        assert!(!toml.contains("[target]"), "{toml}");
+    }
+
+    #[test]
+    fn passwords_become_templates() {
+        let words: Vec<String> = "oltp_read_only --mysql-password=s3cret --mysql-host=h run"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        let (toml, notes) = convert(&[(1, words)]).unwrap();
+        assert!(!toml.contains("s3cret"), "{toml}");
+        assert!(
+            toml.contains("password = \"{{ env.MYSQL_PASSWORD }}\""),
+            "{toml}"
+        );
+        assert!(toml.contains("hosts = [\"h:3306\"]"), "{toml}");
+        assert!(notes.iter().any(|n| n.contains("MYSQL_PASSWORD")));
+    }
+}

@@ -1,0 +1,315 @@
+//! sysbench compatibility: `sbsuite sysbench …` runs a sysbench command line as-is, and
+//! `sbsuite convert` turns such lines into a suite file.
+//!
+//! Users arrive with years of sysbench command lines in scripts and guides (0.4's `--test=`,
+//! `--num-threads`, `--oltp-*`; 0.5/1.0 script paths). Both commands share one parser
+//! ([`args`]) that maps every form to a workload of the catalog and 1.0 option names, so a
+//! line means the same whether it is run here directly or converted into a suite. Running goes
+//! through the same engines and the same option resolution as `sbsuite run`
+//! ([`crate::catalog::WorkloadSpec::resolve_options`]), never a second copy of either.
+
+pub mod args;
+pub mod convert;
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use crate::catalog::{self, Kind, OptSpec};
+use crate::commands::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::value::Value;
+
+use self::args::{Action, Invocation, Warning, placeholder};
+
+/// `sbsuite sysbench ARGS…`: parse like sysbench, then help, prepare/cleanup or run.
+pub fn sysbench(raw: &[String]) -> u8 {
+    let inv = match args::parse(raw) {
+        Ok(inv) => inv,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    for w in &inv.warnings {
+        match w {
+            Warning::Stdout(t) => {
+                let _ = writeln!(stdout, "{t}");
+            }
+            Warning::Stderr(t) => eprintln!("{t}"),
+        }
+    }
+    if inv.version {
+        let _ = writeln!(stdout, "{}", banner());
+        return EXIT_OK;
+    }
+    let Some(action) = inv.action else {
+        return EXIT_OK;
+    };
+    if action == Action::Help {
+        let _ = write!(stdout, "{}", help(&inv, raw.iter().any(|a| a == "--help")));
+        return EXIT_OK;
+    }
+    let options = inv.options();
+    if inv.dry_run {
+        let _ = write!(stdout, "{}", dry_run(&inv, action));
+        return EXIT_OK;
+    }
+    let workload = inv.workload.name;
+    if crate::engine::engine_for(workload).is_none() {
+        eprintln!(
+            "error: the `{}` test maps to workload `{workload}`, which has no engine in this \
+             build; `sbsuite workloads` lists what runs (`sbsuite convert` still turns this line \
+             into a suite for `plan`/`validate`)",
+            inv.test
+        );
+        return EXIT_BAD_INPUT;
+    }
+    if let Some(dir) = &inv.results_dir {
+        drop(stdout);
+        return with_results(raw, action, dir);
+    }
+    let stop = match crate::runner::signal::install() {
+        Ok(flag) => flag,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    let result = match action {
+        Action::Run => {
+            if options.int("time") == 0 && options.int("events") == 0 {
+                let _ = writeln!(
+                    stdout,
+                    "WARNING: Both event and time limits are disabled, running an endless test"
+                );
+            }
+            crate::engine::run_step(workload, &options, &mut stdout, &mut |_| {}, &stop)
+                .map(|o| o.interrupted)
+        }
+        Action::Prepare | Action::Cleanup => {
+            let cleanup = action == Action::Cleanup;
+            crate::engine::prepare_step(workload, &options, cleanup, &mut stdout, &stop)
+                .map(|()| stop.load(std::sync::atomic::Ordering::SeqCst))
+        }
+        Action::Help => Ok(false),
+    };
+    let _ = stdout.flush();
+    match result {
+        Ok(true) => EXIT_INTERRUPTED,
+        Ok(false) => EXIT_OK,
+        Err(e) => {
+            eprintln!("FATAL: {e}");
+            EXIT_FAILED
+        }
+    }
+}
+
+/// `--sbsuite-results=DIR`: the line becomes a one-step suite (as `convert` writes it) and goes
+/// through the runner, which stores results.csv like `sbsuite run`.
+fn with_results(raw: &[String], action: Action, dir: &Path) -> u8 {
+    if action != Action::Run {
+        eprintln!(
+            "error: --sbsuite-results stores run results; drop it for `{}` (a suite's plan \
+             prepares and cleans up around its runs)",
+            action.as_str()
+        );
+        return EXIT_BAD_INPUT;
+    }
+    let words: Vec<String> = raw
+        .iter()
+        .filter(|w| !w.replace('_', "-").starts_with("--sbsuite-results"))
+        .cloned()
+        .collect();
+    let text = match convert::convert(&[(1, words)]) {
+        Ok((text, _)) => text,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let env: Vec<(String, String)> = Vec::new();
+    let suite =
+        match crate::suite::load_text(Path::new("<sysbench command line>"), &text, &[], &env)
+            .and_then(|s| crate::plan::build(&s).map(|p| (s, p)))
+        {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                eprint!("{e}");
+                return EXIT_BAD_INPUT;
+            }
+        };
+    let (suite, plan) = suite;
+    let ctx = crate::runner::RunContext {
+        results_root: dir.to_path_buf(),
+        suite_text: suite.resolved_toml,
+        quiet: false,
+        progress: crate::runner::ProgressMode::Off,
+    };
+    match crate::runner::run_plan(&plan, &ctx) {
+        Ok(s) if s.interrupted => EXIT_INTERRUPTED,
+        Ok(s) if s.steps_failed > 0 => EXIT_FAILED,
+        Ok(_) => EXIT_OK,
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_FAILED
+        }
+    }
+}
+
+fn banner() -> String {
+    format!(
+        "sbsuite {} (sysbench 1.0.20 compatible)",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// sysbench's help layout: `  --name=TYPE` padded to the section's widest, then the
+/// description and `[default]`.
+fn help(inv: &Invocation, general: bool) -> String {
+    let mut text = format!("{}\n\n", banner());
+    let section = |title: &str, opts: &mut dyn Iterator<Item = &OptSpec>| {
+        let rows: Vec<(String, String)> = opts
+            .map(|o| {
+                let name = o.name.replace('_', "-");
+                let left = match o.kind {
+                    Kind::Bool => format!("--{name}[=on|off]"),
+                    k => format!("--{name}={}", placeholder(&k)),
+                };
+                let default = match o.default_value() {
+                    Some(Value::List(items)) => format!(
+                        " [{}]",
+                        items
+                            .iter()
+                            .map(Value::to_string)
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    ),
+                    Some(Value::Int(_)) if matches!(o.kind, Kind::Size) => {
+                        format!(" [{}]", o.default.unwrap_or_default())
+                    }
+                    Some(v) => format!(" [{v}]"),
+                    None => String::new(),
+                };
+                // sysbench lists an enum's choices in braces after the description.
+                let choices = match o.kind {
+                    Kind::Enum(c) if !o.help.contains('{') => format!(" {{{}}}", c.join(",")),
+                    _ => String::new(),
+                };
+                (left, format!("{}{choices}{default}", o.help))
+            })
+            .collect();
+        let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+        let mut s = format!("{title}:\n");
+        for (left, right) in rows {
+            s.push_str(&format!("  {left:<width$} {right}\n"));
+        }
+        s.push('\n');
+        s
+    };
+    if general {
+        text.push_str(
+            "Usage:\n  sbsuite sysbench [options]... [testname] [command]\n\n\
+             Commands implemented by most tests: prepare run cleanup help\n\n",
+        );
+        text.push_str(&section("General options", &mut catalog::GENERAL.iter()));
+        text.push_str("sysbench 0.4/0.5 forms (accepted with a warning):\n");
+        let mut aliases: Vec<(String, String)> = args::DEPRECATED
+            .iter()
+            .map(|(a, t, _)| (format!("--{}", a.replace('_', "-")), t.to_string()))
+            .chain(
+                args::RENAMED
+                    .iter()
+                    .map(|(a, t)| (format!("--{}", a.replace('_', "-")), t.to_string())),
+            )
+            .collect();
+        aliases.push((
+            "--init-rng, --rand-init, --seed-rng".into(),
+            "rand_seed".into(),
+        ));
+        aliases.push(("--batch, --batch-delay".into(), "report_interval".into()));
+        let width = aliases.iter().map(|a| a.0.len()).max().unwrap_or(0);
+        for (alias, target) in aliases {
+            text.push_str(&format!(
+                "  {alias:<width$} alias for --{}\n",
+                target.replace('_', "-")
+            ));
+        }
+        text.push('\n');
+    } else {
+        let own = inv.workload.options.iter().flat_map(|g| g.iter());
+        text.push_str(&section(
+            &format!("{} options", inv.workload.name),
+            &mut own.into_iter(),
+        ));
+    }
+    text
+}
+
+/// `--sbsuite-dry-run`: what would run, in suite-file syntax.
+fn dry_run(inv: &Invocation, action: Action) -> String {
+    let mut s = format!(
+        "test = {}\nworkload = {}\ncommand = {}\n",
+        convert::toml_value(&Value::Str(inv.test.clone())),
+        convert::toml_value(&Value::Str(inv.workload.name.into())),
+        convert::toml_value(&Value::Str(action.as_str().into())),
+    );
+    s.push_str("\n[options]\n");
+    for (k, v) in &inv.options().0 {
+        s.push_str(&format!("{k} = {}\n", convert::toml_value(v)));
+    }
+    if !inv.connection.is_empty() {
+        s.push_str("\n[connection]\n");
+        for (k, v) in &inv.connection.options {
+            let shown = if k.ends_with("_password") { "***" } else { v };
+            s.push_str(&format!(
+                "{k} = {}\n",
+                convert::toml_value(&Value::Str(shown.into()))
+            ));
+        }
+    }
+    s
+}
+
+/// `sbsuite convert`: one line after `--`, or lines from stdin.
+pub fn convert(raw: &[String]) -> u8 {
+    let lines = if raw.is_empty() || raw == ["-"] {
+        let mut text = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+            eprintln!("error: cannot read stdin: {e}");
+            return EXIT_FAILED;
+        }
+        convert::command_lines(&text)
+    } else if raw.len() == 1 {
+        // One quoted argument holding the whole line.
+        convert::command_lines(&raw[0])
+    } else {
+        let mut words = raw.to_vec();
+        if words
+            .first()
+            .is_some_and(|w| w.rsplit('/').next() == Some("sysbench"))
+        {
+            words.remove(0);
+        }
+        Ok(vec![(1, words)])
+    };
+    match lines.and_then(|l| convert::convert(&l)) {
+        Ok((text, notes)) => {
+            for n in notes {
+                eprintln!("{n}");
+            }
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Ok(()) => EXIT_OK,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EXIT_OK,
+                Err(e) => {
+                    eprintln!("error: cannot write to stdout: {e}");
+                    EXIT_FAILED
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_BAD_INPUT
+        }
+    }
+}
