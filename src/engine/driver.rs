@@ -484,6 +484,8 @@ fn worker_main(
     // With a warmup, epoch 0 is the warmup: unmeasured and uncapped.
     let first_measured = u64::from(shared.cfg.warmup.is_some());
     let mut epoch = 0;
+    // Events and busy time of the periods already handed over: the slot's totals never restart.
+    let (mut carried_events, mut carried_ns) = (0u64, 0u64);
 
     let mut now = Instant::now();
     let exit = loop {
@@ -499,6 +501,8 @@ fn worker_main(
         let e = shared.epoch.load(Ordering::Acquire);
         if e != epoch {
             let old = std::mem::replace(&mut stats, new_stats()?);
+            carried_events += old.events;
+            carried_ns = carried_ns.saturating_add(old.busy_ns);
             if epoch >= first_measured {
                 let mut mailbox = shared.mailboxes[id]
                     .lock()
@@ -549,7 +553,11 @@ fn worker_main(
         }
         let ns = duration_ns(t1.saturating_duration_since(t0));
         stats.record(ns);
-        slot.publish(&stats, ns);
+        slot.publish_totals(
+            carried_events + stats.events,
+            carried_ns.saturating_add(stats.busy_ns),
+            ns,
+        );
         now = t1;
     };
     worker.finish()?;

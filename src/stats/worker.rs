@@ -100,9 +100,17 @@ impl IntervalSlot {
     /// Single writer only.
     #[inline]
     pub fn publish(&self, stats: &WorkerStats, latency_ns: u64) {
+        self.publish_totals(stats.events, stats.busy_ns, latency_ns);
+    }
+
+    /// [`IntervalSlot::publish`] with explicit running totals: the driver passes totals since
+    /// the start of the run, which keep growing when a checkpoint restarts the worker's
+    /// [`WorkerStats`] (the collector diffs them, so they must never go back).
+    #[inline]
+    pub fn publish_totals(&self, events: u64, busy_ns: u64, latency_ns: u64) {
         self.histogram.record_ns(latency_ns);
-        self.busy_ns.store(stats.busy_ns, Ordering::Relaxed);
-        self.events.store(stats.events, Ordering::Relaxed);
+        self.busy_ns.store(busy_ns, Ordering::Relaxed);
+        self.events.store(events, Ordering::Relaxed);
     }
 
     pub fn events(&self) -> u64 {
