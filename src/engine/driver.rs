@@ -1358,6 +1358,166 @@ mod tests {
         assert!(text.contains("    events (avg/stddev):           20.0000/8.16\n"));
     }
 
+    fn spinning() -> Fake {
+        Fake {
+            spin: SPIN,
+            per_thread: None,
+            until: None,
+        }
+    }
+
+    #[test]
+    fn warmup_is_excluded_and_uncapped() {
+        let cfg = RunConfig {
+            warmup: Some(Duration::from_millis(300)),
+            ..config(2, 0, 300, 100)
+        };
+        let t = Instant::now();
+        let (o, samples, _) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+        let wall = t.elapsed().as_secs_f64();
+        assert!(wall >= 0.6, "warmup extends the run: {wall}");
+        assert!(o.seconds >= 0.29 && o.seconds < 0.45, "{}", o.seconds);
+        // Only measured ticks, stamped from the end of the warmup.
+        assert_eq!(samples.len(), 3, "{samples:?}");
+        assert!(samples[0].time_s < 0.2, "{samples:?}");
+        assert!(samples.iter().all(|s| s.eps > 0.0));
+        assert_eq!(o.histogram.len(), o.events);
+
+        // The events cap starts after the warmup: exactly 50 measured events.
+        let cfg = RunConfig {
+            warmup: Some(Duration::from_millis(200)),
+            ..config(2, 50, 0, 0)
+        };
+        let t = Instant::now();
+        let (o, _, _) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+        assert!(t.elapsed() >= Duration::from_millis(200));
+        assert_eq!(o.events, 50);
+    }
+
+    #[test]
+    fn rate_paces_events_and_counts_queue_time() {
+        let cfg = RunConfig {
+            rate: 500,
+            seed: 11,
+            ..config(2, 0, 1000, 500)
+        };
+        let (o, samples, text) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+        assert!((425..=575).contains(&o.events), "{}", o.events);
+        assert_eq!(samples.len(), 2);
+        assert!(samples.iter().all(
+            |s| crate::engine::metric(&s.metrics, "queue_length").is_some()
+                && crate::engine::metric(&s.metrics, "concurrency").is_some()
+        ));
+        assert!(
+            text.contains("Target transaction rate: 500/sec\n"),
+            "{text}"
+        );
+        assert!(text.contains("] queue length: "), "{text}");
+
+        // Overloaded: one worker needs 5 ms per event at 400 arrivals/s. Latency counts the
+        // wait in the queue, so it grows far beyond the 5 ms of execution.
+        let slow = Fake {
+            spin: Duration::from_millis(5),
+            per_thread: None,
+            until: None,
+        };
+        let cfg = RunConfig {
+            rate: 400,
+            seed: 3,
+            ..config(1, 0, 500, 0)
+        };
+        let (o, _, _) = run_fake(&slow, &cfg, &AtomicBool::new(false));
+        assert!(o.events <= 110, "{}", o.events);
+        assert!(o.latency.max_ms > 100.0, "{:?}", o.latency);
+        assert!(o.latency.sum_ms > o.fairness_time_avg * 1e3 * 0.99);
+    }
+
+    /// A workload whose events never end in time.
+    struct Stuck;
+
+    struct StuckWorker;
+
+    impl Worker for StuckWorker {
+        fn event(&mut self) -> EventResult {
+            thread::sleep(Duration::from_secs(3));
+            EventResult::Done
+        }
+    }
+
+    impl Workload for Stuck {
+        fn banner(&self, _: &mut dyn Write) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn new_worker(&self, _: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
+            Ok(Box::new(StuckWorker))
+        }
+    }
+
+    #[test]
+    fn forced_shutdown_abandons_stuck_workers() {
+        let cfg = RunConfig {
+            forced_shutdown: Some(Duration::from_millis(100)),
+            ..config(2, 0, 200, 0)
+        };
+        let mut out = Vec::new();
+        let t = Instant::now();
+        let o = run_owned(
+            Box::new(Stuck),
+            &cfg,
+            &mut out,
+            &mut |_| {},
+            &AtomicBool::new(false),
+        )
+        .expect("a report");
+        assert!(t.elapsed() < Duration::from_millis(1500), "did not wait");
+        assert!(o.interrupted);
+        let text = String::from_utf8(out).expect("utf8");
+        let forced = text
+            .find("The --max-time limit has expired, forcing shutdown...\n")
+            .expect("message");
+        let report = text.find("General statistics:").expect("report");
+        assert!(forced < report);
+        assert!(text.ends_with("Number of unfinished transactions on forced shutdown: 2\n\n"));
+    }
+
+    #[test]
+    fn forced_shutdown_values() {
+        let t = Some(Duration::from_secs(100));
+        let p = |s| parse_forced_shutdown(s, t).expect("valid");
+        assert_eq!(p("off"), None);
+        assert_eq!(p(""), Some(Duration::from_secs(5)));
+        assert_eq!(p("10%"), Some(Duration::from_secs(10)));
+        assert_eq!(p("7"), Some(Duration::from_secs(7)));
+        assert_eq!(parse_forced_shutdown("7", None).expect("valid"), None);
+        let e = parse_forced_shutdown("soon", t).expect_err("invalid");
+        assert!(e.to_string().contains("forced_shutdown"), "{e}");
+    }
+
+    #[test]
+    fn debug_and_histogram_lines() {
+        let cfg = RunConfig {
+            debug: true,
+            histogram: true,
+            ..config(2, 100, 0, 0)
+        };
+        let (o, _, text) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+        assert_eq!(o.events, 100);
+        assert!(text.contains("DEBUG: Worker thread (#1) initialized\nThreads started!\n"));
+        assert!(text.contains("Done.\n\nLatency histogram (values are in milliseconds)\n"));
+        let counted: u64 = text
+            .lines()
+            .filter(|l| l.contains(" |"))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum();
+        assert_eq!(counted, 100);
+        assert!(
+            text.contains("\n \nGeneral statistics:"),
+            "histogram right before the report"
+        );
+        assert!(text.contains("DEBUG: Verbose per-thread statistics:\n\nDEBUG:     thread #  0:"));
+    }
+
     #[test]
     fn run_config_reads_options() {
         let mut o = Options::default();
