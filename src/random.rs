@@ -384,9 +384,8 @@ mod tests {
         let share = f64::from(hot) / n as f64;
         // 75 % special + the gaussian part's small mass there.
         assert!((0.75..0.78).contains(&share), "{share}");
-        assert_eq!(
+        assert!(
             seen[4974] + seen[5052] > 0,
-            true,
             "the gaussian part reaches beyond"
         );
     }
