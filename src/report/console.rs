@@ -5,6 +5,10 @@
 //! value right-aligned, the fairness values follow a 35-character label. The only intended
 //! differences are the first banner line (`sbsuite <version> (sysbench 1.0.20 compatible)`) and
 //! non-integer percentiles (sysbench rejects them): `99.9th percentile:` keeps the value column.
+//! The general options' lines were captured from sysbench 1.0.20 too: the banner's optional
+//! lines (`--rate`, `--report-checkpoints`, `--debug`, `--rand-seed`), the `--rate` queue line
+//! (no comma in the non-DB form, as `sysbench cpu --rate` prints it), the `--histogram` block and
+//! the `--debug` per-thread block.
 //! Functions return `io::Result` and never flush except after interim lines, which people watch
 //! live.
 
