@@ -1,39 +1,69 @@
-//! The driver every workload runs on: N worker threads, sysbench's limits, interim reports and
-//! the final report.
+//! The driver every workload runs on: N worker threads, sysbench's limits and general options,
+//! interim reports and the final report.
 //!
 //! Shape, and why:
 //!
 //! * A workload is a [`Workload`] (shared, read-only during the run: options, banner, final
 //!   block) that creates one [`Worker`] per thread (owned state: a connection, a buffer, an
 //!   RNG). Workers are created *on their own thread* (sysbench's `thread_init`), so a worker
-//!   needs no `Send` and may hold thread-bound handles.
-//! * Workers are named OS threads (`std::thread::scope`, so they borrow the workload). All of
-//!   them are created and ready before the clock starts, as sysbench starts its timer after
-//!   every `thread_init`: a start barrier (each worker checks in, the calling thread reads the
-//!   start instant once all have, then opens the gate). It is a counter plus a condvar rather
-//!   than `std::sync::Barrier` so that a failed thread spawn can still release the workers
-//!   already waiting.
-//! * Limits follow sysbench: `time` (deadline checked with the clock reading each event already
-//!   takes), `events` (one global atomic counter taken before each event, only when the cap is
-//!   set); the first limit reached wins; with neither, the run is endless until `stop`.
-//! * Hot path: no shared lock and no allocation per event. Each worker owns its
-//!   [`WorkerStats`] (exact min/max/sum + HDR histogram) and publishes running totals to its
-//!   own cache-line-aligned [`IntervalSlot`] with relaxed single-writer stores.
-//! * The calling thread is the collector: it sleeps to each report tick on an absolute schedule
-//!   (`start + k·interval`, so no drift), diffs the slots' counters and log histograms to print
-//!   the interim line, and is unparked by the last worker to leave. A tick after the time limit,
-//!   or one that no worker lived to see (events cap, stop), is never printed: sysbench prints no
-//!   line for a final partial interval. A tick falling exactly on the time limit is a full
-//!   interval and is printed.
+//!   needs no `Send` and may hold thread-bound handles. A workload seeds its generators with
+//!   [`crate::random::Rng::for_thread`]`(options.uint("rand_seed"), id)` ([`RunConfig::seed`]).
+//! * Workers are named OS threads with `thread_stack_size` stacks (raised to at least
+//!   [`MIN_STACK`]). All of them are created and ready before the clock starts, as sysbench
+//!   starts its timer after every `thread_init`: a start barrier (a counter plus a condvar, so
+//!   that a failed spawn can still release the workers already waiting).
+//! * Workers are *not* scoped threads: `forced_shutdown` must be able to abandon a worker stuck
+//!   in an event. Their shared state is an `Arc`; the only borrow they hold is the workload,
+//!   and it is sound because every worker is joined before [`run`] returns (a [`Joiner`] guard,
+//!   also on early returns and panics), except after a forced shutdown in [`run_owned`], which
+//!   then leaks the workload so the abandoned threads keep a valid reference. [`run`] (borrowed
+//!   workload) prints the forced-shutdown report and then waits for the stuck workers.
+//! * Workers read only flags the driver owns: the collector forwards the caller's `stop` flag
+//!   (polled every [`POLL`]), so an abandoned worker never touches memory of the caller.
+//! * Limits follow sysbench: `time` (checked with the clock reading each event already takes),
+//!   `events` (one global atomic counter taken before each event, only when the cap is set);
+//!   the first limit reached wins; with neither, the run is endless until `stop`.
+//! * Hot path: no shared lock and no allocation per event. Each worker owns its [`WorkerStats`]
+//!   and publishes running totals to its own cache-line-aligned [`IntervalSlot`] with relaxed
+//!   single-writer stores. It also reads one shared *epoch* per event (a relaxed load of a line
+//!   written only at warmup end and at checkpoints): when it changes, the worker hands its
+//!   statistics to its mailbox (checkpoint) or drops them (warmup) and starts fresh.
+//! * `rate`: a generator thread draws exponential gaps (Poisson arrivals, mean 1e9/rate ns) on an
+//!   absolute schedule and pushes each *intended* start time into a bounded queue; workers take
+//!   one per event and count latency from it (queue wait + execution: coordinated omission is
+//!   not hidden). The queue is a `Mutex<VecDeque>` + `Condvar` preallocated to sysbench's 131072
+//!   slots: the same structure as sysbench's, one uncontended-in-practice lock per event, only
+//!   in rate mode. A full queue does not abort the run (sysbench: "FATAL: The event queue is
+//!   full"): the arrival is dropped, counted, and a warning after the report gives the count.
+//! * The calling thread is the collector: it sleeps to the next due moment (report tick,
+//!   warmup end, checkpoint, forced shutdown) on an absolute schedule, and is unparked by the
+//!   last worker to leave. A tick after the time limit, or one that no worker lived to see, is
+//!   never printed: sysbench prints no line for a final partial interval.
+//! * `warmup_time`: the run first goes N s unmeasured (no interim lines, no event cap), then
+//!   every statistic restarts: the `[ Ns ]` stamps, checkpoints, the time limit and the total
+//!   time all count from the end of the warmup.
+//! * `report_checkpoints`: at each listed second, `[ Ns ] Checkpoint report:` and a full report
+//!   of the period since the previous checkpoint, then statistics restart (workers hand over
+//!   their own, [`Workload::reset_counters`] for the workload's). The returned outcome covers
+//!   the time since the last checkpoint, as sysbench's final report does — except that its
+//!   total time is that period too (sysbench prints the time since start there, while dividing
+//!   its rates by the period).
+//! * `forced_shutdown`: when workers are still running that long after the time limit, prints
+//!   "The --max-time limit has expired, forcing shutdown...", the report of the workers that
+//!   did stop, "Number of unfinished transactions on forced shutdown: N" (N = workers still in
+//!   an event; their statistics are lost), and returns the outcome marked `interrupted`, so the
+//!   runner records the step as `interrupted` with what was measured (sysbench exits with 2).
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, OnceLock};
-use std::thread::{self, Thread};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
 use super::{EngineError, IntervalSample, StepOutcome};
+use crate::random::Rng;
 use crate::report::console;
 use crate::stats::{self, BUCKETS, IntervalSlot, WorkerStats, log_histogram};
 use crate::value::Options;
@@ -64,10 +94,16 @@ pub trait Workload: Sync {
     }
 
     /// Called once after the workers have finished, before the report: add workload metrics
-    /// (memory's MiB/s, fileio's operation rates) to `outcome`.
+    /// (memory's MiB/s, fileio's operation rates) to `outcome`. Also called for each checkpoint
+    /// report.
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
         let _ = outcome;
     }
+
+    /// Restart the workload's own counters (bytes moved, file operations…): called at the end of
+    /// `warmup_time` and after each checkpoint report, on the collector thread, while workers
+    /// run (so counters must be atomics or otherwise safe to reset concurrently).
+    fn reset_counters(&self) {}
 
     /// The `prepare` (or `cleanup`) command. Workloads without data keep this no-op.
     fn prepare(
@@ -103,18 +139,46 @@ pub enum EventResult {
     Fatal(EngineError),
 }
 
+/// The smallest worker stack: sysbench's 64K default is sized for C; Rust frames (debug builds,
+/// formatting, TLS handshakes of DB clients) need more. Stacks are virtual memory, so a larger
+/// floor costs little even with a thousand threads.
+pub const MIN_STACK: usize = 512 * 1024;
+
+/// sysbench's event queue size for `rate`.
+pub const RATE_QUEUE_SLOTS: usize = 131_072;
+
+/// How often the collector forwards the stop flag and re-checks its schedule at most.
+const POLL: Duration = Duration::from_millis(20);
+
 /// The general options of a run, resolved.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunConfig {
     pub threads: usize,
     /// Global event cap; 0 = none.
     pub events: u64,
-    /// Time limit; `None` = none.
+    /// Time limit (measured time, after any warmup); `None` = none.
     pub time: Option<Duration>,
     /// Interim report period; `None` = no interim lines.
     pub report_interval: Option<Duration>,
     /// Percentile reported (0..=100; 0 disables the percentile line).
     pub percentile: f64,
+    /// Worker stack size in bytes (`thread_stack_size`, raised to [`MIN_STACK`]); 0 = std's.
+    pub stack_size: usize,
+    /// Delay after the time limit before a forced shutdown; `None` = off.
+    pub forced_shutdown: Option<Duration>,
+    /// Target events per second (Poisson arrivals); 0 = as fast as possible.
+    pub rate: u64,
+    /// Seconds (after warmup) at which to print a checkpoint report and restart statistics.
+    pub checkpoints: Vec<u64>,
+    /// Print the latency histogram before the final report.
+    pub histogram: bool,
+    /// Unmeasured warmup before the measured run; `None` = none.
+    pub warmup: Option<Duration>,
+    /// sysbench's `--debug` lines.
+    pub debug: bool,
+    /// `rand_seed` (0 = from the clock): for the header and the rate generator; workloads read
+    /// the option themselves and call [`Rng::for_thread`].
+    pub seed: u64,
 }
 
 impl RunConfig {
@@ -136,20 +200,93 @@ impl RunConfig {
                 .filter(|&s| s > 0)
                 .map(Duration::from_secs)
         };
+        let time = secs("time");
+        let mut checkpoints = Vec::new();
+        for item in o.list("report_checkpoints") {
+            let item = item.trim();
+            if item.is_empty() {
+                continue;
+            }
+            match item.parse::<u64>() {
+                Ok(s) if s > 0 => checkpoints.push(s),
+                _ => {
+                    return Err(EngineError::Failed(format!(
+                        "option `report_checkpoints` has `{item}`: use a list of whole seconds \
+                         greater than 0, e.g. \"10,20\""
+                    )));
+                }
+            }
+        }
+        checkpoints.sort_unstable();
+        checkpoints.dedup();
+        let stack = usize::try_from(o.uint("thread_stack_size")).unwrap_or(usize::MAX);
         Ok(Self {
             threads,
             events: o.uint("events"),
-            time: secs("time"),
+            time,
             report_interval: secs("report_interval"),
             percentile,
+            stack_size: stack.max(MIN_STACK),
+            // Absent (a hand-built Options) is the catalog default `off`, not the empty value.
+            forced_shutdown: match o.get("forced_shutdown") {
+                None => None,
+                Some(_) => parse_forced_shutdown(o.text("forced_shutdown"), time)?,
+            },
+            rate: o.uint("rate"),
+            checkpoints,
+            histogram: o.flag("histogram"),
+            warmup: secs("warmup_time"),
+            debug: o.flag("debug"),
+            seed: o.uint("rand_seed"),
         })
     }
 }
 
+/// `forced_shutdown`: `off`, `N` seconds or `N%` of the time limit; empty = 5 % (sysbench's
+/// code). Without a time limit there is nothing to force: `None`.
+fn parse_forced_shutdown(
+    text: &str,
+    time: Option<Duration>,
+) -> Result<Option<Duration>, EngineError> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    let bad = || {
+        EngineError::Failed(format!(
+            "option `forced_shutdown` is `{text}`: use `off`, a number of seconds (`5`) or a \
+             percentage of `time` (`5%`)"
+        ))
+    };
+    let delay = |time: Duration| -> Result<Duration, EngineError> {
+        if text.is_empty() {
+            return Ok(time.mul_f64(0.05));
+        }
+        if let Some(pct) = text.strip_suffix('%') {
+            let pct: f64 = pct.trim().parse().map_err(|_| bad())?;
+            if !(0.0..=1e6).contains(&pct) {
+                return Err(bad());
+            }
+            return Ok(time.mul_f64(pct / 100.0));
+        }
+        text.parse::<u64>()
+            .map(Duration::from_secs)
+            .map_err(|_| bad())
+    };
+    match time {
+        Some(t) => delay(t).map(Some),
+        None => delay(Duration::ZERO).map(|_| None),
+    }
+}
+
+/// What a worker thread returns.
+type WorkerResult = Result<(WorkerStats, Exit), EngineError>;
+
 /// Why a worker left its loop.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Exit {
-    Limit,
+    TimeLimit,
+    EventLimit,
     Exhausted,
     Interrupted,
     Aborted,
@@ -159,10 +296,92 @@ enum Exit {
 #[repr(align(128))]
 struct CacheLine<T>(T);
 
-/// State shared by the collector and the workers for one run.
-struct Shared<'a> {
-    cfg: &'a RunConfig,
+/// The `rate` event queue: intended start times, oldest first.
+struct RateQueue {
+    queue: Mutex<VecDeque<Instant>>,
+    /// [`RATE_QUEUE_SLOTS`] (smaller in tests).
+    capacity: usize,
+    cv: Condvar,
+    closed: AtomicBool,
+    /// Arrivals not queued because the queue was full.
+    dropped: AtomicU64,
+    /// Events being executed (the interim `concurrency`).
+    in_flight: AtomicUsize,
+}
+
+enum Ticket {
+    Start(Instant),
+    Closed,
+    Wait,
+}
+
+impl RateQueue {
+    fn new(capacity: usize) -> Self {
+        Self {
+            queue: Mutex::new(VecDeque::with_capacity(capacity)),
+            capacity,
+            cv: Condvar::new(),
+            closed: AtomicBool::new(false),
+            dropped: AtomicU64::new(0),
+            in_flight: AtomicUsize::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, VecDeque<Instant>> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(&self, at: Instant) {
+        let mut q = self.lock();
+        if q.len() >= self.capacity {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        q.push_back(at);
+        drop(q);
+        self.cv.notify_one();
+    }
+
+    /// The next intended start, or `Wait` after a short timeout so that the caller re-checks
+    /// its limits and the epoch.
+    fn pop(&self) -> Ticket {
+        let mut q = self.lock();
+        loop {
+            if let Some(at) = q.pop_front() {
+                self.in_flight.fetch_add(1, Ordering::Relaxed);
+                return Ticket::Start(at);
+            }
+            if self.closed.load(Ordering::Acquire) {
+                return Ticket::Closed;
+            }
+            let (guard, timeout) = self
+                .cv
+                .wait_timeout(q, Duration::from_millis(10))
+                .unwrap_or_else(|e| e.into_inner());
+            q = guard;
+            if timeout.timed_out() && q.is_empty() {
+                return Ticket::Wait;
+            }
+        }
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        let _q = self.lock();
+        self.cv.notify_all();
+    }
+
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+/// State shared by the collector, the workers and the rate generator for one run.
+struct Shared {
+    cfg: RunConfig,
     slots: Box<[IntervalSlot]>,
+    /// Checkpoint hand-overs, one per worker: statistics of the period that just ended.
+    mailboxes: Box<[Mutex<Option<WorkerStats>>]>,
     /// Workers that finished their initialisation (successfully or not).
     ready: AtomicUsize,
     /// The start gate: opened once, after `start` is set.
@@ -171,15 +390,19 @@ struct Shared<'a> {
     start: OnceLock<Instant>,
     running: AtomicUsize,
     /// The `events` cap counter, written by every worker per event: on its own cache lines so
-    /// that it does not slow down the reads of `stop`/`abort` next to it.
+    /// that it does not slow down the reads of the flags next to it.
     issued: CacheLine<AtomicU64>,
-    /// Internal stop: a worker failed, or the report could not be written.
+    /// Bumped at warmup end (to 1) and at each checkpoint.
+    epoch: AtomicU64,
+    /// Internal stop: a worker failed, the report could not be written, or forced shutdown.
     abort: AtomicBool,
-    stop: &'a AtomicBool,
+    /// The caller's stop flag, as forwarded by the collector.
+    interrupt: AtomicBool,
+    queue: Option<RateQueue>,
     collector: Thread,
 }
 
-impl Shared<'_> {
+impl Shared {
     fn open_gate(&self) {
         *self.gate.lock().unwrap_or_else(|e| e.into_inner()) = true;
         self.gate_cv.notify_all();
@@ -195,6 +418,21 @@ impl Shared<'_> {
     fn elapsed_ns(&self) -> u64 {
         self.start.get().map_or(0, |s| duration_ns(s.elapsed()))
     }
+
+    fn warmup(&self) -> Duration {
+        self.cfg.warmup.unwrap_or(Duration::ZERO)
+    }
+
+    /// The end of the measured run, if time-limited.
+    fn deadline(&self, start: Instant) -> Option<Instant> {
+        self.cfg
+            .time
+            .and_then(|t| start.checked_add(self.warmup().checked_add(t)?))
+    }
+
+    fn stopping(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed)
+    }
 }
 
 fn duration_ns(d: Duration) -> u64 {
@@ -203,12 +441,12 @@ fn duration_ns(d: Duration) -> u64 {
 
 /// Marks the worker finished however it leaves (return, error, panic) and wakes the collector
 /// when it was the last one.
-struct FinishGuard<'s, 'a> {
-    shared: &'s Shared<'a>,
+struct FinishGuard<'s> {
+    shared: &'s Shared,
     id: usize,
 }
 
-impl Drop for FinishGuard<'_, '_> {
+impl Drop for FinishGuard<'_> {
     fn drop(&mut self) {
         if thread::panicking() {
             self.shared.abort.store(true, Ordering::Relaxed);
@@ -220,23 +458,16 @@ impl Drop for FinishGuard<'_, '_> {
     }
 }
 
-fn worker_main(
-    shared: &Shared<'_>,
-    workload: &dyn Workload,
-    id: usize,
-) -> Result<(WorkerStats, Exit), EngineError> {
+fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerResult {
     let _guard = FinishGuard { shared, id };
+    let new_stats = || WorkerStats::new().map_err(|e| EngineError::Failed(e.to_string()));
     let init = catch_unwind(AssertUnwindSafe(|| workload.new_worker(id)))
         .unwrap_or_else(|_| {
             Err(EngineError::Failed(format!(
                 "worker {id} panicked while starting"
             )))
         })
-        .and_then(|w| {
-            WorkerStats::new()
-                .map(|s| (w, s))
-                .map_err(|e| EngineError::Failed(e.to_string()))
-        });
+        .and_then(|w| new_stats().map(|s| (w, s)));
     if init.is_err() {
         shared.abort.store(true, Ordering::Relaxed);
     }
@@ -249,27 +480,71 @@ fn worker_main(
         return Err(EngineError::Failed("the run clock was not started".into()));
     };
     // A time limit beyond what `Instant` can represent is no limit.
-    let deadline = shared.cfg.time.and_then(|t| start.checked_add(t));
+    let deadline = shared.deadline(start);
     let cap = shared.cfg.events;
     let slot = &shared.slots[id];
+    // With a warmup, epoch 0 is the warmup: unmeasured and uncapped.
+    let first_measured = u64::from(shared.cfg.warmup.is_some());
+    let mut epoch = 0;
+    // Events and busy time of the periods already handed over: the slot's totals never restart.
+    let (mut carried_events, mut carried_ns) = (0u64, 0u64);
 
     let mut now = Instant::now();
     let exit = loop {
         if deadline.is_some_and(|d| now >= d) {
-            break Exit::Limit;
+            break Exit::TimeLimit;
         }
-        if shared.stop.load(Ordering::Relaxed) {
+        if shared.interrupt.load(Ordering::Relaxed) {
             break Exit::Interrupted;
         }
         if shared.abort.load(Ordering::Relaxed) {
             break Exit::Aborted;
         }
-        if cap > 0 && shared.issued.0.fetch_add(1, Ordering::Relaxed) >= cap {
-            break Exit::Limit;
+        let e = shared.epoch.load(Ordering::Acquire);
+        if e != epoch {
+            let old = std::mem::replace(&mut stats, new_stats()?);
+            carried_events += old.events;
+            carried_ns = carried_ns.saturating_add(old.busy_ns);
+            if epoch >= first_measured {
+                let mut mailbox = shared.mailboxes[id]
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                match mailbox.as_mut() {
+                    Some(late) => late.absorb(&old),
+                    None => *mailbox = Some(old),
+                }
+            }
+            epoch = e;
         }
-        let t0 = Instant::now();
+        let t0 = match &shared.queue {
+            None => Instant::now(),
+            Some(q) => match q.pop() {
+                Ticket::Start(at) => at,
+                Ticket::Closed if shared.interrupt.load(Ordering::Relaxed) => {
+                    break Exit::Interrupted;
+                }
+                Ticket::Closed if shared.abort.load(Ordering::Relaxed) => break Exit::Aborted,
+                Ticket::Closed => break Exit::TimeLimit,
+                Ticket::Wait => {
+                    now = Instant::now();
+                    continue;
+                }
+            },
+        };
+        if cap > 0
+            && epoch >= first_measured
+            && shared.issued.0.fetch_add(1, Ordering::Relaxed) >= cap
+        {
+            if let Some(q) = &shared.queue {
+                q.in_flight.fetch_sub(1, Ordering::Relaxed);
+            }
+            break Exit::EventLimit;
+        }
         let result = worker.event();
         let t1 = Instant::now();
+        if let Some(q) = &shared.queue {
+            q.in_flight.fetch_sub(1, Ordering::Relaxed);
+        }
         match result {
             EventResult::Done => {}
             EventResult::Exhausted => break Exit::Exhausted,
@@ -280,11 +555,51 @@ fn worker_main(
         }
         let ns = duration_ns(t1.saturating_duration_since(t0));
         stats.record(ns);
-        slot.publish(&stats, ns);
+        slot.publish_totals(
+            carried_events + stats.events,
+            carried_ns.saturating_add(stats.busy_ns),
+            ns,
+        );
         now = t1;
     };
     worker.finish()?;
     Ok((stats, exit))
+}
+
+/// The `rate` generator: Poisson arrivals on an absolute schedule until the run ends.
+fn generate(shared: &Shared, start: Instant) {
+    let Some(queue) = &shared.queue else { return };
+    let mut rng = Rng::for_thread(shared.cfg.seed, shared.cfg.threads);
+    let mean_ns = 1e9 / shared.cfg.rate.max(1) as f64;
+    let deadline = shared.deadline(start);
+    let mut next = start;
+    loop {
+        // Exponential gap by inversion; 1 − U is in (0, 1], so ln is finite.
+        let gap = -(1.0 - rng.unit()).ln() * mean_ns;
+        next += Duration::from_nanos(gap as u64);
+        if deadline.is_some_and(|d| next >= d) {
+            break;
+        }
+        loop {
+            if shared.stopping() || shared.running.load(Ordering::Acquire) == 0 {
+                queue.close();
+                return;
+            }
+            let now = Instant::now();
+            if now >= next {
+                break;
+            }
+            thread::sleep((next - now).min(POLL));
+        }
+        queue.push(next);
+    }
+    // Let the workers reach the deadline, then release the idle ones.
+    if let Some(d) = deadline {
+        while Instant::now() < d && !shared.stopping() {
+            thread::sleep((d - Instant::now()).min(POLL));
+        }
+    }
+    queue.close();
 }
 
 /// Interval bookkeeping of the collector: the previous snapshot and reusable buffers.
@@ -307,11 +622,12 @@ impl Sampler {
         }
     }
 
-    /// Snapshots all slots and returns the interval since the previous snapshot.
+    /// Snapshots all slots and returns the interval since the previous snapshot; `origin` is
+    /// the instant the `[ Ns ]` stamps count from.
     fn sample(
         &mut self,
         slots: &[IntervalSlot],
-        start: Instant,
+        origin: Instant,
         threads: usize,
         percentile: f64,
     ) -> IntervalSample {
@@ -334,7 +650,7 @@ impl Sampler {
         }
         let secs = now.saturating_duration_since(self.prev_at).as_secs_f64();
         let sample = IntervalSample {
-            time_s: now.saturating_duration_since(start).as_secs_f64(),
+            time_s: now.saturating_duration_since(origin).as_secs_f64(),
             threads,
             eps: console::per_second(events.saturating_sub(self.prev_events), secs),
             lat_pct_ms: log_histogram::percentile_ms(&self.scratch, percentile),
@@ -347,110 +663,17 @@ impl Sampler {
     }
 }
 
-/// Runs `workload` to its limits, printing sysbench's banner, interim lines and final report.
-pub fn run(
-    workload: &dyn Workload,
-    cfg: &RunConfig,
-    out: &mut dyn Write,
-    on_interval: &mut dyn FnMut(&IntervalSample),
-    stop: &AtomicBool,
+/// Builds the outcome of a period from workers' statistics (final report and checkpoints).
+fn build_outcome(
+    workers: &[WorkerStats],
+    seconds: f64,
+    percentile: f64,
+    interrupted: bool,
 ) -> Result<StepOutcome, EngineError> {
-    let io_err = |e: io::Error| EngineError::Failed(format!("writing the report failed: {e}"));
-    if cfg.threads == 0 {
-        return Err(EngineError::Failed(
-            "option `threads` must be at least 1".into(),
-        ));
-    }
-    if cfg.time.is_none() && cfg.events == 0 {
-        console::write_endless_warning(out).map_err(io_err)?;
-    }
-    console::write_header(
-        out,
-        cfg.threads,
-        cfg.report_interval.map_or(0, |d| d.as_secs()),
-    )
-    .map_err(io_err)?;
-    workload.banner(out).map_err(io_err)?;
-    console::write_workers_starting(out).map_err(io_err)?;
-    out.flush().map_err(io_err)?;
-
-    let shared = Shared {
-        cfg,
-        slots: (0..cfg.threads).map(|_| IntervalSlot::new()).collect(),
-        ready: AtomicUsize::new(0),
-        gate: Mutex::new(false),
-        gate_cv: Condvar::new(),
-        start: OnceLock::new(),
-        running: AtomicUsize::new(cfg.threads),
-        issued: CacheLine(AtomicU64::new(0)),
-        abort: AtomicBool::new(false),
-        stop,
-        collector: thread::current(),
-    };
-
-    let (results, seconds, write_error) = thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(cfg.threads);
-        let mut spawn_error = None;
-        for id in 0..cfg.threads {
-            let shared = &shared;
-            let spawned = thread::Builder::new()
-                .name(format!("sbsuite-worker-{id}"))
-                .spawn_scoped(scope, move || worker_main(shared, workload, id));
-            match spawned {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    spawn_error = Some(e);
-                    break;
-                }
-            }
-        }
-        if spawn_error.is_some() {
-            // Release the workers already waiting into an aborted run.
-            shared.abort.store(true, Ordering::Relaxed);
-            let missing = cfg.threads - handles.len();
-            shared.running.fetch_sub(missing, Ordering::AcqRel);
-        } else {
-            while shared.ready.load(Ordering::Acquire) < cfg.threads {
-                thread::park_timeout(Duration::from_millis(100));
-            }
-        }
-        let start = Instant::now();
-        let _ = shared.start.set(start);
-        shared.open_gate();
-        let mut write_error = spawn_error
-            .map(|e| EngineError::Failed(format!("could not start worker threads: {e}")));
-        if write_error.is_none()
-            && !shared.abort.load(Ordering::Relaxed)
-            && let Err(e) = collect(&shared, workload, start, out, on_interval)
-        {
-            write_error = Some(io_err(e));
-            shared.abort.store(true, Ordering::Relaxed);
-        }
-        let results: Vec<_> = handles
-            .into_iter()
-            .enumerate()
-            .map(|(id, h)| {
-                h.join()
-                    .unwrap_or_else(|_| Err(EngineError::Failed(format!("worker {id} panicked"))))
-            })
-            .collect();
-        (results, start.elapsed().as_secs_f64(), write_error)
-    });
-    if let Some(e) = write_error {
-        return Err(e);
-    }
-    let mut workers = Vec::with_capacity(results.len());
-    let mut interrupted = false;
-    for r in results {
-        let (stats, exit) = r?;
-        interrupted |= exit == Exit::Interrupted;
-        workers.push(stats);
-    }
-
-    let histogram = stats::merge(&workers).map_err(EngineError::Failed)?;
-    let latency = stats::latency_summary(&workers, &histogram, cfg.percentile);
-    let fairness = stats::fairness(&workers);
-    let outcome = StepOutcome {
+    let histogram = stats::merge(workers).map_err(EngineError::Failed)?;
+    let latency = stats::latency_summary(workers, &histogram, percentile);
+    let fairness = stats::fairness(workers);
+    Ok(StepOutcome {
         seconds,
         events: workers.iter().map(|w| w.events).sum(),
         sql: None,
@@ -462,77 +685,500 @@ pub fn run(
         histogram,
         interrupted,
         metrics: Vec::new(),
+    })
+}
+
+/// Joins every worker still held when dropped, so that no worker outlives the borrow of the
+/// workload unless [`Joiner::abandon`] was called by [`run_owned`]'s path.
+struct Joiner {
+    handles: Vec<Option<JoinHandle<WorkerResult>>>,
+}
+
+impl Joiner {
+    fn join(&mut self, id: usize) -> Option<WorkerResult> {
+        let h = self.handles.get_mut(id)?.take()?;
+        Some(
+            h.join()
+                .unwrap_or_else(|_| Err(EngineError::Failed(format!("worker {id} panicked")))),
+        )
+    }
+
+    /// Detaches worker `id`. Only sound when the workload it borrows is leaked.
+    fn abandon(&mut self, id: usize) {
+        if let Some(h) = self.handles.get_mut(id) {
+            drop(h.take());
+        }
+    }
+}
+
+impl Drop for Joiner {
+    fn drop(&mut self) {
+        for id in 0..self.handles.len() {
+            let _ = self.join(id);
+        }
+    }
+}
+
+/// Runs `workload` to its limits, printing sysbench's banner, interim lines and final report.
+/// After a forced shutdown this waits for the stuck workers (it cannot abandon a borrowed
+/// workload); [`run_owned`] abandons them instead.
+pub fn run(
+    workload: &dyn Workload,
+    cfg: &RunConfig,
+    out: &mut dyn Write,
+    on_interval: &mut dyn FnMut(&IntervalSample),
+    stop: &AtomicBool,
+) -> Result<StepOutcome, EngineError> {
+    run_inner(workload, false, cfg, out, on_interval, stop).0
+}
+
+/// [`run`] for an owned workload: after a forced shutdown, workers stuck in an event are
+/// abandoned (left running, detached) and the workload is leaked so they stay sound.
+pub fn run_owned(
+    workload: Box<dyn Workload>,
+    cfg: &RunConfig,
+    out: &mut dyn Write,
+    on_interval: &mut dyn FnMut(&IntervalSample),
+    stop: &AtomicBool,
+) -> Result<StepOutcome, EngineError> {
+    let ptr = Box::into_raw(workload);
+    // SAFETY: `ptr` comes from `Box::into_raw` and is freed below only when no worker was
+    // abandoned, i.e. after every worker thread was joined.
+    let (result, abandoned) = run_inner(unsafe { &*ptr }, true, cfg, out, on_interval, stop);
+    if !abandoned {
+        // SAFETY: as above; no reference to the workload is alive any more.
+        drop(unsafe { Box::from_raw(ptr) });
+    }
+    result
+}
+
+/// What the collector saw end the run.
+struct Collected {
+    /// Start of the period the final report covers (warmup end or last checkpoint).
+    period_start: Instant,
+    /// `Some(unfinished)` after a forced shutdown.
+    forced: Option<usize>,
+}
+
+fn run_inner(
+    workload: &dyn Workload,
+    may_abandon: bool,
+    cfg: &RunConfig,
+    out: &mut dyn Write,
+    on_interval: &mut dyn FnMut(&IntervalSample),
+    stop: &AtomicBool,
+) -> (Result<StepOutcome, EngineError>, bool) {
+    let io_err = |e: io::Error| EngineError::Failed(format!("writing the report failed: {e}"));
+    if cfg.threads == 0 {
+        return (
+            Err(EngineError::Failed(
+                "option `threads` must be at least 1".into(),
+            )),
+            false,
+        );
+    }
+    let preamble = (|| {
+        if cfg.time.is_none() && cfg.events == 0 {
+            console::write_endless_warning(out)?;
+        }
+        console::write_header(out, cfg)?;
+        workload.banner(out)?;
+        console::write_workers_starting(out)?;
+        out.flush()
+    })();
+    if let Err(e) = preamble {
+        return (Err(io_err(e)), false);
+    }
+
+    let shared = Arc::new(Shared {
+        cfg: cfg.clone(),
+        slots: (0..cfg.threads).map(|_| IntervalSlot::new()).collect(),
+        mailboxes: (0..cfg.threads).map(|_| Mutex::new(None)).collect(),
+        ready: AtomicUsize::new(0),
+        gate: Mutex::new(false),
+        gate_cv: Condvar::new(),
+        start: OnceLock::new(),
+        running: AtomicUsize::new(cfg.threads),
+        issued: CacheLine(AtomicU64::new(0)),
+        epoch: AtomicU64::new(0),
+        abort: AtomicBool::new(false),
+        interrupt: AtomicBool::new(false),
+        queue: (cfg.rate > 0).then(|| RateQueue::new(RATE_QUEUE_SLOTS)),
+        collector: thread::current(),
+    });
+
+    let mut joiner = Joiner {
+        handles: Vec::with_capacity(cfg.threads),
     };
-    let mut outcome = outcome;
+    let mut spawn_error = None;
+    for id in 0..cfg.threads {
+        let mine = Arc::clone(&shared);
+        let mut builder = thread::Builder::new().name(format!("sbsuite-worker-{id}"));
+        if cfg.stack_size > 0 {
+            builder = builder.stack_size(cfg.stack_size);
+        }
+        // SAFETY: the closure borrows `workload`. Every handle is joined before this function
+        // returns (`Joiner` joins on drop, also on early return or panic), except handles
+        // passed to `Joiner::abandon`, which happens only when `may_abandon`: then `run_owned`
+        // leaks the workload, so the borrow stays valid for the rest of the process.
+        let spawned = unsafe { builder.spawn_unchecked(move || worker_main(&mine, workload, id)) };
+        match spawned {
+            Ok(h) => joiner.handles.push(Some(h)),
+            Err(e) => {
+                spawn_error = Some(e);
+                break;
+            }
+        }
+    }
+    if spawn_error.is_some() {
+        // Release the workers already waiting into an aborted run.
+        shared.abort.store(true, Ordering::Relaxed);
+        let missing = cfg.threads - joiner.handles.len();
+        shared.running.fetch_sub(missing, Ordering::AcqRel);
+    } else {
+        while shared.ready.load(Ordering::Acquire) < cfg.threads {
+            thread::park_timeout(Duration::from_millis(100));
+        }
+    }
+    let start = Instant::now();
+    let _ = shared.start.set(start);
+    shared.open_gate();
+    let generator = shared.queue.as_ref().and_then(|_| {
+        let mine = Arc::clone(&shared);
+        thread::Builder::new()
+            .name("sbsuite-rate".into())
+            .spawn(move || generate(&mine, start))
+            .ok()
+    });
+    if generator.is_none()
+        && let Some(q) = &shared.queue
+    {
+        spawn_error.get_or_insert_with(|| io::Error::other("the rate generator did not start"));
+        shared.abort.store(true, Ordering::Relaxed);
+        q.close();
+    }
+    let mut write_error =
+        spawn_error.map(|e| EngineError::Failed(format!("could not start worker threads: {e}")));
+    let mut collected = Collected {
+        period_start: start,
+        forced: None,
+    };
+    if write_error.is_none() && !shared.abort.load(Ordering::Relaxed) {
+        match collect(&shared, workload, start, out, on_interval, stop) {
+            Ok(c) => collected = c,
+            Err(e) => {
+                write_error = Some(io_err(e));
+                shared.abort.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+    if stop.load(Ordering::Relaxed) {
+        shared.interrupt.store(true, Ordering::Relaxed);
+    }
+    let mut abandoned = false;
+    let mut results = Vec::with_capacity(cfg.threads);
+    if collected.forced.is_some() {
+        shared.abort.store(true, Ordering::Relaxed);
+        for (id, slot) in shared.slots.iter().enumerate() {
+            if slot.running_at(u64::MAX) {
+                if may_abandon {
+                    joiner.abandon(id);
+                    abandoned = true;
+                }
+            } else if let Some(r) = joiner.join(id) {
+                results.push(r);
+            }
+        }
+    } else {
+        for id in 0..joiner.handles.len() {
+            if let Some(r) = joiner.join(id) {
+                results.push(r);
+            }
+        }
+    }
+    if let Some(g) = generator {
+        // It only holds the `Arc`; with `abort`, `interrupt` or the deadline it ends within
+        // one `POLL`.
+        if let Some(q) = &shared.queue {
+            q.close();
+        }
+        let _ = g.join();
+    }
+    let seconds = collected.period_start.elapsed().as_secs_f64();
+    if let Some(e) = write_error {
+        return (Err(e), abandoned);
+    }
+    let result = finish(
+        &shared,
+        workload,
+        results,
+        seconds,
+        collected.forced,
+        out,
+        &io_err,
+    );
+    // A borrowed workload: the stuck workers are joined (waited for) when `joiner` drops.
+    drop(joiner);
+    (result, abandoned)
+}
+
+/// The final report: histogram, workload block, general report, debug and warning lines.
+fn finish(
+    shared: &Shared,
+    workload: &dyn Workload,
+    results: Vec<WorkerResult>,
+    seconds: f64,
+    forced: Option<usize>,
+    out: &mut dyn Write,
+    io_err: &dyn Fn(io::Error) -> EngineError,
+) -> Result<StepOutcome, EngineError> {
+    let cfg = &shared.cfg;
+    let mut workers = Vec::with_capacity(results.len());
+    let mut interrupted = forced.is_some();
+    let mut time_exits = 0;
+    for r in results {
+        let (stats, exit) = r?;
+        interrupted |= exit == Exit::Interrupted;
+        time_exits += usize::from(exit == Exit::TimeLimit);
+        workers.push(stats);
+    }
+    // Hand-overs that a checkpoint did not wait for belong to the final period.
+    for (w, mailbox) in workers.iter_mut().zip(shared.mailboxes.iter()) {
+        if let Some(late) = mailbox.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            w.absorb(&late);
+        }
+    }
+    let mut outcome = build_outcome(&workers, seconds, cfg.percentile, interrupted)?;
     workload.finish_outcome(&mut outcome);
-    workload.report(&outcome, out).map_err(io_err)?;
-    console::write_final_report(out, &outcome).map_err(io_err)?;
-    out.flush().map_err(io_err)?;
+    let report = (|| {
+        if cfg.debug {
+            console::write_debug_done(out, time_exits)?;
+        }
+        if cfg.histogram {
+            console::write_histogram(out, &log_histogram::from_hdr(&outcome.histogram))?;
+        }
+        workload.report(&outcome, out)?;
+        console::write_final_report(out, &outcome)?;
+        if let Some(unfinished) = forced {
+            writeln!(
+                out,
+                "Number of unfinished transactions on forced shutdown: {unfinished}"
+            )?;
+            writeln!(out)?;
+        }
+        if cfg.debug {
+            console::write_debug_per_thread(out, &workers)?;
+        }
+        if let Some(q) = &shared.queue {
+            let dropped = q.dropped.load(Ordering::Relaxed);
+            if dropped > 0 {
+                writeln!(
+                    out,
+                    "WARNING: {dropped} events were not run: the event queue ({RATE_QUEUE_SLOTS} \
+                     slots) was full, the workers could not keep up with --rate={}",
+                    cfg.rate
+                )?;
+                writeln!(out)?;
+            }
+        }
+        out.flush()
+    })();
+    report.map_err(io_err)?;
     Ok(outcome)
 }
 
-/// The collector loop: prints interim lines on an absolute schedule until every worker is gone.
+/// The collector loop: interim lines, warmup end, checkpoints and forced shutdown, each on an
+/// absolute schedule, until every worker is gone.
 fn collect(
-    shared: &Shared<'_>,
+    shared: &Shared,
     workload: &dyn Workload,
     start: Instant,
     out: &mut dyn Write,
     on_interval: &mut dyn FnMut(&IntervalSample),
-) -> io::Result<()> {
+    stop: &AtomicBool,
+) -> io::Result<Collected> {
+    let cfg = &shared.cfg;
+    if cfg.debug {
+        console::write_debug_started(out, cfg.threads)?;
+    }
     console::write_threads_started(out)?;
     out.flush()?;
-    let cfg = shared.cfg;
+    let warmup = shared.warmup();
+    // The origin of every measured schedule; falls back to `start` if unrepresentable.
+    let origin = start.checked_add(warmup).unwrap_or(start);
+    let mut measuring = warmup.is_zero();
+    let mut period_start = start;
     let mut interval = cfg.report_interval;
     let mut sampler = Sampler::new(start);
     let mut tick: u32 = 1;
+    let mut checkpoints = cfg
+        .checkpoints
+        .iter()
+        .map(|&s| Duration::from_secs(s))
+        // A checkpoint at (or after) the time limit would only repeat the final report.
+        .filter(|&s| cfg.time.is_none_or(|t| s < t))
+        .peekable();
+    let forced_at = shared
+        .deadline(start)
+        .zip(cfg.forced_shutdown)
+        .and_then(|(d, f)| d.checked_add(f));
     loop {
+        if stop.load(Ordering::Relaxed) && !shared.interrupt.swap(true, Ordering::Relaxed) {
+            shared.collector.unpark();
+        }
         // Read before the clock: a tick due now is still reported if the workers left at (or
         // after) it, which is how a tick falling on the time limit gets its line.
         let finished = shared.running.load(Ordering::Acquire) == 0;
-        let Some(every) = interval else {
-            if finished {
-                break;
-            }
-            // Woken by the last worker; the timeout only guards against a missed wake-up.
-            thread::park_timeout(Duration::from_secs(1));
-            continue;
-        };
-        let offset = every.saturating_mul(tick);
-        if cfg.time.is_some_and(|t| offset > t) {
-            interval = None; // only the final partial interval is left
-            continue;
-        }
-        let Some(due) = start.checked_add(offset) else {
-            interval = None; // beyond what the clock can represent
-            continue;
-        };
         let now = Instant::now();
-        if now < due {
+        if !measuring {
+            if now >= origin {
+                shared.epoch.store(1, Ordering::Release);
+                measuring = true;
+                period_start = Instant::now();
+                sampler = Sampler::new(period_start);
+                let _ = sampler.sample(&shared.slots, origin, 0, 0.0); // baseline
+                workload.reset_counters();
+                continue;
+            }
             if finished {
                 break;
             }
-            thread::park_timeout(due - now);
+            thread::park_timeout((origin - now).min(POLL));
             continue;
         }
-        let tick_ns = duration_ns(offset);
-        let threads = shared
-            .slots
-            .iter()
-            .filter(|s| s.running_at(tick_ns))
-            .count();
-        if threads == 0 {
-            interval = None; // the run ended before this tick
+        let tick_due = interval.and_then(|every| {
+            let offset = every.saturating_mul(tick);
+            if cfg.time.is_some_and(|t| offset > t) {
+                return None; // only the final partial interval is left
+            }
+            origin.checked_add(offset)
+        });
+        if tick_due.is_none() {
+            interval = None;
+        }
+        let checkpoint_due = checkpoints.peek().and_then(|&s| origin.checked_add(s));
+        let forced_due = forced_at.filter(|_| !finished);
+        if let Some(due) = tick_due
+            && now >= due
+        {
+            let offset_ns = duration_ns(warmup + interval.unwrap_or_default().saturating_mul(tick));
+            let threads = shared
+                .slots
+                .iter()
+                .filter(|s| s.running_at(offset_ns))
+                .count();
+            if threads == 0 {
+                interval = None; // the run ended before this tick
+                continue;
+            }
+            let mut sample = sampler.sample(&shared.slots, origin, threads, cfg.percentile);
+            if let Some(q) = &shared.queue {
+                sample.metrics.push(("queue_length", q.len() as f64));
+                sample
+                    .metrics
+                    .push(("concurrency", q.in_flight.load(Ordering::Relaxed) as f64));
+            }
+            match workload.interim(&mut sample) {
+                Some(line) => writeln!(out, "{line}")?,
+                None => writeln!(out, "{}", console::interval_line(&sample, cfg.percentile))?,
+            }
+            if shared.queue.is_some() {
+                writeln!(out, "{}", console::queue_line(&sample))?;
+            }
+            out.flush()?;
+            on_interval(&sample);
+            tick = tick.saturating_add(1);
             continue;
         }
-        let mut sample = sampler.sample(&shared.slots, start, threads, cfg.percentile);
-        match workload.interim(&mut sample) {
-            Some(line) => writeln!(out, "{line}")?,
-            None => writeln!(out, "{}", console::interval_line(&sample, cfg.percentile))?,
+        if let Some(due) = checkpoint_due
+            && now >= due
+        {
+            checkpoints.next();
+            if finished {
+                continue; // nobody to hand over: the final report covers it
+            }
+            checkpoint(shared, workload, origin, &mut period_start, out)?;
+            continue;
         }
-        out.flush()?;
-        on_interval(&sample);
-        tick = tick.saturating_add(1);
+        if let Some(due) = forced_due
+            && now >= due
+        {
+            writeln!(out, "The --max-time limit has expired, forcing shutdown...")?;
+            out.flush()?;
+            shared.abort.store(true, Ordering::Relaxed);
+            if let Some(q) = &shared.queue {
+                q.close();
+            }
+            return Ok(Collected {
+                period_start,
+                forced: Some(shared.running.load(Ordering::Acquire)),
+            });
+        }
+        if finished {
+            break;
+        }
+        let next = [tick_due, checkpoint_due, forced_due]
+            .into_iter()
+            .flatten()
+            .min();
+        let wait = next.map_or(POLL, |d| d.saturating_duration_since(now).min(POLL));
+        thread::park_timeout(wait);
     }
+    Ok(Collected {
+        period_start,
+        forced: None,
+    })
+}
+
+/// One checkpoint: ask the workers for their statistics, print the full report, restart.
+fn checkpoint(
+    shared: &Shared,
+    workload: &dyn Workload,
+    origin: Instant,
+    period_start: &mut Instant,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let cfg = &shared.cfg;
+    let at = Instant::now();
+    shared.epoch.fetch_add(1, Ordering::AcqRel);
+    // Wait for the hand-overs of the workers still running (a worker in a long event hands
+    // over when it ends); give up after a second so a stuck worker cannot stall the schedule:
+    // its statistics then go to the next report.
+    let give_up = at + Duration::from_secs(1);
+    let mut taken: Vec<Option<WorkerStats>> = (0..cfg.threads).map(|_| None).collect();
+    loop {
+        let mut pending = false;
+        for (id, (mailbox, slot)) in shared.mailboxes.iter().zip(shared.slots.iter()).enumerate() {
+            if taken[id].is_some() {
+                continue;
+            }
+            let got = mailbox.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if got.is_some() {
+                taken[id] = got;
+            } else if slot.running_at(u64::MAX) {
+                pending = true;
+            }
+        }
+        if !pending || Instant::now() >= give_up || shared.stopping() {
+            break;
+        }
+        thread::park_timeout(Duration::from_millis(1));
+    }
+    let workers: Vec<WorkerStats> = taken.into_iter().flatten().collect();
+    let seconds = at.saturating_duration_since(*period_start).as_secs_f64();
+    let mut outcome = build_outcome(&workers, seconds, cfg.percentile, false)
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    workload.finish_outcome(&mut outcome);
+    writeln!(
+        out,
+        "[ {:.0}s ] Checkpoint report:",
+        at.saturating_duration_since(origin).as_secs_f64()
+    )?;
+    workload.report(&outcome, out)?;
+    console::write_final_report(out, &outcome)?;
+    out.flush()?;
+    workload.reset_counters();
+    *period_start = at;
     Ok(())
 }
 
@@ -602,6 +1248,7 @@ mod tests {
             time: ms(time_ms),
             report_interval: ms(interval_ms),
             percentile: 95.0,
+            ..RunConfig::default()
         }
     }
 
@@ -713,6 +1360,190 @@ mod tests {
         assert!(text.contains("    events (avg/stddev):           20.0000/8.16\n"));
     }
 
+    fn spinning() -> Fake {
+        Fake {
+            spin: SPIN,
+            per_thread: None,
+            until: None,
+        }
+    }
+
+    #[test]
+    fn warmup_is_excluded_and_uncapped() {
+        let cfg = RunConfig {
+            warmup: Some(Duration::from_millis(300)),
+            ..config(2, 0, 300, 100)
+        };
+        let t = Instant::now();
+        let (o, samples, _) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+        let wall = t.elapsed().as_secs_f64();
+        assert!(wall >= 0.6, "warmup extends the run: {wall}");
+        assert!(o.seconds >= 0.29 && o.seconds < 0.45, "{}", o.seconds);
+        // Only measured ticks, stamped from the end of the warmup.
+        assert_eq!(samples.len(), 3, "{samples:?}");
+        assert!(samples[0].time_s < 0.2, "{samples:?}");
+        // (The first interval may be nearly empty on a loaded machine: its baseline is taken
+        // when the collector wakes for the warmup end, its tick is on the nominal schedule.)
+        assert!(samples.iter().skip(1).all(|s| s.eps > 0.0), "{samples:?}");
+        assert_eq!(o.histogram.len(), o.events);
+
+        // The events cap starts after the warmup: exactly 50 measured events.
+        let cfg = RunConfig {
+            warmup: Some(Duration::from_millis(200)),
+            ..config(2, 50, 0, 0)
+        };
+        let t = Instant::now();
+        let (o, _, _) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+        assert!(t.elapsed() >= Duration::from_millis(200));
+        assert_eq!(o.events, 50);
+    }
+
+    #[test]
+    fn rate_paces_events_and_counts_queue_time() {
+        let cfg = RunConfig {
+            rate: 500,
+            seed: 11,
+            ..config(2, 0, 1000, 500)
+        };
+        let (o, samples, text) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+        assert!((425..=575).contains(&o.events), "{}", o.events);
+        assert_eq!(samples.len(), 2);
+        assert!(samples.iter().all(
+            |s| crate::engine::metric(&s.metrics, "queue_length").is_some()
+                && crate::engine::metric(&s.metrics, "concurrency").is_some()
+        ));
+        assert!(
+            text.contains("Target transaction rate: 500/sec\n"),
+            "{text}"
+        );
+        assert!(text.contains("] queue length: "), "{text}");
+
+        // Overloaded: one worker needs 5 ms per event at 400 arrivals/s. Latency counts the
+        // wait in the queue, so it grows far beyond the 5 ms of execution.
+        let slow = Fake {
+            spin: Duration::from_millis(5),
+            per_thread: None,
+            until: None,
+        };
+        let cfg = RunConfig {
+            rate: 400,
+            seed: 3,
+            ..config(1, 0, 500, 0)
+        };
+        let (o, _, _) = run_fake(&slow, &cfg, &AtomicBool::new(false));
+        assert!(o.events <= 110, "{}", o.events);
+        assert!(o.latency.max_ms > 100.0, "{:?}", o.latency);
+        assert!(o.latency.sum_ms > o.fairness_time_avg * 1e3 * 0.99);
+    }
+
+    /// A workload whose events never end in time.
+    struct Stuck;
+
+    struct StuckWorker;
+
+    impl Worker for StuckWorker {
+        fn event(&mut self) -> EventResult {
+            thread::sleep(Duration::from_secs(3));
+            EventResult::Done
+        }
+    }
+
+    impl Workload for Stuck {
+        fn banner(&self, _: &mut dyn Write) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn new_worker(&self, _: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
+            Ok(Box::new(StuckWorker))
+        }
+    }
+
+    #[test]
+    fn forced_shutdown_abandons_stuck_workers() {
+        let cfg = RunConfig {
+            forced_shutdown: Some(Duration::from_millis(100)),
+            ..config(2, 0, 200, 0)
+        };
+        let mut out = Vec::new();
+        let t = Instant::now();
+        let o = run_owned(
+            Box::new(Stuck),
+            &cfg,
+            &mut out,
+            &mut |_| {},
+            &AtomicBool::new(false),
+        )
+        .expect("a report");
+        assert!(t.elapsed() < Duration::from_millis(1500), "did not wait");
+        assert!(o.interrupted);
+        let text = String::from_utf8(out).expect("utf8");
+        let forced = text
+            .find("The --max-time limit has expired, forcing shutdown...\n")
+            .expect("message");
+        let report = text.find("General statistics:").expect("report");
+        assert!(forced < report);
+        assert!(text.ends_with("Number of unfinished transactions on forced shutdown: 2\n\n"));
+    }
+
+    #[test]
+    fn rate_queue_counts_what_it_cannot_hold() {
+        let q = RateQueue::new(2);
+        let t = Instant::now();
+        for i in 0..5 {
+            q.push(t + Duration::from_millis(i));
+        }
+        assert_eq!((q.len(), q.dropped.load(Ordering::Relaxed)), (2, 3));
+        assert!(
+            matches!(q.pop(), Ticket::Start(at) if at == t),
+            "oldest first"
+        );
+        assert_eq!(q.in_flight.load(Ordering::Relaxed), 1);
+        assert!(matches!(q.pop(), Ticket::Start(_)));
+        assert!(
+            matches!(q.pop(), Ticket::Wait),
+            "empty: the worker re-checks its limits"
+        );
+        q.close();
+        assert!(matches!(q.pop(), Ticket::Closed));
+    }
+
+    #[test]
+    fn forced_shutdown_values() {
+        let t = Some(Duration::from_secs(100));
+        let p = |s| parse_forced_shutdown(s, t).expect("valid");
+        assert_eq!(p("off"), None);
+        assert_eq!(p(""), Some(Duration::from_secs(5)));
+        assert_eq!(p("10%"), Some(Duration::from_secs(10)));
+        assert_eq!(p("7"), Some(Duration::from_secs(7)));
+        assert_eq!(parse_forced_shutdown("7", None).expect("valid"), None);
+        let e = parse_forced_shutdown("soon", t).expect_err("invalid");
+        assert!(e.to_string().contains("forced_shutdown"), "{e}");
+    }
+
+    #[test]
+    fn debug_and_histogram_lines() {
+        let cfg = RunConfig {
+            debug: true,
+            histogram: true,
+            ..config(2, 100, 0, 0)
+        };
+        let (o, _, text) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+        assert_eq!(o.events, 100);
+        assert!(text.contains("DEBUG: Worker thread (#1) initialized\nThreads started!\n"));
+        assert!(text.contains("Done.\n\nLatency histogram (values are in milliseconds)\n"));
+        let counted: u64 = text
+            .lines()
+            .filter(|l| l.contains(" |"))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum();
+        assert_eq!(counted, 100);
+        assert!(
+            text.contains("\n \nGeneral statistics:"),
+            "histogram right before the report"
+        );
+        assert!(text.contains("DEBUG: Verbose per-thread statistics:\n\nDEBUG:     thread #  0:"));
+    }
+
     #[test]
     fn run_config_reads_options() {
         let mut o = Options::default();
@@ -726,7 +1557,17 @@ mod tests {
             o.0.insert(k.into(), v);
         }
         let cfg = RunConfig::from_options(&o).expect("valid");
-        assert_eq!(cfg, config(4, 0, 10_000, 0).with_percentile(99.9));
+        let mut expected = config(4, 0, 10_000, 0).with_percentile(99.9);
+        expected.stack_size = MIN_STACK;
+        assert_eq!(cfg, expected);
+        o.0.insert("thread_stack_size".into(), Value::Int(8 << 20));
+        o.0.insert("report_checkpoints".into(), Value::Str("20,10,10".into()));
+        let cfg = RunConfig::from_options(&o).expect("valid");
+        assert_eq!((cfg.stack_size, cfg.checkpoints), (8 << 20, vec![10, 20]));
+        o.0.insert("report_checkpoints".into(), Value::Str("10,x".into()));
+        let e = RunConfig::from_options(&o).expect_err("invalid");
+        assert!(e.to_string().contains("report_checkpoints"), "{e}");
+        o.0.insert("report_checkpoints".into(), Value::Str(String::new()));
         o.0.insert("threads".into(), Value::Int(0));
         assert!(RunConfig::from_options(&o).is_err());
     }

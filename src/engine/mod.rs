@@ -150,7 +150,7 @@ pub fn run_step(
     let make = factory(workload)?;
     let config = driver::RunConfig::from_options(options)?;
     let engine = make(options)?;
-    driver::run(engine.as_ref(), &config, out, on_interval, stop)
+    driver::run_owned(engine, &config, out, on_interval, stop)
 }
 
 /// Runs a prepare (or cleanup when `cleanup`) step of a workload that has data.

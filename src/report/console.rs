@@ -5,12 +5,19 @@
 //! value right-aligned, the fairness values follow a 35-character label. The only intended
 //! differences are the first banner line (`sbsuite <version> (sysbench 1.0.20 compatible)`) and
 //! non-integer percentiles (sysbench rejects them): `99.9th percentile:` keeps the value column.
+//! The general options' lines were captured from sysbench 1.0.20 too: the banner's optional
+//! lines (`--rate`, `--report-checkpoints`, `--debug`, `--rand-seed`), the `--rate` queue line
+//! (no comma in the non-DB form, as `sysbench cpu --rate` prints it), the `--histogram` block and
+//! the `--debug` per-thread block.
 //! Functions return `io::Result` and never flush except after interim lines, which people watch
 //! live.
 
 use std::io::{self, Write};
 
-use crate::engine::{IntervalSample, StepOutcome};
+use crate::engine::driver::RunConfig;
+use crate::engine::{IntervalSample, StepOutcome, metric};
+use crate::stats::WorkerStats;
+use crate::stats::log_histogram;
 
 /// Width of the latency lines (`         min:` … value).
 const LATENCY_WIDTH: usize = 53;
@@ -25,8 +32,9 @@ pub fn write_endless_warning(out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
-/// The general banner up to (and including) the blank lines before the test's own banner.
-pub fn write_header(out: &mut dyn Write, threads: usize, report_interval_s: u64) -> io::Result<()> {
+/// The general banner up to (and including) the blank lines before the test's own banner, with
+/// sysbench's optional lines in sysbench's order (rate, interval, checkpoints, debug, seed).
+pub fn write_header(out: &mut dyn Write, cfg: &RunConfig) -> io::Result<()> {
     writeln!(
         out,
         "sbsuite {} (sysbench 1.0.20 compatible)",
@@ -34,17 +42,37 @@ pub fn write_header(out: &mut dyn Write, threads: usize, report_interval_s: u64)
     )?;
     writeln!(out)?;
     writeln!(out, "Running the test with following options:")?;
-    writeln!(out, "Number of threads: {threads}")?;
-    if report_interval_s > 0 {
+    writeln!(out, "Number of threads: {}", cfg.threads)?;
+    if cfg.rate > 0 {
+        writeln!(out, "Target transaction rate: {}/sec", cfg.rate)?;
+    }
+    if let Some(every) = cfg.report_interval {
         writeln!(
             out,
-            "Report intermediate results every {report_interval_s} second(s)"
+            "Report intermediate results every {} second(s)",
+            every.as_secs()
         )?;
     }
-    writeln!(
-        out,
-        "Initializing random number generator from current time"
-    )?;
+    if !cfg.checkpoints.is_empty() {
+        let list: Vec<String> = cfg.checkpoints.iter().map(u64::to_string).collect();
+        writeln!(out, "Report checkpoint(s) at {} seconds", list.join(", "))?;
+    }
+    if cfg.debug {
+        writeln!(out, "Debug mode enabled.")?;
+        writeln!(out)?;
+    }
+    if cfg.seed == 0 {
+        writeln!(
+            out,
+            "Initializing random number generator from current time"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Initializing random number generator from seed ({}).",
+            cfg.seed
+        )?;
+    }
     writeln!(out)?;
     writeln!(out)
 }
@@ -92,6 +120,87 @@ pub fn interval_line(s: &IntervalSample, percentile: f64) -> String {
             s.eps, s.lat_pct_ms
         ),
     }
+}
+
+/// The second interim line of a `--rate` run: `[ 1s ] queue length: 0 concurrency: 0`
+/// (sysbench's non-DB form, no comma) or `[ 10s ] queue length: 0, concurrency: 0` (DB form).
+pub fn queue_line(s: &IntervalSample) -> String {
+    let q = metric(&s.metrics, "queue_length").unwrap_or(0.0);
+    let c = metric(&s.metrics, "concurrency").unwrap_or(0.0);
+    let sep = if s.tps.is_some() { "," } else { "" };
+    format!(
+        "[ {:.0}s ] queue length: {q:.0}{sep} concurrency: {c:.0}",
+        s.time_s
+    )
+}
+
+/// `--histogram`: sysbench's text histogram of the 1024 log buckets (non-empty ones only),
+/// printed before the test's block and the final report.
+pub fn write_histogram(out: &mut dyn Write, counts: &[u64]) -> io::Result<()> {
+    writeln!(out, "Latency histogram (values are in milliseconds)")?;
+    writeln!(
+        out,
+        "       value  ------------- distribution ------------- count"
+    )?;
+    let max = counts.iter().copied().max().unwrap_or(0).max(1) as f64;
+    for (i, &c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+        let stars = (40.0 * c as f64 / max).round() as usize;
+        writeln!(
+            out,
+            "{:12.3} |{:<40} {c}",
+            log_histogram::bucket_value_ms(i),
+            "*".repeat(stars)
+        )?;
+    }
+    writeln!(out, " ")
+}
+
+/// `--debug`: the worker start lines sysbench prints before `Threads started!`.
+pub fn write_debug_started(out: &mut dyn Write, threads: usize) -> io::Result<()> {
+    for id in 0..threads {
+        writeln!(out, "DEBUG: Worker thread (#{id}) started")?;
+        writeln!(out, "DEBUG: Worker thread (#{id}) initialized")?;
+    }
+    Ok(())
+}
+
+/// `--debug`: the lines after the workers stopped, `time_exits` of them on the time limit.
+pub fn write_debug_done(out: &mut dyn Write, time_exits: usize) -> io::Result<()> {
+    if time_exits > 0 {
+        writeln!(out, "Time limit exceeded, exiting...")?;
+        if time_exits > 1 {
+            writeln!(out, "(last message repeated {} times)", time_exits - 1)?;
+        }
+    }
+    writeln!(out, "Done.")?;
+    writeln!(out)
+}
+
+/// `--debug`: sysbench's per-thread statistics after the final report.
+pub fn write_debug_per_thread(out: &mut dyn Write, workers: &[WorkerStats]) -> io::Result<()> {
+    writeln!(out, "DEBUG: Verbose per-thread statistics:")?;
+    writeln!(out)?;
+    for (id, w) in workers.iter().enumerate() {
+        let s = |ns: u64| ns as f64 / 1e9;
+        let avg = if w.events > 0 {
+            s(w.busy_ns) / w.events as f64
+        } else {
+            0.0
+        };
+        let min = if w.events > 0 { s(w.min_ns) } else { 0.0 };
+        writeln!(
+            out,
+            "DEBUG:     thread #{id:3}: min: {min:.4}s  avg: {avg:.4}s  max: {:.4}s  events: {}",
+            s(w.max_ns),
+            w.events
+        )?;
+        writeln!(
+            out,
+            "DEBUG:                  total time taken by event execution: {:.4}s",
+            s(w.busy_ns)
+        )?;
+    }
+    writeln!(out)
 }
 
 fn value_line(out: &mut dyn Write, label: &str, value: &str) -> io::Result<()> {
@@ -341,7 +450,12 @@ General statistics:
     #[test]
     fn header_matches_sysbench_banner() {
         let mut buf = Vec::new();
-        write_header(&mut buf, 2, 1).expect("write");
+        let cfg = RunConfig {
+            threads: 2,
+            report_interval: Some(std::time::Duration::from_secs(1)),
+            ..RunConfig::default()
+        };
+        write_header(&mut buf, &cfg).expect("write");
         write_workers_starting(&mut buf).expect("write");
         write_threads_started(&mut buf).expect("write");
         let text = String::from_utf8(buf).expect("utf8");
@@ -350,5 +464,57 @@ General statistics:
             env!("CARGO_PKG_VERSION")
         );
         assert_eq!(text, expected);
+
+        // Every optional line, in sysbench's order (captured from sysbench 1.0.20 with
+        // --rate=1000 --report-interval=1 --report-checkpoints=5,3 --debug --rand-seed=7).
+        let cfg = RunConfig {
+            threads: 1,
+            rate: 1000,
+            report_interval: Some(std::time::Duration::from_secs(1)),
+            checkpoints: vec![3, 5],
+            debug: true,
+            seed: 7,
+            ..RunConfig::default()
+        };
+        let mut buf = Vec::new();
+        write_header(&mut buf, &cfg).expect("write");
+        let text = String::from_utf8(buf).expect("utf8");
+        assert!(text.ends_with("Running the test with following options:\nNumber of threads: 1\nTarget transaction rate: 1000/sec\nReport intermediate results every 1 second(s)\nReport checkpoint(s) at 3, 5 seconds\nDebug mode enabled.\n\nInitializing random number generator from seed (7).\n\n\n"), "{text}");
+    }
+
+    #[test]
+    fn histogram_and_queue_and_debug_lines_match_sysbench() {
+        let mut counts = vec![0u64; crate::stats::BUCKETS];
+        let b = |ms: f64| log_histogram::bucket_of_ns((ms * 1e6) as u64);
+        counts[b(0.029)] = 10002;
+        counts[b(0.0282)] = 4063;
+        counts[b(1.925)] = 1;
+        let mut buf = Vec::new();
+        write_histogram(&mut buf, &counts).expect("write");
+        let text = String::from_utf8(buf).expect("utf8");
+        // Lines as sysbench 1.0.20 prints them (`--histogram`).
+        let expected = "Latency histogram (values are in milliseconds)\n       value  ------------- distribution ------------- count\n       0.028 |****************                         4063\n       0.029 |**************************************** 10002\n       1.925 |                                         1\n \n";
+        assert_eq!(text, expected);
+
+        let mut s = IntervalSample {
+            time_s: 2.0003,
+            metrics: vec![("queue_length", 3.0), ("concurrency", 2.0)],
+            ..IntervalSample::default()
+        };
+        assert_eq!(queue_line(&s), "[ 2s ] queue length: 3 concurrency: 2");
+        s.tps = Some(1.0);
+        assert_eq!(queue_line(&s), "[ 2s ] queue length: 3, concurrency: 2");
+
+        let mut w = WorkerStats::new().expect("sigfig");
+        w.record(30_000);
+        w.record(16_100_000);
+        let mut buf = Vec::new();
+        write_debug_per_thread(&mut buf, &[w]).expect("write");
+        write_debug_done(&mut buf, 2).expect("write");
+        let text = String::from_utf8(buf).expect("utf8");
+        assert_eq!(
+            text,
+            "DEBUG: Verbose per-thread statistics:\n\nDEBUG:     thread #  0: min: 0.0000s  avg: 0.0081s  max: 0.0161s  events: 2\nDEBUG:                  total time taken by event execution: 0.0161s\n\nTime limit exceeded, exiting...\n(last message repeated 1 times)\nDone.\n\n"
+        );
     }
 }

@@ -11,6 +11,10 @@
 //!   1024-bucket log histogram ([`log_histogram`]), so interim percentiles match sysbench's
 //!   bucket representatives exactly.
 //!
+//! * `--histogram` is printed from the merged HDR histogram converted to the same 1024 log
+//!   buckets ([`log_histogram::from_hdr`]), so it covers exactly the events of the report
+//!   (after warmup, since the last checkpoint).
+//!
 //! [`summary`] turns finished workers into the numbers of the final report (latency summary,
 //! threads fairness).
 

@@ -45,6 +45,23 @@ impl WorkerStats {
             self.histogram.saturating_record(ns);
         }
     }
+
+    /// Adds `other`'s events to these (a checkpoint hand-over that was collected late).
+    pub fn absorb(&mut self, other: &WorkerStats) {
+        if other.events == 0 {
+            return;
+        }
+        self.events += other.events;
+        self.busy_ns = self.busy_ns.saturating_add(other.busy_ns);
+        self.min_ns = self.min_ns.min(other.min_ns);
+        self.max_ns = self.max_ns.max(other.max_ns);
+        if self.histogram.add(&other.histogram).is_err() {
+            for v in other.histogram.iter_recorded() {
+                self.histogram
+                    .saturating_record_n(v.value_iterated_to(), v.count_at_value());
+            }
+        }
+    }
 }
 
 /// The part of a worker's statistics the collector reads during the run, without locks.
@@ -83,9 +100,17 @@ impl IntervalSlot {
     /// Single writer only.
     #[inline]
     pub fn publish(&self, stats: &WorkerStats, latency_ns: u64) {
+        self.publish_totals(stats.events, stats.busy_ns, latency_ns);
+    }
+
+    /// [`IntervalSlot::publish`] with explicit running totals: the driver passes totals since
+    /// the start of the run, which keep growing when a checkpoint restarts the worker's
+    /// [`WorkerStats`] (the collector diffs them, so they must never go back).
+    #[inline]
+    pub fn publish_totals(&self, events: u64, busy_ns: u64, latency_ns: u64) {
         self.histogram.record_ns(latency_ns);
-        self.busy_ns.store(stats.busy_ns, Ordering::Relaxed);
-        self.events.store(stats.events, Ordering::Relaxed);
+        self.busy_ns.store(busy_ns, Ordering::Relaxed);
+        self.events.store(events, Ordering::Relaxed);
     }
 
     pub fn events(&self) -> u64 {
@@ -132,6 +157,11 @@ mod tests {
             s.histogram.max() >= 59_990_000_000,
             "auto-resized, not clamped"
         );
+        let mut t = WorkerStats::new().expect("valid sigfig");
+        t.record(50);
+        t.absorb(&s);
+        assert_eq!((t.events, t.min_ns, t.max_ns), (5, 50, 60_000_000_000));
+        assert_eq!(t.histogram.len(), 5);
         let slot = IntervalSlot::new();
         slot.publish(&s, 900);
         assert_eq!((slot.events(), slot.busy_ns()), (4, 60_000_001_500));
