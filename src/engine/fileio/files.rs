@@ -274,7 +274,7 @@ impl Files {
         self.fds[file].as_raw_fd()
     }
 
-    pub fn len(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.fds.len()
     }
 

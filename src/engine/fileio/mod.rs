@@ -176,7 +176,7 @@ impl Config {
             }
         }
         let align = files::ALIGN as u64;
-        if flags.direct && (block % align != 0 || file_size % align != 0) {
+        if flags.direct && (!block.is_multiple_of(align) || !file_size.is_multiple_of(align)) {
             return Err(fail(format!(
                 "`file_extra_flags=direct` needs {align}-byte aligned requests: `file_block_size` ({block}) and the file size `file_total_size`/`file_num` ({file_size}) must be multiples of {align}"
             )));
@@ -855,7 +855,7 @@ impl Worker for FileWorker<'_> {
                 .map_err(io_fail)?;
         }
         if w.cfg.fsync_end && self.mode.writes() {
-            for file in 0..self.files.len() {
+            for file in 0..self.files.count() {
                 self.fsync(file).map_err(io_fail)?;
             }
         }

@@ -199,7 +199,7 @@ mod tests {
         let mut rng = crate::random::Rng::for_thread(7, 0);
         for _ in 0..10_000 {
             let e = g.random(rng.unit());
-            assert!(e.file < 4 && e.pos % 16384 == 0 && e.pos + e.len <= 4 << 20);
+            assert!(e.file < 4 && e.pos.is_multiple_of(16384) && e.pos + e.len <= 4 << 20);
         }
         // file size not a block multiple: sysbench's split, length cut at the end of the file
         let odd = geo(3, 40, 16, 0);

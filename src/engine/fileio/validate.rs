@@ -58,7 +58,7 @@ pub fn fill(buf: &mut [u8], pos: u64, block: usize, rng: &mut Rng) {
 /// Checks the whole blocks of `buf`, read at file offset `pos`. Returns the file offset of
 /// the first bad block.
 pub fn verify(buf: &[u8], pos: u64, block: usize) -> Result<(), u64> {
-    if block <= TRAILER || pos % block as u64 != 0 {
+    if block <= TRAILER || !pos.is_multiple_of(block as u64) {
         return Ok(());
     }
     for (i, chunk) in buf.chunks(block).enumerate() {
