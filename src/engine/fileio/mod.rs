@@ -13,6 +13,11 @@
 //! * Workers own their counters and publish them with single-writer stores into their own
 //!   cache-line-aligned [`IoSlot`]; the collector diffs the slots for each interim line
 //!   (`interim`) and sums them for the final `File operations:` block.
+//! * `rndrw` picks read or write from the worker's own completed-operation counts (sysbench
+//!   uses global ones); each worker converges to the same `file_rw_ratio`, so the mix is the
+//!   same and no counter is shared between threads.
+//! * `seqwr` unlinks and re-creates the files (O_EXCL) like sysbench, so it is the one mode that
+//!   runs without a prepare; every other mode refuses missing or short files.
 //! * One file per I/O concern: [`files`] (descriptors, mappings, sync/mmap ops), [`uring`]
 //!   (async), [`validate`] (checksummed blocks).
 
@@ -715,7 +720,7 @@ fn check_read(w: &FileIo, e: Extent, buf: &[u8]) -> io::Result<()> {
     if w.cfg.validate {
         validate::verify(buf, e.pos, w.cfg.block as usize).map_err(|off| {
             io::Error::other(format!(
-                "validation failed on file test_file.{}, block offset {off}: the data read is not what was written",
+                "validation failed on file test_file.{}, block offset {off}: the data read is not what was written (were the files prepared with `validate` on?)",
                 e.file
             ))
         })?;
