@@ -189,6 +189,14 @@ fn seqwr_recreates_and_walks_the_cursor() {
             .len()
     };
     assert_eq!([len(0), len(1), len(2), len(3)], [65536, 8192, 0, 0]);
+    // mmap cannot extend a file: the re-created files get their full size first
+    let mut mmap = o.clone();
+    mmap.0
+        .insert("file_io_mode".into(), Value::Str("mmap".into()));
+    let (outcome, text) = run(&events(&mmap, 18)).expect("mmap run");
+    assert_eq!(outcome.events, 18);
+    assert!(text.contains("Using fast mmaped I/O mode\n"), "{text}");
+    assert_eq!([len(0), len(1), len(2), len(3)], [65536; 4]);
 }
 
 #[test]
