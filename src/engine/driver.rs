@@ -70,6 +70,13 @@ use crate::value::Options;
 
 /// One kind of benchmark (cpu, memory, fileio, an OLTP script…), shared by all its workers.
 pub trait Workload: Sync {
+    /// Called once on the calling thread before anything of the run is printed: check the
+    /// options only a run needs and set up state shared by the workers (fileio checks its
+    /// `file_test_mode` and opens its files). An error fails the step with nothing printed.
+    fn before_run(&self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
     /// The test's own banner lines (e.g. `Prime numbers limit: 10000` and a blank line),
     /// printed between the general banner and `Initializing worker threads...`.
     fn banner(&self, out: &mut dyn Write) -> io::Result<()>;
@@ -776,6 +783,9 @@ fn run_inner(
             )),
             false,
         );
+    }
+    if let Err(e) = workload.before_run() {
+        return (Err(e), false);
     }
     let preamble = (|| {
         if cfg.time.is_none() && cfg.events == 0 {

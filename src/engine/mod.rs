@@ -7,6 +7,7 @@
 
 pub mod cpu;
 pub mod driver;
+pub mod fileio;
 
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
@@ -17,7 +18,7 @@ use crate::value::Options;
 pub type Factory = fn(&Options) -> Result<Box<dyn driver::Workload>, EngineError>;
 
 /// Every workload this build can run: `(catalog name, factory)`, one line each.
-pub static ENGINES: &[(&str, Factory)] = &[("cpu", cpu::new)];
+pub static ENGINES: &[(&str, Factory)] = &[("cpu", cpu::new), ("fileio", fileio::new)];
 
 fn factory(workload: &str) -> Result<Factory, EngineError> {
     ENGINES
