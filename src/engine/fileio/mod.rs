@@ -344,7 +344,9 @@ impl IoSlot {
 /// The previous interim snapshot (collector thread only).
 #[derive(Default)]
 struct Prev {
-    time_s: f64,
+    /// When the previous snapshot was taken (`None`: none yet, the interval starts with the
+    /// run). An instant rather than a stamp, because stamps restart at the end of a warmup.
+    at: Option<std::time::Instant>,
     tally: Tally,
 }
 
@@ -362,6 +364,9 @@ pub struct FileIo {
     /// Why async I/O runs synchronously (io_uring refused), when it does.
     uring_refused: OnceLock<String>,
     prev: Mutex<Prev>,
+    /// Totals when the statistics were last reset (warmup end, checkpoints): the final
+    /// metrics cover only what came after, like every other statistic.
+    base: Mutex<Tally>,
 }
 
 #[repr(align(128))]
@@ -388,6 +393,7 @@ impl FileIo {
             files: OnceLock::new(),
             uring_refused: OnceLock::new(),
             prev: Mutex::new(Prev::default()),
+            base: Mutex::new(Tally::default()),
             cfg,
         }
     }
@@ -645,10 +651,13 @@ impl Workload for FileIo {
     fn interim(&self, sample: &mut IntervalSample) -> Option<String> {
         let now = self.total();
         let mut prev = self.prev.lock().unwrap_or_else(|e| e.into_inner());
-        let secs = sample.time_s - prev.time_s;
+        let at = std::time::Instant::now();
+        let secs = prev
+            .at
+            .map_or(sample.time_s, |p| at.duration_since(p).as_secs_f64());
         let d = now.minus(prev.tally);
         *prev = Prev {
-            time_s: sample.time_s,
+            at: Some(at),
             tally: now,
         };
         drop(prev);
@@ -667,9 +676,19 @@ impl Workload for FileIo {
     }
 
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
+        let base = *self.base.lock().unwrap_or_else(|e| e.into_inner());
         outcome
             .metrics
-            .extend(self.total().metrics(outcome.seconds));
+            .extend(self.total().minus(base).metrics(outcome.seconds));
+    }
+
+    fn reset_counters(&self) {
+        let now = self.total();
+        *self.base.lock().unwrap_or_else(|e| e.into_inner()) = now;
+        *self.prev.lock().unwrap_or_else(|e| e.into_inner()) = Prev {
+            at: Some(std::time::Instant::now()),
+            tally: now,
+        };
     }
 
     fn prepare(
