@@ -69,6 +69,12 @@ pub trait Workload: Sync {
         let _ = outcome;
     }
 
+    /// The global `events` cap this workload honours, given the configured one. Memory returns
+    /// 0: sysbench forces `--events` to 0 there and each thread stops on its own share.
+    fn events_limit(&self, configured: u64) -> u64 {
+        configured
+    }
+
     /// The `prepare` (or `cleanup`) command. Workloads without data keep this no-op.
     fn prepare(
         &self,
@@ -373,6 +379,10 @@ pub fn run(
     workload.banner(out).map_err(io_err)?;
     console::write_workers_starting(out).map_err(io_err)?;
     out.flush().map_err(io_err)?;
+    let cfg = &RunConfig {
+        events: workload.events_limit(cfg.events),
+        ..cfg.clone()
+    };
 
     let shared = Shared {
         cfg,

@@ -7,6 +7,9 @@
 
 pub mod cpu;
 pub mod driver;
+pub mod memory;
+pub mod mutex;
+pub mod threads;
 
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
@@ -17,7 +20,12 @@ use crate::value::Options;
 pub type Factory = fn(&Options) -> Result<Box<dyn driver::Workload>, EngineError>;
 
 /// Every workload this build can run: `(catalog name, factory)`, one line each.
-pub static ENGINES: &[(&str, Factory)] = &[("cpu", cpu::new)];
+pub static ENGINES: &[(&str, Factory)] = &[
+    ("cpu", cpu::new),
+    ("memory", memory::new),
+    ("threads", threads::new),
+    ("mutex", mutex::new),
+];
 
 fn factory(workload: &str) -> Result<Factory, EngineError> {
     ENGINES
