@@ -278,10 +278,13 @@ impl MemoryWorker<'_> {
     }
 }
 
-/// Index of a uniformly drawn word of `n` (`U · n`, below `n` as U < 1).
+/// Index of a uniformly drawn word out of `2^bits`: sysbench's `⌊U · n⌋` with
+/// `U = (x >> 12) / 2^52`. As `n` is a power of two (the block size is one) and `bits <= 52`, that
+/// is exactly the top `bits` bits of `x`: the same index from the same generator output, without
+/// the float multiply and conversion on every operation. Always below `2^bits`.
 #[inline(always)]
-fn draw(rng: &mut Rng, n: f64) -> usize {
-    (rng.unit() * n) as usize
+fn draw(rng: &mut Rng, shift: u32) -> usize {
+    ((rng.next_u64() >> 1) >> shift) as usize
 }
 
 impl Worker for MemoryWorker<'_> {
@@ -296,7 +299,8 @@ impl Worker for MemoryWorker<'_> {
         let mut rng = self.rng.clone();
         let words = self.words();
         let n = words.len();
-        let nf = n as f64;
+        // `draw` shifts right by 63 − log2(n) (n is a power of two, ≥ 1).
+        let shift = 63 - n.max(1).trailing_zeros().min(52);
         match (oper, random) {
             (Oper::Write, false) => {
                 for (i, w) in words.iter().enumerate() {
@@ -313,26 +317,26 @@ impl Worker for MemoryWorker<'_> {
             (Oper::None, false) => {}
             (Oper::Write, true) => {
                 for i in 0..n {
-                    let k = draw(&mut rng, nf);
-                    if let Some(w) = words.get(k) {
-                        w.store(i as u64, Ordering::Relaxed);
-                    }
+                    let k = draw(&mut rng, shift);
+                    debug_assert!(k < n);
+                    // SAFETY: `draw` returns an index below 2^log2(n) = n (see `shift`).
+                    unsafe { words.get_unchecked(k) }.store(i as u64, Ordering::Relaxed);
                 }
             }
             (Oper::Read, true) => {
                 let mut acc = 0u64;
                 for _ in 0..n {
-                    let k = draw(&mut rng, nf);
-                    if let Some(w) = words.get(k) {
-                        acc ^= w.load(Ordering::Relaxed);
-                    }
+                    let k = draw(&mut rng, shift);
+                    debug_assert!(k < n);
+                    // SAFETY: as above, `k < n`.
+                    acc ^= unsafe { words.get_unchecked(k) }.load(Ordering::Relaxed);
                 }
                 black_box(acc);
             }
             (Oper::None, true) => {
                 let mut acc = 0usize;
                 for _ in 0..n {
-                    acc ^= draw(&mut rng, nf);
+                    acc ^= draw(&mut rng, shift);
                 }
                 black_box(acc);
             }
@@ -528,6 +532,22 @@ mod tests {
                         "{oper} {mode} {scope}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn rnd_draws_are_sysbenchs_uniform_word_index() {
+        for bits in [0u32, 1, 7, 17, 27] {
+            let n = 1u64 << bits;
+            let mut a = Rng::for_thread(5, 0);
+            let mut b = a.clone();
+            for _ in 0..10_000 {
+                assert_eq!(
+                    draw(&mut a, 63 - bits) as u64,
+                    b.uniform(0, n - 1),
+                    "n = {n}"
+                );
             }
         }
     }
