@@ -7,8 +7,9 @@
 //!   `local` one block per thread, allocated on that thread in `new_worker` (first touch there).
 //!   `memory_total_size` is a transfer cap, not a footprint (sysbench issue #233).
 //! * An event is `block / 8` word operations: `seq` visits each 8-byte word in order, `rnd`
-//!   visits one uniformly drawn word per operation (xoroshiro128+ from [`crate::random`], as
-//!   sysbench's `sb_rand_uniform_double`). The words are `AtomicU64` accessed with relaxed
+//!   visits one uniformly drawn word per operation: sysbench's `⌊U · words⌋` from the same
+//!   xoroshiro128+ ([`crate::random`]), computed as the top bits of the generator output (the
+//!   same index, as the word count is a power of two, without float work per operation). The words are `AtomicU64` accessed with relaxed
 //!   loads and stores: with a global block several threads write the same words, which relaxed
 //!   atomics make defined behaviour, and on x86-64/AArch64 they are plain `mov`/`ldr`/`str`,
 //!   the same instructions as sysbench's `ck_pr_load_64`/`ck_pr_store_64`. LLVM neither merges
@@ -245,6 +246,19 @@ pub fn new(options: &Options) -> Result<Box<dyn Workload>, EngineError> {
 }
 
 impl Memory {
+    /// MiB transferred and MiB/s over the run; `None` for `none`, which transfers nothing.
+    fn transferred(&self, outcome: &StepOutcome) -> Option<(f64, f64)> {
+        (self.settings.oper != Oper::None).then(|| {
+            let total = self.settings.mib(outcome.events);
+            let rate = if outcome.seconds > 0.0 {
+                total / outcome.seconds
+            } else {
+                0.0
+            };
+            (total, rate)
+        })
+    }
+
     pub fn new(settings: Settings) -> Result<Self, EngineError> {
         let global = if settings.global {
             Some(Block::new(settings.block_size, settings.hugetlb, 1)?)
@@ -387,14 +401,8 @@ impl Workload for Memory {
     }
 
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
-        if self.settings.oper == Oper::None {
+        let Some((total, rate)) = self.transferred(outcome) else {
             return;
-        }
-        let total = self.settings.mib(outcome.events);
-        let rate = if outcome.seconds > 0.0 {
-            total / outcome.seconds
-        } else {
-            0.0
         };
         outcome.metrics.push(("mib_per_s", rate));
         outcome.metrics.push(("total_mib", total));
@@ -408,13 +416,7 @@ impl Workload for Memory {
             console::per_second(outcome.events, outcome.seconds)
         )?;
         writeln!(out)?;
-        if self.settings.oper != Oper::None {
-            let total = self.settings.mib(outcome.events);
-            let rate = if outcome.seconds > 0.0 {
-                total / outcome.seconds
-            } else {
-                0.0
-            };
+        if let Some((total, rate)) = self.transferred(outcome) {
             writeln!(out, "{total:4.2} MiB transferred ({rate:4.2} MiB/sec)")?;
             writeln!(out)?;
         }
@@ -537,6 +539,30 @@ mod tests {
     }
 
     #[test]
+    fn hugetlb_follows_the_kernels_reserve() {
+        let free = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("HugePages_Free:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        });
+        let Some(free) = free else {
+            return; // not Linux, or no HugeTLB support: nothing to compare with
+        };
+        let made = Memory::new(settings(&[("memory_hugetlb", Value::Bool(true))]).expect("valid"));
+        match made {
+            Ok(m) => assert!(free > 0 && m.global.is_some()),
+            Err(e) => {
+                let e = e.to_string();
+                assert_eq!(free, 0, "{e}");
+                assert!(
+                    e.contains("`memory_hugetlb`") && e.contains("vm.nr_hugepages"),
+                    "{e}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn rnd_draws_are_sysbenchs_uniform_word_index() {
         for bits in [0u32, 1, 7, 17, 27] {
             let n = 1u64 << bits;
@@ -595,6 +621,7 @@ mod tests {
         let m =
             Memory::new(settings(&[("memory_total_size", Value::Int(100 << 30))]).expect("valid"))
                 .expect("allocates");
+        assert_eq!(m.events_limit(5), 0, "sysbench forces --events to 0");
         let mut out = Vec::new();
         m.banner(&mut out).expect("write");
         assert_eq!(

@@ -5,9 +5,13 @@
 //! `rand_type` here too), spins `mutex_loops` empty iterations outside the lock, locks the mutex,
 //! increments one global counter and unlocks. The interesting number is the total time.
 //!
-//! * The empty iterations must survive optimisation, as they do in sysbench's binary (one
-//!   counter increment per iteration, a compiler barrier in between): each iteration passes its
-//!   counter through [`black_box`].
+//! * The empty iterations must survive optimisation, as they do in sysbench's binary (Debian's
+//!   1.0.20, read with gdb: `add $1,%ecx; cmp %ecx,0x14(%rbx); ja` — one increment and a compare
+//!   with the bound re-read from memory per iteration): each iteration here passes its counter
+//!   through [`black_box`] (one store, one increment, one compare). On the 2-core test VM this
+//!   loop measured ≈ 2× faster per iteration than sysbench's whole test; a standalone asm replica
+//!   of sysbench's loop ran as fast as this one, so the gap is not the loop shape and is still
+//!   unexplained.
 //! * The global counter is shared by all mutexes, so in sysbench's C it is a data race; here it
 //!   is an `AtomicU64` updated with a relaxed load and store — the same plain `mov`/`add`/`mov`,
 //!   defined behaviour, and like sysbench's increments some may be lost under races (the count
