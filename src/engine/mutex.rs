@@ -5,13 +5,14 @@
 //! `rand_type` here too), spins `mutex_loops` empty iterations outside the lock, locks the mutex,
 //! increments one global counter and unlocks. The interesting number is the total time.
 //!
-//! * The empty iterations must survive optimisation, as they do in sysbench's binary (Debian's
-//!   1.0.20, read with gdb: `add $1,%ecx; cmp %ecx,0x14(%rbx); ja` — one increment and a compare
-//!   with the bound re-read from memory per iteration): each iteration here passes its counter
-//!   through [`black_box`] (one store, one increment, one compare). On the 2-core test VM this
-//!   loop measured ≈ 2× faster per iteration than sysbench's whole test; a standalone asm replica
-//!   of sysbench's loop ran as fast as this one, so the gap is not the loop shape and is still
-//!   unexplained.
+//! * The empty iterations are sysbench's delay outside the lock, so their cost per iteration
+//!   decides how long a test takes and how often threads meet on a mutex. On x86-64 they are the
+//!   very loop of sysbench's gcc build (Debian's 1.0.20, read with gdb): a 32-bit counter,
+//!   `add $1,%ecx; cmp %ecx,(bound); ja` with the bound re-read from memory. The operand width
+//!   matters: on the test VM's Xeon a 64-bit counter loop (what `for j in 0..loops` with
+//!   [`std::hint::black_box`] compiles to) ran 2× faster per iteration, which halved the test's total
+//!   time against sysbench's. Elsewhere each iteration passes a `u32` counter through
+//!   [`std::hint::black_box`] so the loop cannot be dropped.
 //! * The global counter is shared by all mutexes, so in sysbench's C it is a data race; here it
 //!   is an `AtomicU64` updated with a relaxed load and store — the same plain `mov`/`add`/`mov`,
 //!   defined behaviour, and like sysbench's increments some may be lost under races (the count
@@ -19,7 +20,6 @@
 //! * The mutexes are `std::sync::Mutex<()>` (a futex word, glibc `pthread_mutex_t`'s fast path
 //!   cost), allocated once; nothing is allocated per lock.
 
-use std::hint::black_box;
 use std::io::{self, Write};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -68,6 +68,45 @@ impl MutexTest {
     }
 }
 
+/// sysbench's empty loop of `loops` iterations, in chunks of its 32-bit counter.
+#[inline(always)]
+fn spin(loops: u64) {
+    let mut left = loops;
+    while left > 0 {
+        let chunk = u32::try_from(left).unwrap_or(u32::MAX);
+        spin32(chunk);
+        left -= u64::from(chunk);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn spin32(loops: u32) {
+    let bound = loops;
+    // SAFETY: reads the 4-byte `bound` on this stack frame (alive for the whole statement) and
+    // changes only the named scratch register and the flags; no stack use, no stores.
+    unsafe {
+        std::arch::asm!(
+            "xor {i:e}, {i:e}",
+            "2:",
+            "add {i:e}, 1",
+            "cmp dword ptr [{b}], {i:e}",
+            "ja 2b",
+            b = in(reg) &bound,
+            i = out(reg) _,
+            options(nostack, readonly),
+        );
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn spin32(loops: u32) {
+    for j in 0..loops {
+        std::hint::black_box(j);
+    }
+}
+
 struct MutexWorker<'a> {
     test: &'a MutexTest,
     rng: Rng,
@@ -84,9 +123,7 @@ impl Worker for MutexWorker<'_> {
         let last = t.mutexes.len() as u64 - 1;
         for _ in 0..t.locks {
             let i = self.rng.uniform(0, last) as usize;
-            for j in 0..t.loops {
-                black_box(j);
-            }
+            spin(t.loops);
             // `uniform(0, last)` is at most `last`; `min` keeps the index in bounds without a
             // panic path.
             let m = &t.mutexes[i.min(last as usize)];
