@@ -9,9 +9,9 @@
 //! * An event is `block / 8` word operations: `seq` visits each 8-byte word in order, `rnd`
 //!   visits one uniformly drawn word per operation: sysbench's `⌊U · words⌋` from the same
 //!   xoroshiro128+ ([`crate::random`]), computed as the top bits of the generator output (the
-//!   same index, as the word count is a power of two, without float work per operation). The words are `AtomicU64` accessed with relaxed
-//!   loads and stores: with a global block several threads write the same words, which relaxed
-//!   atomics make defined behaviour, and on x86-64/AArch64 they are plain `mov`/`ldr`/`str`,
+//!   same index, as the word count is a power of two, without float work per operation).
+//!   The words are `AtomicU64` accessed with relaxed loads and stores: with a global block
+//!   several threads write the same words, which relaxed atomics make defined behaviour, and on x86-64/AArch64 they are plain `mov`/`ldr`/`str`,
 //!   the same instructions as sysbench's `ck_pr_load_64`/`ck_pr_store_64`. LLVM neither merges
 //!   nor drops atomic accesses, and the read accumulator goes through [`black_box`], so reads are
 //!   never optimised away.

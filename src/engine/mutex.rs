@@ -10,8 +10,8 @@
 //!   very loop of sysbench's gcc build (Debian's 1.0.20, read with gdb): a 32-bit counter,
 //!   `add $1,%ecx; cmp %ecx,(bound); ja` with the bound re-read from memory. The operand width
 //!   matters: on the test VM's Xeon a 64-bit counter loop (what `for j in 0..loops` with
-//!   [`std::hint::black_box`] compiles to) ran 2× faster per iteration, which halved the test's total
-//!   time against sysbench's. Elsewhere each iteration passes a `u32` counter through
+//!   [`std::hint::black_box`] compiles to) ran 2× faster per iteration, which halved the
+//!   test's total time against sysbench's. Elsewhere each iteration passes a `u32` counter through
 //!   [`std::hint::black_box`] so the loop cannot be dropped.
 //! * The global counter is shared by all mutexes, so in sysbench's C it is a data race; here it
 //!   is an `AtomicU64` updated with a relaxed load and store — the same plain `mov`/`add`/`mov`,
