@@ -11,8 +11,9 @@
 //!   xoroshiro128+ ([`crate::random`]), computed as the top bits of the generator output (the
 //!   same index, as the word count is a power of two, without float work per operation).
 //!   The words are `AtomicU64` accessed with relaxed loads and stores: with a global block
-//!   several threads write the same words, which relaxed atomics make defined behaviour, and on x86-64/AArch64 they are plain `mov`/`ldr`/`str`,
-//!   the same instructions as sysbench's `ck_pr_load_64`/`ck_pr_store_64`. LLVM neither merges
+//!   several threads write the same words, which relaxed atomics make defined behaviour, and
+//!   on x86-64/AArch64 they are plain `mov`/`ldr`/`str`, the same instructions as sysbench's
+//!   `ck_pr_load_64`/`ck_pr_store_64`. LLVM neither merges
 //!   nor drops atomic accesses, and the read accumulator goes through [`black_box`], so reads are
 //!   never optimised away.
 //! * `none`: `rnd` still draws its offsets (the draws are the work); `seq` is sysbench's empty
