@@ -112,6 +112,12 @@ pub trait Workload: Sync {
     /// run (so counters must be atomics or otherwise safe to reset concurrently).
     fn reset_counters(&self) {}
 
+    /// The global `events` cap this workload honours, given the configured one. Memory returns
+    /// 0: sysbench forces `--events` to 0 there and each thread stops on its own share.
+    fn events_limit(&self, configured: u64) -> u64 {
+        configured
+    }
+
     /// The `prepare` (or `cleanup`) command. Workloads without data keep this no-op.
     fn prepare(
         &self,
@@ -799,6 +805,12 @@ fn run_inner(
     if let Err(e) = preamble {
         return (Err(io_err(e)), false);
     }
+    // The endless-run warning above follows the user's settings, as in sysbench; the cap the
+    // workers honour is the workload's (memory ignores `events`).
+    let cfg = &RunConfig {
+        events: workload.events_limit(cfg.events),
+        ..cfg.clone()
+    };
 
     let shared = Arc::new(Shared {
         cfg: cfg.clone(),

@@ -8,6 +8,9 @@
 pub mod cpu;
 pub mod driver;
 pub mod fileio;
+pub mod memory;
+pub mod mutex;
+pub mod threads;
 
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
@@ -18,7 +21,13 @@ use crate::value::Options;
 pub type Factory = fn(&Options) -> Result<Box<dyn driver::Workload>, EngineError>;
 
 /// Every workload this build can run: `(catalog name, factory)`, one line each.
-pub static ENGINES: &[(&str, Factory)] = &[("cpu", cpu::new), ("fileio", fileio::new)];
+pub static ENGINES: &[(&str, Factory)] = &[
+    ("cpu", cpu::new),
+    ("memory", memory::new),
+    ("threads", threads::new),
+    ("mutex", mutex::new),
+    ("fileio", fileio::new),
+];
 
 fn factory(workload: &str) -> Result<Factory, EngineError> {
     ENGINES
