@@ -185,6 +185,16 @@ impl WorkloadSpec {
         self.all_options().find(|o| o.name == name)
     }
 
+    /// Whether a run with these options ends without `time` or `events` (sysbench's mutex runs
+    /// one event per thread; memory stops after `memory_total_size`).
+    pub fn ends_by_itself(&self, options: &crate::value::Options) -> bool {
+        match self.name {
+            "mutex" => true,
+            "memory" => options.uint("memory_total_size") > 0,
+            _ => false,
+        }
+    }
+
     /// Every option of this workload resolved: the value `given` returns (already normalised by
     /// [`Kind::coerce`]) or else the catalog default; options without either stay unset. The
     /// planner and `sbsuite sysbench` both build a step's options with this one function.

@@ -279,7 +279,7 @@ fn resolve(suite: &Suite, cell: &Cell) -> Result<(&'static WorkloadSpec, Options
     }
     let options =
         spec.resolve_options(|name| cell.get(name).or_else(|| suite.defaults.get(name)).cloned());
-    if options.int("time") == 0 && options.int("events") == 0 {
+    if options.int("time") == 0 && options.int("events") == 0 && !spec.ends_by_itself(&options) {
         let which = if cell.contains_key("time") {
             "matrix"
         } else {

@@ -206,6 +206,23 @@ fn plan_level_errors_point_at_their_key() {
 }
 
 #[test]
+fn workloads_that_end_by_themselves_need_no_limit() {
+    let text = "[suite]\nname = \"m\"\n[defaults]\ntime = 0\n[matrix]\nworkload = [\"mutex\", \"memory\"]\n";
+    assert_eq!(plan(text).steps.len(), 2);
+    let endless = text.replace(
+        "[\"mutex\", \"memory\"]",
+        "[\"memory\"]\nmemory_total_size = [0]",
+    );
+    let s = suite::load_text(Path::new("t.toml"), &endless, &[], &[]).unwrap();
+    assert!(
+        build(&s)
+            .unwrap_err()
+            .to_string()
+            .contains("would never end")
+    );
+}
+
+#[test]
 fn json_plan_has_kinds() {
     let p = plan(OLTP);
     let v: serde_json::Value = serde_json::from_str(&render_json(&p, "t.toml")).unwrap();
