@@ -172,6 +172,9 @@ pub fn prepare_step(
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
     let engine = factory(workload)?(options)?;
+    // sysbench prints its banner line and a blank line before a prepare or cleanup too.
+    crate::report::console::write_banner(out)
+        .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
     engine.prepare(cleanup, out, stop)
 }
 

@@ -32,15 +32,20 @@ pub fn write_endless_warning(out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
-/// The general banner up to (and including) the blank lines before the test's own banner, with
-/// sysbench's optional lines in sysbench's order (rate, interval, checkpoints, debug, seed).
-pub fn write_header(out: &mut dyn Write, cfg: &RunConfig) -> io::Result<()> {
+/// sysbench's first line (naming sbsuite instead) and the blank line after it.
+pub fn write_banner(out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "sbsuite {} (sysbench 1.0.20 compatible)",
         env!("CARGO_PKG_VERSION")
     )?;
-    writeln!(out)?;
+    writeln!(out)
+}
+
+/// The general banner up to (and including) the blank lines before the test's own banner, with
+/// sysbench's optional lines in sysbench's order (rate, interval, checkpoints, debug, seed).
+pub fn write_header(out: &mut dyn Write, cfg: &RunConfig) -> io::Result<()> {
+    write_banner(out)?;
     writeln!(out, "Running the test with following options:")?;
     writeln!(out, "Number of threads: {}", cfg.threads)?;
     if cfg.rate > 0 {

@@ -242,12 +242,13 @@ impl Config {
     }
 }
 
-/// sysbench's size format: `%.5g` of the value in the largest binary unit it exceeds.
+/// sysbench's size format: `%.5g` of the value in the largest binary unit it reaches
+/// (`1MiB`, `1GiB`, `4.8828KiB`; checked against sysbench 1.0.20).
 pub fn size_str(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = bytes as f64;
     let mut i = 0;
-    while v > 1024.0 && i + 1 < UNITS.len() {
+    while v >= 1024.0 && i + 1 < UNITS.len() {
         v /= 1024.0;
         i += 1;
     }

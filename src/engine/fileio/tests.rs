@@ -72,7 +72,9 @@ fn sizes_print_like_sysbench() {
     assert_eq!(size_str(16384), "16KiB");
     assert_eq!(size_str(4 << 20), "4MiB");
     assert_eq!(size_str(2 << 30), "2GiB");
-    assert_eq!(size_str(1 << 30), "1024MiB");
+    assert_eq!(size_str(1 << 30), "1GiB");
+    assert_eq!(size_str(1 << 20), "1MiB");
+    assert_eq!(size_str(1024), "1KiB");
     assert_eq!(size_str(1000), "1000B");
     assert_eq!(size_str(5000), "4.8828KiB");
     assert_eq!(size_str(3_495_253), "3.3333MiB");
