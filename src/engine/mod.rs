@@ -172,9 +172,12 @@ pub fn prepare_step(
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
     let engine = factory(workload)?(options)?;
-    // sysbench prints its banner line and a blank line before a prepare or cleanup too.
-    crate::report::console::write_banner(out)
-        .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
+    // sysbench prints its banner line and a blank line before a prepare or cleanup of a test
+    // that has data; the others have nothing to prepare and stay silent.
+    if crate::catalog::workload(workload).is_some_and(|w| w.data.family.is_some()) {
+        crate::report::console::write_banner(out)
+            .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
+    }
     engine.prepare(cleanup, out, stop)
 }
 
