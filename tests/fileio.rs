@@ -140,3 +140,25 @@ fn files_smaller_than_a_block_fail_before_touching_disk() {
     );
     assert!(stray(dir.path()).is_empty(), "{:?}", stray(dir.path()));
 }
+
+/// sysbench's own command line, run before prepare: a clear error, non-zero, no stray files.
+#[test]
+fn sysbench_command_line_run_before_prepare_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::sbsuite()
+        .args([
+            "sysbench",
+            "fileio",
+            "--file-test-mode=rndrd",
+            "--file-total-size=4M",
+            "run",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("run `prepare` first"), "{text}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
