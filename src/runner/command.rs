@@ -45,7 +45,9 @@ pub fn command(args: RunArgs) -> u8 {
     };
     match run_plan(&plan, &ctx) {
         Ok(summary) if summary.interrupted => EXIT_INTERRUPTED,
-        Ok(summary) if summary.steps_failed > 0 => EXIT_FAILED,
+        // A step that ended early without a stop request (forced_shutdown) did not finish its
+        // run: the suite did not succeed, though its row keeps the numbers.
+        Ok(summary) if summary.steps_failed > 0 || summary.steps_interrupted > 0 => EXIT_FAILED,
         Ok(_) => EXIT_OK,
         Err(e @ RunError::NoEngine { .. }) => {
             eprintln!("error: {e}");
