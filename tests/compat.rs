@@ -453,27 +453,11 @@ fn results_dir_stores_the_run_like_sbsuite_run() {
 #[test]
 fn ctrl_c_stops_an_endless_run_with_exit_130() {
     use std::io::Read;
-    use std::process::{Command as StdCommand, Stdio};
 
-    use assert_cmd::cargo::CommandCargoExt;
-
-    let mut child = StdCommand::cargo_bin("sbsuite")
-        .unwrap()
-        .args(words("sysbench cpu --cpu-max-prime=1000 --time=0 run"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let args = words("sysbench cpu --cpu-max-prime=1000 --time=0 run");
+    let (mut child, mut seen) = common::spawn_until_started(&args);
     let mut stdout = child.stdout.take().unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 256];
-    while !String::from_utf8_lossy(&seen).contains("Threads started!") {
-        let n = stdout.read(&mut buf).unwrap();
-        assert!(n > 0, "sbsuite ended early");
-        seen.extend_from_slice(&buf[..n]);
-    }
-    // SAFETY: sends a signal to our own child, identified by its pid.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    common::interrupt(child.id());
     stdout.read_to_end(&mut seen).unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));

@@ -160,12 +160,6 @@ fn wait_for_rows(path: &Path, n: usize, limit: Duration) {
     }
 }
 
-fn interrupt(pid: u32) {
-    // SAFETY: sends a signal to our own child, identified by its pid.
-    let rc = unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    assert_eq!(rc, 0);
-}
-
 #[test]
 fn ctrl_c_keeps_finished_rows_and_marks_the_current_step() {
     let dir = tempfile::tempdir().unwrap();
@@ -206,7 +200,7 @@ fn ctrl_c_keeps_finished_rows_and_marks_the_current_step() {
     };
     wait_for_rows(&results, 1, Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(500)); // inside step 2
-    interrupt(child.id());
+    common::interrupt(child.id());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let (header, data) = rows(&results);
@@ -220,34 +214,20 @@ fn ctrl_c_keeps_finished_rows_and_marks_the_current_step() {
 #[test]
 fn second_ctrl_c_exits_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = StdCommand::cargo_bin("sbsuite")
-        .unwrap()
-        .args([
-            "run",
-            "suites/quickstart.toml",
-            "--set",
-            "time=60",
-            "--progress",
-            "off",
-            "--results-dir",
-        ])
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait until the first step is running (its report banner is printed).
-    let mut stdout = child.stdout.take().unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 256];
-    while !String::from_utf8_lossy(&seen).contains("Threads started!") {
-        let n = std::io::Read::read(&mut stdout, &mut buf).unwrap();
-        assert!(n > 0, "sbsuite ended early");
-        seen.extend_from_slice(&buf[..n]);
-    }
+    let results = format!("--results-dir={}", dir.path().display());
+    let args = [
+        "run",
+        "suites/quickstart.toml",
+        "--set",
+        "time=60",
+        "--progress",
+        "off",
+        &results,
+    ];
+    let (mut child, _) = common::spawn_until_started(&args);
     let start = Instant::now();
-    interrupt(child.id());
-    interrupt(child.id());
+    common::interrupt(child.id());
+    common::interrupt(child.id());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     assert!(

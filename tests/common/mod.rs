@@ -13,3 +13,38 @@ pub fn sbsuite() -> Command {
     }
     cmd
 }
+
+/// Starts `sbsuite ARGS` with stdout piped and returns once its first step is running (its
+/// report printed `Threads started!`), with what it printed so far.
+#[allow(dead_code)] // not every test binary uses every helper
+pub fn spawn_until_started(args: &[&str]) -> (std::process::Child, Vec<u8>) {
+    use std::io::Read;
+    use std::process::{Command as StdCommand, Stdio};
+
+    use assert_cmd::cargo::CommandCargoExt;
+
+    let mut child = StdCommand::cargo_bin("sbsuite")
+        .unwrap()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.as_mut().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("Threads started!") {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "sbsuite ended early");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    (child, seen)
+}
+
+/// Sends SIGINT (Ctrl-C) to our own child process.
+#[allow(dead_code)]
+pub fn interrupt(pid: u32) {
+    // SAFETY: sends a signal to our own child, identified by its pid.
+    let rc = unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    assert_eq!(rc, 0);
+}
