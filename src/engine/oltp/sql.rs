@@ -86,12 +86,12 @@ pub fn substitute(template: &str, params: &[P<'_>], out: &mut String) {
 
 /// sysbench's `c` template: 10 groups of 11 digits joined by `-` (119 characters).
 pub fn c_template() -> String {
-    vec!["###########"; 10].join("-")
+    ["###########"; 10].join("-")
 }
 
 /// sysbench's `pad` template: 5 groups of 11 digits joined by `-` (59 characters).
 pub fn pad_template() -> String {
-    vec!["###########"; 5].join("-")
+    ["###########"; 5].join("-")
 }
 
 #[cfg(test)]
