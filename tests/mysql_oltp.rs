@@ -383,3 +383,66 @@ fn missing_database_and_missing_tables_fail_with_the_fix() {
     );
     assert!(!String::from_utf8_lossy(&empty.stdout).contains("Threads started!"));
 }
+
+#[test]
+fn killed_connections_reconnect_and_are_counted() {
+    let _serial = serial();
+    let Some(db) = database("kill") else { return };
+    let args = |action: &str| {
+        vec![
+            "sysbench".to_string(),
+            "oltp_point_select".into(),
+            "--mysql-host=127.0.0.1".into(),
+            "--mysql-user=root".into(),
+            format!("--mysql-db={db}"),
+            "--table-size=200".into(),
+            "--threads=2".into(),
+            "--time=3".into(),
+            action.into(),
+        ]
+    };
+    let prep = sbsuite().args(args("prepare")).output().unwrap();
+    assert!(prep.status.success(), "{prep:?}");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sbsuite"))
+        .args(args("run"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let killed = rt().block_on(async {
+        let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
+        let me: u64 = c
+            .query_first("SELECT CONNECTION_ID()")
+            .await
+            .unwrap()
+            .unwrap();
+        let ids: Vec<u64> = c
+            .query(format!(
+                "SELECT id FROM information_schema.processlist WHERE db = '{db}' AND id <> {me}"
+            ))
+            .await
+            .unwrap();
+        for id in &ids {
+            let _ = c.query_drop(format!("KILL {id}")).await;
+        }
+        let _ = c.disconnect().await;
+        ids.len()
+    });
+    let out = child.wait_with_output().unwrap();
+    drop_database(&db);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(killed, 2, "two worker connections were running");
+    let reconnects: u64 = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("reconnects:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no reconnects line: {stdout}"));
+    assert_eq!(reconnects, 2, "{stdout}");
+}
