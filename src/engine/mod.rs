@@ -37,6 +37,8 @@ pub static ENGINES: &[(&str, Factory)] = &[
     ("oltp_update_non_index", oltp::without_target),
     ("oltp_delete", oltp::without_target),
     ("oltp_insert", oltp::without_target),
+    ("select_random_points", oltp::without_target),
+    ("select_random_ranges", oltp::without_target),
 ];
 
 /// Builds a database workload from its name, resolved options and connection target.
@@ -52,6 +54,8 @@ pub static DB_ENGINES: &[(&str, DbFactory)] = &[
     ("oltp_update_non_index", oltp::new),
     ("oltp_delete", oltp::new),
     ("oltp_insert", oltp::new),
+    ("select_random_points", oltp::new),
+    ("select_random_ranges", oltp::new),
 ];
 
 fn factory(workload: &str) -> Result<Factory, EngineError> {
@@ -270,7 +274,7 @@ mod tests {
     #[test]
     fn registry_knows_cpu_only() {
         assert_eq!(engine_for("cpu"), Some("cpu"));
-        assert_eq!(engine_for("select_random_points"), None);
+        assert_eq!(engine_for("bulk_insert"), None);
         let stop = AtomicBool::new(false);
         let mut out = Vec::new();
         let err = run_step("nope", &cpu_options(1), &mut out, &mut |_| {}, &stop);

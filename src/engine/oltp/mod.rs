@@ -48,6 +48,10 @@ pub enum Kind {
     UpdateNonIndex,
     Delete,
     Insert,
+    /// select_random_points: one `k IN (…)` select on sbtest1.
+    RandomPoints,
+    /// select_random_ranges: one `count(k)` over OR-ed k ranges on sbtest1.
+    RandomRanges,
 }
 
 impl Kind {
@@ -61,6 +65,8 @@ impl Kind {
             "oltp_update_non_index" => Kind::UpdateNonIndex,
             "oltp_delete" => Kind::Delete,
             "oltp_insert" => Kind::Insert,
+            "select_random_points" => Kind::RandomPoints,
+            "select_random_ranges" => Kind::RandomRanges,
             _ => return None,
         })
     }
@@ -84,7 +90,7 @@ impl Kind {
             Kind::UpdateIndex => q == Q::IndexUpdate,
             Kind::UpdateNonIndex => q == Q::NonIndexUpdate,
             Kind::Delete => q == Q::Delete,
-            Kind::Insert => false,
+            Kind::Insert | Kind::RandomPoints | Kind::RandomRanges => false,
         }
     }
 }
@@ -173,6 +179,9 @@ struct Collector {
     base: Tally,
 }
 
+/// A fresh connection with its prepared statements (per table and [`Q`]; the special one).
+type Opened = (Conn, Vec<[Option<Statement>; 9]>, Option<Statement>);
+
 /// The options of the OLTP scripts that shape events and data.
 #[derive(Clone, Debug)]
 pub struct Shape {
@@ -242,6 +251,11 @@ pub struct Oltp {
     c_template: String,
     pad_template: String,
     unique: UniqueSequence,
+    /// The one statement of select_random_points / select_random_ranges, and its parameter
+    /// count.
+    special: Option<(String, usize)>,
+    /// `delta` of select_random_ranges.
+    delta: u64,
     slots: Vec<Slot>,
     collector: Mutex<Collector>,
 }
@@ -258,6 +272,23 @@ impl Oltp {
         let shape = Shape::from_options(o)?;
         let threads = usize::try_from(o.uint("threads")).unwrap_or(1).max(1);
         let seed = o.uint("rand_seed");
+        let special = match kind {
+            Kind::RandomPoints => {
+                let n = o.uint("random_points").max(1) as usize;
+                let marks = vec!["?"; n].join(", ");
+                Some((
+                    format!("SELECT id, k, c, pad FROM sbtest1 WHERE k IN ({marks})"),
+                    n,
+                ))
+            }
+            Kind::RandomRanges => {
+                let n = o.uint("number_of_ranges").max(1) as usize;
+                let ors = vec!["k BETWEEN ? AND ?"; n].join(" OR ");
+                Some((format!("SELECT count(k) FROM sbtest1 WHERE {ors}"), 2 * n))
+            }
+            _ => None,
+        };
+        let delta = o.uint("delta");
         let texts = (1..=shape.tables)
             .map(|t| Q::ALL.map(|q| q.sql(t)))
             .collect();
@@ -273,6 +304,8 @@ impl Oltp {
             c_template: sql::c_template(),
             pad_template: sql::pad_template(),
             unique: UniqueSequence::from_rng(&mut Rng::for_thread(seed, usize::MAX)),
+            special,
+            delta,
             slots: (0..threads).map(|_| Slot::default()).collect(),
             collector: Mutex::new(Collector::default()),
             shape,
@@ -292,7 +325,7 @@ impl Oltp {
         self.shape.tables * Q::ALL.len() + 16
     }
 
-    async fn open(&self) -> Result<(Conn, Vec<[Option<Statement>; 9]>), mysql_async::Error> {
+    async fn open(&self) -> Result<Opened, mysql_async::Error> {
         let mut conn = match self.connector.connect(self.stmt_cache()).await {
             Ok(c) => c,
             Err(my::ConnectError::Server(e)) => return Err(e),
@@ -314,7 +347,11 @@ impl Oltp {
             }
             stmts.push(row);
         }
-        Ok((conn, stmts))
+        let special = match (&self.special, self.connector.target.ps_mode) {
+            (Some((sql, _)), PsMode::Auto) => Some(conn.prep(sql.as_str()).await?),
+            _ => None,
+        };
+        Ok((conn, stmts, special))
     }
 }
 
@@ -330,9 +367,9 @@ impl Workload for Oltp {
     fn new_worker(&self, id: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
         let rt = my::runtime()
             .map_err(|e| EngineError::Failed(format!("worker {id}: tokio runtime: {e}")))?;
-        let (conn, stmts) = rt.block_on(self.open()).map_err(|e| {
+        let (conn, stmts, special) = rt.block_on(self.open()).map_err(|e| {
             EngineError::Failed(format!(
-                "worker {id} could not connect to {}: {}",
+                "worker {id} could not connect to {} and prepare its statements: {}",
                 self.connector.target.endpoint(id),
                 my::describe(&e)
             ))
@@ -347,6 +384,9 @@ impl Workload for Oltp {
                 w: self,
                 conn: Some(conn),
                 stmts,
+                special,
+                id,
+                args: Vec::with_capacity(32),
                 rng: Rng::for_thread(self.seed, id),
                 tally: Tally::default(),
                 c: String::with_capacity(128),
@@ -425,6 +465,7 @@ enum Last {
     Text(&'static str),
     Stmt(Q, usize),
     Insert,
+    Special,
 }
 
 /// Everything an event touches except the runtime (so the runtime can drive it).
@@ -433,6 +474,12 @@ struct Session<'a> {
     conn: Option<Conn>,
     /// Prepared statements per table (index table − 1) and [`Q`]; empty with ps_mode disable.
     stmts: Vec<[Option<Statement>; 9]>,
+    /// The prepared statement of select_random_points / select_random_ranges.
+    special: Option<Statement>,
+    /// Worker id (0-based): the random_points/ranges key partition.
+    id: usize,
+    /// Reused parameter buffer of the special statement.
+    args: Vec<i64>,
     rng: Rng,
     tally: Tally,
     c: String,
@@ -600,6 +647,45 @@ impl Session<'_> {
         Ok(())
     }
 
+    /// select_random_points / select_random_ranges: values from the default distribution in
+    /// this worker's slice of k, [L·id, L·id + L] with L = table_size / threads.
+    async fn special(&mut self) -> Result<(), mysql_async::Error> {
+        let Some((sql, n)) = &self.w.special else {
+            return Ok(());
+        };
+        let l = self.w.shape.table_size / self.w.threads as u64;
+        let lo = l * self.id as u64;
+        self.args.clear();
+        let ranges = self.w.kind == Kind::RandomRanges;
+        let draws = if ranges { n / 2 } else { *n };
+        for _ in 0..draws {
+            let v = self.w.dist.draw(&mut self.rng, lo, lo + l) as i64;
+            self.args.push(v);
+            if ranges {
+                self.args.push(v + self.w.delta as i64);
+            }
+        }
+        self.last = Last::Special;
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        match &self.special {
+            Some(stmt) => {
+                let values: Vec<mysql_async::Value> = self
+                    .args
+                    .iter()
+                    .map(|&i| mysql_async::Value::Int(i))
+                    .collect();
+                conn.exec_drop(stmt, Params::Positional(values)).await?;
+            }
+            None => {
+                let params: Vec<P<'_>> = self.args.iter().map(|&i| P::Int(i)).collect();
+                sql::substitute(sql, &params, &mut self.text);
+                conn.query_drop(self.text.as_str()).await?;
+            }
+        }
+        self.count(true, 0);
+        Ok(())
+    }
+
     /// One sysbench `event()`.
     async fn event(&mut self) -> Result<(), mysql_async::Error> {
         let sh = &self.w.shape;
@@ -639,6 +725,7 @@ impl Session<'_> {
                 self.exec(Q::Delete, t, &[P::Int(id)]).await?;
             }
             Kind::Insert => self.insert().await?,
+            Kind::RandomPoints | Kind::RandomRanges => self.special().await?,
         }
         if trx {
             self.text_query("COMMIT").await?;
@@ -658,6 +745,10 @@ impl Session<'_> {
                 }
             }
             Last::Insert => self.text.clone(),
+            Last::Special => match (&self.special, &self.w.special) {
+                (Some(_), Some((sql, _))) => sql.clone(),
+                _ => self.text.clone(),
+            },
         }
     }
 }
@@ -676,9 +767,10 @@ impl OltpWorker<'_> {
         let start = Instant::now();
         loop {
             match self.rt.block_on(self.s.w.open()) {
-                Ok((conn, stmts)) => {
+                Ok((conn, stmts, special)) => {
                     self.s.conn = Some(conn);
                     self.s.stmts = stmts;
+                    self.s.special = special;
                     return Ok(());
                 }
                 Err(e) if start.elapsed() < self.s.w.reconnect_limit && retryable(&e) => {
@@ -743,6 +835,7 @@ impl Worker for OltpWorker<'_> {
                 Last::Stmt(q, t) if self.s.stmts[t - 1][q as usize].is_some() => {
                     "mysql_stmt_execute()"
                 }
+                Last::Special if self.s.special.is_some() => "mysql_stmt_execute()",
                 _ => "mysql_drv_query()",
             };
             return EventResult::Fatal(EngineError::Failed(format!(
