@@ -446,3 +446,51 @@ fn killed_connections_reconnect_and_are_counted() {
         .unwrap_or_else(|| panic!("no reconnects line: {stdout}"));
     assert_eq!(reconnects, 2, "{stdout}");
 }
+
+#[test]
+fn select_random_points_and_ranges_run_one_select_per_event_over_the_socket() {
+    let _serial = serial();
+    let Some(db) = database("random") else {
+        return;
+    };
+    // No --mysql-host: sysbench's "localhost", reached through the server's default socket.
+    let line = |w: &str, action: &str| {
+        sbsuite()
+            .arg("sysbench")
+            .args([
+                w,
+                "--mysql-user=root",
+                &format!("--mysql-db={db}"),
+                "--table-size=300",
+                "--threads=2",
+                "--events=20",
+                "--time=0",
+                action,
+            ])
+            .output()
+            .unwrap()
+    };
+    let prep = line("select_random_points", "prepare");
+    let mut outs = Vec::new();
+    for w in ["select_random_points", "select_random_ranges"] {
+        let before = status();
+        let out = line(w, "run");
+        outs.push((w, out, delta(&before, &status())));
+    }
+    drop_database(&db);
+    assert!(prep.status.success(), "{prep:?}");
+    for (w, out, d) in outs {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{w}: {out:?}");
+        assert!(
+            stdout.contains("        read:                            20\n        write:                           0\n"),
+            "{w}: {stdout}"
+        );
+        assert!((20..=20 + 8).contains(&d["Com_select"]), "{w}: {d:?}");
+        assert_eq!(
+            d["Com_update"] + d["Com_insert"] + d["Com_begin"],
+            0,
+            "{w}: {d:?}"
+        );
+    }
+}

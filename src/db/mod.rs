@@ -150,6 +150,13 @@ impl std::fmt::Debug for Target {
     }
 }
 
+/// Where MySQL/MariaDB packages put the server socket (libmysqlclient's "localhost").
+const DEFAULT_SOCKETS: &[&str] = &[
+    "/run/mysqld/mysqld.sock",
+    "/var/run/mysqld/mysqld.sock",
+    "/tmp/mysql.sock",
+];
+
 /// Parses `host`, `host:port` or `[v6]:port` (port 3306 when absent).
 pub fn parse_host(text: &str, default_port: u16) -> Result<(String, u16), DbError> {
     let bad = || {
@@ -296,10 +303,20 @@ impl Target {
         };
         // A command-line password is literal text, never a template.
         let password = get("mysql_password").map(Secret::Literal);
+        let mut sockets = list("mysql_socket");
+        if sockets.is_empty() && names.iter().all(|h| h == "localhost") {
+            // libmysqlclient reaches "localhost" through the server's default socket.
+            if let Some(s) = DEFAULT_SOCKETS
+                .iter()
+                .find(|s| std::path::Path::new(s).exists())
+            {
+                sockets.push((*s).to_string());
+            }
+        }
         Ok(Target {
             driver: Driver::Mysql,
             hosts,
-            sockets: list("mysql_socket"),
+            sockets,
             user: get("mysql_user").unwrap_or_else(|| "sbtest".into()),
             password,
             database: get("mysql_db").unwrap_or_else(|| "sbtest".into()),

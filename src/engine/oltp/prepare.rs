@@ -80,9 +80,17 @@ async fn load_table(
         sh.table_size
     };
     let _ = msg.send(format!("Creating table 'sbtest{n}'..."));
-    conn.query_drop(create_table_sql(w, n))
-        .await
-        .map_err(|e| failed(&format!("creating table 'sbtest{n}' failed"), &e))?;
+    conn.query_drop(create_table_sql(w, n)).await.map_err(|e| {
+        let hint = if my::error_code(&e) == Some(1050) {
+            ": run cleanup first (or prepare into another database)"
+        } else {
+            ""
+        };
+        EngineError::Failed(format!(
+            "creating table 'sbtest{n}' failed: {}{hint}",
+            my::describe(&e)
+        ))
+    })?;
     if rows > 0 {
         let _ = msg.send(format!("Inserting {rows} records into 'sbtest{n}'"));
     }
