@@ -494,3 +494,48 @@ fn select_random_points_and_ranges_run_one_select_per_event_over_the_socket() {
         );
     }
 }
+
+#[test]
+fn bulk_insert_rows_are_events_and_flushes_are_queries() {
+    let _serial = serial();
+    let Some(db) = database("bulk") else { return };
+    let line = |action: &str| {
+        sbsuite()
+            .arg("sysbench")
+            .args([
+                "bulk_insert",
+                "--mysql-host=127.0.0.1",
+                "--mysql-user=root",
+                &format!("--mysql-db={db}"),
+                "--threads=2",
+                "--events=50000",
+                "--time=0",
+                action,
+            ])
+            .output()
+            .unwrap()
+    };
+    let prep = line("prepare");
+    let run = line("run");
+    let count = rows(&db, "sbtest1") + rows(&db, "sbtest2");
+    let cleanup = line("cleanup");
+    drop_database(&db);
+    assert!(prep.status.success(), "{prep:?}");
+    assert!(run.status.success(), "{run:?}");
+    assert!(cleanup.status.success(), "{cleanup:?}");
+    assert_eq!(count, 50_000, "every event is one row");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    // 25,000 rows of ~14 bytes per thread fit one 512 KiB statement: one flush each at the end.
+    assert!(
+        stdout.contains("        write:                           2\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("    transactions:                        50000  ("),
+        "{stdout}"
+    );
+    assert!(
+        String::from_utf8_lossy(&cleanup.stdout).contains("Dropping table 'sbtest2'..."),
+        "{cleanup:?}"
+    );
+}

@@ -39,6 +39,7 @@ pub static ENGINES: &[(&str, Factory)] = &[
     ("oltp_insert", oltp::without_target),
     ("select_random_points", oltp::without_target),
     ("select_random_ranges", oltp::without_target),
+    ("bulk_insert", oltp::without_target),
 ];
 
 /// Builds a database workload from its name, resolved options and connection target.
@@ -56,6 +57,7 @@ pub static DB_ENGINES: &[(&str, DbFactory)] = &[
     ("oltp_insert", oltp::new),
     ("select_random_points", oltp::new),
     ("select_random_ranges", oltp::new),
+    ("bulk_insert", oltp::bulk::new),
 ];
 
 fn factory(workload: &str) -> Result<Factory, EngineError> {
@@ -274,7 +276,8 @@ mod tests {
     #[test]
     fn registry_knows_cpu_only() {
         assert_eq!(engine_for("cpu"), Some("cpu"));
-        assert_eq!(engine_for("bulk_insert"), None);
+        assert_eq!(engine_for("oltp_read_only"), Some("oltp_read_only"));
+        assert_eq!(engine_for("nope"), None);
         let stop = AtomicBool::new(false);
         let mut out = Vec::new();
         let err = run_step("nope", &cpu_options(1), &mut out, &mut |_| {}, &stop);

@@ -16,6 +16,7 @@
 //!   a reconnect and re-runs; anything else is fatal and names the code and the statement.
 //! * Data loading and the pre-run checks live in [`prepare`]; the SQL text in [`sql`].
 
+pub mod bulk;
 pub mod prepare;
 pub mod sql;
 
@@ -143,7 +144,7 @@ impl Tally {
 /// A worker's published counters, alone on their cache lines (single writer: its worker).
 #[repr(align(128))]
 #[derive(Default)]
-struct Slot {
+pub(crate) struct Slot {
     reads: AtomicU64,
     writes: AtomicU64,
     other: AtomicU64,
@@ -152,7 +153,7 @@ struct Slot {
 }
 
 impl Slot {
-    fn publish(&self, t: &Tally) {
+    pub(crate) fn publish(&self, t: &Tally) {
         self.reads.store(t.reads, Ordering::Relaxed);
         self.writes.store(t.writes, Ordering::Relaxed);
         self.other.store(t.other, Ordering::Relaxed);
@@ -177,6 +178,83 @@ struct Collector {
     prev_time: f64,
     prev: Tally,
     base: Tally,
+}
+
+/// The per-worker slots and the collector's view of them: the `interim`, `finish_outcome`
+/// and `reset_counters` of every DB workload.
+pub(crate) struct Counters {
+    slots: Vec<Slot>,
+    collector: Mutex<Collector>,
+}
+
+impl Counters {
+    pub(crate) fn new(threads: usize) -> Counters {
+        Counters {
+            slots: (0..threads).map(|_| Slot::default()).collect(),
+            collector: Mutex::new(Collector::default()),
+        }
+    }
+
+    pub(crate) fn slot(&self, id: usize) -> Result<&Slot, EngineError> {
+        self.slots
+            .get(id)
+            .ok_or_else(|| EngineError::Failed(format!("worker {id} has no counter slot")))
+    }
+
+    fn sum(&self) -> Tally {
+        let mut t = Tally::default();
+        for s in &self.slots {
+            t.add(&s.load());
+        }
+        t
+    }
+
+    fn collector(&self) -> std::sync::MutexGuard<'_, Collector> {
+        self.collector.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Fills the DB rates of an interim sample (the console then prints sysbench's DB line).
+    pub(crate) fn interim(&self, s: &mut IntervalSample) {
+        let now = self.sum();
+        let mut c = self.collector();
+        let dt = if s.time_s > c.prev_time {
+            s.time_s - c.prev_time
+        } else {
+            s.time_s
+        }
+        .max(1e-9);
+        let d = now.minus(&c.prev);
+        s.tps = Some(s.eps);
+        s.qps = Some((d.reads + d.writes + d.other) as f64 / dt);
+        s.reads_ps = Some(d.reads as f64 / dt);
+        s.writes_ps = Some(d.writes as f64 / dt);
+        s.other_ps = Some(d.other as f64 / dt);
+        s.errors_ps = Some(d.errors as f64 / dt);
+        s.reconnects_ps = Some(d.reconnects as f64 / dt);
+        c.prev = now;
+        c.prev_time = s.time_s;
+    }
+
+    /// The `SQL statistics:` counters since the start or the last reset.
+    pub(crate) fn finish(&self, outcome: &mut StepOutcome) {
+        let base = self.collector().base;
+        let t = self.sum().minus(&base);
+        outcome.sql = Some(SqlCounters {
+            transactions: outcome.events,
+            reads: t.reads,
+            writes: t.writes,
+            other: t.other,
+            errors: t.errors,
+            reconnects: t.reconnects,
+        });
+    }
+
+    pub(crate) fn reset(&self) {
+        let now = self.sum();
+        let mut c = self.collector();
+        c.base = now;
+        c.prev = now;
+    }
 }
 
 /// A fresh connection with its prepared statements (per table and [`Q`]; the special one).
@@ -256,8 +334,7 @@ pub struct Oltp {
     special: Option<(String, usize)>,
     /// `delta` of select_random_ranges.
     delta: u64,
-    slots: Vec<Slot>,
-    collector: Mutex<Collector>,
+    counters: Counters,
 }
 
 impl Oltp {
@@ -306,18 +383,9 @@ impl Oltp {
             unique: UniqueSequence::from_rng(&mut Rng::for_thread(seed, usize::MAX)),
             special,
             delta,
-            slots: (0..threads).map(|_| Slot::default()).collect(),
-            collector: Mutex::new(Collector::default()),
+            counters: Counters::new(threads),
             shape,
         })
-    }
-
-    fn sum(&self) -> Tally {
-        let mut t = Tally::default();
-        for s in &self.slots {
-            t.add(&s.load());
-        }
-        t
     }
 
     /// Statements a connection keeps prepared (for the driver's statement cache size).
@@ -374,10 +442,7 @@ impl Workload for Oltp {
                 my::describe(&e)
             ))
         })?;
-        let slot = self
-            .slots
-            .get(id)
-            .ok_or_else(|| EngineError::Failed(format!("worker {id} has no counter slot")))?;
+        let slot = self.counters.slot(id)?;
         Ok(Box::new(OltpWorker {
             rt,
             s: Session {
@@ -400,49 +465,16 @@ impl Workload for Oltp {
     }
 
     fn interim(&self, s: &mut IntervalSample) -> Option<String> {
-        let now = self.sum();
-        let mut c = self.collector.lock().unwrap_or_else(|p| p.into_inner());
-        let dt = if s.time_s > c.prev_time {
-            s.time_s - c.prev_time
-        } else {
-            s.time_s
-        }
-        .max(1e-9);
-        let d = now.minus(&c.prev);
-        s.tps = Some(s.eps);
-        s.qps = Some((d.reads + d.writes + d.other) as f64 / dt);
-        s.reads_ps = Some(d.reads as f64 / dt);
-        s.writes_ps = Some(d.writes as f64 / dt);
-        s.other_ps = Some(d.other as f64 / dt);
-        s.errors_ps = Some(d.errors as f64 / dt);
-        s.reconnects_ps = Some(d.reconnects as f64 / dt);
-        c.prev = now;
-        c.prev_time = s.time_s;
+        self.counters.interim(s);
         None
     }
 
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
-        let base = self
-            .collector
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .base;
-        let t = self.sum().minus(&base);
-        outcome.sql = Some(SqlCounters {
-            transactions: outcome.events,
-            reads: t.reads,
-            writes: t.writes,
-            other: t.other,
-            errors: t.errors,
-            reconnects: t.reconnects,
-        });
+        self.counters.finish(outcome);
     }
 
     fn reset_counters(&self) {
-        let now = self.sum();
-        let mut c = self.collector.lock().unwrap_or_else(|p| p.into_inner());
-        c.base = now;
-        c.prev = now;
+        self.counters.reset();
     }
 
     fn prepare(
