@@ -324,6 +324,8 @@ pub struct Oltp {
     threads: usize,
     /// How long a worker keeps trying to reconnect (the run's time limit, at least 10 s).
     reconnect_limit: Duration,
+    /// The process's Ctrl-C/SIGTERM flag: a reconnect loop gives up when it is set.
+    interrupted: std::sync::Arc<AtomicBool>,
     /// Statement texts per table (index table − 1), for `ps_mode = disable` and messages.
     texts: Vec<[String; 9]>,
     c_template: String,
@@ -377,6 +379,7 @@ impl Oltp {
             seed,
             threads,
             reconnect_limit: Duration::from_secs(o.uint("time").max(10)),
+            interrupted: crate::runner::signal::stop_flag(),
             texts,
             c_template: sql::c_template(),
             pad_template: sql::pad_template(),
@@ -805,7 +808,11 @@ impl OltpWorker<'_> {
                     self.s.special = special;
                     return Ok(());
                 }
-                Err(e) if start.elapsed() < self.s.w.reconnect_limit && retryable(&e) => {
+                Err(e)
+                    if start.elapsed() < self.s.w.reconnect_limit
+                        && !self.s.w.interrupted.load(Ordering::Relaxed)
+                        && retryable(&e) =>
+                {
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 Err(e) => {
