@@ -40,14 +40,7 @@ struct Bulk {
 
 impl Bulk {
     async fn connect(&self) -> Result<Conn, EngineError> {
-        self.connector.connect(32).await.map_err(|e| {
-            EngineError::Failed(format!(
-                "cannot connect to {} as user `{}`, database `{}`: {e}",
-                self.connector.target.endpoint(0),
-                self.connector.target.user,
-                self.connector.target.database
-            ))
-        })
+        super::prepare::connect_with(&self.connector).await
     }
 
     /// Runs `sql(n)` for every table n of 1..=threads, printing `message(n)` first.
@@ -57,7 +50,7 @@ impl Bulk {
         message: &dyn Fn(usize) -> String,
         sql: &dyn Fn(usize) -> String,
     ) -> Result<(), EngineError> {
-        let rt = my::runtime().map_err(|e| EngineError::Failed(format!("tokio runtime: {e}")))?;
+        let rt = super::prepare::runtime()?;
         rt.block_on(async {
             let mut conn = self.connect().await?;
             for n in 1..=self.threads {

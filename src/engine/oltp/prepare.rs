@@ -14,7 +14,7 @@ use mysql_async::Conn;
 use mysql_async::prelude::Queryable;
 
 use super::{Kind, Oltp};
-use crate::db::mysql as my;
+use crate::db::mysql::{self as my, Connector};
 use crate::engine::EngineError;
 use crate::random::Rng;
 
@@ -29,17 +29,23 @@ fn io_err(e: std::io::Error) -> EngineError {
 }
 
 async fn connect(w: &Oltp) -> Result<Conn, EngineError> {
-    w.connector.connect(32).await.map_err(|e| {
+    connect_with(&w.connector).await
+}
+
+/// One connection for setup work (prepare, cleanup, checks), its failure as an engine error
+/// naming the endpoint, user and database.
+pub(super) async fn connect_with(connector: &Connector) -> Result<Conn, EngineError> {
+    connector.connect(32).await.map_err(|e| {
         EngineError::Failed(format!(
             "cannot connect to {} as user `{}`, database `{}`: {e}",
-            w.connector.target.endpoint(0),
-            w.connector.target.user,
-            w.connector.target.database
+            connector.target.endpoint(0),
+            connector.target.user,
+            connector.target.database
         ))
     })
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, EngineError> {
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, EngineError> {
     my::runtime().map_err(|e| EngineError::Failed(format!("tokio runtime: {e}")))
 }
 
