@@ -150,6 +150,18 @@ impl std::fmt::Debug for Target {
     }
 }
 
+/// The items of a sysbench LIST option (`a,b`), trimmed, empty ones dropped.
+pub fn split_list(value: Option<&str>) -> Vec<String> {
+    value
+        .map(|v| {
+            v.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Where MySQL/MariaDB packages put the server socket (libmysqlclient's "localhost").
 const DEFAULT_SOCKETS: &[&str] = &[
     "/run/mysqld/mysqld.sock",
@@ -245,16 +257,7 @@ impl Target {
 
     /// A target from sysbench's `--mysql-*` / `--db-*` options (option name with `_` → text).
     pub fn from_sysbench(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, DbError> {
-        let list = |name: &str| -> Vec<String> {
-            get(name)
-                .map(|v| {
-                    v.split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
+        let list = |name: &str| split_list(get(name).as_deref());
         let mut hosts = Vec::new();
         let names = {
             let h = list("mysql_host");

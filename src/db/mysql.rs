@@ -69,6 +69,13 @@ impl Connector {
     /// the driver closes evicted ones behind its back.
     pub async fn connect(&self, stmt_cache: usize) -> Result<Conn, ConnectError> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
+        self.connect_at(n, stmt_cache).await
+    }
+
+    /// Opens a connection to endpoint `n` (modulo the endpoints) without moving the
+    /// round-robin: setup work (prepare, checks, cleanup) goes to the first endpoint, so the
+    /// workers still start at the first one as in sysbench.
+    pub async fn connect_at(&self, n: usize, stmt_cache: usize) -> Result<Conn, ConnectError> {
         let t = &self.target;
         let password = t.password().map_err(ConnectError::Config)?;
         let mut b = OptsBuilder::default()

@@ -35,7 +35,7 @@ async fn connect(w: &Oltp) -> Result<Conn, EngineError> {
 /// One connection for setup work (prepare, cleanup, checks), its failure as an engine error
 /// naming the endpoint, user and database.
 pub(super) async fn connect_with(connector: &Connector) -> Result<Conn, EngineError> {
-    connector.connect(32).await.map_err(|e| {
+    connector.connect_at(0, 32).await.map_err(|e| {
         EngineError::Failed(format!(
             "cannot connect to {} as user `{}`, database `{}`: {e}",
             connector.target.endpoint(0),
