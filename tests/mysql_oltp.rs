@@ -540,3 +540,64 @@ fn bulk_insert_rows_are_events_and_flushes_are_queries() {
         "{cleanup:?}"
     );
 }
+
+#[test]
+fn every_oltp_script_sends_its_sysbench_statements() {
+    let _serial = serial();
+    let Some(db) = database("scripts") else {
+        return;
+    };
+    let line = |w: &str, action: &str| {
+        sbsuite()
+            .arg("sysbench")
+            .args([
+                w,
+                "--mysql-host=127.0.0.1",
+                "--mysql-user=root",
+                &format!("--mysql-db={db}"),
+                "--tables=2",
+                "--table-size=300",
+                "--events=10",
+                "--time=0",
+                action,
+            ])
+            .output()
+            .unwrap()
+    };
+    let prep = line("oltp_read_only", "prepare");
+    // (workload, [update, delete, insert, begin, commit], selects per event)
+    let cases: [(&str, [i64; 5], i64); 7] = [
+        ("oltp_read_only", [0, 0, 0, 10, 10], 14),
+        ("oltp_write_only", [20, 10, 10, 10, 10], 0),
+        ("oltp_point_select", [0, 0, 0, 0, 0], 1),
+        ("oltp_update_index", [10, 0, 0, 0, 0], 0),
+        ("oltp_update_non_index", [10, 0, 0, 0, 0], 0),
+        ("oltp_delete", [0, 10, 0, 0, 0], 0),
+        ("oltp_insert", [0, 0, 10, 0, 0], 0),
+    ];
+    let mut seen = Vec::new();
+    for (w, _, _) in &cases {
+        let before = status();
+        let out = line(w, "run");
+        seen.push((out, delta(&before, &status())));
+    }
+    let after_insert = rows(&db, "sbtest1") + rows(&db, "sbtest2");
+    drop_database(&db);
+    assert!(prep.status.success(), "{prep:?}");
+    for ((w, counts, selects), (out, d)) in cases.iter().zip(&seen) {
+        assert!(out.status.success(), "{w}: {out:?}");
+        let got = [
+            d["Com_update"],
+            d["Com_delete"],
+            d["Com_insert"],
+            d["Com_begin"],
+            d["Com_commit"],
+        ];
+        assert_eq!(&got, counts, "{w}: {d:?}");
+        // Selects of the events plus the pre-run checks and session setup (a few).
+        let s = d["Com_select"] - 10 * selects;
+        assert!((0..=10).contains(&s), "{w}: {d:?}");
+    }
+    // 600 rows, at most 10 deleted by oltp_delete, 10 added by oltp_insert (auto_inc).
+    assert!((600..=610).contains(&after_insert), "{after_insert}");
+}
