@@ -4,6 +4,11 @@
 //! types they return) plus the registry of workloads. The shared machinery (threads, limits,
 //! interim and final reports) lives in [`driver`]; each workload is one file implementing
 //! [`driver::Workload`]. Adding a workload = one new file + one line in [`ENGINES`].
+//!
+//! Database workloads also need a connection: they are listed in [`ENGINES`] too (so plans and
+//! preflight know them) and built from [`DB_ENGINES`] when a step carries a [`Target`]
+//! ([`run_step_with_target`], [`prepare_step_with_target`]); the old entry points keep working
+//! for system workloads and give a database workload no target (a clear error).
 
 pub mod cpu;
 pub mod driver;
