@@ -144,3 +144,48 @@ pub enum ConnectError {
     #[error("{}", describe(.0))]
     Server(mysql_async::Error),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(extra: &str) -> Target {
+        let raw: crate::suite::RawTarget =
+            toml::from_str(&format!("driver = \"mysql\"\n{extra}")).expect("raw target");
+        Target::from_raw(&raw).expect("valid target")
+    }
+
+    #[test]
+    fn tls_modes_map_to_verification_levels() {
+        assert!(ssl_opts(&target("")).is_none());
+        assert!(ssl_opts(&target("ssl = \"disabled\"")).is_none());
+        let req = ssl_opts(&target("ssl = \"required\"")).expect("tls");
+        assert!(req.accept_invalid_certs() && req.skip_domain_validation());
+        let ca = ssl_opts(&target(
+            "ssl = \"verify_ca\"\nssl_ca = \"/ca.pem\"\nssl_cert = \"/c.pem\"\nssl_key = \"/k.pem\"",
+        ))
+        .expect("tls");
+        assert!(!ca.accept_invalid_certs() && ca.skip_domain_validation());
+        assert_eq!(ca.root_certs().len(), 1);
+        assert!(ca.client_identity().is_some());
+        let full = ssl_opts(&target("ssl = \"verify_identity\"")).expect("tls");
+        assert!(!full.accept_invalid_certs() && !full.skip_domain_validation());
+    }
+
+    #[test]
+    fn lost_connection_codes_reconnect_and_others_do_not() {
+        let server = |code| {
+            mysql_async::Error::Server(mysql_async::ServerError {
+                code,
+                message: "m".into(),
+                state: "HY000".into(),
+            })
+        };
+        for code in [2013, 2006, 2011, 2055, 1927] {
+            assert!(is_connection_lost(&server(code)), "{code}");
+        }
+        assert!(!is_connection_lost(&server(1213)));
+        assert_eq!(error_code(&server(1213)), Some(1213));
+        assert_eq!(describe(&server(1045)), "error 1045 (m)");
+    }
+}
