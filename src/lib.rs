@@ -13,6 +13,7 @@ pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod compat;
+pub mod db;
 pub mod engine;
 pub mod plan;
 pub mod random;

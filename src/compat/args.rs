@@ -59,14 +59,7 @@ impl Connection {
 
     /// A LIST option's items (`--mysql-host=a,b`).
     pub fn list(&self, name: &str) -> Vec<String> {
-        self.get(name)
-            .map(|v| {
-                v.split(',')
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default()
+        crate::db::split_list(self.get(name))
     }
 
     pub fn is_empty(&self) -> bool {

@@ -370,6 +370,12 @@ fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
     if let Some(mode) = c.get("db_ps_mode") {
         t.push_str(&format!("ps_mode = {}\n", toml_str(mode)));
     }
+    // sysbench 1.0's --mysql-ssl=on asks for TLS without verifying the certificate.
+    if let Some(ssl) = c.get("mysql_ssl")
+        && crate::db::SslMode::parse(ssl).is_some_and(|m| m != crate::db::SslMode::Disabled)
+    {
+        t.push_str("ssl = \"required\"\n");
+    }
     for k in c.options.keys() {
         let used = [
             "db_driver",
@@ -381,6 +387,7 @@ fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
             "mysql_password",
             "mysql_db",
             "mysql_ignore_errors",
+            "mysql_ssl",
             "pgsql_host",
             "pgsql_port",
             "pgsql_user",

@@ -68,6 +68,19 @@ pub fn sysbench(raw: &[String]) -> u8 {
         drop(stdout);
         return with_results(raw, action, dir);
     }
+    // Database tests connect with the line's --mysql-* options (sysbench's defaults otherwise).
+    let target = if catalog::workload(workload).is_some_and(|w| w.needs_target) {
+        let conn = &inv.connection;
+        match crate::db::Target::from_sysbench(&|name| conn.get(name).map(str::to_string)) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_BAD_INPUT;
+            }
+        }
+    } else {
+        None
+    };
     let stop = match crate::runner::signal::install() {
         Ok(flag) => flag,
         Err(e) => {
@@ -83,13 +96,27 @@ pub fn sysbench(raw: &[String]) -> u8 {
                     "WARNING: Both event and time limits are disabled, running an endless test"
                 );
             }
-            crate::engine::run_step(workload, &options, &mut stdout, &mut |_| {}, &stop)
-                .map(|o| o.interrupted)
+            crate::engine::run_step_with_target(
+                workload,
+                &options,
+                target.as_ref(),
+                &mut stdout,
+                &mut |_| {},
+                &stop,
+            )
+            .map(|o| o.interrupted)
         }
         Action::Prepare | Action::Cleanup => {
             let cleanup = action == Action::Cleanup;
-            crate::engine::prepare_step(workload, &options, cleanup, &mut stdout, &stop)
-                .map(|()| stop.load(std::sync::atomic::Ordering::SeqCst))
+            crate::engine::prepare_step_with_target(
+                workload,
+                &options,
+                target.as_ref(),
+                cleanup,
+                &mut stdout,
+                &stop,
+            )
+            .map(|()| stop.load(std::sync::atomic::Ordering::SeqCst))
         }
         Action::Help => Ok(false),
     };

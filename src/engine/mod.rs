@@ -4,17 +4,24 @@
 //! types they return) plus the registry of workloads. The shared machinery (threads, limits,
 //! interim and final reports) lives in [`driver`]; each workload is one file implementing
 //! [`driver::Workload`]. Adding a workload = one new file + one line in [`ENGINES`].
+//!
+//! Database workloads also need a connection: they are listed in [`ENGINES`] too (so plans and
+//! preflight know them) and built from [`DB_ENGINES`] when a step carries a [`Target`]
+//! ([`run_step_with_target`], [`prepare_step_with_target`]); the old entry points keep working
+//! for system workloads and give a database workload no target (a clear error).
 
 pub mod cpu;
 pub mod driver;
 pub mod fileio;
 pub mod memory;
 pub mod mutex;
+pub mod oltp;
 pub mod threads;
 
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
+use crate::db::Target;
 use crate::value::Options;
 
 /// Builds a workload from its resolved options.
@@ -27,6 +34,35 @@ pub static ENGINES: &[(&str, Factory)] = &[
     ("threads", threads::new),
     ("mutex", mutex::new),
     ("fileio", fileio::new),
+    ("oltp_read_only", oltp::without_target),
+    ("oltp_read_write", oltp::without_target),
+    ("oltp_write_only", oltp::without_target),
+    ("oltp_point_select", oltp::without_target),
+    ("oltp_update_index", oltp::without_target),
+    ("oltp_update_non_index", oltp::without_target),
+    ("oltp_delete", oltp::without_target),
+    ("oltp_insert", oltp::without_target),
+    ("select_random_points", oltp::without_target),
+    ("select_random_ranges", oltp::without_target),
+    ("bulk_insert", oltp::without_target),
+];
+
+/// Builds a database workload from its name, resolved options and connection target.
+pub type DbFactory = fn(&str, &Options, &Target) -> Result<Box<dyn driver::Workload>, EngineError>;
+
+/// The workloads of [`ENGINES`] that run against a database target.
+pub static DB_ENGINES: &[(&str, DbFactory)] = &[
+    ("oltp_read_only", oltp::new),
+    ("oltp_read_write", oltp::new),
+    ("oltp_write_only", oltp::new),
+    ("oltp_point_select", oltp::new),
+    ("oltp_update_index", oltp::new),
+    ("oltp_update_non_index", oltp::new),
+    ("oltp_delete", oltp::new),
+    ("oltp_insert", oltp::new),
+    ("select_random_points", oltp::new),
+    ("select_random_ranges", oltp::new),
+    ("bulk_insert", oltp::bulk::new),
 ];
 
 fn factory(workload: &str) -> Result<Factory, EngineError> {
@@ -157,9 +193,38 @@ pub fn run_step(
     on_interval: &mut dyn FnMut(&IntervalSample),
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
+    run_step_with_target(workload, options, None, out, on_interval, stop)
+}
+
+/// Builds the workload: a database workload from its target when there is one, any other from
+/// its options alone.
+fn make(
+    workload: &str,
+    options: &Options,
+    target: Option<&Target>,
+) -> Result<Box<dyn driver::Workload>, EngineError> {
     let make = factory(workload)?;
+    match (
+        target,
+        DB_ENGINES.iter().find(|(name, _)| *name == workload),
+    ) {
+        (Some(t), Some(&(_, db))) => db(workload, options, t),
+        _ => make(options),
+    }
+}
+
+/// [`run_step`] for workloads that need a database: `target` is the suite's `[target]` (or a
+/// sysbench line's `--mysql-*` options); system workloads ignore it.
+pub fn run_step_with_target(
+    workload: &str,
+    options: &Options,
+    target: Option<&Target>,
+    out: &mut dyn Write,
+    on_interval: &mut dyn FnMut(&IntervalSample),
+    stop: &AtomicBool,
+) -> Result<StepOutcome, EngineError> {
     let config = driver::RunConfig::from_options(options)?;
-    let engine = make(options)?;
+    let engine = make(workload, options, target)?;
     driver::run_owned(engine, &config, out, on_interval, stop)
 }
 
@@ -171,7 +236,19 @@ pub fn prepare_step(
     out: &mut dyn Write,
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
-    let engine = factory(workload)?(options)?;
+    prepare_step_with_target(workload, options, None, cleanup, out, stop)
+}
+
+/// [`prepare_step`] with the database target of workloads that need one.
+pub fn prepare_step_with_target(
+    workload: &str,
+    options: &Options,
+    target: Option<&Target>,
+    cleanup: bool,
+    out: &mut dyn Write,
+    stop: &AtomicBool,
+) -> Result<(), EngineError> {
+    let engine = make(workload, options, target)?;
     // sysbench prints its banner line and a blank line before a prepare or cleanup of a test
     // that has data; the others have nothing to prepare and stay silent.
     if crate::catalog::workload(workload).is_some_and(|w| w.data.family.is_some()) {
@@ -204,7 +281,8 @@ mod tests {
     #[test]
     fn registry_knows_cpu_only() {
         assert_eq!(engine_for("cpu"), Some("cpu"));
-        assert_eq!(engine_for("oltp_read_only"), None);
+        assert_eq!(engine_for("oltp_read_only"), Some("oltp_read_only"));
+        assert_eq!(engine_for("nope"), None);
         let stop = AtomicBool::new(false);
         let mut out = Vec::new();
         let err = run_step("nope", &cpu_options(1), &mut out, &mut |_| {}, &stop);

@@ -123,6 +123,14 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             .into());
     }
 
+    let target = match suite.target.as_ref().map(crate::db::Target::from_raw) {
+        None => None,
+        Some(Ok(t)) => Some(t),
+        Some(Err(e)) => {
+            return Err(suite.error(&[Seg::key("target")], e.to_string()).into());
+        }
+    };
+
     // Group runs by dataset, keeping first-appearance order.
     let mut datasets: Vec<(Option<Vec<Value>>, Vec<usize>)> = Vec::new();
     for (i, run) in runs.iter().enumerate() {
@@ -196,6 +204,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                     params: first.cell.clone(),
                     options: first.options.clone(),
                     estimated_seconds: None,
+                    target: first.spec.needs_target.then(|| target.clone()).flatten(),
                 };
                 if has_data {
                     steps.push(data_step(StepKind::Prepare));
@@ -235,6 +244,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                         params,
                         options: run.options.clone(),
                         estimated_seconds: estimate(&run.options),
+                        target: run.spec.needs_target.then(|| target.clone()).flatten(),
                     });
                 }
                 if has_data {

@@ -46,6 +46,10 @@ pub struct Step {
     pub options: Options,
     /// Expected duration in seconds, when it can be known in advance.
     pub estimated_seconds: Option<f64>,
+    /// The database connection, for workloads that need one (from the suite's `[target]`).
+    /// Never serialised: it holds the password template.
+    #[serde(skip)]
+    pub target: Option<crate::db::Target>,
 }
 
 /// A whole plan: the steps and the matrix axes (which become result columns).

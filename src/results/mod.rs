@@ -226,6 +226,7 @@ mod tests {
             params,
             options,
             estimated_seconds: Some(10.0),
+            target: None,
         }
     }
 

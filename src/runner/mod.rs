@@ -126,7 +126,14 @@ impl StepExecutor for EngineExecutor {
         out: &mut dyn Write,
         stop: &AtomicBool,
     ) -> Result<(), EngineError> {
-        engine::prepare_step(&step.workload, &step.options, cleanup, out, stop)
+        engine::prepare_step_with_target(
+            &step.workload,
+            &step.options,
+            step.target.as_ref(),
+            cleanup,
+            out,
+            stop,
+        )
     }
 
     fn run(
@@ -136,7 +143,14 @@ impl StepExecutor for EngineExecutor {
         on_interval: &mut dyn FnMut(&IntervalSample),
         stop: &AtomicBool,
     ) -> Result<StepOutcome, EngineError> {
-        engine::run_step(&step.workload, &step.options, out, on_interval, stop)
+        engine::run_step_with_target(
+            &step.workload,
+            &step.options,
+            step.target.as_ref(),
+            out,
+            on_interval,
+            stop,
+        )
     }
 }
 
@@ -398,6 +412,7 @@ mod tests {
             params,
             options,
             estimated_seconds: (kind == StepKind::Run).then_some(1.0),
+            target: None,
         }
     }
 

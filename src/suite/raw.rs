@@ -104,8 +104,22 @@ pub struct RawTarget {
     /// Error codes to count and retry (MySQL errno, PostgreSQL SQLSTATE), or `"all"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ignore_errors: Option<Value>,
+    /// Seconds to wait for a connection (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_timeout: Option<u64>,
+    /// TLS: `"disabled"` (default), `"preferred"`, `"required"`, `"verify_ca"` or
+    /// `"verify_identity"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl: Option<String>,
+    /// PEM file of the CA that signed the server certificate (verify_ca, verify_identity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_ca: Option<String>,
+    /// PEM client certificate (with `ssl_key`) for servers that require one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_cert: Option<String>,
+    /// PEM private key of `ssl_cert`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_key: Option<String>,
 }
 
 /// A server configuration variant.

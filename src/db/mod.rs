@@ -1,0 +1,431 @@
+//! The database under test: a validated connection [`Target`] shared by every DB engine.
+//!
+//! Why its own module: the suite's `[target]` (raw TOML text) and a sysbench command line's
+//! `--mysql-*` options both end up here, checked once, before any step runs, so engines get
+//! typed hosts, ports and modes and never parse connection text themselves.
+//!
+//! The password is the one secret: [`Target`] keeps it as the template the user wrote
+//! (`{{ env.DB_PASSWORD }}` or a literal) in a private field, renders it from the environment
+//! only when a connection is opened ([`Target::password`]), redacts it in `Debug`, and is never
+//! serialised (plan steps skip the whole target). Error messages never quote it.
+
+pub mod mysql;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::suite::{Driver, RawTarget};
+use crate::value::Value;
+
+/// Server-side prepared statements (`auto`) or client-side literal substitution (`disable`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PsMode {
+    Auto,
+    Disable,
+}
+
+/// TLS requirement, from weakest to strictest (MySQL's `--ssl-mode` names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SslMode {
+    Disabled,
+    Preferred,
+    Required,
+    VerifyCa,
+    VerifyIdentity,
+}
+
+impl SslMode {
+    pub fn parse(text: &str) -> Option<SslMode> {
+        Some(match text.to_ascii_lowercase().replace('-', "_").as_str() {
+            "disabled" | "off" | "disable" => SslMode::Disabled,
+            "preferred" | "prefer" => SslMode::Preferred,
+            "required" | "on" | "require" => SslMode::Required,
+            "verify_ca" => SslMode::VerifyCa,
+            "verify_identity" => SslMode::VerifyIdentity,
+            _ => return None,
+        })
+    }
+}
+
+/// Error codes that count as ignored errors and re-run the event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IgnoreErrors {
+    All,
+    Codes(Vec<u32>),
+}
+
+impl IgnoreErrors {
+    /// sysbench's `--mysql-ignore-errors` default: deadlock, key not found, lock wait timeout.
+    pub fn mysql_default() -> IgnoreErrors {
+        IgnoreErrors::Codes(vec![1213, 1020, 1205])
+    }
+
+    pub fn contains(&self, code: u32) -> bool {
+        match self {
+            IgnoreErrors::All => true,
+            IgnoreErrors::Codes(c) => c.contains(&code),
+        }
+    }
+
+    /// Parses `"all"`, `"1213,1020"`, a number or a list of those.
+    pub fn from_value(v: &Value) -> Result<IgnoreErrors, DbError> {
+        let mut codes = Vec::new();
+        let mut items: Vec<&Value> = Vec::new();
+        match v {
+            Value::List(l) => items.extend(l.iter()),
+            other => items.push(other),
+        }
+        for item in items {
+            match item {
+                Value::Int(i) => {
+                    codes.push(u32::try_from(*i).map_err(|_| bad_ignore(&i.to_string()))?)
+                }
+                Value::Str(s) => {
+                    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                        if part.eq_ignore_ascii_case("all") {
+                            return Ok(IgnoreErrors::All);
+                        }
+                        codes.push(part.parse().map_err(|_| bad_ignore(part))?);
+                    }
+                }
+                other => return Err(bad_ignore(&format!("{other:?}"))),
+            }
+        }
+        Ok(IgnoreErrors::Codes(codes))
+    }
+}
+
+fn bad_ignore(text: &str) -> DbError {
+    DbError::Invalid(format!(
+        "[target] ignore_errors: `{text}` is not an error code: use numbers such as [1213, 1205] or \"all\""
+    ))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A password as written: a suite's template, or a command line's literal text.
+#[derive(Clone)]
+enum Secret {
+    Template(String),
+    Literal(String),
+}
+
+/// A validated connection target. Cloning is cheap enough for once-per-step use.
+#[derive(Clone)]
+pub struct Target {
+    pub driver: Driver,
+    /// `(host, port)` pairs in round-robin order; ignored when `sockets` is not empty.
+    pub hosts: Vec<(String, u16)>,
+    pub sockets: Vec<String>,
+    pub user: String,
+    /// The password (private: read it through [`Target::password`]).
+    password: Option<Secret>,
+    pub database: String,
+    pub ps_mode: PsMode,
+    pub ignore_errors: IgnoreErrors,
+    pub ssl: SslMode,
+    pub ssl_ca: Option<PathBuf>,
+    pub ssl_cert: Option<PathBuf>,
+    pub ssl_key: Option<PathBuf>,
+    pub connect_timeout: Duration,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("driver", &self.driver)
+            .field("hosts", &self.hosts)
+            .field("sockets", &self.sockets)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("database", &self.database)
+            .field("ps_mode", &self.ps_mode)
+            .field("ignore_errors", &self.ignore_errors)
+            .field("ssl", &self.ssl)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The items of a sysbench LIST option (`a,b`), trimmed, empty ones dropped.
+pub fn split_list(value: Option<&str>) -> Vec<String> {
+    value
+        .map(|v| {
+            v.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Where MySQL/MariaDB packages put the server socket (libmysqlclient's "localhost").
+const DEFAULT_SOCKETS: &[&str] = &[
+    "/run/mysqld/mysqld.sock",
+    "/var/run/mysqld/mysqld.sock",
+    "/tmp/mysql.sock",
+];
+
+/// Parses `host`, `host:port` or `[v6]:port` (port 3306 when absent).
+pub fn parse_host(text: &str, default_port: u16) -> Result<(String, u16), DbError> {
+    let bad = || {
+        DbError::Invalid(format!(
+            "[target] hosts: `{text}` is not `host:port`: write e.g. \"127.0.0.1:3306\" or \"db.example:4000\""
+        ))
+    };
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(bad());
+    }
+    if let Some(rest) = text.strip_prefix('[') {
+        let (host, tail) = rest.split_once(']').ok_or_else(bad)?;
+        let port = match tail.strip_prefix(':') {
+            Some(p) => p.parse().map_err(|_| bad())?,
+            None if tail.is_empty() => default_port,
+            None => return Err(bad()),
+        };
+        return Ok((host.to_string(), port));
+    }
+    match text.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => Ok((h.to_string(), p.parse().map_err(|_| bad())?)),
+        Some(_) => Ok((text.to_string(), default_port)),
+        None => Ok((text.to_string(), default_port)),
+    }
+}
+
+impl Target {
+    /// Validates a suite's `[target]`.
+    pub fn from_raw(raw: &RawTarget) -> Result<Target, DbError> {
+        let mut hosts = Vec::new();
+        for h in &raw.hosts {
+            hosts.push(parse_host(h, 3306)?);
+        }
+        let sockets: Vec<String> = raw.socket.iter().cloned().collect();
+        if hosts.is_empty() && sockets.is_empty() {
+            hosts.push(("127.0.0.1".to_string(), 3306));
+        }
+        let ssl = match &raw.ssl {
+            None => SslMode::Disabled,
+            Some(s) => SslMode::parse(s).ok_or_else(|| {
+                DbError::Invalid(format!(
+                    "[target] ssl = \"{s}\" is not a TLS mode: use disabled, preferred, required, verify_ca or verify_identity"
+                ))
+            })?,
+        };
+        if matches!(ssl, SslMode::VerifyCa | SslMode::VerifyIdentity) && raw.ssl_ca.is_none() {
+            // rustls falls back to the bundled web roots; that is fine for public CAs but a
+            // private CA needs ssl_ca, which is what a database usually has. Allowed either way.
+        }
+        if raw.ssl_cert.is_some() != raw.ssl_key.is_some() {
+            return Err(DbError::Invalid(
+                "[target] ssl_cert and ssl_key go together: set both (client certificate and its key) or neither".into(),
+            ));
+        }
+        let ignore_errors = match &raw.ignore_errors {
+            None => IgnoreErrors::mysql_default(),
+            Some(v) => IgnoreErrors::from_value(v)?,
+        };
+        if let Some(pw) = &raw.password
+            && minijinja::Environment::new().template_from_str(pw).is_err()
+        {
+            return Err(DbError::Invalid(
+                "[target] password is not a valid template: write password = \"{{ env.DB_PASSWORD }}\" and export DB_PASSWORD".into(),
+            ));
+        }
+        Ok(Target {
+            driver: raw.driver,
+            hosts,
+            sockets,
+            user: raw.user.clone().unwrap_or_else(|| "sbtest".into()),
+            password: raw.password.clone().map(Secret::Template),
+            database: raw.database.clone().unwrap_or_else(|| "sbtest".into()),
+            ps_mode: match raw.ps_mode {
+                Some(crate::suite::raw::PsMode::Disable) => PsMode::Disable,
+                _ => PsMode::Auto,
+            },
+            ignore_errors,
+            ssl,
+            ssl_ca: raw.ssl_ca.as_ref().map(PathBuf::from),
+            ssl_cert: raw.ssl_cert.as_ref().map(PathBuf::from),
+            ssl_key: raw.ssl_key.as_ref().map(PathBuf::from),
+            connect_timeout: Duration::from_secs(raw.connect_timeout.unwrap_or(10).max(1)),
+        })
+    }
+
+    /// A target from sysbench's `--mysql-*` / `--db-*` options (option name with `_` → text).
+    pub fn from_sysbench(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, DbError> {
+        let list = |name: &str| split_list(get(name).as_deref());
+        let mut hosts = Vec::new();
+        let names = {
+            let h = list("mysql_host");
+            if h.is_empty() {
+                vec!["localhost".to_string()]
+            } else {
+                h
+            }
+        };
+        let ports = {
+            let p = list("mysql_port");
+            if p.is_empty() {
+                vec!["3306".to_string()]
+            } else {
+                p
+            }
+        };
+        for h in &names {
+            for p in &ports {
+                let port = p.parse().map_err(|_| {
+                    DbError::Invalid(format!("--mysql-port: `{p}` is not a port number"))
+                })?;
+                // libmysqlclient treats "localhost" as the default socket; over TCP it is the
+                // loopback address.
+                let host = if h == "localhost" { "127.0.0.1" } else { h };
+                hosts.push((host.to_string(), port));
+            }
+        }
+        let ignore_errors = match get("mysql_ignore_errors") {
+            None => IgnoreErrors::mysql_default(),
+            Some(v) => IgnoreErrors::from_value(&Value::Str(v))?,
+        };
+        let ps_mode = match get("db_ps_mode").as_deref() {
+            None | Some("auto") => PsMode::Auto,
+            Some("disable") => PsMode::Disable,
+            Some(other) => {
+                return Err(DbError::Invalid(format!(
+                    "--db-ps-mode={other}: use auto or disable"
+                )));
+            }
+        };
+        let ssl = match get("mysql_ssl").as_deref() {
+            None => SslMode::Disabled,
+            Some(s) => SslMode::parse(s)
+                .ok_or_else(|| DbError::Invalid(format!("--mysql-ssl={s}: use on or off")))?,
+        };
+        // A command-line password is literal text, never a template.
+        let password = get("mysql_password").map(Secret::Literal);
+        let mut sockets = list("mysql_socket");
+        if sockets.is_empty() && names.iter().all(|h| h == "localhost") {
+            // libmysqlclient reaches "localhost" through the server's default socket.
+            if let Some(s) = DEFAULT_SOCKETS
+                .iter()
+                .find(|s| std::path::Path::new(s).exists())
+            {
+                sockets.push((*s).to_string());
+            }
+        }
+        Ok(Target {
+            driver: Driver::Mysql,
+            hosts,
+            sockets,
+            user: get("mysql_user").unwrap_or_else(|| "sbtest".into()),
+            password,
+            database: get("mysql_db").unwrap_or_else(|| "sbtest".into()),
+            ps_mode,
+            ignore_errors,
+            ssl,
+            ssl_ca: None,
+            ssl_cert: None,
+            ssl_key: None,
+            connect_timeout: Duration::from_secs(10),
+        })
+    }
+
+    /// Renders the password template with `env` = the process environment. Called at connect
+    /// time only; the error never quotes the template's output.
+    pub fn password(&self) -> Result<Option<String>, DbError> {
+        let template = match &self.password {
+            None => return Ok(None),
+            Some(Secret::Literal(p)) => return Ok(Some(p.clone())),
+            Some(Secret::Template(t)) => t,
+        };
+        let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+        let mut jinja = minijinja::Environment::new();
+        jinja.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        jinja
+            .render_str(template, minijinja::context! { env => env })
+            .map(Some)
+            .map_err(|e| {
+                DbError::Invalid(format!(
+                    "[target] password: the template could not be rendered ({:?}): export the environment variable it names",
+                    e.kind()
+                ))
+            })
+    }
+
+    /// Where connection number `n` (0-based, in opening order) goes, for messages.
+    pub fn endpoint(&self, n: usize) -> String {
+        if !self.sockets.is_empty() {
+            self.sockets[n % self.sockets.len()].clone()
+        } else {
+            let (h, p) = &self.hosts[n % self.hosts.len()];
+            format!("{h}:{p}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> RawTarget {
+        toml::from_str(text).expect("raw target")
+    }
+
+    #[test]
+    fn hosts_parse_and_default() {
+        assert_eq!(parse_host("db:4000", 3306).unwrap(), ("db".into(), 4000));
+        assert_eq!(parse_host("db", 3306).unwrap(), ("db".into(), 3306));
+        assert_eq!(
+            parse_host("[::1]:3307", 3306).unwrap(),
+            ("::1".into(), 3307)
+        );
+        assert!(parse_host("db:x", 3306).is_err());
+        let t = Target::from_raw(&raw("driver = \"mysql\"")).unwrap();
+        assert_eq!(t.hosts, vec![("127.0.0.1".to_string(), 3306)]);
+        assert_eq!(t.ignore_errors, IgnoreErrors::Codes(vec![1213, 1020, 1205]));
+    }
+
+    #[test]
+    fn password_renders_from_env_and_never_shows_in_debug() {
+        let t = Target::from_raw(&raw(
+            "driver = \"mysql\"\npassword = \"{{ env.SBSUITE_TEST_PW_XYZ }}\"",
+        ))
+        .unwrap();
+        assert!(t.password().is_err(), "unset variable is an error");
+        let t =
+            Target::from_raw(&raw("driver = \"mysql\"\npassword = \"s3cr3t-literal\"")).unwrap();
+        assert_eq!(t.password().unwrap().as_deref(), Some("s3cr3t-literal"));
+        assert!(!format!("{t:?}").contains("s3cr3t"));
+    }
+
+    #[test]
+    fn sysbench_options_round_robin_ports_fastest_and_literal_password() {
+        let opts = [
+            ("mysql_host", "a,b"),
+            ("mysql_port", "1,2"),
+            ("mysql_password", "{{ x }}'\"p"),
+            ("mysql_ignore_errors", "all"),
+        ];
+        let get = |n: &str| {
+            opts.iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.to_string())
+        };
+        let t = Target::from_sysbench(&get).unwrap();
+        let eps: Vec<String> = (0..4).map(|i| t.endpoint(i)).collect();
+        assert_eq!(eps, ["a:1", "a:2", "b:1", "b:2"]);
+        assert_eq!(t.password().unwrap().as_deref(), Some("{{ x }}'\"p"));
+        assert_eq!(t.ignore_errors, IgnoreErrors::All);
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let e = Target::from_raw(&raw("driver = \"mysql\"\nssl = \"maybe\"")).unwrap_err();
+        assert!(e.to_string().contains("[target] ssl"));
+        let e = Target::from_raw(&raw("driver = \"mysql\"\nignore_errors = [\"x\"]")).unwrap_err();
+        assert!(e.to_string().contains("ignore_errors"));
+    }
+}

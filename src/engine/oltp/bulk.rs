@@ -1,0 +1,225 @@
+//! sysbench's `bulk_insert`: each event appends one `(n,n)` row to the worker's multi-row
+//! `INSERT INTO sbtest<id+1> VALUES …`, sent when the next row would pass 512 KiB and once more
+//! when the worker finishes — so events are rows and queries are flushes.
+//!
+//! Its own small workload because its data is its own (`sbtest1..sbtest<threads>` with only
+//! `id` and `k`, one table per thread) and its events never talk to the server on their own;
+//! counting and connections are the OLTP engine's ([`super::Counters`], [`Connector`]).
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::sync::atomic::AtomicBool;
+
+use mysql_async::Conn;
+use mysql_async::prelude::Queryable;
+
+use super::{Counters, Slot, Tally};
+use crate::db::Target;
+use crate::db::mysql::{self as my, Connector};
+use crate::engine::driver::{EventResult, Worker, Workload};
+use crate::engine::{EngineError, IntervalSample, StepOutcome};
+use crate::value::Options;
+
+/// sysbench's bulk insert buffer.
+const BULK_BYTES: usize = 512 * 1024;
+
+pub fn new(_: &str, o: &Options, target: &Target) -> Result<Box<dyn Workload>, EngineError> {
+    let threads = usize::try_from(o.uint("threads")).unwrap_or(1).max(1);
+    Ok(Box::new(Bulk {
+        connector: Connector::new(target.clone()),
+        threads,
+        counters: Counters::new(threads),
+    }))
+}
+
+struct Bulk {
+    connector: Connector,
+    threads: usize,
+    counters: Counters,
+}
+
+impl Bulk {
+    async fn connect(&self) -> Result<Conn, EngineError> {
+        super::prepare::connect_with(&self.connector).await
+    }
+
+    /// Runs `sql(n)` for every table n of 1..=threads, printing `message(n)` first.
+    fn each_table(
+        &self,
+        out: &mut dyn Write,
+        message: &dyn Fn(usize) -> String,
+        sql: &dyn Fn(usize) -> String,
+    ) -> Result<(), EngineError> {
+        let rt = super::prepare::runtime()?;
+        rt.block_on(async {
+            let mut conn = self.connect().await?;
+            for n in 1..=self.threads {
+                if !message(n).is_empty() {
+                    writeln!(out, "{}", message(n)).map_err(|e| {
+                        EngineError::Failed(format!("writing the report failed: {e}"))
+                    })?;
+                }
+                conn.query_drop(sql(n)).await.map_err(|e| {
+                    let hint = if my::error_code(&e) == Some(1146) {
+                        ": run prepare first with the same threads"
+                    } else {
+                        ""
+                    };
+                    EngineError::Failed(format!("table 'sbtest{n}': {}{hint}", my::describe(&e)))
+                })?;
+            }
+            let _ = conn.disconnect().await;
+            Ok(())
+        })
+    }
+}
+
+impl Workload for Bulk {
+    fn before_run(&self) -> Result<(), EngineError> {
+        self.each_table(io::sink().by_ref(), &|_| String::new(), &|n| {
+            format!("SELECT 1 FROM sbtest{n} LIMIT 0")
+        })
+    }
+
+    fn banner(&self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn new_worker(&self, id: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
+        let rt = my::runtime()
+            .map_err(|e| EngineError::Failed(format!("worker {id}: tokio runtime: {e}")))?;
+        let conn = rt.block_on(self.connect())?;
+        Ok(Box::new(BulkWorker {
+            w: self,
+            rt,
+            conn: Some(conn),
+            head: format!("INSERT INTO sbtest{} VALUES", id + 1),
+            buf: String::with_capacity(BULK_BYTES + 64),
+            row: String::with_capacity(32),
+            n: 0,
+            tally: Tally::default(),
+            slot: self.counters.slot(id)?,
+        }))
+    }
+
+    fn interim(&self, s: &mut IntervalSample) -> Option<String> {
+        self.counters.interim(s);
+        None
+    }
+
+    fn finish_outcome(&self, outcome: &mut StepOutcome) {
+        self.counters.finish(outcome);
+    }
+
+    fn reset_counters(&self) {
+        self.counters.reset();
+    }
+
+    fn prepare(
+        &self,
+        cleanup: bool,
+        out: &mut dyn Write,
+        _stop: &AtomicBool,
+    ) -> Result<(), EngineError> {
+        if cleanup {
+            self.each_table(out, &|n| format!("Dropping table 'sbtest{n}'..."), &|n| {
+                format!("DROP TABLE IF EXISTS sbtest{n}")
+            })
+        } else {
+            self.each_table(
+                out,
+                &|n| format!("Creating table 'sbtest{n}'..."),
+                &|n| {
+                    format!(
+                        "CREATE TABLE IF NOT EXISTS sbtest{n} (id INTEGER NOT NULL, k INTEGER DEFAULT '0' NOT NULL, PRIMARY KEY (id))"
+                    )
+                },
+            )
+        }
+    }
+}
+
+struct BulkWorker<'a> {
+    w: &'a Bulk,
+    rt: tokio::runtime::Runtime,
+    conn: Option<Conn>,
+    head: String,
+    buf: String,
+    row: String,
+    /// Rows this worker has produced (its ids: 1, 2, …).
+    n: u64,
+    tally: Tally,
+    slot: &'a Slot,
+}
+
+impl BulkWorker<'_> {
+    /// Sends the buffered INSERT; a lost connection reconnects once and re-sends it.
+    fn flush(&mut self) -> Result<(), EngineError> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let mut reconnected = false;
+        loop {
+            let r = self.rt.block_on(async {
+                let conn = self.conn.as_mut().ok_or_else(|| {
+                    mysql_async::Error::Driver(mysql_async::DriverError::ConnectionClosed)
+                })?;
+                conn.query_drop(self.buf.as_str()).await?;
+                Ok::<u64, mysql_async::Error>(conn.affected_rows())
+            });
+            match r {
+                Ok(affected) => {
+                    if affected > 0 {
+                        self.tally.writes += 1;
+                    } else {
+                        self.tally.other += 1;
+                    }
+                    self.buf.clear();
+                    self.slot.publish(&self.tally);
+                    return Ok(());
+                }
+                Err(e) if my::is_connection_lost(&e) && !reconnected => {
+                    self.conn = Some(self.rt.block_on(self.w.connect())?);
+                    self.tally.reconnects += 1;
+                    reconnected = true;
+                }
+                Err(e) => {
+                    return Err(EngineError::Failed(format!(
+                        "`bulk_insert`: mysql_drv_query() returned {} for query '{}…' ({} bytes)",
+                        my::describe(&e),
+                        self.head,
+                        self.buf.len()
+                    )));
+                }
+            }
+        }
+    }
+}
+
+impl Worker for BulkWorker<'_> {
+    fn event(&mut self) -> EventResult {
+        self.n += 1;
+        self.row.clear();
+        let sep = if self.buf.is_empty() { "" } else { "," };
+        let _ = write!(self.row, "{sep}({},{})", self.n, self.n);
+        if !self.buf.is_empty() && self.buf.len() + self.row.len() > BULK_BYTES {
+            if let Err(e) = self.flush() {
+                return EventResult::Fatal(e);
+            }
+            self.row.remove(0);
+        }
+        if self.buf.is_empty() {
+            self.buf.push_str(&self.head);
+        }
+        self.buf.push_str(&self.row);
+        EventResult::Done
+    }
+
+    fn finish(&mut self) -> Result<(), EngineError> {
+        self.flush()?;
+        if let Some(conn) = self.conn.take() {
+            let _ = self.rt.block_on(conn.disconnect());
+        }
+        Ok(())
+    }
+}

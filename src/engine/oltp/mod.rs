@@ -1,0 +1,935 @@
+//! sysbench's OLTP workloads (`oltp_read_write`, `oltp_read_only`, `oltp_point_select`, …)
+//! against MySQL/MariaDB, one [`Workload`] for every name.
+//!
+//! Shape, and why:
+//! * One OS thread per connection (the driver's worker threads), each with its own
+//!   current-thread tokio runtime created in `new_worker` and one `mysql_async::Conn` for the
+//!   whole run: that matched sysbench's client CPU, a shared multi-thread runtime cost 1.5×
+//!   (DESIGN.md "Measured facts"). Statements are prepared once per connection.
+//! * Per statement: a result set counts as a read, else affected rows > 0 as a write, else
+//!   other (sysbench's classification, not the SQL verb). Workers keep plain counters and
+//!   publish them into their own cache-line-aligned [`Slot`] after each event (single writer);
+//!   the collector sums the slots for interim lines and the `SQL statistics:` block, and
+//!   `reset_counters` only moves the collector's base, so workers never see a shared write.
+//! * Errors as sysbench: an ignorable code counts an error, rolls back and re-runs the whole
+//!   event on the same timer; a lost connection reconnects (bounded retry), re-prepares, counts
+//!   a reconnect and re-runs; anything else is fatal and names the code and the statement.
+//! * Data loading and the pre-run checks live in [`prepare`]; the SQL text in [`sql`].
+
+pub mod bulk;
+pub mod prepare;
+pub mod sql;
+
+use std::io::{self, Write};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Params, Statement};
+
+use super::driver::{EventResult, Worker, Workload};
+use super::{EngineError, IntervalSample, SqlCounters, StepOutcome};
+use crate::db::mysql::{self as my, Connector};
+use crate::db::{PsMode, Target};
+use crate::random::{Distribution, Rng, UniqueSequence};
+use crate::suite::Driver;
+use crate::value::Options;
+
+use self::sql::{P, Q};
+
+/// Which OLTP script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    ReadWrite,
+    ReadOnly,
+    WriteOnly,
+    PointSelect,
+    UpdateIndex,
+    UpdateNonIndex,
+    Delete,
+    Insert,
+    /// select_random_points: one `k IN (…)` select on sbtest1.
+    RandomPoints,
+    /// select_random_ranges: one `count(k)` over OR-ed k ranges on sbtest1.
+    RandomRanges,
+}
+
+impl Kind {
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Some(match name {
+            "oltp_read_write" => Kind::ReadWrite,
+            "oltp_read_only" => Kind::ReadOnly,
+            "oltp_write_only" => Kind::WriteOnly,
+            "oltp_point_select" => Kind::PointSelect,
+            "oltp_update_index" => Kind::UpdateIndex,
+            "oltp_update_non_index" => Kind::UpdateNonIndex,
+            "oltp_delete" => Kind::Delete,
+            "oltp_insert" => Kind::Insert,
+            "select_random_points" => Kind::RandomPoints,
+            "select_random_ranges" => Kind::RandomRanges,
+            _ => return None,
+        })
+    }
+
+    fn transactional(self) -> bool {
+        matches!(self, Kind::ReadWrite | Kind::ReadOnly | Kind::WriteOnly)
+    }
+
+    /// The statement kinds an event can run (only these are prepared).
+    fn uses(self, q: Q, range_selects: bool) -> bool {
+        let ranges = matches!(q, Q::Simple | Q::Sum | Q::Order | Q::Distinct);
+        let writes = matches!(
+            q,
+            Q::IndexUpdate | Q::NonIndexUpdate | Q::Delete | Q::Insert
+        );
+        match self {
+            Kind::ReadWrite => q == Q::Point || (ranges && range_selects) || writes,
+            Kind::ReadOnly => q == Q::Point || (ranges && range_selects),
+            Kind::WriteOnly => writes,
+            Kind::PointSelect => q == Q::Point,
+            Kind::UpdateIndex => q == Q::IndexUpdate,
+            Kind::UpdateNonIndex => q == Q::NonIndexUpdate,
+            Kind::Delete => q == Q::Delete,
+            Kind::Insert | Kind::RandomPoints | Kind::RandomRanges => false,
+        }
+    }
+}
+
+/// The factory registered for OLTP names in [`super::ENGINES`]: without a target there is
+/// nothing to connect to.
+pub fn without_target(_: &Options) -> Result<Box<dyn Workload>, EngineError> {
+    Err(EngineError::Failed(
+        "this workload needs a database: add [target] to the suite (driver = \"mysql\", hosts \
+         or socket, user, password, database), or give --mysql-* options to `sbsuite sysbench`"
+            .into(),
+    ))
+}
+
+/// The factory of [`super::DB_ENGINES`].
+pub fn new(name: &str, o: &Options, target: &Target) -> Result<Box<dyn Workload>, EngineError> {
+    Ok(Box::new(Oltp::new(name, o, target)?))
+}
+
+/// Statement counts of one worker (also the collector's sums).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+    pub errors: u64,
+    pub reconnects: u64,
+}
+
+impl Tally {
+    fn add(&mut self, o: &Tally) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.other += o.other;
+        self.errors += o.errors;
+        self.reconnects += o.reconnects;
+    }
+
+    fn minus(&self, o: &Tally) -> Tally {
+        Tally {
+            reads: self.reads.saturating_sub(o.reads),
+            writes: self.writes.saturating_sub(o.writes),
+            other: self.other.saturating_sub(o.other),
+            errors: self.errors.saturating_sub(o.errors),
+            reconnects: self.reconnects.saturating_sub(o.reconnects),
+        }
+    }
+}
+
+/// A worker's published counters, alone on their cache lines (single writer: its worker).
+#[repr(align(128))]
+#[derive(Default)]
+pub(crate) struct Slot {
+    reads: AtomicU64,
+    writes: AtomicU64,
+    other: AtomicU64,
+    errors: AtomicU64,
+    reconnects: AtomicU64,
+}
+
+impl Slot {
+    pub(crate) fn publish(&self, t: &Tally) {
+        self.reads.store(t.reads, Ordering::Relaxed);
+        self.writes.store(t.writes, Ordering::Relaxed);
+        self.other.store(t.other, Ordering::Relaxed);
+        self.errors.store(t.errors, Ordering::Relaxed);
+        self.reconnects.store(t.reconnects, Ordering::Relaxed);
+    }
+
+    fn load(&self) -> Tally {
+        Tally {
+            reads: self.reads.load(Ordering::Relaxed),
+            writes: self.writes.load(Ordering::Relaxed),
+            other: self.other.load(Ordering::Relaxed),
+            errors: self.errors.load(Ordering::Relaxed),
+            reconnects: self.reconnects.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Collector-side state: the previous interim snapshot and the base of the reported period.
+#[derive(Default)]
+struct Collector {
+    prev_time: f64,
+    prev: Tally,
+    base: Tally,
+}
+
+/// The per-worker slots and the collector's view of them: the `interim`, `finish_outcome`
+/// and `reset_counters` of every DB workload.
+pub(crate) struct Counters {
+    slots: Vec<Slot>,
+    collector: Mutex<Collector>,
+}
+
+impl Counters {
+    pub(crate) fn new(threads: usize) -> Counters {
+        Counters {
+            slots: (0..threads).map(|_| Slot::default()).collect(),
+            collector: Mutex::new(Collector::default()),
+        }
+    }
+
+    pub(crate) fn slot(&self, id: usize) -> Result<&Slot, EngineError> {
+        self.slots
+            .get(id)
+            .ok_or_else(|| EngineError::Failed(format!("worker {id} has no counter slot")))
+    }
+
+    fn sum(&self) -> Tally {
+        let mut t = Tally::default();
+        for s in &self.slots {
+            t.add(&s.load());
+        }
+        t
+    }
+
+    fn collector(&self) -> std::sync::MutexGuard<'_, Collector> {
+        self.collector.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Fills the DB rates of an interim sample (the console then prints sysbench's DB line).
+    pub(crate) fn interim(&self, s: &mut IntervalSample) {
+        let now = self.sum();
+        let mut c = self.collector();
+        let dt = if s.time_s > c.prev_time {
+            s.time_s - c.prev_time
+        } else {
+            s.time_s
+        }
+        .max(1e-9);
+        let d = now.minus(&c.prev);
+        s.tps = Some(s.eps);
+        s.qps = Some((d.reads + d.writes + d.other) as f64 / dt);
+        s.reads_ps = Some(d.reads as f64 / dt);
+        s.writes_ps = Some(d.writes as f64 / dt);
+        s.other_ps = Some(d.other as f64 / dt);
+        s.errors_ps = Some(d.errors as f64 / dt);
+        s.reconnects_ps = Some(d.reconnects as f64 / dt);
+        c.prev = now;
+        c.prev_time = s.time_s;
+    }
+
+    /// The `SQL statistics:` counters since the start or the last reset.
+    pub(crate) fn finish(&self, outcome: &mut StepOutcome) {
+        let base = self.collector().base;
+        let t = self.sum().minus(&base);
+        outcome.sql = Some(SqlCounters {
+            transactions: outcome.events,
+            reads: t.reads,
+            writes: t.writes,
+            other: t.other,
+            errors: t.errors,
+            reconnects: t.reconnects,
+        });
+    }
+
+    pub(crate) fn reset(&self) {
+        let now = self.sum();
+        let mut c = self.collector();
+        c.base = now;
+        c.prev = now;
+    }
+}
+
+/// A fresh connection with its prepared statements (per table and [`Q`]; the special one).
+type Opened = (Conn, Vec<[Option<Statement>; 9]>, Option<Statement>);
+
+/// The options of the OLTP scripts that shape events and data.
+#[derive(Clone, Debug)]
+pub struct Shape {
+    pub tables: usize,
+    pub table_size: u64,
+    pub range_size: u64,
+    pub point_selects: u64,
+    pub simple_ranges: u64,
+    pub sum_ranges: u64,
+    pub order_ranges: u64,
+    pub distinct_ranges: u64,
+    pub index_updates: u64,
+    pub non_index_updates: u64,
+    pub delete_inserts: u64,
+    pub range_selects: bool,
+    pub auto_inc: bool,
+    pub skip_trx: bool,
+    pub secondary: bool,
+    pub create_secondary: bool,
+    pub storage_engine: String,
+    pub table_options: String,
+}
+
+impl Shape {
+    fn from_options(o: &Options) -> Result<Shape, EngineError> {
+        let tables = usize::try_from(o.uint("tables")).unwrap_or(usize::MAX);
+        if tables == 0 {
+            return Err(EngineError::Failed(
+                "option `tables` is 0: use at least 1".into(),
+            ));
+        }
+        Ok(Shape {
+            tables,
+            table_size: o.uint("table_size"),
+            range_size: o.uint("range_size"),
+            point_selects: o.uint("point_selects"),
+            simple_ranges: o.uint("simple_ranges"),
+            sum_ranges: o.uint("sum_ranges"),
+            order_ranges: o.uint("order_ranges"),
+            distinct_ranges: o.uint("distinct_ranges"),
+            index_updates: o.uint("index_updates"),
+            non_index_updates: o.uint("non_index_updates"),
+            delete_inserts: o.uint("delete_inserts"),
+            range_selects: o.flag("range_selects"),
+            auto_inc: o.flag("auto_inc"),
+            skip_trx: o.flag("skip_trx"),
+            secondary: o.flag("secondary"),
+            create_secondary: o.flag("create_secondary"),
+            storage_engine: o.text("mysql_storage_engine").to_string(),
+            table_options: o.text("create_table_options").to_string(),
+        })
+    }
+}
+
+pub struct Oltp {
+    kind: Kind,
+    name: String,
+    shape: Shape,
+    connector: Connector,
+    dist: Distribution,
+    seed: u64,
+    threads: usize,
+    /// How long a worker keeps trying to reconnect (the run's time limit, at least 10 s).
+    reconnect_limit: Duration,
+    /// The process's Ctrl-C/SIGTERM flag: a reconnect loop gives up when it is set.
+    interrupted: std::sync::Arc<AtomicBool>,
+    /// Statement texts per table (index table − 1), for `ps_mode = disable` and messages.
+    texts: Vec<[String; 9]>,
+    c_template: String,
+    pad_template: String,
+    unique: UniqueSequence,
+    /// The one statement of select_random_points / select_random_ranges, and its parameter
+    /// count.
+    special: Option<(String, usize)>,
+    /// `delta` of select_random_ranges.
+    delta: u64,
+    counters: Counters,
+}
+
+impl Oltp {
+    pub fn new(name: &str, o: &Options, target: &Target) -> Result<Oltp, EngineError> {
+        let kind = Kind::from_name(name).ok_or_else(|| EngineError::NoEngine(name.into()))?;
+        if target.driver != Driver::Mysql {
+            return Err(EngineError::Failed(format!(
+                "[target] driver = \"{}\" is not supported by `{name}` in this build: use driver = \"mysql\" (MySQL, MariaDB, TiDB, OceanBase…)",
+                format!("{:?}", target.driver).to_lowercase()
+            )));
+        }
+        let shape = Shape::from_options(o)?;
+        let threads = usize::try_from(o.uint("threads")).unwrap_or(1).max(1);
+        let seed = o.uint("rand_seed");
+        let special = match kind {
+            Kind::RandomPoints => {
+                let n = o.uint("random_points").max(1) as usize;
+                let marks = vec!["?"; n].join(", ");
+                Some((
+                    format!("SELECT id, k, c, pad FROM sbtest1 WHERE k IN ({marks})"),
+                    n,
+                ))
+            }
+            Kind::RandomRanges => {
+                let n = o.uint("number_of_ranges").max(1) as usize;
+                let ors = vec!["k BETWEEN ? AND ?"; n].join(" OR ");
+                Some((format!("SELECT count(k) FROM sbtest1 WHERE {ors}"), 2 * n))
+            }
+            _ => None,
+        };
+        let delta = o.uint("delta");
+        let texts = (1..=shape.tables)
+            .map(|t| Q::ALL.map(|q| q.sql(t)))
+            .collect();
+        Ok(Oltp {
+            kind,
+            name: name.to_string(),
+            connector: Connector::new(target.clone()),
+            dist: Distribution::from_options(o)?,
+            seed,
+            threads,
+            reconnect_limit: Duration::from_secs(o.uint("time").max(10)),
+            interrupted: crate::runner::signal::stop_flag(),
+            texts,
+            c_template: sql::c_template(),
+            pad_template: sql::pad_template(),
+            unique: UniqueSequence::from_rng(&mut Rng::for_thread(seed, usize::MAX)),
+            special,
+            delta,
+            counters: Counters::new(threads),
+            shape,
+        })
+    }
+
+    /// Statements a connection keeps prepared (for the driver's statement cache size).
+    fn stmt_cache(&self) -> usize {
+        self.shape.tables * Q::ALL.len() + 16
+    }
+
+    async fn open(&self) -> Result<Opened, mysql_async::Error> {
+        let mut conn = match self.connector.connect(self.stmt_cache()).await {
+            Ok(c) => c,
+            Err(my::ConnectError::Server(e)) => return Err(e),
+            Err(other) => {
+                return Err(mysql_async::Error::Other(Box::new(io::Error::other(
+                    other.to_string(),
+                ))));
+            }
+        };
+        let mut stmts = Vec::with_capacity(self.shape.tables);
+        for t in 0..self.shape.tables {
+            let mut row: [Option<Statement>; 9] = Default::default();
+            if self.connector.target.ps_mode == PsMode::Auto {
+                for (i, q) in Q::ALL.iter().enumerate() {
+                    if self.kind.uses(*q, self.shape.range_selects) {
+                        row[i] = Some(conn.prep(self.texts[t][i].as_str()).await?);
+                    }
+                }
+            }
+            stmts.push(row);
+        }
+        let special = match (&self.special, self.connector.target.ps_mode) {
+            (Some((sql, _)), PsMode::Auto) => Some(conn.prep(sql.as_str()).await?),
+            _ => None,
+        };
+        Ok((conn, stmts, special))
+    }
+}
+
+impl Workload for Oltp {
+    fn before_run(&self) -> Result<(), EngineError> {
+        prepare::check_before_run(self)
+    }
+
+    fn banner(&self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn new_worker(&self, id: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
+        let rt = my::runtime()
+            .map_err(|e| EngineError::Failed(format!("worker {id}: tokio runtime: {e}")))?;
+        let (conn, stmts, special) = rt.block_on(self.open()).map_err(|e| {
+            EngineError::Failed(format!(
+                "worker {id} could not connect to {} and prepare its statements: {}",
+                self.connector.target.endpoint(id),
+                my::describe(&e)
+            ))
+        })?;
+        let slot = self.counters.slot(id)?;
+        Ok(Box::new(OltpWorker {
+            rt,
+            s: Session {
+                w: self,
+                conn: Some(conn),
+                stmts,
+                special,
+                id,
+                args: Vec::with_capacity(32),
+                rng: Rng::for_thread(self.seed, id),
+                tally: Tally::default(),
+                c: String::with_capacity(128),
+                pad: String::with_capacity(64),
+                text: String::with_capacity(512),
+                in_trx: false,
+                last: Last::Text("BEGIN"),
+            },
+            slot,
+        }))
+    }
+
+    fn interim(&self, s: &mut IntervalSample) -> Option<String> {
+        self.counters.interim(s);
+        None
+    }
+
+    fn finish_outcome(&self, outcome: &mut StepOutcome) {
+        self.counters.finish(outcome);
+    }
+
+    fn reset_counters(&self) {
+        self.counters.reset();
+    }
+
+    fn prepare(
+        &self,
+        cleanup: bool,
+        out: &mut dyn Write,
+        stop: &AtomicBool,
+    ) -> Result<(), EngineError> {
+        if cleanup {
+            prepare::cleanup(self, out)
+        } else {
+            prepare::prepare(self, out, stop)
+        }
+    }
+}
+
+/// The last statement sent, for the fatal-error message.
+#[derive(Clone, Copy)]
+enum Last {
+    Text(&'static str),
+    Stmt(Q, usize),
+    Insert,
+    Special,
+}
+
+/// Everything an event touches except the runtime (so the runtime can drive it).
+struct Session<'a> {
+    w: &'a Oltp,
+    conn: Option<Conn>,
+    /// Prepared statements per table (index table − 1) and [`Q`]; empty with ps_mode disable.
+    stmts: Vec<[Option<Statement>; 9]>,
+    /// The prepared statement of select_random_points / select_random_ranges.
+    special: Option<Statement>,
+    /// Worker id (0-based): the random_points/ranges key partition.
+    id: usize,
+    /// Reused parameter buffer of the special statement.
+    args: Vec<i64>,
+    rng: Rng,
+    tally: Tally,
+    c: String,
+    pad: String,
+    /// Reused buffer for text-protocol queries.
+    text: String,
+    in_trx: bool,
+    last: Last,
+}
+
+fn closed() -> mysql_async::Error {
+    mysql_async::Error::Driver(mysql_async::DriverError::ConnectionClosed)
+}
+
+impl Session<'_> {
+    fn table(&mut self) -> usize {
+        self.rng.uniform(1, self.w.shape.tables as u64) as usize
+    }
+
+    fn id(&mut self) -> i64 {
+        self.w.dist.draw(&mut self.rng, 1, self.w.shape.table_size) as i64
+    }
+
+    fn count(&mut self, read: bool, affected: u64) {
+        if read {
+            self.tally.reads += 1;
+        } else if affected > 0 {
+            self.tally.writes += 1;
+        } else {
+            self.tally.other += 1;
+        }
+    }
+
+    async fn text_query(&mut self, sql: &'static str) -> Result<(), mysql_async::Error> {
+        self.last = Last::Text(sql);
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        conn.query_drop(sql).await?;
+        let affected = conn.affected_rows();
+        self.count(false, affected);
+        Ok(())
+    }
+
+    /// Runs statement `q` on table `t` with `params` (prepared or substituted).
+    async fn exec(&mut self, q: Q, t: usize, params: &[P<'_>]) -> Result<(), mysql_async::Error> {
+        self.last = Last::Stmt(q, t);
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let qi = q as usize;
+        match &self.stmts[t - 1][qi] {
+            Some(stmt) => {
+                let values: Vec<mysql_async::Value> = params
+                    .iter()
+                    .map(|p| match *p {
+                        P::Int(i) => mysql_async::Value::Int(i),
+                        P::Str(s) => mysql_async::Value::Bytes(s.as_bytes().to_vec()),
+                    })
+                    .collect();
+                conn.exec_drop(stmt, Params::Positional(values)).await?;
+            }
+            None => {
+                sql::substitute(&self.w.texts[t - 1][qi], params, &mut self.text);
+                conn.query_drop(self.text.as_str()).await?;
+            }
+        }
+        let affected = conn.affected_rows();
+        let read = matches!(q, Q::Point | Q::Simple | Q::Sum | Q::Order | Q::Distinct);
+        self.count(read, affected);
+        Ok(())
+    }
+
+    async fn points(&mut self, n: u64) -> Result<(), mysql_async::Error> {
+        let t = self.table();
+        for _ in 0..n {
+            let id = self.id();
+            self.exec(Q::Point, t, &[P::Int(id)]).await?;
+        }
+        Ok(())
+    }
+
+    async fn ranges(&mut self, q: Q, n: u64) -> Result<(), mysql_async::Error> {
+        let t = self.table();
+        for _ in 0..n {
+            let a = self.id();
+            let b = a + self.w.shape.range_size as i64 - 1;
+            self.exec(q, t, &[P::Int(a), P::Int(b)]).await?;
+        }
+        Ok(())
+    }
+
+    async fn index_updates(&mut self, n: u64) -> Result<(), mysql_async::Error> {
+        let t = self.table();
+        for _ in 0..n {
+            let id = self.id();
+            self.exec(Q::IndexUpdate, t, &[P::Int(id)]).await?;
+        }
+        Ok(())
+    }
+
+    async fn non_index_updates(&mut self, n: u64) -> Result<(), mysql_async::Error> {
+        let t = self.table();
+        for _ in 0..n {
+            let mut c = std::mem::take(&mut self.c);
+            self.rng.string(&self.w.c_template, &mut c);
+            let id = self.id();
+            let r = self
+                .exec(Q::NonIndexUpdate, t, &[P::Str(&c), P::Int(id)])
+                .await;
+            self.c = c;
+            r?;
+        }
+        Ok(())
+    }
+
+    async fn delete_inserts(&mut self, n: u64) -> Result<(), mysql_async::Error> {
+        let t = self.table();
+        for _ in 0..n {
+            let id = self.id();
+            let k = self.id();
+            let mut c = std::mem::take(&mut self.c);
+            let mut pad = std::mem::take(&mut self.pad);
+            self.rng.string(&self.w.c_template, &mut c);
+            self.rng.string(&self.w.pad_template, &mut pad);
+            let mut r = self.exec(Q::Delete, t, &[P::Int(id)]).await;
+            if r.is_ok() {
+                r = self
+                    .exec(
+                        Q::Insert,
+                        t,
+                        &[P::Int(id), P::Int(k), P::Str(&c), P::Str(&pad)],
+                    )
+                    .await;
+            }
+            self.c = c;
+            self.pad = pad;
+            r?;
+        }
+        Ok(())
+    }
+
+    /// oltp_insert: a text INSERT (never prepared, as in sysbench).
+    async fn insert(&mut self) -> Result<(), mysql_async::Error> {
+        use std::fmt::Write as _;
+        let t = self.table();
+        let k = self.id();
+        let id: i64 = if self.w.shape.auto_inc {
+            0
+        } else {
+            i64::from(self.w.unique.next()) - (1i64 << 31)
+        };
+        let mut c = std::mem::take(&mut self.c);
+        let mut pad = std::mem::take(&mut self.pad);
+        self.rng.string(&self.w.c_template, &mut c);
+        self.rng.string(&self.w.pad_template, &mut pad);
+        self.text.clear();
+        let _ = write!(
+            self.text,
+            "INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({id}, {k}, '{c}', '{pad}')"
+        );
+        self.c = c;
+        self.pad = pad;
+        self.last = Last::Insert;
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        conn.query_drop(self.text.as_str()).await?;
+        let affected = conn.affected_rows();
+        self.count(false, affected);
+        Ok(())
+    }
+
+    /// select_random_points / select_random_ranges: values from the default distribution in
+    /// this worker's slice of k, [L·id, L·id + L] with L = table_size / threads.
+    async fn special(&mut self) -> Result<(), mysql_async::Error> {
+        let Some((sql, n)) = &self.w.special else {
+            return Ok(());
+        };
+        let l = self.w.shape.table_size / self.w.threads as u64;
+        let lo = l * self.id as u64;
+        self.args.clear();
+        let ranges = self.w.kind == Kind::RandomRanges;
+        let draws = if ranges { n / 2 } else { *n };
+        for _ in 0..draws {
+            let v = self.w.dist.draw(&mut self.rng, lo, lo + l) as i64;
+            self.args.push(v);
+            if ranges {
+                self.args.push(v + self.w.delta as i64);
+            }
+        }
+        self.last = Last::Special;
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        match &self.special {
+            Some(stmt) => {
+                let values: Vec<mysql_async::Value> = self
+                    .args
+                    .iter()
+                    .map(|&i| mysql_async::Value::Int(i))
+                    .collect();
+                conn.exec_drop(stmt, Params::Positional(values)).await?;
+            }
+            None => {
+                let params: Vec<P<'_>> = self.args.iter().map(|&i| P::Int(i)).collect();
+                sql::substitute(sql, &params, &mut self.text);
+                conn.query_drop(self.text.as_str()).await?;
+            }
+        }
+        self.count(true, 0);
+        Ok(())
+    }
+
+    /// One sysbench `event()`.
+    async fn event(&mut self) -> Result<(), mysql_async::Error> {
+        let sh = &self.w.shape;
+        let kind = self.w.kind;
+        let trx = kind.transactional() && !sh.skip_trx;
+        if trx {
+            self.text_query("BEGIN").await?;
+            self.in_trx = true;
+        }
+        match kind {
+            Kind::ReadWrite | Kind::ReadOnly | Kind::WriteOnly => {
+                if kind != Kind::WriteOnly {
+                    self.points(sh.point_selects).await?;
+                    if sh.range_selects {
+                        for (q, n) in [
+                            (Q::Simple, sh.simple_ranges),
+                            (Q::Sum, sh.sum_ranges),
+                            (Q::Order, sh.order_ranges),
+                            (Q::Distinct, sh.distinct_ranges),
+                        ] {
+                            self.ranges(q, n).await?;
+                        }
+                    }
+                }
+                if kind != Kind::ReadOnly {
+                    self.index_updates(sh.index_updates).await?;
+                    self.non_index_updates(sh.non_index_updates).await?;
+                    self.delete_inserts(sh.delete_inserts).await?;
+                }
+            }
+            Kind::PointSelect => self.points(1).await?,
+            Kind::UpdateIndex => self.index_updates(sh.index_updates).await?,
+            Kind::UpdateNonIndex => self.non_index_updates(sh.non_index_updates).await?,
+            Kind::Delete => {
+                let t = self.table();
+                let id = self.id();
+                self.exec(Q::Delete, t, &[P::Int(id)]).await?;
+            }
+            Kind::Insert => self.insert().await?,
+            Kind::RandomPoints | Kind::RandomRanges => self.special().await?,
+        }
+        if trx {
+            self.text_query("COMMIT").await?;
+            self.in_trx = false;
+        }
+        Ok(())
+    }
+
+    fn last_sql(&self) -> String {
+        match self.last {
+            Last::Text(t) => t.to_string(),
+            Last::Stmt(q, t) => {
+                if self.stmts.is_empty() || self.stmts[t - 1][q as usize].is_none() {
+                    self.text.clone()
+                } else {
+                    self.w.texts[t - 1][q as usize].clone()
+                }
+            }
+            Last::Insert => self.text.clone(),
+            Last::Special => match (&self.special, &self.w.special) {
+                (Some(_), Some((sql, _))) => sql.clone(),
+                _ => self.text.clone(),
+            },
+        }
+    }
+}
+
+struct OltpWorker<'a> {
+    rt: tokio::runtime::Runtime,
+    s: Session<'a>,
+    slot: &'a Slot,
+}
+
+impl OltpWorker<'_> {
+    /// Reconnects (1 ms retry loop bounded by the reconnect limit) and re-prepares.
+    fn reconnect(&mut self) -> Result<(), EngineError> {
+        self.s.conn = None;
+        self.s.in_trx = false;
+        let start = Instant::now();
+        loop {
+            match self.rt.block_on(self.s.w.open()) {
+                Ok((conn, stmts, special)) => {
+                    self.s.conn = Some(conn);
+                    self.s.stmts = stmts;
+                    self.s.special = special;
+                    return Ok(());
+                }
+                Err(e)
+                    if start.elapsed() < self.s.w.reconnect_limit
+                        && !self.s.w.interrupted.load(Ordering::Relaxed)
+                        && retryable(&e) =>
+                {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) => {
+                    return Err(EngineError::Failed(format!(
+                        "reconnecting to {} failed: {}",
+                        self.s.w.connector.target.endpoint(0),
+                        my::describe(&e)
+                    )));
+                }
+            }
+        }
+    }
+}
+
+/// Errors worth another connection attempt (server down or restarting), as opposed to a
+/// wrong password or a missing database.
+fn retryable(e: &mysql_async::Error) -> bool {
+    my::is_connection_lost(e)
+        || matches!(e, mysql_async::Error::Other(_))
+        || matches!(my::error_code(e), Some(1040 | 1053 | 2002 | 2003))
+}
+
+impl Worker for OltpWorker<'_> {
+    fn event(&mut self) -> EventResult {
+        loop {
+            let r = self.rt.block_on(self.s.event());
+            let e = match r {
+                Ok(()) => {
+                    self.slot.publish(&self.s.tally);
+                    return EventResult::Done;
+                }
+                Err(e) => e,
+            };
+            if my::is_connection_lost(&e) {
+                if let Err(f) = self.reconnect() {
+                    return EventResult::Fatal(f);
+                }
+                self.s.tally.reconnects += 1;
+                self.slot.publish(&self.s.tally);
+                continue;
+            }
+            let ignorable = match my::error_code(&e) {
+                Some(code) => self.s.w.connector.target.ignore_errors.contains(code),
+                None => false,
+            };
+            if ignorable {
+                self.s.tally.errors += 1;
+                if self.s.in_trx {
+                    self.s.in_trx = false;
+                    if let Some(conn) = self.s.conn.as_mut() {
+                        // A failed rollback surfaces on the re-run's first statement.
+                        let _ = self.rt.block_on(conn.query_drop("ROLLBACK"));
+                    }
+                }
+                self.slot.publish(&self.s.tally);
+                continue;
+            }
+            let call = match self.s.last {
+                Last::Stmt(q, t) if self.s.stmts[t - 1][q as usize].is_some() => {
+                    "mysql_stmt_execute()"
+                }
+                Last::Special if self.s.special.is_some() => "mysql_stmt_execute()",
+                _ => "mysql_drv_query()",
+            };
+            return EventResult::Fatal(EngineError::Failed(format!(
+                "`{}`: {call} returned {} for query '{}'",
+                self.s.w.name,
+                my::describe(&e),
+                self.s.last_sql()
+            )));
+        }
+    }
+
+    fn finish(&mut self) -> Result<(), EngineError> {
+        if let Some(conn) = self.s.conn.take() {
+            // sysbench closes its connection in thread_done; a failure here changes nothing
+            // measured.
+            let _ = self.rt.block_on(conn.disconnect());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_prepare_only_what_their_events_run() {
+        assert!(Kind::ReadOnly.uses(Q::Distinct, true));
+        assert!(!Kind::ReadOnly.uses(Q::Distinct, false));
+        assert!(!Kind::ReadOnly.uses(Q::Delete, true));
+        assert!(Kind::WriteOnly.uses(Q::Insert, true));
+        assert!(!Kind::WriteOnly.uses(Q::Point, true));
+        assert!(
+            !Kind::Insert.uses(Q::Insert, true),
+            "oltp_insert is a text query"
+        );
+        assert_eq!(
+            Kind::from_name("oltp_point_select"),
+            Some(Kind::PointSelect)
+        );
+        assert_eq!(Kind::from_name("bulk_insert"), None);
+    }
+
+    #[test]
+    fn tallies_subtract_without_underflow() {
+        let a = Tally {
+            reads: 5,
+            writes: 1,
+            other: 2,
+            errors: 0,
+            reconnects: 1,
+        };
+        let mut b = a;
+        b.add(&a);
+        assert_eq!(b.minus(&a), a);
+        assert_eq!(a.minus(&b), Tally::default());
+    }
+}
