@@ -17,6 +17,10 @@ use std::time::Duration;
 use crate::suite::{Driver, RawTarget};
 use crate::value::Value;
 
+/// Seconds to wait for one connection. Generous: at 1,024 threads every worker connects at once
+/// and a small server takes its time to accept them all (sysbench's client has no limit).
+pub const DEFAULT_CONNECT_TIMEOUT: u64 = 60;
+
 /// Server-side prepared statements (`auto`) or client-side literal substitution (`disable`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PsMode {
@@ -251,7 +255,11 @@ impl Target {
             ssl_ca: raw.ssl_ca.as_ref().map(PathBuf::from),
             ssl_cert: raw.ssl_cert.as_ref().map(PathBuf::from),
             ssl_key: raw.ssl_key.as_ref().map(PathBuf::from),
-            connect_timeout: Duration::from_secs(raw.connect_timeout.unwrap_or(10).max(1)),
+            connect_timeout: Duration::from_secs(
+                raw.connect_timeout
+                    .unwrap_or(DEFAULT_CONNECT_TIMEOUT)
+                    .max(1),
+            ),
         })
     }
 
@@ -329,7 +337,7 @@ impl Target {
             ssl_ca: None,
             ssl_cert: None,
             ssl_key: None,
-            connect_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(DEFAULT_CONNECT_TIMEOUT),
         })
     }
 

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# OLTP against the local MySQL/MariaDB: sbsuite and sysbench 1.0.20 on the same server and the
+# same prepared tables, in ABBA order (sysbench first in odd rounds, sbsuite first in even ones).
+# For each case it prints the median QPS of both, their ratio, and the client CPU seconds
+# (user + sys of the client process, /usr/bin/time) per 1,000 queries of both and their ratio.
+# Then the prepare speed (4 tables × 250,000 rows, 4 threads) and the peak RSS of each client at
+# 1,024 connections.
+#
+#   bench/oltp-compare.sh [ROUNDS] [SECONDS] [WORKLOADS] [THREADS]
+#   defaults: 5 rounds, 5 s, "oltp_point_select oltp_read_only oltp_read_write", "4 32 128"
+#
+# Needs a local server reachable as root over 127.0.0.1:3306; installs sysbench and GNU time
+# from the system packages when missing; builds sbsuite in release mode.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-5}
+SECS=${2:-5}
+WORKLOADS=${3:-"oltp_point_select oltp_read_only oltp_read_write"}
+THREADS=${4:-"4 32 128"}
+for pkg in sysbench time; do
+  bin=$pkg; [ "$pkg" = time ] && bin=/usr/bin/time
+  if ! command -v "$bin" >/dev/null; then
+    apt-get install -y "$pkg" >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y "$pkg" >/dev/null; }
+  fi
+done
+cargo build --release --quiet
+SBS="$PWD/target/release/sbsuite sysbench"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+DB=sbsuite_bench
+ARGS="--mysql-host=127.0.0.1 --mysql-port=3306 --mysql-user=root --mysql-db=$DB"
+mysql --user=root --host=127.0.0.1 -e "CREATE DATABASE IF NOT EXISTS $DB"
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+# one TOOL WORKLOAD THREADS: prints "qps cpu_seconds_per_1000_queries"
+one() {
+  local tool=$1 w=$2 t=$3
+  # shellcheck disable=SC2086
+  /usr/bin/time -f "%U %S" -o "$TMP/time" $tool $w $ARGS --tables=4 --table-size=10000 \
+    --threads="$t" --time="$SECS" run > "$TMP/out"
+  local qps queries cpu
+  qps=$(awk '$1 == "queries:" {gsub(/\(/, "", $3); print $3}' "$TMP/out")
+  queries=$(awk '$1 == "queries:" {print $2}' "$TMP/out")
+  cpu=$(awk '{print $1 + $2}' "$TMP/time")
+  awk -v q="$qps" -v n="$queries" -v c="$cpu" 'BEGIN {printf "%s %.6f\n", q, c / n * 1000}'
+}
+
+# shellcheck disable=SC2086
+sysbench oltp_read_write $ARGS --tables=4 --table-size=10000 cleanup > /dev/null
+# shellcheck disable=SC2086
+sysbench oltp_read_write $ARGS --tables=4 --table-size=10000 prepare > /dev/null
+
+echo "case,rounds,seconds,sysbench_qps,sbsuite_qps,qps_ratio,sysbench_cpu_s_per_1k_q,sbsuite_cpu_s_per_1k_q,cpu_ratio"
+for w in $WORKLOADS; do
+  for t in $THREADS; do
+    : > "$TMP/a"; : > "$TMP/b"
+    for r in $(seq "$ROUNDS"); do
+      if [ $((r % 2)) -eq 1 ]; then
+        one sysbench "$w" "$t" >> "$TMP/a"; one "$SBS" "$w" "$t" >> "$TMP/b"
+      else
+        one "$SBS" "$w" "$t" >> "$TMP/b"; one sysbench "$w" "$t" >> "$TMP/a"
+      fi
+    done
+    aq=$(cut -d' ' -f1 "$TMP/a" | median); bq=$(cut -d' ' -f1 "$TMP/b" | median)
+    ac=$(cut -d' ' -f2 "$TMP/a" | median); bc=$(cut -d' ' -f2 "$TMP/b" | median)
+    echo "$w-t$t,$ROUNDS,$SECS,$aq,$bq,$(awk -v a="$aq" -v b="$bq" 'BEGIN {printf "%.3f", b/a}'),$ac,$bc,$(awk -v a="$ac" -v b="$bc" 'BEGIN {printf "%.3f", b/a}')"
+  done
+done
+# shellcheck disable=SC2086
+sysbench oltp_read_write $ARGS --tables=4 --table-size=10000 cleanup > /dev/null
+
+echo
+echo "prepare,tables,rows_per_table,threads,sysbench_seconds,sbsuite_seconds,rows_per_s_ratio"
+PARGS="$ARGS --tables=4 --table-size=250000 --threads=4"
+prep() {
+  local tool=$1 start end
+  # shellcheck disable=SC2086
+  $tool oltp_read_write $PARGS cleanup > /dev/null
+  start=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  $tool oltp_read_write $PARGS prepare > /dev/null
+  end=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  $tool oltp_read_write $PARGS cleanup > /dev/null
+  awk -v s="$start" -v e="$end" 'BEGIN {printf "%.3f\n", e - s}'
+}
+a=$(prep sysbench); b=$(prep "$SBS")
+echo "oltp,4,250000,4,$a,$b,$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", a/b}')"
+
+echo
+echo "peak_rss,connections,sysbench_kib,sbsuite_kib"
+old=$(mysql --user=root --host=127.0.0.1 -N -e "SELECT @@GLOBAL.max_connections")
+mysql --user=root --host=127.0.0.1 -e "SET GLOBAL max_connections = 1100"
+# shellcheck disable=SC2086
+sysbench oltp_point_select $ARGS --tables=1 --table-size=10000 prepare > /dev/null
+rss() {
+  # shellcheck disable=SC2086
+  /usr/bin/time -f "%M" -o "$TMP/rss" $1 oltp_point_select $ARGS --tables=1 --table-size=10000 \
+    --threads=1024 --time=5 run > /dev/null
+  cat "$TMP/rss"
+}
+a=$(rss sysbench); b=$(rss "$SBS")
+# shellcheck disable=SC2086
+sysbench oltp_point_select $ARGS --tables=1 --table-size=10000 cleanup > /dev/null
+mysql --user=root --host=127.0.0.1 -e "SET GLOBAL max_connections = $old"
+echo "oltp_point_select,1024,$a,$b"
