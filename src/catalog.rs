@@ -707,6 +707,12 @@ static OLTP_COMMON: &[OptSpec] = &[
         help: "storage engine, if MySQL is used",
     },
     OptSpec {
+        name: "prewarm",
+        kind: Kind::Bool,
+        default: Some("false"),
+        help: "after prepare, warm the server's caches: ANALYZE TABLE and full scans of the primary key and of k in every table (sysbench's `prewarm` command)",
+    },
+    OptSpec {
         name: "create_table_options",
         kind: Kind::Str,
         default: Some(""),

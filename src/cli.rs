@@ -47,7 +47,7 @@ pub enum Command {
 #[derive(Debug, clap::Args)]
 #[command(disable_help_flag = true, disable_version_flag = true)]
 pub struct SysbenchArgs {
-    /// `[--test=NAME | NAME | path/NAME.lua] [options] prepare|run|cleanup|help`.
+    /// `[--test=NAME | NAME | path/NAME.lua] [options] prepare|run|cleanup|prewarm|help`.
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,

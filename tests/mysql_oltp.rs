@@ -601,3 +601,74 @@ fn every_oltp_script_sends_its_sysbench_statements() {
     // 600 rows, at most 10 deleted by oltp_delete, 10 added by oltp_insert (auto_inc).
     assert!((600..=610).contains(&after_insert), "{after_insert}");
 }
+
+#[test]
+fn prewarm_after_prepare_and_as_a_sysbench_command() {
+    let _serial = serial();
+    let Some(db) = database("prewarm") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = suite(
+        dir.path(),
+        &db,
+        "",
+        "workload = \"oltp_point_select\"\ntables = 2\ntable_size = 500\nthreads = 2\nevents = 10\ntime = 0\nprewarm = true",
+    );
+    let before = analyze_count();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("r"))
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("Prewarming table sbtest1\n")
+            && stdout.contains("Prewarming table sbtest2\n"),
+        "{stdout}"
+    );
+    assert_eq!(analyze_count() - before, 2, "one ANALYZE TABLE per table");
+
+    // sysbench's own command line: `prewarm` after a prepare.
+    let db_opt = format!("--mysql-db={db}");
+    let args = [
+        "sysbench",
+        "oltp_read_only",
+        "--mysql-host=127.0.0.1",
+        "--mysql-user=root",
+        &db_opt,
+        "--tables=1",
+        "--table-size=100",
+    ];
+    let run = |cmd: &str| sbsuite().args(args).arg(cmd).output().unwrap();
+    assert!(run("prepare").status.success());
+    let out = run("prewarm");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success() && text.contains("Prewarming table sbtest1"),
+        "{text}"
+    );
+    assert!(run("cleanup").status.success());
+    drop_database(&db);
+}
+
+/// The server's count of ANALYZE TABLE statements.
+fn analyze_count() -> i64 {
+    rt().block_on(async {
+        let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
+        let v: Option<(String, String)> = c
+            .query_first("SHOW GLOBAL STATUS LIKE 'Com_analyze'")
+            .await
+            .unwrap();
+        let _ = c.disconnect().await;
+        v.map_or(0, |(_, n)| n.parse().unwrap())
+    })
+}

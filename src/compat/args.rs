@@ -22,6 +22,7 @@ pub enum Action {
     Prepare,
     Run,
     Cleanup,
+    Prewarm,
     Help,
 }
 
@@ -31,6 +32,7 @@ impl Action {
             Action::Prepare => "prepare",
             Action::Run => "run",
             Action::Cleanup => "cleanup",
+            Action::Prewarm => "prewarm",
             Action::Help => "help",
         }
     }
@@ -458,6 +460,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
         Some("prepare") => Some(Action::Prepare),
         Some("run") => Some(Action::Run),
         Some("cleanup") => Some(Action::Cleanup),
+        Some("prewarm") => Some(Action::Prewarm),
         Some("help") => Some(Action::Help),
         Some(other) => return Err(ArgsError::UnknownCommand(other.into())),
         None if help => Some(Action::Help),

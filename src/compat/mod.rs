@@ -118,6 +118,14 @@ pub fn sysbench(raw: &[String]) -> u8 {
             )
             .map(|()| stop.load(std::sync::atomic::Ordering::SeqCst))
         }
+        Action::Prewarm => crate::engine::prewarm_step_with_target(
+            workload,
+            &options,
+            target.as_ref(),
+            &mut stdout,
+            &stop,
+        )
+        .map(|()| stop.load(std::sync::atomic::Ordering::SeqCst)),
         Action::Help => Ok(false),
     };
     let _ = stdout.flush();

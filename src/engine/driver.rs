@@ -118,6 +118,14 @@ pub trait Workload: Sync {
         configured
     }
 
+    /// sysbench's `prewarm` command (OLTP on MySQL): load the data into the server's caches.
+    fn prewarm(&self, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
+        let _ = (out, stop);
+        Err(EngineError::Failed(
+            "this test does not implement the 'prewarm' command".into(),
+        ))
+    }
+
     /// The `prepare` (or `cleanup`) command. Workloads without data keep this no-op.
     fn prepare(
         &self,

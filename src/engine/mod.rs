@@ -258,6 +258,20 @@ pub fn prepare_step_with_target(
     engine.prepare(cleanup, out, stop)
 }
 
+/// Runs sysbench's `prewarm` command of a workload that has data.
+pub fn prewarm_step_with_target(
+    workload: &str,
+    options: &Options,
+    target: Option<&Target>,
+    out: &mut dyn Write,
+    stop: &AtomicBool,
+) -> Result<(), EngineError> {
+    let engine = make(workload, options, target)?;
+    crate::report::console::write_banner(out)
+        .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
+    engine.prewarm(out, stop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

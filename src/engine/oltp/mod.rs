@@ -322,6 +322,8 @@ pub struct Oltp {
     dist: Distribution,
     seed: u64,
     threads: usize,
+    /// Warm the caches at the end of `prepare` (option `prewarm`).
+    prewarm: bool,
     /// How long a worker keeps trying to reconnect (the run's time limit, at least 10 s).
     reconnect_limit: Duration,
     /// The process's Ctrl-C/SIGTERM flag: a reconnect loop gives up when it is set.
@@ -378,6 +380,7 @@ impl Oltp {
             dist: Distribution::from_options(o)?,
             seed,
             threads,
+            prewarm: o.flag("prewarm"),
             reconnect_limit: Duration::from_secs(o.uint("time").max(10)),
             interrupted: crate::runner::signal::stop_flag(),
             texts,
@@ -489,8 +492,16 @@ impl Workload for Oltp {
         if cleanup {
             prepare::cleanup(self, out)
         } else {
-            prepare::prepare(self, out, stop)
+            prepare::prepare(self, out, stop)?;
+            if self.prewarm && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                prepare::prewarm(self, out, stop)?;
+            }
+            Ok(())
         }
+    }
+
+    fn prewarm(&self, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
+        prepare::prewarm(self, out, stop)
     }
 }
 

@@ -202,6 +202,62 @@ pub fn prepare(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), E
     })
 }
 
+/// The `prewarm` command: for every table (in parallel, like prepare), `ANALYZE TABLE`, then a
+/// full scan of the clustered primary key and one of the `k` index, so that a run after a
+/// restart measures the server, not its cold caches.
+pub fn prewarm(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
+    let workers = w.threads.min(w.shape.tables).max(1);
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for first in 1..=workers {
+            let tx = tx.clone();
+            handles.push(scope.spawn(move || -> Result<(), EngineError> {
+                runtime()?.block_on(async {
+                    let mut conn = connect(w).await?;
+                    let mut n = first;
+                    while n <= w.shape.tables && !stop.load(Ordering::Relaxed) {
+                        let _ = tx.send(format!("Prewarming table sbtest{n}"));
+                        let mut queries = vec![
+                            format!("ANALYZE TABLE sbtest{n}"),
+                            format!("SELECT AVG(id), SUM(LENGTH(c)) FROM sbtest{n} FORCE INDEX (PRIMARY)"),
+                        ];
+                        if w.shape.create_secondary {
+                            queries.push(format!("SELECT COUNT(k) FROM sbtest{n} FORCE INDEX (k_{n})"));
+                        }
+                        for q in &queries {
+                            conn.query_drop(q.as_str())
+                                .await
+                                .map_err(|e| failed(&format!("prewarming table 'sbtest{n}' failed"), &e))?;
+                        }
+                        n += workers;
+                    }
+                    let _ = conn.disconnect().await;
+                    Ok(())
+                })
+            }));
+        }
+        drop(tx);
+        let mut write_err = None;
+        for line in rx {
+            if let Err(e) = writeln!(out, "{line}") {
+                write_err.get_or_insert(e);
+            }
+        }
+        let mut result = Ok(());
+        for h in handles {
+            let r = h
+                .join()
+                .unwrap_or_else(|_| Err(EngineError::Failed("a prewarm thread panicked".into())));
+            if result.is_ok() {
+                result = r;
+            }
+        }
+        result?;
+        write_err.map_or(Ok(()), |e| Err(io_err(e)))
+    })
+}
+
 /// The `cleanup` command: drop every table.
 pub fn cleanup(w: &Oltp, out: &mut dyn Write) -> Result<(), EngineError> {
     let rt = runtime()?;
