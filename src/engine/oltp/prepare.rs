@@ -150,37 +150,23 @@ async fn load_table(
     Ok(())
 }
 
-/// The `prepare` command: create and load every table.
-pub fn prepare(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
-    let loaders = w.threads.min(w.shape.tables).max(1);
+/// Runs `job(worker, lines)` on `min(threads, tables)` threads (worker `t` handles tables
+/// t+1, t+1+workers, … as sysbench's parallel commands do) and prints the lines they send, in
+/// the order they arrive. The first error wins; every thread is joined.
+fn per_table_workers<F>(w: &Oltp, out: &mut dyn Write, job: F) -> Result<(), EngineError>
+where
+    F: Fn(usize, usize, mpsc::Sender<String>) -> Result<(), EngineError> + Sync,
+{
+    let workers = w.threads.min(w.shape.tables).max(1);
     let (tx, rx) = mpsc::channel::<String>();
     std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        for t in 0..loaders {
-            let tx = tx.clone();
-            handles.push(scope.spawn(move || -> Result<(), EngineError> {
-                let rt = runtime()?;
-                rt.block_on(async {
-                    let mut conn = connect(w).await?;
-                    let packet: Option<u64> = conn
-                        .query_first("SELECT @@max_allowed_packet")
-                        .await
-                        .map_err(|e| failed("reading max_allowed_packet failed", &e))?;
-                    let batch = usize::try_from(packet.unwrap_or(1 << 20))
-                        .unwrap_or(MAX_BATCH)
-                        .saturating_sub(1024)
-                        .clamp(16 << 10, MAX_BATCH);
-                    let mut rng = Rng::for_thread(w.seed, t);
-                    let mut n = t + 1;
-                    while n <= w.shape.tables && !stop.load(Ordering::Relaxed) {
-                        load_table(w, &mut conn, n, &mut rng, batch, &tx, stop).await?;
-                        n += loaders;
-                    }
-                    let _ = conn.disconnect().await;
-                    Ok(())
-                })
-            }));
-        }
+        let job = &job;
+        let handles: Vec<_> = (0..workers)
+            .map(|t| {
+                let tx = tx.clone();
+                scope.spawn(move || job(t, workers, tx))
+            })
+            .collect();
         drop(tx);
         let mut write_err = None;
         for line in rx {
@@ -192,7 +178,7 @@ pub fn prepare(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), E
         for h in handles {
             let r = h
                 .join()
-                .unwrap_or_else(|_| Err(EngineError::Failed("a loader thread panicked".into())));
+                .unwrap_or_else(|_| Err(EngineError::Failed("a worker thread panicked".into())));
             if result.is_ok() {
                 result = r;
             }
@@ -202,59 +188,60 @@ pub fn prepare(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), E
     })
 }
 
+/// The `prepare` command: create and load every table.
+pub fn prepare(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
+    per_table_workers(w, out, |t, workers, tx| {
+        runtime()?.block_on(async {
+            let mut conn = connect(w).await?;
+            let packet: Option<u64> = conn
+                .query_first("SELECT @@max_allowed_packet")
+                .await
+                .map_err(|e| failed("reading max_allowed_packet failed", &e))?;
+            let batch = usize::try_from(packet.unwrap_or(1 << 20))
+                .unwrap_or(MAX_BATCH)
+                .saturating_sub(1024)
+                .clamp(16 << 10, MAX_BATCH);
+            let mut rng = Rng::for_thread(w.seed, t);
+            let mut n = t + 1;
+            while n <= w.shape.tables && !stop.load(Ordering::Relaxed) {
+                load_table(w, &mut conn, n, &mut rng, batch, &tx, stop).await?;
+                n += workers;
+            }
+            let _ = conn.disconnect().await;
+            Ok(())
+        })
+    })
+}
+
 /// The `prewarm` command: for every table (in parallel, like prepare), `ANALYZE TABLE`, then a
 /// full scan of the clustered primary key and one of the `k` index, so that a run after a
 /// restart measures the server, not its cold caches.
 pub fn prewarm(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
-    let workers = w.threads.min(w.shape.tables).max(1);
-    let (tx, rx) = mpsc::channel::<String>();
-    std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        for first in 1..=workers {
-            let tx = tx.clone();
-            handles.push(scope.spawn(move || -> Result<(), EngineError> {
-                runtime()?.block_on(async {
-                    let mut conn = connect(w).await?;
-                    let mut n = first;
-                    while n <= w.shape.tables && !stop.load(Ordering::Relaxed) {
-                        let _ = tx.send(format!("Prewarming table sbtest{n}"));
-                        let mut queries = vec![
-                            format!("ANALYZE TABLE sbtest{n}"),
-                            format!("SELECT AVG(id), SUM(LENGTH(c)) FROM sbtest{n} FORCE INDEX (PRIMARY)"),
-                        ];
-                        if w.shape.create_secondary {
-                            queries.push(format!("SELECT COUNT(k) FROM sbtest{n} FORCE INDEX (k_{n})"));
-                        }
-                        for q in &queries {
-                            conn.query_drop(q.as_str())
-                                .await
-                                .map_err(|e| failed(&format!("prewarming table 'sbtest{n}' failed"), &e))?;
-                        }
-                        n += workers;
-                    }
-                    let _ = conn.disconnect().await;
-                    Ok(())
-                })
-            }));
-        }
-        drop(tx);
-        let mut write_err = None;
-        for line in rx {
-            if let Err(e) = writeln!(out, "{line}") {
-                write_err.get_or_insert(e);
+    per_table_workers(w, out, |t, workers, tx| {
+        runtime()?.block_on(async {
+            let mut conn = connect(w).await?;
+            let mut n = t + 1;
+            while n <= w.shape.tables && !stop.load(Ordering::Relaxed) {
+                let _ = tx.send(format!("Prewarming table sbtest{n}"));
+                let mut queries = vec![
+                    format!("ANALYZE TABLE sbtest{n}"),
+                    format!("SELECT AVG(id), SUM(LENGTH(c)) FROM sbtest{n} FORCE INDEX (PRIMARY)"),
+                ];
+                if w.shape.create_secondary {
+                    queries.push(format!(
+                        "SELECT COUNT(k) FROM sbtest{n} FORCE INDEX (k_{n})"
+                    ));
+                }
+                for q in &queries {
+                    conn.query_drop(q.as_str())
+                        .await
+                        .map_err(|e| failed(&format!("prewarming table 'sbtest{n}' failed"), &e))?;
+                }
+                n += workers;
             }
-        }
-        let mut result = Ok(());
-        for h in handles {
-            let r = h
-                .join()
-                .unwrap_or_else(|_| Err(EngineError::Failed("a prewarm thread panicked".into())));
-            if result.is_ok() {
-                result = r;
-            }
-        }
-        result?;
-        write_err.map_or(Ok(()), |e| Err(io_err(e)))
+            let _ = conn.disconnect().await;
+            Ok(())
+        })
     })
 }
 
