@@ -90,7 +90,8 @@ pub struct RunArgs {
     /// Suite progress on stderr: a bar on a terminal, plain lines otherwise.
     #[arg(long, value_enum, default_value_t = ProgressArg::Auto)]
     pub progress: ProgressArg,
-    /// Print no progress and no summary on stderr (reports still go to stdout).
+    /// Print no progress and no summary on stderr (reports still go to stdout, and a failed
+    /// step still says why on stderr).
     #[arg(long, short)]
     pub quiet: bool,
 }

@@ -672,3 +672,29 @@ fn analyze_count() -> i64 {
         v.map_or(0, |(_, n)| n.parse().unwrap())
     })
 }
+
+#[test]
+fn unreachable_host_fails_clearly_with_no_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    std::fs::write(
+        &path,
+        "[suite]\nname = \"down\"\n[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:1\"]\nuser = \"root\"\ndatabase = \"test\"\n[defaults]\nworkload = \"oltp_point_select\"\ntime = 1\n",
+    )
+    .unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("r"))
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("cannot connect to 127.0.0.1:1"), "{text}");
+    // The prepare step failed, so its run is recorded as failed (not as a measurement).
+    let rows = results(&dir.path().join("r"));
+    assert!(rows.iter().all(|r| r["status"] == "failed"), "{rows:?}");
+}

@@ -39,7 +39,8 @@ pub struct RunContext {
     pub results_root: PathBuf,
     /// The resolved suite, secrets already redacted; stored as `suite.toml`.
     pub suite_text: String,
-    /// No progress and no summary on stderr (reports on stdout are unaffected).
+    /// No progress and no summary on stderr (reports on stdout and step failures are still
+    /// printed).
     pub quiet: bool,
     pub progress: ProgressMode,
 }
@@ -224,7 +225,7 @@ pub fn run_plan_with(
             step.variant
         );
         let fail_note = |what: &str| {
-            progress.note(&format!(
+            progress.error(&format!(
                 "[sbsuite] step {}/{total} {} {} failed: {what}",
                 position + 1,
                 step.kind.as_str(),

@@ -187,6 +187,11 @@ impl Progress {
         if self.quiet {
             return;
         }
+        self.error(msg);
+    }
+
+    /// Like [`Progress::note`], but printed even with `--quiet`: a failed step must say why.
+    pub fn error(&self, msg: &str) {
         let print = || {
             let _ = writeln!(io::stderr().lock(), "{msg}");
         };
