@@ -9,10 +9,16 @@
 //! only when a connection is opened ([`Target::password`]), redacts it in `Debug`, and is never
 //! serialised (plan steps skip the whole target). Error messages never quote it.
 
+pub mod conn;
 pub mod mysql;
+pub mod pgsql;
+pub mod sqlite;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+pub use self::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
 
 use crate::suite::{Driver, RawTarget};
 use crate::value::Value;
@@ -45,7 +51,7 @@ impl SslMode {
             "preferred" | "prefer" => SslMode::Preferred,
             "required" | "on" | "require" => SslMode::Required,
             "verify_ca" => SslMode::VerifyCa,
-            "verify_identity" => SslMode::VerifyIdentity,
+            "verify_identity" | "verify_full" => SslMode::VerifyIdentity,
             _ => return None,
         })
     }
@@ -55,24 +61,33 @@ impl SslMode {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IgnoreErrors {
     All,
-    Codes(Vec<u32>),
+    /// MySQL errnos (`"1213"`), PostgreSQL SQLSTATEs (`"40P01"`) or SQLite result code names
+    /// (`"SQLITE_BUSY"`), compared case-insensitively.
+    Codes(Vec<String>),
 }
 
 impl IgnoreErrors {
-    /// sysbench's `--mysql-ignore-errors` default: deadlock, key not found, lock wait timeout.
-    pub fn mysql_default() -> IgnoreErrors {
-        IgnoreErrors::Codes(vec![1213, 1020, 1205])
+    /// The driver's default: sysbench's `--mysql-ignore-errors` (deadlock, key not found, lock
+    /// wait timeout); sysbench's pgsql list (deadlock, unique violation, serialization
+    /// failure); SQLite's busy and locked database.
+    pub fn default_for(driver: Driver) -> IgnoreErrors {
+        let codes: &[&str] = match driver {
+            Driver::Mysql => &["1213", "1020", "1205"],
+            Driver::Pgsql => &["40P01", "23505", "40001"],
+            Driver::Sqlite => &["SQLITE_BUSY", "SQLITE_LOCKED"],
+        };
+        IgnoreErrors::Codes(codes.iter().map(|c| c.to_string()).collect())
     }
 
-    pub fn contains(&self, code: u32) -> bool {
+    pub fn contains(&self, code: &str) -> bool {
         match self {
             IgnoreErrors::All => true,
-            IgnoreErrors::Codes(c) => c.contains(&code),
+            IgnoreErrors::Codes(c) => c.iter().any(|x| x.eq_ignore_ascii_case(code)),
         }
     }
 
     /// Parses `"all"`, `"1213,1020"`, a number or a list of those.
-    pub fn from_value(v: &Value) -> Result<IgnoreErrors, DbError> {
+    pub fn from_value(v: &Value, driver: Driver) -> Result<IgnoreErrors, DbError> {
         let mut codes = Vec::new();
         let mut items: Vec<&Value> = Vec::new();
         match v {
@@ -81,18 +96,30 @@ impl IgnoreErrors {
         }
         for item in items {
             match item {
-                Value::Int(i) => {
-                    codes.push(u32::try_from(*i).map_err(|_| bad_ignore(&i.to_string()))?)
-                }
+                Value::Int(i) if *i >= 0 => codes.push(i.to_string()),
                 Value::Str(s) => {
                     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
                         if part.eq_ignore_ascii_case("all") {
                             return Ok(IgnoreErrors::All);
                         }
-                        codes.push(part.parse().map_err(|_| bad_ignore(part))?);
+                        codes.push(part.to_string());
                     }
                 }
                 other => return Err(bad_ignore(&format!("{other:?}"))),
+            }
+        }
+        for code in &codes {
+            let ok = match driver {
+                Driver::Mysql => code.parse::<u32>().is_ok(),
+                Driver::Pgsql => code.len() == 5 && code.chars().all(|c| c.is_ascii_alphanumeric()),
+                Driver::Sqlite => {
+                    let up = code.to_ascii_uppercase();
+                    up.starts_with("SQLITE_")
+                        && up[7..].chars().all(|c| c.is_ascii_alphabetic() || c == '_')
+                }
+            };
+            if !ok {
+                return Err(bad_ignore(code));
             }
         }
         Ok(IgnoreErrors::Codes(codes))
@@ -101,7 +128,7 @@ impl IgnoreErrors {
 
 fn bad_ignore(text: &str) -> DbError {
     DbError::Invalid(format!(
-        "[target] ignore_errors: `{text}` is not an error code: use numbers such as [1213, 1205] or \"all\""
+        "[target] ignore_errors: `{text}` is not an error code: use MySQL numbers such as [1213, 1205], PostgreSQL SQLSTATEs such as [\"40P01\"], SQLite names such as [\"SQLITE_BUSY\"], or \"all\""
     ))
 }
 
@@ -136,6 +163,43 @@ pub struct Target {
     pub ssl_cert: Option<PathBuf>,
     pub ssl_key: Option<PathBuf>,
     pub connect_timeout: Duration,
+    /// SQLite: the database file (`:memory:` for one in-memory database shared by the
+    /// workers) and its pragmas.
+    pub sqlite: SqliteOptions,
+}
+
+/// The SQLite-only settings of a target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqliteOptions {
+    pub path: String,
+    pub journal_mode: String,
+    pub synchronous: String,
+    pub busy_timeout: Duration,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> SqliteOptions {
+        SqliteOptions {
+            path: DEFAULT_SQLITE_PATH.into(),
+            journal_mode: "wal".into(),
+            synchronous: "normal".into(),
+            busy_timeout: Duration::from_millis(5000),
+        }
+    }
+}
+
+/// The SQLite file of a suite that asks for an OLTP workload without a `[target]`.
+pub const DEFAULT_SQLITE_PATH: &str = "sbtest.db";
+
+const JOURNAL_MODES: &[&str] = &["wal", "delete", "truncate", "persist", "memory", "off"];
+const SYNCHRONOUS: &[&str] = &["off", "normal", "full", "extra"];
+
+/// The port a driver listens on by default.
+pub fn default_port(driver: Driver) -> u16 {
+    match driver {
+        Driver::Pgsql => 5432,
+        _ => 3306,
+    }
 }
 
 impl std::fmt::Debug for Target {
@@ -203,14 +267,16 @@ pub fn parse_host(text: &str, default_port: u16) -> Result<(String, u16), DbErro
 impl Target {
     /// Validates a suite's `[target]`.
     pub fn from_raw(raw: &RawTarget) -> Result<Target, DbError> {
+        let port = default_port(raw.driver);
         let mut hosts = Vec::new();
         for h in &raw.hosts {
-            hosts.push(parse_host(h, 3306)?);
+            hosts.push(parse_host(h, port)?);
         }
         let sockets: Vec<String> = raw.socket.iter().cloned().collect();
         if hosts.is_empty() && sockets.is_empty() {
-            hosts.push(("127.0.0.1".to_string(), 3306));
+            hosts.push(("127.0.0.1".to_string(), port));
         }
+        let sqlite = sqlite_options(raw)?;
         let ssl = match &raw.ssl {
             None => SslMode::Disabled,
             Some(s) => SslMode::parse(s).ok_or_else(|| {
@@ -229,8 +295,8 @@ impl Target {
             ));
         }
         let ignore_errors = match &raw.ignore_errors {
-            None => IgnoreErrors::mysql_default(),
-            Some(v) => IgnoreErrors::from_value(v)?,
+            None => IgnoreErrors::default_for(raw.driver),
+            Some(v) => IgnoreErrors::from_value(v, raw.driver)?,
         };
         if let Some(pw) = &raw.password
             && minijinja::Environment::new().template_from_str(pw).is_err()
@@ -260,7 +326,28 @@ impl Target {
                     .unwrap_or(DEFAULT_CONNECT_TIMEOUT)
                     .max(1),
             ),
+            sqlite,
         })
+    }
+
+    /// The target of a suite without `[target]`: a SQLite file in the working directory.
+    pub fn sqlite_default() -> Target {
+        Target {
+            driver: Driver::Sqlite,
+            hosts: Vec::new(),
+            sockets: Vec::new(),
+            user: String::new(),
+            password: None,
+            database: String::new(),
+            ps_mode: PsMode::Auto,
+            ignore_errors: IgnoreErrors::default_for(Driver::Sqlite),
+            ssl: SslMode::Disabled,
+            ssl_ca: None,
+            ssl_cert: None,
+            ssl_key: None,
+            connect_timeout: Duration::from_secs(DEFAULT_CONNECT_TIMEOUT),
+            sqlite: SqliteOptions::default(),
+        }
     }
 
     /// A target from sysbench's `--mysql-*` / `--db-*` options (option name with `_` → text).
@@ -295,8 +382,8 @@ impl Target {
             }
         }
         let ignore_errors = match get("mysql_ignore_errors") {
-            None => IgnoreErrors::mysql_default(),
-            Some(v) => IgnoreErrors::from_value(&Value::Str(v))?,
+            None => IgnoreErrors::default_for(Driver::Mysql),
+            Some(v) => IgnoreErrors::from_value(&Value::Str(v), Driver::Mysql)?,
         };
         let ps_mode = match get("db_ps_mode").as_deref() {
             None | Some("auto") => PsMode::Auto,
@@ -338,6 +425,7 @@ impl Target {
             ssl_cert: None,
             ssl_key: None,
             connect_timeout: Duration::from_secs(DEFAULT_CONNECT_TIMEOUT),
+            sqlite: SqliteOptions::default(),
         })
     }
 
@@ -365,11 +453,103 @@ impl Target {
 
     /// Where connection number `n` (0-based, in opening order) goes, for messages.
     pub fn endpoint(&self, n: usize) -> String {
-        if !self.sockets.is_empty() {
+        if self.driver == Driver::Sqlite {
+            self.sqlite.path.clone()
+        } else if !self.sockets.is_empty() {
             self.sockets[n % self.sockets.len()].clone()
         } else {
             let (h, p) = &self.hosts[n % self.hosts.len()];
             format!("{h}:{p}")
+        }
+    }
+}
+
+fn sqlite_options(raw: &RawTarget) -> Result<SqliteOptions, DbError> {
+    let mut o = SqliteOptions::default();
+    if raw.driver != Driver::Sqlite {
+        for (key, set) in [
+            ("path", raw.path.is_some()),
+            ("journal_mode", raw.journal_mode.is_some()),
+            ("synchronous", raw.synchronous.is_some()),
+            ("busy_timeout", raw.busy_timeout.is_some()),
+        ] {
+            if set {
+                return Err(DbError::Invalid(format!(
+                    "[target] {key} is a SQLite setting: remove it, or set driver = \"sqlite\""
+                )));
+            }
+        }
+        return Ok(o);
+    }
+    let pick = |key: &str, v: &Option<String>, allowed: &[&str], into: &mut String| {
+        if let Some(v) = v {
+            let low = v.to_ascii_lowercase();
+            if !allowed.contains(&low.as_str()) {
+                return Err(DbError::Invalid(format!(
+                    "[target] {key} = \"{v}\" is not a SQLite {key}: use one of {}",
+                    allowed.join(", ")
+                )));
+            }
+            *into = low;
+        }
+        Ok(())
+    };
+    pick(
+        "journal_mode",
+        &raw.journal_mode,
+        JOURNAL_MODES,
+        &mut o.journal_mode,
+    )?;
+    pick(
+        "synchronous",
+        &raw.synchronous,
+        SYNCHRONOUS,
+        &mut o.synchronous,
+    )?;
+    if let Some(ms) = raw.busy_timeout {
+        o.busy_timeout = Duration::from_millis(ms);
+    }
+    if let Some(path) = &raw.path {
+        if path.trim().is_empty() {
+            return Err(DbError::Invalid(
+                "[target] path is empty: write path = \"sbtest.db\" (or \":memory:\")".into(),
+            ));
+        }
+        o.path = path.clone();
+    }
+    Ok(o)
+}
+
+/// Opens connections to a [`Target`], each to the next endpoint in round-robin order, through
+/// the target's driver.
+#[derive(Debug)]
+pub struct Connector {
+    pub target: Target,
+    next: AtomicUsize,
+}
+
+impl Connector {
+    pub fn new(target: Target) -> Connector {
+        Connector {
+            target,
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// Opens the next connection (round-robin over the endpoints).
+    pub fn connect(&self) -> Result<Box<dyn Connection>, SqlError> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        self.connect_at(n)
+    }
+
+    /// Opens a connection to endpoint `n` (modulo the endpoints) without moving the
+    /// round-robin: setup work (prepare, checks, cleanup) goes to the first endpoint, so the
+    /// workers still start at the first one as in sysbench.
+    pub fn connect_at(&self, n: usize) -> Result<Box<dyn Connection>, SqlError> {
+        match self.target.driver {
+            Driver::Mysql => mysql::open(&self.target, n),
+            Driver::Pgsql => pgsql::open(&self.target, n),
+            Driver::Sqlite => sqlite::open(&self.target),
         }
     }
 }
@@ -393,7 +573,11 @@ mod tests {
         assert!(parse_host("db:x", 3306).is_err());
         let t = Target::from_raw(&raw("driver = \"mysql\"")).unwrap();
         assert_eq!(t.hosts, vec![("127.0.0.1".to_string(), 3306)]);
-        assert_eq!(t.ignore_errors, IgnoreErrors::Codes(vec![1213, 1020, 1205]));
+        assert_eq!(t.ignore_errors, IgnoreErrors::default_for(Driver::Mysql));
+        assert!(t.ignore_errors.contains("1213") && !t.ignore_errors.contains("1062"));
+        let pg = Target::from_raw(&raw("driver = \"pgsql\"\nhosts = [\"db\"]")).unwrap();
+        assert_eq!(pg.hosts, vec![("db".to_string(), 5432)]);
+        assert!(pg.ignore_errors.contains("40p01"));
     }
 
     #[test]

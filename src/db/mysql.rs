@@ -7,30 +7,29 @@
 //! outside the one connect call. Connections take the next endpoint round-robin
 //! ([`Connector`]), as sysbench does.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use mysql_async::prelude::Queryable;
+use mysql_async::{ClientIdentity, Conn, OptsBuilder, Params, SslOpts, Statement};
 
-use mysql_async::{ClientIdentity, Conn, OptsBuilder, SslOpts};
+use super::{Connection, DataRow, Done, ErrKind, P, SqlError, SslMode, StmtId, Target};
 
-use super::{DbError, SslMode, Target};
-
-/// A single-threaded tokio runtime for one worker (I/O and timers enabled).
+/// A single-threaded tokio runtime for one connection (I/O and timers enabled).
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
 }
 
-/// The MySQL error number of `e`, if the server (or the client library's conventions) gave one.
-pub fn error_code(e: &mysql_async::Error) -> Option<u32> {
+/// The MySQL error number of `e`, if the server gave one.
+fn error_code(e: &mysql_async::Error) -> Option<u16> {
     match e {
-        mysql_async::Error::Server(s) => Some(u32::from(s.code)),
+        mysql_async::Error::Server(s) => Some(s.code),
         _ => None,
     }
 }
 
 /// Whether `e` means the connection is gone (server errors 2013/2006/2011/2055 or a client
 /// I/O / closed-connection error): the worker reconnects instead of failing.
-pub fn is_connection_lost(e: &mysql_async::Error) -> bool {
+fn is_connection_lost(e: &mysql_async::Error) -> bool {
     match e {
         mysql_async::Error::Server(s) => matches!(s.code, 2013 | 2006 | 2011 | 2055 | 1927 | 4031),
         mysql_async::Error::Io(_) => true,
@@ -42,69 +41,215 @@ pub fn is_connection_lost(e: &mysql_async::Error) -> bool {
     }
 }
 
-/// `error N (message)` for a server error, the client's text otherwise.
-pub fn describe(e: &mysql_async::Error) -> String {
+/// A driver error as the engines see it: errno as the code, and what it means for the run.
+pub fn sql_error(e: &mysql_async::Error) -> SqlError {
+    let kind = if is_connection_lost(e) {
+        ErrKind::Lost
+    } else {
+        match error_code(e) {
+            Some(1146) => ErrKind::NoTable,
+            Some(1050) => ErrKind::TableExists,
+            Some(1040 | 1053 | 2002 | 2003) => ErrKind::Unreachable,
+            _ if matches!(e, mysql_async::Error::Other(_)) => ErrKind::Unreachable,
+            _ => ErrKind::Other,
+        }
+    };
     match e {
-        mysql_async::Error::Server(s) => format!("error {} ({})", s.code, s.message),
-        other => format!("error ({other})"),
+        mysql_async::Error::Server(s) => SqlError::new(s.code.to_string(), s.message.clone(), kind),
+        other => SqlError::client(other.to_string(), kind),
     }
 }
 
-/// Opens connections to a [`Target`], each to the next endpoint in round-robin order.
-#[derive(Debug)]
-pub struct Connector {
-    pub target: Target,
-    next: AtomicUsize,
+/// Statements a connection may keep prepared before the driver starts closing the oldest
+/// behind our back: far more than any workload prepares (tables × 9 + a few).
+const STMT_CACHE: usize = 1 << 16;
+
+/// Opens connection number `n` of `t` (endpoint `n` modulo the endpoints).
+pub fn open(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
+    let rt =
+        runtime().map_err(|e| SqlError::client(format!("tokio runtime: {e}"), ErrKind::Other))?;
+    let conn = rt.block_on(connect(t, n))?;
+    Ok(Box::new(MysqlConnection {
+        rt,
+        conn: Some(conn),
+        stmts: Vec::new(),
+        values: Vec::with_capacity(8),
+    }))
 }
 
-impl Connector {
-    pub fn new(target: Target) -> Connector {
-        Connector {
-            target,
-            next: AtomicUsize::new(0),
+async fn connect(t: &Target, n: usize) -> Result<Conn, SqlError> {
+    let password = t
+        .password()
+        .map_err(|e| SqlError::client(e.to_string(), ErrKind::Other))?;
+    let mut b = OptsBuilder::default()
+        .user(Some(t.user.clone()))
+        .pass(password)
+        .db_name(Some(t.database.clone()))
+        .stmt_cache_size(STMT_CACHE)
+        .tcp_keepalive(Some(std::time::Duration::from_secs(30)))
+        .prefer_socket(false);
+    if t.sockets.is_empty() {
+        let (host, port) = &t.hosts[n % t.hosts.len()];
+        b = b.ip_or_hostname(host.clone()).tcp_port(*port);
+    } else {
+        b = b.socket(Some(t.sockets[n % t.sockets.len()].clone()));
+    }
+    let tls = ssl_opts(t);
+    let attempt = |b: OptsBuilder| async {
+        match tokio::time::timeout(t.connect_timeout, Conn::new(b)).await {
+            Ok(r) => r.map_err(|e| sql_error(&e)),
+            Err(_) => Err(SqlError::client(
+                format!(
+                    "connection timed out after {} s (raise [target] connect_timeout or check the host)",
+                    t.connect_timeout.as_secs()
+                ),
+                ErrKind::Unreachable,
+            )),
         }
+    };
+    match (t.ssl, tls) {
+        (SslMode::Preferred, Some(opts)) => match attempt(b.clone().ssl_opts(opts)).await {
+            Ok(c) => Ok(c),
+            Err(_) => attempt(b).await,
+        },
+        (_, Some(opts)) => attempt(b.ssl_opts(opts)).await,
+        (_, None) => attempt(b).await,
+    }
+}
+
+/// Largest multi-row INSERT of [`Connection::load`] (also bounded by `max_allowed_packet`).
+const MAX_BATCH: usize = 4 << 20;
+
+/// A `mysql_async` connection driven from one OS thread through its own runtime.
+struct MysqlConnection {
+    rt: tokio::runtime::Runtime,
+    /// `None` after an error that closed it.
+    conn: Option<Conn>,
+    stmts: Vec<Statement>,
+    /// Reused parameter vector.
+    values: Vec<mysql_async::Value>,
+}
+
+fn closed() -> SqlError {
+    SqlError::client("connection closed", ErrKind::Lost)
+}
+
+impl Connection for MysqlConnection {
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let stmt = self
+            .rt
+            .block_on(conn.prep(sql))
+            .map_err(|e| sql_error(&e))?;
+        self.stmts.push(stmt);
+        Ok(self.stmts.len() - 1)
     }
 
-    /// Opens the next connection. `stmt_cache` must exceed the statements a worker keeps, or
-    /// the driver closes evicted ones behind its back.
-    pub async fn connect(&self, stmt_cache: usize) -> Result<Conn, ConnectError> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        self.connect_at(n, stmt_cache).await
+    fn execute(&mut self, stmt: StmtId, params: &[P<'_>]) -> Result<Done, SqlError> {
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let stmt = self.stmts.get(stmt).ok_or_else(|| {
+            SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
+        })?;
+        let mut values = std::mem::take(&mut self.values);
+        values.clear();
+        values.extend(params.iter().map(|p| match *p {
+            P::Int(i) => mysql_async::Value::Int(i),
+            P::Str(s) => mysql_async::Value::Bytes(s.as_bytes().to_vec()),
+        }));
+        let r = self.rt.block_on(async {
+            let result = conn.exec_iter(stmt, Params::Positional(values)).await?;
+            let rows = !result.columns_ref().is_empty();
+            result.drop_result().await?;
+            Ok::<bool, mysql_async::Error>(rows)
+        });
+        let rows = r.map_err(|e| sql_error(&e))?;
+        Ok(Done {
+            rows,
+            affected: conn.affected_rows(),
+        })
     }
 
-    /// Opens a connection to endpoint `n` (modulo the endpoints) without moving the
-    /// round-robin: setup work (prepare, checks, cleanup) goes to the first endpoint, so the
-    /// workers still start at the first one as in sysbench.
-    pub async fn connect_at(&self, n: usize, stmt_cache: usize) -> Result<Conn, ConnectError> {
-        let t = &self.target;
-        let password = t.password().map_err(ConnectError::Config)?;
-        let mut b = OptsBuilder::default()
-            .user(Some(t.user.clone()))
-            .pass(password)
-            .db_name(Some(t.database.clone()))
-            .stmt_cache_size(stmt_cache.max(32))
-            .tcp_keepalive(Some(std::time::Duration::from_secs(30)))
-            .prefer_socket(false);
-        if t.sockets.is_empty() {
-            let (host, port) = &t.hosts[n % t.hosts.len()];
-            b = b.ip_or_hostname(host.clone()).tcp_port(*port);
+    fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let r = self.rt.block_on(async {
+            let result = conn.query_iter(sql).await?;
+            let rows = !result.columns_ref().is_empty();
+            result.drop_result().await?;
+            Ok::<bool, mysql_async::Error>(rows)
+        });
+        let rows = r.map_err(|e| sql_error(&e))?;
+        Ok(Done {
+            rows,
+            affected: conn.affected_rows(),
+        })
+    }
+
+    fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, SqlError> {
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let row: Option<Option<i64>> = self
+            .rt
+            .block_on(conn.query_first(sql))
+            .map_err(|e| sql_error(&e))?;
+        Ok(row.flatten())
+    }
+
+    fn load(
+        &mut self,
+        table: &str,
+        with_id: bool,
+        fill: &mut dyn FnMut(&mut DataRow) -> bool,
+    ) -> Result<(), SqlError> {
+        use std::fmt::Write as _;
+        let packet = self.query_i64("SELECT @@max_allowed_packet")?;
+        let batch = usize::try_from(packet.unwrap_or(1 << 20))
+            .unwrap_or(MAX_BATCH)
+            .saturating_sub(1024)
+            .clamp(16 << 10, MAX_BATCH);
+        let head = if with_id {
+            format!("INSERT INTO {table}(id, k, c, pad) VALUES")
         } else {
-            b = b.socket(Some(t.sockets[n % t.sockets.len()].clone()));
-        }
-        let tls = ssl_opts(t);
-        let attempt = |b: OptsBuilder| async {
-            match tokio::time::timeout(t.connect_timeout, Conn::new(b)).await {
-                Ok(r) => r.map_err(ConnectError::Server),
-                Err(_) => Err(ConnectError::Timeout(t.connect_timeout.as_secs())),
-            }
+            format!("INSERT INTO {table}(k, c, pad) VALUES")
         };
-        match (t.ssl, tls) {
-            (SslMode::Preferred, Some(opts)) => match attempt(b.clone().ssl_opts(opts)).await {
-                Ok(c) => Ok(c),
-                Err(_) => attempt(b).await,
-            },
-            (_, Some(opts)) => attempt(b.ssl_opts(opts)).await,
-            (_, None) => attempt(b).await,
+        let mut sql = String::with_capacity(batch + 256);
+        let mut row = String::with_capacity(256);
+        let mut r = DataRow::default();
+        sql.push_str(&head);
+        let mut pending = 0usize;
+        while fill(&mut r) {
+            row.clear();
+            let sep = if pending == 0 { "" } else { "," };
+            if with_id {
+                let _ = write!(row, "{sep}({}, {}, '{}', '{}')", r.id, r.k, r.c, r.pad);
+            } else {
+                let _ = write!(row, "{sep}({}, '{}', '{}')", r.k, r.c, r.pad);
+            }
+            if pending > 0 && sql.len() + row.len() > batch {
+                self.query(&sql)?;
+                sql.clear();
+                sql.push_str(&head);
+                pending = 0;
+                row.remove(0);
+            }
+            sql.push_str(&row);
+            pending += 1;
+        }
+        if pending > 0 {
+            self.query(&sql)?;
+        }
+        Ok(())
+    }
+
+    fn max_connections(&mut self) -> Result<Option<u64>, SqlError> {
+        Ok(self
+            .query_i64("SELECT @@max_connections")?
+            .and_then(|v| u64::try_from(v).ok()))
+    }
+
+    fn close(mut self: Box<Self>) {
+        if let Some(conn) = self.conn.take() {
+            // sysbench closes its connection in thread_done; a failure here changes nothing
+            // measured.
+            let _ = self.rt.block_on(conn.disconnect());
         }
     }
 }
@@ -131,18 +276,6 @@ fn ssl_opts(t: &Target) -> Option<SslOpts> {
         )));
     }
     Some(o)
-}
-
-/// Why a connection could not be opened. The text names the endpoint's problem, never the
-/// password.
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
-    #[error("{0}")]
-    Config(DbError),
-    #[error("connection timed out after {0} s (raise [target] connect_timeout or check the host)")]
-    Timeout(u64),
-    #[error("{}", describe(.0))]
-    Server(mysql_async::Error),
 }
 
 #[cfg(test)]
@@ -182,10 +315,14 @@ mod tests {
             })
         };
         for code in [2013, 2006, 2011, 2055, 1927] {
-            assert!(is_connection_lost(&server(code)), "{code}");
+            assert_eq!(sql_error(&server(code)).kind, ErrKind::Lost, "{code}");
         }
-        assert!(!is_connection_lost(&server(1213)));
-        assert_eq!(error_code(&server(1213)), Some(1213));
-        assert_eq!(describe(&server(1045)), "error 1045 (m)");
+        let deadlock = sql_error(&server(1213));
+        assert_eq!(
+            (deadlock.code.as_str(), deadlock.kind),
+            ("1213", ErrKind::Other)
+        );
+        assert_eq!(sql_error(&server(1146)).kind, ErrKind::NoTable);
+        assert_eq!(sql_error(&server(1045)).to_string(), "error 1045 (m)");
     }
 }

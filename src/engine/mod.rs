@@ -5,10 +5,10 @@
 //! interim and final reports) lives in [`driver`]; each workload is one file implementing
 //! [`driver::Workload`]. Adding a workload = one new file + one line in [`ENGINES`].
 //!
-//! Database workloads also need a connection: they are listed in [`ENGINES`] too (so plans and
-//! preflight know them) and built from [`DB_ENGINES`] when a step carries a [`Target`]
-//! ([`run_step_with_target`], [`prepare_step_with_target`]); the old entry points keep working
-//! for system workloads and give a database workload no target (a clear error).
+//! Database workloads also need a connection: they are built from [`DB_ENGINES`] with the
+//! step's [`Target`] ([`run_step_with_target`], [`prepare_step_with_target`]), or, when the
+//! suite has no `[target]`, with a local SQLite file ([`Target::sqlite_default`]) so that an
+//! OLTP workload runs with nothing installed.
 
 pub mod cpu;
 pub mod driver;
@@ -34,23 +34,12 @@ pub static ENGINES: &[(&str, Factory)] = &[
     ("threads", threads::new),
     ("mutex", mutex::new),
     ("fileio", fileio::new),
-    ("oltp_read_only", oltp::without_target),
-    ("oltp_read_write", oltp::without_target),
-    ("oltp_write_only", oltp::without_target),
-    ("oltp_point_select", oltp::without_target),
-    ("oltp_update_index", oltp::without_target),
-    ("oltp_update_non_index", oltp::without_target),
-    ("oltp_delete", oltp::without_target),
-    ("oltp_insert", oltp::without_target),
-    ("select_random_points", oltp::without_target),
-    ("select_random_ranges", oltp::without_target),
-    ("bulk_insert", oltp::without_target),
 ];
 
 /// Builds a database workload from its name, resolved options and connection target.
 pub type DbFactory = fn(&str, &Options, &Target) -> Result<Box<dyn driver::Workload>, EngineError>;
 
-/// The workloads of [`ENGINES`] that run against a database target.
+/// The workloads that run against a database target.
 pub static DB_ENGINES: &[(&str, DbFactory)] = &[
     ("oltp_read_only", oltp::new),
     ("oltp_read_write", oltp::new),
@@ -78,8 +67,9 @@ fn factory(workload: &str) -> Result<Factory, EngineError> {
 pub fn engine_for(workload: &str) -> Option<&'static str> {
     ENGINES
         .iter()
-        .find(|(name, _)| *name == workload)
         .map(|&(name, _)| name)
+        .chain(DB_ENGINES.iter().map(|&(name, _)| name))
+        .find(|name| *name == workload)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -203,13 +193,12 @@ fn make(
     options: &Options,
     target: Option<&Target>,
 ) -> Result<Box<dyn driver::Workload>, EngineError> {
-    let make = factory(workload)?;
-    match (
-        target,
-        DB_ENGINES.iter().find(|(name, _)| *name == workload),
-    ) {
-        (Some(t), Some(&(_, db))) => db(workload, options, t),
-        _ => make(options),
+    match DB_ENGINES.iter().find(|(name, _)| *name == workload) {
+        Some(&(_, db)) => match target {
+            Some(t) => db(workload, options, t),
+            None => db(workload, options, &Target::sqlite_default()),
+        },
+        None => factory(workload)?(options),
     }
 }
 

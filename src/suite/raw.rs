@@ -104,11 +104,23 @@ pub struct RawTarget {
     /// Error codes to count and retry (MySQL errno, PostgreSQL SQLSTATE), or `"all"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ignore_errors: Option<Value>,
-    /// Seconds to wait for a connection (default 10).
+    /// SQLite journal mode: `"wal"` (default), `"delete"`, `"truncate"`, `"persist"`,
+    /// `"memory"` or `"off"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_mode: Option<String>,
+    /// SQLite `PRAGMA synchronous`: `"off"`, `"normal"` (default), `"full"` or `"extra"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synchronous: Option<String>,
+    /// SQLite busy timeout in milliseconds (default 5000): how long a writer waits for the
+    /// lock before the statement fails with SQLITE_BUSY (an ignorable error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_timeout: Option<u64>,
+    /// Seconds to wait for a connection (default 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_timeout: Option<u64>,
     /// TLS: `"disabled"` (default), `"preferred"`, `"required"`, `"verify_ca"` or
-    /// `"verify_identity"`.
+    /// `"verify_identity"` (PostgreSQL's sslmode names disable, prefer, require, verify-ca and
+    /// verify-full work too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssl: Option<String>,
     /// PEM file of the CA that signed the server certificate (verify_ca, verify_identity).

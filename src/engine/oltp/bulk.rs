@@ -10,12 +10,8 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 
-use mysql_async::Conn;
-use mysql_async::prelude::Queryable;
-
 use super::{Counters, Slot, Tally};
-use crate::db::Target;
-use crate::db::mysql::{self as my, Connector};
+use crate::db::{Connection, Connector, ErrKind, Target};
 use crate::engine::driver::{EventResult, Worker, Workload};
 use crate::engine::{EngineError, IntervalSample, StepOutcome};
 use crate::value::Options;
@@ -39,8 +35,8 @@ struct Bulk {
 }
 
 impl Bulk {
-    async fn connect(&self) -> Result<Conn, EngineError> {
-        super::prepare::connect_with(&self.connector).await
+    fn connect(&self) -> Result<Box<dyn Connection>, EngineError> {
+        super::prepare::connect_with(&self.connector)
     }
 
     /// Runs `sql(n)` for every table n of 1..=threads, printing `message(n)` first.
@@ -50,27 +46,23 @@ impl Bulk {
         message: &dyn Fn(usize) -> String,
         sql: &dyn Fn(usize) -> String,
     ) -> Result<(), EngineError> {
-        let rt = super::prepare::runtime()?;
-        rt.block_on(async {
-            let mut conn = self.connect().await?;
-            for n in 1..=self.threads {
-                if !message(n).is_empty() {
-                    writeln!(out, "{}", message(n)).map_err(|e| {
-                        EngineError::Failed(format!("writing the report failed: {e}"))
-                    })?;
-                }
-                conn.query_drop(sql(n)).await.map_err(|e| {
-                    let hint = if my::error_code(&e) == Some(1146) {
-                        ": run prepare first with the same threads"
-                    } else {
-                        ""
-                    };
-                    EngineError::Failed(format!("table 'sbtest{n}': {}{hint}", my::describe(&e)))
-                })?;
+        let mut conn = self.connect()?;
+        for n in 1..=self.threads {
+            if !message(n).is_empty() {
+                writeln!(out, "{}", message(n))
+                    .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
             }
-            let _ = conn.disconnect().await;
-            Ok(())
-        })
+            conn.query(&sql(n)).map_err(|e| {
+                let hint = if e.kind == ErrKind::NoTable {
+                    ": run prepare first with the same threads"
+                } else {
+                    ""
+                };
+                EngineError::Failed(format!("table 'sbtest{n}': {e}{hint}"))
+            })?;
+        }
+        conn.close();
+        Ok(())
     }
 }
 
@@ -86,12 +78,9 @@ impl Workload for Bulk {
     }
 
     fn new_worker(&self, id: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
-        let rt = my::runtime()
-            .map_err(|e| EngineError::Failed(format!("worker {id}: tokio runtime: {e}")))?;
-        let conn = rt.block_on(self.connect())?;
+        let conn = self.connect()?;
         Ok(Box::new(BulkWorker {
             w: self,
-            rt,
             conn: Some(conn),
             head: format!("INSERT INTO sbtest{} VALUES", id + 1),
             buf: String::with_capacity(BULK_BYTES + 64),
@@ -141,8 +130,7 @@ impl Workload for Bulk {
 
 struct BulkWorker<'a> {
     w: &'a Bulk,
-    rt: tokio::runtime::Runtime,
-    conn: Option<Conn>,
+    conn: Option<Box<dyn Connection>>,
     head: String,
     buf: String,
     row: String,
@@ -153,23 +141,26 @@ struct BulkWorker<'a> {
 }
 
 impl BulkWorker<'_> {
-    /// Sends the buffered INSERT; a lost connection reconnects once and re-sends it.
+    /// Sends the buffered INSERT. A lost connection reconnects once and re-sends it; an
+    /// ignorable error (`ignore_errors`) counts an error and re-sends it, as sysbench re-runs
+    /// an event that raised one.
     fn flush(&mut self) -> Result<(), EngineError> {
         if self.buf.is_empty() {
             return Ok(());
         }
         let mut reconnected = false;
+        let mut retries = 0u32;
         loop {
-            let r = self.rt.block_on(async {
-                let conn = self.conn.as_mut().ok_or_else(|| {
-                    mysql_async::Error::Driver(mysql_async::DriverError::ConnectionClosed)
-                })?;
-                conn.query_drop(self.buf.as_str()).await?;
-                Ok::<u64, mysql_async::Error>(conn.affected_rows())
-            });
+            let r = match self.conn.as_mut() {
+                Some(conn) => conn.query(self.buf.as_str()),
+                None => Err(crate::db::SqlError::client(
+                    "connection closed",
+                    ErrKind::Lost,
+                )),
+            };
             match r {
-                Ok(affected) => {
-                    if affected > 0 {
+                Ok(done) => {
+                    if done.affected > 0 {
                         self.tally.writes += 1;
                     } else {
                         self.tally.other += 1;
@@ -178,15 +169,25 @@ impl BulkWorker<'_> {
                     self.slot.publish(&self.tally);
                     return Ok(());
                 }
-                Err(e) if my::is_connection_lost(&e) && !reconnected => {
-                    self.conn = Some(self.rt.block_on(self.w.connect())?);
+                Err(e) if e.kind == ErrKind::Lost && !reconnected => {
+                    if let Some(old) = self.conn.take() {
+                        old.close();
+                    }
+                    self.conn = Some(self.w.connect()?);
                     self.tally.reconnects += 1;
                     reconnected = true;
                 }
+                Err(e)
+                    if self.w.connector.target.ignore_errors.contains(&e.code)
+                        && retries < MAX_RETRIES =>
+                {
+                    self.tally.errors += 1;
+                    retries += 1;
+                    self.slot.publish(&self.tally);
+                }
                 Err(e) => {
                     return Err(EngineError::Failed(format!(
-                        "`bulk_insert`: mysql_drv_query() returned {} for query '{}…' ({} bytes)",
-                        my::describe(&e),
+                        "`bulk_insert`: query returned {e} for query '{}…' ({} bytes)",
                         self.head,
                         self.buf.len()
                     )));
@@ -195,6 +196,10 @@ impl BulkWorker<'_> {
         }
     }
 }
+
+/// How often one buffered INSERT is re-sent after ignorable errors before the step fails
+/// (an error that repeats this often is not transient).
+const MAX_RETRIES: u32 = 1000;
 
 impl Worker for BulkWorker<'_> {
     fn event(&mut self) -> EventResult {
@@ -218,7 +223,7 @@ impl Worker for BulkWorker<'_> {
     fn finish(&mut self) -> Result<(), EngineError> {
         self.flush()?;
         if let Some(conn) = self.conn.take() {
-            let _ = self.rt.block_on(conn.disconnect());
+            conn.close();
         }
         Ok(())
     }

@@ -1,11 +1,12 @@
 //! sysbench's OLTP workloads (`oltp_read_write`, `oltp_read_only`, `oltp_point_select`, …)
-//! against MySQL/MariaDB, one [`Workload`] for every name.
+//! against MySQL/MariaDB, PostgreSQL or SQLite, one [`Workload`] for every name.
 //!
 //! Shape, and why:
-//! * One OS thread per connection (the driver's worker threads), each with its own
-//!   current-thread tokio runtime created in `new_worker` and one `mysql_async::Conn` for the
-//!   whole run: that matched sysbench's client CPU, a shared multi-thread runtime cost 1.5×
-//!   (DESIGN.md "Measured facts"). Statements are prepared once per connection.
+//! * One OS thread per connection (the driver's worker threads), each owning one
+//!   [`Connection`] for the whole run (async drivers block on their own current-thread
+//!   runtime inside it): that matched sysbench's client CPU, a shared multi-thread runtime
+//!   cost 1.5× (DESIGN.md "Measured facts"). Statements are prepared once per connection. The
+//!   statement sequences are written once here; the drivers differ only below [`Connection`].
 //! * Per statement: a result set counts as a read, else affected rows > 0 as a write, else
 //!   other (sysbench's classification, not the SQL verb). Workers keep plain counters and
 //!   publish them into their own cache-line-aligned [`Slot`] after each event (single writer);
@@ -25,13 +26,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Params, Statement};
-
 use super::driver::{EventResult, Worker, Workload};
 use super::{EngineError, IntervalSample, SqlCounters, StepOutcome};
-use crate::db::mysql::{self as my, Connector};
-use crate::db::{PsMode, Target};
+use crate::db::{Connection, Connector, ErrKind, PsMode, SqlError, StmtId, Target};
 use crate::random::{Distribution, Rng, UniqueSequence};
 use crate::suite::Driver;
 use crate::value::Options;
@@ -94,16 +91,6 @@ impl Kind {
             Kind::Insert | Kind::RandomPoints | Kind::RandomRanges => false,
         }
     }
-}
-
-/// The factory registered for OLTP names in [`super::ENGINES`]: without a target there is
-/// nothing to connect to.
-pub fn without_target(_: &Options) -> Result<Box<dyn Workload>, EngineError> {
-    Err(EngineError::Failed(
-        "this workload needs a database: add [target] to the suite (driver = \"mysql\", hosts \
-         or socket, user, password, database), or give --mysql-* options to `sbsuite sysbench`"
-            .into(),
-    ))
 }
 
 /// The factory of [`super::DB_ENGINES`].
@@ -258,7 +245,11 @@ impl Counters {
 }
 
 /// A fresh connection with its prepared statements (per table and [`Q`]; the special one).
-type Opened = (Conn, Vec<[Option<Statement>; 9]>, Option<Statement>);
+type Opened = (
+    Box<dyn Connection>,
+    Vec<[Option<StmtId>; 9]>,
+    Option<StmtId>,
+);
 
 /// The options of the OLTP scripts that shape events and data.
 #[derive(Clone, Debug)]
@@ -344,12 +335,6 @@ pub struct Oltp {
 impl Oltp {
     pub fn new(name: &str, o: &Options, target: &Target) -> Result<Oltp, EngineError> {
         let kind = Kind::from_name(name).ok_or_else(|| EngineError::NoEngine(name.into()))?;
-        if target.driver != Driver::Mysql {
-            return Err(EngineError::Failed(format!(
-                "[target] driver = \"{}\" is not supported by `{name}` in this build: use driver = \"mysql\" (MySQL, MariaDB, TiDB, OceanBase…)",
-                format!("{:?}", target.driver).to_lowercase()
-            )));
-        }
         let shape = Shape::from_options(o)?;
         let threads = usize::try_from(o.uint("threads")).unwrap_or(1).max(1);
         let seed = o.uint("rand_seed");
@@ -394,35 +379,25 @@ impl Oltp {
         })
     }
 
-    /// Statements a connection keeps prepared (for the driver's statement cache size).
-    fn stmt_cache(&self) -> usize {
-        self.shape.tables * Q::ALL.len() + 16
-    }
-
-    async fn open(&self) -> Result<Opened, mysql_async::Error> {
-        let mut conn = match self.connector.connect(self.stmt_cache()).await {
-            Ok(c) => c,
-            Err(my::ConnectError::Server(e)) => return Err(e),
-            Err(other) => {
-                return Err(mysql_async::Error::Other(Box::new(io::Error::other(
-                    other.to_string(),
-                ))));
-            }
-        };
+    /// Opens the next connection and prepares what its events run (nothing with
+    /// `ps_mode = disable`).
+    fn open(&self) -> Result<Opened, SqlError> {
+        let mut conn = self.connector.connect()?;
         let mut stmts = Vec::with_capacity(self.shape.tables);
+        let prepared = self.connector.target.ps_mode == PsMode::Auto;
         for t in 0..self.shape.tables {
-            let mut row: [Option<Statement>; 9] = Default::default();
-            if self.connector.target.ps_mode == PsMode::Auto {
+            let mut row: [Option<StmtId>; 9] = Default::default();
+            if prepared {
                 for (i, q) in Q::ALL.iter().enumerate() {
                     if self.kind.uses(*q, self.shape.range_selects) {
-                        row[i] = Some(conn.prep(self.texts[t][i].as_str()).await?);
+                        row[i] = Some(conn.prepare(self.texts[t][i].as_str())?);
                     }
                 }
             }
             stmts.push(row);
         }
-        let special = match (&self.special, self.connector.target.ps_mode) {
-            (Some((sql, _)), PsMode::Auto) => Some(conn.prep(sql.as_str()).await?),
+        let special = match &self.special {
+            Some((sql, _)) if prepared => Some(conn.prepare(sql.as_str())?),
             _ => None,
         };
         Ok((conn, stmts, special))
@@ -439,18 +414,14 @@ impl Workload for Oltp {
     }
 
     fn new_worker(&self, id: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
-        let rt = my::runtime()
-            .map_err(|e| EngineError::Failed(format!("worker {id}: tokio runtime: {e}")))?;
-        let (conn, stmts, special) = rt.block_on(self.open()).map_err(|e| {
+        let (conn, stmts, special) = self.open().map_err(|e| {
             EngineError::Failed(format!(
-                "worker {id} could not connect to {} and prepare its statements: {}",
+                "worker {id} could not connect to {} and prepare its statements: {e}",
                 self.connector.target.endpoint(id),
-                my::describe(&e)
             ))
         })?;
         let slot = self.counters.slot(id)?;
         Ok(Box::new(OltpWorker {
-            rt,
             s: Session {
                 w: self,
                 conn: Some(conn),
@@ -514,14 +485,15 @@ enum Last {
     Special,
 }
 
-/// Everything an event touches except the runtime (so the runtime can drive it).
+/// Everything an event touches.
 struct Session<'a> {
     w: &'a Oltp,
-    conn: Option<Conn>,
+    /// `None` after the connection was lost and before it is back.
+    conn: Option<Box<dyn Connection>>,
     /// Prepared statements per table (index table − 1) and [`Q`]; empty with ps_mode disable.
-    stmts: Vec<[Option<Statement>; 9]>,
+    stmts: Vec<[Option<StmtId>; 9]>,
     /// The prepared statement of select_random_points / select_random_ranges.
-    special: Option<Statement>,
+    special: Option<StmtId>,
     /// Worker id (0-based): the random_points/ranges key partition.
     id: usize,
     /// Reused parameter buffer of the special statement.
@@ -536,8 +508,8 @@ struct Session<'a> {
     last: Last,
 }
 
-fn closed() -> mysql_async::Error {
-    mysql_async::Error::Driver(mysql_async::DriverError::ConnectionClosed)
+fn closed() -> SqlError {
+    SqlError::client("connection closed", ErrKind::Lost)
 }
 
 impl Session<'_> {
@@ -549,96 +521,82 @@ impl Session<'_> {
         self.w.dist.draw(&mut self.rng, 1, self.w.shape.table_size) as i64
     }
 
-    fn count(&mut self, read: bool, affected: u64) {
-        if read {
+    fn count(&mut self, done: crate::db::Done) {
+        if done.rows {
             self.tally.reads += 1;
-        } else if affected > 0 {
+        } else if done.affected > 0 {
             self.tally.writes += 1;
         } else {
             self.tally.other += 1;
         }
     }
 
-    async fn text_query(&mut self, sql: &'static str) -> Result<(), mysql_async::Error> {
+    fn text_query(&mut self, sql: &'static str) -> Result<(), SqlError> {
         self.last = Last::Text(sql);
         let conn = self.conn.as_mut().ok_or_else(closed)?;
-        conn.query_drop(sql).await?;
-        let affected = conn.affected_rows();
-        self.count(false, affected);
+        let done = conn.query(sql)?;
+        self.count(done);
         Ok(())
     }
 
     /// Runs statement `q` on table `t` with `params` (prepared or substituted).
-    async fn exec(&mut self, q: Q, t: usize, params: &[P<'_>]) -> Result<(), mysql_async::Error> {
+    fn exec(&mut self, q: Q, t: usize, params: &[P<'_>]) -> Result<(), SqlError> {
         self.last = Last::Stmt(q, t);
         let conn = self.conn.as_mut().ok_or_else(closed)?;
         let qi = q as usize;
-        match &self.stmts[t - 1][qi] {
-            Some(stmt) => {
-                let values: Vec<mysql_async::Value> = params
-                    .iter()
-                    .map(|p| match *p {
-                        P::Int(i) => mysql_async::Value::Int(i),
-                        P::Str(s) => mysql_async::Value::Bytes(s.as_bytes().to_vec()),
-                    })
-                    .collect();
-                conn.exec_drop(stmt, Params::Positional(values)).await?;
-            }
+        let done = match self.stmts[t - 1][qi] {
+            Some(stmt) => conn.execute(stmt, params)?,
             None => {
                 sql::substitute(&self.w.texts[t - 1][qi], params, &mut self.text);
-                conn.query_drop(self.text.as_str()).await?;
+                conn.query(self.text.as_str())?
             }
-        }
-        let affected = conn.affected_rows();
-        let read = matches!(q, Q::Point | Q::Simple | Q::Sum | Q::Order | Q::Distinct);
-        self.count(read, affected);
+        };
+        self.count(done);
         Ok(())
     }
 
-    async fn points(&mut self, n: u64) -> Result<(), mysql_async::Error> {
+    fn points(&mut self, n: u64) -> Result<(), SqlError> {
         let t = self.table();
         for _ in 0..n {
             let id = self.id();
-            self.exec(Q::Point, t, &[P::Int(id)]).await?;
+            self.exec(Q::Point, t, &[P::Int(id)])?;
         }
         Ok(())
     }
 
-    async fn ranges(&mut self, q: Q, n: u64) -> Result<(), mysql_async::Error> {
+    fn ranges(&mut self, q: Q, n: u64) -> Result<(), SqlError> {
         let t = self.table();
         for _ in 0..n {
             let a = self.id();
             let b = a + self.w.shape.range_size as i64 - 1;
-            self.exec(q, t, &[P::Int(a), P::Int(b)]).await?;
+            self.exec(q, t, &[P::Int(a), P::Int(b)])?;
         }
         Ok(())
     }
 
-    async fn index_updates(&mut self, n: u64) -> Result<(), mysql_async::Error> {
+    fn index_updates(&mut self, n: u64) -> Result<(), SqlError> {
         let t = self.table();
         for _ in 0..n {
             let id = self.id();
-            self.exec(Q::IndexUpdate, t, &[P::Int(id)]).await?;
+            self.exec(Q::IndexUpdate, t, &[P::Int(id)])?;
         }
         Ok(())
     }
 
-    async fn non_index_updates(&mut self, n: u64) -> Result<(), mysql_async::Error> {
+    fn non_index_updates(&mut self, n: u64) -> Result<(), SqlError> {
         let t = self.table();
         for _ in 0..n {
             let mut c = std::mem::take(&mut self.c);
             self.rng.string(&self.w.c_template, &mut c);
             let id = self.id();
-            let r = self
-                .exec(Q::NonIndexUpdate, t, &[P::Str(&c), P::Int(id)])
-                .await;
+            let r = self.exec(Q::NonIndexUpdate, t, &[P::Str(&c), P::Int(id)]);
             self.c = c;
             r?;
         }
         Ok(())
     }
 
-    async fn delete_inserts(&mut self, n: u64) -> Result<(), mysql_async::Error> {
+    fn delete_inserts(&mut self, n: u64) -> Result<(), SqlError> {
         let t = self.table();
         for _ in 0..n {
             let id = self.id();
@@ -647,15 +605,13 @@ impl Session<'_> {
             let mut pad = std::mem::take(&mut self.pad);
             self.rng.string(&self.w.c_template, &mut c);
             self.rng.string(&self.w.pad_template, &mut pad);
-            let mut r = self.exec(Q::Delete, t, &[P::Int(id)]).await;
+            let mut r = self.exec(Q::Delete, t, &[P::Int(id)]);
             if r.is_ok() {
-                r = self
-                    .exec(
-                        Q::Insert,
-                        t,
-                        &[P::Int(id), P::Int(k), P::Str(&c), P::Str(&pad)],
-                    )
-                    .await;
+                r = self.exec(
+                    Q::Insert,
+                    t,
+                    &[P::Int(id), P::Int(k), P::Str(&c), P::Str(&pad)],
+                );
             }
             self.c = c;
             self.pad = pad;
@@ -664,38 +620,46 @@ impl Session<'_> {
         Ok(())
     }
 
-    /// oltp_insert: a text INSERT (never prepared, as in sysbench).
-    async fn insert(&mut self) -> Result<(), mysql_async::Error> {
+    /// oltp_insert: a text INSERT (never prepared, as in sysbench). With auto_inc, MySQL gets
+    /// id 0 (the server assigns one) and the other drivers leave the column out.
+    fn insert(&mut self) -> Result<(), SqlError> {
         use std::fmt::Write as _;
         let t = self.table();
         let k = self.id();
-        let id: i64 = if self.w.shape.auto_inc {
-            0
-        } else {
-            i64::from(self.w.unique.next()) - (1i64 << 31)
-        };
         let mut c = std::mem::take(&mut self.c);
         let mut pad = std::mem::take(&mut self.pad);
         self.rng.string(&self.w.c_template, &mut c);
         self.rng.string(&self.w.pad_template, &mut pad);
         self.text.clear();
-        let _ = write!(
-            self.text,
-            "INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({id}, {k}, '{c}', '{pad}')"
-        );
+        if !self.w.shape.auto_inc {
+            let id = i64::from(self.w.unique.next()) - (1i64 << 31);
+            let _ = write!(
+                self.text,
+                "INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({id}, {k}, '{c}', '{pad}')"
+            );
+        } else if self.w.connector.target.driver == Driver::Mysql {
+            let _ = write!(
+                self.text,
+                "INSERT INTO sbtest{t} (id, k, c, pad) VALUES (0, {k}, '{c}', '{pad}')"
+            );
+        } else {
+            let _ = write!(
+                self.text,
+                "INSERT INTO sbtest{t} (k, c, pad) VALUES ({k}, '{c}', '{pad}')"
+            );
+        }
         self.c = c;
         self.pad = pad;
         self.last = Last::Insert;
         let conn = self.conn.as_mut().ok_or_else(closed)?;
-        conn.query_drop(self.text.as_str()).await?;
-        let affected = conn.affected_rows();
-        self.count(false, affected);
+        let done = conn.query(self.text.as_str())?;
+        self.count(done);
         Ok(())
     }
 
     /// select_random_points / select_random_ranges: values from the default distribution in
     /// this worker's slice of k, [L·id, L·id + L] with L = table_size / threads.
-    async fn special(&mut self) -> Result<(), mysql_async::Error> {
+    fn special(&mut self) -> Result<(), SqlError> {
         let Some((sql, n)) = &self.w.special else {
             return Ok(());
         };
@@ -713,38 +677,31 @@ impl Session<'_> {
         }
         self.last = Last::Special;
         let conn = self.conn.as_mut().ok_or_else(closed)?;
-        match &self.special {
-            Some(stmt) => {
-                let values: Vec<mysql_async::Value> = self
-                    .args
-                    .iter()
-                    .map(|&i| mysql_async::Value::Int(i))
-                    .collect();
-                conn.exec_drop(stmt, Params::Positional(values)).await?;
-            }
+        let params: Vec<P<'_>> = self.args.iter().map(|&i| P::Int(i)).collect();
+        let done = match self.special {
+            Some(stmt) => conn.execute(stmt, &params)?,
             None => {
-                let params: Vec<P<'_>> = self.args.iter().map(|&i| P::Int(i)).collect();
                 sql::substitute(sql, &params, &mut self.text);
-                conn.query_drop(self.text.as_str()).await?;
+                conn.query(self.text.as_str())?
             }
-        }
-        self.count(true, 0);
+        };
+        self.count(done);
         Ok(())
     }
 
     /// One sysbench `event()`.
-    async fn event(&mut self) -> Result<(), mysql_async::Error> {
+    fn event(&mut self) -> Result<(), SqlError> {
         let sh = &self.w.shape;
         let kind = self.w.kind;
         let trx = kind.transactional() && !sh.skip_trx;
         if trx {
-            self.text_query("BEGIN").await?;
+            self.text_query("BEGIN")?;
             self.in_trx = true;
         }
         match kind {
             Kind::ReadWrite | Kind::ReadOnly | Kind::WriteOnly => {
                 if kind != Kind::WriteOnly {
-                    self.points(sh.point_selects).await?;
+                    self.points(sh.point_selects)?;
                     if sh.range_selects {
                         for (q, n) in [
                             (Q::Simple, sh.simple_ranges),
@@ -752,29 +709,29 @@ impl Session<'_> {
                             (Q::Order, sh.order_ranges),
                             (Q::Distinct, sh.distinct_ranges),
                         ] {
-                            self.ranges(q, n).await?;
+                            self.ranges(q, n)?;
                         }
                     }
                 }
                 if kind != Kind::ReadOnly {
-                    self.index_updates(sh.index_updates).await?;
-                    self.non_index_updates(sh.non_index_updates).await?;
-                    self.delete_inserts(sh.delete_inserts).await?;
+                    self.index_updates(sh.index_updates)?;
+                    self.non_index_updates(sh.non_index_updates)?;
+                    self.delete_inserts(sh.delete_inserts)?;
                 }
             }
-            Kind::PointSelect => self.points(1).await?,
-            Kind::UpdateIndex => self.index_updates(sh.index_updates).await?,
-            Kind::UpdateNonIndex => self.non_index_updates(sh.non_index_updates).await?,
+            Kind::PointSelect => self.points(1)?,
+            Kind::UpdateIndex => self.index_updates(sh.index_updates)?,
+            Kind::UpdateNonIndex => self.non_index_updates(sh.non_index_updates)?,
             Kind::Delete => {
                 let t = self.table();
                 let id = self.id();
-                self.exec(Q::Delete, t, &[P::Int(id)]).await?;
+                self.exec(Q::Delete, t, &[P::Int(id)])?;
             }
-            Kind::Insert => self.insert().await?,
-            Kind::RandomPoints | Kind::RandomRanges => self.special().await?,
+            Kind::Insert => self.insert()?,
+            Kind::RandomPoints | Kind::RandomRanges => self.special()?,
         }
         if trx {
-            self.text_query("COMMIT").await?;
+            self.text_query("COMMIT")?;
             self.in_trx = false;
         }
         Ok(())
@@ -797,10 +754,18 @@ impl Session<'_> {
             },
         }
     }
+
+    /// Whether the last statement was a prepared one (for sysbench's message).
+    fn last_prepared(&self) -> bool {
+        match self.last {
+            Last::Stmt(q, t) => !self.stmts.is_empty() && self.stmts[t - 1][q as usize].is_some(),
+            Last::Special => self.special.is_some(),
+            _ => false,
+        }
+    }
 }
 
 struct OltpWorker<'a> {
-    rt: tokio::runtime::Runtime,
     s: Session<'a>,
     slot: &'a Slot,
 }
@@ -808,11 +773,13 @@ struct OltpWorker<'a> {
 impl OltpWorker<'_> {
     /// Reconnects (1 ms retry loop bounded by the reconnect limit) and re-prepares.
     fn reconnect(&mut self) -> Result<(), EngineError> {
-        self.s.conn = None;
+        if let Some(old) = self.s.conn.take() {
+            old.close();
+        }
         self.s.in_trx = false;
         let start = Instant::now();
         loop {
-            match self.rt.block_on(self.s.w.open()) {
+            match self.s.w.open() {
                 Ok((conn, stmts, special)) => {
                     self.s.conn = Some(conn);
                     self.s.stmts = stmts;
@@ -822,15 +789,14 @@ impl OltpWorker<'_> {
                 Err(e)
                     if start.elapsed() < self.s.w.reconnect_limit
                         && !self.s.w.interrupted.load(Ordering::Relaxed)
-                        && retryable(&e) =>
+                        && matches!(e.kind, ErrKind::Lost | ErrKind::Unreachable) =>
                 {
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 Err(e) => {
                     return Err(EngineError::Failed(format!(
-                        "reconnecting to {} failed: {}",
+                        "reconnecting to {} failed: {e}",
                         self.s.w.connector.target.endpoint(0),
-                        my::describe(&e)
                     )));
                 }
             }
@@ -838,26 +804,29 @@ impl OltpWorker<'_> {
     }
 }
 
-/// Errors worth another connection attempt (server down or restarting), as opposed to a
-/// wrong password or a missing database.
-fn retryable(e: &mysql_async::Error) -> bool {
-    my::is_connection_lost(e)
-        || matches!(e, mysql_async::Error::Other(_))
-        || matches!(my::error_code(e), Some(1040 | 1053 | 2002 | 2003))
+/// The client call sysbench names in a fatal error, per driver.
+fn call_name(driver: Driver, prepared: bool) -> &'static str {
+    match (driver, prepared) {
+        (Driver::Mysql, true) => "mysql_stmt_execute()",
+        (Driver::Mysql, false) => "mysql_drv_query()",
+        (Driver::Pgsql, true) => "PQexecPrepared()",
+        (Driver::Pgsql, false) => "PQexec()",
+        (Driver::Sqlite, true) => "sqlite3_step()",
+        (Driver::Sqlite, false) => "sqlite3_exec()",
+    }
 }
 
 impl Worker for OltpWorker<'_> {
     fn event(&mut self) -> EventResult {
         loop {
-            let r = self.rt.block_on(self.s.event());
-            let e = match r {
+            let e = match self.s.event() {
                 Ok(()) => {
                     self.slot.publish(&self.s.tally);
                     return EventResult::Done;
                 }
                 Err(e) => e,
             };
-            if my::is_connection_lost(&e) {
+            if e.kind == ErrKind::Lost {
                 if let Err(f) = self.reconnect() {
                     return EventResult::Fatal(f);
                 }
@@ -865,33 +834,22 @@ impl Worker for OltpWorker<'_> {
                 self.slot.publish(&self.s.tally);
                 continue;
             }
-            let ignorable = match my::error_code(&e) {
-                Some(code) => self.s.w.connector.target.ignore_errors.contains(code),
-                None => false,
-            };
-            if ignorable {
+            if self.s.w.connector.target.ignore_errors.contains(&e.code) {
                 self.s.tally.errors += 1;
                 if self.s.in_trx {
                     self.s.in_trx = false;
                     if let Some(conn) = self.s.conn.as_mut() {
                         // A failed rollback surfaces on the re-run's first statement.
-                        let _ = self.rt.block_on(conn.query_drop("ROLLBACK"));
+                        let _ = conn.query("ROLLBACK");
                     }
                 }
                 self.slot.publish(&self.s.tally);
                 continue;
             }
-            let call = match self.s.last {
-                Last::Stmt(q, t) if self.s.stmts[t - 1][q as usize].is_some() => {
-                    "mysql_stmt_execute()"
-                }
-                Last::Special if self.s.special.is_some() => "mysql_stmt_execute()",
-                _ => "mysql_drv_query()",
-            };
+            let call = call_name(self.s.w.connector.target.driver, self.s.last_prepared());
             return EventResult::Fatal(EngineError::Failed(format!(
-                "`{}`: {call} returned {} for query '{}'",
+                "`{}`: {call} returned {e} for query '{}'",
                 self.s.w.name,
-                my::describe(&e),
                 self.s.last_sql()
             )));
         }
@@ -899,9 +857,7 @@ impl Worker for OltpWorker<'_> {
 
     fn finish(&mut self) -> Result<(), EngineError> {
         if let Some(conn) = self.s.conn.take() {
-            // sysbench closes its connection in thread_done; a failure here changes nothing
-            // measured.
-            let _ = self.rt.block_on(conn.disconnect());
+            conn.close();
         }
         Ok(())
     }

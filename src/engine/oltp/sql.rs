@@ -52,12 +52,7 @@ impl Q {
     }
 }
 
-/// A statement parameter.
-#[derive(Clone, Copy, Debug)]
-pub enum P<'a> {
-    Int(i64),
-    Str(&'a str),
-}
+pub use crate::db::P;
 
 /// sysbench's client-side emulation: each `?` becomes the next parameter as a literal
 /// (strings in single quotes, unescaped: the generated strings are digits and dashes).

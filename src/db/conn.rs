@@ -1,0 +1,129 @@
+//! One blocking connection to the database under test, whatever the driver: the interface the
+//! OLTP engines drive.
+//!
+//! Why a trait with blocking calls: every worker is an OS thread that owns its connection for
+//! the whole run (DESIGN.md "Measured facts": the fastest model measured here). A driver that is
+//! async underneath (mysql_async, tokio-postgres) keeps its own current-thread runtime inside
+//! its connection and blocks on it; SQLite is blocking already. The engines then write each
+//! statement sequence once, and a driver adds only what really differs: the wire, the error
+//! codes, bulk loading and a few catalog queries. One virtual call per statement is noise next
+//! to a network round trip.
+
+use std::fmt;
+
+/// A statement parameter.
+#[derive(Clone, Copy, Debug)]
+pub enum P<'a> {
+    Int(i64),
+    Str(&'a str),
+}
+
+/// A statement prepared on one connection (index into the connection's own list).
+pub type StmtId = usize;
+
+/// What a statement did, for sysbench's read/write/other classification.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Done {
+    /// It returned a result set (even an empty one): a read.
+    pub rows: bool,
+    /// Rows changed (MySQL counts changed rows, as sysbench sees them); meaningful without
+    /// `rows`.
+    pub affected: u64,
+}
+
+/// How an error affects the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrKind {
+    /// The connection is gone (killed, server restarted): reconnect, count it, re-run.
+    Lost,
+    /// No connection could be opened and trying again may help (server down, too many
+    /// connections, refused).
+    Unreachable,
+    /// The statement referred to a table that does not exist.
+    NoTable,
+    /// CREATE TABLE of a table that exists.
+    TableExists,
+    /// Anything else: ignorable when its code is in `ignore_errors`, otherwise fatal.
+    Other,
+}
+
+/// An error of a driver, with the code users put in `ignore_errors`: MySQL's errno (`1213`),
+/// PostgreSQL's SQLSTATE (`40P01`) or SQLite's primary result code name (`SQLITE_BUSY`); empty
+/// for errors of the client itself. The message never contains the password.
+#[derive(Clone, Debug)]
+pub struct SqlError {
+    pub code: String,
+    pub message: String,
+    pub kind: ErrKind,
+}
+
+impl SqlError {
+    pub fn new(code: impl Into<String>, message: impl Into<String>, kind: ErrKind) -> SqlError {
+        SqlError {
+            code: code.into(),
+            message: message.into(),
+            kind,
+        }
+    }
+
+    /// A client-side error without a server code.
+    pub fn client(message: impl Into<String>, kind: ErrKind) -> SqlError {
+        SqlError::new("", message, kind)
+    }
+}
+
+impl fmt::Display for SqlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.code.is_empty() {
+            write!(f, "error ({})", self.message)
+        } else {
+            write!(f, "error {} ({})", self.code, self.message)
+        }
+    }
+}
+
+impl std::error::Error for SqlError {}
+
+/// One row of an OLTP table for [`Connection::load`], reused between rows.
+#[derive(Clone, Debug, Default)]
+pub struct DataRow {
+    pub id: i64,
+    pub k: i64,
+    pub c: String,
+    pub pad: String,
+}
+
+/// One open connection. Not shared: a worker thread owns it.
+pub trait Connection {
+    /// Prepares `sql` (with `?` placeholders) on the server; the id is valid until the
+    /// connection closes.
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError>;
+
+    /// Runs a prepared statement, draining its result.
+    fn execute(&mut self, stmt: StmtId, params: &[P<'_>]) -> Result<Done, SqlError>;
+
+    /// Runs a plain text statement (no parameters), draining its result.
+    fn query(&mut self, sql: &str) -> Result<Done, SqlError>;
+
+    /// The first column of the first row as an integer (`None` for no row or NULL).
+    fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, SqlError>;
+
+    /// Loads rows into `table` as fast as the driver can (multi-row INSERT, COPY, or one
+    /// transaction of prepared inserts). `fill` writes the next row and returns false when
+    /// there are no more; `with_id` says whether the `id` column is sent (else the server
+    /// assigns it). Returns early, without error, when `fill` says so after `stop`.
+    fn load(
+        &mut self,
+        table: &str,
+        with_id: bool,
+        fill: &mut dyn FnMut(&mut DataRow) -> bool,
+    ) -> Result<(), SqlError>;
+
+    /// The server's connection limit, when it has one.
+    fn max_connections(&mut self) -> Result<Option<u64>, SqlError> {
+        Ok(None)
+    }
+
+    /// Closes the connection politely (errors do not matter any more).
+    fn close(self: Box<Self>);
+}
