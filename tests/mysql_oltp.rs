@@ -698,3 +698,58 @@ fn unreachable_host_fails_clearly_with_no_row() {
     let rows = results(&dir.path().join("r"));
     assert!(rows.iter().all(|r| r["status"] == "failed"), "{rows:?}");
 }
+
+#[test]
+fn reconnect_option_reopens_the_connection_every_n_events() {
+    let _serial = serial();
+    let Some(db) = database("reconnect") else {
+        return;
+    };
+    let line = |action: &str, extra: &[&str]| {
+        sbsuite()
+            .arg("sysbench")
+            .args([
+                "oltp_point_select",
+                "--mysql-host=127.0.0.1",
+                "--mysql-user=root",
+                &format!("--mysql-db={db}"),
+                "--table-size=100",
+                "--threads=1",
+                "--time=0",
+            ])
+            .args(extra)
+            .arg(action)
+            .output()
+            .unwrap()
+    };
+    let connections = || {
+        rt().block_on(async {
+            let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
+            let row: Option<(String, i64)> = c
+                .query_first("SHOW GLOBAL STATUS LIKE 'Connections'")
+                .await
+                .unwrap();
+            let _ = c.disconnect().await;
+            row.unwrap().1
+        })
+    };
+    let prep = line("prepare", &[]);
+    let before = connections();
+    let run = line("run", &["--events=60", "--reconnect=20"]);
+    let after = connections();
+    line("cleanup", &[]);
+    drop_database(&db);
+    assert!(prep.status.success(), "{prep:?}");
+    assert!(run.status.success(), "{run:?}");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains("    reconnects:                          3      ("),
+        "{stdout}"
+    );
+    // The check connection, the worker's first one, three reconnects and this probe.
+    assert!(
+        after - before >= 5,
+        "Connections grew by {}",
+        after - before
+    );
+}
