@@ -41,6 +41,18 @@ pub enum Command {
     /// `-` or no arguments, one command line per stdin line: lines that differ in a few options
     /// become one suite with those options as [matrix] axes.
     Convert(ConvertArgs),
+    /// Put the server settings of a run's variants back (after a crash or kill -9).
+    ///
+    /// A variant's `set_global` originals are saved in RUN_DIR/server/restore-<variant>.json
+    /// before the first change and removed once restored; this applies and removes any that a
+    /// stopped run left behind, connecting with the run's saved suite ([target]).
+    Restore(RestoreArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RestoreArgs {
+    /// The run directory (results/<suite>/<run-id>).
+    pub run_dir: PathBuf,
 }
 
 /// Everything after `sysbench`, passed through untouched and parsed the way sysbench does.

@@ -46,6 +46,7 @@ pub fn execute(cli: Cli) -> u8 {
         Command::Run(args) => crate::runner::command(args),
         Command::Sysbench(args) => crate::compat::sysbench(&args.args),
         Command::Convert(args) => crate::compat::convert(&args.args),
+        Command::Restore(args) => restore(&args.run_dir),
     }
 }
 
@@ -70,6 +71,63 @@ pub fn load_plan(file: &Path, overrides: &Overrides) -> Result<(Suite, Plan), u8
         EXIT_BAD_INPUT
     })?;
     Ok((suite, plan))
+}
+
+/// `sbsuite restore RUN_DIR`: applies the restore files a stopped run left behind.
+fn restore(run_dir: &Path) -> u8 {
+    let pending = match crate::runner::server::pending(run_dir) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    if pending.is_empty() {
+        println!(
+            "nothing to restore: {} has no pending server settings",
+            run_dir.display()
+        );
+        return EXIT_OK;
+    }
+    let suite_file = run_dir.join("suite.toml");
+    if !suite_file.exists() {
+        eprintln!(
+            "error: {} is missing: restore needs the run's suite to find the server",
+            suite_file.display()
+        );
+        return EXIT_BAD_INPUT;
+    }
+    let (_, plan) = match load_plan(&suite_file, &Overrides { set: Vec::new() }) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let Some(target) = plan.steps.iter().find_map(|s| s.target.clone()) else {
+        eprintln!(
+            "error: {} has no [target]: there is no server to restore",
+            suite_file.display()
+        );
+        return EXIT_BAD_INPUT;
+    };
+    let mut code = EXIT_OK;
+    for (_, saved) in pending {
+        match crate::runner::server::restore_and_forget(&target, &saved, run_dir) {
+            Ok(()) => println!(
+                "restored variant {}: {}",
+                saved.variant,
+                saved
+                    .originals
+                    .iter()
+                    .map(|(n, v)| format!("{n} = {}", v.as_deref().unwrap_or("(default)")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Err(e) => {
+                eprintln!("error: variant {}: {e}", saved.variant);
+                code = EXIT_FAILED;
+            }
+        }
+    }
+    code
 }
 
 fn print(text: &str) -> u8 {

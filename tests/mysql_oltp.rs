@@ -753,3 +753,232 @@ fn reconnect_option_reopens_the_connection_every_n_events() {
         after - before
     );
 }
+
+fn global(name: &str) -> String {
+    rt().block_on(async {
+        let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
+        let v: Option<String> = c
+            .query_first(format!("SELECT CAST(@@GLOBAL.{name} AS CHAR)"))
+            .await
+            .unwrap();
+        let _ = c.disconnect().await;
+        v.unwrap()
+    })
+}
+
+/// A suite with a `baseline` variant (unless `time` is long) and a `relaxed` one.
+fn variant_suite(dir: &Path, db: &str, variant: &str, time: u32) -> std::path::PathBuf {
+    let path = dir.join("variants.toml");
+    let baseline = if time < 10 {
+        "[[variant]]\nname = \"baseline\"\n\n"
+    } else {
+        ""
+    };
+    std::fs::write(
+        &path,
+        format!(
+            "[suite]\nname = \"v\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_write_only\"\ntable_size = 500\nthreads = 2\ntime = {time}\nreport_interval = 0\n\n{baseline}[[variant]]\nname = \"relaxed\"\n{variant}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// Polls `@@GLOBAL.name` while `child` runs; returns every distinct value seen.
+fn watch(
+    child: &mut std::process::Child,
+    name: &str,
+    until: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && start.elapsed().as_secs() < 60 {
+        let v = global(name);
+        if !seen.contains(&v) {
+            seen.push(v);
+        }
+        if until(&seen) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    seen
+}
+
+#[test]
+fn set_global_variant_is_applied_captured_and_restored() {
+    use assert_cmd::cargo::CommandCargoExt;
+    let _serial = serial();
+    let Some(db) = database("setglobal") else {
+        return;
+    };
+    let before = (
+        global("innodb_flush_log_at_trx_commit"),
+        global("sync_binlog"),
+    );
+    assert_ne!(
+        before.0, "2",
+        "the server must not start with the variant's value"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = variant_suite(
+        dir.path(),
+        &db,
+        "set_global = { innodb_flush_log_at_trx_commit = 2, sync_binlog = 10 }",
+        2,
+    );
+    let mut child = std::process::Command::cargo_bin("sbsuite")
+        .unwrap()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = watch(&mut child, "innodb_flush_log_at_trx_commit", |_| false);
+    let out = child.wait_with_output().unwrap();
+    let after = (
+        global("innodb_flush_log_at_trx_commit"),
+        global("sync_binlog"),
+    );
+    drop_database(&db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        seen.contains(&"2".to_string()),
+        "never saw the variant applied: {seen:?}"
+    );
+    assert_eq!(after, before, "settings restored after the variant");
+    let run = std::fs::read_dir(dir.path().join("results/v"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let relaxed = std::fs::read_to_string(run.join("server/relaxed.csv")).unwrap();
+    assert!(relaxed.starts_with("name,value\nversion,"), "{relaxed}");
+    assert!(
+        relaxed.contains("\ninnodb_flush_log_at_trx_commit,2\n"),
+        "{relaxed}"
+    );
+    assert!(relaxed.contains("\nsync_binlog,10\n"), "{relaxed}");
+    let baseline = std::fs::read_to_string(run.join("server/baseline.csv")).unwrap();
+    assert!(
+        baseline.contains(&format!("\ninnodb_flush_log_at_trx_commit,{}\n", before.0)),
+        "{baseline}"
+    );
+    assert!(
+        !run.join("server/restore-relaxed.json").exists(),
+        "the restore file goes once restored"
+    );
+    let rows = results(&dir.path().join("results"));
+    let variants: Vec<&str> = rows.iter().map(|r| r["variant"].as_str()).collect();
+    assert_eq!(variants, ["baseline", "relaxed"]);
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+}
+
+#[test]
+fn unknown_or_read_only_variables_are_refused_before_anything_runs() {
+    let _serial = serial();
+    let Some(db) = database("badvar") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (setting, expect) in [
+        (
+            "set_global = { innodb_flush_log_at_trx_comit = 2 }",
+            "is not a variable of this server",
+        ),
+        (
+            "set_global = { innodb_page_size = 8192 }",
+            "is read-only at runtime",
+        ),
+    ] {
+        let path = variant_suite(dir.path(), &db, setting, 1);
+        let out = sbsuite()
+            .arg("run")
+            .arg(&path)
+            .arg("--results-dir")
+            .arg(dir.path().join("results"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expect), "{stderr}");
+        assert!(
+            stderr.contains("variants.toml:"),
+            "names the file: {stderr}"
+        );
+        assert!(stderr.contains("set_global"), "names the key: {stderr}");
+    }
+    drop_database(&db);
+    assert!(!dir.path().join("results").exists(), "nothing ran");
+}
+
+#[test]
+fn kill_9_mid_variant_then_restore_puts_the_server_back() {
+    use assert_cmd::cargo::CommandCargoExt;
+    let _serial = serial();
+    let Some(db) = database("restore") else {
+        return;
+    };
+    let before = global("innodb_flush_log_at_trx_commit");
+    let dir = tempfile::tempdir().unwrap();
+    let path = variant_suite(
+        dir.path(),
+        &db,
+        "set_global = { innodb_flush_log_at_trx_commit = 2 }",
+        30,
+    );
+    let results_dir = dir.path().join("results");
+    let mut child = std::process::Command::cargo_bin("sbsuite")
+        .unwrap()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(&results_dir)
+        .args(["--progress", "off"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let seen = watch(&mut child, "innodb_flush_log_at_trx_commit", |s| {
+        s.contains(&"2".to_string())
+    });
+    child.kill().unwrap(); // SIGKILL: no restore can run
+    child.wait().unwrap();
+    let during = global("innodb_flush_log_at_trx_commit");
+    let run = std::fs::read_dir(results_dir.join("v"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let pending = run.join("server/restore-relaxed.json").exists();
+    let out = sbsuite().arg("restore").arg(&run).output().unwrap();
+    let after = global("innodb_flush_log_at_trx_commit");
+    let again = sbsuite().arg("restore").arg(&run).output().unwrap();
+    drop_database(&db);
+    assert!(seen.contains(&"2".to_string()), "{seen:?}");
+    assert_eq!(during, "2", "kill -9 leaves the variant's value");
+    assert!(pending, "the originals were saved before the change");
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!(
+            "restored variant relaxed: innodb_flush_log_at_trx_commit = {before}"
+        )),
+        "{out:?}"
+    );
+    assert_eq!(after, before);
+    assert!(!run.join("server/restore-relaxed.json").exists());
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("nothing to restore"),
+        "{again:?}"
+    );
+}

@@ -180,7 +180,7 @@ fn with_results(raw: &[String], action: Action, dir: &Path) -> u8 {
         quiet: false,
         progress: crate::runner::ProgressMode::Off,
     };
-    match crate::runner::run_plan(&plan, &ctx) {
+    match crate::runner::run_plan(&plan, &ctx, Default::default()) {
         Ok(s) if s.interrupted => EXIT_INTERRUPTED,
         Ok(s) if s.steps_failed > 0 => EXIT_FAILED,
         Ok(_) => EXIT_OK,

@@ -8,7 +8,11 @@ use crate::cli::{ProgressArg, RunArgs};
 use crate::commands::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, load_plan};
 use crate::suite::source::Seg;
 
-use super::{ProgressMode, RunContext, RunError, run_plan};
+use std::collections::HashMap;
+
+use crate::suite::Driver;
+
+use super::{ProgressMode, RunContext, RunError, run_plan, server};
 
 pub fn command(args: RunArgs) -> u8 {
     let (suite, plan) = match load_plan(&args.file, &args.overrides) {
@@ -16,21 +20,39 @@ pub fn command(args: RunArgs) -> u8 {
         Err(code) => return code,
     };
     // Results labelled with a variant whose settings were never applied would be wrong, so a
-    // suite that asks for server changes is refused until this build can make them.
+    // suite that asks for server changes this build cannot make is refused, and every
+    // `set_global` is checked against the server (exists, settable at runtime) before anything
+    // runs.
+    let target = plan.steps.iter().find_map(|s| s.target.clone());
+    let mut set_global = HashMap::new();
     for (i, v) in suite.variants.iter().enumerate() {
-        let key = if v.restart.is_some() {
-            "restart"
-        } else {
-            "set_global"
-        };
-        if !v.set_global.is_empty() || v.restart.is_some() {
-            let path = [Seg::key("variant"), Seg::Index(i), Seg::key(key)];
+        if v.restart.is_some() {
+            let path = [Seg::key("variant"), Seg::Index(i), Seg::key("restart")];
             let e = suite
-                .error(&path, format!("variant `{}` changes server settings, which this build cannot apply yet", v.name))
-                .with_help("`sbsuite plan` and `validate` accept it; to run now, remove set_global/restart from the variant");
+                .error(&path, format!("variant `{}` restarts the server, which this build cannot do yet", v.name))
+                .with_help("`sbsuite plan` and `validate` accept it; to run now, use set_global for settings that change at runtime, or remove the variant");
             eprint!("{e}");
             return EXIT_BAD_INPUT;
         }
+        if v.set_global.is_empty() {
+            continue;
+        }
+        let path = [Seg::key("variant"), Seg::Index(i), Seg::key("set_global")];
+        let Some(t) = target.as_ref().filter(|t| t.driver != Driver::Sqlite) else {
+            let e = suite
+                .error(&path, format!("variant `{}` sets server variables, but the suite has no MySQL/MariaDB or PostgreSQL [target]", v.name))
+                .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove set_global");
+            eprint!("{e}");
+            return EXIT_BAD_INPUT;
+        };
+        if let Err(msg) = server::check(t, &v.set_global) {
+            let e = suite
+                .error(&path, format!("variant `{}`: {msg}", v.name))
+                .with_help("fix or remove the setting; nothing has run and no setting was changed");
+            eprint!("{e}");
+            return EXIT_BAD_INPUT;
+        }
+        set_global.insert(v.name.clone(), v.set_global.clone());
     }
     let ctx = RunContext {
         results_root: args.results_dir.unwrap_or(suite.results_dir),
@@ -43,7 +65,7 @@ pub fn command(args: RunArgs) -> u8 {
             ProgressArg::Off => ProgressMode::Off,
         },
     };
-    match run_plan(&plan, &ctx) {
+    match run_plan(&plan, &ctx, set_global) {
         Ok(summary) if summary.interrupted => EXIT_INTERRUPTED,
         // A step that ended early without a stop request (forced_shutdown) did not finish its
         // run: the suite did not succeed, though its row keeps the numbers.

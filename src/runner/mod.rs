@@ -15,18 +15,22 @@
 
 mod command;
 pub mod progress;
+pub mod server;
 pub mod signal;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::Utc;
 
+use indexmap::IndexMap;
+
 use crate::engine::{self, EngineError, IntervalSample, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::{ResultStore, ResultsError, RowStatus, RunRow};
+use crate::suite::Driver;
 
 pub use self::command::command;
 pub use self::progress::ProgressMode;
@@ -113,11 +117,31 @@ pub trait StepExecutor {
         on_interval: &mut dyn FnMut(&IntervalSample),
         stop: &AtomicBool,
     ) -> Result<StepOutcome, EngineError>;
+
+    /// Before the first step of each variant (variants are contiguous in a plan): apply its
+    /// server settings. An error fails the variant's runs; nothing of it is executed.
+    fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
+        let _ = (variant, run_dir);
+        Ok(())
+    }
+
+    /// After the last step of a variant that began, also after a stop request or failures:
+    /// restore what `begin_variant` changed.
+    fn end_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
+        let _ = (variant, run_dir);
+        Ok(())
+    }
 }
 
-/// The real executor: the engines of [`crate::engine`].
-#[derive(Clone, Copy, Debug, Default)]
-pub struct EngineExecutor;
+/// The real executor: the engines of [`crate::engine`], and the variants' server settings.
+#[derive(Debug, Default)]
+pub struct EngineExecutor {
+    /// `set_global` of each variant that has one, and the target it applies to.
+    pub set_global: HashMap<String, IndexMap<String, crate::value::Value>>,
+    pub target: Option<crate::db::Target>,
+    /// What the current variant changed, until it is restored.
+    applied: Option<server::Saved>,
+}
 
 impl StepExecutor for EngineExecutor {
     fn prepare(
@@ -153,11 +177,49 @@ impl StepExecutor for EngineExecutor {
             stop,
         )
     }
+
+    fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
+        let Some(target) = self.target.as_ref().filter(|t| t.driver != Driver::Sqlite) else {
+            return match self.set_global.get(variant) {
+                Some(_) => Err("set_global needs a MySQL/MariaDB or PostgreSQL [target]".into()),
+                None => Ok(()),
+            };
+        };
+        if let Some(set) = self.set_global.get(variant) {
+            self.applied = Some(server::apply(target, variant, set, run_dir)?);
+        }
+        // The effective settings of every variant, the baseline too, so that runs compare.
+        server::capture(target, variant, run_dir).map(|_| ())
+    }
+
+    fn end_variant(&mut self, _variant: &str, run_dir: &Path) -> Result<(), String> {
+        match (self.applied.take(), self.target.as_ref()) {
+            (Some(saved), Some(target)) => server::restore_and_forget(target, &saved, run_dir)
+                .map_err(|e| {
+                    format!(
+                        "{e}: the server keeps the variant's settings; run `sbsuite restore {}`",
+                        run_dir.display()
+                    )
+                }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Runs `plan` with the engines of this build, stopping gracefully on the first Ctrl-C/SIGTERM.
-pub fn run_plan(plan: &Plan, ctx: &RunContext) -> Result<RunSummary, RunError> {
-    let mut executor = EngineExecutor;
+/// `set_global` holds each variant's runtime server settings (applied before its first step,
+/// restored after its last).
+pub fn run_plan(
+    plan: &Plan,
+    ctx: &RunContext,
+    set_global: HashMap<String, IndexMap<String, crate::value::Value>>,
+) -> Result<RunSummary, RunError> {
+    let target = plan.steps.iter().find_map(|s| s.target.clone());
+    let mut executor = EngineExecutor {
+        set_global,
+        target,
+        applied: None,
+    };
     preflight(plan, &executor)?;
     let stop = signal::install()?;
     // A stop request belongs to one run; a previous run in this process may have set it.
@@ -214,9 +276,34 @@ pub fn run_plan_with(
     let mut fatal: Option<ResultsError> = None;
     // Cleanups get a flag nobody sets: see the module comment.
     let never = AtomicBool::new(false);
+    // The variant whose settings are in place (it began), and why the current one could not.
+    let mut current: Option<&str> = None;
+    let mut variant_error: Option<String> = None;
+    let run_dir = store.dir().to_path_buf();
 
     for (position, step) in plan.steps.iter().enumerate() {
         let stopping = stop.load(Ordering::SeqCst) || fatal.is_some();
+        if position == 0 || plan.steps[position - 1].variant != step.variant {
+            if let Some(v) = current.take()
+                && let Err(e) = executor.end_variant(v, &run_dir)
+            {
+                failed += 1;
+                progress.error(&format!("[sbsuite] variant {v}: {e}"));
+            }
+            variant_error = None;
+            if !stopping {
+                match executor.begin_variant(&step.variant, &run_dir) {
+                    Ok(()) => current = Some(step.variant.as_str()),
+                    Err(e) => {
+                        progress.error(&format!(
+                            "[sbsuite] variant {} was not applied, its steps do not run: {e}",
+                            step.variant
+                        ));
+                        variant_error = Some(e);
+                    }
+                }
+            }
+        }
         let header = format!(
             "==> [{}/{total}] {} {} (variant {})",
             position + 1,
@@ -232,6 +319,27 @@ pub fn run_plan_with(
                 step.name
             ))
         };
+
+        if let Some(e) = &variant_error {
+            if step.kind == StepKind::Run && !stopping {
+                failed += 1;
+                let _ = writeln!(out, "{header}: skipped, variant not applied");
+                let error = format!("variant `{}` not applied: {e}", step.variant);
+                let row = RunRow {
+                    step,
+                    started_at: Utc::now(),
+                    status: RowStatus::Failed,
+                    outcome: None,
+                    error: Some(&error),
+                };
+                if let Err(e) = store.write_run(&row) {
+                    fatal = Some(e);
+                }
+            } else {
+                skipped += 1;
+            }
+            continue;
+        }
 
         match step.kind {
             StepKind::Prepare | StepKind::Cleanup => {
@@ -348,6 +456,12 @@ pub fn run_plan_with(
                 }
             }
         }
+    }
+    if let Some(v) = current.take()
+        && let Err(e) = executor.end_variant(v, &run_dir)
+    {
+        failed += 1;
+        progress.error(&format!("[sbsuite] variant {v}: {e}"));
     }
     drop(out);
     progress.finish();
@@ -480,6 +594,10 @@ mod tests {
         /// When set: the results root, to count the rows already on disk as each run starts.
         peek_root: Option<PathBuf>,
         rows_on_disk: Vec<usize>,
+        /// `begin x` / `end x` in call order, interleaved with steps as `step N`.
+        variant_calls: Vec<String>,
+        /// A variant whose `begin_variant` fails.
+        fail_variant: Option<&'static str>,
     }
 
     impl StepExecutor for Script {
@@ -496,6 +614,7 @@ mod tests {
         ) -> Result<(), EngineError> {
             assert_eq!(cleanup, step.kind == StepKind::Cleanup);
             self.calls.push((step.index, step.kind));
+            self.variant_calls.push(format!("step {}", step.index));
             if cleanup {
                 self.cleanup_saw_stop.push(stop.load(Ordering::SeqCst));
             }
@@ -514,6 +633,7 @@ mod tests {
             stop: &AtomicBool,
         ) -> Result<StepOutcome, EngineError> {
             self.calls.push((step.index, step.kind));
+            self.variant_calls.push(format!("step {}", step.index));
             if let Some(root) = &self.peek_root {
                 let run_dir = std::fs::read_dir(root.join("unit"))
                     .unwrap()
@@ -546,6 +666,106 @@ mod tests {
             }
             Ok(outcome(false))
         }
+
+        fn begin_variant(&mut self, variant: &str, _run_dir: &Path) -> Result<(), String> {
+            self.variant_calls.push(format!("begin {variant}"));
+            if self.fail_variant == Some(variant) {
+                return Err("SET GLOBAL x failed".into());
+            }
+            Ok(())
+        }
+
+        fn end_variant(&mut self, variant: &str, _run_dir: &Path) -> Result<(), String> {
+            self.variant_calls.push(format!("end {variant}"));
+            Ok(())
+        }
+    }
+
+    /// [`plan`] with dataset 1 in variant `a` and dataset 2 in variant `b`.
+    fn variant_plan() -> Plan {
+        let mut p = plan();
+        for s in &mut p.steps {
+            s.variant = if s.dataset == 1 { "a" } else { "b" }.into();
+        }
+        p
+    }
+
+    #[test]
+    fn variants_begin_before_their_first_step_and_end_after_their_cleanup() {
+        let root = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let mut script = Script::default();
+        let summary = run_plan_with(
+            &variant_plan(),
+            &ctx(root.path()),
+            &mut script,
+            &stop,
+            Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(summary.steps_failed, 0);
+        let expected = [
+            "begin a", "step 1", "step 2", "step 3", "step 4", "step 5", "end a", "begin b",
+            "step 6", "step 7", "step 8", "end b",
+        ];
+        assert_eq!(script.variant_calls, expected);
+    }
+
+    #[test]
+    fn a_variant_that_cannot_be_applied_fails_its_runs_and_the_next_one_still_runs() {
+        let root = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let mut p = variant_plan();
+        // Variant order b (fails), then a.
+        p.steps.rotate_left(5);
+        for (i, s) in p.steps.iter_mut().enumerate() {
+            s.index = i + 1;
+        }
+        let mut script = Script {
+            fail_variant: Some("b"),
+            ..Default::default()
+        };
+        let summary = run_plan_with(&p, &ctx(root.path()), &mut script, &stop, Vec::new()).unwrap();
+        assert_eq!(summary.steps_failed, 1, "run d");
+        assert_eq!(
+            script.variant_calls,
+            [
+                "begin b", "begin a", "step 4", "step 5", "step 6", "step 7", "step 8", "end a"
+            ]
+        );
+        let run_dir = summary.results_csv.parent().unwrap().to_path_buf();
+        let r = rows(&run_dir.join("results.csv"));
+        assert_eq!(r[0].0, "2", "step 2 is run d");
+        assert_eq!(r[0].1, "failed");
+        assert!(
+            r[0].2
+                .contains("variant `b` not applied: SET GLOBAL x failed"),
+            "{r:?}"
+        );
+        assert_eq!(r.len(), 4);
+    }
+
+    #[test]
+    fn a_stop_ends_the_current_variant_after_its_cleanup_and_begins_no_other() {
+        let root = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let mut script = Script {
+            stop_during: Some(2),
+            ..Default::default()
+        };
+        let summary = run_plan_with(
+            &variant_plan(),
+            &ctx(root.path()),
+            &mut script,
+            &stop,
+            Vec::new(),
+        )
+        .unwrap();
+        assert!(summary.interrupted);
+        assert_eq!(
+            script.variant_calls,
+            ["begin a", "step 1", "step 2", "step 5", "end a"]
+        );
     }
 
     fn ctx(root: &Path) -> RunContext {
@@ -774,7 +994,7 @@ mod tests {
         for s in &mut p.steps {
             s.workload = "no_such_workload".into();
         }
-        let err = run_plan(&p, &ctx(&root)).unwrap_err();
+        let err = run_plan(&p, &ctx(&root), Default::default()).unwrap_err();
         assert!(
             matches!(&err, RunError::NoEngine { workloads } if workloads == &["no_such_workload"])
         );
