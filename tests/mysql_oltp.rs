@@ -982,3 +982,103 @@ fn kill_9_mid_variant_then_restore_puts_the_server_back() {
         "{again:?}"
     );
 }
+
+/// Restarts the local MariaDB as `.ci/run` starts it, with `--defaults-extra-file=FILE` while
+/// FILE exists: the command a `restart` variant runs to apply and to undo its rendered file.
+fn restart_command(file: &Path) -> String {
+    let f = file.display();
+    format!(
+        "start-stop-daemon --stop --quiet --oknodo --exec /usr/sbin/mariadbd --retry 60 && if [ -f {f} ]; then start-stop-daemon --start --background --exec /usr/sbin/mariadbd -- --defaults-extra-file={f}; else start-stop-daemon --start --background --exec /usr/sbin/mariadbd; fi"
+    )
+}
+
+/// Puts the server back to its normal start (no extra file) if a test left it otherwise.
+struct ServerGuard(std::path::PathBuf);
+
+impl Drop for ServerGuard {
+    fn drop(&mut self) {
+        if self.0.exists() {
+            let _ = std::fs::remove_file(&self.0);
+            let _ = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(restart_command(&self.0))
+                .status();
+        }
+    }
+}
+
+#[test]
+fn restart_variant_renders_its_file_restarts_verifies_and_restores() {
+    let _serial = serial();
+    if !std::path::Path::new("/usr/sbin/mariadbd").exists()
+        || !std::process::Command::new("sh")
+            .arg("-c")
+            .arg("command -v start-stop-daemon")
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs the local MariaDB started by start-stop-daemon (see .ci/run)"
+        );
+        eprintln!("skipped: no local mariadbd to restart");
+        return;
+    }
+    let Some(db) = database("restart") else {
+        return;
+    };
+    let before = global("back_log");
+    let wanted = if before == "77" { "78" } else { "77" };
+    let dir = tempfile::tempdir().unwrap();
+    let cnf = dir.path().join("zz-sbsuite.cnf");
+    let _guard = ServerGuard(cnf.clone());
+    std::fs::write(
+        dir.path().join("backlog.cnf.j2"),
+        "# rendered by sbsuite for {{ variant }}\n[mysqld]\nback_log = {{ back_log }}\n",
+    )
+    .unwrap();
+    let variant = format!(
+        "restart = {{ template = \"backlog.cnf.j2\", path = \"{}\", command = \"{}\", ready_timeout = 60, settings = {{ back_log = {wanted} }} }}\nset_global = {{ sync_binlog = 3 }}",
+        cnf.display(),
+        restart_command(&cnf).replace('"', "\\\"")
+    );
+    let path = variant_suite(dir.path(), &db, &variant, 1);
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .output()
+        .unwrap();
+    let after = (global("back_log"), global("sync_binlog"));
+    drop_database(&db);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(after, (before.clone(), "0".to_string()), "restored");
+    assert!(
+        !cnf.exists(),
+        "the rendered file is removed after the variant"
+    );
+    let run = std::fs::read_dir(dir.path().join("results/v"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let relaxed = std::fs::read_to_string(run.join("server/relaxed.csv")).unwrap();
+    assert!(
+        relaxed.contains(&format!("\nback_log,{wanted}\n")),
+        "static setting read after the restart"
+    );
+    assert!(
+        relaxed.contains("\nsync_binlog,3\n"),
+        "set_global on the restarted server"
+    );
+    let baseline = std::fs::read_to_string(run.join("server/baseline.csv")).unwrap();
+    assert!(baseline.contains(&format!("\nback_log,{before}\n")));
+    let rows = results(&dir.path().join("results"));
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+}

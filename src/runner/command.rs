@@ -24,37 +24,50 @@ pub fn command(args: RunArgs) -> u8 {
     // `set_global` is checked against the server (exists, settable at runtime) before anything
     // runs.
     let target = plan.steps.iter().find_map(|s| s.target.clone());
-    let mut set_global = HashMap::new();
+    let mut variants = HashMap::new();
     for (i, v) in suite.variants.iter().enumerate() {
-        if v.restart.is_some() {
-            let path = [Seg::key("variant"), Seg::Index(i), Seg::key("restart")];
-            let e = suite
-                .error(&path, format!("variant `{}` restarts the server, which this build cannot do yet", v.name))
-                .with_help("`sbsuite plan` and `validate` accept it; to run now, use set_global for settings that change at runtime, or remove the variant");
-            eprint!("{e}");
-            return EXIT_BAD_INPUT;
-        }
-        if v.set_global.is_empty() {
+        if v.set_global.is_empty() && v.restart.is_none() {
             continue;
         }
-        let path = [Seg::key("variant"), Seg::Index(i), Seg::key("set_global")];
+        let key = if v.set_global.is_empty() {
+            "restart"
+        } else {
+            "set_global"
+        };
+        let path = [Seg::key("variant"), Seg::Index(i), Seg::key(key)];
         let Some(t) = target.as_ref().filter(|t| t.driver != Driver::Sqlite) else {
             let e = suite
-                .error(&path, format!("variant `{}` sets server variables, but the suite has no MySQL/MariaDB or PostgreSQL [target]", v.name))
-                .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove set_global");
+                .error(&path, format!("variant `{}` changes server settings, but the suite has no MySQL/MariaDB or PostgreSQL [target]", v.name))
+                .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove the variant's set_global/restart");
             eprint!("{e}");
             return EXIT_BAD_INPUT;
         };
-        if let Err(msg) = server::check(t, &v.set_global) {
+        // Runtime settings are checked now; a restart variant's settings can only be checked
+        // once the server runs with its file.
+        if v.restart.is_none()
+            && let Err(msg) = server::check(t, &v.set_global)
+        {
             let e = suite
                 .error(&path, format!("variant `{}`: {msg}", v.name))
                 .with_help("fix or remove the setting; nothing has run and no setting was changed");
             eprint!("{e}");
             return EXIT_BAD_INPUT;
         }
-        set_global.insert(v.name.clone(), v.set_global.clone());
+        variants.insert(
+            v.name.clone(),
+            server::VariantSettings {
+                set_global: v.set_global.clone(),
+                restart: v.restart.clone(),
+            },
+        );
     }
+    let base_dir = args
+        .file
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
     let ctx = RunContext {
+        base_dir,
         results_root: args.results_dir.unwrap_or(suite.results_dir),
         suite_text: suite.resolved_toml,
         quiet: args.quiet,
@@ -65,7 +78,7 @@ pub fn command(args: RunArgs) -> u8 {
             ProgressArg::Off => ProgressMode::Off,
         },
     };
-    match run_plan(&plan, &ctx, set_global) {
+    match run_plan(&plan, &ctx, variants) {
         Ok(summary) if summary.interrupted => EXIT_INTERRUPTED,
         // A step that ended early without a stop request (forced_shutdown) did not finish its
         // run: the suite did not succeed, though its row keeps the numbers.

@@ -25,8 +25,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::Utc;
 
-use indexmap::IndexMap;
-
 use crate::engine::{self, EngineError, IntervalSample, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::{ResultStore, ResultsError, RowStatus, RunRow};
@@ -47,6 +45,8 @@ pub struct RunContext {
     /// printed).
     pub quiet: bool,
     pub progress: ProgressMode,
+    /// The suite file's directory (relative restart templates are also looked for there).
+    pub base_dir: PathBuf,
 }
 
 /// How a run ended. `main` maps it to the exit code: 130 when `interrupted`, else 1 when
@@ -136,9 +136,11 @@ pub trait StepExecutor {
 /// The real executor: the engines of [`crate::engine`], and the variants' server settings.
 #[derive(Debug, Default)]
 pub struct EngineExecutor {
-    /// `set_global` of each variant that has one, and the target it applies to.
-    pub set_global: HashMap<String, IndexMap<String, crate::value::Value>>,
+    /// The server changes of each variant that has some, and the target they apply to.
+    pub variants: HashMap<String, server::VariantSettings>,
     pub target: Option<crate::db::Target>,
+    /// Where relative restart templates are also looked for (the suite file's directory).
+    pub base_dir: PathBuf,
     /// What the current variant changed, until it is restored.
     applied: Option<server::Saved>,
 }
@@ -180,13 +182,50 @@ impl StepExecutor for EngineExecutor {
 
     fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
         let Some(target) = self.target.as_ref().filter(|t| t.driver != Driver::Sqlite) else {
-            return match self.set_global.get(variant) {
-                Some(_) => Err("set_global needs a MySQL/MariaDB or PostgreSQL [target]".into()),
+            return match self.variants.get(variant) {
+                Some(_) => {
+                    Err("set_global and restart need a MySQL/MariaDB or PostgreSQL [target]".into())
+                }
                 None => Ok(()),
             };
         };
-        if let Some(set) = self.set_global.get(variant) {
-            self.applied = Some(server::apply(target, variant, set, run_dir)?);
+        if let Some(v) = self.variants.get(variant) {
+            // A restart first (static settings), then the runtime ones on the restarted server.
+            let restart = match &v.restart {
+                Some(r) => Some(server::apply_restart(
+                    target,
+                    variant,
+                    r,
+                    &self.base_dir,
+                    run_dir,
+                )?),
+                None => None,
+            };
+            let saved = if v.set_global.is_empty() {
+                server::Saved {
+                    variant: variant.to_string(),
+                    originals: Vec::new(),
+                    restart,
+                }
+            } else {
+                match server::apply(target, variant, &v.set_global, run_dir, restart.clone()) {
+                    Ok(saved) => saved,
+                    Err(e) => {
+                        if let Some(r) = restart {
+                            let undo = server::Saved {
+                                variant: variant.to_string(),
+                                originals: Vec::new(),
+                                restart: Some(r),
+                            };
+                            if let Err(u) = server::restore_and_forget(target, &undo, run_dir) {
+                                return Err(format!("{e}; undoing the restart failed: {u}"));
+                            }
+                        }
+                        return Err(e);
+                    }
+                }
+            };
+            self.applied = Some(saved);
         }
         // The effective settings of every variant, the baseline too, so that runs compare. A
         // capture that fails (a server that hides its variables, or is down: then the steps
@@ -212,17 +251,18 @@ impl StepExecutor for EngineExecutor {
 }
 
 /// Runs `plan` with the engines of this build, stopping gracefully on the first Ctrl-C/SIGTERM.
-/// `set_global` holds each variant's runtime server settings (applied before its first step,
-/// restored after its last).
+/// `variants` holds each variant's server changes (applied before its first step, restored
+/// after its last).
 pub fn run_plan(
     plan: &Plan,
     ctx: &RunContext,
-    set_global: HashMap<String, IndexMap<String, crate::value::Value>>,
+    variants: HashMap<String, server::VariantSettings>,
 ) -> Result<RunSummary, RunError> {
     let target = plan.steps.iter().find_map(|s| s.target.clone());
     let mut executor = EngineExecutor {
-        set_global,
+        variants,
         target,
+        base_dir: ctx.base_dir.clone(),
         applied: None,
     };
     preflight(plan, &executor)?;
@@ -779,6 +819,7 @@ mod tests {
             suite_text: "[suite]\nname = \"unit\"\n".into(),
             quiet: true,
             progress: ProgressMode::Auto,
+            base_dir: PathBuf::from("."),
         }
     }
 

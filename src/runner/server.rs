@@ -21,7 +21,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::{Connection, Connector, SqlError, Target};
 use crate::suite::Driver;
+use crate::suite::raw::RawRestart;
 use crate::value::Value;
+
+/// What a variant changes on the server.
+#[derive(Clone, Debug, Default)]
+pub struct VariantSettings {
+    pub set_global: IndexMap<String, Value>,
+    pub restart: Option<RawRestart>,
+}
 
 /// The settings of one variant as they were before it changed them.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -30,6 +38,19 @@ pub struct Saved {
     /// `(name, original value)`; `None` for a NULL (MySQL) or a setting that came from no
     /// `ALTER SYSTEM` (PostgreSQL: restored with `ALTER SYSTEM RESET`).
     pub originals: Vec<(String, Option<String>)>,
+    /// The config file a `restart` variant wrote, and how to undo it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart: Option<RestartSaved>,
+}
+
+/// How to undo a `restart` variant: remove `path` (or put `backup` back), run `command`,
+/// wait for the server.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RestartSaved {
+    pub path: PathBuf,
+    pub backup: Option<PathBuf>,
+    pub command: String,
+    pub ready_timeout: u64,
 }
 
 fn connect(target: &Target) -> Result<Box<dyn Connection>, String> {
@@ -185,14 +206,17 @@ fn restore_file(run_dir: &Path, variant: &str) -> PathBuf {
 
 /// Saves the originals, sets every variable, reads each back. On an error after some were
 /// set, the ones set are restored before returning it.
+/// `restart` is what an already applied `restart` of the same variant must undo; it is kept in
+/// the restore file.
 pub fn apply(
     target: &Target,
     variant: &str,
     set: &IndexMap<String, Value>,
     run_dir: &Path,
+    restart: Option<RestartSaved>,
 ) -> Result<Saved, String> {
     let mut conn = connect(target)?;
-    let result = apply_on(conn.as_mut(), target, variant, set, run_dir);
+    let result = apply_on(conn.as_mut(), target, variant, set, run_dir, restart);
     conn.close();
     result
 }
@@ -203,10 +227,12 @@ fn apply_on(
     variant: &str,
     set: &IndexMap<String, Value>,
     run_dir: &Path,
+    restart: Option<RestartSaved>,
 ) -> Result<Saved, String> {
     let mut saved = Saved {
         variant: variant.to_string(),
         originals: Vec::new(),
+        restart,
     };
     for name in set.keys() {
         check_name(name)?;
@@ -264,6 +290,7 @@ fn apply_on(
             let partial = Saved {
                 variant: saved.variant.clone(),
                 originals: saved.originals[..done.min(saved.originals.len())].to_vec(),
+                restart: None,
             };
             if let Err(r) = restore_on(conn, target, &partial) {
                 return Err(format!(
@@ -370,12 +397,18 @@ fn pg_reload_and_verify(
     }
 }
 
-/// Sets every saved variable back.
+/// Sets every saved variable back, then undoes a restart variant's config file (and restarts).
 pub fn restore(target: &Target, saved: &Saved) -> Result<(), String> {
-    let mut conn = connect(target)?;
-    let r = restore_on(conn.as_mut(), target, saved);
-    conn.close();
-    r
+    if !saved.originals.is_empty() {
+        let mut conn = connect(target)?;
+        let r = restore_on(conn.as_mut(), target, saved);
+        conn.close();
+        r?;
+    }
+    if let Some(r) = &saved.restart {
+        undo_restart(target, r)?;
+    }
+    Ok(())
 }
 
 fn restore_on(conn: &mut dyn Connection, target: &Target, saved: &Saved) -> Result<(), String> {
@@ -399,6 +432,221 @@ fn restore_on(conn: &mut dyn Connection, target: &Target, saved: &Saved) -> Resu
             .map_err(|e| format!("pg_reload_conf() failed: {e}"))?;
     }
     Ok(())
+}
+
+/// Applies a `restart` variant: saves how to undo it, renders the template to `path` (saving a
+/// file already there), runs the restart command, waits until the server accepts connections
+/// and reads every `settings` value back. On an error after the file was written, the change
+/// is undone (file removed or put back, server restarted) before returning it.
+pub fn apply_restart(
+    target: &Target,
+    variant: &str,
+    restart: &RawRestart,
+    base_dir: &Path,
+    run_dir: &Path,
+) -> Result<RestartSaved, String> {
+    let text = render_template(variant, restart, base_dir)?;
+    let path = PathBuf::from(&restart.path);
+    let backup = if path.exists() {
+        let b = run_dir.join("server").join(format!(
+            "restart-{}.orig",
+            crate::results::sanitise_name(variant)
+        ));
+        std::fs::create_dir_all(b.parent().unwrap_or(run_dir))
+            .map_err(|e| format!("creating {}: {e}", run_dir.display()))?;
+        std::fs::copy(&path, &b)
+            .map_err(|e| format!("saving {} to {}: {e}", path.display(), b.display()))?;
+        Some(b)
+    } else {
+        None
+    };
+    let saved = RestartSaved {
+        path: path.clone(),
+        backup,
+        command: restart.command.clone(),
+        ready_timeout: restart.ready_timeout,
+    };
+    let file = restore_file(run_dir, variant);
+    write_saved(
+        &file,
+        &Saved {
+            variant: variant.to_string(),
+            originals: Vec::new(),
+            restart: Some(saved.clone()),
+        },
+    )?;
+    let result = (|| {
+        std::fs::write(&path, &text).map_err(|e| {
+            format!(
+                "writing the config file {} failed: {e} (does the directory exist, may sbsuite write there?)",
+                path.display()
+            )
+        })?;
+        run_command(&restart.command, restart.ready_timeout)?;
+        wait_ready(target, restart.ready_timeout)?;
+        verify(target, &restart.settings)
+    })();
+    if let Err(e) = result {
+        if let Err(u) = undo_restart(target, &saved) {
+            return Err(format!(
+                "{e}; undoing it failed too ({u}): check {} and the server",
+                path.display()
+            ));
+        }
+        let _ = std::fs::remove_file(&file);
+        return Err(e);
+    }
+    Ok(saved)
+}
+
+fn render_template(variant: &str, restart: &RawRestart, base_dir: &Path) -> Result<String, String> {
+    let mut file = PathBuf::from(&restart.template);
+    if !file.exists() && file.is_relative() && base_dir.join(&file).exists() {
+        file = base_dir.join(&file);
+    }
+    let source = std::fs::read_to_string(&file).map_err(|e| {
+        format!(
+            "restart template {} cannot be read: {e} (paths are relative to the working directory or the suite file)",
+            restart.template
+        )
+    })?;
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Chainable);
+    let mut ctx = std::collections::BTreeMap::new();
+    let settings: std::collections::BTreeMap<String, String> = restart
+        .settings
+        .iter()
+        .map(|(k, v)| (k.clone(), value_text(v)))
+        .collect();
+    for (k, v) in &settings {
+        ctx.insert(k.clone(), minijinja::Value::from(v.clone()));
+    }
+    ctx.insert("variant".into(), minijinja::Value::from(variant));
+    ctx.insert(
+        "settings".into(),
+        minijinja::Value::from(
+            settings
+                .iter()
+                .map(|(k, v)| (k.clone(), minijinja::Value::from(v.clone())))
+                .collect::<std::collections::BTreeMap<_, _>>(),
+        ),
+    );
+    env.render_str(&source, ctx)
+        .map_err(|e| format!("restart template {}: {e}", file.display()))
+}
+
+/// Runs `command` with `sh -c`, failing on a non-zero exit or after `timeout_s` seconds.
+fn run_command(command: &str, timeout_s: u64) -> Result<(), String> {
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    let deadline = Instant::now() + Duration::from_secs(timeout_s.max(1));
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("`{command}` did not finish within {timeout_s} s"));
+            }
+            Err(e) => return Err(format!("waiting for `{command}`: {e}")),
+        }
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("waiting for `{command}`: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{command}` failed ({}): {}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout).trim(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Waits until the server accepts a connection (and a query), at most `timeout_s` seconds.
+fn wait_ready(target: &Target, timeout_s: u64) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(timeout_s.max(1));
+    loop {
+        let attempt = Connector::new(target.clone())
+            .connect_at(0)
+            .and_then(|mut c| {
+                let r = c.query_i64("SELECT 1");
+                c.close();
+                r
+            });
+        match attempt {
+            Ok(_) => return Ok(()),
+            Err(e) if Instant::now() > deadline => {
+                return Err(format!(
+                    "the server did not accept connections within {timeout_s} s of the restart: {e} (raise ready_timeout?)"
+                ));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
+/// Reads every setting back after a restart.
+fn verify(target: &Target, settings: &IndexMap<String, Value>) -> Result<(), String> {
+    if settings.is_empty() {
+        return Ok(());
+    }
+    let mut conn = connect(target)?;
+    let result = (|| {
+        for (name, value) in settings {
+            check_name(name)?;
+            let sql = match target.driver {
+                Driver::Mysql => format!("SELECT @@GLOBAL.{name}"),
+                Driver::Pgsql => format!("SELECT current_setting({})", quote(name)),
+                Driver::Sqlite => return Ok(()),
+            };
+            let back = first(conn.as_mut(), &sql)
+                .map_err(|e| format!("reading back {name} failed: {e}"))?
+                .and_then(|r| r.into_iter().next().flatten());
+            let ok = match target.driver {
+                Driver::Pgsql => back
+                    .as_deref()
+                    .is_some_and(|b| b.eq_ignore_ascii_case(&value_text(value))),
+                _ => mysql_matches(value, back.as_deref()),
+            };
+            if !ok {
+                return Err(format!(
+                    "after the restart {name} is {} instead of {}: the server did not read the rendered file (is its directory included by the server's config?)",
+                    back.as_deref().unwrap_or("NULL"),
+                    value_text(value)
+                ));
+            }
+        }
+        Ok(())
+    })();
+    conn.close();
+    result
+}
+
+/// Removes the rendered file (or puts the saved one back), restarts, waits for the server.
+fn undo_restart(target: &Target, r: &RestartSaved) -> Result<(), String> {
+    match &r.backup {
+        Some(b) => std::fs::copy(b, &r.path)
+            .map(|_| ())
+            .map_err(|e| format!("putting {} back failed: {e}", r.path.display()))?,
+        None => match std::fs::remove_file(&r.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("removing {} failed: {e}", r.path.display())),
+        },
+    }
+    run_command(&r.command, r.ready_timeout)?;
+    wait_ready(target, r.ready_timeout)
 }
 
 /// Restores and removes the variant's restore file.
@@ -507,6 +755,42 @@ mod tests {
         assert!(mysql_matches(&Value::Str("row".into()), Some("ROW")));
         assert!(!mysql_matches(&Value::Int(10), Some("8")));
         assert!(!mysql_matches(&Value::Int(10), None));
+    }
+
+    #[test]
+    fn restart_templates_see_the_variant_and_its_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("t.j2"),
+            "# {{ variant }}\n[mysqld]\ninnodb_log_file_size = {{ innodb_log_file_size }}\n{{ settings.innodb_log_file_size }}",
+        )
+        .unwrap();
+        let mut settings = IndexMap::new();
+        settings.insert("innodb_log_file_size".to_string(), Value::Str("2G".into()));
+        let r = RawRestart {
+            template: "t.j2".into(),
+            path: "/x".into(),
+            command: "true".into(),
+            ready_timeout: 1,
+            settings,
+        };
+        let text = render_template("redo-2g", &r, dir.path()).unwrap();
+        assert_eq!(text, "# redo-2g\n[mysqld]\ninnodb_log_file_size = 2G\n2G");
+        let missing = RawRestart {
+            template: "nope.j2".into(),
+            ..r
+        };
+        let e = render_template("v", &missing, dir.path()).unwrap_err();
+        assert!(e.contains("restart template nope.j2 cannot be read"), "{e}");
+    }
+
+    #[test]
+    fn a_failing_or_slow_command_is_an_error_with_its_output() {
+        let e = run_command("echo boom >&2; exit 3", 5).unwrap_err();
+        assert!(e.contains("failed") && e.contains("boom"), "{e}");
+        let e = run_command("sleep 5", 1).unwrap_err();
+        assert!(e.contains("did not finish within 1 s"), "{e}");
+        assert!(run_command("true", 5).is_ok());
     }
 
     #[test]

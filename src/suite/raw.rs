@@ -153,12 +153,21 @@ pub struct RawVariant {
 #[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawRestart {
+    /// A minijinja template of the config file (relative to the working directory, else to
+    /// the suite file). It sees `variant`, `settings` and each setting by name.
     pub template: String,
+    /// Where the rendered file goes (a directory the server reads, e.g. `/etc/mysql/conf.d/`);
+    /// a file already there is saved and put back afterwards.
     pub path: String,
+    /// The shell command that restarts the server (`sh -c`); it runs again after the variant.
     pub command: String,
     /// Seconds to wait for the server after the restart command.
     #[serde(default = "ready_timeout")]
     pub ready_timeout: u64,
+    /// Server variables the rendered file sets: passed to the template and read back after the
+    /// restart (`SHOW GLOBAL VARIABLES` / `pg_settings`).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub settings: IndexMap<String, Value>,
 }
 
 fn ready_timeout() -> u64 {
