@@ -236,3 +236,77 @@ fn second_ctrl_c_exits_at_once() {
         start.elapsed()
     );
 }
+
+#[test]
+fn hooks_run_with_the_step_values_and_a_failing_hook_sets_the_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let marks = dir.path().join("marks.txt");
+    let suite = dir.path().join("hooks.toml");
+    let write = |policy: &str, fail_on: u32| {
+        std::fs::write(
+            &suite,
+            format!(
+                "[suite]\nname = \"hooks\"\n\n[defaults]\nworkload = \"cpu\"\ntime = 0\nevents = 10\n\n[matrix]\nthreads = [1, 2, 3]\n\n[hooks]\non_error = \"{policy}\"\nbefore_step = \"echo {{{{ kind }}}} {{{{ step }}}} {{{{ threads }}}} >> {m}; test {{{{ threads }}}} != {fail_on}\"\nafter_suite = \"echo done >> {m}\"\n",
+                m = marks.display()
+            ),
+        )
+        .unwrap();
+    };
+    write("stop", 0);
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .arg("--results-dir")
+        .arg(dir.path().join("ok"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&marks).unwrap();
+    assert_eq!(text, "run cpu-t1 1\nrun cpu-t2 2\nrun cpu-t3 3\ndone\n");
+    let log = std::fs::read_to_string(run_dir(&dir.path().join("ok"), "hooks").join("hooks.log"))
+        .unwrap();
+    assert_eq!(
+        log.matches("=== before_step: exit status: 0").count(),
+        3,
+        "{log}"
+    );
+
+    std::fs::remove_file(&marks).unwrap();
+    write("stop", 2);
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .arg("--results-dir")
+        .arg(dir.path().join("stop"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("before_step hook failed"), "{stderr}");
+    assert!(stderr.contains("on_error = stop"), "{stderr}");
+    let text = std::fs::read_to_string(&marks).unwrap();
+    assert_eq!(
+        text, "run cpu-t1 1\nrun cpu-t2 2\ndone\n",
+        "t3 never starts"
+    );
+    let (_, r) = rows(&run_dir(&dir.path().join("stop"), "hooks").join("results.csv"));
+    assert_eq!(r.len(), 1, "only t1 ran: {r:?}");
+
+    std::fs::remove_file(&marks).unwrap();
+    write("skip", 2);
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .arg("--results-dir")
+        .arg(dir.path().join("skip"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let (header, r) = rows(&run_dir(&dir.path().join("skip"), "hooks").join("results.csv"));
+    let status: Vec<&str> = r
+        .iter()
+        .map(|x| x[col(&header, "status")].as_str())
+        .collect();
+    assert_eq!(status, ["ok", "failed", "ok"]);
+    assert!(r[1][col(&header, "error")].contains("before_step hook failed"));
+}

@@ -176,6 +176,8 @@ fn with_results(raw: &[String], action: Action, dir: &Path) -> u8 {
     let (suite, plan) = suite;
     let ctx = crate::runner::RunContext {
         base_dir: std::path::PathBuf::from("."),
+        hooks: Default::default(),
+        on_error: Default::default(),
         results_root: dir.to_path_buf(),
         suite_text: suite.resolved_toml,
         quiet: false,

@@ -68,6 +68,8 @@ pub fn command(args: RunArgs) -> u8 {
         .unwrap_or_default();
     let ctx = RunContext {
         base_dir,
+        hooks: suite.hooks.clone(),
+        on_error: suite.on_error,
         results_root: args.results_dir.unwrap_or(suite.results_dir),
         suite_text: suite.resolved_toml,
         quiet: args.quiet,

@@ -14,6 +14,7 @@
 //!   `==> [k/N] kind name (variant v)` header; everything else goes to stderr.
 
 mod command;
+pub mod hooks;
 pub mod progress;
 pub mod server;
 pub mod signal;
@@ -29,6 +30,7 @@ use crate::engine::{self, EngineError, IntervalSample, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::{ResultStore, ResultsError, RowStatus, RunRow};
 use crate::suite::Driver;
+use crate::suite::raw::{OnError, RawHooks};
 
 pub use self::command::command;
 pub use self::progress::ProgressMode;
@@ -47,6 +49,10 @@ pub struct RunContext {
     pub progress: ProgressMode,
     /// The suite file's directory (relative restart templates are also looked for there).
     pub base_dir: PathBuf,
+    /// `[hooks]` of the suite.
+    pub hooks: RawHooks,
+    /// `[suite] on_error`: what a failed step does to the rest.
+    pub on_error: OnError,
 }
 
 /// How a run ended. `main` maps it to the exit code: 130 when `interrupted`, else 1 when
@@ -325,20 +331,85 @@ pub fn run_plan_with(
     let mut current: Option<&str> = None;
     let mut variant_error: Option<String> = None;
     let run_dir = store.dir().to_path_buf();
+    let hooks = hooks::Hooks::new(ctx.hooks.clone(), &plan.suite, &run_dir);
+    // `on_error = "stop"` (a step or a hook): no further runs, like a stop request, but the run
+    // is not "interrupted": the failure decides the exit code.
+    let mut halted = false;
+    // The dataset whose before_dataset hook ran (its after_dataset is owed), datasets whose
+    // remaining runs are skipped (`on_error = "skip"`), and datasets a hook skipped entirely.
+    let mut open_dataset: Option<&Step> = None;
+    let mut skip_runs: std::collections::HashSet<usize> = Default::default();
+    let mut skip_all: std::collections::HashSet<usize> = Default::default();
+
+    // A hook failure by its policy: counts as a failure unless `continue`; `stop` halts.
+    let hook_failed = |e: hooks::HookFailure, failed: &mut usize, halted: &mut bool| match e.policy
+    {
+        OnError::Continue => {
+            progress.error(&format!(
+                "[sbsuite] warning: {} (on_error = continue)",
+                e.message
+            ));
+            false
+        }
+        OnError::Skip => {
+            *failed += 1;
+            progress.error(&format!("[sbsuite] {} (on_error = skip)", e.message));
+            true
+        }
+        OnError::Stop => {
+            *failed += 1;
+            *halted = true;
+            progress.error(&format!(
+                "[sbsuite] {} (on_error = stop: no further runs; cleanups and restores still run)",
+                e.message
+            ));
+            true
+        }
+    };
+
+    if let Err(e) = hooks.run("before_suite", &hooks.base(&run_dir)) {
+        // Nothing is guarded more narrowly than the suite: skip and stop both end it.
+        if hook_failed(e, &mut failed, &mut halted) {
+            halted = true;
+        }
+    }
 
     for (position, step) in plan.steps.iter().enumerate() {
-        let stopping = stop.load(Ordering::SeqCst) || fatal.is_some();
-        if position == 0 || plan.steps[position - 1].variant != step.variant {
-            if let Some(v) = current.take()
-                && let Err(e) = executor.end_variant(v, &run_dir)
-            {
-                failed += 1;
-                progress.error(&format!("[sbsuite] variant {v}: {e}"));
+        let stopping = stop.load(Ordering::SeqCst) || fatal.is_some() || halted;
+        let new_variant = position == 0 || plan.steps[position - 1].variant != step.variant;
+        let new_dataset = new_variant || plan.steps[position - 1].dataset != step.dataset;
+        if new_dataset && let Some(prev) = open_dataset.take() {
+            let c = hooks.context(&run_dir, prev, hooks::Level::Dataset);
+            if let Err(e) = hooks.run("after_dataset", &c) {
+                hook_failed(e, &mut failed, &mut halted);
+            }
+        }
+        if new_variant {
+            if let Some(v) = current.take() {
+                let prev = &plan.steps[position - 1];
+                let c = hooks.context(&run_dir, prev, hooks::Level::Variant);
+                if let Err(e) = hooks.run("after_variant", &c) {
+                    hook_failed(e, &mut failed, &mut halted);
+                }
+                if let Err(e) = executor.end_variant(v, &run_dir) {
+                    failed += 1;
+                    progress.error(&format!("[sbsuite] variant {v}: {e}"));
+                }
             }
             variant_error = None;
+            let stopping = stop.load(Ordering::SeqCst) || fatal.is_some() || halted;
             if !stopping {
                 match executor.begin_variant(&step.variant, &run_dir) {
-                    Ok(()) => current = Some(step.variant.as_str()),
+                    Ok(()) => {
+                        current = Some(step.variant.as_str());
+                        let c = hooks.context(&run_dir, step, hooks::Level::Variant);
+                        if let Err(e) = hooks.run("before_variant", &c) {
+                            let message = e.message.clone();
+                            if hook_failed(e, &mut failed, &mut halted) && !halted {
+                                variant_error = Some(message);
+                            }
+                        }
+                    }
                     Err(e) => {
                         progress.error(&format!(
                             "[sbsuite] variant {} was not applied, its steps do not run: {e}",
@@ -349,6 +420,17 @@ pub fn run_plan_with(
                 }
             }
         }
+        let stopping = stopping || halted;
+        if new_dataset && step.dataset != 0 && variant_error.is_none() && !stopping {
+            let c = hooks.context(&run_dir, step, hooks::Level::Dataset);
+            open_dataset = Some(step);
+            if let Err(e) = hooks.run("before_dataset", &c)
+                && hook_failed(e, &mut failed, &mut halted)
+            {
+                skip_all.insert(step.dataset);
+            }
+        }
+        let stopping = stopping || halted;
         let header = format!(
             "==> [{}/{total}] {} {} (variant {})",
             position + 1,
@@ -385,17 +467,41 @@ pub fn run_plan_with(
             }
             continue;
         }
+        if skip_all.contains(&step.dataset)
+            || (step.kind == StepKind::Run && skip_runs.contains(&step.dataset))
+        {
+            skipped += 1;
+            continue;
+        }
+        let wanted = match step.kind {
+            StepKind::Cleanup => !stopping || datasets.contains_key(&step.dataset),
+            _ => !stopping,
+        };
+        if !wanted {
+            skipped += 1;
+            continue;
+        }
+        // before_step: a cleanup runs whatever its hook says (tables must not be left behind).
+        let step_ctx = hooks.context(&run_dir, step, hooks::Level::Step);
+        let mut hook_error: Option<String> = None;
+        if let Err(e) = hooks.run("before_step", &step_ctx) {
+            let message = e.message.clone();
+            if hook_failed(e, &mut failed, &mut halted) && step.kind != StepKind::Cleanup {
+                if halted {
+                    skipped += 1;
+                    continue;
+                }
+                hook_error = Some(message);
+            }
+        }
+        let mut step_failed = false;
 
         match step.kind {
             StepKind::Prepare | StepKind::Cleanup => {
                 let cleanup = step.kind == StepKind::Cleanup;
-                let wanted = if cleanup {
-                    !stopping || datasets.contains_key(&step.dataset)
-                } else {
-                    !stopping
-                };
-                if !wanted {
-                    skipped += 1;
+                if let Some(msg) = hook_error {
+                    let _ = writeln!(out, "{header}: skipped, {msg}");
+                    datasets.insert(step.dataset, Dataset::PrepareFailed(msg));
                     continue;
                 }
                 progress.step_started(position, step);
@@ -416,6 +522,7 @@ pub fn run_plan_with(
                     }
                     Err(e) => {
                         failed += 1;
+                        step_failed = true;
                         fail_note(&e.to_string());
                         if !cleanup {
                             datasets.insert(step.dataset, Dataset::PrepareFailed(e.to_string()));
@@ -424,35 +531,36 @@ pub fn run_plan_with(
                 }
             }
             StepKind::Run => {
-                if stopping {
-                    skipped += 1;
-                    continue;
-                }
                 let started_at = Utc::now();
-                match datasets.get(&step.dataset) {
-                    Some(Dataset::PrepareFailed(msg)) => {
-                        let _ = writeln!(out, "{header}: skipped, prepare failed");
-                        let _ = out.flush();
-                        failed += 1;
-                        let error = format!("prepare failed: {msg}");
-                        let row = RunRow {
-                            step,
-                            started_at,
-                            status: RowStatus::Failed,
-                            outcome: None,
-                            error: Some(&error),
-                        };
-                        if let Err(e) = store.write_run(&row) {
-                            fatal = Some(e);
-                        }
-                        continue;
-                    }
+                let prepare_error = match datasets.get(&step.dataset) {
+                    Some(Dataset::PrepareFailed(msg)) => Some(format!("prepare failed: {msg}")),
                     Some(Dataset::PrepareInterrupted) => {
                         // Unreachable while the flag stays set; kept explicit for clarity.
                         skipped += 1;
                         continue;
                     }
-                    Some(Dataset::Ready) | None => {}
+                    Some(Dataset::Ready) | None => None,
+                };
+                if let Some(error) = prepare_error.or(hook_error) {
+                    let what = if error.starts_with("prepare failed") {
+                        "prepare failed"
+                    } else {
+                        "before_step hook failed"
+                    };
+                    let _ = writeln!(out, "{header}: skipped, {what}");
+                    let _ = out.flush();
+                    failed += 1;
+                    let row = RunRow {
+                        step,
+                        started_at,
+                        status: RowStatus::Failed,
+                        outcome: None,
+                        error: Some(&error),
+                    };
+                    if let Err(e) = store.write_run(&row) {
+                        fatal = Some(e);
+                    }
+                    continue;
                 }
 
                 progress.step_started(position, step);
@@ -484,6 +592,7 @@ pub fn run_plan_with(
                     RowStatus::Interrupted => interrupted_steps += 1,
                     RowStatus::Failed => {
                         failed += 1;
+                        step_failed = true;
                         fail_note(error.as_deref().unwrap_or_default());
                     }
                 }
@@ -501,12 +610,51 @@ pub fn run_plan_with(
                 }
             }
         }
+        if let Err(e) = hooks.run("after_step", &step_ctx) {
+            hook_failed(e, &mut failed, &mut halted);
+        }
+        if step_failed {
+            match ctx.on_error {
+                OnError::Continue => {}
+                OnError::Skip => {
+                    if skip_runs.insert(step.dataset) {
+                        progress.error(&format!(
+                            "[sbsuite] on_error = skip: the remaining runs of dataset {} are skipped",
+                            step.dataset
+                        ));
+                    }
+                }
+                OnError::Stop => {
+                    if !halted {
+                        progress.error(
+                            "[sbsuite] on_error = stop: no further runs; cleanups and restores still run",
+                        );
+                    }
+                    halted = true;
+                }
+            }
+        }
     }
-    if let Some(v) = current.take()
-        && let Err(e) = executor.end_variant(v, &run_dir)
-    {
-        failed += 1;
-        progress.error(&format!("[sbsuite] variant {v}: {e}"));
+    if let Some(prev) = open_dataset.take() {
+        let c = hooks.context(&run_dir, prev, hooks::Level::Dataset);
+        if let Err(e) = hooks.run("after_dataset", &c) {
+            hook_failed(e, &mut failed, &mut halted);
+        }
+    }
+    if let Some(v) = current.take() {
+        if let Some(last) = plan.steps.last() {
+            let c = hooks.context(&run_dir, last, hooks::Level::Variant);
+            if let Err(e) = hooks.run("after_variant", &c) {
+                hook_failed(e, &mut failed, &mut halted);
+            }
+        }
+        if let Err(e) = executor.end_variant(v, &run_dir) {
+            failed += 1;
+            progress.error(&format!("[sbsuite] variant {v}: {e}"));
+        }
+    }
+    if let Err(e) = hooks.run("after_suite", &hooks.base(&run_dir)) {
+        hook_failed(e, &mut failed, &mut halted);
     }
     drop(out);
     progress.finish();
@@ -813,6 +961,147 @@ mod tests {
         );
     }
 
+    fn run_with(script: &mut Script, c: RunContext) -> RunSummary {
+        let stop = AtomicBool::new(false);
+        run_plan_with(&variant_plan(), &c, script, &stop, Vec::new()).unwrap()
+    }
+
+    fn hooks_logging_to(file: &Path, on_error: OnError) -> RawHooks {
+        let log = |what: &str| Some(format!("echo '{what}' >> {}", file.display()));
+        RawHooks {
+            timeout: 10,
+            on_error,
+            before_suite: log("before_suite {{ suite }}"),
+            after_suite: log("after_suite"),
+            before_variant: log("before_variant {{ variant }}"),
+            after_variant: log("after_variant {{ variant }}"),
+            before_dataset: log("before_dataset {{ dataset }}"),
+            after_dataset: log("after_dataset {{ dataset }}"),
+            before_step: log("before_step {{ kind }} {{ step }} t{{ threads }}"),
+            after_step: log("after_step {{ index }}"),
+        }
+    }
+
+    #[test]
+    fn hooks_run_around_the_suite_variants_datasets_and_steps() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("hooks.txt");
+        let mut c = ctx(root.path());
+        c.hooks = hooks_logging_to(&file, OnError::Stop);
+        let summary = run_with(&mut Script::default(), c);
+        assert_eq!(summary.steps_failed, 0);
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "before_suite unit",
+                "before_variant a",
+                "before_dataset 1",
+                "before_step prepare prepare-1 t2",
+                "after_step 1",
+                "before_step run a t2",
+                "after_step 2",
+                "before_step run b t2",
+                "after_step 3",
+                "before_step run c t2",
+                "after_step 4",
+                "before_step cleanup cleanup-1 t2",
+                "after_step 5",
+                "after_dataset 1",
+                "after_variant a",
+                "before_variant b",
+                "before_dataset 2",
+                "before_step prepare prepare-2 t2",
+                "after_step 6",
+                "before_step run d t2",
+                "after_step 7",
+                "before_step cleanup cleanup-2 t2",
+                "after_step 8",
+                "after_dataset 2",
+                "after_variant b",
+                "after_suite",
+            ]
+        );
+        let log = std::fs::read_to_string(summary.run_dir.join("hooks.log")).unwrap();
+        assert!(
+            log.contains("before_step: echo 'before_step run d t2'"),
+            "{log}"
+        );
+    }
+
+    #[test]
+    fn a_failing_before_step_hook_with_skip_fails_that_step_only() {
+        let root = tempfile::tempdir().unwrap();
+        let mut c = ctx(root.path());
+        c.hooks = RawHooks {
+            timeout: 10,
+            on_error: OnError::Skip,
+            before_step: Some("test {{ step }} != b".into()),
+            ..Default::default()
+        };
+        let mut script = Script::default();
+        let summary = run_with(&mut script, c);
+        assert_eq!(summary.steps_failed, 2, "the hook and step b");
+        let r = rows(&summary.results_csv);
+        let b = r.iter().find(|x| x.0 == "3").unwrap();
+        assert_eq!(b.1, "failed");
+        assert!(b.2.contains("before_step hook failed"), "{r:?}");
+        assert!(!script.calls.contains(&(3, StepKind::Run)));
+        assert_eq!(script.calls.len(), 7, "every other step ran");
+    }
+
+    #[test]
+    fn a_failing_hook_with_stop_halts_but_cleans_up_and_restores() {
+        let root = tempfile::tempdir().unwrap();
+        let mut c = ctx(root.path());
+        c.hooks = RawHooks {
+            timeout: 10,
+            on_error: OnError::Stop,
+            after_step: Some("test {{ index }} != 2".into()),
+            ..Default::default()
+        };
+        let mut script = Script::default();
+        let summary = run_with(&mut script, c);
+        assert!(!summary.interrupted);
+        assert_eq!(summary.steps_failed, 1);
+        assert_eq!(
+            script.variant_calls,
+            ["begin a", "step 1", "step 2", "step 5", "end a"]
+        );
+    }
+
+    #[test]
+    fn on_error_skip_skips_the_rest_of_the_dataset_and_stop_halts_the_suite() {
+        let root = tempfile::tempdir().unwrap();
+        let mut c = ctx(root.path());
+        c.on_error = OnError::Skip;
+        let mut script = Script {
+            fail: [2].into(),
+            ..Default::default()
+        };
+        let summary = run_with(&mut script, c.clone());
+        assert_eq!(summary.steps_failed, 1);
+        assert_eq!(
+            script.variant_calls,
+            [
+                "begin a", "step 1", "step 2", "step 5", "end a", "begin b", "step 6", "step 7",
+                "step 8", "end b"
+            ]
+        );
+        c.on_error = OnError::Stop;
+        let mut script = Script {
+            fail: [2].into(),
+            ..Default::default()
+        };
+        let summary = run_with(&mut script, c);
+        assert_eq!(summary.steps_failed, 1);
+        assert_eq!(
+            script.variant_calls,
+            ["begin a", "step 1", "step 2", "step 5", "end a"]
+        );
+    }
+
     fn ctx(root: &Path) -> RunContext {
         RunContext {
             results_root: root.to_path_buf(),
@@ -820,6 +1109,8 @@ mod tests {
             quiet: true,
             progress: ProgressMode::Auto,
             base_dir: PathBuf::from("."),
+            hooks: RawHooks::default(),
+            on_error: OnError::Continue,
         }
     }
 

@@ -34,6 +34,10 @@ pub struct Suite {
     pub repeat: u32,
     pub results_dir: PathBuf,
     pub step_name: Option<String>,
+    /// What a failed step does to the rest of the suite.
+    pub on_error: raw::OnError,
+    /// `[hooks]` (all unset when the file has none).
+    pub hooks: raw::RawHooks,
     pub target: Option<RawTarget>,
     /// `[defaults]`, each value checked and normalised by its option's kind.
     pub defaults: IndexMap<String, Value>,

@@ -174,6 +174,27 @@ pub(super) fn validate(
         );
     }
 
+    if let Some(hooks) = &raw.hooks {
+        for (key, command) in hooks.all() {
+            if let Err(e) = minijinja::Environment::new().template_from_str(command) {
+                c.err(
+                    &[Seg::key("hooks"), Seg::key(key)],
+                    false,
+                    format!("invalid {key} template: {e}"),
+                    Some("hooks are shell commands with minijinja placeholders, e.g. \"echo {{ step }} >> steps.txt\"".into()),
+                );
+            }
+        }
+        if hooks.timeout == 0 {
+            c.err(
+                &[Seg::key("hooks"), Seg::key("timeout")],
+                false,
+                "hooks.timeout must be at least 1 second".to_string(),
+                Some("e.g. timeout = 60".into()),
+            );
+        }
+    }
+
     let mut seen = std::collections::HashSet::new();
     for (i, v) in raw.variant.iter().enumerate() {
         let path = [Seg::key("variant"), Seg::Index(i), Seg::key("name")];
@@ -216,6 +237,8 @@ pub(super) fn validate(
         repeat: raw.suite.repeat as u32,
         results_dir: PathBuf::from(raw.suite.results_dir),
         step_name: raw.suite.step_name,
+        on_error: raw.suite.on_error,
+        hooks: raw.hooks.unwrap_or_default(),
         target: raw.target,
         defaults,
         matrix,
