@@ -92,8 +92,14 @@ pub struct Overrides {
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The suite file (TOML).
-    pub file: PathBuf,
+    /// The suite file (TOML). Not with --resume, which uses the run's own suite.toml.
+    #[arg(required_unless_present = "resume", conflicts_with = "resume")]
+    pub file: Option<PathBuf>,
+    /// Continue a run that stopped (Ctrl-C, crash, kill -9, reboot) in its run directory:
+    /// finished steps are kept, the interrupted one runs again, datasets are prepared again
+    /// only when their data is not in place; server settings left changed are restored first.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub resume: Option<PathBuf>,
     #[command(flatten)]
     pub overrides: Overrides,
     /// Directory for results, instead of the suite's `results_dir`.

@@ -1082,3 +1082,116 @@ fn restart_variant_renders_its_file_restarts_verifies_and_restores() {
     assert_eq!(rows.len(), 2);
     assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
 }
+
+#[test]
+fn kill_9_then_resume_finishes_every_row_once_and_restores_the_server() {
+    use assert_cmd::cargo::CommandCargoExt;
+    let _serial = serial();
+    let Some(db) = database("resume") else {
+        return;
+    };
+    let before = global("innodb_flush_log_at_trx_commit");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("resume.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[suite]\nname = \"r\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 1000\ntime = 2\nreport_interval = 1\n\n[matrix]\nthreads = [1, 2, 3]\n\n[[variant]]\nname = \"relaxed\"\nset_global = {{ innodb_flush_log_at_trx_commit = 2 }}\n"
+        ),
+    )
+    .unwrap();
+    let results_dir = dir.path().join("results");
+    let mut child = std::process::Command::cargo_bin("sbsuite")
+        .unwrap()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(&results_dir)
+        .args(["--progress", "off"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it during the second run: once the first run's row is on disk.
+    let start = std::time::Instant::now();
+    let run = loop {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the first run never finished"
+        );
+        if let Some(Ok(e)) = std::fs::read_dir(results_dir.join("r"))
+            .ok()
+            .and_then(|mut d| d.next())
+        {
+            let run = e.path();
+            let text = std::fs::read_to_string(run.join("results.csv")).unwrap_or_default();
+            if text.lines().count() >= 2 {
+                break run;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let during = global("innodb_flush_log_at_trx_commit");
+    let out = sbsuite()
+        .args(["run", "--progress", "plain", "--resume"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    let after = global("innodb_flush_log_at_trx_commit");
+    let tables_left = rt().block_on(async {
+        let mut c = mysql_async::Conn::new(opts(Some(&db))).await.unwrap();
+        let n: Option<i64> = c
+            .query_first(format!(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{db}'"
+            ))
+            .await
+            .unwrap();
+        let _ = c.disconnect().await;
+        n.unwrap()
+    });
+    drop_database(&db);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(during, "2", "kill -9 left the variant's setting");
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("restored the settings of variant relaxed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("2 kept from before the resume"),
+        "prepare and run 1: {stderr}"
+    );
+    assert_eq!(after, before, "restored after the resumed variant");
+    assert_eq!(tables_left, 0, "cleanup ran");
+    let rows = results(&results_dir);
+    let mut steps: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| (r["step"].clone(), r["status"].clone()))
+        .collect();
+    steps.sort();
+    assert_eq!(
+        steps,
+        [("2", "ok"), ("3", "ok"), ("4", "ok")].map(|(a, b)| (a.to_string(), b.to_string())),
+        "every run exactly once"
+    );
+    let journal = std::fs::read_to_string(run.join("journal.log")).unwrap();
+    assert_eq!(
+        journal.matches("prepare start").count(),
+        1,
+        "prepared once: {journal}"
+    );
+    let intervals = std::fs::read_to_string(run.join("intervals.csv")).unwrap();
+    for step in ["2", "3", "4"] {
+        let n = intervals
+            .lines()
+            .filter(|l| l.split(',').nth(1) == Some(step))
+            .count();
+        assert_eq!(
+            n, 2,
+            "step {step}: one interval row per second, none duplicated:\n{intervals}"
+        );
+    }
+}

@@ -178,6 +178,7 @@ fn with_results(raw: &[String], action: Action, dir: &Path) -> u8 {
         base_dir: std::path::PathBuf::from("."),
         hooks: Default::default(),
         on_error: Default::default(),
+        resume: None,
         results_root: dir.to_path_buf(),
         suite_text: suite.resolved_toml,
         quiet: false,

@@ -372,6 +372,21 @@ impl CsvFile {
         Ok(me)
     }
 
+    /// Opens an existing file for appending (its header is already there).
+    pub fn append(path: &Path) -> Result<Self, ResultsError> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|source| ResultsError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(CsvFile {
+            path: path.to_path_buf(),
+            writer: csv::WriterBuilder::new().from_writer(file),
+        })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -53,6 +53,8 @@ pub struct RunContext {
     pub hooks: RawHooks,
     /// `[suite] on_error`: what a failed step does to the rest.
     pub on_error: OnError,
+    /// `--resume`: the run directory of a stopped run to continue (else a new run directory).
+    pub resume: Option<PathBuf>,
 }
 
 /// How a run ended. `main` maps it to the exit code: 130 when `interrupted`, else 1 when
@@ -73,6 +75,8 @@ pub struct RunSummary {
     /// Steps stopped part-way by a stop request: run steps (rows with status `interrupted`) and
     /// a prepare that was cut short.
     pub steps_interrupted: usize,
+    /// `--resume`: steps that had finished before and were not run again.
+    pub steps_kept: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -302,6 +306,64 @@ enum Dataset {
     PrepareInterrupted,
 }
 
+/// What a resumed run still has to do.
+#[derive(Debug, Default)]
+struct ResumePlan {
+    /// Step indexes to execute.
+    todo: std::collections::HashSet<usize>,
+    /// Datasets whose prepare finished before and whose data is still in place (their cleanup
+    /// has not run): their remaining runs use it without a new prepare.
+    prepared: std::collections::HashSet<usize>,
+    /// Datasets whose prepare started but did not finish: cleaned up before preparing again.
+    half_prepared: std::collections::HashSet<usize>,
+}
+
+/// For a fresh run everything is to do. For a resume: runs without a kept row, a prepare when
+/// its dataset still has runs to do and its data is not in place, a cleanup unless it finished.
+fn resume_plan(
+    plan: &Plan,
+    finished_runs: &std::collections::HashSet<usize>,
+    journal: &HashMap<usize, String>,
+) -> ResumePlan {
+    let mut r = ResumePlan::default();
+    let open: std::collections::HashSet<usize> = plan
+        .steps
+        .iter()
+        .filter(|s| s.kind == StepKind::Run && !finished_runs.contains(&s.index))
+        .map(|s| s.dataset)
+        .collect();
+    let cleaned: std::collections::HashSet<usize> = plan
+        .steps
+        .iter()
+        .filter(|s| {
+            s.kind == StepKind::Cleanup && journal.get(&s.index).is_some_and(|e| e == "done")
+        })
+        .map(|s| s.dataset)
+        .collect();
+    for s in &plan.steps {
+        let event = journal.get(&s.index).map(String::as_str);
+        let todo = match s.kind {
+            StepKind::Run => !finished_runs.contains(&s.index),
+            StepKind::Cleanup => event != Some("done"),
+            StepKind::Prepare => match event {
+                Some("done") if !cleaned.contains(&s.dataset) => {
+                    r.prepared.insert(s.dataset);
+                    false
+                }
+                Some(_) if open.contains(&s.dataset) => {
+                    r.half_prepared.insert(s.dataset);
+                    true
+                }
+                _ => open.contains(&s.dataset),
+            },
+        };
+        if todo {
+            r.todo.insert(s.index);
+        }
+    }
+    r
+}
+
 /// The step loop behind [`run_plan`], with the executor, the stop flag and the report stream
 /// injected.
 pub fn run_plan_with(
@@ -312,7 +374,19 @@ pub fn run_plan_with(
     report: impl Write,
 ) -> Result<RunSummary, RunError> {
     preflight(plan, executor)?;
-    let mut store = ResultStore::create(&ctx.results_root, plan, &ctx.suite_text, Utc::now())?;
+    // Resuming: the finished runs (rows kept), and the journal of prepare/cleanup steps.
+    let (mut store, finished_runs, journal) = match &ctx.resume {
+        Some(dir) => {
+            let (store, finished) = ResultStore::reopen(dir, plan)?;
+            (store, finished, crate::results::read_journal(dir))
+        }
+        None => (
+            ResultStore::create(&ctx.results_root, plan, &ctx.suite_text, Utc::now())?,
+            Default::default(),
+            Default::default(),
+        ),
+    };
+    let resume = resume_plan(plan, &finished_runs, &journal);
     let progress = progress::Progress::new(ctx.progress, ctx.quiet, plan);
     let mut out = progress::ReportOut::new(progress.bar(), report);
     let total = plan.steps.len();
@@ -374,10 +448,25 @@ pub fn run_plan_with(
         }
     }
 
+    // The variant and dataset whose boundaries were crossed last (by steps that executed).
+    let mut entered: Option<(&str, usize)> = None;
+    let mut last_step: Option<&Step> = None;
+    let mut kept = 0;
+
     for (position, step) in plan.steps.iter().enumerate() {
+        if !resume.todo.contains(&step.index) {
+            // Finished before a resume: a prepared dataset stays prepared for its other runs.
+            if step.kind == StepKind::Prepare && resume.prepared.contains(&step.dataset) {
+                datasets.insert(step.dataset, Dataset::Ready);
+            }
+            kept += 1;
+            continue;
+        }
         let stopping = stop.load(Ordering::SeqCst) || fatal.is_some() || halted;
-        let new_variant = position == 0 || plan.steps[position - 1].variant != step.variant;
-        let new_dataset = new_variant || plan.steps[position - 1].dataset != step.dataset;
+        let new_variant = entered.is_none_or(|(v, _)| v != step.variant);
+        let new_dataset = new_variant || entered.is_some_and(|(_, d)| d != step.dataset);
+        entered = Some((step.variant.as_str(), step.dataset));
+        let prev_step = last_step.replace(step);
         if new_dataset && let Some(prev) = open_dataset.take() {
             let c = hooks.context(&run_dir, prev, hooks::Level::Dataset);
             if let Err(e) = hooks.run("after_dataset", &c) {
@@ -385,8 +474,9 @@ pub fn run_plan_with(
             }
         }
         if new_variant {
-            if let Some(v) = current.take() {
-                let prev = &plan.steps[position - 1];
+            if let Some(v) = current.take()
+                && let Some(prev) = prev_step
+            {
                 let c = hooks.context(&run_dir, prev, hooks::Level::Variant);
                 if let Err(e) = hooks.run("after_variant", &c) {
                     hook_failed(e, &mut failed, &mut halted);
@@ -506,19 +596,35 @@ pub fn run_plan_with(
                 }
                 progress.step_started(position, step);
                 let _ = writeln!(out, "{header}");
+                if !cleanup
+                    && resume.half_prepared.contains(&step.dataset)
+                    && let Some(c) = plan
+                        .steps
+                        .iter()
+                        .find(|c| c.kind == StepKind::Cleanup && c.dataset == step.dataset)
+                {
+                    // A prepare cut short before the resume left part of the data: drop it
+                    // first (its errors do not matter; the prepare reports its own).
+                    let _ = executor.prepare(c, true, &mut io::sink(), &never);
+                }
+                if let Err(e) = store.journal(step, "start") {
+                    fatal.get_or_insert(e);
+                }
                 let flag = if cleanup { &never } else { stop };
                 let result = executor.prepare(step, cleanup, &mut out, flag);
                 let _ = out.flush();
-                match result {
+                let event = match result {
                     Ok(()) => {
                         ok += 1;
                         if !cleanup {
                             datasets.insert(step.dataset, Dataset::Ready);
                         }
+                        "done"
                     }
                     Err(_) if !cleanup && stop.load(Ordering::SeqCst) => {
                         interrupted_steps += 1;
                         datasets.insert(step.dataset, Dataset::PrepareInterrupted);
+                        "interrupted"
                     }
                     Err(e) => {
                         failed += 1;
@@ -527,7 +633,11 @@ pub fn run_plan_with(
                         if !cleanup {
                             datasets.insert(step.dataset, Dataset::PrepareFailed(e.to_string()));
                         }
+                        "failed"
                     }
+                };
+                if let Err(e) = store.journal(step, event) {
+                    fatal.get_or_insert(e);
                 }
             }
             StepKind::Run => {
@@ -642,7 +752,7 @@ pub fn run_plan_with(
         }
     }
     if let Some(v) = current.take() {
-        if let Some(last) = plan.steps.last() {
+        if let Some(last) = last_step {
             let c = hooks.context(&run_dir, last, hooks::Level::Variant);
             if let Err(e) = hooks.run("after_variant", &c) {
                 hook_failed(e, &mut failed, &mut halted);
@@ -671,6 +781,7 @@ pub fn run_plan_with(
         run_id: store.run_id().to_string(),
         results_csv: store.results_path().to_path_buf(),
         steps_skipped: skipped,
+        steps_kept: kept,
         steps_interrupted: interrupted_steps,
     };
     progress.note(&format!(
@@ -686,6 +797,10 @@ pub fn run_plan_with(
         },
         if skipped > 0 {
             format!(", {skipped} skipped")
+        } else {
+            String::new()
+        } + &if kept > 0 {
+            format!(", {kept} kept from before the resume")
         } else {
             String::new()
         },
@@ -1102,6 +1217,37 @@ mod tests {
         );
     }
 
+    #[test]
+    fn resume_keeps_finished_work_and_prepares_only_what_is_missing() {
+        let p = plan(); // ds1: 1 prepare, 2-4 runs, 5 cleanup; ds2: 6 prepare, 7 run, 8 cleanup
+        let journal = |events: &[(usize, &str)]| -> HashMap<usize, String> {
+            events.iter().map(|(i, e)| (*i, e.to_string())).collect()
+        };
+        // Killed during run 3: ds1's data is in place, run 2 kept.
+        let r = resume_plan(&p, &[2].into(), &journal(&[(1, "done")]));
+        let mut todo: Vec<usize> = r.todo.iter().copied().collect();
+        todo.sort();
+        assert_eq!(todo, [3, 4, 5, 6, 7, 8]);
+        assert!(r.prepared.contains(&1) && r.half_prepared.is_empty());
+        // Killed during ds2's prepare: ds1 complete, ds2 dropped and prepared again.
+        let r = resume_plan(
+            &p,
+            &[2, 3, 4].into(),
+            &journal(&[(1, "done"), (5, "done"), (6, "start")]),
+        );
+        let mut todo: Vec<usize> = r.todo.iter().copied().collect();
+        todo.sort();
+        assert_eq!(todo, [6, 7, 8]);
+        assert!(r.half_prepared.contains(&2));
+        // A fresh run does everything.
+        assert_eq!(
+            resume_plan(&p, &Default::default(), &HashMap::new())
+                .todo
+                .len(),
+            8
+        );
+    }
+
     fn ctx(root: &Path) -> RunContext {
         RunContext {
             results_root: root.to_path_buf(),
@@ -1111,6 +1257,7 @@ mod tests {
             base_dir: PathBuf::from("."),
             hooks: RawHooks::default(),
             on_error: OnError::Continue,
+            resume: None,
         }
     }
 
