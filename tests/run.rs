@@ -310,3 +310,45 @@ fn hooks_run_with_the_step_values_and_a_failing_hook_sets_the_exit_code() {
     assert_eq!(status, ["ok", "failed", "ok"]);
     assert!(r[1][col(&header, "error")].contains("before_step hook failed"));
 }
+
+#[test]
+fn stop_when_skips_the_rest_of_a_sweep_and_marks_the_knee() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("sweep.toml");
+    // One cpu event at cpu_max_prime 100 or 200 takes microseconds, at 400000 tens of ms: the
+    // latency limit stops the sweep there whatever the machine, with the knee at 200.
+    std::fs::write(
+        &suite,
+        "[suite]\nname = \"sweep\"\n\n[defaults]\nworkload = \"cpu\"\ntime = 0\nevents = 10\nthreads = 1\n\n[matrix]\ncpu_max_prime = [100, 200, 400000, 800000]\nstop_when = { cpu_max_prime = { p95_above = 20 } }\n",
+    )
+    .unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .args(["--progress", "plain", "--results-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("skipped, stop_when: knee cpu_max_prime=200"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("stop_when: cpu-"), "{stderr}");
+    let (header, r) = rows(&run_dir(dir.path(), "sweep").join("results.csv"));
+    let primes: Vec<&str> = r
+        .iter()
+        .map(|x| x[col(&header, "cpu_max_prime")].as_str())
+        .collect();
+    assert_eq!(primes, ["100", "200", "400000"], "800000 never ran");
+    let knee = col(&header, "knee");
+    assert_eq!(r[0][knee], "");
+    assert!(
+        r[2][knee].starts_with("cpu_max_prime=200 (p95 ")
+            && r[2][knee].ends_with("> 20 ms at cpu_max_prime=400000)"),
+        "{}",
+        r[2][knee]
+    );
+}

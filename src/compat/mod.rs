@@ -179,6 +179,7 @@ fn with_results(raw: &[String], action: Action, dir: &Path) -> u8 {
         hooks: Default::default(),
         on_error: Default::default(),
         resume: None,
+        stop_when: Vec::new(),
         results_root: dir.to_path_buf(),
         suite_text: suite.resolved_toml,
         quiet: false,

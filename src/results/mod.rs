@@ -449,7 +449,7 @@ mod tests {
             "seconds",
         ];
         assert_eq!(&cols[..expected_start.len()], &expected_start[..]);
-        assert_eq!(cols.last().unwrap(), "error");
+        assert_eq!(cols.last().unwrap(), "knee");
         assert_eq!(
             cols.len(),
             RESULTS_LEADING_COLUMNS.len()
@@ -472,7 +472,7 @@ mod tests {
             RESULTS_TRAILING_COLUMNS.join(","),
             "repetition,started_at,seconds,events,eps,tps,qps,reads,writes,other,errors,\
              reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
-             lat_pct,fairness_events_stddev,fairness_time_stddev,status,error"
+             lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee"
         );
     }
 
@@ -531,6 +531,7 @@ mod tests {
                 status: RowStatus::Ok,
                 outcome: Some(&o),
                 error: None,
+                knee: None,
             })
             .unwrap();
         let (_, rows) = read_rows(store.results_path());
@@ -587,6 +588,7 @@ mod tests {
                 status: RowStatus::Interrupted,
                 outcome: Some(&o2),
                 error: None,
+                knee: None,
             })
             .unwrap();
         let (_, rows) = read_rows(store.results_path());
@@ -628,6 +630,7 @@ mod tests {
                 status: RowStatus::Failed,
                 outcome: None,
                 error: Some("prepare failed: table exists, \"sbtest1\""),
+                knee: None,
             })
             .unwrap();
         let (header, rows) = read_rows(store.results_path());

@@ -78,6 +78,7 @@ pub fn command(args: RunArgs) -> u8 {
         hooks: suite.hooks.clone(),
         on_error: suite.on_error,
         resume: args.resume.clone(),
+        stop_when: suite.matrix.stop_when.clone(),
         results_root: args.results_dir.unwrap_or(suite.results_dir),
         suite_text: suite.resolved_toml,
         quiet: args.quiet,

@@ -18,6 +18,7 @@ pub mod hooks;
 pub mod progress;
 pub mod server;
 pub mod signal;
+mod sweep;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -55,6 +56,8 @@ pub struct RunContext {
     pub on_error: OnError,
     /// `--resume`: the run directory of a stopped run to continue (else a new run directory).
     pub resume: Option<PathBuf>,
+    /// `[matrix] stop_when` threshold sweeps.
+    pub stop_when: Vec<crate::suite::StopWhen>,
 }
 
 /// How a run ended. `main` maps it to the exit code: 130 when `interrupted`, else 1 when
@@ -452,6 +455,7 @@ pub fn run_plan_with(
     let mut entered: Option<(&str, usize)> = None;
     let mut last_step: Option<&Step> = None;
     let mut kept = 0;
+    let mut sweeps = sweep::Sweeps::new(ctx.stop_when.clone());
 
     for (position, step) in plan.steps.iter().enumerate() {
         if !resume.todo.contains(&step.index) {
@@ -460,6 +464,20 @@ pub fn run_plan_with(
                 datasets.insert(step.dataset, Dataset::Ready);
             }
             kept += 1;
+            continue;
+        }
+        if step.kind == StepKind::Run
+            && let Some(knee) = sweeps.stopped(step)
+        {
+            let _ = writeln!(
+                out,
+                "==> [{}/{total}] {} {} (variant {}): skipped, stop_when: knee {knee}",
+                position + 1,
+                step.kind.as_str(),
+                step.name,
+                step.variant
+            );
+            skipped += 1;
             continue;
         }
         let stopping = stop.load(Ordering::SeqCst) || fatal.is_some() || halted;
@@ -548,6 +566,7 @@ pub fn run_plan_with(
                     status: RowStatus::Failed,
                     outcome: None,
                     error: Some(&error),
+                    knee: None,
                 };
                 if let Err(e) = store.write_run(&row) {
                     fatal = Some(e);
@@ -666,6 +685,7 @@ pub fn run_plan_with(
                         status: RowStatus::Failed,
                         outcome: None,
                         error: Some(&error),
+                        knee: None,
                     };
                     if let Err(e) = store.write_run(&row) {
                         fatal = Some(e);
@@ -706,12 +726,17 @@ pub fn run_plan_with(
                         fail_note(error.as_deref().unwrap_or_default());
                     }
                 }
+                let knee = match (status, outcome) {
+                    (RowStatus::Ok, Some(o)) => sweeps.observe(step, o),
+                    _ => None,
+                };
                 let row = RunRow {
                     step,
                     started_at,
                     status,
                     outcome,
                     error: error.as_deref(),
+                    knee: knee.as_deref(),
                 };
                 if let Err(e) = store.write_run(&row) {
                     fatal = Some(e);
@@ -768,6 +793,9 @@ pub fn run_plan_with(
     }
     drop(out);
     progress.finish();
+    for k in &sweeps.knees {
+        progress.note(&format!("[sbsuite] stop_when: {k}"));
+    }
 
     if let Some(e) = fatal {
         return Err(e.into());
@@ -1258,6 +1286,7 @@ mod tests {
             hooks: RawHooks::default(),
             on_error: OnError::Continue,
             resume: None,
+            stop_when: Vec::new(),
         }
     }
 

@@ -320,6 +320,11 @@ fn matrix_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let cell = json!({ "type": "object", "additionalProperties": { "type": ["string", "number", "boolean", "array"] } });
     props.insert("exclude".into(), json!({ "description": "cells to drop: every key of an entry must match (a list matches any of its items)", "type": "array", "items": cell }));
     props.insert("include".into(), json!({ "description": "extra cells appended after the cross product", "type": "array", "items": cell }));
+    let conds: serde_json::Map<String, serde_json::Value> = crate::suite::STOP_WHEN_KEYS
+        .iter()
+        .map(|k| (k.to_string(), json!({ "type": "number", "minimum": 0 })))
+        .collect();
+    props.insert("stop_when".into(), json!({ "description": "threshold sweeps: stop raising an axis once a run meets a condition (gains in percent, latencies in ms), e.g. { threads = { tps_gain_below = 5, p95_above = 50 } }", "type": "object", "additionalProperties": { "type": "object", "properties": conds, "additionalProperties": false } }));
     props.insert("zip".into(), json!({ "description": "groups of axes that move together, e.g. [[\"tables\", \"table_size\"]]", "type": "array", "items": { "type": "array", "minItems": 2, "items": { "type": "string" } } }));
     schemars::json_schema!({ "type": "object", "properties": props, "additionalProperties": false })
 }
