@@ -47,6 +47,50 @@ pub enum Command {
     /// before the first change and removed once restored; this applies and removes any that a
     /// stopped run left behind, connecting with the run's saved suite ([target]).
     Restore(RestoreArgs),
+    /// Compare two runs, or the variants inside one run, with a verdict per metric.
+    ///
+    /// `sbsuite compare A B` matches the steps of two runs by their matrix keys;
+    /// `sbsuite compare RUN --by variant` compares each variant (or any other key column) with
+    /// the first. Per metric (tps, qps, p95, p99, avg latency, errors): medians, 95 % CI,
+    /// delta, Welch's t-test verdict; `--fail-on "tps:-5%,p95:+10%"` exits 1 on a
+    /// significant regression (for CI).
+    Compare(CompareArgs),
+    /// List the runs under the results directory (suite, run id, start, rows, status).
+    Runs(RunsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// Run directories (results/<suite>/<run-id>) or results.csv files: two, or one with --by.
+    #[arg(required = true, num_args = 1..=2, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// Compare the groups of this column inside one run, the first value as the baseline
+    /// (`variant`, or any matrix column).
+    #[arg(long, value_name = "COLUMN")]
+    pub by: Option<String>,
+    /// Regression gates: `METRIC:-N%` fails on a significant drop of N % or more,
+    /// `METRIC:+N%` on a rise (metrics: tps, qps, p95, p99, avg, errors).
+    #[arg(long, value_name = "GATES")]
+    pub fail_on: Option<String>,
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Markdown,
+    Csv,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunsArgs {
+    /// The results directory (default `results`).
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub results_dir: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 #[derive(Debug, clap::Args)]
