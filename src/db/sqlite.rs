@@ -284,7 +284,8 @@ pub fn exists(t: &Target) -> bool {
 }
 
 /// After a cleanup: deletes the default database file ([`super::DEFAULT_SQLITE_PATH`], the one
-/// a suite without `[target]` creates by itself) when no table, index or view is left in it,
+/// a suite without `[target]` creates by itself) when no table, index or view of its own is left
+/// in it (SQLite's internal `sqlite_sequence` does not count),
 /// with its `-wal` and `-shm` files. Returns whether it did. A path the user chose is the
 /// user's file and stays.
 pub fn remove_default_if_empty(t: &Target) -> Result<bool, SqlError> {
@@ -299,7 +300,12 @@ pub fn remove_default_if_empty(t: &Target) -> Result<bool, SqlError> {
     .map_err(err)?;
     conn.busy_timeout(t.sqlite.busy_timeout).map_err(err)?;
     let objects: i64 = conn
-        .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+        // sqlite_sequence (AUTOINCREMENT's counters) outlives the dropped tables.
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+            [],
+            |r| r.get(0),
+        )
         .map_err(err)?;
     // Closing the last connection checkpoints the WAL and removes -wal and -shm.
     conn.close().map_err(|(_, e)| err(e))?;
@@ -418,6 +424,8 @@ mod tests {
         a.query("INSERT INTO t VALUES (1)").unwrap();
         let e = b.query("BEGIN IMMEDIATE").unwrap_err();
         assert_eq!(e.code, "SQLITE_BUSY", "{e}");
+        // A worker that connects meanwhile is not held up by its pragmas.
+        open(&t).unwrap().close();
         // WAL: a reader is not blocked by the writer and sees the last commit.
         assert_eq!(b.query_i64("SELECT COUNT(*) FROM t").unwrap(), Some(0));
         a.query("COMMIT").unwrap();
