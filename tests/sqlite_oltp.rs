@@ -438,7 +438,7 @@ fn missing_file_or_tables_say_run_prepare_first() {
     let p = plan_of(&text("oltp_read_only"));
     let run = &p.steps[1];
     assert_eq!(run.kind, StepKind::Run);
-    let e = step(run).err().expect("no database file");
+    let e = step(run).expect_err("no database file");
     assert!(
         e.contains("missing.db does not exist: run prepare first"),
         "{e}"
@@ -449,12 +449,12 @@ fn missing_file_or_tables_say_run_prepare_first() {
         .unwrap()
         .execute_batch("CREATE TABLE other(x INTEGER)")
         .unwrap();
-    let e = step(run).err().expect("no table");
+    let e = step(run).expect_err("no table");
     assert!(
         e.contains("table 'sbtest1' does not exist in file") && e.contains("run prepare first"),
         "{e}"
     );
     let bulk = plan_of(&text("bulk_insert"));
-    let e = step(&bulk.steps[1]).err().expect("no table");
+    let e = step(&bulk.steps[1]).expect_err("no table");
     assert!(e.contains("run prepare first"), "{e}");
 }

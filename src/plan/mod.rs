@@ -61,6 +61,7 @@ pub struct Plan {
     pub steps: Vec<Step>,
     /// The database the steps use, described for people (no password), when a step needs
     /// one; says so when it is the default SQLite file of a suite without `[target]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
 }
 
