@@ -169,7 +169,7 @@ pub struct WorkloadSpec {
     /// Options of this workload besides the [`GENERAL`] ones.
     pub options: &'static [&'static [OptSpec]],
     pub data: DataSpec,
-    /// Needs a database `[target]`.
+    /// Needs a database: the suite's `[target]`, else the default SQLite file.
     pub needs_target: bool,
 }
 

@@ -13,7 +13,7 @@ use mysql_async::prelude::Queryable;
 
 mod common;
 
-use common::sbsuite;
+use common::{results, sbsuite};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 3306;
@@ -129,34 +129,6 @@ fn suite(dir: &Path, db: &str, target_extra: &str, defaults: &str) -> std::path:
     )
     .unwrap();
     path
-}
-
-/// Every row of every results.csv under `root`, as column → value.
-fn results(root: &Path) -> Vec<HashMap<String, String>> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.ends_with("results.csv") {
-                let mut r = csv::Reader::from_path(&p).unwrap();
-                let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
-                for rec in r.records() {
-                    let rec = rec.unwrap();
-                    out.push(
-                        header
-                            .iter()
-                            .cloned()
-                            .zip(rec.iter().map(str::to_string))
-                            .collect(),
-                    );
-                }
-            }
-        }
-    }
-    out
 }
 
 fn all_files_text(root: &Path) -> String {

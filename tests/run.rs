@@ -38,45 +38,82 @@ fn col(header: &[String], name: &str) -> usize {
 
 #[test]
 fn quickstart_runs_and_its_csv_holds_the_measurements() {
+    // In an empty working directory: fileio's test files and the default SQLite file go there
+    // and must be gone afterwards.
     let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
     let out = sbsuite()
-        .args([
-            "run",
-            "suites/quickstart.toml",
-            "--set",
-            "time=1",
-            "--progress",
-            "plain",
-            "--results-dir",
-        ])
-        .arg(dir.path())
+        .current_dir(&work)
+        .arg("run")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/quickstart.toml"))
+        .args(["--set", "time=1", "--progress", "plain", "--results-dir"])
+        .arg(dir.path().join("results"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    // sysbench-shaped reports, one per step.
-    assert_eq!(stdout.matches("Threads started!").count(), 2, "{stdout}");
+    let left: Vec<_> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "files left in the working directory: {left:?}"
+    );
+    // sysbench-shaped reports, one per run step.
+    assert_eq!(stdout.matches("Threads started!").count(), 10, "{stdout}");
     assert_eq!(
         stdout.matches("CPU speed:\n    events per second:").count(),
         2,
         "{stdout}"
     );
+    assert_eq!(stdout.matches("SQL statistics:").count(), 4, "{stdout}");
     assert!(stdout.contains("[ 1s ] thds: 2 eps: "), "{stdout}");
     assert!(stdout.contains("         95th percentile:"), "{stdout}");
-    assert!(stderr.contains("[sbsuite] step 2/2 run cpu-t2"), "{stderr}");
+    assert!(
+        stdout.contains("Inserting 10000 records into 'sbtest1'"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Removed the empty default database file 'sbtest.db'"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("[sbsuite] step 14/14 cleanup sbtest"),
+        "{stderr}"
+    );
 
-    let run = run_dir(dir.path(), "quickstart");
+    let run = run_dir(&dir.path().join("results"), "quickstart");
     let (header, data) = rows(&run.join("results.csv"));
     assert_eq!(
         &header[..6],
         ["run_id", "step", "name", "variant", "workload", "threads"]
     );
-    assert_eq!(data.len(), 2);
+    let workloads: Vec<&str> = data
+        .iter()
+        .map(|r| r[col(&header, "workload")].as_str())
+        .collect();
+    assert_eq!(
+        workloads,
+        [
+            "cpu",
+            "cpu",
+            "memory",
+            "memory",
+            "fileio",
+            "fileio",
+            "oltp_read_only",
+            "oltp_read_only",
+            "oltp_read_write",
+            "oltp_read_write"
+        ]
+    );
     for (i, row) in data.iter().enumerate() {
-        assert_eq!(row[col(&header, "status")], "ok");
-        assert_eq!(row[col(&header, "threads")], (i + 1).to_string());
-        assert_eq!(row[col(&header, "workload")], "cpu");
+        let workload = row[col(&header, "workload")].as_str();
+        assert_eq!(row[col(&header, "status")], "ok", "{row:?}");
+        assert_eq!(row[col(&header, "threads")], (i % 2 + 1).to_string());
         let events: u64 = row[col(&header, "events")].parse().unwrap();
         assert!(events > 0);
         let seconds: f64 = row[col(&header, "seconds")].parse().unwrap();
@@ -94,12 +131,21 @@ fn quickstart_runs_and_its_csv_holds_the_measurements() {
             lat("lat_p95"),
             "percentile = 95 in the quickstart"
         );
-        assert_eq!(row[col(&header, "tps")], "", "cpu has no transactions");
+        let tps = &row[col(&header, "tps")];
+        if workload.starts_with("oltp_") {
+            assert!(tps.parse::<f64>().unwrap() > 0.0, "{row:?}");
+            assert_eq!(row[col(&header, "errors")], "0", "{row:?}");
+        } else {
+            assert_eq!(tps, "", "{workload} has no transactions");
+        }
+        let metric = |c: &str| !row[col(&header, c)].is_empty();
+        assert_eq!(metric("mib_per_s"), workload == "memory", "{row:?}");
+        assert_eq!(metric("file_reads_ps"), workload == "fileio", "{row:?}");
     }
     let (_, intervals) = rows(&run.join("intervals.csv"));
-    assert!(intervals.len() >= 2, "{intervals:?}");
+    assert!(intervals.len() >= 10, "{intervals:?}");
     let hist: Vec<_> = std::fs::read_dir(run.join("histograms")).unwrap().collect();
-    assert_eq!(hist.len(), 2);
+    assert_eq!(hist.len(), 10);
     assert!(run.join("suite.toml").exists() && run.join("plan.json").exists());
 }
 

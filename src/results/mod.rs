@@ -364,6 +364,7 @@ mod tests {
     fn plan(steps: Vec<Step>) -> Plan {
         Plan {
             suite: "my suite/x".into(),
+            target: None,
             axes: vec![
                 "workload".into(),
                 "table_size".into(),

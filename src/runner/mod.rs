@@ -882,6 +882,7 @@ mod tests {
         ];
         Plan {
             suite: "unit".into(),
+            target: None,
             axes: vec!["threads".into()],
             steps: steps
                 .iter()
