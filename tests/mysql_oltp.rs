@@ -971,9 +971,13 @@ impl Drop for ServerGuard {
     fn drop(&mut self) {
         if self.0.exists() {
             let _ = std::fs::remove_file(&self.0);
+            // Back to the normal start, and ready before the next test.
             let _ = std::process::Command::new("sh")
                 .arg("-c")
-                .arg(restart_command(&self.0))
+                .arg(format!(
+                    "{} && for i in $(seq 1 120); do mysqladmin --user=root --host=127.0.0.1 ping >/dev/null 2>&1 && exit 0; sleep 0.5; done",
+                    restart_command(&self.0)
+                ))
                 .status();
         }
     }
@@ -1166,4 +1170,142 @@ fn kill_9_then_resume_finishes_every_row_once_and_restores_the_server() {
             "step {step}: one interval row per second, none duplicated:\n{intervals}"
         );
     }
+}
+
+/// Makes a CA, a server certificate for 127.0.0.1/localhost signed by it, and an unrelated CA
+/// in `dir` (readable by the server's user).
+fn make_certs(dir: &Path) {
+    let script = r#"set -e
+ca() { openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.pem" -days 2 -subj "/CN=sbsuite test $1" -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null; }
+ca ca
+ca other
+openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=127.0.0.1" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' > ext.cnf
+openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile ext.cnf 2>/dev/null
+chmod 0755 . && chmod 0644 ./*
+"#;
+    let ok = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "openssl could not make the test certificates");
+}
+
+fn ssl_accepts() -> i64 {
+    rt().block_on(async {
+        let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
+        let row: Option<(String, i64)> = c
+            .query_first("SHOW GLOBAL STATUS LIKE 'Ssl_accepts'")
+            .await
+            .unwrap();
+        let _ = c.disconnect().await;
+        row.map(|r| r.1).unwrap_or(0)
+    })
+}
+
+#[test]
+fn tls_modes_encrypt_and_verify_against_a_tls_enabled_server() {
+    let _serial = serial();
+    let tools = ["openssl", "start-stop-daemon"].iter().all(|t| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {t}"))
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !tools || !Path::new("/usr/sbin/mariadbd").exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs openssl and the local MariaDB started by start-stop-daemon"
+        );
+        eprintln!("skipped: no openssl or no local mariadbd to restart with TLS");
+        return;
+    }
+    let Some(db) = database("tls") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let certs = dir.path().join("certs");
+    std::fs::create_dir(&certs).unwrap();
+    make_certs(&certs);
+    let cnf = dir.path().join("zz-tls.cnf");
+    let _guard = ServerGuard(cnf.clone());
+    std::fs::write(
+        &cnf,
+        format!(
+            "[mysqld]\nssl_ca = {c}/ca.pem\nssl_cert = {c}/server.pem\nssl_key = {c}/server.key\n",
+            c = certs.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let restarted = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} && for i in $(seq 1 60); do mysqladmin --user=root --host=127.0.0.1 ping >/dev/null 2>&1 && exit 0; sleep 0.5; done; exit 1",
+            restart_command(&cnf)
+        ))
+        .status()
+        .unwrap()
+        .success();
+    assert!(restarted, "MariaDB did not come back with TLS enabled");
+    let run = |ssl: &str, ca: Option<&str>| {
+        let ca_line = ca
+            .map(|c| format!("ssl_ca = \"{}/{c}\"\n", certs.display()))
+            .unwrap_or_default();
+        let path = suite(
+            dir.path(),
+            &db,
+            &format!("ssl = \"{ssl}\"\n{ca_line}"),
+            "workload = \"oltp_point_select\"\ntable_size = 100\nthreads = 2\ntime = 1\nreport_interval = 0",
+        );
+        let before = ssl_accepts();
+        let out = sbsuite()
+            .arg("run")
+            .arg(&path)
+            .arg("--results-dir")
+            .arg(
+                dir.path()
+                    .join(format!("results-{ssl}-{}", ca.unwrap_or("none"))),
+            )
+            .args(["--progress", "off"])
+            .output()
+            .unwrap();
+        (out, ssl_accepts() - before)
+    };
+    // required: encrypted, certificate not checked; verify_ca: the chain must lead to ssl_ca;
+    // verify_identity: the certificate must also name 127.0.0.1.
+    let required = run("required", None);
+    let verify_ca = run("verify_ca", Some("ca.pem"));
+    let identity = run("verify_identity", Some("ca.pem"));
+    let wrong_ca = run("verify_ca", Some("other.pem"));
+    drop(_guard);
+    drop_database(&db);
+    for (name, (out, accepted)) in [
+        ("required", &required),
+        ("verify_ca", &verify_ca),
+        ("verify_identity", &identity),
+    ] {
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // prepare, check, 2 workers, cleanup: every connection negotiated TLS.
+        assert!(*accepted >= 5, "{name}: only {accepted} TLS handshakes");
+    }
+    let stderr = String::from_utf8_lossy(&wrong_ca.0.stderr);
+    assert_eq!(wrong_ca.0.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.to_lowercase().contains("certificate") || stderr.contains("UnknownIssuer"),
+        "a certificate from another CA is refused with a reason: {stderr}"
+    );
 }
