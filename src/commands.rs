@@ -47,6 +47,13 @@ pub fn execute(cli: Cli) -> u8 {
         Command::Sysbench(args) => crate::compat::sysbench(&args.args),
         Command::Convert(args) => crate::compat::convert(&args.args),
         Command::Restore(args) => restore(&args.run_dir),
+        Command::Report(args) => crate::report::html::command(&args.runs, args.out, args.svg),
+        Command::Import(args) => crate::import::command(&crate::import::ImportRequest {
+            files: args.files,
+            out: args.out,
+            suite: args.suite,
+            workload: args.workload,
+        }),
     }
 }
 

@@ -15,6 +15,7 @@ pub mod commands;
 pub mod compat;
 pub mod db;
 pub mod engine;
+pub mod import;
 pub mod plan;
 pub mod random;
 pub mod report;
