@@ -57,6 +57,18 @@ pub enum Command {
     Compare(CompareArgs),
     /// List the runs under the results directory (suite, run id, start, rows, status).
     Runs(RunsArgs),
+    /// Draw runs as one self-contained HTML page: throughput and latency vs threads, each
+    /// step's interim time series, the results table, the suite and the server variables.
+    ///
+    /// `sbsuite report A B` overlays two runs. Nothing is fetched when the page is viewed
+    /// (inline SVG, no scripts); `--svg DIR` also writes every chart as a standalone .svg file.
+    Report(ReportArgs),
+    /// Turn saved sysbench text output (1.0, 0.5, 0.4.12) into a results directory.
+    ///
+    /// Each report in a file (a shell loop's log may hold many) becomes one run step of a new
+    /// run under OUT/SUITE/<run-id>/, with the results.csv and intervals.csv columns of
+    /// `sbsuite run`, so old logs can be drawn and compared with new runs.
+    Import(ImportArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -91,6 +103,36 @@ pub struct RunsArgs {
     pub results_dir: PathBuf,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// A run directory (results/<suite>/<run-id>) or its results.csv; a second one is overlaid.
+    #[arg(required = true, num_args = 1..=2, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// The HTML file to write [default: RUN/report.html].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also write each chart as a standalone SVG file into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// Files holding sysbench output (`sysbench … run > FILE`, or a whole shell-loop log).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Results root; the run goes to DIR/SUITE/<run-id>/.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+    /// Suite name of the imported run.
+    #[arg(long, value_name = "NAME", default_value = "imported")]
+    pub suite: String,
+    /// Workload of reports whose log does not name it (no command line before the report and no
+    /// test banner: 1.0 OLTP, threads, mutex) [default: unknown].
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]

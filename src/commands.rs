@@ -49,6 +49,13 @@ pub fn execute(cli: Cli) -> u8 {
         Command::Restore(args) => restore(&args.run_dir),
         Command::Compare(args) => compare(args),
         Command::Runs(args) => runs(&args.results_dir, args.format),
+        Command::Report(args) => crate::report::html::command(&args.runs, args.out, args.svg),
+        Command::Import(args) => crate::import::command(&crate::import::ImportRequest {
+            files: args.files,
+            out: args.out,
+            suite: args.suite,
+            workload: args.workload,
+        }),
     }
 }
 

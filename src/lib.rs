@@ -16,6 +16,7 @@ pub mod compare;
 pub mod compat;
 pub mod db;
 pub mod engine;
+pub mod import;
 pub mod plan;
 pub mod random;
 pub mod report;

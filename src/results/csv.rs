@@ -213,10 +213,15 @@ pub fn extra_axis_columns(axes: &[String]) -> Vec<(String, String)> {
 
 /// The full header of `results.csv` for a plan with these matrix axes.
 pub fn results_columns(axes: &[String]) -> Vec<String> {
+    columns_with(&extra_axis_columns(axes))
+}
+
+/// The full header of `results.csv` given [`extra_axis_columns`].
+pub(crate) fn columns_with(extra_axes: &[(String, String)]) -> Vec<String> {
     RESULTS_LEADING_COLUMNS
         .iter()
         .map(|c| c.to_string())
-        .chain(extra_axis_columns(axes).into_iter().map(|(h, _)| h))
+        .chain(extra_axes.iter().map(|(h, _)| h.clone()))
         .chain(trailing_columns())
         .collect()
 }

@@ -259,6 +259,26 @@ impl ResultStore {
         self.results.sync()?;
         self.intervals.sync()
     }
+
+    /// Records a run step measured elsewhere (`sbsuite import`): no histogram (a text log has
+    /// none), and each `(column, cell)` of `cells` replaces the cell [`ResultStore::write_run`]
+    /// would compute — rates as the log printed them (sysbench divides by its own timer).
+    pub fn write_foreign_run(
+        &mut self,
+        row: &RunRow,
+        cells: &[(&str, String)],
+    ) -> Result<(), ResultsError> {
+        let mut record = csv::results_record(&self.run_id, &self.extra_axes, row);
+        let columns = csv::columns_with(&self.extra_axes);
+        for (column, cell) in cells {
+            if let Some(i) = columns.iter().position(|c| c == column) {
+                record[i] = cell.clone();
+            }
+        }
+        self.results.write(record)?;
+        self.results.sync()?;
+        self.intervals.sync()
+    }
 }
 
 /// The journal's last event per step index (`start`, `done`, `failed`, `interrupted`).
