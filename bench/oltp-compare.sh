@@ -9,8 +9,12 @@
 #   bench/oltp-compare.sh [ROUNDS] [SECONDS] [WORKLOADS] [THREADS]
 #   defaults: 5 rounds, 5 s, "oltp_point_select oltp_read_only oltp_read_write", "4 32 128"
 #
+# With ASYNC=1, sbsuite also runs with SBSUITE_MYSQL_CLIENT=async (mysql_async instead of its
+# own protocol client) in the same rotation, and four more columns compare it with sysbench.
+#
 # Needs a local server reachable as root over 127.0.0.1:3306; installs sysbench and GNU time
-# from the system packages when missing; builds sbsuite in release mode.
+# from the system packages when missing; builds sbsuite in release mode (into
+# $CARGO_TARGET_DIR when set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
@@ -24,7 +28,8 @@ for pkg in sysbench time; do
   fi
 done
 cargo build --release --quiet
-SBS="$PWD/target/release/sbsuite sysbench"
+SBS="${CARGO_TARGET_DIR:-$PWD/target}/release/sbsuite sysbench"
+ASYNC=${ASYNC:-0}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 DB=sbsuite_bench
@@ -51,20 +56,36 @@ sysbench oltp_read_write $ARGS --tables=4 --table-size=10000 cleanup > /dev/null
 # shellcheck disable=SC2086
 sysbench oltp_read_write $ARGS --tables=4 --table-size=10000 prepare > /dev/null
 
-echo "case,rounds,seconds,sysbench_qps,sbsuite_qps,qps_ratio,sysbench_cpu_s_per_1k_q,sbsuite_cpu_s_per_1k_q,cpu_ratio"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b/a}'; }
+head="case,rounds,seconds,sysbench_qps,sbsuite_qps,qps_ratio,sysbench_cpu_s_per_1k_q,sbsuite_cpu_s_per_1k_q,cpu_ratio"
+[ "$ASYNC" = 1 ] && head="$head,async_qps,async_qps_ratio,async_cpu_s_per_1k_q,async_cpu_ratio"
+echo "$head"
 for w in $WORKLOADS; do
   for t in $THREADS; do
-    : > "$TMP/a"; : > "$TMP/b"
+    : > "$TMP/a"; : > "$TMP/b"; : > "$TMP/c"
     for r in $(seq "$ROUNDS"); do
-      if [ $((r % 2)) -eq 1 ]; then
-        one sysbench "$w" "$t" >> "$TMP/a"; one "$SBS" "$w" "$t" >> "$TMP/b"
-      else
-        one "$SBS" "$w" "$t" >> "$TMP/b"; one sysbench "$w" "$t" >> "$TMP/a"
-      fi
+      if [ "$ASYNC" = 1 ]; then
+        # Three tools: each round starts with the next one.
+        case $((r % 3)) in
+          1) order="a b c" ;; 2) order="b c a" ;; *) order="c a b" ;;
+        esac
+      elif [ $((r % 2)) -eq 1 ]; then order="a b"; else order="b a"; fi
+      for x in $order; do
+        case $x in
+          a) one sysbench "$w" "$t" >> "$TMP/a" ;;
+          b) one "$SBS" "$w" "$t" >> "$TMP/b" ;;
+          c) one "env SBSUITE_MYSQL_CLIENT=async $SBS" "$w" "$t" >> "$TMP/c" ;;
+        esac
+      done
     done
     aq=$(cut -d' ' -f1 "$TMP/a" | median); bq=$(cut -d' ' -f1 "$TMP/b" | median)
     ac=$(cut -d' ' -f2 "$TMP/a" | median); bc=$(cut -d' ' -f2 "$TMP/b" | median)
-    echo "$w-t$t,$ROUNDS,$SECS,$aq,$bq,$(awk -v a="$aq" -v b="$bq" 'BEGIN {printf "%.3f", b/a}'),$ac,$bc,$(awk -v a="$ac" -v b="$bc" 'BEGIN {printf "%.3f", b/a}')"
+    line="$w-t$t,$ROUNDS,$SECS,$aq,$bq,$(ratio "$aq" "$bq"),$ac,$bc,$(ratio "$ac" "$bc")"
+    if [ "$ASYNC" = 1 ]; then
+      cq=$(cut -d' ' -f1 "$TMP/c" | median); cc=$(cut -d' ' -f2 "$TMP/c" | median)
+      line="$line,$cq,$(ratio "$aq" "$cq"),$cc,$(ratio "$ac" "$cc")"
+    fi
+    echo "$line"
   done
 done
 # shellcheck disable=SC2086

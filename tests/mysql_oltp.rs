@@ -1309,3 +1309,111 @@ fn tls_modes_encrypt_and_verify_against_a_tls_enabled_server() {
         "a certificate from another CA is refused with a reason: {stderr}"
     );
 }
+
+/// sbsuite's own protocol client (the default) and mysql_async (`SBSUITE_MYSQL_CLIENT=async`)
+/// send the same statements, prepared and as text; an unknown client name is an error.
+#[test]
+fn wire_and_async_clients_send_the_same_statements() {
+    let _serial = serial();
+    let Some(db) = database("clients") else {
+        return;
+    };
+    let line = |client: Option<&str>, extra: &[&str], action: &str| {
+        let mut cmd = sbsuite();
+        if let Some(c) = client {
+            cmd.env("SBSUITE_MYSQL_CLIENT", c);
+        }
+        cmd.arg("sysbench")
+            .args([
+                "oltp_read_write",
+                "--mysql-host=127.0.0.1",
+                "--mysql-user=root",
+                &format!("--mysql-db={db}"),
+                "--tables=2",
+                "--table-size=500",
+                "--threads=1",
+                "--events=40",
+                "--time=0",
+            ])
+            .args(extra)
+            .arg(action)
+            .output()
+            .unwrap()
+    };
+    let prep = line(None, &[], "prepare");
+    assert!(prep.status.success(), "{prep:?}");
+    let mut runs = Vec::new();
+    for ps in [&[][..], &["--db-ps-mode=disable"][..]] {
+        for client in [None, Some("wire"), Some("async")] {
+            let before = status();
+            let out = line(client, ps, "run");
+            runs.push((client, ps, out, delta(&before, &status())));
+        }
+    }
+    let bogus = line(Some("libmysql"), &[], "run");
+    let count = rows(&db, "sbtest1") + rows(&db, "sbtest2");
+    drop_database(&db);
+    for (client, ps, out, d) in &runs {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{client:?} {ps:?}: {out:?}");
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("using mysql_async"),
+            "no fallback: {out:?}"
+        );
+        assert!(
+            stdout.contains("        read:                            560\n"),
+            "{client:?} {ps:?}: {stdout}"
+        );
+        let writes = [
+            d["Com_update"],
+            d["Com_delete"],
+            d["Com_insert"],
+            d["Com_begin"],
+            d["Com_commit"],
+        ];
+        assert_eq!(writes, [80, 40, 40, 40, 40], "{client:?} {ps:?}: {d:?}");
+        // 40 events × 14 selects, plus the pre-run checks and per-connection session setup.
+        assert!(
+            (560..=560 + 10).contains(&d["Com_select"]),
+            "{client:?}: {d:?}"
+        );
+    }
+    assert_eq!(count, 1000, "delete + insert of the same id keeps the rows");
+    assert!(!bogus.status.success());
+    let e = String::from_utf8_lossy(&bogus.stderr);
+    assert!(
+        e.contains(
+            "SBSUITE_MYSQL_CLIENT=libmysql is not a MySQL client: use wire (the default) or async"
+        ),
+        "{e}"
+    );
+}
+
+/// The client switch is not a suite key: `sbsuite run` accepts it next to a suite file.
+#[test]
+fn client_switch_is_not_read_as_a_suite_key() {
+    let _serial = serial();
+    let Some(db) = database("switch") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = suite(
+        dir.path(),
+        &db,
+        "",
+        "workload = \"oltp_point_select\"\ntables = 1\ntable_size = 100\nthreads = 2\nevents = 20\ntime = 0\nreport_interval = 0",
+    );
+    let out = sbsuite()
+        .env("SBSUITE_MYSQL_CLIENT", "async")
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("r"))
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    drop_database(&db);
+    assert!(out.status.success(), "{out:?}");
+    let rows = results(&dir.path().join("r"));
+    assert_eq!(rows[0]["reads"], "20", "{rows:?}");
+}

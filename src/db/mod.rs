@@ -11,6 +11,7 @@
 
 pub mod conn;
 pub mod mysql;
+pub mod mysql_wire;
 pub mod pgsql;
 pub mod sqlite;
 

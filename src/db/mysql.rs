@@ -1,4 +1,10 @@
-//! MySQL/MariaDB connections through `mysql_async`, shaped for a load generator.
+//! MySQL/MariaDB connections, shaped for a load generator.
+//!
+//! [`open`] uses sbsuite's own blocking protocol client ([`super::mysql_wire`]) when TLS is off,
+//! and mysql_async otherwise, or when the server needs what the wire client does not speak (an
+//! auth plugin other than native / caching_sha2 fast path), or when `SBSUITE_MYSQL_CLIENT=async`
+//! asks for it. The rest of this file is the mysql_async path and what both share (error
+//! kinds, bulk loading).
 //!
 //! Each worker owns one [`mysql_async::Conn`] for the whole run on its own current-thread tokio
 //! runtime ([`runtime`]): MySQL has one command in flight per connection, and a shared
@@ -41,17 +47,26 @@ fn is_connection_lost(e: &mysql_async::Error) -> bool {
     }
 }
 
+/// What a MySQL error number means for the run (both clients).
+pub fn kind_of_code(code: u16) -> ErrKind {
+    match code {
+        2013 | 2006 | 2011 | 2055 | 1927 | 4031 => ErrKind::Lost,
+        1146 => ErrKind::NoTable,
+        1050 => ErrKind::TableExists,
+        1040 | 1053 | 2002 | 2003 => ErrKind::Unreachable,
+        _ => ErrKind::Other,
+    }
+}
+
 /// A driver error as the engines see it: errno as the code, and what it means for the run.
 pub fn sql_error(e: &mysql_async::Error) -> SqlError {
     let kind = if is_connection_lost(e) {
         ErrKind::Lost
     } else {
         match error_code(e) {
-            Some(1146) => ErrKind::NoTable,
-            Some(1050) => ErrKind::TableExists,
-            Some(1040 | 1053 | 2002 | 2003) => ErrKind::Unreachable,
-            _ if matches!(e, mysql_async::Error::Other(_)) => ErrKind::Unreachable,
-            _ => ErrKind::Other,
+            Some(code) => kind_of_code(code),
+            None if matches!(e, mysql_async::Error::Other(_)) => ErrKind::Unreachable,
+            None => ErrKind::Other,
         }
     };
     match e {
@@ -64,8 +79,60 @@ pub fn sql_error(e: &mysql_async::Error) -> SqlError {
 /// behind our back: far more than any workload prepares (tables × 9 + a few).
 const STMT_CACHE: usize = 1 << 16;
 
-/// Opens connection number `n` of `t` (endpoint `n` modulo the endpoints).
+/// Which client library speaks to the server: sbsuite's own protocol client
+/// ([`super::mysql_wire`]) or mysql_async.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Client {
+    Wire,
+    Async,
+}
+
+/// The environment variable that picks the client: `wire` (default) or `async`.
+pub const CLIENT_ENV: &str = "SBSUITE_MYSQL_CLIENT";
+
+/// The client chosen by [`CLIENT_ENV`] (read once per process).
+pub fn client() -> Result<Client, SqlError> {
+    static CHOICE: std::sync::OnceLock<Result<Client, String>> = std::sync::OnceLock::new();
+    CHOICE
+        .get_or_init(|| match std::env::var(CLIENT_ENV).as_deref() {
+            Err(_) | Ok("" | "wire") => Ok(Client::Wire),
+            Ok("async") => Ok(Client::Async),
+            Ok(other) => Err(format!(
+                "{CLIENT_ENV}={other} is not a MySQL client: use wire (the default) or async"
+            )),
+        })
+        .clone()
+        .map_err(|m| SqlError::client(m, ErrKind::Other))
+}
+
+/// Set once the wire client met a server it cannot speak to (TLS-only user, another auth
+/// plugin): later connections of the process go to mysql_async directly.
+static WIRE_UNSUPPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Opens connection number `n` of `t` (endpoint `n` modulo the endpoints): through the wire
+/// client when TLS is off and it speaks the server's auth, else through mysql_async.
 pub fn open(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
+    use std::sync::atomic::Ordering;
+    if t.ssl == SslMode::Disabled
+        && client()? == Client::Wire
+        && !WIRE_UNSUPPORTED.load(Ordering::Relaxed)
+    {
+        match super::mysql_wire::open(t, n) {
+            Ok(c) => return Ok(c),
+            Err(super::mysql_wire::WireError::Sql(e)) => return Err(e),
+            Err(super::mysql_wire::WireError::Unsupported(why)) => {
+                // Said once: the client in use changes the client CPU a run measures.
+                if !WIRE_UNSUPPORTED.swap(true, Ordering::Relaxed) {
+                    eprintln!("[sbsuite] MySQL: {why}: using mysql_async for the connections");
+                }
+            }
+        }
+    }
+    open_async(t, n)
+}
+
+/// Opens connection number `n` of `t` through mysql_async.
+pub fn open_async(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
     let rt =
         runtime().map_err(|e| SqlError::client(format!("tokio runtime: {e}"), ErrKind::Other))?;
     let conn = rt.block_on(connect(t, n))?;
@@ -226,50 +293,11 @@ impl Connection for MysqlConnection {
         with_id: bool,
         fill: &mut dyn FnMut(&mut DataRow) -> bool,
     ) -> Result<(), SqlError> {
-        use std::fmt::Write as _;
-        let packet = self.query_i64("SELECT @@max_allowed_packet")?;
-        let batch = usize::try_from(packet.unwrap_or(1 << 20))
-            .unwrap_or(MAX_BATCH)
-            .saturating_sub(1024)
-            .clamp(16 << 10, MAX_BATCH);
-        let head = if with_id {
-            format!("INSERT INTO {table}(id, k, c, pad) VALUES")
-        } else {
-            format!("INSERT INTO {table}(k, c, pad) VALUES")
-        };
-        let mut sql = String::with_capacity(batch + 256);
-        let mut row = String::with_capacity(256);
-        let mut r = DataRow::default();
-        sql.push_str(&head);
-        let mut pending = 0usize;
-        while fill(&mut r) {
-            row.clear();
-            let sep = if pending == 0 { "" } else { "," };
-            if with_id {
-                let _ = write!(row, "{sep}({}, {}, '{}', '{}')", r.id, r.k, r.c, r.pad);
-            } else {
-                let _ = write!(row, "{sep}({}, '{}', '{}')", r.k, r.c, r.pad);
-            }
-            if pending > 0 && sql.len() + row.len() > batch {
-                self.query(&sql)?;
-                sql.clear();
-                sql.push_str(&head);
-                pending = 0;
-                row.remove(0);
-            }
-            sql.push_str(&row);
-            pending += 1;
-        }
-        if pending > 0 {
-            self.query(&sql)?;
-        }
-        Ok(())
+        load_rows(self, table, with_id, fill)
     }
 
     fn max_connections(&mut self) -> Result<Option<u64>, SqlError> {
-        Ok(self
-            .query_i64("SELECT @@max_connections")?
-            .and_then(|v| u64::try_from(v).ok()))
+        max_connections_of(self)
     }
 
     fn close(mut self: Box<Self>) {
@@ -279,6 +307,61 @@ impl Connection for MysqlConnection {
             let _ = self.rt.block_on(conn.disconnect());
         }
     }
+}
+
+/// [`Connection::load`] for MySQL (both clients): multi-row INSERTs of up to
+/// `max_allowed_packet` (at most [`MAX_BATCH`]).
+pub fn load_rows(
+    conn: &mut dyn Connection,
+    table: &str,
+    with_id: bool,
+    fill: &mut dyn FnMut(&mut DataRow) -> bool,
+) -> Result<(), SqlError> {
+    use std::fmt::Write as _;
+    let packet = conn.query_i64("SELECT @@max_allowed_packet")?;
+    let batch = usize::try_from(packet.unwrap_or(1 << 20))
+        .unwrap_or(MAX_BATCH)
+        .saturating_sub(1024)
+        .clamp(16 << 10, MAX_BATCH);
+    let head = if with_id {
+        format!("INSERT INTO {table}(id, k, c, pad) VALUES")
+    } else {
+        format!("INSERT INTO {table}(k, c, pad) VALUES")
+    };
+    let mut sql = String::with_capacity(batch + 256);
+    let mut row = String::with_capacity(256);
+    let mut r = DataRow::default();
+    sql.push_str(&head);
+    let mut pending = 0usize;
+    while fill(&mut r) {
+        row.clear();
+        let sep = if pending == 0 { "" } else { "," };
+        if with_id {
+            let _ = write!(row, "{sep}({}, {}, '{}', '{}')", r.id, r.k, r.c, r.pad);
+        } else {
+            let _ = write!(row, "{sep}({}, '{}', '{}')", r.k, r.c, r.pad);
+        }
+        if pending > 0 && sql.len() + row.len() > batch {
+            conn.query(&sql)?;
+            sql.clear();
+            sql.push_str(&head);
+            pending = 0;
+            row.remove(0);
+        }
+        sql.push_str(&row);
+        pending += 1;
+    }
+    if pending > 0 {
+        conn.query(&sql)?;
+    }
+    Ok(())
+}
+
+/// [`Connection::max_connections`] for MySQL (both clients).
+pub fn max_connections_of(conn: &mut dyn Connection) -> Result<Option<u64>, SqlError> {
+    Ok(conn
+        .query_i64("SELECT @@max_connections")?
+        .and_then(|v| u64::try_from(v).ok()))
 }
 
 fn ssl_opts(t: &Target) -> Option<SslOpts> {

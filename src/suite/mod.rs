@@ -26,6 +26,9 @@ use crate::value::Value;
 /// Prefix of the environment variables that override suite keys.
 pub const ENV_PREFIX: &str = "SBSUITE_";
 
+/// `SBSUITE_*` variables that are process switches, not suite keys.
+pub const ENV_SWITCHES: &[&str] = &[crate::db::mysql::CLIENT_ENV];
+
 /// A validated suite, ready to be expanded into a plan.
 pub struct Suite {
     pub file: PathBuf,
@@ -186,7 +189,7 @@ impl Provider for Layer {
 /// Loads and validates a suite file with the environment and `--set` layers on top.
 pub fn load(file: &Path, sets: &[SetOverride]) -> Result<Suite, ConfigErrors> {
     let env: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| k.starts_with(ENV_PREFIX))
+        .filter(|(k, _)| k.starts_with(ENV_PREFIX) && !ENV_SWITCHES.contains(&k.as_str()))
         .collect();
     load_with_env(file, sets, &env)
 }
