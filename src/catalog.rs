@@ -689,6 +689,15 @@ static OLTP_COMMON: &[OptSpec] = &[
         help: "don't start explicit transactions",
     },
     OptSpec {
+        name: "reconnect",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "reconnect after every N events (0 = never), counted as reconnects",
+    },
+    OptSpec {
         name: "secondary",
         kind: Kind::Bool,
         default: Some("false"),

@@ -41,6 +41,62 @@ pub enum Command {
     /// `-` or no arguments, one command line per stdin line: lines that differ in a few options
     /// become one suite with those options as [matrix] axes.
     Convert(ConvertArgs),
+    /// Put the server settings of a run's variants back (after a crash or kill -9).
+    ///
+    /// A variant's `set_global` originals are saved in RUN_DIR/server/restore-<variant>.json
+    /// before the first change and removed once restored; this applies and removes any that a
+    /// stopped run left behind, connecting with the run's saved suite ([target]).
+    Restore(RestoreArgs),
+    /// Compare two runs, or the variants inside one run, with a verdict per metric.
+    ///
+    /// `sbsuite compare A B` matches the steps of two runs by their matrix keys;
+    /// `sbsuite compare RUN --by variant` compares each variant (or any other key column) with
+    /// the first. Per metric (tps, qps, p95, p99, avg latency, errors): medians, 95 % CI,
+    /// delta, Welch's t-test verdict; `--fail-on "tps:-5%,p95:+10%"` exits 1 on a
+    /// significant regression (for CI).
+    Compare(CompareArgs),
+    /// List the runs under the results directory (suite, run id, start, rows, status).
+    Runs(RunsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// Run directories (results/<suite>/<run-id>) or results.csv files: two, or one with --by.
+    #[arg(required = true, num_args = 1..=2, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// Compare the groups of this column inside one run, the first value as the baseline
+    /// (`variant`, or any matrix column).
+    #[arg(long, value_name = "COLUMN")]
+    pub by: Option<String>,
+    /// Regression gates: `METRIC:-N%` fails on a significant drop of N % or more,
+    /// `METRIC:+N%` on a rise (metrics: tps, qps, p95, p99, avg, errors).
+    #[arg(long, value_name = "GATES")]
+    pub fail_on: Option<String>,
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Markdown,
+    Csv,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunsArgs {
+    /// The results directory (default `results`).
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub results_dir: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RestoreArgs {
+    /// The run directory (results/<suite>/<run-id>).
+    pub run_dir: PathBuf,
 }
 
 /// Everything after `sysbench`, passed through untouched and parsed the way sysbench does.
@@ -80,8 +136,14 @@ pub struct Overrides {
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The suite file (TOML).
-    pub file: PathBuf,
+    /// The suite file (TOML). Not with --resume, which uses the run's own suite.toml.
+    #[arg(required_unless_present = "resume", conflicts_with = "resume")]
+    pub file: Option<PathBuf>,
+    /// Continue a run that stopped (Ctrl-C, crash, kill -9, reboot) in its run directory:
+    /// finished steps are kept, the interrupted one runs again, datasets are prepared again
+    /// only when their data is not in place; server settings left changed are restored first.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub resume: Option<PathBuf>,
     #[command(flatten)]
     pub overrides: Overrides,
     /// Directory for results, instead of the suite's `results_dir`.

@@ -12,6 +12,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod compat;
 pub mod db;
 pub mod engine;

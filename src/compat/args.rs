@@ -91,6 +91,8 @@ const CONNECTION_OPTIONS: &[&str] = &[
     "pgsql_user",
     "pgsql_password",
     "pgsql_db",
+    // sysbench 1.1's; 1.0.20's libpq reads PGSSLMODE instead.
+    "pgsql_sslmode",
 ];
 
 /// Valid sysbench options that change nothing measured here; accepted with a warning.

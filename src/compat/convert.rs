@@ -317,11 +317,26 @@ fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
     } else {
         ("mysql", "3306")
     };
-    let sockets = c.list("mysql_socket");
-    if prefix == "mysql" && !sockets.is_empty() {
+    let mut sockets = c.list("mysql_socket");
+    if prefix == "pgsql" {
+        // libpq: a host that starts with `/` is the server's socket directory.
+        let port = c.get("pgsql_port").unwrap_or(default_port);
+        sockets = c
+            .list("pgsql_host")
+            .into_iter()
+            .filter(|h| h.starts_with('/'))
+            .map(|h| format!("{}/.s.PGSQL.{port}", h.trim_end_matches('/')))
+            .collect();
+    }
+    if !sockets.is_empty() {
         t.push_str(&format!("socket = {}\n", toml_str(&sockets[0])));
         if sockets.len() > 1 {
-            notes.push("note: only the first --mysql-socket is kept".into());
+            let what = if prefix == "pgsql" {
+                "socket directory"
+            } else {
+                "--mysql-socket"
+            };
+            notes.push(format!("note: only the first {what} is kept"));
         }
     } else {
         let mut hosts = c.list(&format!("{prefix}_host"));
@@ -376,6 +391,9 @@ fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
     {
         t.push_str("ssl = \"required\"\n");
     }
+    if let Some(mode) = c.get("pgsql_sslmode") {
+        t.push_str(&format!("ssl = {}\n", toml_str(mode)));
+    }
     for k in c.options.keys() {
         let used = [
             "db_driver",
@@ -393,6 +411,7 @@ fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
             "pgsql_user",
             "pgsql_password",
             "pgsql_db",
+            "pgsql_sslmode",
         ];
         if !used.contains(&k.as_str()) {
             notes.push(format!(

@@ -278,10 +278,12 @@ impl Target {
         }
         let sqlite = sqlite_options(raw)?;
         let ssl = match &raw.ssl {
+            // libpq's default; MySQL clients start plain.
+            None if raw.driver == Driver::Pgsql => SslMode::Preferred,
             None => SslMode::Disabled,
             Some(s) => SslMode::parse(s).ok_or_else(|| {
                 DbError::Invalid(format!(
-                    "[target] ssl = \"{s}\" is not a TLS mode: use disabled, preferred, required, verify_ca or verify_identity"
+                    "[target] ssl = \"{s}\" is not a TLS mode: use disabled, preferred, required, verify_ca or verify_identity (or PostgreSQL's disable, prefer, require, verify-ca, verify-full)"
                 ))
             })?,
         };
@@ -350,8 +352,18 @@ impl Target {
         }
     }
 
-    /// A target from sysbench's `--mysql-*` / `--db-*` options (option name with `_` → text).
+    /// A target from sysbench's `--db-driver`, `--mysql-*` / `--pgsql-*` and `--db-*` options
+    /// (option name with `_` → text).
     pub fn from_sysbench(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, DbError> {
+        match get("db_driver").as_deref() {
+            None | Some("mysql") => {}
+            Some("pgsql") => return Target::from_sysbench_pgsql(get),
+            Some(other) => {
+                return Err(DbError::Invalid(format!(
+                    "--db-driver={other}: use mysql or pgsql"
+                )));
+            }
+        }
         let list = |name: &str| split_list(get(name).as_deref());
         let mut hosts = Vec::new();
         let names = {
@@ -385,15 +397,7 @@ impl Target {
             None => IgnoreErrors::default_for(Driver::Mysql),
             Some(v) => IgnoreErrors::from_value(&Value::Str(v), Driver::Mysql)?,
         };
-        let ps_mode = match get("db_ps_mode").as_deref() {
-            None | Some("auto") => PsMode::Auto,
-            Some("disable") => PsMode::Disable,
-            Some(other) => {
-                return Err(DbError::Invalid(format!(
-                    "--db-ps-mode={other}: use auto or disable"
-                )));
-            }
-        };
+        let ps_mode = sysbench_ps_mode(get)?;
         let ssl = match get("mysql_ssl").as_deref() {
             None => SslMode::Disabled,
             Some(s) => SslMode::parse(s)
@@ -422,6 +426,74 @@ impl Target {
             ignore_errors,
             ssl,
             ssl_ca: None,
+            ssl_cert: None,
+            ssl_key: None,
+            connect_timeout: Duration::from_secs(DEFAULT_CONNECT_TIMEOUT),
+            sqlite: SqliteOptions::default(),
+        })
+    }
+
+    /// A target from sysbench's `--pgsql-*` options: host `localhost` (the default) is the
+    /// local server's Unix socket directory when it exists (else 127.0.0.1), a host starting
+    /// with `/` is a socket directory, port 5432, user and database `sbtest`, the TLS mode
+    /// from `--pgsql-sslmode`, else `PGSSLMODE`, else libpq's `prefer`, and the CA of the
+    /// verify modes from `PGSSLROOTCERT`.
+    fn from_sysbench_pgsql(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, DbError> {
+        let or = |name: &str, default: &str| {
+            let l = split_list(get(name).as_deref());
+            if l.is_empty() {
+                vec![default.to_string()]
+            } else {
+                l
+            }
+        };
+        let mut hosts = Vec::new();
+        let mut sockets = Vec::new();
+        for h in or("pgsql_host", "localhost") {
+            for p in or("pgsql_port", "5432") {
+                let port: u16 = p.parse().map_err(|_| {
+                    DbError::Invalid(format!("--pgsql-port: `{p}` is not a port number"))
+                })?;
+                let local_socket =
+                    h == "localhost" && std::path::Path::new(pgsql::SOCKET_DIR).is_dir();
+                if h.starts_with('/') || local_socket {
+                    let dir = if local_socket {
+                        pgsql::SOCKET_DIR
+                    } else {
+                        h.as_str()
+                    };
+                    sockets.push(format!("{}/.s.PGSQL.{port}", dir.trim_end_matches('/')));
+                } else {
+                    let host = if h == "localhost" {
+                        "127.0.0.1"
+                    } else {
+                        h.as_str()
+                    };
+                    hosts.push((host.to_string(), port));
+                }
+            }
+        }
+        let mode = get("pgsql_sslmode").or_else(|| std::env::var("PGSSLMODE").ok());
+        let ssl = match mode.as_deref() {
+            None => SslMode::Preferred,
+            Some(s) => SslMode::parse(s).ok_or_else(|| {
+                DbError::Invalid(format!(
+                    "--pgsql-sslmode={s}: use disable, prefer, require, verify-ca or verify-full"
+                ))
+            })?,
+        };
+        Ok(Target {
+            driver: Driver::Pgsql,
+            hosts,
+            sockets,
+            user: get("pgsql_user").unwrap_or_else(|| "sbtest".into()),
+            password: get("pgsql_password").map(Secret::Literal),
+            database: get("pgsql_db").unwrap_or_else(|| "sbtest".into()),
+            ps_mode: sysbench_ps_mode(get)?,
+            ignore_errors: IgnoreErrors::default_for(Driver::Pgsql),
+            ssl,
+            // libpq's environment, which sysbench 1.0.20's pgsql driver inherits.
+            ssl_ca: std::env::var_os("PGSSLROOTCERT").map(PathBuf::from),
             ssl_cert: None,
             ssl_key: None,
             connect_timeout: Duration::from_secs(DEFAULT_CONNECT_TIMEOUT),
@@ -461,6 +533,17 @@ impl Target {
             let (h, p) = &self.hosts[n % self.hosts.len()];
             format!("{h}:{p}")
         }
+    }
+}
+
+/// `--db-ps-mode`.
+fn sysbench_ps_mode(get: &dyn Fn(&str) -> Option<String>) -> Result<PsMode, DbError> {
+    match get("db_ps_mode").as_deref() {
+        None | Some("auto") => Ok(PsMode::Auto),
+        Some("disable") => Ok(PsMode::Disable),
+        Some(other) => Err(DbError::Invalid(format!(
+            "--db-ps-mode={other}: use auto or disable"
+        ))),
     }
 }
 
@@ -611,6 +694,33 @@ mod tests {
         assert_eq!(eps, ["a:1", "a:2", "b:1", "b:2"]);
         assert_eq!(t.password().unwrap().as_deref(), Some("{{ x }}'\"p"));
         assert_eq!(t.ignore_errors, IgnoreErrors::All);
+    }
+
+    #[test]
+    fn sysbench_pgsql_options_pick_sockets_ports_and_tls() {
+        let opts = [
+            ("db_driver", "pgsql"),
+            ("pgsql_host", "db,/tmp/pg/"),
+            ("pgsql_port", "6432"),
+            ("pgsql_password", "pw"),
+            ("pgsql_sslmode", "verify-full"),
+        ];
+        let get = |n: &str| {
+            opts.iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.to_string())
+        };
+        let t = Target::from_sysbench(&get).unwrap();
+        assert_eq!(t.driver, Driver::Pgsql);
+        assert_eq!(t.hosts, vec![("db".to_string(), 6432)]);
+        assert_eq!(t.sockets, ["/tmp/pg/.s.PGSQL.6432"]);
+        assert_eq!((t.user.as_str(), t.database.as_str()), ("sbtest", "sbtest"));
+        assert_eq!(t.ssl, SslMode::VerifyIdentity);
+        assert_eq!(t.ignore_errors, IgnoreErrors::default_for(Driver::Pgsql));
+        let bad = |n: &str| (n == "db_driver").then(|| "oracle".to_string());
+        assert!(Target::from_sysbench(&bad).is_err());
+        let pg = Target::from_raw(&raw("driver = \"pgsql\"")).unwrap();
+        assert_eq!(pg.ssl, SslMode::Preferred, "libpq's default");
     }
 
     #[test]

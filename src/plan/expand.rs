@@ -147,7 +147,12 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     for (i, run) in runs.iter().enumerate() {
         let key = dataset_key(run);
         let fresh = run.spec.data.fresh_per_run && key.is_some();
-        match datasets.iter_mut().find(|(k, _)| !fresh && *k == key) {
+        // A fresh-per-run dataset is prepared by its own workload (oltp_insert with
+        // auto_inc off prepares empty tables), so other runs never join one.
+        match datasets
+            .iter_mut()
+            .find(|(k, m)| !fresh && *k == key && !runs[m[0]].spec.data.fresh_per_run)
+        {
             Some((_, members)) => members.push(i),
             None => datasets.push((key, vec![i])),
         }

@@ -118,6 +118,38 @@ fn fresh_prepare_per_run_for_workloads_that_change_rows() {
 }
 
 #[test]
+fn a_run_after_a_fresh_per_run_workload_is_prepared_by_its_own_workload() {
+    // oltp_insert with auto_inc off prepares empty tables: read_write must not reuse that.
+    let text = OLTP
+        .replace(
+            "[\"oltp_read_only\", \"oltp_write_only\", \"oltp_read_write\"]",
+            "[\"oltp_insert\", \"oltp_read_write\", \"oltp_read_only\"]",
+        )
+        .replace(
+            "threads = { from = 32, to = 1024, factor = 2 }",
+            "threads = 1\nauto_inc = false",
+        );
+    let p = plan(&text);
+    let steps: Vec<(&str, &str)> = p
+        .steps
+        .iter()
+        .map(|s| (s.kind.as_str(), s.workload.as_str()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("prepare", "oltp_insert"),
+            ("run", "oltp_insert"),
+            ("cleanup", "oltp_insert"),
+            ("prepare", "oltp_read_write"),
+            ("run", "oltp_read_write"),
+            ("run", "oltp_read_only"),
+            ("cleanup", "oltp_read_write"),
+        ]
+    );
+}
+
+#[test]
 fn cpu_has_no_data_steps_and_repeat_repeats_the_sweep() {
     let text = "[suite]\nname = \"c\"\nrepeat = 2\n[defaults]\ntime = 1\n[matrix]\nworkload = \"cpu\"\nthreads = [1, 2]\n";
     let p = plan(text);

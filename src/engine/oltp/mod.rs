@@ -317,6 +317,8 @@ pub struct Oltp {
     prewarm: bool,
     /// How long a worker keeps trying to reconnect (the run's time limit, at least 10 s).
     reconnect_limit: Duration,
+    /// Option `reconnect`: a worker reconnects after every this many events (0 = never).
+    reconnect_every: u64,
     /// The process's Ctrl-C/SIGTERM flag: a reconnect loop gives up when it is set.
     interrupted: std::sync::Arc<AtomicBool>,
     /// Statement texts per table (index table − 1), for `ps_mode = disable` and messages.
@@ -385,6 +387,7 @@ impl Oltp {
             threads,
             prewarm: o.flag("prewarm"),
             reconnect_limit: Duration::from_secs(o.uint("time").max(10)),
+            reconnect_every: o.uint("reconnect"),
             interrupted: crate::runner::signal::stop_flag(),
             texts,
             c_template: sql::c_template(),
@@ -465,6 +468,7 @@ impl Workload for Oltp {
                 last: Last::Text("BEGIN"),
             },
             slot,
+            events: 0,
         }))
     }
 
@@ -795,6 +799,8 @@ impl Session<'_> {
 struct OltpWorker<'a> {
     s: Session<'a>,
     slot: &'a Slot,
+    /// Events finished on this worker (for option `reconnect`).
+    events: u64,
 }
 
 impl OltpWorker<'_> {
@@ -848,6 +854,15 @@ impl Worker for OltpWorker<'_> {
         loop {
             let e = match self.s.event() {
                 Ok(()) => {
+                    self.events += 1;
+                    let every = self.s.w.reconnect_every;
+                    if every > 0 && self.events.is_multiple_of(every) {
+                        // sysbench's `--reconnect=N`: close, open, re-prepare; a reconnect.
+                        if let Err(f) = self.reconnect() {
+                            return EventResult::Fatal(f);
+                        }
+                        self.s.tally.reconnects += 1;
+                    }
                     self.slot.publish(&self.s.tally);
                     return EventResult::Done;
                 }
