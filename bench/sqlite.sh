@@ -3,7 +3,8 @@
 # driver). For each workload and thread count it runs a suite (prepare, run, cleanup) ROUNDS
 # times and prints the medians of events/s, queries/s and the client CPU per event: user + sys
 # of the sbsuite process read from /proc/PID/stat when the run step starts and when the cleanup
-# starts (the --progress plain lines), so prepare and cleanup are not counted. SQLite runs
+# starts (the --progress plain lines), so prepare and cleanup are not counted (when the process
+# is gone before the cleanup line is read, its total from /usr/bin/time counts instead). SQLite runs
 # inside the client, so this CPU is the database's work too.
 #
 #   bench/sqlite.sh [ROUNDS] [SECONDS] [WORKLOADS] [THREADS] [DIR]
@@ -31,7 +32,7 @@ cpu() { awk -v t="$TICK" '{printf "%.2f\n", ($14 + $15) / t}' "/proc/$1/stat"; }
 
 # one WORKLOAD THREADS: prints "events_per_s queries_per_s cpu_us_per_event"
 one() {
-  local w=$1 t=$2 pid line c0=0 c1=0
+  local w=$1 t=$2 tpid pid="" line c0=0 c1=""
   cat > "$TMP/s.toml" <<EOF
 [suite]
 name = "sqlite-bench"
@@ -48,15 +49,18 @@ table_size = 10000
 EOF
   rm -rf "$TMP/res" "$TMP/fifo"
   mkfifo "$TMP/fifo"
-  "$BIN" run "$TMP/s.toml" --progress plain --results-dir "$TMP/res" > /dev/null 2> "$TMP/fifo" &
-  pid=$!
+  /usr/bin/time -f "%U %S" -o "$TMP/time" \
+    "$BIN" run "$TMP/s.toml" --progress plain --results-dir "$TMP/res" > /dev/null 2> "$TMP/fifo" &
+  tpid=$!
   while IFS= read -r line; do
     case "$line" in
-      *"step 2/3 run"*) c0=$(cpu "$pid") ;;
-      *"step 3/3 cleanup"*) c1=$(cpu "$pid") ;;
+      *"step 2/3 run"*) pid=$(pgrep -P "$tpid"); c0=$(cpu "$pid") ;;
+      # A quick cleanup may end the process before this line is read: then its total counts.
+      *"step 3/3 cleanup"*) c1=$(cpu "$pid" 2> /dev/null || true) ;;
     esac
   done < "$TMP/fifo"
-  wait "$pid"
+  wait "$tpid"
+  [ -n "$c1" ] || c1=$(awk '{print $1 + $2}' "$TMP/time")
   python3 - "$TMP/res" "$c0" "$c1" <<'PY'
 import csv, glob, sys
 row = next(csv.DictReader(open(glob.glob(sys.argv[1] + "/*/*/results.csv")[0])))
@@ -81,4 +85,39 @@ for w in $WORKLOADS; do
     echo "$w,$t,$ROUNDS,$SECS,$eps,$qps,$us"
   done
 done
+
+# Prepare speed: 4 tables × 250,000 rows (one loader thread: SQLite has one writer), timed from
+# the prepare line to the run line (table creation, inserts, index on k, commit).
+prep() {
+  local line t0="" t1=""
+  cat > "$TMP/p.toml" <<EOF
+[suite]
+name = "sqlite-prepare"
+[target]
+driver = "sqlite"
+path = "$DIR/prepare.db"
+[defaults]
+workload = "oltp_point_select"
+tables = 4
+table_size = 250000
+events = 1
+time = 0
+EOF
+  rm -rf "$TMP/res" "$TMP/fifo"
+  mkfifo "$TMP/fifo"
+  "$BIN" run "$TMP/p.toml" --progress plain --results-dir "$TMP/res" > /dev/null 2> "$TMP/fifo" &
+  while IFS= read -r line; do
+    case "$line" in
+      *"step 1/3 prepare"*) t0=$(date +%s.%N) ;;
+      *"step 2/3 run"*) t1=$(date +%s.%N) ;;
+    esac
+  done < "$TMP/fifo"
+  wait $!
+  awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f %.0f\n", b - a, 1000000 / (b - a)}'
+}
+echo
+echo "prepare,tables,rows_per_table,rounds,seconds,rows_per_s"
+: > "$TMP/p"
+for _ in $(seq "$ROUNDS"); do prep >> "$TMP/p"; done
+echo "4x250000,4,250000,$ROUNDS,$(cut -d' ' -f1 "$TMP/p" | median),$(cut -d' ' -f2 "$TMP/p" | median)"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

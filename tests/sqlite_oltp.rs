@@ -454,6 +454,12 @@ fn missing_file_or_tables_say_run_prepare_first() {
         e.contains("table 'sbtest1' does not exist in file") && e.contains("run prepare first"),
         "{e}"
     );
+    let nodir = plan_of(&text("oltp_read_only").replace("missing.db", "no/such/dir/x.db"));
+    let e = step(&nodir.steps[0]).expect_err("no directory");
+    assert!(
+        e.contains("SQLITE_CANTOPEN") && e.contains("check that its directory exists"),
+        "{e}"
+    );
     let bulk = plan_of(&text("bulk_insert"));
     let e = step(&bulk.steps[1]).expect_err("no table");
     assert!(e.contains("run prepare first"), "{e}");

@@ -35,7 +35,15 @@ pub(super) fn connect_with(connector: &Connector) -> Result<Box<dyn Connection>,
     let t = &connector.target;
     connector.connect_at(0).map_err(|e| {
         EngineError::Failed(if t.driver == Driver::Sqlite {
-            format!("cannot open the SQLite database {}: {e}", t.sqlite.path)
+            let hint = if e.code == "SQLITE_CANTOPEN" {
+                ": check that its directory exists and is writable ([target] path)"
+            } else {
+                ""
+            };
+            format!(
+                "cannot open the SQLite database {}: {e}{hint}",
+                t.sqlite.path
+            )
         } else {
             format!(
                 "cannot connect to {} as user `{}`, database `{}`: {e}",
