@@ -33,9 +33,11 @@ pub fn execute(cli: Cli) -> u8 {
             let mut code = EXIT_OK;
             for file in &args.files {
                 match load_plan(file, &args.overrides) {
-                    Ok((_, plan)) => {
-                        println!("ok: {} ({} steps)", file.display(), plan.steps.len());
-                    }
+                    // Variants' server settings are checked when the server can be reached.
+                    Ok((suite, plan)) => match crate::runner::check_variants(&suite, &plan, true) {
+                        Ok(_) => println!("ok: {} ({} steps)", file.display(), plan.steps.len()),
+                        Err(c) => code = c,
+                    },
                     Err(c) => code = c,
                 }
             }

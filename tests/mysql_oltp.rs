@@ -888,7 +888,26 @@ fn unknown_or_read_only_variables_are_refused_before_anything_runs() {
             "names the file: {stderr}"
         );
         assert!(stderr.contains("set_global"), "names the key: {stderr}");
+        // `validate` checks the same when the server can be reached.
+        let out = sbsuite().arg("validate").arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(expect),
+            "{out:?}"
+        );
     }
+    // …and only notes it when the server cannot be reached.
+    let path = variant_suite(dir.path(), &db, "set_global = { sync_binlog = 3 }", 1);
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(&format!("{HOST}:{PORT}"), "127.0.0.1:1");
+    std::fs::write(&path, text).unwrap();
+    let out = sbsuite().arg("validate").arg(&path).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("set_global not checked against the server"),
+        "{out:?}"
+    );
     drop_database(&db);
     assert!(!dir.path().join("results").exists(), "nothing ran");
 }

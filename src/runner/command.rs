@@ -31,44 +31,10 @@ pub fn command(args: RunArgs) -> u8 {
     // suite that asks for server changes this build cannot make is refused, and every
     // `set_global` is checked against the server (exists, settable at runtime) before anything
     // runs.
-    let target = plan.steps.iter().find_map(|s| s.target.clone());
-    let mut variants = HashMap::new();
-    for (i, v) in suite.variants.iter().enumerate() {
-        if v.set_global.is_empty() && v.restart.is_none() {
-            continue;
-        }
-        let key = if v.set_global.is_empty() {
-            "restart"
-        } else {
-            "set_global"
-        };
-        let path = [Seg::key("variant"), Seg::Index(i), Seg::key(key)];
-        let Some(t) = target.as_ref().filter(|t| t.driver != Driver::Sqlite) else {
-            let e = suite
-                .error(&path, format!("variant `{}` changes server settings, but the suite has no MySQL/MariaDB or PostgreSQL [target]", v.name))
-                .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove the variant's set_global/restart");
-            eprint!("{e}");
-            return EXIT_BAD_INPUT;
-        };
-        // Runtime settings are checked now; a restart variant's settings can only be checked
-        // once the server runs with its file.
-        if v.restart.is_none()
-            && let Err(msg) = server::check(t, &v.set_global)
-        {
-            let e = suite
-                .error(&path, format!("variant `{}`: {msg}", v.name))
-                .with_help("fix or remove the setting; nothing has run and no setting was changed");
-            eprint!("{e}");
-            return EXIT_BAD_INPUT;
-        }
-        variants.insert(
-            v.name.clone(),
-            server::VariantSettings {
-                set_global: v.set_global.clone(),
-                restart: v.restart.clone(),
-            },
-        );
-    }
+    let variants = match check_variants(&suite, &plan, false) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
     let base_dir = match &args.file {
         Some(f) => f.parent().map(Path::to_path_buf).unwrap_or_default(),
         None => PathBuf::from("."),
@@ -172,4 +138,65 @@ fn load_for_resume(
         }
     }
     Ok((suite, plan))
+}
+
+/// The server changes of the suite's variants, checked: a variant with `set_global` or
+/// `restart` needs a MySQL/MariaDB or PostgreSQL `[target]`, and every runtime variable must
+/// exist and be settable on the server (a restart variant's settings can only be checked once
+/// the server runs with its file). Errors are printed with the file, line and key. With
+/// `unreachable_ok` (`sbsuite validate`), a server that cannot be reached is a note, not an
+/// error.
+pub fn check_variants(
+    suite: &crate::suite::Suite,
+    plan: &crate::plan::Plan,
+    unreachable_ok: bool,
+) -> Result<HashMap<String, server::VariantSettings>, u8> {
+    let target = plan.steps.iter().find_map(|s| s.target.clone());
+    let mut variants = HashMap::new();
+    for (i, v) in suite.variants.iter().enumerate() {
+        if v.set_global.is_empty() && v.restart.is_none() {
+            continue;
+        }
+        let key = if v.set_global.is_empty() {
+            "restart"
+        } else {
+            "set_global"
+        };
+        let path = [Seg::key("variant"), Seg::Index(i), Seg::key(key)];
+        let Some(t) = target.as_ref().filter(|t| t.driver != Driver::Sqlite) else {
+            let e = suite
+                .error(&path, format!("variant `{}` changes server settings, but the suite has no MySQL/MariaDB or PostgreSQL [target]", v.name))
+                .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove the variant's set_global/restart");
+            eprint!("{e}");
+            return Err(EXIT_BAD_INPUT);
+        };
+        if v.restart.is_none() {
+            match server::check(t, &v.set_global) {
+                Ok(()) => {}
+                Err(server::CheckError::Unreachable(msg)) if unreachable_ok => {
+                    eprintln!(
+                        "note: variant `{}`: set_global not checked against the server: {msg}",
+                        v.name
+                    );
+                }
+                Err(e) => {
+                    let e = suite
+                        .error(&path, format!("variant `{}`: {e}", v.name))
+                        .with_help(
+                            "fix or remove the setting; nothing has run and no setting was changed",
+                        );
+                    eprint!("{e}");
+                    return Err(EXIT_BAD_INPUT);
+                }
+            }
+        }
+        variants.insert(
+            v.name.clone(),
+            server::VariantSettings {
+                set_global: v.set_global.clone(),
+                restart: v.restart.clone(),
+            },
+        );
+    }
+    Ok(variants)
 }

@@ -145,12 +145,29 @@ fn mysql_matches(wanted: &Value, actual: Option<&str>) -> bool {
     norm(&want) == norm(actual)
 }
 
-/// Checks, before anything runs, that every variable exists and can be set at runtime.
-pub fn check(target: &Target, set: &IndexMap<String, Value>) -> Result<(), String> {
-    for name in set.keys() {
-        check_name(name)?;
+/// Why [`check`] refused a variant.
+#[derive(Debug)]
+pub enum CheckError {
+    /// The server could not be reached (nothing is known about the variables).
+    Unreachable(String),
+    /// A variable is unknown, read-only or needs a restart.
+    Invalid(String),
+}
+
+impl std::fmt::Display for CheckError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CheckError::Unreachable(m) | CheckError::Invalid(m) => f.write_str(m),
+        }
     }
-    let mut conn = connect(target)?;
+}
+
+/// Checks, before anything runs, that every variable exists and can be set at runtime.
+pub fn check(target: &Target, set: &IndexMap<String, Value>) -> Result<(), CheckError> {
+    for name in set.keys() {
+        check_name(name).map_err(CheckError::Invalid)?;
+    }
+    let mut conn = connect(target).map_err(CheckError::Unreachable)?;
     let result = (|| {
         for name in set.keys() {
             match target.driver {
@@ -194,7 +211,7 @@ pub fn check(target: &Target, set: &IndexMap<String, Value>) -> Result<(), Strin
         Ok(())
     })();
     conn.close();
-    result
+    result.map_err(CheckError::Invalid)
 }
 
 fn restore_file(run_dir: &Path, variant: &str) -> PathBuf {
