@@ -169,7 +169,7 @@ pub struct WorkloadSpec {
     /// Options of this workload besides the [`GENERAL`] ones.
     pub options: &'static [&'static [OptSpec]],
     pub data: DataSpec,
-    /// Needs a database `[target]`.
+    /// Needs a database: the suite's `[target]`, else the default SQLite file.
     pub needs_target: bool,
 }
 
@@ -687,6 +687,15 @@ static OLTP_COMMON: &[OptSpec] = &[
         kind: Kind::Bool,
         default: Some("false"),
         help: "don't start explicit transactions",
+    },
+    OptSpec {
+        name: "reconnect",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "reconnect after every N events (0 = never), counted as reconnects",
     },
     OptSpec {
         name: "secondary",

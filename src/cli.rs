@@ -41,6 +41,104 @@ pub enum Command {
     /// `-` or no arguments, one command line per stdin line: lines that differ in a few options
     /// become one suite with those options as [matrix] axes.
     Convert(ConvertArgs),
+    /// Put the server settings of a run's variants back (after a crash or kill -9).
+    ///
+    /// A variant's `set_global` originals are saved in RUN_DIR/server/restore-<variant>.json
+    /// before the first change and removed once restored; this applies and removes any that a
+    /// stopped run left behind, connecting with the run's saved suite ([target]).
+    Restore(RestoreArgs),
+    /// Compare two runs, or the variants inside one run, with a verdict per metric.
+    ///
+    /// `sbsuite compare A B` matches the steps of two runs by their matrix keys;
+    /// `sbsuite compare RUN --by variant` compares each variant (or any other key column) with
+    /// the first. Per metric (tps, qps, p95, p99, avg latency, errors): medians, 95 % CI,
+    /// delta, Welch's t-test verdict; `--fail-on "tps:-5%,p95:+10%"` exits 1 on a
+    /// significant regression (for CI).
+    Compare(CompareArgs),
+    /// List the runs under the results directory (suite, run id, start, rows, status).
+    Runs(RunsArgs),
+    /// Draw runs as one self-contained HTML page: throughput and latency vs threads, each
+    /// step's interim time series, the results table, the suite and the server variables.
+    ///
+    /// `sbsuite report A B` overlays two runs. Nothing is fetched when the page is viewed
+    /// (inline SVG, no scripts); `--svg DIR` also writes every chart as a standalone .svg file.
+    Report(ReportArgs),
+    /// Turn saved sysbench text output (1.0, 0.5, 0.4.12) into a results directory.
+    ///
+    /// Each report in a file (a shell loop's log may hold many) becomes one run step of a new
+    /// run under OUT/SUITE/<run-id>/, with the results.csv and intervals.csv columns of
+    /// `sbsuite run`, so old logs can be drawn and compared with new runs.
+    Import(ImportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// Run directories (results/<suite>/<run-id>) or results.csv files: two, or one with --by.
+    #[arg(required = true, num_args = 1..=2, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// Compare the groups of this column inside one run, the first value as the baseline
+    /// (`variant`, or any matrix column).
+    #[arg(long, value_name = "COLUMN")]
+    pub by: Option<String>,
+    /// Regression gates: `METRIC:-N%` fails on a significant drop of N % or more,
+    /// `METRIC:+N%` on a rise (metrics: tps, qps, p95, p99, avg, errors).
+    #[arg(long, value_name = "GATES")]
+    pub fail_on: Option<String>,
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Markdown,
+    Csv,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunsArgs {
+    /// The results directory (default `results`).
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub results_dir: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// A run directory (results/<suite>/<run-id>) or its results.csv; a second one is overlaid.
+    #[arg(required = true, num_args = 1..=2, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// The HTML file to write [default: RUN/report.html].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also write each chart as a standalone SVG file into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// Files holding sysbench output (`sysbench … run > FILE`, or a whole shell-loop log).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Results root; the run goes to DIR/SUITE/<run-id>/.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+    /// Suite name of the imported run.
+    #[arg(long, value_name = "NAME", default_value = "imported")]
+    pub suite: String,
+    /// Workload of reports whose log does not name it (no command line before the report and no
+    /// test banner: 1.0 OLTP, threads, mutex) [default: unknown].
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RestoreArgs {
+    /// The run directory (results/<suite>/<run-id>).
+    pub run_dir: PathBuf,
 }
 
 /// Everything after `sysbench`, passed through untouched and parsed the way sysbench does.
@@ -80,8 +178,14 @@ pub struct Overrides {
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The suite file (TOML).
-    pub file: PathBuf,
+    /// The suite file (TOML). Not with --resume, which uses the run's own suite.toml.
+    #[arg(required_unless_present = "resume", conflicts_with = "resume")]
+    pub file: Option<PathBuf>,
+    /// Continue a run that stopped (Ctrl-C, crash, kill -9, reboot) in its run directory:
+    /// finished steps are kept, the interrupted one runs again, datasets are prepared again
+    /// only when their data is not in place; server settings left changed are restored first.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub resume: Option<PathBuf>,
     #[command(flatten)]
     pub overrides: Overrides,
     /// Directory for results, instead of the suite's `results_dir`.

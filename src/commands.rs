@@ -46,6 +46,16 @@ pub fn execute(cli: Cli) -> u8 {
         Command::Run(args) => crate::runner::command(args),
         Command::Sysbench(args) => crate::compat::sysbench(&args.args),
         Command::Convert(args) => crate::compat::convert(&args.args),
+        Command::Restore(args) => restore(&args.run_dir),
+        Command::Compare(args) => compare(args),
+        Command::Runs(args) => runs(&args.results_dir, args.format),
+        Command::Report(args) => crate::report::html::command(&args.runs, args.out, args.svg),
+        Command::Import(args) => crate::import::command(&crate::import::ImportRequest {
+            files: args.files,
+            out: args.out,
+            suite: args.suite,
+            workload: args.workload,
+        }),
     }
 }
 
@@ -70,6 +80,154 @@ pub fn load_plan(file: &Path, overrides: &Overrides) -> Result<(Suite, Plan), u8
         EXIT_BAD_INPUT
     })?;
     Ok((suite, plan))
+}
+
+/// `sbsuite compare`: exit 0, 1 when a gate failed, 2 for bad input.
+fn compare(args: crate::cli::CompareArgs) -> u8 {
+    use crate::cli::CompareFormat as F;
+    use crate::compare::Format;
+    let gates = match args.fail_on.as_deref().map(crate::compare::parse_gates) {
+        None => Vec::new(),
+        Some(Ok(g)) => g,
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let req = crate::compare::Request {
+        runs: args.runs,
+        by: args.by,
+        gates,
+    };
+    let format = match args.format {
+        F::Table => Format::Table,
+        F::Markdown => Format::Markdown,
+        F::Csv => Format::Csv,
+        F::Json => Format::Json,
+    };
+    match crate::compare::command(&req, format) {
+        Ok(true) => EXIT_OK,
+        Ok(false) => EXIT_FAILED,
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_BAD_INPUT
+        }
+    }
+}
+
+/// `sbsuite runs`: the runs under a results directory.
+fn runs(root: &Path, format: Format) -> u8 {
+    let runs = match crate::compare::list_runs(root) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    if matches!(format, Format::Json) {
+        return print(&(serde_json::to_string_pretty(&runs).unwrap_or_default() + "\n"));
+    }
+    if runs.is_empty() {
+        return print(&format!("no runs under {}\n", root.display()));
+    }
+    let mut rows = vec![[
+        "suite".to_string(),
+        "run".into(),
+        "started".into(),
+        "runs".into(),
+        "status".into(),
+        "path".into(),
+    ]];
+    for r in &runs {
+        let count = match r.planned {
+            Some(p) if p != r.runs => format!("{}/{p}", r.runs),
+            _ => r.runs.to_string(),
+        };
+        let status = match (r.failed, r.interrupted) {
+            (0, 0) => r.status.clone(),
+            (f, 0) => format!("{} ({f} failed)", r.status),
+            (f, i) => format!("{} ({f} failed, {i} interrupted)", r.status),
+        };
+        rows.push([
+            r.suite.clone(),
+            r.run_id.clone(),
+            r.started.clone(),
+            count,
+            status,
+            r.path.display().to_string(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..6)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut text = String::new();
+    for r in &rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        text.push_str(line.join("  ").trim_end());
+        text.push('\n');
+    }
+    print(&text)
+}
+
+/// `sbsuite restore RUN_DIR`: applies the restore files a stopped run left behind.
+fn restore(run_dir: &Path) -> u8 {
+    let pending = match crate::runner::server::pending(run_dir) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    if pending.is_empty() {
+        println!(
+            "nothing to restore: {} has no pending server settings",
+            run_dir.display()
+        );
+        return EXIT_OK;
+    }
+    let suite_file = run_dir.join("suite.toml");
+    if !suite_file.exists() {
+        eprintln!(
+            "error: {} is missing: restore needs the run's suite to find the server",
+            suite_file.display()
+        );
+        return EXIT_BAD_INPUT;
+    }
+    let (_, plan) = match load_plan(&suite_file, &Overrides { set: Vec::new() }) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let Some(target) = plan.steps.iter().find_map(|s| s.target.clone()) else {
+        eprintln!(
+            "error: {} has no [target]: there is no server to restore",
+            suite_file.display()
+        );
+        return EXIT_BAD_INPUT;
+    };
+    let mut code = EXIT_OK;
+    for (_, saved) in pending {
+        match crate::runner::server::restore_and_forget(&target, &saved, run_dir) {
+            Ok(()) => println!(
+                "restored variant {}: {}",
+                saved.variant,
+                saved
+                    .originals
+                    .iter()
+                    .map(|(n, v)| format!("{n} = {}", v.as_deref().unwrap_or("(default)")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Err(e) => {
+                eprintln!("error: variant {}: {e}", saved.variant);
+                code = EXIT_FAILED;
+            }
+        }
+    }
+    code
 }
 
 fn print(text: &str) -> u8 {

@@ -12,9 +12,11 @@
 pub mod catalog;
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod compat;
 pub mod db;
 pub mod engine;
+pub mod import;
 pub mod plan;
 pub mod random;
 pub mod report;

@@ -82,6 +82,8 @@ fn set_and_env_layers() {
             "plan",
             "suites/quickstart.toml",
             "--set",
+            "matrix.workload=[\"cpu\"]",
+            "--set",
             "matrix.threads=[1,2,4]",
             "--set",
             "time=3",

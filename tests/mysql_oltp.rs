@@ -13,7 +13,7 @@ use mysql_async::prelude::Queryable;
 
 mod common;
 
-use common::sbsuite;
+use common::{results, sbsuite};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 3306;
@@ -129,34 +129,6 @@ fn suite(dir: &Path, db: &str, target_extra: &str, defaults: &str) -> std::path:
     )
     .unwrap();
     path
-}
-
-/// Every row of every results.csv under `root`, as column → value.
-fn results(root: &Path) -> Vec<HashMap<String, String>> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.ends_with("results.csv") {
-                let mut r = csv::Reader::from_path(&p).unwrap();
-                let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
-                for rec in r.records() {
-                    let rec = rec.unwrap();
-                    out.push(
-                        header
-                            .iter()
-                            .cloned()
-                            .zip(rec.iter().map(str::to_string))
-                            .collect(),
-                    );
-                }
-            }
-        }
-    }
-    out
 }
 
 fn all_files_text(root: &Path) -> String {
@@ -697,4 +669,643 @@ fn unreachable_host_fails_clearly_with_no_row() {
     // The prepare step failed, so its run is recorded as failed (not as a measurement).
     let rows = results(&dir.path().join("r"));
     assert!(rows.iter().all(|r| r["status"] == "failed"), "{rows:?}");
+}
+
+#[test]
+fn reconnect_option_reopens_the_connection_every_n_events() {
+    let _serial = serial();
+    let Some(db) = database("reconnect") else {
+        return;
+    };
+    let line = |action: &str, extra: &[&str]| {
+        sbsuite()
+            .arg("sysbench")
+            .args([
+                "oltp_point_select",
+                "--mysql-host=127.0.0.1",
+                "--mysql-user=root",
+                &format!("--mysql-db={db}"),
+                "--table-size=100",
+                "--threads=1",
+                "--time=0",
+            ])
+            .args(extra)
+            .arg(action)
+            .output()
+            .unwrap()
+    };
+    let connections = || {
+        rt().block_on(async {
+            let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
+            let row: Option<(String, i64)> = c
+                .query_first("SHOW GLOBAL STATUS LIKE 'Connections'")
+                .await
+                .unwrap();
+            let _ = c.disconnect().await;
+            row.unwrap().1
+        })
+    };
+    let prep = line("prepare", &[]);
+    let before = connections();
+    let run = line("run", &["--events=60", "--reconnect=20"]);
+    let after = connections();
+    line("cleanup", &[]);
+    drop_database(&db);
+    assert!(prep.status.success(), "{prep:?}");
+    assert!(run.status.success(), "{run:?}");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains("    reconnects:                          3      ("),
+        "{stdout}"
+    );
+    // The check connection, the worker's first one, three reconnects and this probe.
+    assert!(
+        after - before >= 5,
+        "Connections grew by {}",
+        after - before
+    );
+}
+
+fn global(name: &str) -> String {
+    rt().block_on(async {
+        let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
+        let v: Option<String> = c
+            .query_first(format!("SELECT CAST(@@GLOBAL.{name} AS CHAR)"))
+            .await
+            .unwrap();
+        let _ = c.disconnect().await;
+        v.unwrap()
+    })
+}
+
+/// A suite with a `baseline` variant (unless `time` is long) and a `relaxed` one.
+fn variant_suite(dir: &Path, db: &str, variant: &str, time: u32) -> std::path::PathBuf {
+    let path = dir.join("variants.toml");
+    let baseline = if time < 10 {
+        "[[variant]]\nname = \"baseline\"\n\n"
+    } else {
+        ""
+    };
+    std::fs::write(
+        &path,
+        format!(
+            "[suite]\nname = \"v\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_write_only\"\ntable_size = 500\nthreads = 2\ntime = {time}\nreport_interval = 0\n\n{baseline}[[variant]]\nname = \"relaxed\"\n{variant}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// Polls `@@GLOBAL.name` while `child` runs; returns every distinct value seen.
+fn watch(
+    child: &mut std::process::Child,
+    name: &str,
+    until: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && start.elapsed().as_secs() < 60 {
+        let v = global(name);
+        if !seen.contains(&v) {
+            seen.push(v);
+        }
+        if until(&seen) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    seen
+}
+
+#[test]
+fn set_global_variant_is_applied_captured_and_restored() {
+    use assert_cmd::cargo::CommandCargoExt;
+    let _serial = serial();
+    let Some(db) = database("setglobal") else {
+        return;
+    };
+    let before = (
+        global("innodb_flush_log_at_trx_commit"),
+        global("sync_binlog"),
+    );
+    assert_ne!(
+        before.0, "2",
+        "the server must not start with the variant's value"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = variant_suite(
+        dir.path(),
+        &db,
+        "set_global = { innodb_flush_log_at_trx_commit = 2, sync_binlog = 10 }",
+        2,
+    );
+    let mut child = std::process::Command::cargo_bin("sbsuite")
+        .unwrap()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = watch(&mut child, "innodb_flush_log_at_trx_commit", |_| false);
+    let out = child.wait_with_output().unwrap();
+    let after = (
+        global("innodb_flush_log_at_trx_commit"),
+        global("sync_binlog"),
+    );
+    drop_database(&db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        seen.contains(&"2".to_string()),
+        "never saw the variant applied: {seen:?}"
+    );
+    assert_eq!(after, before, "settings restored after the variant");
+    let run = std::fs::read_dir(dir.path().join("results/v"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let relaxed = std::fs::read_to_string(run.join("server/relaxed.csv")).unwrap();
+    assert!(relaxed.starts_with("name,value\nversion,"), "{relaxed}");
+    assert!(
+        relaxed.contains("\ninnodb_flush_log_at_trx_commit,2\n"),
+        "{relaxed}"
+    );
+    assert!(relaxed.contains("\nsync_binlog,10\n"), "{relaxed}");
+    let baseline = std::fs::read_to_string(run.join("server/baseline.csv")).unwrap();
+    assert!(
+        baseline.contains(&format!("\ninnodb_flush_log_at_trx_commit,{}\n", before.0)),
+        "{baseline}"
+    );
+    assert!(
+        !run.join("server/restore-relaxed.json").exists(),
+        "the restore file goes once restored"
+    );
+    let rows = results(&dir.path().join("results"));
+    let variants: Vec<&str> = rows.iter().map(|r| r["variant"].as_str()).collect();
+    assert_eq!(variants, ["baseline", "relaxed"]);
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+}
+
+#[test]
+fn unknown_or_read_only_variables_are_refused_before_anything_runs() {
+    let _serial = serial();
+    let Some(db) = database("badvar") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (setting, expect) in [
+        (
+            "set_global = { innodb_flush_log_at_trx_comit = 2 }",
+            "is not a variable of this server",
+        ),
+        (
+            "set_global = { innodb_page_size = 8192 }",
+            "is read-only at runtime",
+        ),
+    ] {
+        let path = variant_suite(dir.path(), &db, setting, 1);
+        let out = sbsuite()
+            .arg("run")
+            .arg(&path)
+            .arg("--results-dir")
+            .arg(dir.path().join("results"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expect), "{stderr}");
+        assert!(
+            stderr.contains("variants.toml:"),
+            "names the file: {stderr}"
+        );
+        assert!(stderr.contains("set_global"), "names the key: {stderr}");
+    }
+    drop_database(&db);
+    assert!(!dir.path().join("results").exists(), "nothing ran");
+}
+
+#[test]
+fn kill_9_mid_variant_then_restore_puts_the_server_back() {
+    use assert_cmd::cargo::CommandCargoExt;
+    let _serial = serial();
+    let Some(db) = database("restore") else {
+        return;
+    };
+    let before = global("innodb_flush_log_at_trx_commit");
+    let dir = tempfile::tempdir().unwrap();
+    let path = variant_suite(
+        dir.path(),
+        &db,
+        "set_global = { innodb_flush_log_at_trx_commit = 2 }",
+        30,
+    );
+    let results_dir = dir.path().join("results");
+    let mut child = std::process::Command::cargo_bin("sbsuite")
+        .unwrap()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(&results_dir)
+        .args(["--progress", "off"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let seen = watch(&mut child, "innodb_flush_log_at_trx_commit", |s| {
+        s.contains(&"2".to_string())
+    });
+    child.kill().unwrap(); // SIGKILL: no restore can run
+    child.wait().unwrap();
+    let during = global("innodb_flush_log_at_trx_commit");
+    let run = std::fs::read_dir(results_dir.join("v"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let pending = run.join("server/restore-relaxed.json").exists();
+    let out = sbsuite().arg("restore").arg(&run).output().unwrap();
+    let after = global("innodb_flush_log_at_trx_commit");
+    let again = sbsuite().arg("restore").arg(&run).output().unwrap();
+    drop_database(&db);
+    assert!(seen.contains(&"2".to_string()), "{seen:?}");
+    assert_eq!(during, "2", "kill -9 leaves the variant's value");
+    assert!(pending, "the originals were saved before the change");
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!(
+            "restored variant relaxed: innodb_flush_log_at_trx_commit = {before}"
+        )),
+        "{out:?}"
+    );
+    assert_eq!(after, before);
+    assert!(!run.join("server/restore-relaxed.json").exists());
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("nothing to restore"),
+        "{again:?}"
+    );
+}
+
+/// Restarts the local MariaDB as `.ci/run` starts it, with `--defaults-extra-file=FILE` while
+/// FILE exists: the command a `restart` variant runs to apply and to undo its rendered file.
+fn restart_command(file: &Path) -> String {
+    let f = file.display();
+    format!(
+        "start-stop-daemon --stop --quiet --oknodo --exec /usr/sbin/mariadbd --retry 60 && if [ -f {f} ]; then start-stop-daemon --start --background --exec /usr/sbin/mariadbd -- --defaults-extra-file={f}; else start-stop-daemon --start --background --exec /usr/sbin/mariadbd; fi"
+    )
+}
+
+/// Puts the server back to its normal start (no extra file) if a test left it otherwise.
+struct ServerGuard(std::path::PathBuf);
+
+impl Drop for ServerGuard {
+    fn drop(&mut self) {
+        if self.0.exists() {
+            let _ = std::fs::remove_file(&self.0);
+            // Back to the normal start, and ready before the next test.
+            let _ = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "{} && for i in $(seq 1 120); do mysqladmin --user=root --host=127.0.0.1 ping >/dev/null 2>&1 && exit 0; sleep 0.5; done",
+                    restart_command(&self.0)
+                ))
+                .status();
+        }
+    }
+}
+
+#[test]
+fn restart_variant_renders_its_file_restarts_verifies_and_restores() {
+    let _serial = serial();
+    if !std::path::Path::new("/usr/sbin/mariadbd").exists()
+        || !std::process::Command::new("sh")
+            .arg("-c")
+            .arg("command -v start-stop-daemon")
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs the local MariaDB started by start-stop-daemon (see .ci/run)"
+        );
+        eprintln!("skipped: no local mariadbd to restart");
+        return;
+    }
+    let Some(db) = database("restart") else {
+        return;
+    };
+    let before = global("back_log");
+    let wanted = if before == "77" { "78" } else { "77" };
+    let dir = tempfile::tempdir().unwrap();
+    let cnf = dir.path().join("zz-sbsuite.cnf");
+    let _guard = ServerGuard(cnf.clone());
+    std::fs::write(
+        dir.path().join("backlog.cnf.j2"),
+        "# rendered by sbsuite for {{ variant }}\n[mysqld]\nback_log = {{ back_log }}\n",
+    )
+    .unwrap();
+    let variant = format!(
+        "restart = {{ template = \"backlog.cnf.j2\", path = \"{}\", command = \"{}\", ready_timeout = 60, settings = {{ back_log = {wanted} }} }}\nset_global = {{ sync_binlog = 3 }}",
+        cnf.display(),
+        restart_command(&cnf).replace('"', "\\\"")
+    );
+    let path = variant_suite(dir.path(), &db, &variant, 1);
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .output()
+        .unwrap();
+    let after = (global("back_log"), global("sync_binlog"));
+    drop_database(&db);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(after, (before.clone(), "0".to_string()), "restored");
+    assert!(
+        !cnf.exists(),
+        "the rendered file is removed after the variant"
+    );
+    let run = std::fs::read_dir(dir.path().join("results/v"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let relaxed = std::fs::read_to_string(run.join("server/relaxed.csv")).unwrap();
+    assert!(
+        relaxed.contains(&format!("\nback_log,{wanted}\n")),
+        "static setting read after the restart"
+    );
+    assert!(
+        relaxed.contains("\nsync_binlog,3\n"),
+        "set_global on the restarted server"
+    );
+    let baseline = std::fs::read_to_string(run.join("server/baseline.csv")).unwrap();
+    assert!(baseline.contains(&format!("\nback_log,{before}\n")));
+    let rows = results(&dir.path().join("results"));
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+}
+
+#[test]
+fn kill_9_then_resume_finishes_every_row_once_and_restores_the_server() {
+    use assert_cmd::cargo::CommandCargoExt;
+    let _serial = serial();
+    let Some(db) = database("resume") else {
+        return;
+    };
+    let before = global("innodb_flush_log_at_trx_commit");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("resume.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[suite]\nname = \"r\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 1000\ntime = 2\nreport_interval = 1\n\n[matrix]\nthreads = [1, 2, 3]\n\n[[variant]]\nname = \"relaxed\"\nset_global = {{ innodb_flush_log_at_trx_commit = 2 }}\n"
+        ),
+    )
+    .unwrap();
+    let results_dir = dir.path().join("results");
+    let mut child = std::process::Command::cargo_bin("sbsuite")
+        .unwrap()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(&results_dir)
+        .args(["--progress", "off"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it during the second run: once the first run's row is on disk.
+    let start = std::time::Instant::now();
+    let run = loop {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the first run never finished"
+        );
+        if let Some(Ok(e)) = std::fs::read_dir(results_dir.join("r"))
+            .ok()
+            .and_then(|mut d| d.next())
+        {
+            let run = e.path();
+            let text = std::fs::read_to_string(run.join("results.csv")).unwrap_or_default();
+            if text.lines().count() >= 2 {
+                break run;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let during = global("innodb_flush_log_at_trx_commit");
+    let out = sbsuite()
+        .args(["run", "--progress", "plain", "--resume"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    let after = global("innodb_flush_log_at_trx_commit");
+    let tables_left = rt().block_on(async {
+        let mut c = mysql_async::Conn::new(opts(Some(&db))).await.unwrap();
+        let n: Option<i64> = c
+            .query_first(format!(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{db}'"
+            ))
+            .await
+            .unwrap();
+        let _ = c.disconnect().await;
+        n.unwrap()
+    });
+    drop_database(&db);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(during, "2", "kill -9 left the variant's setting");
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("restored the settings of variant relaxed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("2 kept from before the resume"),
+        "prepare and run 1: {stderr}"
+    );
+    assert_eq!(after, before, "restored after the resumed variant");
+    assert_eq!(tables_left, 0, "cleanup ran");
+    let rows = results(&results_dir);
+    let mut steps: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| (r["step"].clone(), r["status"].clone()))
+        .collect();
+    steps.sort();
+    assert_eq!(
+        steps,
+        [("2", "ok"), ("3", "ok"), ("4", "ok")].map(|(a, b)| (a.to_string(), b.to_string())),
+        "every run exactly once"
+    );
+    let journal = std::fs::read_to_string(run.join("journal.log")).unwrap();
+    assert_eq!(
+        journal.matches("prepare start").count(),
+        1,
+        "prepared once: {journal}"
+    );
+    let intervals = std::fs::read_to_string(run.join("intervals.csv")).unwrap();
+    for step in ["2", "3", "4"] {
+        let n = intervals
+            .lines()
+            .filter(|l| l.split(',').nth(1) == Some(step))
+            .count();
+        assert_eq!(
+            n, 2,
+            "step {step}: one interval row per second, none duplicated:\n{intervals}"
+        );
+    }
+}
+
+/// Makes a CA, a server certificate for 127.0.0.1/localhost signed by it, and an unrelated CA
+/// in `dir` (readable by the server's user).
+fn make_certs(dir: &Path) {
+    let script = r#"set -e
+ca() { openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.pem" -days 2 -subj "/CN=sbsuite test $1" -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null; }
+ca ca
+ca other
+openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=127.0.0.1" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' > ext.cnf
+openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile ext.cnf 2>/dev/null
+chmod 0755 . && chmod 0644 ./*
+"#;
+    let ok = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "openssl could not make the test certificates");
+}
+
+fn ssl_accepts() -> i64 {
+    rt().block_on(async {
+        let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
+        let row: Option<(String, i64)> = c
+            .query_first("SHOW GLOBAL STATUS LIKE 'Ssl_accepts'")
+            .await
+            .unwrap();
+        let _ = c.disconnect().await;
+        row.map(|r| r.1).unwrap_or(0)
+    })
+}
+
+#[test]
+fn tls_modes_encrypt_and_verify_against_a_tls_enabled_server() {
+    let _serial = serial();
+    let tools = ["openssl", "start-stop-daemon"].iter().all(|t| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {t}"))
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !tools || !Path::new("/usr/sbin/mariadbd").exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs openssl and the local MariaDB started by start-stop-daemon"
+        );
+        eprintln!("skipped: no openssl or no local mariadbd to restart with TLS");
+        return;
+    }
+    let Some(db) = database("tls") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let certs = dir.path().join("certs");
+    std::fs::create_dir(&certs).unwrap();
+    make_certs(&certs);
+    let cnf = dir.path().join("zz-tls.cnf");
+    let _guard = ServerGuard(cnf.clone());
+    std::fs::write(
+        &cnf,
+        format!(
+            "[mysqld]\nssl_ca = {c}/ca.pem\nssl_cert = {c}/server.pem\nssl_key = {c}/server.key\n",
+            c = certs.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let restarted = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} && for i in $(seq 1 60); do mysqladmin --user=root --host=127.0.0.1 ping >/dev/null 2>&1 && exit 0; sleep 0.5; done; exit 1",
+            restart_command(&cnf)
+        ))
+        .status()
+        .unwrap()
+        .success();
+    assert!(restarted, "MariaDB did not come back with TLS enabled");
+    let run = |ssl: &str, ca: Option<&str>| {
+        let ca_line = ca
+            .map(|c| format!("ssl_ca = \"{}/{c}\"\n", certs.display()))
+            .unwrap_or_default();
+        let path = suite(
+            dir.path(),
+            &db,
+            &format!("ssl = \"{ssl}\"\n{ca_line}"),
+            "workload = \"oltp_point_select\"\ntable_size = 100\nthreads = 2\ntime = 1\nreport_interval = 0",
+        );
+        let before = ssl_accepts();
+        let out = sbsuite()
+            .arg("run")
+            .arg(&path)
+            .arg("--results-dir")
+            .arg(
+                dir.path()
+                    .join(format!("results-{ssl}-{}", ca.unwrap_or("none"))),
+            )
+            .args(["--progress", "off"])
+            .output()
+            .unwrap();
+        (out, ssl_accepts() - before)
+    };
+    // required: encrypted, certificate not checked; verify_ca: the chain must lead to ssl_ca;
+    // verify_identity: the certificate must also name 127.0.0.1.
+    let required = run("required", None);
+    let verify_ca = run("verify_ca", Some("ca.pem"));
+    let identity = run("verify_identity", Some("ca.pem"));
+    let wrong_ca = run("verify_ca", Some("other.pem"));
+    drop(_guard);
+    drop_database(&db);
+    for (name, (out, accepted)) in [
+        ("required", &required),
+        ("verify_ca", &verify_ca),
+        ("verify_identity", &identity),
+    ] {
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // prepare, check, 2 workers, cleanup: every connection negotiated TLS.
+        assert!(*accepted >= 5, "{name}: only {accepted} TLS handshakes");
+    }
+    let stderr = String::from_utf8_lossy(&wrong_ca.0.stderr);
+    assert_eq!(wrong_ca.0.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.to_lowercase().contains("certificate") || stderr.contains("UnknownIssuer"),
+        "a certificate from another CA is refused with a reason: {stderr}"
+    );
 }

@@ -824,3 +824,90 @@ fn convert_turns_a_pgsql_line_into_a_pgsql_target() {
     let v = sbsuite().arg("validate").arg(&path).output().unwrap();
     assert!(v.status.success(), "{v:?}");
 }
+
+#[test]
+fn set_global_variant_uses_alter_system_and_is_restored() {
+    let _serial = serial();
+    let Some(db) = database("setglobal") else {
+        return;
+    };
+    let admin = Admin::connect("postgres").unwrap();
+    let before = admin.column("SHOW work_mem")[0].clone().unwrap();
+    let auto_before = admin.int(
+        "SELECT count(*) FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf' AND name IN ('work_mem', 'random_page_cost')",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let variants = "\n[[variant]]\nname = \"baseline\"\n\n[[variant]]\nname = \"tuned\"\nset_global = { work_mem = \"24MB\", random_page_cost = 1.5 }\n";
+    let path = dir.path().join("suite.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[suite]\nname = \"t\"\n\n[target]\ndriver = \"pgsql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"postgres\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 200\ntime = 1\nthreads = 1\n{variants}"
+        ),
+    )
+    .unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .output()
+        .unwrap();
+    let after = admin.column("SHOW work_mem")[0].clone().unwrap();
+    let auto_after = admin.int(
+        "SELECT count(*) FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf' AND name IN ('work_mem', 'random_page_cost')",
+    );
+    drop_database(&db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(after, before, "work_mem restored");
+    assert_eq!(auto_after, auto_before, "postgresql.auto.conf as before");
+    let run = std::fs::read_dir(dir.path().join("results/t"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let tuned = std::fs::read_to_string(run.join("server/tuned.csv")).unwrap();
+    assert!(
+        tuned.contains("\nwork_mem,24576kB\n"),
+        "applied while the variant ran: {tuned}"
+    );
+    assert!(tuned.contains("\nrandom_page_cost,1.5\n"), "{tuned}");
+    assert!(
+        tuned.starts_with("name,value\nversion,\"PostgreSQL "),
+        "{tuned}"
+    );
+    let rows = results(&dir.path().join("results"));
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+
+    // A setting that needs a restart, and an unknown one: refused before anything runs.
+    for (set, expect) in [
+        ("shared_buffers = \"256MB\"", "needs a server restart"),
+        ("work_memm = \"1MB\"", "is not a setting of this server"),
+    ] {
+        std::fs::write(
+            &path,
+            format!(
+                "[suite]\nname = \"bad\"\n\n[target]\ndriver = \"pgsql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"postgres\"\ndatabase = \"postgres\"\n\n[defaults]\nworkload = \"oltp_point_select\"\n\n[[variant]]\nname = \"x\"\nset_global = {{ {set} }}\n"
+            ),
+        )
+        .unwrap();
+        let out = sbsuite()
+            .arg("run")
+            .arg(&path)
+            .arg("--results-dir")
+            .arg(dir.path().join("bad"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expect), "{stderr}");
+        assert!(!dir.path().join("bad").exists());
+    }
+}

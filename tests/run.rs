@@ -38,45 +38,82 @@ fn col(header: &[String], name: &str) -> usize {
 
 #[test]
 fn quickstart_runs_and_its_csv_holds_the_measurements() {
+    // In an empty working directory: fileio's test files and the default SQLite file go there
+    // and must be gone afterwards.
     let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
     let out = sbsuite()
-        .args([
-            "run",
-            "suites/quickstart.toml",
-            "--set",
-            "time=1",
-            "--progress",
-            "plain",
-            "--results-dir",
-        ])
-        .arg(dir.path())
+        .current_dir(&work)
+        .arg("run")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/quickstart.toml"))
+        .args(["--set", "time=1", "--progress", "plain", "--results-dir"])
+        .arg(dir.path().join("results"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    // sysbench-shaped reports, one per step.
-    assert_eq!(stdout.matches("Threads started!").count(), 2, "{stdout}");
+    let left: Vec<_> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "files left in the working directory: {left:?}"
+    );
+    // sysbench-shaped reports, one per run step.
+    assert_eq!(stdout.matches("Threads started!").count(), 10, "{stdout}");
     assert_eq!(
         stdout.matches("CPU speed:\n    events per second:").count(),
         2,
         "{stdout}"
     );
+    assert_eq!(stdout.matches("SQL statistics:").count(), 4, "{stdout}");
     assert!(stdout.contains("[ 1s ] thds: 2 eps: "), "{stdout}");
     assert!(stdout.contains("         95th percentile:"), "{stdout}");
-    assert!(stderr.contains("[sbsuite] step 2/2 run cpu-t2"), "{stderr}");
+    assert!(
+        stdout.contains("Inserting 10000 records into 'sbtest1'"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Removed the empty default database file 'sbtest.db'"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("[sbsuite] step 14/14 cleanup sbtest"),
+        "{stderr}"
+    );
 
-    let run = run_dir(dir.path(), "quickstart");
+    let run = run_dir(&dir.path().join("results"), "quickstart");
     let (header, data) = rows(&run.join("results.csv"));
     assert_eq!(
         &header[..6],
         ["run_id", "step", "name", "variant", "workload", "threads"]
     );
-    assert_eq!(data.len(), 2);
+    let workloads: Vec<&str> = data
+        .iter()
+        .map(|r| r[col(&header, "workload")].as_str())
+        .collect();
+    assert_eq!(
+        workloads,
+        [
+            "cpu",
+            "cpu",
+            "memory",
+            "memory",
+            "fileio",
+            "fileio",
+            "oltp_read_only",
+            "oltp_read_only",
+            "oltp_read_write",
+            "oltp_read_write"
+        ]
+    );
     for (i, row) in data.iter().enumerate() {
-        assert_eq!(row[col(&header, "status")], "ok");
-        assert_eq!(row[col(&header, "threads")], (i + 1).to_string());
-        assert_eq!(row[col(&header, "workload")], "cpu");
+        let workload = row[col(&header, "workload")].as_str();
+        assert_eq!(row[col(&header, "status")], "ok", "{row:?}");
+        assert_eq!(row[col(&header, "threads")], (i % 2 + 1).to_string());
         let events: u64 = row[col(&header, "events")].parse().unwrap();
         assert!(events > 0);
         let seconds: f64 = row[col(&header, "seconds")].parse().unwrap();
@@ -94,12 +131,21 @@ fn quickstart_runs_and_its_csv_holds_the_measurements() {
             lat("lat_p95"),
             "percentile = 95 in the quickstart"
         );
-        assert_eq!(row[col(&header, "tps")], "", "cpu has no transactions");
+        let tps = &row[col(&header, "tps")];
+        if workload.starts_with("oltp_") {
+            assert!(tps.parse::<f64>().unwrap() > 0.0, "{row:?}");
+            assert_eq!(row[col(&header, "errors")], "0", "{row:?}");
+        } else {
+            assert_eq!(tps, "", "{workload} has no transactions");
+        }
+        let metric = |c: &str| !row[col(&header, c)].is_empty();
+        assert_eq!(metric("mib_per_s"), workload == "memory", "{row:?}");
+        assert_eq!(metric("file_reads_ps"), workload == "fileio", "{row:?}");
     }
     let (_, intervals) = rows(&run.join("intervals.csv"));
-    assert!(intervals.len() >= 2, "{intervals:?}");
+    assert!(intervals.len() >= 10, "{intervals:?}");
     let hist: Vec<_> = std::fs::read_dir(run.join("histograms")).unwrap().collect();
-    assert_eq!(hist.len(), 2);
+    assert_eq!(hist.len(), 10);
     assert!(run.join("suite.toml").exists() && run.join("plan.json").exists());
 }
 
@@ -234,5 +280,121 @@ fn second_ctrl_c_exits_at_once() {
         start.elapsed() < Duration::from_secs(5),
         "took {:?}",
         start.elapsed()
+    );
+}
+
+#[test]
+fn hooks_run_with_the_step_values_and_a_failing_hook_sets_the_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let marks = dir.path().join("marks.txt");
+    let suite = dir.path().join("hooks.toml");
+    let write = |policy: &str, fail_on: u32| {
+        std::fs::write(
+            &suite,
+            format!(
+                "[suite]\nname = \"hooks\"\n\n[defaults]\nworkload = \"cpu\"\ntime = 0\nevents = 10\n\n[matrix]\nthreads = [1, 2, 3]\n\n[hooks]\non_error = \"{policy}\"\nbefore_step = \"echo {{{{ kind }}}} {{{{ step }}}} {{{{ threads }}}} >> {m}; test {{{{ threads }}}} != {fail_on}\"\nafter_suite = \"echo done >> {m}\"\n",
+                m = marks.display()
+            ),
+        )
+        .unwrap();
+    };
+    write("stop", 0);
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .arg("--results-dir")
+        .arg(dir.path().join("ok"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&marks).unwrap();
+    assert_eq!(text, "run cpu-t1 1\nrun cpu-t2 2\nrun cpu-t3 3\ndone\n");
+    let log = std::fs::read_to_string(run_dir(&dir.path().join("ok"), "hooks").join("hooks.log"))
+        .unwrap();
+    assert_eq!(
+        log.matches("=== before_step: exit status: 0").count(),
+        3,
+        "{log}"
+    );
+
+    std::fs::remove_file(&marks).unwrap();
+    write("stop", 2);
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .arg("--results-dir")
+        .arg(dir.path().join("stop"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("before_step hook failed"), "{stderr}");
+    assert!(stderr.contains("on_error = stop"), "{stderr}");
+    let text = std::fs::read_to_string(&marks).unwrap();
+    assert_eq!(
+        text, "run cpu-t1 1\nrun cpu-t2 2\ndone\n",
+        "t3 never starts"
+    );
+    let (_, r) = rows(&run_dir(&dir.path().join("stop"), "hooks").join("results.csv"));
+    assert_eq!(r.len(), 1, "only t1 ran: {r:?}");
+
+    std::fs::remove_file(&marks).unwrap();
+    write("skip", 2);
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .arg("--results-dir")
+        .arg(dir.path().join("skip"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let (header, r) = rows(&run_dir(&dir.path().join("skip"), "hooks").join("results.csv"));
+    let status: Vec<&str> = r
+        .iter()
+        .map(|x| x[col(&header, "status")].as_str())
+        .collect();
+    assert_eq!(status, ["ok", "failed", "ok"]);
+    assert!(r[1][col(&header, "error")].contains("before_step hook failed"));
+}
+
+#[test]
+fn stop_when_skips_the_rest_of_a_sweep_and_marks_the_knee() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("sweep.toml");
+    // One cpu event at cpu_max_prime 100 or 200 takes microseconds, at 400000 tens of ms: the
+    // latency limit stops the sweep there whatever the machine, with the knee at 200.
+    std::fs::write(
+        &suite,
+        "[suite]\nname = \"sweep\"\n\n[defaults]\nworkload = \"cpu\"\ntime = 0\nevents = 10\nthreads = 1\n\n[matrix]\ncpu_max_prime = [100, 200, 400000, 800000]\nstop_when = { cpu_max_prime = { p95_above = 20 } }\n",
+    )
+    .unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .args(["--progress", "plain", "--results-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("skipped, stop_when: knee cpu_max_prime=200"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("stop_when: cpu-"), "{stderr}");
+    let (header, r) = rows(&run_dir(dir.path(), "sweep").join("results.csv"));
+    let primes: Vec<&str> = r
+        .iter()
+        .map(|x| x[col(&header, "cpu_max_prime")].as_str())
+        .collect();
+    assert_eq!(primes, ["100", "200", "400000"], "800000 never ran");
+    let knee = col(&header, "knee");
+    assert_eq!(r[0][knee], "");
+    assert!(
+        r[2][knee].starts_with("cpu_max_prime=200 (p95 ")
+            && r[2][knee].ends_with("> 20 ms at cpu_max_prime=400000)"),
+        "{}",
+        r[2][knee]
     );
 }

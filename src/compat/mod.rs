@@ -175,12 +175,17 @@ fn with_results(raw: &[String], action: Action, dir: &Path) -> u8 {
         };
     let (suite, plan) = suite;
     let ctx = crate::runner::RunContext {
+        base_dir: std::path::PathBuf::from("."),
+        hooks: Default::default(),
+        on_error: Default::default(),
+        resume: None,
+        stop_when: Vec::new(),
         results_root: dir.to_path_buf(),
         suite_text: suite.resolved_toml,
         quiet: false,
         progress: crate::runner::ProgressMode::Off,
     };
-    match crate::runner::run_plan(&plan, &ctx) {
+    match crate::runner::run_plan(&plan, &ctx, Default::default()) {
         Ok(s) if s.interrupted => EXIT_INTERRUPTED,
         Ok(s) if s.steps_failed > 0 => EXIT_FAILED,
         Ok(_) => EXIT_OK,

@@ -119,6 +119,16 @@ pub trait Connection {
         fill: &mut dyn FnMut(&mut DataRow) -> bool,
     ) -> Result<(), SqlError>;
 
+    /// Every row of a text query, each column as text (`None` for NULL). For the admin
+    /// work around a run (server variables), never on the measured path.
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        let _ = sql;
+        Err(SqlError::client(
+            "this driver cannot read result rows",
+            ErrKind::Other,
+        ))
+    }
+
     /// The server's connection limit, when it has one.
     fn max_connections(&mut self) -> Result<Option<u64>, SqlError> {
         Ok(None)

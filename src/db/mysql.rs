@@ -193,6 +193,33 @@ impl Connection for MysqlConnection {
         Ok(row.flatten())
     }
 
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let rows: Vec<mysql_async::Row> = self
+            .rt
+            .block_on(conn.query(sql))
+            .map_err(|e| sql_error(&e))?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                row.unwrap()
+                    .into_iter()
+                    .map(|v| match v {
+                        mysql_async::Value::NULL => None,
+                        mysql_async::Value::Bytes(b) => {
+                            Some(String::from_utf8_lossy(&b).into_owned())
+                        }
+                        mysql_async::Value::Int(i) => Some(i.to_string()),
+                        mysql_async::Value::UInt(u) => Some(u.to_string()),
+                        mysql_async::Value::Float(f) => Some(f.to_string()),
+                        mysql_async::Value::Double(d) => Some(d.to_string()),
+                        other => Some(other.as_sql(true).trim_matches('\'').to_string()),
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+
     fn load(
         &mut self,
         table: &str,

@@ -522,6 +522,24 @@ impl Connection for PgConnection {
         }
     }
 
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        let client = self.client()?;
+        let r = self.rt.block_on(async {
+            let mut out = Vec::new();
+            for m in client.simple_query(sql).await? {
+                if let SimpleQueryMessage::Row(row) = m {
+                    out.push(
+                        (0..row.len())
+                            .map(|i| row.get(i).map(str::to_string))
+                            .collect(),
+                    );
+                }
+            }
+            Ok::<_, tokio_postgres::Error>(out)
+        });
+        r.map_err(|e| self.error(&e))
+    }
+
     fn load(
         &mut self,
         table: &str,

@@ -1,11 +1,498 @@
-//! Embedded SQLite through `rusqlite` (in progress).
+//! Embedded SQLite through `rusqlite` (bundled: nothing to install): the zero-setup target.
+//!
+//! A worker's connection is a plain `rusqlite::Connection` on the worker's own OS thread, so
+//! SQLite's blocking calls (and its busy handler's sleeps) never stall an async runtime.
+//!
+//! Why it is shaped this way:
+//! * Statements are prepared through rusqlite's per-connection statement cache, keyed by their
+//!   text: a `Statement<'conn>` cannot live next to its connection in one struct, and the
+//!   cache lookup (one hash of a short string) is small next to SQLite's own work per step.
+//!   Text statements other than transaction control are prepared uncached, so the literal SQL
+//!   of `ps_mode = "disable"` never evicts the prepared ones.
+//! * `affected` is the change in `total_changes()` across the statement: `changes()` keeps
+//!   the count of the last INSERT/UPDATE/DELETE, so a BEGIN or COMMIT would look like a write.
+//! * `path = ":memory:"` is one database shared by every connection of the process (workers,
+//!   prepare, run and cleanup of one suite): SQLite's `memdb` VFS with a process-unique name,
+//!   kept alive by one connection held in [`MEMORY`] until the process exits. memdb uses
+//!   ordinary file locking, so writers wait through `busy_timeout` as with a file, unlike
+//!   shared-cache mode's SQLITE_LOCKED.
+//! * Error codes are the primary result code names (`SQLITE_BUSY`), the names users write in
+//!   `ignore_errors`.
 
-use super::{Connection, ErrKind, SqlError, Target};
+use std::sync::Mutex;
 
-/// Opens a connection to the target's database file.
-pub fn open(_t: &Target) -> Result<Box<dyn Connection>, SqlError> {
-    Err(SqlError::client(
-        "driver = \"sqlite\" is not available in this build",
-        ErrKind::Other,
-    ))
+use rusqlite::{OpenFlags, Statement};
+
+use super::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId, Target};
+
+/// The `path` that means one in-memory database shared by the process.
+pub const MEMORY_PATH: &str = ":memory:";
+
+/// The connection that keeps the shared in-memory database alive, and its URI.
+static MEMORY: Mutex<Option<(String, rusqlite::Connection)>> = Mutex::new(None);
+
+/// Prepared statements a connection keeps: more than any workload prepares (tables × 9 + a
+/// few), so the cache never evicts a statement the engine still uses.
+const STMT_CACHE: usize = 1 << 16;
+
+/// Text statements worth keeping prepared: every transactional event sends them.
+const CACHED_TEXT: &[&str] = &["BEGIN", "BEGIN IMMEDIATE", "COMMIT", "ROLLBACK"];
+
+/// The name of SQLite's primary result code `code` (the low byte of an extended code).
+pub fn code_name(code: i32) -> &'static str {
+    match code & 0xff {
+        1 => "SQLITE_ERROR",
+        2 => "SQLITE_INTERNAL",
+        3 => "SQLITE_PERM",
+        4 => "SQLITE_ABORT",
+        5 => "SQLITE_BUSY",
+        6 => "SQLITE_LOCKED",
+        7 => "SQLITE_NOMEM",
+        8 => "SQLITE_READONLY",
+        9 => "SQLITE_INTERRUPT",
+        10 => "SQLITE_IOERR",
+        11 => "SQLITE_CORRUPT",
+        12 => "SQLITE_NOTFOUND",
+        13 => "SQLITE_FULL",
+        14 => "SQLITE_CANTOPEN",
+        15 => "SQLITE_PROTOCOL",
+        16 => "SQLITE_EMPTY",
+        17 => "SQLITE_SCHEMA",
+        18 => "SQLITE_TOOBIG",
+        19 => "SQLITE_CONSTRAINT",
+        20 => "SQLITE_MISMATCH",
+        21 => "SQLITE_MISUSE",
+        22 => "SQLITE_NOLFS",
+        23 => "SQLITE_AUTH",
+        24 => "SQLITE_FORMAT",
+        25 => "SQLITE_RANGE",
+        26 => "SQLITE_NOTADB",
+        27 => "SQLITE_NOTICE",
+        28 => "SQLITE_WARNING",
+        _ => "SQLITE_UNKNOWN",
+    }
+}
+
+/// A rusqlite error as the engines see it: the primary result code name, SQLite's message,
+/// and a missing or existing table recognised from that message (SQLite reports both as
+/// SQLITE_ERROR).
+pub fn sql_error(e: &rusqlite::Error) -> SqlError {
+    // A statement that fails to prepare comes as SqlInputError (message and offset), one that
+    // fails to run as SqliteFailure.
+    let failure = match e {
+        rusqlite::Error::SqliteFailure(f, msg) => {
+            Some((f, msg.clone().unwrap_or_else(|| f.to_string())))
+        }
+        rusqlite::Error::SqlInputError { error, msg, .. } => Some((error, msg.clone())),
+        _ => None,
+    };
+    match failure {
+        Some((f, message)) => {
+            let kind = if message.starts_with("no such table") {
+                ErrKind::NoTable
+            } else if message.contains("already exists") {
+                ErrKind::TableExists
+            } else {
+                ErrKind::Other
+            };
+            SqlError::new(code_name(f.extended_code), message, kind)
+        }
+        None => SqlError::client(e.to_string(), ErrKind::Other),
+    }
+}
+
+fn err(e: rusqlite::Error) -> SqlError {
+    sql_error(&e)
+}
+
+/// What `rusqlite` opens for the target: the URI of the shared in-memory database (created
+/// and pinned on first use), or the path as written (a `file:` URI works too).
+fn location(t: &Target) -> Result<String, SqlError> {
+    if t.sqlite.path != MEMORY_PATH {
+        return Ok(t.sqlite.path.clone());
+    }
+    let mut memory = MEMORY.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((uri, _)) = memory.as_ref() {
+        return Ok(uri.clone());
+    }
+    let uri = format!("file:/sbsuite-{}?vfs=memdb", std::process::id());
+    let keeper = rusqlite::Connection::open_with_flags(&uri, flags()).map_err(err)?;
+    *memory = Some((uri.clone(), keeper));
+    Ok(uri)
+}
+
+fn flags() -> OpenFlags {
+    OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+}
+
+/// Opens a connection to the target's database (created when missing) with its pragmas.
+pub fn open(t: &Target) -> Result<Box<dyn Connection>, SqlError> {
+    let memory = t.sqlite.path == MEMORY_PATH;
+    let conn = rusqlite::Connection::open_with_flags(location(t)?, flags()).map_err(err)?;
+    conn.set_prepared_statement_cache_capacity(STMT_CACHE);
+    conn.busy_timeout(t.sqlite.busy_timeout).map_err(err)?;
+    // memdb keeps its journal in memory whatever is asked (it has no WAL), so the mode only
+    // applies to files, where SQLite answers with the mode it really uses.
+    if !memory {
+        let want = &t.sqlite.journal_mode;
+        let got: String = conn
+            .query_row(&format!("PRAGMA journal_mode = {want}"), [], |r| r.get(0))
+            .map_err(err)?;
+        if !got.eq_ignore_ascii_case(want) {
+            return Err(SqlError::client(
+                format!(
+                    "[target] journal_mode = \"{want}\": SQLite keeps \"{got}\" for {} (WAL needs a local filesystem with shared memory): choose journal_mode = \"{got}\" or another path",
+                    t.sqlite.path
+                ),
+                ErrKind::Other,
+            ));
+        }
+    }
+    conn.execute_batch(&format!("PRAGMA synchronous = {}", t.sqlite.synchronous))
+        .map_err(err)?;
+    Ok(Box::new(SqliteConnection {
+        conn,
+        stmts: Vec::new(),
+    }))
+}
+
+/// One connection and the texts of its prepared statements (the cache's keys).
+struct SqliteConnection {
+    conn: rusqlite::Connection,
+    stmts: Vec<String>,
+}
+
+/// Binds `params` to `stmt` (1-based), runs it to the end without reading any column, and
+/// says what it did. `before` is `conn.total_changes()` before the call.
+fn run(
+    conn: &rusqlite::Connection,
+    stmt: &mut Statement<'_>,
+    params: &[P<'_>],
+    before: u64,
+) -> Result<Done, SqlError> {
+    for (i, p) in params.iter().enumerate() {
+        match *p {
+            P::Int(v) => stmt.raw_bind_parameter(i + 1, v),
+            P::Str(s) => stmt.raw_bind_parameter(i + 1, s),
+        }
+        .map_err(err)?;
+    }
+    let rows = stmt.column_count() > 0;
+    let mut cursor = stmt.raw_query();
+    while cursor.next().map_err(err)?.is_some() {}
+    drop(cursor);
+    let after = conn.total_changes();
+    Ok(Done {
+        rows,
+        affected: if rows {
+            0
+        } else {
+            after.saturating_sub(before)
+        },
+    })
+}
+
+impl Connection for SqliteConnection {
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
+        // Prepared now so that a bad statement fails here, then kept in the cache.
+        self.conn.prepare_cached(sql).map_err(err)?;
+        self.stmts.push(sql.to_string());
+        Ok(self.stmts.len() - 1)
+    }
+
+    fn execute(&mut self, stmt: StmtId, params: &[P<'_>]) -> Result<Done, SqlError> {
+        let sql = self.stmts.get(stmt).ok_or_else(|| {
+            SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
+        })?;
+        let before = self.conn.total_changes();
+        let mut s = self.conn.prepare_cached(sql).map_err(err)?;
+        run(&self.conn, &mut s, params, before)
+    }
+
+    fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
+        let before = self.conn.total_changes();
+        if CACHED_TEXT.contains(&sql) {
+            let mut s = self.conn.prepare_cached(sql).map_err(err)?;
+            run(&self.conn, &mut s, &[], before)
+        } else {
+            let mut s = self.conn.prepare(sql).map_err(err)?;
+            run(&self.conn, &mut s, &[], before)
+        }
+    }
+
+    fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, SqlError> {
+        let mut s = self.conn.prepare(sql).map_err(err)?;
+        let mut rows = s.raw_query();
+        match rows.next().map_err(err)? {
+            Some(row) => row.get::<_, Option<i64>>(0).map_err(err),
+            None => Ok(None),
+        }
+    }
+
+    fn load(
+        &mut self,
+        table: &str,
+        with_id: bool,
+        fill: &mut dyn FnMut(&mut DataRow) -> bool,
+    ) -> Result<(), SqlError> {
+        let sql = if with_id {
+            format!("INSERT INTO {table}(id, k, c, pad) VALUES (?, ?, ?, ?)")
+        } else {
+            format!("INSERT INTO {table}(k, c, pad) VALUES (?, ?, ?)")
+        };
+        // One transaction: SQLite syncs once at COMMIT instead of once per row.
+        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(err)?;
+        let r = (|| {
+            let mut s = self.conn.prepare(&sql).map_err(err)?;
+            let mut r = DataRow::default();
+            while fill(&mut r) {
+                let mut i = 1;
+                if with_id {
+                    s.raw_bind_parameter(1, r.id).map_err(err)?;
+                    i = 2;
+                }
+                s.raw_bind_parameter(i, r.k).map_err(err)?;
+                s.raw_bind_parameter(i + 1, r.c.as_str()).map_err(err)?;
+                s.raw_bind_parameter(i + 2, r.pad.as_str()).map_err(err)?;
+                s.raw_execute().map_err(err)?;
+            }
+            Ok(())
+        })();
+        match r {
+            Ok(()) => self.conn.execute_batch("COMMIT").map_err(err),
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    fn close(self: Box<Self>) {
+        // Finalizes the cached statements, then closes; a failure changes nothing measured.
+        let _ = self.conn.close();
+    }
+}
+
+/// Whether the target's database is there to run against (a missing file would be created
+/// empty by opening it). `:memory:` and `file:` URIs are taken as present.
+pub fn exists(t: &Target) -> bool {
+    let p = &t.sqlite.path;
+    p == MEMORY_PATH || p.starts_with("file:") || std::path::Path::new(p).exists()
+}
+
+/// After a cleanup: deletes the default database file ([`super::DEFAULT_SQLITE_PATH`], the one
+/// a suite without `[target]` creates by itself) when no table, index or view of its own is left
+/// in it (SQLite's internal `sqlite_sequence` does not count),
+/// with its `-wal` and `-shm` files. Returns whether it did. A path the user chose is the
+/// user's file and stays.
+pub fn remove_default_if_empty(t: &Target) -> Result<bool, SqlError> {
+    let path = &t.sqlite.path;
+    if path != super::DEFAULT_SQLITE_PATH || !std::path::Path::new(path).exists() {
+        return Ok(false);
+    }
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(err)?;
+    conn.busy_timeout(t.sqlite.busy_timeout).map_err(err)?;
+    let objects: i64 = conn
+        // sqlite_sequence (AUTOINCREMENT's counters) outlives the dropped tables.
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(err)?;
+    // Closing the last connection checkpoints the WAL and removes -wal and -shm.
+    conn.close().map_err(|(_, e)| err(e))?;
+    if objects > 0 {
+        return Ok(false);
+    }
+    for file in [path.clone(), format!("{path}-wal"), format!("{path}-shm")] {
+        match std::fs::remove_file(&file) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(SqlError::client(
+                    format!("cannot remove {file}: {e}"),
+                    ErrKind::Other,
+                ));
+            }
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(path: &str, extra: &str) -> Target {
+        let raw: crate::suite::RawTarget =
+            toml::from_str(&format!("driver = \"sqlite\"\npath = {path:?}\n{extra}"))
+                .expect("raw target");
+        Target::from_raw(&raw).expect("valid target")
+    }
+
+    #[test]
+    fn statements_classify_reads_writes_and_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = target(dir.path().join("c.db").to_str().unwrap(), "");
+        let mut c = open(&t).unwrap();
+        let create = c
+            .query("CREATE TABLE t(id INTEGER PRIMARY KEY, c TEXT)")
+            .unwrap();
+        assert_eq!(create, Done::default());
+        let ins = c.prepare("INSERT INTO t(id, c) VALUES (?, ?)").unwrap();
+        let sel = c
+            .prepare("SELECT c FROM t WHERE id BETWEEN ? AND ?")
+            .unwrap();
+        let upd = c.prepare("UPDATE t SET c = ? WHERE id = ?").unwrap();
+        for id in 1..=3 {
+            let d = c.execute(ins, &[P::Int(id), P::Str("x")]).unwrap();
+            assert_eq!((d.rows, d.affected), (false, 1));
+        }
+        // A BEGIN right after a write is not a write (changes() would still say 1).
+        assert_eq!(c.query("BEGIN").unwrap(), Done::default());
+        let d = c.execute(sel, &[P::Int(1), P::Int(2)]).unwrap();
+        assert_eq!((d.rows, d.affected), (true, 0));
+        let empty = c.execute(sel, &[P::Int(10), P::Int(20)]).unwrap();
+        assert!(empty.rows, "an empty result set is still a read");
+        assert_eq!(
+            c.execute(upd, &[P::Str("y"), P::Int(9)]).unwrap().affected,
+            0
+        );
+        assert_eq!(
+            c.execute(upd, &[P::Str("y"), P::Int(2)]).unwrap().affected,
+            1
+        );
+        assert_eq!(c.query("COMMIT").unwrap(), Done::default());
+        assert_eq!(c.query_i64("SELECT MAX(id) FROM t").unwrap(), Some(3));
+        assert_eq!(
+            c.query_i64("SELECT MAX(id) FROM t WHERE id > 5").unwrap(),
+            None
+        );
+        assert_eq!(c.max_connections().unwrap(), None);
+        c.close();
+    }
+
+    #[test]
+    fn errors_carry_result_code_names_and_kinds() {
+        let t = target(MEMORY_PATH, "");
+        let mut c = open(&t).unwrap();
+        let e = c.query("SELECT * FROM no_such_table_here").unwrap_err();
+        assert_eq!(
+            (e.code.as_str(), e.kind),
+            ("SQLITE_ERROR", ErrKind::NoTable)
+        );
+        c.query("CREATE TABLE dup_t(id INTEGER PRIMARY KEY)")
+            .unwrap();
+        let e = c.query("CREATE TABLE dup_t(id INTEGER)").unwrap_err();
+        assert_eq!(e.kind, ErrKind::TableExists, "{e}");
+        c.query("INSERT INTO dup_t VALUES (1)").unwrap();
+        let e = c.query("INSERT INTO dup_t VALUES (1)").unwrap_err();
+        assert_eq!(
+            (e.code.as_str(), e.kind),
+            ("SQLITE_CONSTRAINT", ErrKind::Other)
+        );
+        c.query("DROP TABLE dup_t").unwrap();
+        assert_eq!(code_name(5), "SQLITE_BUSY");
+        assert_eq!(
+            code_name(517),
+            "SQLITE_BUSY",
+            "SQLITE_BUSY_SNAPSHOT is a busy error"
+        );
+        assert_eq!(code_name(262), "SQLITE_LOCKED", "SQLITE_LOCKED_SHAREDCACHE");
+        assert!(
+            t.ignore_errors.contains("SQLITE_BUSY") && t.ignore_errors.contains("sqlite_locked")
+        );
+    }
+
+    #[test]
+    fn a_writer_waits_busy_timeout_then_fails_with_sqlite_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.db");
+        let t = target(path.to_str().unwrap(), "busy_timeout = 20");
+        let mut a = open(&t).unwrap();
+        let mut b = open(&t).unwrap();
+        a.query("CREATE TABLE t(id INTEGER PRIMARY KEY)").unwrap();
+        a.query("BEGIN IMMEDIATE").unwrap();
+        a.query("INSERT INTO t VALUES (1)").unwrap();
+        let e = b.query("BEGIN IMMEDIATE").unwrap_err();
+        assert_eq!(e.code, "SQLITE_BUSY", "{e}");
+        // A worker that connects meanwhile is not held up by its pragmas.
+        open(&t).unwrap().close();
+        // WAL: a reader is not blocked by the writer and sees the last commit.
+        assert_eq!(b.query_i64("SELECT COUNT(*) FROM t").unwrap(), Some(0));
+        a.query("COMMIT").unwrap();
+        b.query("BEGIN IMMEDIATE").unwrap();
+        b.query("COMMIT").unwrap();
+        let mode = b
+            .query_i64("SELECT journal_mode = 'wal' FROM pragma_journal_mode")
+            .unwrap();
+        assert_eq!(mode, Some(1));
+    }
+
+    #[test]
+    fn memory_is_one_database_for_every_connection_of_the_process() {
+        let t = target(MEMORY_PATH, "");
+        let mut a = open(&t).unwrap();
+        a.query("CREATE TABLE shared_mem(id INTEGER PRIMARY KEY)")
+            .unwrap();
+        a.query("INSERT INTO shared_mem VALUES (7)").unwrap();
+        a.close();
+        // No connection of this test is open now: the database lives on.
+        let mut b = open(&t).unwrap();
+        assert_eq!(b.query_i64("SELECT id FROM shared_mem").unwrap(), Some(7));
+        b.query("DROP TABLE shared_mem").unwrap();
+        b.close();
+    }
+
+    #[test]
+    fn load_inserts_every_row_in_one_transaction() {
+        let t = target(MEMORY_PATH, "");
+        let mut c = open(&t).unwrap();
+        c.query("CREATE TABLE load_t(id INTEGER PRIMARY KEY, k INTEGER, c TEXT, pad TEXT)")
+            .unwrap();
+        let mut n = 0;
+        c.load("load_t", false, &mut |r| {
+            n += 1;
+            r.k = n;
+            r.c = format!("c{n}");
+            r.pad = "p".into();
+            n <= 1000
+        })
+        .unwrap();
+        assert_eq!(
+            c.query_i64("SELECT COUNT(*) FROM load_t").unwrap(),
+            Some(1000)
+        );
+        assert_eq!(
+            c.query_i64("SELECT MAX(id) FROM load_t").unwrap(),
+            Some(1000)
+        );
+        c.query("DROP TABLE load_t").unwrap();
+    }
+
+    #[test]
+    fn only_the_default_file_is_removed_and_only_when_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join(crate::db::DEFAULT_SQLITE_PATH);
+        let t = target(mine.to_str().unwrap(), "");
+        open(&t).unwrap().close();
+        assert!(
+            !remove_default_if_empty(&t).unwrap(),
+            "a path the user chose stays"
+        );
+        assert!(mine.exists() && exists(&t));
+        assert!(exists(&target(MEMORY_PATH, "")));
+        assert!(!exists(&target(
+            dir.path().join("none.db").to_str().unwrap(),
+            ""
+        )));
+    }
 }

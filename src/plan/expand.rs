@@ -123,11 +123,22 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             .into());
     }
 
+    // Without [target], database workloads use a SQLite file in the working directory.
     let target = match suite.target.as_ref().map(crate::db::Target::from_raw) {
-        None => None,
+        None => Some(crate::db::Target::sqlite_default()),
         Some(Ok(t)) => Some(t),
         Some(Err(e)) => {
-            return Err(suite.error(&[Seg::key("target")], e.to_string()).into());
+            // The messages start with `[target] <key>`: point at that key's value.
+            let text = e.to_string();
+            let mut path = vec![Seg::key("target")];
+            if let Some(key) = text
+                .strip_prefix("[target] ")
+                .and_then(|r| r.split([' ', ':']).next())
+                .filter(|k| !k.is_empty())
+            {
+                path.push(Seg::key(key));
+            }
+            return Err(suite.error(&path, text).into());
         }
     };
 
@@ -261,11 +272,48 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     for (i, s) in steps.iter_mut().enumerate() {
         s.index = i + 1;
     }
+    let target = steps
+        .iter()
+        .find_map(|s| s.target.as_ref())
+        .map(|t| describe_target(t, suite.target.is_none()));
     Ok(Plan {
         suite: suite.name.clone(),
         axes,
         steps,
+        target,
     })
+}
+
+/// One line about the database of a plan: driver and where (never the password).
+fn describe_target(t: &crate::db::Target, default: bool) -> String {
+    use crate::suite::Driver;
+    match t.driver {
+        Driver::Sqlite => {
+            let o = &t.sqlite;
+            let mut s = format!(
+                "sqlite {} (journal_mode {}, synchronous {}, busy_timeout {} ms)",
+                o.path,
+                o.journal_mode,
+                o.synchronous,
+                o.busy_timeout.as_millis()
+            );
+            if default {
+                s.push_str(", the default: the suite has no [target]");
+            }
+            s
+        }
+        driver => {
+            let n = t.sockets.len().max(t.hosts.len()).max(1);
+            let eps: Vec<String> = (0..n).map(|i| t.endpoint(i)).collect();
+            format!(
+                "{} {}, database {}, user {}",
+                format!("{driver:?}").to_ascii_lowercase(),
+                eps.join(" "),
+                t.database,
+                t.user
+            )
+        }
+    }
 }
 
 /// The workload and every option of a cell, resolved: catalog default < [defaults] < cell.
@@ -282,16 +330,6 @@ fn resolve(suite: &Suite, cell: &Cell) -> Result<(&'static WorkloadSpec, Options
     let name = workload.as_str().unwrap_or_default();
     let spec = catalog::workload(name)
         .ok_or_else(|| suite.error(&path, format!("unknown workload `{name}`")))?;
-    if spec.needs_target && suite.target.is_none() {
-        return Err(suite
-            .error(
-                &path,
-                format!("workload `{name}` needs a database, but the suite has no [target]"),
-            )
-            .with_help(
-                "add [target] with driver = \"mysql\" | \"pgsql\" | \"sqlite\" and its connection",
-            ));
-    }
     let options =
         spec.resolve_options(|name| cell.get(name).or_else(|| suite.defaults.get(name)).cloned());
     if options.int("time") == 0 && options.int("events") == 0 && !spec.ends_by_itself(&options) {

@@ -59,6 +59,10 @@ pub struct Plan {
     /// Matrix axis names in order (`workload` and `threads` included when they are axes).
     pub axes: Vec<String>,
     pub steps: Vec<Step>,
+    /// The database the steps use, described for people (no password), when a step needs
+    /// one; says so when it is the default SQLite file of a suite without `[target]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 mod expand;

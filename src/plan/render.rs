@@ -52,6 +52,9 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
         count(plan, StepKind::Cleanup),
         format_duration(known),
     );
+    if let Some(t) = &plan.target {
+        let _ = writeln!(out, "Target: {t}");
+    }
     let width = plan.steps.len().to_string().len();
     let name_width = plan.steps.iter().map(|s| s.name.len()).max().unwrap_or(0);
     for s in &plan.steps {
@@ -123,6 +126,8 @@ struct JsonPlan<'a> {
     suite: &'a str,
     file: &'a str,
     axes: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target: Option<&'a str>,
     estimated_seconds: f64,
     steps_without_estimate: usize,
     steps: &'a [super::Step],
@@ -134,6 +139,7 @@ pub fn render_json(plan: &Plan, file: &str) -> String {
         suite: &plan.suite,
         file,
         axes: &plan.axes,
+        target: plan.target.as_deref(),
         estimated_seconds: known,
         steps_without_estimate: unknown,
         steps: &plan.steps,

@@ -28,6 +28,29 @@ threads = { from = 32, to = 1024, factor = 2 }
 "#;
 
 #[test]
+fn oltp_without_target_uses_the_default_sqlite_file() {
+    let no_target = OLTP.replace("[target]\ndriver = \"mysql\"\n", "");
+    let p = plan(&no_target);
+    let t = p.steps[0].target.as_ref().expect("a target");
+    assert_eq!(t.driver, crate::suite::Driver::Sqlite);
+    assert_eq!(t.sqlite.path, crate::db::DEFAULT_SQLITE_PATH);
+    let text = render_text(&p, "t.toml");
+    assert!(
+        text.contains("Target: sqlite sbtest.db (journal_mode wal, synchronous normal, busy_timeout 5000 ms), the default: the suite has no [target]\n"),
+        "{text}"
+    );
+    assert!(render_json(&p, "t.toml").contains("\"target\": \"sqlite sbtest.db"));
+    let mysql = plan(OLTP);
+    assert_eq!(
+        mysql.target.as_deref(),
+        Some("mysql 127.0.0.1:3306, database sbtest, user sbtest")
+    );
+    let cpu = plan("[suite]\nname = \"c\"\n[defaults]\nworkload = \"cpu\"\n");
+    assert!(cpu.target.is_none() && cpu.steps[0].target.is_none());
+    assert!(!render_text(&cpu, "t.toml").contains("Target:"));
+}
+
+#[test]
 fn oltp_sweep_prepares_once() {
     let p = plan(OLTP);
     let k = kinds(&p);
@@ -219,15 +242,6 @@ fn plan_level_errors_point_at_their_key() {
     let e = build(&s).unwrap_err();
     assert!(e.0[0].message.contains("would never end"), "{e}");
     assert!(e.to_string().contains("t.toml:4:8"), "{e}");
-
-    let no_target = OLTP.replace("[target]\ndriver = \"mysql\"\n", "");
-    let s = suite::load_text(Path::new("t.toml"), &no_target, &[], &[]).unwrap();
-    assert!(
-        build(&s)
-            .unwrap_err()
-            .to_string()
-            .contains("needs a database")
-    );
 
     let bad_tmpl =
         "[suite]\nname = \"c\"\nstep_name = \"{{ thread }}\"\n[defaults]\nworkload = \"cpu\"\n";

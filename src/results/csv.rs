@@ -48,6 +48,7 @@ pub const RESULTS_TRAILING_COLUMNS: &[&str] = &[
     // then one column per entry of engine::METRICS, then:
     "status",
     "error",
+    "knee",
 ];
 
 /// Columns of `intervals.csv`, in order.
@@ -72,7 +73,7 @@ pub const INTERVAL_COLUMNS: &[&str] = &[
 
 /// The fixed trailing columns with the workload metrics inserted before `status`.
 fn trailing_columns() -> impl Iterator<Item = String> {
-    let (measures, tail) = RESULTS_TRAILING_COLUMNS.split_at(RESULTS_TRAILING_COLUMNS.len() - 2);
+    let (measures, tail) = RESULTS_TRAILING_COLUMNS.split_at(RESULTS_TRAILING_COLUMNS.len() - 3);
     measures
         .iter()
         .map(|c| c.to_string())
@@ -138,6 +139,7 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `queue_length`, `concurrency` | `rate` runs: always empty here, filled in intervals.csv |
 | `status` | `ok`, `failed` (engine error, or its prepare failed) or `interrupted` (stopped by Ctrl-C/SIGTERM; the measurements cover the part that ran) |
 | `error` | the error message when `failed` (or why an interrupted step ended), else empty |
+| `knee` | on the run where a `stop_when` sweep stopped: the knee (the last value before the condition) and why, e.g. `threads=64 (tps +3.1% < 5% at threads=128)`; else empty |
 
 Number format: plain decimal, trailing zeros trimmed (`1.5`, not `1.5000`); latencies in ms
 with 6 decimals (nanosecond resolution), seconds and rates with 4 decimals. A measurement that
@@ -187,6 +189,8 @@ pub struct RunRow<'a> {
     /// The measurements; `None` when the step produced none (engine error, skipped run).
     pub outcome: Option<&'a StepOutcome>,
     pub error: Option<&'a str>,
+    /// Set on the run where a `stop_when` sweep stopped: the knee and why.
+    pub knee: Option<&'a str>,
 }
 
 /// The matrix axes that get their own column: every axis except `workload` and `threads` (which
@@ -209,10 +213,15 @@ pub fn extra_axis_columns(axes: &[String]) -> Vec<(String, String)> {
 
 /// The full header of `results.csv` for a plan with these matrix axes.
 pub fn results_columns(axes: &[String]) -> Vec<String> {
+    columns_with(&extra_axis_columns(axes))
+}
+
+/// The full header of `results.csv` given [`extra_axis_columns`].
+pub(crate) fn columns_with(extra_axes: &[(String, String)]) -> Vec<String> {
     RESULTS_LEADING_COLUMNS
         .iter()
         .map(|c| c.to_string())
-        .chain(extra_axis_columns(axes).into_iter().map(|(h, _)| h))
+        .chain(extra_axes.iter().map(|(h, _)| h.clone()))
         .chain(trailing_columns())
         .collect()
 }
@@ -317,6 +326,7 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
     }
     rec.push(row.status.as_str().to_string());
     rec.push(row.error.unwrap_or_default().to_string());
+    rec.push(row.knee.unwrap_or_default().to_string());
     rec
 }
 
@@ -370,6 +380,21 @@ impl CsvFile {
         me.write(header.iter().map(AsRef::as_ref))?;
         me.sync()?;
         Ok(me)
+    }
+
+    /// Opens an existing file for appending (its header is already there).
+    pub fn append(path: &Path) -> Result<Self, ResultsError> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|source| ResultsError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(CsvFile {
+            path: path.to_path_buf(),
+            writer: csv::WriterBuilder::new().from_writer(file),
+        })
     }
 
     pub fn path(&self) -> &Path {

@@ -33,6 +33,8 @@ pub const PLAN_FILE: &str = "plan.json";
 pub const RESULTS_FILE: &str = "results.csv";
 pub const INTERVALS_FILE: &str = "intervals.csv";
 pub const HISTOGRAMS_DIR: &str = "histograms";
+/// One line per prepare/cleanup step start and end: what `--resume` needs beyond the rows.
+pub const JOURNAL_FILE: &str = "journal.log";
 
 /// How many `-N` suffixes are tried before giving up on a run id (runs started within the same
 /// second).
@@ -146,6 +148,72 @@ impl ResultStore {
         })
     }
 
+    /// Reopens the run directory of a stopped run for `--resume`: rows of finished run steps
+    /// (`ok`, `failed`) are kept, `interrupted` rows, rows cut short by a crash and the
+    /// interval rows of every step that did not finish are dropped (both files are rewritten
+    /// atomically), and the files are opened for appending. Returns the store and the indexes
+    /// of the finished run steps.
+    pub fn reopen(
+        dir: &Path,
+        plan: &Plan,
+    ) -> Result<(Self, std::collections::HashSet<usize>), ResultsError> {
+        let run_id = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        let results_path = dir.join(RESULTS_FILE);
+        let columns = results_columns(&plan.axes);
+        let step_col = columns.iter().position(|c| c == "step");
+        let status_col = columns.iter().position(|c| c == "status");
+        let mut finished = std::collections::HashSet::new();
+        rewrite_csv(&results_path, &columns, |rec| {
+            let (Some(sc), Some(stc)) = (step_col, status_col) else {
+                return false;
+            };
+            let keep = rec.len() == columns.len() && matches!(&rec[stc], "ok" | "failed");
+            if keep && let Ok(i) = rec[sc].parse::<usize>() {
+                finished.insert(i);
+                return true;
+            }
+            false
+        })?;
+        let interval_cols = csv::interval_columns();
+        let istep = interval_cols.iter().position(|c| c == "step");
+        let intervals_path = dir.join(INTERVALS_FILE);
+        rewrite_csv(&intervals_path, &interval_cols, |rec| {
+            rec.len() == interval_cols.len()
+                && istep
+                    .and_then(|c| rec[c].parse::<usize>().ok())
+                    .is_some_and(|i| finished.contains(&i))
+        })?;
+        let hist_dir = dir.join(HISTOGRAMS_DIR);
+        fs::create_dir_all(&hist_dir).map_err(io_err(&hist_dir))?;
+        Ok((
+            ResultStore {
+                run_id,
+                extra_axes: csv::extra_axis_columns(&plan.axes),
+                dir: dir.to_path_buf(),
+                results: CsvFile::append(&results_path)?,
+                intervals: CsvFile::append(&intervals_path)?,
+            },
+            finished,
+        ))
+    }
+
+    /// Appends `<index> <kind> <event>` to the journal and syncs it.
+    pub fn journal(&self, step: &Step, event: &str) -> Result<(), ResultsError> {
+        use std::io::Write as _;
+        let path = self.dir.join(JOURNAL_FILE);
+        let mut f = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        writeln!(f, "{} {} {event}", step.index, step.kind.as_str()).map_err(io_err(&path))?;
+        f.sync_data().map_err(io_err(&path))
+    }
+
     pub fn run_id(&self) -> &str {
         &self.run_id
     }
@@ -191,6 +259,89 @@ impl ResultStore {
         self.results.sync()?;
         self.intervals.sync()
     }
+
+    /// Records a run step measured elsewhere (`sbsuite import`): no histogram (a text log has
+    /// none), and each `(column, cell)` of `cells` replaces the cell [`ResultStore::write_run`]
+    /// would compute — rates as the log printed them (sysbench divides by its own timer).
+    pub fn write_foreign_run(
+        &mut self,
+        row: &RunRow,
+        cells: &[(&str, String)],
+    ) -> Result<(), ResultsError> {
+        let mut record = csv::results_record(&self.run_id, &self.extra_axes, row);
+        let columns = csv::columns_with(&self.extra_axes);
+        for (column, cell) in cells {
+            if let Some(i) = columns.iter().position(|c| c == column) {
+                record[i] = cell.clone();
+            }
+        }
+        self.results.write(record)?;
+        self.results.sync()?;
+        self.intervals.sync()
+    }
+}
+
+/// The journal's last event per step index (`start`, `done`, `failed`, `interrupted`).
+pub fn read_journal(dir: &Path) -> std::collections::HashMap<usize, String> {
+    let mut out = std::collections::HashMap::new();
+    if let Ok(text) = fs::read_to_string(dir.join(JOURNAL_FILE)) {
+        for line in text.lines() {
+            let mut it = line.split_whitespace();
+            if let (Some(i), Some(_), Some(ev)) = (it.next(), it.next(), it.next())
+                && let Ok(i) = i.parse()
+            {
+                out.insert(i, ev.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Rewrites `path` (header `columns`) with the records `keep` accepts, through a temporary
+/// file and a rename, so a crash leaves either the old or the new file.
+fn rewrite_csv(
+    path: &Path,
+    columns: &[String],
+    mut keep: impl FnMut(&::csv::StringRecord) -> bool,
+) -> Result<(), ResultsError> {
+    let mut reader = ::csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .map_err(|source| ResultsError::Csv {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|source| ResultsError::Csv {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    if header != columns {
+        return Err(ResultsError::Io {
+            path: path.to_path_buf(),
+            source: io::Error::other(
+                "its columns are not the ones this suite writes: was the suite changed? resume needs the run's own suite.toml",
+            ),
+        });
+    }
+    let tmp = path.with_extension("csv.tmp");
+    let _ = fs::remove_file(&tmp);
+    {
+        let mut out = CsvFile::create(&tmp, columns)?;
+        for rec in reader.records() {
+            // A record a crash cut short does not parse or has too few fields: dropped.
+            let Ok(rec) = rec else { continue };
+            if keep(&rec) {
+                out.write(rec.iter())?;
+            }
+        }
+        out.sync()?;
+    }
+    fs::rename(&tmp, path).map_err(io_err(path))
 }
 
 #[cfg(test)]
@@ -233,6 +384,7 @@ mod tests {
     fn plan(steps: Vec<Step>) -> Plan {
         Plan {
             suite: "my suite/x".into(),
+            target: None,
             axes: vec![
                 "workload".into(),
                 "table_size".into(),
@@ -318,7 +470,7 @@ mod tests {
             "seconds",
         ];
         assert_eq!(&cols[..expected_start.len()], &expected_start[..]);
-        assert_eq!(cols.last().unwrap(), "error");
+        assert_eq!(cols.last().unwrap(), "knee");
         assert_eq!(
             cols.len(),
             RESULTS_LEADING_COLUMNS.len()
@@ -341,7 +493,7 @@ mod tests {
             RESULTS_TRAILING_COLUMNS.join(","),
             "repetition,started_at,seconds,events,eps,tps,qps,reads,writes,other,errors,\
              reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
-             lat_pct,fairness_events_stddev,fairness_time_stddev,status,error"
+             lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee"
         );
     }
 
@@ -400,6 +552,7 @@ mod tests {
                 status: RowStatus::Ok,
                 outcome: Some(&o),
                 error: None,
+                knee: None,
             })
             .unwrap();
         let (_, rows) = read_rows(store.results_path());
@@ -456,6 +609,7 @@ mod tests {
                 status: RowStatus::Interrupted,
                 outcome: Some(&o2),
                 error: None,
+                knee: None,
             })
             .unwrap();
         let (_, rows) = read_rows(store.results_path());
@@ -497,6 +651,7 @@ mod tests {
                 status: RowStatus::Failed,
                 outcome: None,
                 error: Some("prepare failed: table exists, \"sbtest1\""),
+                knee: None,
             })
             .unwrap();
         let (header, rows) = read_rows(store.results_path());

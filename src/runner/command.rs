@@ -8,31 +8,77 @@ use crate::cli::{ProgressArg, RunArgs};
 use crate::commands::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, load_plan};
 use crate::suite::source::Seg;
 
-use super::{ProgressMode, RunContext, RunError, run_plan};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::suite::Driver;
+
+use super::{ProgressMode, RunContext, RunError, run_plan, server};
 
 pub fn command(args: RunArgs) -> u8 {
-    let (suite, plan) = match load_plan(&args.file, &args.overrides) {
+    let loaded = match &args.resume {
+        Some(dir) => load_for_resume(dir, &args),
+        None => match &args.file {
+            Some(file) => load_plan(file, &args.overrides),
+            None => Err(EXIT_BAD_INPUT),
+        },
+    };
+    let (suite, plan) = match loaded {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
     // Results labelled with a variant whose settings were never applied would be wrong, so a
-    // suite that asks for server changes is refused until this build can make them.
+    // suite that asks for server changes this build cannot make is refused, and every
+    // `set_global` is checked against the server (exists, settable at runtime) before anything
+    // runs.
+    let target = plan.steps.iter().find_map(|s| s.target.clone());
+    let mut variants = HashMap::new();
     for (i, v) in suite.variants.iter().enumerate() {
-        let key = if v.restart.is_some() {
+        if v.set_global.is_empty() && v.restart.is_none() {
+            continue;
+        }
+        let key = if v.set_global.is_empty() {
             "restart"
         } else {
             "set_global"
         };
-        if !v.set_global.is_empty() || v.restart.is_some() {
-            let path = [Seg::key("variant"), Seg::Index(i), Seg::key(key)];
+        let path = [Seg::key("variant"), Seg::Index(i), Seg::key(key)];
+        let Some(t) = target.as_ref().filter(|t| t.driver != Driver::Sqlite) else {
             let e = suite
-                .error(&path, format!("variant `{}` changes server settings, which this build cannot apply yet", v.name))
-                .with_help("`sbsuite plan` and `validate` accept it; to run now, remove set_global/restart from the variant");
+                .error(&path, format!("variant `{}` changes server settings, but the suite has no MySQL/MariaDB or PostgreSQL [target]", v.name))
+                .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove the variant's set_global/restart");
+            eprint!("{e}");
+            return EXIT_BAD_INPUT;
+        };
+        // Runtime settings are checked now; a restart variant's settings can only be checked
+        // once the server runs with its file.
+        if v.restart.is_none()
+            && let Err(msg) = server::check(t, &v.set_global)
+        {
+            let e = suite
+                .error(&path, format!("variant `{}`: {msg}", v.name))
+                .with_help("fix or remove the setting; nothing has run and no setting was changed");
             eprint!("{e}");
             return EXIT_BAD_INPUT;
         }
+        variants.insert(
+            v.name.clone(),
+            server::VariantSettings {
+                set_global: v.set_global.clone(),
+                restart: v.restart.clone(),
+            },
+        );
     }
+    let base_dir = match &args.file {
+        Some(f) => f.parent().map(Path::to_path_buf).unwrap_or_default(),
+        None => PathBuf::from("."),
+    };
     let ctx = RunContext {
+        base_dir,
+        hooks: suite.hooks.clone(),
+        on_error: suite.on_error,
+        resume: args.resume.clone(),
+        stop_when: suite.matrix.stop_when.clone(),
         results_root: args.results_dir.unwrap_or(suite.results_dir),
         suite_text: suite.resolved_toml,
         quiet: args.quiet,
@@ -43,7 +89,7 @@ pub fn command(args: RunArgs) -> u8 {
             ProgressArg::Off => ProgressMode::Off,
         },
     };
-    match run_plan(&plan, &ctx) {
+    match run_plan(&plan, &ctx, variants) {
         Ok(summary) if summary.interrupted => EXIT_INTERRUPTED,
         // A step that ended early without a stop request (forced_shutdown) did not finish its
         // run: the suite did not succeed, though its row keeps the numbers.
@@ -58,4 +104,72 @@ pub fn command(args: RunArgs) -> u8 {
             EXIT_FAILED
         }
     }
+}
+
+/// `--resume RUN_DIR`: the plan from the run's own `suite.toml` (no environment or `--set`
+/// layers: they would change the plan), checked against its `plan.json`; server settings a
+/// killed run left changed are restored first.
+fn load_for_resume(
+    dir: &Path,
+    args: &RunArgs,
+) -> Result<(crate::suite::Suite, crate::plan::Plan), u8> {
+    if !args.overrides.set.is_empty() {
+        eprintln!(
+            "error: --resume continues the run as it was planned: remove --set (start a new run to change the suite)"
+        );
+        return Err(EXIT_BAD_INPUT);
+    }
+    let suite_file = dir.join(crate::results::SUITE_FILE);
+    let plan_file = dir.join(crate::results::PLAN_FILE);
+    if !suite_file.exists()
+        || !plan_file.exists()
+        || !dir.join(crate::results::RESULTS_FILE).exists()
+    {
+        eprintln!(
+            "error: --resume {}: not a run directory (it needs suite.toml, plan.json and results.csv, as `sbsuite run` writes them under results/<suite>/<run-id>/)",
+            dir.display()
+        );
+        return Err(EXIT_BAD_INPUT);
+    }
+    let suite = crate::suite::load_with_env(&suite_file, &[], &[]).map_err(|e| {
+        eprint!("{e}");
+        EXIT_BAD_INPUT
+    })?;
+    let plan = crate::plan::build(&suite).map_err(|e| {
+        eprint!("{e}");
+        EXIT_BAD_INPUT
+    })?;
+    let stored = std::fs::read_to_string(&plan_file).unwrap_or_default();
+    let rebuilt = serde_json::to_string_pretty(&plan).unwrap_or_default();
+    if stored.trim_end() != rebuilt.trim_end() {
+        eprintln!(
+            "error: --resume {}: plan.json does not match the plan of its suite.toml (edited, or written by another sbsuite version): start a new run",
+            dir.display()
+        );
+        return Err(EXIT_BAD_INPUT);
+    }
+    let pending = super::server::pending(dir).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_FAILED
+    })?;
+    if !pending.is_empty() {
+        let Some(target) = plan.steps.iter().find_map(|s| s.target.clone()) else {
+            eprintln!("error: {} has restore files but no [target]", dir.display());
+            return Err(EXIT_FAILED);
+        };
+        for (_, saved) in pending {
+            if let Err(e) = super::server::restore_and_forget(&target, &saved, dir) {
+                eprintln!(
+                    "error: restoring the settings of variant {} left by the stopped run failed: {e}",
+                    saved.variant
+                );
+                return Err(EXIT_FAILED);
+            }
+            eprintln!(
+                "[sbsuite] restored the settings of variant {} left by the stopped run",
+                saved.variant
+            );
+        }
+    }
+    Ok((suite, plan))
 }

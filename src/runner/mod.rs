@@ -14,12 +14,15 @@
 //!   `==> [k/N] kind name (variant v)` header; everything else goes to stderr.
 
 mod command;
+pub mod hooks;
 pub mod progress;
+pub mod server;
 pub mod signal;
+mod sweep;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::Utc;
@@ -27,6 +30,8 @@ use chrono::Utc;
 use crate::engine::{self, EngineError, IntervalSample, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::{ResultStore, ResultsError, RowStatus, RunRow};
+use crate::suite::Driver;
+use crate::suite::raw::{OnError, RawHooks};
 
 pub use self::command::command;
 pub use self::progress::ProgressMode;
@@ -43,6 +48,16 @@ pub struct RunContext {
     /// printed).
     pub quiet: bool,
     pub progress: ProgressMode,
+    /// The suite file's directory (relative restart templates are also looked for there).
+    pub base_dir: PathBuf,
+    /// `[hooks]` of the suite.
+    pub hooks: RawHooks,
+    /// `[suite] on_error`: what a failed step does to the rest.
+    pub on_error: OnError,
+    /// `--resume`: the run directory of a stopped run to continue (else a new run directory).
+    pub resume: Option<PathBuf>,
+    /// `[matrix] stop_when` threshold sweeps.
+    pub stop_when: Vec<crate::suite::StopWhen>,
 }
 
 /// How a run ended. `main` maps it to the exit code: 130 when `interrupted`, else 1 when
@@ -63,6 +78,8 @@ pub struct RunSummary {
     /// Steps stopped part-way by a stop request: run steps (rows with status `interrupted`) and
     /// a prepare that was cut short.
     pub steps_interrupted: usize,
+    /// `--resume`: steps that had finished before and were not run again.
+    pub steps_kept: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -113,11 +130,33 @@ pub trait StepExecutor {
         on_interval: &mut dyn FnMut(&IntervalSample),
         stop: &AtomicBool,
     ) -> Result<StepOutcome, EngineError>;
+
+    /// Before the first step of each variant (variants are contiguous in a plan): apply its
+    /// server settings. An error fails the variant's runs; nothing of it is executed.
+    fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
+        let _ = (variant, run_dir);
+        Ok(())
+    }
+
+    /// After the last step of a variant that began, also after a stop request or failures:
+    /// restore what `begin_variant` changed.
+    fn end_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
+        let _ = (variant, run_dir);
+        Ok(())
+    }
 }
 
-/// The real executor: the engines of [`crate::engine`].
-#[derive(Clone, Copy, Debug, Default)]
-pub struct EngineExecutor;
+/// The real executor: the engines of [`crate::engine`], and the variants' server settings.
+#[derive(Debug, Default)]
+pub struct EngineExecutor {
+    /// The server changes of each variant that has some, and the target they apply to.
+    pub variants: HashMap<String, server::VariantSettings>,
+    pub target: Option<crate::db::Target>,
+    /// Where relative restart templates are also looked for (the suite file's directory).
+    pub base_dir: PathBuf,
+    /// What the current variant changed, until it is restored.
+    applied: Option<server::Saved>,
+}
 
 impl StepExecutor for EngineExecutor {
     fn prepare(
@@ -153,11 +192,92 @@ impl StepExecutor for EngineExecutor {
             stop,
         )
     }
+
+    fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
+        let Some(target) = self.target.as_ref().filter(|t| t.driver != Driver::Sqlite) else {
+            return match self.variants.get(variant) {
+                Some(_) => {
+                    Err("set_global and restart need a MySQL/MariaDB or PostgreSQL [target]".into())
+                }
+                None => Ok(()),
+            };
+        };
+        if let Some(v) = self.variants.get(variant) {
+            // A restart first (static settings), then the runtime ones on the restarted server.
+            let restart = match &v.restart {
+                Some(r) => Some(server::apply_restart(
+                    target,
+                    variant,
+                    r,
+                    &self.base_dir,
+                    run_dir,
+                )?),
+                None => None,
+            };
+            let saved = if v.set_global.is_empty() {
+                server::Saved {
+                    variant: variant.to_string(),
+                    originals: Vec::new(),
+                    restart,
+                }
+            } else {
+                match server::apply(target, variant, &v.set_global, run_dir, restart.clone()) {
+                    Ok(saved) => saved,
+                    Err(e) => {
+                        if let Some(r) = restart {
+                            let undo = server::Saved {
+                                variant: variant.to_string(),
+                                originals: Vec::new(),
+                                restart: Some(r),
+                            };
+                            if let Err(u) = server::restore_and_forget(target, &undo, run_dir) {
+                                return Err(format!("{e}; undoing the restart failed: {u}"));
+                            }
+                        }
+                        return Err(e);
+                    }
+                }
+            };
+            self.applied = Some(saved);
+        }
+        // The effective settings of every variant, the baseline too, so that runs compare. A
+        // capture that fails (a server that hides its variables, or is down: then the steps
+        // say so themselves) costs the record, not the runs.
+        if let Err(e) = server::capture(target, variant, run_dir) {
+            eprintln!("[sbsuite] warning: variant {variant}: server variables not captured: {e}");
+        }
+        Ok(())
+    }
+
+    fn end_variant(&mut self, _variant: &str, run_dir: &Path) -> Result<(), String> {
+        match (self.applied.take(), self.target.as_ref()) {
+            (Some(saved), Some(target)) => server::restore_and_forget(target, &saved, run_dir)
+                .map_err(|e| {
+                    format!(
+                        "{e}: the server keeps the variant's settings; run `sbsuite restore {}`",
+                        run_dir.display()
+                    )
+                }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Runs `plan` with the engines of this build, stopping gracefully on the first Ctrl-C/SIGTERM.
-pub fn run_plan(plan: &Plan, ctx: &RunContext) -> Result<RunSummary, RunError> {
-    let mut executor = EngineExecutor;
+/// `variants` holds each variant's server changes (applied before its first step, restored
+/// after its last).
+pub fn run_plan(
+    plan: &Plan,
+    ctx: &RunContext,
+    variants: HashMap<String, server::VariantSettings>,
+) -> Result<RunSummary, RunError> {
+    let target = plan.steps.iter().find_map(|s| s.target.clone());
+    let mut executor = EngineExecutor {
+        variants,
+        target,
+        base_dir: ctx.base_dir.clone(),
+        applied: None,
+    };
     preflight(plan, &executor)?;
     let stop = signal::install()?;
     // A stop request belongs to one run; a previous run in this process may have set it.
@@ -189,6 +309,64 @@ enum Dataset {
     PrepareInterrupted,
 }
 
+/// What a resumed run still has to do.
+#[derive(Debug, Default)]
+struct ResumePlan {
+    /// Step indexes to execute.
+    todo: std::collections::HashSet<usize>,
+    /// Datasets whose prepare finished before and whose data is still in place (their cleanup
+    /// has not run): their remaining runs use it without a new prepare.
+    prepared: std::collections::HashSet<usize>,
+    /// Datasets whose prepare started but did not finish: cleaned up before preparing again.
+    half_prepared: std::collections::HashSet<usize>,
+}
+
+/// For a fresh run everything is to do. For a resume: runs without a kept row, a prepare when
+/// its dataset still has runs to do and its data is not in place, a cleanup unless it finished.
+fn resume_plan(
+    plan: &Plan,
+    finished_runs: &std::collections::HashSet<usize>,
+    journal: &HashMap<usize, String>,
+) -> ResumePlan {
+    let mut r = ResumePlan::default();
+    let open: std::collections::HashSet<usize> = plan
+        .steps
+        .iter()
+        .filter(|s| s.kind == StepKind::Run && !finished_runs.contains(&s.index))
+        .map(|s| s.dataset)
+        .collect();
+    let cleaned: std::collections::HashSet<usize> = plan
+        .steps
+        .iter()
+        .filter(|s| {
+            s.kind == StepKind::Cleanup && journal.get(&s.index).is_some_and(|e| e == "done")
+        })
+        .map(|s| s.dataset)
+        .collect();
+    for s in &plan.steps {
+        let event = journal.get(&s.index).map(String::as_str);
+        let todo = match s.kind {
+            StepKind::Run => !finished_runs.contains(&s.index),
+            StepKind::Cleanup => event != Some("done"),
+            StepKind::Prepare => match event {
+                Some("done") if !cleaned.contains(&s.dataset) => {
+                    r.prepared.insert(s.dataset);
+                    false
+                }
+                Some(_) if open.contains(&s.dataset) => {
+                    r.half_prepared.insert(s.dataset);
+                    true
+                }
+                _ => open.contains(&s.dataset),
+            },
+        };
+        if todo {
+            r.todo.insert(s.index);
+        }
+    }
+    r
+}
+
 /// The step loop behind [`run_plan`], with the executor, the stop flag and the report stream
 /// injected.
 pub fn run_plan_with(
@@ -199,7 +377,19 @@ pub fn run_plan_with(
     report: impl Write,
 ) -> Result<RunSummary, RunError> {
     preflight(plan, executor)?;
-    let mut store = ResultStore::create(&ctx.results_root, plan, &ctx.suite_text, Utc::now())?;
+    // Resuming: the finished runs (rows kept), and the journal of prepare/cleanup steps.
+    let (mut store, finished_runs, journal) = match &ctx.resume {
+        Some(dir) => {
+            let (store, finished) = ResultStore::reopen(dir, plan)?;
+            (store, finished, crate::results::read_journal(dir))
+        }
+        None => (
+            ResultStore::create(&ctx.results_root, plan, &ctx.suite_text, Utc::now())?,
+            Default::default(),
+            Default::default(),
+        ),
+    };
+    let resume = resume_plan(plan, &finished_runs, &journal);
     let progress = progress::Progress::new(ctx.progress, ctx.quiet, plan);
     let mut out = progress::ReportOut::new(progress.bar(), report);
     let total = plan.steps.len();
@@ -214,9 +404,141 @@ pub fn run_plan_with(
     let mut fatal: Option<ResultsError> = None;
     // Cleanups get a flag nobody sets: see the module comment.
     let never = AtomicBool::new(false);
+    // The variant whose settings are in place (it began), and why the current one could not.
+    let mut current: Option<&str> = None;
+    let mut variant_error: Option<String> = None;
+    let run_dir = store.dir().to_path_buf();
+    let hooks = hooks::Hooks::new(ctx.hooks.clone(), &plan.suite, &run_dir);
+    // `on_error = "stop"` (a step or a hook): no further runs, like a stop request, but the run
+    // is not "interrupted": the failure decides the exit code.
+    let mut halted = false;
+    // The dataset whose before_dataset hook ran (its after_dataset is owed), datasets whose
+    // remaining runs are skipped (`on_error = "skip"`), and datasets a hook skipped entirely.
+    let mut open_dataset: Option<&Step> = None;
+    let mut skip_runs: std::collections::HashSet<usize> = Default::default();
+    let mut skip_all: std::collections::HashSet<usize> = Default::default();
+
+    // A hook failure by its policy: counts as a failure unless `continue`; `stop` halts.
+    let hook_failed = |e: hooks::HookFailure, failed: &mut usize, halted: &mut bool| match e.policy
+    {
+        OnError::Continue => {
+            progress.error(&format!(
+                "[sbsuite] warning: {} (on_error = continue)",
+                e.message
+            ));
+            false
+        }
+        OnError::Skip => {
+            *failed += 1;
+            progress.error(&format!("[sbsuite] {} (on_error = skip)", e.message));
+            true
+        }
+        OnError::Stop => {
+            *failed += 1;
+            *halted = true;
+            progress.error(&format!(
+                "[sbsuite] {} (on_error = stop: no further runs; cleanups and restores still run)",
+                e.message
+            ));
+            true
+        }
+    };
+
+    if let Err(e) = hooks.run("before_suite", &hooks.base(&run_dir)) {
+        // Nothing is guarded more narrowly than the suite: skip and stop both end it.
+        if hook_failed(e, &mut failed, &mut halted) {
+            halted = true;
+        }
+    }
+
+    // The variant and dataset whose boundaries were crossed last (by steps that executed).
+    let mut entered: Option<(&str, usize)> = None;
+    let mut last_step: Option<&Step> = None;
+    let mut kept = 0;
+    let mut sweeps = sweep::Sweeps::new(ctx.stop_when.clone());
 
     for (position, step) in plan.steps.iter().enumerate() {
-        let stopping = stop.load(Ordering::SeqCst) || fatal.is_some();
+        if !resume.todo.contains(&step.index) {
+            // Finished before a resume: a prepared dataset stays prepared for its other runs.
+            if step.kind == StepKind::Prepare && resume.prepared.contains(&step.dataset) {
+                datasets.insert(step.dataset, Dataset::Ready);
+            }
+            kept += 1;
+            continue;
+        }
+        if step.kind == StepKind::Run
+            && let Some(knee) = sweeps.stopped(step)
+        {
+            let _ = writeln!(
+                out,
+                "==> [{}/{total}] {} {} (variant {}): skipped, stop_when: knee {knee}",
+                position + 1,
+                step.kind.as_str(),
+                step.name,
+                step.variant
+            );
+            skipped += 1;
+            continue;
+        }
+        let stopping = stop.load(Ordering::SeqCst) || fatal.is_some() || halted;
+        let new_variant = entered.is_none_or(|(v, _)| v != step.variant);
+        let new_dataset = new_variant || entered.is_some_and(|(_, d)| d != step.dataset);
+        entered = Some((step.variant.as_str(), step.dataset));
+        let prev_step = last_step.replace(step);
+        if new_dataset && let Some(prev) = open_dataset.take() {
+            let c = hooks.context(&run_dir, prev, hooks::Level::Dataset);
+            if let Err(e) = hooks.run("after_dataset", &c) {
+                hook_failed(e, &mut failed, &mut halted);
+            }
+        }
+        if new_variant {
+            if let Some(v) = current.take()
+                && let Some(prev) = prev_step
+            {
+                let c = hooks.context(&run_dir, prev, hooks::Level::Variant);
+                if let Err(e) = hooks.run("after_variant", &c) {
+                    hook_failed(e, &mut failed, &mut halted);
+                }
+                if let Err(e) = executor.end_variant(v, &run_dir) {
+                    failed += 1;
+                    progress.error(&format!("[sbsuite] variant {v}: {e}"));
+                }
+            }
+            variant_error = None;
+            let stopping = stop.load(Ordering::SeqCst) || fatal.is_some() || halted;
+            if !stopping {
+                match executor.begin_variant(&step.variant, &run_dir) {
+                    Ok(()) => {
+                        current = Some(step.variant.as_str());
+                        let c = hooks.context(&run_dir, step, hooks::Level::Variant);
+                        if let Err(e) = hooks.run("before_variant", &c) {
+                            let message = e.message.clone();
+                            if hook_failed(e, &mut failed, &mut halted) && !halted {
+                                variant_error = Some(message);
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        progress.error(&format!(
+                            "[sbsuite] variant {} was not applied, its steps do not run: {e}",
+                            step.variant
+                        ));
+                        variant_error = Some(e);
+                    }
+                }
+            }
+        }
+        let stopping = stopping || halted;
+        if new_dataset && step.dataset != 0 && variant_error.is_none() && !stopping {
+            let c = hooks.context(&run_dir, step, hooks::Level::Dataset);
+            open_dataset = Some(step);
+            if let Err(e) = hooks.run("before_dataset", &c)
+                && hook_failed(e, &mut failed, &mut halted)
+            {
+                skip_all.insert(step.dataset);
+            }
+        }
+        let stopping = stopping || halted;
         let header = format!(
             "==> [{}/{total}] {} {} (variant {})",
             position + 1,
@@ -233,73 +555,142 @@ pub fn run_plan_with(
             ))
         };
 
+        if let Some(e) = &variant_error {
+            if step.kind == StepKind::Run && !stopping {
+                failed += 1;
+                let _ = writeln!(out, "{header}: skipped, variant not applied");
+                let error = format!("variant `{}` not applied: {e}", step.variant);
+                let row = RunRow {
+                    step,
+                    started_at: Utc::now(),
+                    status: RowStatus::Failed,
+                    outcome: None,
+                    error: Some(&error),
+                    knee: None,
+                };
+                if let Err(e) = store.write_run(&row) {
+                    fatal = Some(e);
+                }
+            } else {
+                skipped += 1;
+            }
+            continue;
+        }
+        if skip_all.contains(&step.dataset)
+            || (step.kind == StepKind::Run && skip_runs.contains(&step.dataset))
+        {
+            skipped += 1;
+            continue;
+        }
+        let wanted = match step.kind {
+            StepKind::Cleanup => !stopping || datasets.contains_key(&step.dataset),
+            _ => !stopping,
+        };
+        if !wanted {
+            skipped += 1;
+            continue;
+        }
+        // before_step: a cleanup runs whatever its hook says (tables must not be left behind).
+        let step_ctx = hooks.context(&run_dir, step, hooks::Level::Step);
+        let mut hook_error: Option<String> = None;
+        if let Err(e) = hooks.run("before_step", &step_ctx) {
+            let message = e.message.clone();
+            if hook_failed(e, &mut failed, &mut halted) && step.kind != StepKind::Cleanup {
+                if halted {
+                    skipped += 1;
+                    continue;
+                }
+                hook_error = Some(message);
+            }
+        }
+        let mut step_failed = false;
+
         match step.kind {
             StepKind::Prepare | StepKind::Cleanup => {
                 let cleanup = step.kind == StepKind::Cleanup;
-                let wanted = if cleanup {
-                    !stopping || datasets.contains_key(&step.dataset)
-                } else {
-                    !stopping
-                };
-                if !wanted {
-                    skipped += 1;
+                if let Some(msg) = hook_error {
+                    let _ = writeln!(out, "{header}: skipped, {msg}");
+                    datasets.insert(step.dataset, Dataset::PrepareFailed(msg));
                     continue;
                 }
                 progress.step_started(position, step);
                 let _ = writeln!(out, "{header}");
+                if !cleanup
+                    && resume.half_prepared.contains(&step.dataset)
+                    && let Some(c) = plan
+                        .steps
+                        .iter()
+                        .find(|c| c.kind == StepKind::Cleanup && c.dataset == step.dataset)
+                {
+                    // A prepare cut short before the resume left part of the data: drop it
+                    // first (its errors do not matter; the prepare reports its own).
+                    let _ = executor.prepare(c, true, &mut io::sink(), &never);
+                }
+                if let Err(e) = store.journal(step, "start") {
+                    fatal.get_or_insert(e);
+                }
                 let flag = if cleanup { &never } else { stop };
                 let result = executor.prepare(step, cleanup, &mut out, flag);
                 let _ = out.flush();
-                match result {
+                let event = match result {
                     Ok(()) => {
                         ok += 1;
                         if !cleanup {
                             datasets.insert(step.dataset, Dataset::Ready);
                         }
+                        "done"
                     }
                     Err(_) if !cleanup && stop.load(Ordering::SeqCst) => {
                         interrupted_steps += 1;
                         datasets.insert(step.dataset, Dataset::PrepareInterrupted);
+                        "interrupted"
                     }
                     Err(e) => {
                         failed += 1;
+                        step_failed = true;
                         fail_note(&e.to_string());
                         if !cleanup {
                             datasets.insert(step.dataset, Dataset::PrepareFailed(e.to_string()));
                         }
+                        "failed"
                     }
+                };
+                if let Err(e) = store.journal(step, event) {
+                    fatal.get_or_insert(e);
                 }
             }
             StepKind::Run => {
-                if stopping {
-                    skipped += 1;
-                    continue;
-                }
                 let started_at = Utc::now();
-                match datasets.get(&step.dataset) {
-                    Some(Dataset::PrepareFailed(msg)) => {
-                        let _ = writeln!(out, "{header}: skipped, prepare failed");
-                        let _ = out.flush();
-                        failed += 1;
-                        let error = format!("prepare failed: {msg}");
-                        let row = RunRow {
-                            step,
-                            started_at,
-                            status: RowStatus::Failed,
-                            outcome: None,
-                            error: Some(&error),
-                        };
-                        if let Err(e) = store.write_run(&row) {
-                            fatal = Some(e);
-                        }
-                        continue;
-                    }
+                let prepare_error = match datasets.get(&step.dataset) {
+                    Some(Dataset::PrepareFailed(msg)) => Some(format!("prepare failed: {msg}")),
                     Some(Dataset::PrepareInterrupted) => {
                         // Unreachable while the flag stays set; kept explicit for clarity.
                         skipped += 1;
                         continue;
                     }
-                    Some(Dataset::Ready) | None => {}
+                    Some(Dataset::Ready) | None => None,
+                };
+                if let Some(error) = prepare_error.or(hook_error) {
+                    let what = if error.starts_with("prepare failed") {
+                        "prepare failed"
+                    } else {
+                        "before_step hook failed"
+                    };
+                    let _ = writeln!(out, "{header}: skipped, {what}");
+                    let _ = out.flush();
+                    failed += 1;
+                    let row = RunRow {
+                        step,
+                        started_at,
+                        status: RowStatus::Failed,
+                        outcome: None,
+                        error: Some(&error),
+                        knee: None,
+                    };
+                    if let Err(e) = store.write_run(&row) {
+                        fatal = Some(e);
+                    }
+                    continue;
                 }
 
                 progress.step_started(position, step);
@@ -331,15 +722,21 @@ pub fn run_plan_with(
                     RowStatus::Interrupted => interrupted_steps += 1,
                     RowStatus::Failed => {
                         failed += 1;
+                        step_failed = true;
                         fail_note(error.as_deref().unwrap_or_default());
                     }
                 }
+                let knee = match (status, outcome) {
+                    (RowStatus::Ok, Some(o)) => sweeps.observe(step, o),
+                    _ => None,
+                };
                 let row = RunRow {
                     step,
                     started_at,
                     status,
                     outcome,
                     error: error.as_deref(),
+                    knee: knee.as_deref(),
                 };
                 if let Err(e) = store.write_run(&row) {
                     fatal = Some(e);
@@ -348,9 +745,57 @@ pub fn run_plan_with(
                 }
             }
         }
+        if let Err(e) = hooks.run("after_step", &step_ctx) {
+            hook_failed(e, &mut failed, &mut halted);
+        }
+        if step_failed {
+            match ctx.on_error {
+                OnError::Continue => {}
+                OnError::Skip => {
+                    if skip_runs.insert(step.dataset) {
+                        progress.error(&format!(
+                            "[sbsuite] on_error = skip: the remaining runs of dataset {} are skipped",
+                            step.dataset
+                        ));
+                    }
+                }
+                OnError::Stop => {
+                    if !halted {
+                        progress.error(
+                            "[sbsuite] on_error = stop: no further runs; cleanups and restores still run",
+                        );
+                    }
+                    halted = true;
+                }
+            }
+        }
+    }
+    if let Some(prev) = open_dataset.take() {
+        let c = hooks.context(&run_dir, prev, hooks::Level::Dataset);
+        if let Err(e) = hooks.run("after_dataset", &c) {
+            hook_failed(e, &mut failed, &mut halted);
+        }
+    }
+    if let Some(v) = current.take() {
+        if let Some(last) = last_step {
+            let c = hooks.context(&run_dir, last, hooks::Level::Variant);
+            if let Err(e) = hooks.run("after_variant", &c) {
+                hook_failed(e, &mut failed, &mut halted);
+            }
+        }
+        if let Err(e) = executor.end_variant(v, &run_dir) {
+            failed += 1;
+            progress.error(&format!("[sbsuite] variant {v}: {e}"));
+        }
+    }
+    if let Err(e) = hooks.run("after_suite", &hooks.base(&run_dir)) {
+        hook_failed(e, &mut failed, &mut halted);
     }
     drop(out);
     progress.finish();
+    for k in &sweeps.knees {
+        progress.note(&format!("[sbsuite] stop_when: {k}"));
+    }
 
     if let Some(e) = fatal {
         return Err(e.into());
@@ -364,6 +809,7 @@ pub fn run_plan_with(
         run_id: store.run_id().to_string(),
         results_csv: store.results_path().to_path_buf(),
         steps_skipped: skipped,
+        steps_kept: kept,
         steps_interrupted: interrupted_steps,
     };
     progress.note(&format!(
@@ -379,6 +825,10 @@ pub fn run_plan_with(
         },
         if skipped > 0 {
             format!(", {skipped} skipped")
+        } else {
+            String::new()
+        } + &if kept > 0 {
+            format!(", {kept} kept from before the resume")
         } else {
             String::new()
         },
@@ -432,6 +882,7 @@ mod tests {
         ];
         Plan {
             suite: "unit".into(),
+            target: None,
             axes: vec!["threads".into()],
             steps: steps
                 .iter()
@@ -480,6 +931,10 @@ mod tests {
         /// When set: the results root, to count the rows already on disk as each run starts.
         peek_root: Option<PathBuf>,
         rows_on_disk: Vec<usize>,
+        /// `begin x` / `end x` in call order, interleaved with steps as `step N`.
+        variant_calls: Vec<String>,
+        /// A variant whose `begin_variant` fails.
+        fail_variant: Option<&'static str>,
     }
 
     impl StepExecutor for Script {
@@ -496,6 +951,7 @@ mod tests {
         ) -> Result<(), EngineError> {
             assert_eq!(cleanup, step.kind == StepKind::Cleanup);
             self.calls.push((step.index, step.kind));
+            self.variant_calls.push(format!("step {}", step.index));
             if cleanup {
                 self.cleanup_saw_stop.push(stop.load(Ordering::SeqCst));
             }
@@ -514,6 +970,7 @@ mod tests {
             stop: &AtomicBool,
         ) -> Result<StepOutcome, EngineError> {
             self.calls.push((step.index, step.kind));
+            self.variant_calls.push(format!("step {}", step.index));
             if let Some(root) = &self.peek_root {
                 let run_dir = std::fs::read_dir(root.join("unit"))
                     .unwrap()
@@ -546,6 +1003,278 @@ mod tests {
             }
             Ok(outcome(false))
         }
+
+        fn begin_variant(&mut self, variant: &str, _run_dir: &Path) -> Result<(), String> {
+            self.variant_calls.push(format!("begin {variant}"));
+            if self.fail_variant == Some(variant) {
+                return Err("SET GLOBAL x failed".into());
+            }
+            Ok(())
+        }
+
+        fn end_variant(&mut self, variant: &str, _run_dir: &Path) -> Result<(), String> {
+            self.variant_calls.push(format!("end {variant}"));
+            Ok(())
+        }
+    }
+
+    /// [`plan`] with dataset 1 in variant `a` and dataset 2 in variant `b`.
+    fn variant_plan() -> Plan {
+        let mut p = plan();
+        for s in &mut p.steps {
+            s.variant = if s.dataset == 1 { "a" } else { "b" }.into();
+        }
+        p
+    }
+
+    #[test]
+    fn variants_begin_before_their_first_step_and_end_after_their_cleanup() {
+        let root = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let mut script = Script::default();
+        let summary = run_plan_with(
+            &variant_plan(),
+            &ctx(root.path()),
+            &mut script,
+            &stop,
+            Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(summary.steps_failed, 0);
+        let expected = [
+            "begin a", "step 1", "step 2", "step 3", "step 4", "step 5", "end a", "begin b",
+            "step 6", "step 7", "step 8", "end b",
+        ];
+        assert_eq!(script.variant_calls, expected);
+    }
+
+    #[test]
+    fn a_variant_that_cannot_be_applied_fails_its_runs_and_the_next_one_still_runs() {
+        let root = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let mut p = variant_plan();
+        // Variant order b (fails), then a.
+        p.steps.rotate_left(5);
+        for (i, s) in p.steps.iter_mut().enumerate() {
+            s.index = i + 1;
+        }
+        let mut script = Script {
+            fail_variant: Some("b"),
+            ..Default::default()
+        };
+        let summary = run_plan_with(&p, &ctx(root.path()), &mut script, &stop, Vec::new()).unwrap();
+        assert_eq!(summary.steps_failed, 1, "run d");
+        assert_eq!(
+            script.variant_calls,
+            [
+                "begin b", "begin a", "step 4", "step 5", "step 6", "step 7", "step 8", "end a"
+            ]
+        );
+        let run_dir = summary.results_csv.parent().unwrap().to_path_buf();
+        let r = rows(&run_dir.join("results.csv"));
+        assert_eq!(r[0].0, "2", "step 2 is run d");
+        assert_eq!(r[0].1, "failed");
+        assert!(
+            r[0].2
+                .contains("variant `b` not applied: SET GLOBAL x failed"),
+            "{r:?}"
+        );
+        assert_eq!(r.len(), 4);
+    }
+
+    #[test]
+    fn a_stop_ends_the_current_variant_after_its_cleanup_and_begins_no_other() {
+        let root = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let mut script = Script {
+            stop_during: Some(2),
+            ..Default::default()
+        };
+        let summary = run_plan_with(
+            &variant_plan(),
+            &ctx(root.path()),
+            &mut script,
+            &stop,
+            Vec::new(),
+        )
+        .unwrap();
+        assert!(summary.interrupted);
+        assert_eq!(
+            script.variant_calls,
+            ["begin a", "step 1", "step 2", "step 5", "end a"]
+        );
+    }
+
+    fn run_with(script: &mut Script, c: RunContext) -> RunSummary {
+        let stop = AtomicBool::new(false);
+        run_plan_with(&variant_plan(), &c, script, &stop, Vec::new()).unwrap()
+    }
+
+    fn hooks_logging_to(file: &Path, on_error: OnError) -> RawHooks {
+        let log = |what: &str| Some(format!("echo '{what}' >> {}", file.display()));
+        RawHooks {
+            timeout: 10,
+            on_error,
+            before_suite: log("before_suite {{ suite }}"),
+            after_suite: log("after_suite"),
+            before_variant: log("before_variant {{ variant }}"),
+            after_variant: log("after_variant {{ variant }}"),
+            before_dataset: log("before_dataset {{ dataset }}"),
+            after_dataset: log("after_dataset {{ dataset }}"),
+            before_step: log("before_step {{ kind }} {{ step }} t{{ threads }}"),
+            after_step: log("after_step {{ index }}"),
+        }
+    }
+
+    #[test]
+    fn hooks_run_around_the_suite_variants_datasets_and_steps() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("hooks.txt");
+        let mut c = ctx(root.path());
+        c.hooks = hooks_logging_to(&file, OnError::Stop);
+        let summary = run_with(&mut Script::default(), c);
+        assert_eq!(summary.steps_failed, 0);
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "before_suite unit",
+                "before_variant a",
+                "before_dataset 1",
+                "before_step prepare prepare-1 t2",
+                "after_step 1",
+                "before_step run a t2",
+                "after_step 2",
+                "before_step run b t2",
+                "after_step 3",
+                "before_step run c t2",
+                "after_step 4",
+                "before_step cleanup cleanup-1 t2",
+                "after_step 5",
+                "after_dataset 1",
+                "after_variant a",
+                "before_variant b",
+                "before_dataset 2",
+                "before_step prepare prepare-2 t2",
+                "after_step 6",
+                "before_step run d t2",
+                "after_step 7",
+                "before_step cleanup cleanup-2 t2",
+                "after_step 8",
+                "after_dataset 2",
+                "after_variant b",
+                "after_suite",
+            ]
+        );
+        let log = std::fs::read_to_string(summary.run_dir.join("hooks.log")).unwrap();
+        assert!(
+            log.contains("before_step: echo 'before_step run d t2'"),
+            "{log}"
+        );
+    }
+
+    #[test]
+    fn a_failing_before_step_hook_with_skip_fails_that_step_only() {
+        let root = tempfile::tempdir().unwrap();
+        let mut c = ctx(root.path());
+        c.hooks = RawHooks {
+            timeout: 10,
+            on_error: OnError::Skip,
+            before_step: Some("test {{ step }} != b".into()),
+            ..Default::default()
+        };
+        let mut script = Script::default();
+        let summary = run_with(&mut script, c);
+        assert_eq!(summary.steps_failed, 2, "the hook and step b");
+        let r = rows(&summary.results_csv);
+        let b = r.iter().find(|x| x.0 == "3").unwrap();
+        assert_eq!(b.1, "failed");
+        assert!(b.2.contains("before_step hook failed"), "{r:?}");
+        assert!(!script.calls.contains(&(3, StepKind::Run)));
+        assert_eq!(script.calls.len(), 7, "every other step ran");
+    }
+
+    #[test]
+    fn a_failing_hook_with_stop_halts_but_cleans_up_and_restores() {
+        let root = tempfile::tempdir().unwrap();
+        let mut c = ctx(root.path());
+        c.hooks = RawHooks {
+            timeout: 10,
+            on_error: OnError::Stop,
+            after_step: Some("test {{ index }} != 2".into()),
+            ..Default::default()
+        };
+        let mut script = Script::default();
+        let summary = run_with(&mut script, c);
+        assert!(!summary.interrupted);
+        assert_eq!(summary.steps_failed, 1);
+        assert_eq!(
+            script.variant_calls,
+            ["begin a", "step 1", "step 2", "step 5", "end a"]
+        );
+    }
+
+    #[test]
+    fn on_error_skip_skips_the_rest_of_the_dataset_and_stop_halts_the_suite() {
+        let root = tempfile::tempdir().unwrap();
+        let mut c = ctx(root.path());
+        c.on_error = OnError::Skip;
+        let mut script = Script {
+            fail: [2].into(),
+            ..Default::default()
+        };
+        let summary = run_with(&mut script, c.clone());
+        assert_eq!(summary.steps_failed, 1);
+        assert_eq!(
+            script.variant_calls,
+            [
+                "begin a", "step 1", "step 2", "step 5", "end a", "begin b", "step 6", "step 7",
+                "step 8", "end b"
+            ]
+        );
+        c.on_error = OnError::Stop;
+        let mut script = Script {
+            fail: [2].into(),
+            ..Default::default()
+        };
+        let summary = run_with(&mut script, c);
+        assert_eq!(summary.steps_failed, 1);
+        assert_eq!(
+            script.variant_calls,
+            ["begin a", "step 1", "step 2", "step 5", "end a"]
+        );
+    }
+
+    #[test]
+    fn resume_keeps_finished_work_and_prepares_only_what_is_missing() {
+        let p = plan(); // ds1: 1 prepare, 2-4 runs, 5 cleanup; ds2: 6 prepare, 7 run, 8 cleanup
+        let journal = |events: &[(usize, &str)]| -> HashMap<usize, String> {
+            events.iter().map(|(i, e)| (*i, e.to_string())).collect()
+        };
+        // Killed during run 3: ds1's data is in place, run 2 kept.
+        let r = resume_plan(&p, &[2].into(), &journal(&[(1, "done")]));
+        let mut todo: Vec<usize> = r.todo.iter().copied().collect();
+        todo.sort();
+        assert_eq!(todo, [3, 4, 5, 6, 7, 8]);
+        assert!(r.prepared.contains(&1) && r.half_prepared.is_empty());
+        // Killed during ds2's prepare: ds1 complete, ds2 dropped and prepared again.
+        let r = resume_plan(
+            &p,
+            &[2, 3, 4].into(),
+            &journal(&[(1, "done"), (5, "done"), (6, "start")]),
+        );
+        let mut todo: Vec<usize> = r.todo.iter().copied().collect();
+        todo.sort();
+        assert_eq!(todo, [6, 7, 8]);
+        assert!(r.half_prepared.contains(&2));
+        // A fresh run does everything.
+        assert_eq!(
+            resume_plan(&p, &Default::default(), &HashMap::new())
+                .todo
+                .len(),
+            8
+        );
     }
 
     fn ctx(root: &Path) -> RunContext {
@@ -554,6 +1283,11 @@ mod tests {
             suite_text: "[suite]\nname = \"unit\"\n".into(),
             quiet: true,
             progress: ProgressMode::Auto,
+            base_dir: PathBuf::from("."),
+            hooks: RawHooks::default(),
+            on_error: OnError::Continue,
+            resume: None,
+            stop_when: Vec::new(),
         }
     }
 
@@ -774,7 +1508,7 @@ mod tests {
         for s in &mut p.steps {
             s.workload = "no_such_workload".into();
         }
-        let err = run_plan(&p, &ctx(&root)).unwrap_err();
+        let err = run_plan(&p, &ctx(&root), Default::default()).unwrap_err();
         assert!(
             matches!(&err, RunError::NoEngine { workloads } if workloads == &["no_such_workload"])
         );

@@ -34,6 +34,10 @@ pub struct Suite {
     pub repeat: u32,
     pub results_dir: PathBuf,
     pub step_name: Option<String>,
+    /// What a failed step does to the rest of the suite.
+    pub on_error: raw::OnError,
+    /// `[hooks]` (all unset when the file has none).
+    pub hooks: raw::RawHooks,
     pub target: Option<RawTarget>,
     /// `[defaults]`, each value checked and normalised by its option's kind.
     pub defaults: IndexMap<String, Value>,
@@ -70,7 +74,34 @@ pub struct Matrix {
     pub exclude: Vec<IndexMap<String, Value>>,
     /// Each entry adds a cell after the cross product.
     pub include: Vec<IndexMap<String, Value>>,
+    /// Threshold sweeps: stop raising an axis when a condition holds.
+    pub stop_when: Vec<StopWhen>,
 }
+
+/// `stop_when = { threads = { tps_gain_below = 5, p95_above = 50 } }`: along `axis`, in each
+/// sweep (steps that share every other matrix value, the variant and the repetition), the next
+/// values are not run once a run's result meets a condition; the value before it is the knee.
+#[derive(Clone, Debug, PartialEq, Default, serde::Serialize)]
+pub struct StopWhen {
+    pub axis: String,
+    /// tps grew by less than this many percent over the previous value.
+    pub tps_gain_below: Option<f64>,
+    /// qps grew by less than this many percent over the previous value.
+    pub qps_gain_below: Option<f64>,
+    /// Latency percentiles and average above this many milliseconds.
+    pub p95_above: Option<f64>,
+    pub p99_above: Option<f64>,
+    pub avg_above: Option<f64>,
+}
+
+/// The condition keys of `stop_when`, for errors and the schema.
+pub const STOP_WHEN_KEYS: [&str; 5] = [
+    "tps_gain_below",
+    "qps_gain_below",
+    "p95_above",
+    "p99_above",
+    "avg_above",
+];
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Axis {

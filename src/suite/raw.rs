@@ -34,6 +34,78 @@ pub struct RawSuite {
     /// Server configuration variants: the outermost loop of the plan.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub variant: Vec<RawVariant>,
+    /// Shell commands around the suite, each variant, each dataset and each step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<RawHooks>,
+}
+
+/// What a failure does: `stop` the suite (cleanups and restores still run), `skip` what it
+/// belongs to (a failed step: the rest of its dataset; a hook: what it guards), or `continue`.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    Stop,
+    Skip,
+    #[default]
+    Continue,
+}
+
+/// `[hooks]`: shell commands (`sh -c`, minijinja templates) run before and after the suite,
+/// each variant, each dataset and each step. Their output goes to `hooks.log` in the run
+/// directory.
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawHooks {
+    /// Seconds a hook may run before it is killed and counts as failed (default 300).
+    #[serde(default = "hook_timeout")]
+    pub timeout: u64,
+    /// What a failed hook does: `stop` (default), `skip` (what it guards) or `continue`.
+    #[serde(default = "hook_policy")]
+    pub on_error: OnError,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_suite: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_suite: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_variant: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_variant: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_dataset: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_dataset: Option<String>,
+    /// Runs before every step (prepare, run and cleanup: `{{ kind }}` tells which).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_step: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_step: Option<String>,
+}
+
+fn hook_timeout() -> u64 {
+    300
+}
+
+fn hook_policy() -> OnError {
+    OnError::Stop
+}
+
+impl RawHooks {
+    /// Every hook that is set, with its key.
+    pub fn all(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("before_suite", &self.before_suite),
+            ("after_suite", &self.after_suite),
+            ("before_variant", &self.before_variant),
+            ("after_variant", &self.after_variant),
+            ("before_dataset", &self.before_dataset),
+            ("after_dataset", &self.after_dataset),
+            ("before_step", &self.before_step),
+            ("after_step", &self.after_step),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+        .collect()
+    }
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -53,6 +125,11 @@ pub struct SuiteSection {
     /// option, `variant` and `repetition` can be used. Default: the workload and the matrix axes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_name: Option<String>,
+    /// What a failed step does to the rest of the suite: `continue` (default: the next step),
+    /// `skip` (the rest of its dataset; cleanup still runs) or `stop` (no further runs;
+    /// cleanups and variant restores still run).
+    #[serde(default)]
+    pub on_error: OnError,
 }
 
 fn one() -> i64 {
@@ -153,12 +230,21 @@ pub struct RawVariant {
 #[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawRestart {
+    /// A minijinja template of the config file (relative to the working directory, else to
+    /// the suite file). It sees `variant`, `settings` and each setting by name.
     pub template: String,
+    /// Where the rendered file goes (a directory the server reads, e.g. `/etc/mysql/conf.d/`);
+    /// a file already there is saved and put back afterwards.
     pub path: String,
+    /// The shell command that restarts the server (`sh -c`); it runs again after the variant.
     pub command: String,
     /// Seconds to wait for the server after the restart command.
     #[serde(default = "ready_timeout")]
     pub ready_timeout: u64,
+    /// Server variables the rendered file sets: passed to the template and read back after the
+    /// restart (`SHOW GLOBAL VARIABLES` / `pg_settings`).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub settings: IndexMap<String, Value>,
 }
 
 fn ready_timeout() -> u64 {
@@ -234,6 +320,11 @@ fn matrix_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let cell = json!({ "type": "object", "additionalProperties": { "type": ["string", "number", "boolean", "array"] } });
     props.insert("exclude".into(), json!({ "description": "cells to drop: every key of an entry must match (a list matches any of its items)", "type": "array", "items": cell }));
     props.insert("include".into(), json!({ "description": "extra cells appended after the cross product", "type": "array", "items": cell }));
+    let conds: serde_json::Map<String, serde_json::Value> = crate::suite::STOP_WHEN_KEYS
+        .iter()
+        .map(|k| (k.to_string(), json!({ "type": "number", "minimum": 0 })))
+        .collect();
+    props.insert("stop_when".into(), json!({ "description": "threshold sweeps: stop raising an axis once a run meets a condition (gains in percent, latencies in ms), e.g. { threads = { tps_gain_below = 5, p95_above = 50 } }", "type": "object", "additionalProperties": { "type": "object", "properties": conds, "additionalProperties": false } }));
     props.insert("zip".into(), json!({ "description": "groups of axes that move together, e.g. [[\"tables\", \"table_size\"]]", "type": "array", "items": { "type": "array", "minItems": 2, "items": { "type": "string" } } }));
     schemars::json_schema!({ "type": "object", "properties": props, "additionalProperties": false })
 }

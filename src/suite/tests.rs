@@ -256,3 +256,43 @@ fn sizes_and_numbers_are_typed() {
     assert_eq!(s.matrix.axes[1].values, vec![Value::Int(1), Value::Int(2)]);
     assert_eq!(s.matrix.exclude[0]["threads"], Value::Int(2));
 }
+
+#[test]
+fn stop_when_names_an_axis_and_known_conditions() {
+    let ok = GOOD.replace(
+        "threads = [1, 2]",
+        "threads = [1, 2]\nstop_when = { threads = { tps_gain_below = 5, p95_above = 50.5 } }",
+    );
+    let s = load(&ok).unwrap();
+    assert_eq!(s.matrix.stop_when.len(), 1);
+    assert_eq!(s.matrix.stop_when[0].p95_above, Some(50.5));
+    assert_eq!(s.matrix.axes.len(), 2, "stop_when is not an axis");
+    let bad_axis = GOOD.replace(
+        "threads = [1, 2]",
+        "threads = [1, 2]\nstop_when = { thread = { tps_gain_below = 5 } }",
+    );
+    let e = first_error(&bad_axis, 10);
+    assert!(e.message.contains("`thread` is not a matrix axis"), "{e}");
+    assert_eq!(e.help.as_deref(), Some("did you mean `threads`?"));
+    let bad_cond = GOOD.replace(
+        "threads = [1, 2]",
+        "threads = [1, 2]\nstop_when = { threads = { tps_gain_bellow = 5 } }",
+    );
+    let e = first_error(&bad_cond, 10);
+    assert!(
+        e.message
+            .contains("unknown stop_when condition `tps_gain_bellow`"),
+        "{e}"
+    );
+    assert_eq!(e.help.as_deref(), Some("did you mean `tps_gain_below`?"));
+    let text_axis = GOOD.replace(
+        "[matrix]",
+        "[matrix]\nstop_when = { workload = { p95_above = 1 } }",
+    );
+    let e = load(&text_axis).err().unwrap();
+    assert!(
+        e.0[0].message.contains("needs a numeric axis"),
+        "{}",
+        e.0[0]
+    );
+}

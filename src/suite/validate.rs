@@ -10,7 +10,7 @@ use indexmap::IndexMap;
 use super::error::{ConfigError, ConfigErrors, did_you_mean};
 use super::raw::RawSuite;
 use super::source::{Seg, path_text};
-use super::{Axis, Matrix, Origins, Suite};
+use super::{Axis, Matrix, Origins, STOP_WHEN_KEYS, StopWhen, Suite};
 use crate::catalog::{self, Kind};
 use crate::value::Value;
 
@@ -174,6 +174,27 @@ pub(super) fn validate(
         );
     }
 
+    if let Some(hooks) = &raw.hooks {
+        for (key, command) in hooks.all() {
+            if let Err(e) = minijinja::Environment::new().template_from_str(command) {
+                c.err(
+                    &[Seg::key("hooks"), Seg::key(key)],
+                    false,
+                    format!("invalid {key} template: {e}"),
+                    Some("hooks are shell commands with minijinja placeholders, e.g. \"echo {{ step }} >> steps.txt\"".into()),
+                );
+            }
+        }
+        if hooks.timeout == 0 {
+            c.err(
+                &[Seg::key("hooks"), Seg::key("timeout")],
+                false,
+                "hooks.timeout must be at least 1 second".to_string(),
+                Some("e.g. timeout = 60".into()),
+            );
+        }
+    }
+
     let mut seen = std::collections::HashSet::new();
     for (i, v) in raw.variant.iter().enumerate() {
         let path = [Seg::key("variant"), Seg::Index(i), Seg::key("name")];
@@ -216,6 +237,8 @@ pub(super) fn validate(
         repeat: raw.suite.repeat as u32,
         results_dir: PathBuf::from(raw.suite.results_dir),
         step_name: raw.suite.step_name,
+        on_error: raw.suite.on_error,
+        hooks: raw.hooks.unwrap_or_default(),
         target: raw.target,
         defaults,
         matrix,
@@ -240,7 +263,7 @@ fn redacted_toml(raw: &RawSuite) -> String {
     toml::to_string_pretty(&value).unwrap_or_default()
 }
 
-const RESERVED: [&str; 3] = ["exclude", "include", "zip"];
+const RESERVED: [&str; 4] = ["exclude", "include", "zip", "stop_when"];
 
 fn matrix(c: &mut Checker<'_>, raw: &IndexMap<String, toml::Value>) -> Matrix {
     // Axes nest in the order the file wrote them; axes added only by the environment or
@@ -357,7 +380,106 @@ fn matrix(c: &mut Checker<'_>, raw: &IndexMap<String, toml::Value>) -> Matrix {
     if let Some(v) = raw.get("zip") {
         zip(c, v, &mut m);
     }
+    if let Some(v) = raw.get("stop_when") {
+        stop_when(c, v, &mut m);
+    }
     m
+}
+
+fn stop_when(c: &mut Checker<'_>, v: &toml::Value, m: &mut Matrix) {
+    let path = [Seg::key("matrix"), Seg::key("stop_when")];
+    let help = Some(
+        "e.g. stop_when = { threads = { tps_gain_below = 5, p95_above = 50 } } (percent; milliseconds)"
+            .to_string(),
+    );
+    let Some(table) = v.as_table() else {
+        c.err(
+            &path,
+            false,
+            "`stop_when` must be a table of axis = { condition = number }",
+            help,
+        );
+        return;
+    };
+    for (axis, conds) in table {
+        let apath = [Seg::key("matrix"), Seg::key("stop_when"), Seg::key(axis)];
+        let Some(a) = m.axes.iter().find(|a| &a.name == axis) else {
+            let known: Vec<&str> = m.axes.iter().map(|a| a.name.as_str()).collect();
+            let h = did_you_mean(axis, known.iter().copied())
+                .unwrap_or_else(|| format!("matrix axes: {}", known.join(", ")));
+            c.err(
+                &apath,
+                true,
+                format!("`{axis}` is not a matrix axis"),
+                Some(h),
+            );
+            continue;
+        };
+        if !a
+            .values
+            .iter()
+            .all(|v| matches!(v, Value::Int(_) | Value::Float(_)))
+        {
+            c.err(
+                &apath,
+                true,
+                format!("`stop_when` needs a numeric axis, and `{axis}` has other values"),
+                Some("use it on threads, table_size, rate and similar axes".into()),
+            );
+            continue;
+        }
+        let Some(conds) = conds.as_table() else {
+            c.err(&apath, false, "conditions must be a table", help.clone());
+            continue;
+        };
+        let mut s = StopWhen {
+            axis: axis.clone(),
+            ..Default::default()
+        };
+        for (k, val) in conds {
+            let kpath = [
+                Seg::key("matrix"),
+                Seg::key("stop_when"),
+                Seg::key(axis),
+                Seg::key(k),
+            ];
+            let number = match val {
+                toml::Value::Integer(i) => Some(*i as f64),
+                toml::Value::Float(f) => Some(*f),
+                _ => None,
+            };
+            let Some(n) = number.filter(|n| n.is_finite() && *n >= 0.0) else {
+                c.err(
+                    &kpath,
+                    false,
+                    format!("`{k}` must be a number ≥ 0"),
+                    help.clone(),
+                );
+                continue;
+            };
+            match k.as_str() {
+                "tps_gain_below" => s.tps_gain_below = Some(n),
+                "qps_gain_below" => s.qps_gain_below = Some(n),
+                "p95_above" => s.p95_above = Some(n),
+                "p99_above" => s.p99_above = Some(n),
+                "avg_above" => s.avg_above = Some(n),
+                _ => {
+                    let h = did_you_mean(k, STOP_WHEN_KEYS.iter().copied())
+                        .unwrap_or_else(|| format!("conditions: {}", STOP_WHEN_KEYS.join(", ")));
+                    c.err(
+                        &kpath,
+                        true,
+                        format!("unknown stop_when condition `{k}`"),
+                        Some(h),
+                    );
+                }
+            }
+        }
+        if conds.is_empty() {
+            c.err(&apath, false, "no condition given", help.clone());
+        }
+        m.stop_when.push(s);
+    }
 }
 
 fn zip(c: &mut Checker<'_>, v: &toml::Value, m: &mut Matrix) {

@@ -48,3 +48,32 @@ pub fn interrupt(pid: u32) {
     let rc = unsafe { libc::kill(pid as i32, libc::SIGINT) };
     assert_eq!(rc, 0);
 }
+
+/// Every row of every results.csv under `root`, as column → value.
+#[allow(dead_code)]
+pub fn results(root: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.ends_with("results.csv") {
+                let mut r = csv::Reader::from_path(&p).unwrap();
+                let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+                for rec in r.records() {
+                    let rec = rec.unwrap();
+                    out.push(
+                        header
+                            .iter()
+                            .cloned()
+                            .zip(rec.iter().map(str::to_string))
+                            .collect(),
+                    );
+                }
+            }
+        }
+    }
+    out
+}

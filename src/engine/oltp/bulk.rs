@@ -68,6 +68,7 @@ impl Bulk {
 
 impl Workload for Bulk {
     fn before_run(&self) -> Result<(), EngineError> {
+        super::prepare::require_database(&self.connector)?;
         self.each_table(io::sink().by_ref(), &|_| String::new(), &|n| {
             format!("SELECT 1 FROM sbtest{n} LIMIT 0")
         })
@@ -113,7 +114,8 @@ impl Workload for Bulk {
         if cleanup {
             self.each_table(out, &|n| format!("Dropping table 'sbtest{n}'..."), &|n| {
                 format!("DROP TABLE IF EXISTS sbtest{n}")
-            })
+            })?;
+            super::prepare::after_cleanup(&self.connector, out)
         } else {
             self.each_table(
                 out,

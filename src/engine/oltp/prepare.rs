@@ -47,6 +47,39 @@ pub(super) fn connect_with(connector: &Connector) -> Result<Box<dyn Connection>,
     })
 }
 
+/// Before a run: a SQLite file that is not there fails with the fix, instead of being created
+/// empty by the first connection.
+pub(super) fn require_database(connector: &Connector) -> Result<(), EngineError> {
+    let t = &connector.target;
+    if t.driver == Driver::Sqlite && !crate::db::sqlite::exists(t) {
+        return Err(EngineError::Failed(format!(
+            "the SQLite database file {} does not exist: run prepare first",
+            t.sqlite.path
+        )));
+    }
+    Ok(())
+}
+
+/// After a cleanup: the default SQLite file goes once nothing is left in it (see
+/// [`crate::db::sqlite::remove_default_if_empty`]).
+pub(super) fn after_cleanup(connector: &Connector, out: &mut dyn Write) -> Result<(), EngineError> {
+    let t = &connector.target;
+    if t.driver != Driver::Sqlite {
+        return Ok(());
+    }
+    let removed = crate::db::sqlite::remove_default_if_empty(t)
+        .map_err(|e| failed(&format!("removing {} failed", t.sqlite.path), &e))?;
+    if removed {
+        writeln!(
+            out,
+            "Removed the empty default database file '{}'",
+            t.sqlite.path
+        )
+        .map_err(io_err)?;
+    }
+    Ok(())
+}
+
 /// The CREATE TABLE statement of table `n` in the target's dialect (sysbench's schema: MySQL
 /// with AUTO_INCREMENT and an engine clause, PostgreSQL with SERIAL; SQLite's INTEGER PRIMARY
 /// KEY AUTOINCREMENT is its rowid).
@@ -149,7 +182,7 @@ fn load_table(
             rng.string(&w.pad_template, &mut r.pad);
             true
         };
-        conn.load(&format!("sbtest{n}"), !sh.auto_inc, &mut fill)
+        conn.load(&format!("sbtest{n}"), !w.server_assigns_ids(), &mut fill)
             .map_err(|e| failed(&format!("inserting into 'sbtest{n}' failed"), &e))?;
     }
     if stop.load(Ordering::Relaxed) {
@@ -303,12 +336,13 @@ pub fn cleanup(w: &Oltp, out: &mut dyn Write) -> Result<(), EngineError> {
             .map_err(|e| failed(&format!("dropping table 'sbtest{n}' failed"), &e))?;
     }
     conn.close();
-    Ok(())
+    after_cleanup(&w.connector, out)
 }
 
 /// Before a run: the server accepts the connections the run needs and every table is there
 /// with rows (else "run prepare first").
 pub fn check_before_run(w: &Oltp) -> Result<(), EngineError> {
+    require_database(&w.connector)?;
     let mut conn = connect(w)?;
     let max = conn
         .max_connections()

@@ -1,0 +1,689 @@
+//! Which charts a run gets, and their data: throughput, qps and p95/p99 latency against the
+//! swept axis, and each step's interim time series.
+//!
+//! The x axis is the first axis that actually varies — `threads`, else another numeric matrix
+//! axis, else the step number — so a sweep over table sizes is drawn against table size and a
+//! list of unrelated steps still gets a readable chart. One line per workload × variant × the
+//! other varying axes (× run when two runs are overlaid); repetitions are averaged into one
+//! point. The same line keeps its colour in both runs; the second run is dashed.
+
+use indexmap::IndexMap;
+
+use super::data::{Row, Run};
+use super::svg::{Chart, Missing, Series, all_powers_of_two};
+use crate::results::sanitise_name;
+
+/// A run with the tag the legend uses for it (`A`, `B`; empty for a single run).
+pub struct Tagged<'a> {
+    pub tag: String,
+    pub run: &'a Run,
+}
+
+/// The x axis of the "vs" charts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct XAxis {
+    /// The results.csv column, `None` for the step number.
+    pub column: Option<String>,
+    pub log2: bool,
+}
+
+impl XAxis {
+    pub fn name(&self) -> &str {
+        self.column.as_deref().unwrap_or("step")
+    }
+
+    pub fn label(&self) -> String {
+        if self.log2 {
+            format!("{} (log2 scale)", self.name())
+        } else {
+            self.name().to_string()
+        }
+    }
+
+    fn value(&self, row: &Row) -> Option<f64> {
+        match &self.column {
+            Some(c) => row.num(c),
+            None => row.num("step"),
+        }
+    }
+}
+
+/// Picks the x axis: the first of `threads` and the other matrix axes with more than one
+/// distinct numeric value, else the step number.
+pub fn x_axis(runs: &[Tagged]) -> XAxis {
+    let mut candidates = vec!["threads".to_string()];
+    for t in runs {
+        for a in &t.run.axes {
+            if !candidates.contains(a) {
+                candidates.push(a.clone());
+            }
+        }
+    }
+    for c in candidates {
+        let mut values: Vec<f64> = runs
+            .iter()
+            .flat_map(|t| t.run.rows.iter().filter_map(|r| r.num(&c)))
+            .collect();
+        values.sort_by(f64::total_cmp);
+        values.dedup();
+        if values.len() > 1 {
+            return XAxis {
+                log2: all_powers_of_two(&values),
+                column: Some(c),
+            };
+        }
+    }
+    XAxis {
+        column: None,
+        log2: false,
+    }
+}
+
+/// What tells lines apart, and how much of it the legend must say.
+struct Keys {
+    x: XAxis,
+    /// More than one variant across the runs.
+    variants: bool,
+    /// Axes (other than x) with more than one value.
+    axes: Vec<String>,
+    two_runs: bool,
+}
+
+impl Keys {
+    fn new(runs: &[Tagged], x: &XAxis) -> Keys {
+        let distinct = |col: &str| {
+            let mut v: Vec<&str> = runs
+                .iter()
+                .flat_map(|t| t.run.rows.iter().map(move |r| r.get(col)))
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len()
+        };
+        let mut axes = Vec::new();
+        for t in runs {
+            for a in &t.run.axes {
+                if Some(a) != x.column.as_ref() && !axes.contains(a) && distinct(a) > 1 {
+                    axes.push(a.clone());
+                }
+            }
+        }
+        if x.column.as_deref() != Some("threads") && distinct("threads") > 1 {
+            axes.insert(0, "threads".into());
+        }
+        Keys {
+            x: x.clone(),
+            variants: distinct("variant") > 1,
+            axes,
+            two_runs: runs.len() > 1,
+        }
+    }
+
+    /// The line a row belongs to, without the run (so both runs share its colour).
+    fn line(&self, row: &Row) -> String {
+        let mut parts = vec![row.get("workload").to_string()];
+        if self.variants {
+            parts.push(row.get("variant").to_string());
+        }
+        for a in &self.axes {
+            parts.push(format!("{a}={}", row.get(a)));
+        }
+        parts.join(" · ")
+    }
+
+    fn label(&self, line: &str, tag: &str) -> String {
+        if self.two_runs {
+            format!("{line} · run {tag}")
+        } else {
+            line.to_string()
+        }
+    }
+}
+
+/// Every chart of the page.
+pub struct Charts {
+    pub x: XAxis,
+    /// Throughput, qps, p95, p99 against x.
+    pub sweep: Vec<Chart>,
+    /// (group title, throughput over time, latency over time), one per line of the sweep.
+    pub series: Vec<(String, Option<Chart>, Option<Chart>)>,
+}
+
+/// A metric of results.csv drawn against x.
+struct Metric {
+    id: &'static str,
+    column: &'static str,
+    title: &'static str,
+    y_label: &'static str,
+}
+
+const TPS: Metric = Metric {
+    id: "throughput-tps",
+    column: "tps",
+    title: "Transactions per second",
+    y_label: "tps (transactions/s)",
+};
+const EPS: Metric = Metric {
+    id: "throughput-eps",
+    column: "eps",
+    title: "Events per second",
+    y_label: "eps (events/s)",
+};
+const QPS: Metric = Metric {
+    id: "qps",
+    column: "qps",
+    title: "Queries per second",
+    y_label: "qps (queries/s)",
+};
+const P95: Metric = Metric {
+    id: "latency-p95",
+    column: "lat_p95",
+    title: "p95 latency",
+    y_label: "p95 latency (ms)",
+};
+const P99: Metric = Metric {
+    id: "latency-p99",
+    column: "lat_p99",
+    title: "p99 latency",
+    y_label: "p99 latency (ms)",
+};
+
+pub fn build(runs: &[Tagged]) -> Charts {
+    let x = x_axis(runs);
+    let keys = Keys::new(runs, &x);
+
+    // line → colour, in first-seen order across both runs.
+    let mut colours: IndexMap<String, usize> = IndexMap::new();
+    // line → does it have tps (SQL) anywhere?
+    let mut sql: IndexMap<String, bool> = IndexMap::new();
+    for t in runs {
+        for r in &t.run.rows {
+            let line = keys.line(r);
+            let n = colours.len();
+            colours.entry(line.clone()).or_insert(n);
+            *sql.entry(line).or_insert(false) |= r.num("tps").is_some();
+        }
+    }
+
+    // Chart families: the SQL workloads together (transactions and queries compare across
+    // OLTP workloads), each other workload alone (a cpu event, a memory block and a file
+    // request are different units, often 1000× apart).
+    let mut families: IndexMap<String, bool> = IndexMap::new();
+    for t in runs {
+        for r in &t.run.rows {
+            let is_sql = sql[&keys.line(r)];
+            let family = if is_sql {
+                String::new()
+            } else {
+                r.get("workload").to_string()
+            };
+            families.entry(family).or_insert(is_sql);
+        }
+    }
+    let several = families.len() > 1;
+    let mut sweep = Vec::new();
+    for (family, is_sql) in &families {
+        let include = |line: &str, row: &Row| {
+            sql[line] == *is_sql && (*is_sql || row.get("workload") == family)
+        };
+        let metrics: &[&Metric] = if *is_sql {
+            &[&TPS, &QPS, &P95, &P99]
+        } else {
+            &[&EPS, &P95, &P99]
+        };
+        for (i, m) in metrics.iter().enumerate() {
+            let mut chart = sweep_chart(runs, &keys, &colours, m, include);
+            if !*is_sql {
+                chart.id = format!("{}-{}", chart.id, sanitise_name(family));
+                if several {
+                    chart.title = format!("{family}: {}", chart.title);
+                }
+            }
+            // The throughput chart stays even when empty (it shows the failed steps); others
+            // with nothing to draw go (imported logs often have no p99).
+            if i == 0 || chart.series.iter().any(|s| !s.points.is_empty()) {
+                sweep.push(chart);
+            }
+        }
+    }
+
+    let series = time_series(runs, &keys);
+    Charts { x, sweep, series }
+}
+
+fn sweep_chart(
+    runs: &[Tagged],
+    keys: &Keys,
+    colours: &IndexMap<String, usize>,
+    metric: &Metric,
+    include: impl Fn(&str, &Row) -> bool,
+) -> Chart {
+    // (line, tag) → x (by its bits) → (x, the values of its repetitions)
+    type Points = IndexMap<u64, (f64, Vec<f64>)>;
+    let mut lines: IndexMap<(String, String), Points> = IndexMap::new();
+    let mut missing = Vec::new();
+    for t in runs {
+        for r in &t.run.rows {
+            let line = keys.line(r);
+            if !include(&line, r) {
+                continue;
+            }
+            let Some(x) = keys.x.value(r) else { continue };
+            let entry = lines.entry((line, t.tag.clone())).or_default();
+            if r.get("status") != "ok" {
+                missing.push(Missing {
+                    x,
+                    what: missing_text(t, r),
+                });
+                continue;
+            }
+            if let Some(y) = r.num(metric.column) {
+                entry
+                    .entry(x.to_bits())
+                    .or_insert_with(|| (x, Vec::new()))
+                    .1
+                    .push(y);
+            }
+        }
+    }
+    let series = lines
+        .into_iter()
+        .filter(|(_, points)| !points.is_empty())
+        .map(|((line, tag), points)| Series {
+            label: keys.label(&line, &tag),
+            points: points
+                .into_values()
+                .map(|(x, ys)| (x, ys.iter().sum::<f64>() / ys.len() as f64))
+                .collect(),
+            color: colours.get(&line).copied().unwrap_or(0),
+            dashed: tag == "B",
+        })
+        .collect();
+    Chart {
+        id: metric.id.to_string(),
+        title: format!("{} vs {}", metric.title, keys.x.name()),
+        x_label: keys.x.label(),
+        y_label: metric.y_label.to_string(),
+        x_log2: keys.x.log2,
+        series,
+        missing,
+    }
+}
+
+fn missing_text(t: &Tagged, r: &Row) -> String {
+    let run = if t.tag.is_empty() {
+        String::new()
+    } else {
+        format!("run {}: ", t.tag)
+    };
+    let err = r.get("error");
+    format!(
+        "{run}step {} {}: {}{}",
+        r.get("step"),
+        r.get("name"),
+        r.get("status"),
+        if err.is_empty() {
+            String::new()
+        } else {
+            format!(" ({err})")
+        }
+    )
+}
+
+/// One group per line of the sweep; one series per step (and run) inside it.
+fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Option<Chart>)> {
+    // group line → [(tag, results row or None, its interval rows)]
+    type Step<'a> = (String, Option<&'a Row>, String, Vec<&'a Row>);
+    let mut groups: IndexMap<String, Vec<Step>> = IndexMap::new();
+    for t in runs {
+        let by_step: IndexMap<&str, &Row> = t.run.rows.iter().map(|r| (r.get("step"), r)).collect();
+        let mut steps: IndexMap<&str, Vec<&Row>> = IndexMap::new();
+        for iv in &t.run.intervals {
+            steps.entry(iv.get("step")).or_default().push(iv);
+        }
+        for (step, ivs) in steps {
+            let row = by_step.get(step).copied();
+            let line = match row {
+                Some(r) => keys.line(r),
+                // An interval without its results row (the run was killed mid-step).
+                None => format!("{} (no results row)", ivs[0].get("name")),
+            };
+            groups
+                .entry(line)
+                .or_default()
+                .push((t.tag.clone(), row, step.to_string(), ivs));
+        }
+    }
+
+    // Colour by the step's x value across all groups, so threads=8 has one colour everywhere
+    // (and in both runs).
+    let mut step_colours: IndexMap<String, usize> = IndexMap::new();
+    for steps in groups.values() {
+        for (_, row, step, _) in steps {
+            let n = step_colours.len();
+            step_colours
+                .entry(step_label(keys, *row, step))
+                .or_insert(n);
+        }
+    }
+    let mut out = Vec::new();
+    for (gi, (line, steps)) in groups.into_iter().enumerate() {
+        let all: Vec<&Row> = steps.iter().flat_map(|s| s.3.iter().copied()).collect();
+        let (column, y_label) = if all.iter().any(|r| r.num("tps").is_some()) {
+            ("tps", "tps (transactions/s)")
+        } else if all.iter().any(|r| r.num("eps").is_some()) {
+            ("eps", "eps (events/s)")
+        } else if all.iter().any(|r| r.num("mib_per_s").is_some()) {
+            ("mib_per_s", "MiB/s")
+        } else {
+            ("", "")
+        };
+        let pct = all
+            .iter()
+            .map(|r| r.get("percentile"))
+            .find(|p| !p.is_empty())
+            .unwrap_or("95")
+            .to_string();
+        let series_of = |col: &str| -> Vec<Series> {
+            steps
+                .iter()
+                .map(|(tag, row, step, ivs)| {
+                    let mut label = step_label(keys, *row, step);
+                    let color = step_colours.get(&label).copied().unwrap_or(0);
+                    if let Some(r) = row
+                        && r.num("repetition").is_some_and(|rep| rep > 1.0)
+                    {
+                        label = format!("{label} #{}", r.get("repetition"));
+                    }
+                    Series {
+                        label: keys.label(&label, tag),
+                        points: ivs
+                            .iter()
+                            .filter_map(|iv| Some((iv.num("time")?, iv.num(col)?)))
+                            .collect(),
+                        color,
+                        dashed: tag == "B",
+                    }
+                })
+                .collect()
+        };
+        let slug = sanitise_name(&line);
+        let throughput = (!column.is_empty()).then(|| Chart {
+            id: format!("timeseries-{:02}-{slug}-throughput", gi + 1),
+            title: format!("{line}: {} over time", column_title(column)),
+            x_label: "time (s)".into(),
+            y_label: y_label.into(),
+            x_log2: false,
+            series: series_of(column),
+            missing: Vec::new(),
+        });
+        let latency_series = series_of("lat_pct");
+        let latency = latency_series
+            .iter()
+            .any(|s| !s.points.is_empty())
+            .then(|| Chart {
+                id: format!("timeseries-{:02}-{slug}-latency", gi + 1),
+                title: format!("{line}: p{pct} latency over time"),
+                x_label: "time (s)".into(),
+                y_label: format!("p{pct} latency (ms)"),
+                x_log2: false,
+                series: latency_series,
+                missing: Vec::new(),
+            });
+        out.push((line, throughput, latency));
+    }
+    out
+}
+
+fn column_title(column: &str) -> &str {
+    match column {
+        "mib_per_s" => "MiB/s",
+        c => c,
+    }
+}
+
+/// How a step is named inside its group: by its x value (`threads=8`), else its step number.
+fn step_label(keys: &Keys, row: Option<&Row>, step: &str) -> String {
+    match (row, &keys.x.column) {
+        (Some(r), Some(c)) if !r.get(c).is_empty() => format!("{c}={}", r.get(c)),
+        _ => format!("step {step}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn run(axes: &[&str], rows: Vec<Row>, intervals: Vec<Row>) -> Run {
+        Run {
+            dir: PathBuf::from("r"),
+            name: "s/r".into(),
+            suite_text: None,
+            axes: axes.iter().map(|a| a.to_string()).collect(),
+            rows,
+            intervals,
+            servers: Vec::new(),
+        }
+    }
+
+    fn row(step: &str, workload: &str, threads: &str, extra: &[(&str, &str)]) -> Row {
+        let mut pairs = vec![
+            ("step", step),
+            ("name", workload),
+            ("variant", "default"),
+            ("workload", workload),
+            ("threads", threads),
+            ("repetition", "1"),
+            ("status", "ok"),
+        ];
+        for (c, v) in extra {
+            pairs.retain(|(k, _)| k != c);
+            pairs.push((c, v));
+        }
+        Row::from_pairs(&pairs)
+    }
+
+    fn tagged(r: &Run) -> Vec<Tagged<'_>> {
+        vec![Tagged {
+            tag: String::new(),
+            run: r,
+        }]
+    }
+
+    #[test]
+    fn x_axis_is_threads_then_another_numeric_axis_then_the_step() {
+        let r = run(
+            &[],
+            vec![row("1", "cpu", "1", &[]), row("2", "cpu", "4", &[])],
+            vec![],
+        );
+        assert_eq!(
+            x_axis(&tagged(&r)),
+            XAxis {
+                column: Some("threads".into()),
+                log2: true
+            }
+        );
+        let r = run(
+            &[],
+            vec![row("1", "cpu", "3", &[]), row("2", "cpu", "4", &[])],
+            vec![],
+        );
+        assert!(!x_axis(&tagged(&r)).log2, "3 is not a power of two");
+        let r = run(
+            &["table_size"],
+            vec![
+                row("1", "oltp_read_only", "8", &[("table_size", "1000")]),
+                row("2", "oltp_read_only", "8", &[("table_size", "5000")]),
+            ],
+            vec![],
+        );
+        let x = x_axis(&tagged(&r));
+        assert_eq!(x.column.as_deref(), Some("table_size"));
+        assert_eq!(x.label(), "table_size");
+        let r = run(
+            &[],
+            vec![row("1", "cpu", "8", &[]), row("2", "threads", "8", &[])],
+            vec![],
+        );
+        let x = x_axis(&tagged(&r));
+        assert_eq!(x.column, None);
+        assert_eq!(x.label(), "step");
+    }
+
+    #[test]
+    fn repetitions_are_averaged_and_failed_steps_marked() {
+        let r = run(
+            &[],
+            vec![
+                row("1", "cpu", "1", &[("eps", "100")]),
+                row("2", "cpu", "1", &[("eps", "200"), ("repetition", "2")]),
+                row("3", "cpu", "2", &[("eps", "300")]),
+                row("4", "cpu", "4", &[("status", "failed"), ("error", "boom")]),
+            ],
+            vec![],
+        );
+        let charts = build(&tagged(&r));
+        let eps = &charts.sweep[0];
+        assert_eq!(eps.id, "throughput-eps-cpu");
+        assert_eq!(eps.series.len(), 1);
+        assert_eq!(eps.series[0].points, vec![(1.0, 150.0), (2.0, 300.0)]);
+        assert_eq!(eps.missing.len(), 1);
+        assert_eq!(eps.missing[0].x, 4.0);
+        assert_eq!(eps.missing[0].what, "step 4 cpu: failed (boom)");
+        // No latency measured: only the throughput chart.
+        assert_eq!(charts.sweep.len(), 1);
+    }
+
+    #[test]
+    fn sql_workloads_share_charts_and_lines_name_what_differs() {
+        let r = run(
+            &["table_size"],
+            vec![
+                row(
+                    "1",
+                    "oltp_read_only",
+                    "1",
+                    &[
+                        ("tps", "10"),
+                        ("qps", "160"),
+                        ("table_size", "1000"),
+                        ("lat_p95", "3"),
+                    ],
+                ),
+                row(
+                    "2",
+                    "oltp_read_write",
+                    "2",
+                    &[
+                        ("tps", "20"),
+                        ("qps", "400"),
+                        ("table_size", "1000"),
+                        ("variant", "v2"),
+                    ],
+                ),
+                row(
+                    "3",
+                    "oltp_read_write",
+                    "2",
+                    &[("tps", "30"), ("table_size", "1000")],
+                ),
+            ],
+            vec![],
+        );
+        let charts = build(&tagged(&r));
+        let ids: Vec<&str> = charts.sweep.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["throughput-tps", "qps", "latency-p95"]);
+        let labels: Vec<&str> = charts.sweep[0]
+            .series
+            .iter()
+            .map(|s| s.label.as_str())
+            .collect();
+        // table_size does not vary: not in the labels; the variant does.
+        assert_eq!(
+            labels,
+            [
+                "oltp_read_only · default",
+                "oltp_read_write · v2",
+                "oltp_read_write · default"
+            ]
+        );
+    }
+
+    #[test]
+    fn two_runs_share_colours_and_the_second_is_dashed() {
+        let a = run(&[], vec![row("1", "cpu", "1", &[("eps", "1")])], vec![]);
+        let b = run(&[], vec![row("1", "cpu", "1", &[("eps", "2")])], vec![]);
+        let runs = vec![
+            Tagged {
+                tag: "A".into(),
+                run: &a,
+            },
+            Tagged {
+                tag: "B".into(),
+                run: &b,
+            },
+        ];
+        let charts = build(&runs);
+        let s = &charts.sweep[0].series;
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].label.as_str(), s[0].dashed), ("cpu · run A", false));
+        assert_eq!((s[1].label.as_str(), s[1].dashed), ("cpu · run B", true));
+        assert_eq!(s[0].color, s[1].color);
+    }
+
+    #[test]
+    fn time_series_group_steps_by_line_and_colour_them_by_x() {
+        let iv = |step: &str, t: &str, tps: &str| {
+            Row::from_pairs(&[
+                ("step", step),
+                ("time", t),
+                ("tps", tps),
+                ("eps", tps),
+                ("lat_pct", "5"),
+                ("percentile", "99"),
+            ])
+        };
+        let r = run(
+            &[],
+            vec![
+                row("1", "oltp_read_only", "1", &[("tps", "10")]),
+                row("2", "oltp_read_only", "2", &[("tps", "20")]),
+                row("3", "oltp_point_select", "2", &[("tps", "30")]),
+            ],
+            vec![
+                iv("1", "1", "9"),
+                iv("1", "2", "11"),
+                iv("2", "1", "20"),
+                iv("3", "1", "30"),
+                // A step without a results row.
+                Row::from_pairs(&[("step", "9"), ("name", "lost"), ("time", "1"), ("eps", "1")]),
+            ],
+        );
+        let charts = build(&tagged(&r));
+        let titles: Vec<&str> = charts.series.iter().map(|g| g.0.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "oltp_read_only",
+                "oltp_point_select",
+                "lost (no results row)"
+            ]
+        );
+        let (_, tput, lat) = &charts.series[0];
+        let tput = tput.as_ref().unwrap();
+        assert_eq!(tput.title, "oltp_read_only: tps over time");
+        assert_eq!(tput.series.len(), 2);
+        assert_eq!(tput.series[0].label, "threads=1");
+        assert_eq!(tput.series[0].points, vec![(1.0, 9.0), (2.0, 11.0)]);
+        let lat = lat.as_ref().unwrap();
+        assert_eq!(lat.y_label, "p99 latency (ms)");
+        // threads=2 has the same colour in both groups.
+        let point_select = charts.series[1].1.as_ref().unwrap();
+        assert_eq!(point_select.series[0].label, "threads=2");
+        assert_eq!(point_select.series[0].color, tput.series[1].color);
+        // The lost step has eps but no latency.
+        assert!(charts.series[2].1.is_some() && charts.series[2].2.is_none());
+    }
+}

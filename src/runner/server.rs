@@ -1,0 +1,802 @@
+//! Server configuration variants applied at runtime (`set_global`): check, apply, verify,
+//! capture and restore.
+//!
+//! Why it is shaped this way:
+//! - **Originals are saved before the first change**, in `server/restore-<variant>.json` of the
+//!   run directory, and the file is removed only after a successful restore: even a kill -9
+//!   leaves what `sbsuite restore RUN_DIR` needs to put the server back.
+//! - **Every value is read back** after it is set: a server that silently rounds or refuses a
+//!   value would otherwise label results with a configuration that never ran.
+//! - **The effective variables are captured per variant** (`server/<variant>.csv`), so a
+//!   comparison can show exactly what differed.
+//! - MySQL/MariaDB use `SET GLOBAL` (the preflight check `SET GLOBAL x = @@GLOBAL.x` is a no-op
+//!   that fails for unknown or read-only variables); PostgreSQL uses `ALTER SYSTEM SET` +
+//!   `pg_reload_conf()` and refuses settings that need a restart (`context = postmaster`).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+use crate::db::{Connection, Connector, SqlError, Target};
+use crate::suite::Driver;
+use crate::suite::raw::RawRestart;
+use crate::value::Value;
+
+/// What a variant changes on the server.
+#[derive(Clone, Debug, Default)]
+pub struct VariantSettings {
+    pub set_global: IndexMap<String, Value>,
+    pub restart: Option<RawRestart>,
+}
+
+/// The settings of one variant as they were before it changed them.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Saved {
+    pub variant: String,
+    /// `(name, original value)`; `None` for a NULL (MySQL) or a setting that came from no
+    /// `ALTER SYSTEM` (PostgreSQL: restored with `ALTER SYSTEM RESET`).
+    pub originals: Vec<(String, Option<String>)>,
+    /// The config file a `restart` variant wrote, and how to undo it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart: Option<RestartSaved>,
+}
+
+/// How to undo a `restart` variant: remove `path` (or put `backup` back), run `command`,
+/// wait for the server.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RestartSaved {
+    pub path: PathBuf,
+    pub backup: Option<PathBuf>,
+    pub command: String,
+    pub ready_timeout: u64,
+}
+
+fn connect(target: &Target) -> Result<Box<dyn Connection>, String> {
+    Connector::new(target.clone())
+        .connect_at(0)
+        .map_err(|e| format!("cannot connect to {}: {e}", target.endpoint(0)))
+}
+
+fn first(conn: &mut dyn Connection, sql: &str) -> Result<Option<Vec<Option<String>>>, SqlError> {
+    Ok(conn.query_rows(sql)?.into_iter().next())
+}
+
+/// `name` is a plain variable name (letters, digits, `_`, `.`): it goes into SQL text.
+fn check_name(name: &str) -> Result<(), String> {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a server variable name (letters, digits, `_` and `.` only)"
+        ))
+    }
+}
+
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+/// The SQL literal of a suite value for MySQL's `SET GLOBAL`: numbers bare, booleans ON/OFF,
+/// sizes with a K/M/G/T suffix as bytes (SET GLOBAL does not take suffixes), text quoted.
+fn mysql_literal(v: &Value) -> String {
+    match v {
+        Value::Bool(b) => if *b { "ON" } else { "OFF" }.into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Str(s) => match size_bytes(s) {
+            Some(n) => n.to_string(),
+            None if s.parse::<f64>().is_ok() => s.clone(),
+            None => quote(s),
+        },
+        Value::List(l) => quote(&l.iter().map(value_text).collect::<Vec<_>>().join(",")),
+    }
+}
+
+/// The value as the user meant it, for PostgreSQL (always a quoted string) and messages.
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::Bool(b) => if *b { "on" } else { "off" }.into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Str(s) => s.clone(),
+        Value::List(l) => l.iter().map(value_text).collect::<Vec<_>>().join(","),
+    }
+}
+
+/// `2G` → 2147483648 (K, M, G, T; case-insensitive); `None` for anything else.
+fn size_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.len().checked_sub(1)?);
+    let mult: u64 = match unit.to_ascii_uppercase().as_str() {
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => return None,
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+/// Whether MySQL's read-back `actual` is the value that was asked for.
+fn mysql_matches(wanted: &Value, actual: Option<&str>) -> bool {
+    let Some(actual) = actual else {
+        return false;
+    };
+    let norm = |t: &str| match t.to_ascii_uppercase().as_str() {
+        "ON" | "TRUE" | "YES" => "1".to_string(),
+        "OFF" | "FALSE" | "NO" => "0".to_string(),
+        other => other.to_string(),
+    };
+    let want = match wanted {
+        Value::Str(s) => size_bytes(s)
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| s.clone()),
+        other => value_text(other),
+    };
+    if let (Ok(a), Ok(b)) = (want.parse::<f64>(), actual.parse::<f64>()) {
+        return a == b;
+    }
+    norm(&want) == norm(actual)
+}
+
+/// Checks, before anything runs, that every variable exists and can be set at runtime.
+pub fn check(target: &Target, set: &IndexMap<String, Value>) -> Result<(), String> {
+    for name in set.keys() {
+        check_name(name)?;
+    }
+    let mut conn = connect(target)?;
+    let result = (|| {
+        for name in set.keys() {
+            match target.driver {
+                Driver::Mysql => {
+                    conn.query(&format!("SET GLOBAL {name} = @@GLOBAL.{name}"))
+                        .map_err(|e| match e.code.as_str() {
+                            "1193" => format!("`{name}` is not a variable of this server ({e})"),
+                            "1238" => format!(
+                                "`{name}` is read-only at runtime ({e}): use a `restart` variant with a config template"
+                            ),
+                            _ => format!("`{name}` cannot be set: {e}"),
+                        })?;
+                }
+                Driver::Pgsql => {
+                    let row = first(
+                        conn.as_mut(),
+                        &format!(
+                            "SELECT context FROM pg_settings WHERE name = {}",
+                            quote(name)
+                        ),
+                    )
+                    .map_err(|e| format!("reading pg_settings failed: {e}"))?;
+                    match row.and_then(|r| r.into_iter().next().flatten()).as_deref() {
+                        None => return Err(format!("`{name}` is not a setting of this server")),
+                        Some("postmaster") => {
+                            return Err(format!(
+                                "`{name}` needs a server restart: use a `restart` variant with a config template"
+                            ));
+                        }
+                        Some("internal") => return Err(format!("`{name}` is read-only")),
+                        Some(_) => {}
+                    }
+                }
+                Driver::Sqlite => {
+                    return Err(
+                        "set_global needs a MySQL/MariaDB or PostgreSQL [target]".to_string()
+                    );
+                }
+            }
+        }
+        Ok(())
+    })();
+    conn.close();
+    result
+}
+
+fn restore_file(run_dir: &Path, variant: &str) -> PathBuf {
+    run_dir.join("server").join(format!(
+        "restore-{}.json",
+        crate::results::sanitise_name(variant)
+    ))
+}
+
+/// Saves the originals, sets every variable, reads each back. On an error after some were
+/// set, the ones set are restored before returning it.
+/// `restart` is what an already applied `restart` of the same variant must undo; it is kept in
+/// the restore file.
+pub fn apply(
+    target: &Target,
+    variant: &str,
+    set: &IndexMap<String, Value>,
+    run_dir: &Path,
+    restart: Option<RestartSaved>,
+) -> Result<Saved, String> {
+    let mut conn = connect(target)?;
+    let result = apply_on(conn.as_mut(), target, variant, set, run_dir, restart);
+    conn.close();
+    result
+}
+
+fn apply_on(
+    conn: &mut dyn Connection,
+    target: &Target,
+    variant: &str,
+    set: &IndexMap<String, Value>,
+    run_dir: &Path,
+    restart: Option<RestartSaved>,
+) -> Result<Saved, String> {
+    let mut saved = Saved {
+        variant: variant.to_string(),
+        originals: Vec::new(),
+        restart,
+    };
+    for name in set.keys() {
+        check_name(name)?;
+        saved
+            .originals
+            .push((name.clone(), original(conn, target, name)?));
+    }
+    let mut effective = Vec::new();
+    if target.driver == Driver::Pgsql {
+        for name in set.keys() {
+            effective.push((name.clone(), pg_setting(conn, name)?));
+        }
+    }
+    let file = restore_file(run_dir, variant);
+    write_saved(&file, &saved)?;
+    let mut done = 0;
+    let result = (|| {
+        for (name, value) in set {
+            match target.driver {
+                Driver::Mysql => {
+                    conn.query(&format!("SET GLOBAL {name} = {}", mysql_literal(value)))
+                        .map_err(|e| format!("SET GLOBAL {name} failed: {e}"))?;
+                    done += 1;
+                    let back = first(conn, &format!("SELECT @@GLOBAL.{name}"))
+                        .map_err(|e| format!("reading back {name} failed: {e}"))?
+                        .and_then(|r| r.into_iter().next().flatten());
+                    if !mysql_matches(value, back.as_deref()) {
+                        return Err(format!(
+                            "the server set {name} to {} instead of {}: use a value it accepts as is",
+                            back.as_deref().unwrap_or("NULL"),
+                            value_text(value)
+                        ));
+                    }
+                }
+                Driver::Pgsql => {
+                    conn.query(&format!(
+                        "ALTER SYSTEM SET {name} = {}",
+                        quote(&value_text(value))
+                    ))
+                    .map_err(|e| format!("ALTER SYSTEM SET {name} failed: {e}"))?;
+                    done += 1;
+                }
+                Driver::Sqlite => {
+                    return Err("set_global needs a MySQL/MariaDB or PostgreSQL [target]".into());
+                }
+            }
+        }
+        if target.driver == Driver::Pgsql {
+            pg_reload_and_verify(conn, target, &effective)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        if done > 0 {
+            let partial = Saved {
+                variant: saved.variant.clone(),
+                originals: saved.originals[..done.min(saved.originals.len())].to_vec(),
+                restart: None,
+            };
+            if let Err(r) = restore_on(conn, target, &partial) {
+                return Err(format!(
+                    "{e}; restoring the original values failed too ({r}): run `sbsuite restore {}`",
+                    run_dir.display()
+                ));
+            }
+        }
+        let _ = std::fs::remove_file(&file);
+        return Err(e);
+    }
+    Ok(saved)
+}
+
+/// The value to restore: MySQL's `@@GLOBAL` value; PostgreSQL's `ALTER SYSTEM` value when the
+/// setting came from postgresql.auto.conf, else `None` (restored by `ALTER SYSTEM RESET`).
+fn original(
+    conn: &mut dyn Connection,
+    target: &Target,
+    name: &str,
+) -> Result<Option<String>, String> {
+    match target.driver {
+        Driver::Mysql => Ok(first(conn, &format!("SELECT @@GLOBAL.{name}"))
+            .map_err(|e| format!("reading {name} failed: {e}"))?
+            .and_then(|r| r.into_iter().next().flatten())),
+        Driver::Pgsql => {
+            let row = first(
+                conn,
+                &format!(
+                    "SELECT setting FROM pg_file_settings WHERE name = {} AND sourcefile LIKE '%postgresql.auto.conf' ORDER BY seqno DESC LIMIT 1",
+                    quote(name)
+                ),
+            )
+            .map_err(|e| format!("reading {name} failed: {e}"))?;
+            Ok(row.and_then(|r| r.into_iter().next().flatten()))
+        }
+        Driver::Sqlite => Err("set_global needs a MySQL/MariaDB or PostgreSQL [target]".into()),
+    }
+}
+
+fn pg_setting(conn: &mut dyn Connection, name: &str) -> Result<Option<String>, String> {
+    Ok(first(
+        conn,
+        &format!(
+            "SELECT setting FROM pg_settings WHERE name = {}",
+            quote(name)
+        ),
+    )
+    .map_err(|e| format!("reading {name} failed: {e}"))?
+    .and_then(|r| r.into_iter().next().flatten()))
+}
+
+/// After `ALTER SYSTEM`: reload, then wait until fresh sessions see every new value.
+/// `before` holds each setting's effective value before the change; a value that stays equal
+/// is accepted once the server says the file's value is applied (the user asked for the value
+/// it already had).
+fn pg_reload_and_verify(
+    conn: &mut dyn Connection,
+    target: &Target,
+    before: &[(String, Option<String>)],
+) -> Result<(), String> {
+    let file_state = |conn: &mut dyn Connection, name: &str| {
+        first(
+            conn,
+            &format!(
+                "SELECT applied::text, error FROM pg_file_settings WHERE name = {} AND sourcefile LIKE '%postgresql.auto.conf' ORDER BY seqno DESC LIMIT 1",
+                quote(name)
+            ),
+        )
+        .map_err(|e| format!("reading pg_file_settings failed: {e}"))
+        .map(|r| r.unwrap_or_default())
+    };
+    for (name, _) in before {
+        if let Some(Some(err)) = file_state(conn, name)?.get(1) {
+            return Err(format!("PostgreSQL refuses {name}: {err}"));
+        }
+    }
+    conn.query("SELECT pg_reload_conf()")
+        .map_err(|e| format!("pg_reload_conf() failed: {e}"))?;
+    let start = Instant::now();
+    loop {
+        let mut fresh = connect(target)?;
+        let mut waiting = Vec::new();
+        for (name, old) in before {
+            if pg_setting(fresh.as_mut(), name)? == *old {
+                let applied = file_state(fresh.as_mut(), name)?.first().cloned().flatten();
+                if !(start.elapsed() > Duration::from_secs(1) && applied.as_deref() == Some("true"))
+                {
+                    waiting.push(name.as_str());
+                }
+            }
+        }
+        fresh.close();
+        if waiting.is_empty() {
+            return Ok(());
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            return Err(format!(
+                "PostgreSQL did not apply {} within 10 s of pg_reload_conf()",
+                waiting.join(", ")
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Sets every saved variable back, then undoes a restart variant's config file (and restarts).
+pub fn restore(target: &Target, saved: &Saved) -> Result<(), String> {
+    if !saved.originals.is_empty() {
+        let mut conn = connect(target)?;
+        let r = restore_on(conn.as_mut(), target, saved);
+        conn.close();
+        r?;
+    }
+    if let Some(r) = &saved.restart {
+        undo_restart(target, r)?;
+    }
+    Ok(())
+}
+
+fn restore_on(conn: &mut dyn Connection, target: &Target, saved: &Saved) -> Result<(), String> {
+    for (name, original) in &saved.originals {
+        check_name(name)?;
+        let sql = match (target.driver, original) {
+            (Driver::Mysql, None) => format!("SET GLOBAL {name} = NULL"),
+            (Driver::Mysql, Some(v)) if v.parse::<f64>().is_ok() => {
+                format!("SET GLOBAL {name} = {v}")
+            }
+            (Driver::Mysql, Some(v)) => format!("SET GLOBAL {name} = {}", quote(v)),
+            (Driver::Pgsql, None) => format!("ALTER SYSTEM RESET {name}"),
+            (Driver::Pgsql, Some(v)) => format!("ALTER SYSTEM SET {name} = {}", quote(v)),
+            (Driver::Sqlite, _) => return Ok(()),
+        };
+        conn.query(&sql)
+            .map_err(|e| format!("restoring {name} failed: {e}"))?;
+    }
+    if target.driver == Driver::Pgsql {
+        conn.query("SELECT pg_reload_conf()")
+            .map_err(|e| format!("pg_reload_conf() failed: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Applies a `restart` variant: saves how to undo it, renders the template to `path` (saving a
+/// file already there), runs the restart command, waits until the server accepts connections
+/// and reads every `settings` value back. On an error after the file was written, the change
+/// is undone (file removed or put back, server restarted) before returning it.
+pub fn apply_restart(
+    target: &Target,
+    variant: &str,
+    restart: &RawRestart,
+    base_dir: &Path,
+    run_dir: &Path,
+) -> Result<RestartSaved, String> {
+    let text = render_template(variant, restart, base_dir)?;
+    let path = PathBuf::from(&restart.path);
+    let backup = if path.exists() {
+        let b = run_dir.join("server").join(format!(
+            "restart-{}.orig",
+            crate::results::sanitise_name(variant)
+        ));
+        std::fs::create_dir_all(b.parent().unwrap_or(run_dir))
+            .map_err(|e| format!("creating {}: {e}", run_dir.display()))?;
+        std::fs::copy(&path, &b)
+            .map_err(|e| format!("saving {} to {}: {e}", path.display(), b.display()))?;
+        Some(b)
+    } else {
+        None
+    };
+    let saved = RestartSaved {
+        path: path.clone(),
+        backup,
+        command: restart.command.clone(),
+        ready_timeout: restart.ready_timeout,
+    };
+    let file = restore_file(run_dir, variant);
+    write_saved(
+        &file,
+        &Saved {
+            variant: variant.to_string(),
+            originals: Vec::new(),
+            restart: Some(saved.clone()),
+        },
+    )?;
+    let result = (|| {
+        std::fs::write(&path, &text).map_err(|e| {
+            format!(
+                "writing the config file {} failed: {e} (does the directory exist, may sbsuite write there?)",
+                path.display()
+            )
+        })?;
+        run_command(&restart.command, restart.ready_timeout)?;
+        wait_ready(target, restart.ready_timeout)?;
+        verify(target, &restart.settings)
+    })();
+    if let Err(e) = result {
+        if let Err(u) = undo_restart(target, &saved) {
+            return Err(format!(
+                "{e}; undoing it failed too ({u}): check {} and the server",
+                path.display()
+            ));
+        }
+        let _ = std::fs::remove_file(&file);
+        return Err(e);
+    }
+    Ok(saved)
+}
+
+fn render_template(variant: &str, restart: &RawRestart, base_dir: &Path) -> Result<String, String> {
+    let mut file = PathBuf::from(&restart.template);
+    if !file.exists() && file.is_relative() && base_dir.join(&file).exists() {
+        file = base_dir.join(&file);
+    }
+    let source = std::fs::read_to_string(&file).map_err(|e| {
+        format!(
+            "restart template {} cannot be read: {e} (paths are relative to the working directory or the suite file)",
+            restart.template
+        )
+    })?;
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Chainable);
+    let mut ctx = std::collections::BTreeMap::new();
+    let settings: std::collections::BTreeMap<String, String> = restart
+        .settings
+        .iter()
+        .map(|(k, v)| (k.clone(), value_text(v)))
+        .collect();
+    for (k, v) in &settings {
+        ctx.insert(k.clone(), minijinja::Value::from(v.clone()));
+    }
+    ctx.insert("variant".into(), minijinja::Value::from(variant));
+    ctx.insert(
+        "settings".into(),
+        minijinja::Value::from(
+            settings
+                .iter()
+                .map(|(k, v)| (k.clone(), minijinja::Value::from(v.clone())))
+                .collect::<std::collections::BTreeMap<_, _>>(),
+        ),
+    );
+    env.render_str(&source, ctx)
+        .map_err(|e| format!("restart template {}: {e}", file.display()))
+}
+
+/// Runs `command` with `sh -c`, failing on a non-zero exit or after `timeout_s` seconds.
+fn run_command(command: &str, timeout_s: u64) -> Result<(), String> {
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    let deadline = Instant::now() + Duration::from_secs(timeout_s.max(1));
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("`{command}` did not finish within {timeout_s} s"));
+            }
+            Err(e) => return Err(format!("waiting for `{command}`: {e}")),
+        }
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("waiting for `{command}`: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{command}` failed ({}): {}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout).trim(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Waits until the server accepts a connection (and a query), at most `timeout_s` seconds.
+fn wait_ready(target: &Target, timeout_s: u64) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(timeout_s.max(1));
+    loop {
+        let attempt = Connector::new(target.clone())
+            .connect_at(0)
+            .and_then(|mut c| {
+                let r = c.query_i64("SELECT 1");
+                c.close();
+                r
+            });
+        match attempt {
+            Ok(_) => return Ok(()),
+            Err(e) if Instant::now() > deadline => {
+                return Err(format!(
+                    "the server did not accept connections within {timeout_s} s of the restart: {e} (raise ready_timeout?)"
+                ));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
+/// Reads every setting back after a restart.
+fn verify(target: &Target, settings: &IndexMap<String, Value>) -> Result<(), String> {
+    if settings.is_empty() {
+        return Ok(());
+    }
+    let mut conn = connect(target)?;
+    let result = (|| {
+        for (name, value) in settings {
+            check_name(name)?;
+            let sql = match target.driver {
+                Driver::Mysql => format!("SELECT @@GLOBAL.{name}"),
+                Driver::Pgsql => format!("SELECT current_setting({})", quote(name)),
+                Driver::Sqlite => return Ok(()),
+            };
+            let back = first(conn.as_mut(), &sql)
+                .map_err(|e| format!("reading back {name} failed: {e}"))?
+                .and_then(|r| r.into_iter().next().flatten());
+            let ok = match target.driver {
+                Driver::Pgsql => back
+                    .as_deref()
+                    .is_some_and(|b| b.eq_ignore_ascii_case(&value_text(value))),
+                _ => mysql_matches(value, back.as_deref()),
+            };
+            if !ok {
+                return Err(format!(
+                    "after the restart {name} is {} instead of {}: the server did not read the rendered file (is its directory included by the server's config?)",
+                    back.as_deref().unwrap_or("NULL"),
+                    value_text(value)
+                ));
+            }
+        }
+        Ok(())
+    })();
+    conn.close();
+    result
+}
+
+/// Removes the rendered file (or puts the saved one back), restarts, waits for the server.
+fn undo_restart(target: &Target, r: &RestartSaved) -> Result<(), String> {
+    match &r.backup {
+        Some(b) => std::fs::copy(b, &r.path)
+            .map(|_| ())
+            .map_err(|e| format!("putting {} back failed: {e}", r.path.display()))?,
+        None => match std::fs::remove_file(&r.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("removing {} failed: {e}", r.path.display())),
+        },
+    }
+    run_command(&r.command, r.ready_timeout)?;
+    wait_ready(target, r.ready_timeout)
+}
+
+/// Restores and removes the variant's restore file.
+pub fn restore_and_forget(target: &Target, saved: &Saved, run_dir: &Path) -> Result<(), String> {
+    restore(target, saved)?;
+    let _ = std::fs::remove_file(restore_file(run_dir, &saved.variant));
+    Ok(())
+}
+
+fn write_saved(file: &Path, saved: &Saved) -> Result<(), String> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let text = serde_json::to_string_pretty(saved).map_err(|e| e.to_string())?;
+    let tmp = file.with_extension("json.tmp");
+    std::fs::write(&tmp, text).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
+    if let Ok(f) = std::fs::File::open(&tmp) {
+        let _ = f.sync_all();
+    }
+    std::fs::rename(&tmp, file).map_err(|e| format!("writing {}: {e}", file.display()))
+}
+
+/// The restore files a run left behind (a variant that never got restored).
+pub fn pending(run_dir: &Path) -> Result<Vec<(PathBuf, Saved)>, String> {
+    let dir = run_dir.join("server");
+    let mut out = Vec::new();
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(format!("reading {}: {e}", dir.display())),
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with("restore-") && name.ends_with(".json") {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("reading {}: {e}", path.display()))?;
+            let saved: Saved = serde_json::from_str(&text)
+                .map_err(|e| format!("{} is not a restore file: {e}", path.display()))?;
+            out.push((path, saved));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// Writes the server's effective variables and version to `server/<variant>.csv`
+/// (`name,value`, sorted as the server lists them).
+pub fn capture(target: &Target, variant: &str, run_dir: &Path) -> Result<PathBuf, String> {
+    let mut conn = connect(target)?;
+    let (version_sql, vars_sql) = match target.driver {
+        Driver::Mysql => ("SELECT VERSION()", "SHOW GLOBAL VARIABLES"),
+        Driver::Pgsql => (
+            "SELECT version()",
+            "SELECT name, setting || COALESCE(unit, '') FROM pg_settings ORDER BY name",
+        ),
+        Driver::Sqlite => {
+            conn.close();
+            return Err("no server variables to capture for SQLite".into());
+        }
+    };
+    let rows = (|| {
+        let version = first(conn.as_mut(), version_sql)?
+            .and_then(|r| r.into_iter().next().flatten())
+            .unwrap_or_default();
+        let mut rows = vec![("version".to_string(), version)];
+        for r in conn.query_rows(vars_sql)? {
+            let mut it = r.into_iter();
+            let name = it.next().flatten().unwrap_or_default();
+            let value = it.next().flatten().unwrap_or_default();
+            rows.push((name, value));
+        }
+        Ok::<_, SqlError>(rows)
+    })();
+    conn.close();
+    let rows = rows.map_err(|e| format!("reading the server variables failed: {e}"))?;
+    let dir = run_dir.join("server");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let path = dir.join(format!("{}.csv", crate::results::sanitise_name(variant)));
+    let mut w = csv::Writer::from_path(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut write = || -> Result<(), csv::Error> {
+        w.write_record(["name", "value"])?;
+        for (n, v) in &rows {
+            w.write_record([n, v])?;
+        }
+        w.flush()?;
+        Ok(())
+    };
+    write().map_err(|e| format!("writing {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_and_read_back_comparison() {
+        assert_eq!(mysql_literal(&Value::Int(2)), "2");
+        assert_eq!(mysql_literal(&Value::Bool(true)), "ON");
+        assert_eq!(mysql_literal(&Value::Str("2G".into())), "2147483648");
+        assert_eq!(mysql_literal(&Value::Str("O'Brien".into())), "'O''Brien'");
+        assert!(mysql_matches(&Value::Bool(false), Some("OFF")));
+        assert!(mysql_matches(&Value::Bool(true), Some("1")));
+        assert!(mysql_matches(&Value::Int(10), Some("10")));
+        assert!(mysql_matches(&Value::Str("1G".into()), Some("1073741824")));
+        assert!(mysql_matches(&Value::Str("row".into()), Some("ROW")));
+        assert!(!mysql_matches(&Value::Int(10), Some("8")));
+        assert!(!mysql_matches(&Value::Int(10), None));
+    }
+
+    #[test]
+    fn restart_templates_see_the_variant_and_its_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("t.j2"),
+            "# {{ variant }}\n[mysqld]\ninnodb_log_file_size = {{ innodb_log_file_size }}\n{{ settings.innodb_log_file_size }}",
+        )
+        .unwrap();
+        let mut settings = IndexMap::new();
+        settings.insert("innodb_log_file_size".to_string(), Value::Str("2G".into()));
+        let r = RawRestart {
+            template: "t.j2".into(),
+            path: "/x".into(),
+            command: "true".into(),
+            ready_timeout: 1,
+            settings,
+        };
+        let text = render_template("redo-2g", &r, dir.path()).unwrap();
+        assert_eq!(text, "# redo-2g\n[mysqld]\ninnodb_log_file_size = 2G\n2G");
+        let missing = RawRestart {
+            template: "nope.j2".into(),
+            ..r
+        };
+        let e = render_template("v", &missing, dir.path()).unwrap_err();
+        assert!(e.contains("restart template nope.j2 cannot be read"), "{e}");
+    }
+
+    #[test]
+    fn a_failing_or_slow_command_is_an_error_with_its_output() {
+        let e = run_command("echo boom >&2; exit 3", 5).unwrap_err();
+        assert!(e.contains("failed") && e.contains("boom"), "{e}");
+        let e = run_command("sleep 5", 1).unwrap_err();
+        assert!(e.contains("did not finish within 1 s"), "{e}");
+        assert!(run_command("true", 5).is_ok());
+    }
+
+    #[test]
+    fn names_are_plain_identifiers() {
+        assert!(check_name("innodb_flush_log_at_trx_commit").is_ok());
+        assert!(check_name("x; DROP TABLE t").is_err());
+        assert!(check_name("").is_err());
+    }
+}
