@@ -523,8 +523,8 @@ impl Connection for PgConnection {
     }
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
-        let client = self.client()?;
-        let r = self.rt.block_on(async {
+        let client = open_client(&self.client)?;
+        let r = self.driver.drive(&mut self.io, &mut self.lost, async {
             let mut out = Vec::new();
             for m in client.simple_query(sql).await? {
                 if let SimpleQueryMessage::Row(row) = m {
