@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# OLTP against the local MySQL/MariaDB: sbsuite and sysbench 1.0.20 on the same server and the
-# same prepared tables, in ABBA order (sysbench first in odd rounds, sbsuite first in even ones).
+# OLTP against the local MySQL/MariaDB (default) or PostgreSQL (`pgsql`): sbsuite and sysbench
+# 1.0.20 on the same server and the same prepared tables, in ABBA order (sysbench first in odd
+# rounds, sbsuite first in even ones).
 # For each case it prints the median QPS of both, their ratio, and the client CPU seconds
 # (user + sys of the client process, /usr/bin/time) per 1,000 queries of both and their ratio.
-# Then the prepare speed (4 tables × 250,000 rows, 4 threads) and the peak RSS of each client at
-# 1,024 connections.
+# Then the prepare speed (4 tables × 250,000 rows, 4 threads) and, for MySQL, the peak RSS of
+# each client at 1,024 connections.
 #
-#   bench/oltp-compare.sh [ROUNDS] [SECONDS] [WORKLOADS] [THREADS]
-#   defaults: 5 rounds, 5 s, "oltp_point_select oltp_read_only oltp_read_write", "4 32 128"
+#   bench/oltp-compare.sh [mysql|pgsql] [ROUNDS] [SECONDS] [WORKLOADS] [THREADS]
+#   defaults: mysql, 5 rounds, 5 s, "oltp_point_select oltp_read_only oltp_read_write", "4 32 128"
 #
-# With ASYNC=1, sbsuite also runs with SBSUITE_MYSQL_CLIENT=async (mysql_async instead of its
-# own protocol client) in the same rotation, and four more columns compare it with sysbench.
-#
-# Needs a local server reachable as root over 127.0.0.1:3306; installs sysbench and GNU time
-# from the system packages when missing; builds sbsuite in release mode (into
-# $CARGO_TARGET_DIR when set).
+# mysql: a local server reachable as root over 127.0.0.1:3306.
+# pgsql: a local PostgreSQL reachable as postgres over 127.0.0.1:5432, both clients in plain TCP
+# (PGSSLMODE=disable: the drivers, not the TLS libraries, are compared); when max_connections
+# is too small for the largest thread count it is raised for the run (ALTER SYSTEM and a restart
+# with pg_ctlcluster) and restored at the end.
+# Installs sysbench and GNU time from the system packages when missing; builds sbsuite in
+# release mode (in $CARGO_TARGET_DIR when set).
+# With ASYNC=1 (mysql), sbsuite also runs with SBSUITE_MYSQL_CLIENT=async (mysql_async instead of
+# its own protocol client) in the same rotation, and four more columns compare it with sysbench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+DRIVER=mysql
+case "${1:-}" in mysql|pgsql) DRIVER=$1; shift ;; esac
 ROUNDS=${1:-5}
 SECS=${2:-5}
 WORKLOADS=${3:-"oltp_point_select oltp_read_only oltp_read_write"}
@@ -31,10 +37,28 @@ cargo build --release --quiet
 SBS="${CARGO_TARGET_DIR:-$PWD/target}/release/sbsuite sysbench"
 ASYNC=${ASYNC:-0}
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 DB=sbsuite_bench
-ARGS="--mysql-host=127.0.0.1 --mysql-port=3306 --mysql-user=root --mysql-db=$DB"
-mysql --user=root --host=127.0.0.1 -e "CREATE DATABASE IF NOT EXISTS $DB"
+echo "load before: $(uptime)"
+if [ "$DRIVER" = pgsql ]; then
+  export PGSSLMODE=disable
+  ARGS="--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port=5432 --pgsql-user=postgres --pgsql-db=$DB"
+  pg() { psql --host=127.0.0.1 --port=5432 --username=postgres --no-psqlrc -qAt "$@"; }
+  [ "$(pg -c "SELECT 1 FROM pg_database WHERE datname = '$DB'")" = 1 ] || pg -c "CREATE DATABASE $DB"
+  restore=""
+  max_threads=$(printf '%s\n' $THREADS | sort -n | tail -n 1)
+  if [ "$(pg -c "SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int")" -lt $((max_threads + 8)) ]; then
+    cluster="$(ls /etc/postgresql | sort -V | tail -n 1) main"
+    pg -c "ALTER SYSTEM SET max_connections = $((max_threads + 64))"
+    # shellcheck disable=SC2086
+    pg_ctlcluster --skip-systemctl-redirect $cluster restart
+    restore="ALTER SYSTEM RESET max_connections"
+  fi
+  trap 'rm -rf "$TMP"; if [ -n "$restore" ]; then pg -c "$restore"; pg_ctlcluster --skip-systemctl-redirect $cluster restart; fi' EXIT
+else
+  ARGS="--mysql-host=127.0.0.1 --mysql-port=3306 --mysql-user=root --mysql-db=$DB"
+  mysql --user=root --host=127.0.0.1 -e "CREATE DATABASE IF NOT EXISTS $DB"
+  trap 'rm -rf "$TMP"' EXIT
+fi
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
@@ -108,6 +132,9 @@ prep() {
 }
 a=$(prep sysbench); b=$(prep "$SBS")
 echo "oltp,4,250000,4,$a,$b,$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", a/b}')"
+
+echo "load after: $(uptime)"
+[ "$DRIVER" = pgsql ] && exit 0
 
 echo
 echo "peak_rss,connections,sysbench_kib,sbsuite_kib"

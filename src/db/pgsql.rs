@@ -1,10 +1,13 @@
 //! PostgreSQL connections through `tokio-postgres`, shaped for a load generator.
 //!
 //! Each worker owns one [`tokio_postgres::Client`] for the whole run, on its own current-thread
-//! tokio runtime: the client's `Connection` future (which does all the socket I/O) is spawned on
-//! that runtime, and every call blocks on it (`block_on` drives spawned tasks too), so the
-//! worker thread is the only thread that touches its socket, as in the MySQL driver and as
-//! sysbench's libpq client does (DESIGN.md "Measured facts").
+//! tokio runtime, so the worker thread is the only thread that touches its socket, as in the
+//! MySQL driver and as sysbench's libpq client does (DESIGN.md "Measured facts"). The client's
+//! `Connection` future (which does all the socket I/O) is not spawned as a task: every call
+//! polls it together with the request in one `block_on` future ([`drive`]). Measured on
+//! `oltp_point_select` (strace, BENCHMARKS.md): a spawned connection task costs one more
+//! `epoll_wait` per query (the runtime checks for I/O before it resumes the woken `block_on`
+//! future), which the in-place polling saves, leaving libpq's pattern: send, wait, receive.
 //!
 //! Wire choices, and why:
 //! * Prepared statements (`ps_mode = "auto"`) are prepared once per connection with `$n`
@@ -22,8 +25,12 @@
 //! The password is read from the target at connect time and handed to `tokio_postgres::Config`
 //! only; it is never formatted into text.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
@@ -39,13 +46,12 @@ pub fn open(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
     let rt = super::mysql::runtime()
         .map_err(|e| SqlError::client(format!("tokio runtime: {e}"), ErrKind::Other))?;
     let (config, tls) = config(t, n)?;
-    let lost = Arc::new(Mutex::new(None));
     let timeout = t.connect_timeout;
     let connected = rt.block_on(async {
         let attempt = async {
             match tls {
-                Some(tls) => spawn_connection(&config, tls, &lost).await,
-                None => spawn_connection(&config, NoTls, &lost).await,
+                Some(tls) => connect_with(&config, tls).await,
+                None => connect_with(&config, NoTls).await,
             }
         };
         match tokio::time::timeout(timeout, attempt).await {
@@ -59,42 +65,134 @@ pub fn open(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
             )),
         }
     });
-    let (client, task) = connected?;
+    let (client, io) = connected?;
     Ok(Box::new(PgConnection {
-        rt,
+        driver: Driver::new(rt),
         client: Some(client),
-        task: Some(task),
-        lost,
+        io: Some(io),
+        lost: None,
         stmts: Vec::new(),
     }))
 }
 
-/// What the connection task saw when it ended with an error: (SQLSTATE or "", message).
-type LostSlot = Arc<Mutex<Option<(String, String)>>>;
+/// The `Connection` future of a client, whatever its TLS stream type.
+type Io = Pin<Box<dyn Future<Output = Result<(), tokio_postgres::Error>> + Send>>;
 
-/// Connects and spawns the connection future on the current runtime; its error (a FATAL
-/// `57P01` from `pg_terminate_backend`, a reset socket) is kept for the next call's message.
-async fn spawn_connection<T>(
-    config: &Config,
-    tls: T,
-    lost: &LostSlot,
-) -> Result<(Client, tokio::task::JoinHandle<()>), tokio_postgres::Error>
+/// Connects; the connection future is returned unpolled, for [`drive`].
+async fn connect_with<T>(config: &Config, tls: T) -> Result<(Client, Io), tokio_postgres::Error>
 where
     T: MakeTlsConnect<Socket>,
     T::Stream: Send + 'static,
 {
     let (client, connection) = config.connect(tls).await?;
-    let lost = Arc::clone(lost);
-    let task = tokio::spawn(async move {
-        if let Err(e) = connection.await {
-            let code = e.code().map(|c| c.code().to_string()).unwrap_or_default();
-            let message = describe(&e);
-            if let Ok(mut slot) = lost.lock() {
-                *slot = Some((code, message));
-            }
+    Ok((client, Box::pin(connection)))
+}
+
+/// The waker `drive` polls with. A wake-up that happens while `drive` itself is polling (the
+/// request queueing its message for the connection, the connection handing the answer to the
+/// request) only makes `drive` poll again; any other (the socket became readable, a timer)
+/// wakes the runtime's `block_on`. Without it every query paid one more `epoll_wait`: tokio's
+/// current-thread scheduler checks for I/O before it re-polls a future that woke itself.
+struct LocalWake {
+    polling: AtomicBool,
+    again: AtomicBool,
+    outer: Mutex<Option<Waker>>,
+}
+
+impl Wake for LocalWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if self.polling.load(Ordering::Relaxed) {
+            self.again.store(true, Ordering::Relaxed);
+        } else if let Ok(outer) = self.outer.lock()
+            && let Some(w) = outer.as_ref()
+        {
+            w.wake_by_ref();
         }
-    });
-    Ok((client, task))
+    }
+}
+
+/// Polls of a request and its connection in one `drive` turn before it yields.
+const MAX_ROUNDS: u32 = 64;
+
+/// The runtime and the wake-up filter of one connection.
+struct Driver {
+    rt: tokio::runtime::Runtime,
+    wake: Arc<LocalWake>,
+    waker: Waker,
+}
+
+impl Driver {
+    fn new(rt: tokio::runtime::Runtime) -> Driver {
+        let wake = Arc::new(LocalWake {
+            polling: AtomicBool::new(false),
+            again: AtomicBool::new(false),
+            outer: Mutex::new(None),
+        });
+        let waker = Waker::from(Arc::clone(&wake));
+        Driver { rt, wake, waker }
+    }
+
+    /// Runs `fut` (a request of the client) to completion, polling the connection future `io`
+    /// in the same task: the request queues its message, the connection writes it, reads the
+    /// answer and hands it over, and the request completes, without a task switch or a
+    /// spurious wake-up. When the connection ends, `io` becomes `None` and its error (a FATAL
+    /// `57P01` from `pg_terminate_backend`, a reset socket) goes to `lost`, for the message of
+    /// the request's "connection closed".
+    fn drive<F: Future>(
+        &self,
+        io: &mut Option<Io>,
+        lost: &mut Option<(String, String)>,
+        fut: F,
+    ) -> F::Output {
+        let mut fut = std::pin::pin!(fut);
+        let wake = &self.wake;
+        self.rt.block_on(std::future::poll_fn(|cx| {
+            if let Ok(mut outer) = wake.outer.lock()
+                && !outer.as_ref().is_some_and(|w| w.will_wake(cx.waker()))
+            {
+                *outer = Some(cx.waker().clone());
+            }
+            let mut local = Context::from_waker(&self.waker);
+            wake.polling.store(true, Ordering::Relaxed);
+            let mut rounds = 0;
+            let result = loop {
+                wake.again.store(false, Ordering::Relaxed);
+                if let Poll::Ready(v) = fut.as_mut().poll(&mut local) {
+                    break Poll::Ready(v);
+                }
+                if let Some(conn) = io.as_mut()
+                    && let Poll::Ready(r) = conn.as_mut().poll(&mut local)
+                {
+                    *io = None;
+                    if let Err(e) = r {
+                        let code = e.code().map(|c| c.code().to_string()).unwrap_or_default();
+                        *lost = Some((code, describe(&e)));
+                    }
+                }
+                if let Poll::Ready(v) = fut.as_mut().poll(&mut local) {
+                    break Poll::Ready(v);
+                }
+                if !wake.again.load(Ordering::Relaxed) {
+                    break Poll::Pending;
+                }
+                rounds += 1;
+                if rounds == MAX_ROUNDS {
+                    // Back to the scheduler now and then (a long COPY): it renews tokio's
+                    // cooperative budget, whose exhaustion is also a self-wake.
+                    cx.waker().wake_by_ref();
+                    break Poll::Pending;
+                }
+            };
+            // One thread: nothing can wake `local` between the last poll and this store
+            // except the runtime's driver, which runs after we return.
+            wake.polling.store(false, Ordering::Relaxed);
+            result
+        }))
+    }
 }
 
 /// The libpq default socket directory of Debian/Ubuntu and most packages.
@@ -312,26 +410,27 @@ impl ToSql for Arg<'_> {
 /// Bytes of COPY data buffered before they go to the connection task.
 const COPY_CHUNK: usize = 256 << 10;
 
+/// The open client, or the error of a closed connection.
+fn open_client(client: &Option<Client>) -> Result<&Client, SqlError> {
+    client
+        .as_ref()
+        .ok_or_else(|| SqlError::client("connection closed", ErrKind::Lost))
+}
+
 /// A `tokio-postgres` connection driven from one OS thread through its own runtime.
 struct PgConnection {
-    rt: tokio::runtime::Runtime,
+    driver: Driver,
     /// `None` once closed.
     client: Option<Client>,
-    /// The spawned connection future.
-    task: Option<tokio::task::JoinHandle<()>>,
-    /// Why the connection task ended, if it did with an error.
-    lost: LostSlot,
+    /// The connection future, polled by [`drive`]; `None` once it ended.
+    io: Option<Io>,
+    /// Why the connection ended, if it did with an error: (SQLSTATE or "", message).
+    lost: Option<(String, String)>,
     /// Prepared statements and whether each returns rows.
     stmts: Vec<(Statement, bool)>,
 }
 
 impl PgConnection {
-    fn client(&self) -> Result<&Client, SqlError> {
-        self.client
-            .as_ref()
-            .ok_or_else(|| SqlError::client("connection closed", ErrKind::Lost))
-    }
-
     /// An error of a call on the open connection; a closed connection names why the
     /// connection task ended (e.g. `57P01 terminating connection due to administrator
     /// command`).
@@ -339,8 +438,7 @@ impl PgConnection {
         let mut err = sql_error(e, Phase::Use);
         if err.kind == ErrKind::Lost
             && err.code.is_empty()
-            && let Ok(slot) = self.lost.lock()
-            && let Some((code, message)) = slot.as_ref()
+            && let Some((code, message)) = self.lost.as_ref()
         {
             err.code = code.clone();
             err.message = format!("{}: {message}", err.message);
@@ -352,8 +450,8 @@ impl PgConnection {
     /// affected (or returned) by its last command, and, when `first` is set, the first column
     /// of the first row.
     fn simple(&mut self, sql: &str, first: bool) -> Result<(Done, Option<String>), SqlError> {
-        let client = self.client()?;
-        let r = self.rt.block_on(async {
+        let client = open_client(&self.client)?;
+        let r = self.driver.drive(&mut self.io, &mut self.lost, async {
             let mut stream = std::pin::pin!(client.simple_query_raw(sql).await?);
             let mut done = Done::default();
             let mut value = None;
@@ -379,11 +477,11 @@ impl PgConnection {
 
 impl Connection for PgConnection {
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
-        let client = self.client()?;
+        let client = open_client(&self.client)?;
         let text = numbered(sql);
         let stmt = self
-            .rt
-            .block_on(client.prepare(&text))
+            .driver
+            .drive(&mut self.io, &mut self.lost, client.prepare(&text))
             .map_err(|e| self.error(&e))?;
         let rows = !stmt.columns().is_empty();
         self.stmts.push((stmt, rows));
@@ -391,18 +489,20 @@ impl Connection for PgConnection {
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[P<'_>]) -> Result<Done, SqlError> {
-        let client = self.client()?;
+        let client = open_client(&self.client)?;
         let (stmt, rows) = self.stmts.get(stmt).ok_or_else(|| {
             SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
         })?;
-        let n = self
-            .rt
-            .block_on(client.execute_raw(stmt, params.iter().map(|p| Arg(*p))))
-            .map_err(|e| self.error(&e))?;
-        Ok(Done {
-            rows: *rows,
-            affected: n,
-        })
+        let rows = *rows;
+        let r = self.driver.drive(
+            &mut self.io,
+            &mut self.lost,
+            client.execute_raw(stmt, params.iter().map(|p| Arg(*p))),
+        );
+        match r {
+            Ok(affected) => Ok(Done { rows, affected }),
+            Err(e) => Err(self.error(&e)),
+        }
     }
 
     fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
@@ -423,8 +523,8 @@ impl Connection for PgConnection {
     }
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
-        let client = self.client()?;
-        let r = self.rt.block_on(async {
+        let client = open_client(&self.client)?;
+        let r = self.driver.drive(&mut self.io, &mut self.lost, async {
             let mut out = Vec::new();
             for m in client.simple_query(sql).await? {
                 if let SimpleQueryMessage::Row(row) = m {
@@ -446,13 +546,13 @@ impl Connection for PgConnection {
         with_id: bool,
         fill: &mut dyn FnMut(&mut DataRow) -> bool,
     ) -> Result<(), SqlError> {
-        let client = self.client()?;
+        let client = open_client(&self.client)?;
         let sql = if with_id {
             format!("COPY {table} (id, k, c, pad) FROM STDIN (FORMAT binary)")
         } else {
             format!("COPY {table} (k, c, pad) FROM STDIN (FORMAT binary)")
         };
-        let r = self.rt.block_on(async {
+        let r = self.driver.drive(&mut self.io, &mut self.lost, async {
             let sink = client
                 .copy_in::<_, bytes::Bytes>(sql.as_str())
                 .await
@@ -499,14 +599,15 @@ impl Connection for PgConnection {
 
     fn close(mut self: Box<Self>) {
         // Dropping the client first: statements then need no Close message, and the
-        // connection task sends Terminate and ends, so the server backend exits (and
+        // connection future sends Terminate and ends, so the server backend exits (and
         // flushes its statistics) now rather than when it notices the socket.
         self.client = None;
         self.stmts.clear();
-        if let Some(task) = self.task.take() {
+        if let Some(io) = self.io.take() {
             let _ = self
+                .driver
                 .rt
-                .block_on(async { tokio::time::timeout(Duration::from_secs(2), task).await });
+                .block_on(async { tokio::time::timeout(Duration::from_secs(2), io).await });
         }
     }
 }
