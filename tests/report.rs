@@ -10,20 +10,21 @@ mod common;
 
 use common::sbsuite;
 
-/// Runs the quickstart (cpu, threads 1 and 2, 1 s each, interim lines every second) into
-/// `root` and returns the run directory.
+/// Runs a small cpu suite (threads 1 and 2, 1 s each, interim lines every second) into `root`
+/// and returns the run directory. Its own suite file: the quickstart also runs OLTP on the
+/// shared default `sbtest.db`, which parallel tests must not share.
 fn real_run(root: &Path) -> PathBuf {
+    std::fs::create_dir_all(root).unwrap();
+    let suite = root.join("quickstart.toml");
+    std::fs::write(
+        &suite,
+        "[suite]\nname = \"quickstart\"\n\n[defaults]\nworkload = \"cpu\"\ntime = 1\nreport_interval = 1\n\n[matrix]\nthreads = [1, 2]\n",
+    )
+    .unwrap();
     let out = sbsuite()
-        .args([
-            "run",
-            "suites/quickstart.toml",
-            "--set",
-            "time=1",
-            "--set",
-            "matrix.threads=[1,2]",
-            "--quiet",
-            "--results-dir",
-        ])
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--results-dir"])
         .arg(root)
         .output()
         .unwrap();

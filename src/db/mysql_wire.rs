@@ -1055,6 +1055,72 @@ impl Connection for WireConnection {
         Ok(self.result(true)?.1)
     }
 
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        self.start(COM_QUERY)?;
+        self.out.extend_from_slice(sql.as_bytes());
+        self.send()?;
+        let r = self.packet()?;
+        let p = &self.buf[r];
+        match p.first() {
+            Some(0x00) => return Ok(Vec::new()),
+            Some(0xFF) => {
+                let (code, message) = parse_err(p);
+                let e = server_error(code, message);
+                if e.kind == ErrKind::Lost {
+                    self.broken = true;
+                }
+                return Err(e);
+            }
+            _ => {}
+        }
+        let mut at = 0;
+        let Some(columns) = lenenc(p, &mut at) else {
+            return Err(self.protocol("bad column count"));
+        };
+        for _ in 0..columns {
+            self.skip_packet()?;
+        }
+        if !self.deprecate_eof() {
+            self.skip_packet()?;
+        }
+        // Admin queries (server variables): whole rows, every value as text. A statement of
+        // several results is not expected here; only the first result set is read.
+        let end_limit = if self.deprecate_eof() { MAX_PAYLOAD } else { 9 };
+        let mut rows = Vec::new();
+        loop {
+            let r = self.packet()?;
+            let p = &self.buf[r];
+            match p.first() {
+                Some(0xFE) if p.len() < end_limit => break,
+                Some(0xFF) => {
+                    let (code, message) = parse_err(p);
+                    return Err(server_error(code, message));
+                }
+                _ => {}
+            }
+            let mut row = Vec::with_capacity(columns as usize);
+            let mut at = 0;
+            for _ in 0..columns {
+                if p.get(at) == Some(&0xFB) {
+                    at += 1;
+                    row.push(None);
+                    continue;
+                }
+                let Some(n) = lenenc(p, &mut at) else {
+                    return Err(self.protocol("bad text row"));
+                };
+                let end = at + n as usize;
+                let Some(bytes) = p.get(at..end) else {
+                    return Err(self.protocol("short text row"));
+                };
+                row.push(Some(String::from_utf8_lossy(bytes).into_owned()));
+                at = end;
+            }
+            rows.push(row);
+        }
+        Ok(rows)
+    }
+
     fn load(
         &mut self,
         table: &str,
