@@ -13,7 +13,7 @@ use mysql_async::prelude::Queryable;
 
 mod common;
 
-use common::{results, sbsuite};
+use common::{all_files_text, results, sbsuite};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 3306;
@@ -129,22 +129,6 @@ fn suite(dir: &Path, db: &str, target_extra: &str, defaults: &str) -> std::path:
     )
     .unwrap();
     path
-}
-
-fn all_files_text(root: &Path) -> String {
-    let mut text = String::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                text.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    text
 }
 
 #[test]

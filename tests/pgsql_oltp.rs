@@ -17,7 +17,7 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 mod common;
 
-use common::sbsuite;
+use common::{all_files_text, results, sbsuite};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 5432;
@@ -176,56 +176,6 @@ fn settled_counts(db: &str, done: impl Fn([i64; 3]) -> bool) -> [i64; 3] {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// Every row of every results.csv under `root`, as column → value.
-fn results(root: &Path) -> Vec<HashMap<String, String>> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.ends_with("results.csv") {
-                let mut r = csv::Reader::from_path(&p).unwrap();
-                let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
-                for rec in r.records() {
-                    let rec = rec.unwrap();
-                    out.push(
-                        header
-                            .iter()
-                            .cloned()
-                            .zip(rec.iter().map(str::to_string))
-                            .collect(),
-                    );
-                }
-            }
-        }
-    }
-    out
-}
-
-fn all_files_text(root: &Path) -> String {
-    let mut text = String::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                text.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    text
 }
 
 /// Writes a pgsql suite for `db` and runs it; returns (output, results rows).

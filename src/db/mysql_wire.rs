@@ -225,6 +225,17 @@ pub struct WireConnection {
 }
 
 /// A server error packet as a [`SqlError`] (the kinds of `mysql::sql_error`).
+impl WireConnection {
+    /// An ERR packet as an error; a lost-connection code also marks the connection broken.
+    fn failed(&mut self, code: u16, message: String) -> SqlError {
+        let e = server_error(code, message);
+        if e.kind == ErrKind::Lost {
+            self.broken = true;
+        }
+        e
+    }
+}
+
 fn server_error(code: u16, message: String) -> SqlError {
     SqlError::new(code.to_string(), message, super::mysql::kind_of_code(code))
 }
@@ -512,6 +523,18 @@ impl WireConnection {
         Ok(start..start + total)
     }
 
+    /// Skips the `columns` column definitions of a result set (and the EOF after them unless
+    /// CLIENT_DEPRECATE_EOF).
+    fn skip_definitions(&mut self, columns: u64) -> Result<(), SqlError> {
+        for _ in 0..columns {
+            self.skip_packet()?;
+        }
+        if !self.deprecate_eof() {
+            self.skip_packet()?;
+        }
+        Ok(())
+    }
+
     /// Skips one logical packet (and its continuations) without keeping it.
     fn skip_packet(&mut self) -> Result<(), SqlError> {
         loop {
@@ -583,11 +606,7 @@ impl WireConnection {
                 }
                 Some(0xFF) => {
                     let (code, message) = parse_err(p);
-                    let e = server_error(code, message);
-                    if e.kind == ErrKind::Lost {
-                        self.broken = true;
-                    }
-                    return Err(e);
+                    return Err(self.failed(code, message));
                 }
                 Some(0xFB) => {
                     return Err(self.protocol("the server asked for LOCAL INFILE data"));
@@ -597,12 +616,7 @@ impl WireConnection {
                     let Some(columns) = lenenc(p, &mut at) else {
                         return Err(self.protocol("bad column count"));
                     };
-                    for _ in 0..columns {
-                        self.skip_packet()?;
-                    }
-                    if !self.deprecate_eof() {
-                        self.skip_packet()?;
-                    }
+                    self.skip_definitions(columns)?;
                     done.rows = true;
                     done.affected = 0;
                     let capture = !captured;
@@ -655,11 +669,7 @@ impl WireConnection {
                         self.fill(len)?;
                         let (code, message) = parse_err(&self.buf[self.pos..self.pos + len]);
                         self.pos += len;
-                        let e = server_error(code, message);
-                        if e.kind == ErrKind::Lost {
-                            self.broken = true;
-                        }
-                        return Err(e);
+                        return Err(self.failed(code, message));
                     }
                     _ if want => {
                         // The first value is at the start of the row, so the first packet
@@ -1065,11 +1075,7 @@ impl Connection for WireConnection {
             Some(0x00) => return Ok(Vec::new()),
             Some(0xFF) => {
                 let (code, message) = parse_err(p);
-                let e = server_error(code, message);
-                if e.kind == ErrKind::Lost {
-                    self.broken = true;
-                }
-                return Err(e);
+                return Err(self.failed(code, message));
             }
             _ => {}
         }
@@ -1077,12 +1083,7 @@ impl Connection for WireConnection {
         let Some(columns) = lenenc(p, &mut at) else {
             return Err(self.protocol("bad column count"));
         };
-        for _ in 0..columns {
-            self.skip_packet()?;
-        }
-        if !self.deprecate_eof() {
-            self.skip_packet()?;
-        }
+        self.skip_definitions(columns)?;
         // Admin queries (server variables): whole rows, every value as text. A statement of
         // several results is not expected here; only the first result set is read.
         let end_limit = if self.deprecate_eof() { MAX_PAYLOAD } else { 9 };
@@ -1094,7 +1095,7 @@ impl Connection for WireConnection {
                 Some(0xFE) if p.len() < end_limit => break,
                 Some(0xFF) => {
                     let (code, message) = parse_err(p);
-                    return Err(server_error(code, message));
+                    return Err(self.failed(code, message));
                 }
                 _ => {}
             }

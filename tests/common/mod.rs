@@ -49,31 +49,55 @@ pub fn interrupt(pid: u32) {
     assert_eq!(rc, 0);
 }
 
-/// Every row of every results.csv under `root`, as column → value.
-#[allow(dead_code)]
-pub fn results(root: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
+/// Every file under `root` (missing directories are skipped).
+fn files(root: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.ends_with("results.csv") {
-                let mut r = csv::Reader::from_path(&p).unwrap();
-                let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
-                for rec in r.records() {
-                    let rec = rec.unwrap();
-                    out.push(
-                        header
-                            .iter()
-                            .cloned()
-                            .zip(rec.iter().map(str::to_string))
-                            .collect(),
-                    );
-                }
+            } else {
+                out.push(p);
             }
         }
     }
     out
+}
+
+/// Every row of every results.csv under `root`, as column → value.
+#[allow(dead_code)]
+pub fn results(root: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut out = Vec::new();
+    for p in files(root)
+        .into_iter()
+        .filter(|p| p.ends_with("results.csv"))
+    {
+        let mut r = csv::Reader::from_path(&p).unwrap();
+        let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+        for rec in r.records() {
+            let rec = rec.unwrap();
+            out.push(
+                header
+                    .iter()
+                    .cloned()
+                    .zip(rec.iter().map(str::to_string))
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
+/// The text of every file under `root` (to prove a secret is written nowhere).
+#[allow(dead_code)]
+pub fn all_files_text(root: &std::path::Path) -> String {
+    files(root)
+        .iter()
+        .map(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned())
+        .collect()
 }

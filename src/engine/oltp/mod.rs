@@ -528,7 +528,7 @@ struct Session<'a> {
     /// Worker id (0-based): the random_points/ranges key partition.
     id: usize,
     /// Reused parameter buffer of the special statement.
-    args: Vec<i64>,
+    args: Vec<P<'static>>,
     rng: Rng,
     tally: Tally,
     c: String,
@@ -701,18 +701,17 @@ impl Session<'_> {
         let draws = if ranges { n / 2 } else { *n };
         for _ in 0..draws {
             let v = self.w.dist.draw(&mut self.rng, lo, lo + l) as i64;
-            self.args.push(v);
+            self.args.push(P::Int(v));
             if ranges {
-                self.args.push(v + self.w.delta as i64);
+                self.args.push(P::Int(v + self.w.delta as i64));
             }
         }
         self.last = Last::Special;
         let conn = self.conn.as_mut().ok_or_else(closed)?;
-        let params: Vec<P<'_>> = self.args.iter().map(|&i| P::Int(i)).collect();
         let done = match self.special {
-            Some(stmt) => conn.execute(stmt, &params)?,
+            Some(stmt) => conn.execute(stmt, &self.args)?,
             None => {
-                sql::substitute(sql, &params, &mut self.text);
+                sql::substitute(sql, &self.args, &mut self.text);
                 conn.query(self.text.as_str())?
             }
         };
