@@ -1420,3 +1420,204 @@ fn client_switch_is_not_read_as_a_suite_key() {
     let rows = results(&dir.path().join("r"));
     assert_eq!(rows[0]["reads"], "20", "{rows:?}");
 }
+
+/// `sbsuite sysbench WORKLOAD` against `db` over TCP as root, with `extra` options.
+fn sysbench_line(db: &str, workload: &str, extra: &[&str], action: &str) -> std::process::Output {
+    sbsuite()
+        .arg("sysbench")
+        .arg(workload)
+        .args([
+            format!("--mysql-host={HOST}"),
+            format!("--mysql-port={PORT}"),
+            "--mysql-user=root".into(),
+            format!("--mysql-db={db}"),
+        ])
+        .args(extra)
+        .arg(action)
+        .output()
+        .unwrap()
+}
+
+fn text(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+/// The number after `label` in a sysbench report.
+fn report_count(stdout: &str, label: &str) -> u64 {
+    stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(label))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no `{label}` line: {stdout}"))
+}
+
+#[test]
+fn injected_deadlocks_are_ignored_counted_and_the_event_rerun() {
+    let _serial = serial();
+    let Some(db) = database("deadlock") else {
+        return;
+    };
+    let common = ["--tables=1", "--table-size=100"];
+    let prep = sysbench_line(&db, "oltp_write_only", &common, "prepare");
+    assert!(prep.status.success(), "{}", text(&prep));
+    // A real deadlock between two workers cannot be scheduled deterministically, so the server
+    // reports one on purpose: every fifth UPDATE in a session fails with error 1213.
+    admin(&[format!(
+        "CREATE TRIGGER {db}.deadlock BEFORE UPDATE ON {db}.sbtest1 FOR EACH ROW BEGIN \
+           SET @updates = IFNULL(@updates, 0) + 1; \
+           IF @updates % 5 = 0 THEN \
+             SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'injected deadlock'; \
+           END IF; \
+         END"
+    )])
+    .unwrap();
+    let events = ["--threads=1", "--events=100", "--time=0"];
+    let before = status();
+    let run = sysbench_line(&db, "oltp_write_only", &[&common[..], &events].concat(), "run");
+    let after = status();
+    // 1213 is in sysbench's default --mysql-ignore-errors; without it the run stops at once.
+    let strict = sysbench_line(
+        &db,
+        "oltp_write_only",
+        &[&common[..], &events, &["--mysql-ignore-errors=1205"]].concat(),
+        "run",
+    );
+    drop_database(&db);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{}", text(&run));
+    // A write_only event is BEGIN, two UPDATEs, DELETE, INSERT, COMMIT. Every fifth UPDATE
+    // fails and its event is re-run from BEGIN: 100 committed events take 149 BEGINs and
+    // 249 UPDATEs, of which 49 failed.
+    assert_eq!(report_count(&stdout, "ignored errors:"), 49, "{stdout}");
+    let d = delta(&before, &after);
+    assert_eq!(d["Com_update"], 249, "{d:?}");
+    assert_eq!(d["Com_begin"], 149, "{d:?}");
+    assert_eq!(d["Com_commit"], 100, "{d:?}");
+    assert_eq!((d["Com_delete"], d["Com_insert"]), (100, 100), "{d:?}");
+    assert_eq!(strict.status.code(), Some(1), "{}", text(&strict));
+    let msg = text(&strict);
+    assert!(
+        msg.contains("1213")
+            && msg.contains("injected deadlock")
+            && msg.contains("UPDATE sbtest1 SET k=k+1 WHERE id=?"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn compression_shrinks_what_the_server_sends() {
+    let _serial = serial();
+    let Some(db) = database("compression") else {
+        return;
+    };
+    let common = ["--tables=1", "--table-size=1000"];
+    let prep = sysbench_line(&db, "oltp_read_only", &common, "prepare");
+    assert!(prep.status.success(), "{}", text(&prep));
+    let sent = || -> i64 {
+        rt().block_on(async {
+            let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
+            let v: Option<(String, i64)> = c
+                .query_first("SHOW GLOBAL STATUS LIKE 'Bytes_sent'")
+                .await
+                .unwrap();
+            let _ = c.disconnect().await;
+            v.unwrap().1
+        })
+    };
+    let mut bytes = Vec::new();
+    for compression in ["off", "on"] {
+        let before = sent();
+        let run = sysbench_line(
+            &db,
+            "oltp_read_only",
+            &[
+                &common[..],
+                &["--events=50", "--time=0", &format!("--mysql-compression={compression}")],
+            ]
+            .concat(),
+            "run",
+        );
+        assert!(run.status.success(), "{}", text(&run));
+        assert!(text(&run).contains("transactions:                        50"));
+        bytes.push(sent() - before);
+    }
+    drop_database(&db);
+    // The range selects return 100 rows of c/pad digits per statement: zlib shrinks them to
+    // about half (measured: 2.01 MB plain, 1.06 MB compressed).
+    assert!(
+        bytes[1] * 10 < bytes[0] * 7,
+        "plain {} B, compressed {} B",
+        bytes[0],
+        bytes[1]
+    );
+}
+
+#[test]
+fn dry_run_reaches_no_server_and_counts_every_statement_as_other() {
+    // Port 1: nothing listens there, so any real connection attempt would fail.
+    let common = [
+        "oltp_read_write",
+        "--mysql-host=127.0.0.1",
+        "--mysql-port=1",
+        "--mysql-dry-run=on",
+        "--tables=2",
+        "--table-size=1000",
+    ];
+    let prep = sbsuite()
+        .arg("sysbench")
+        .args(common)
+        .arg("prepare")
+        .output()
+        .unwrap();
+    assert!(prep.status.success(), "{}", text(&prep));
+    assert!(text(&prep).contains("Inserting 1000 records into 'sbtest2'"), "{}", text(&prep));
+    let run = sbsuite()
+        .arg("sysbench")
+        .args(common)
+        .args(["--threads=2", "--events=50", "--time=0", "run"])
+        .output()
+        .unwrap();
+    let stdout = text(&run);
+    assert!(run.status.success(), "{stdout}");
+    // sysbench's read_write event is 20 statements; in a dry run none has a result.
+    assert_eq!(report_count(&stdout, "read:"), 0, "{stdout}");
+    assert_eq!(report_count(&stdout, "write:"), 0, "{stdout}");
+    assert_eq!(report_count(&stdout, "other:"), 1000, "{stdout}");
+    assert_eq!(report_count(&stdout, "transactions:"), 50, "{stdout}");
+}
+
+#[test]
+fn a_socket_list_spreads_connections_round_robin() {
+    let _serial = serial();
+    let Some(db) = database("sockets") else {
+        return;
+    };
+    let socket = global("socket");
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such.sock");
+    // The first connection of every step takes the first socket; a second worker takes the
+    // second one, which does not exist: the one-thread run works, the two-thread run fails
+    // naming it.
+    let path = suite(
+        dir.path(),
+        &db,
+        &format!("socket = [\"{socket}\", \"{}\"]", missing.display()),
+        "workload = \"oltp_point_select\"\ntables = 1\ntable_size = 100\nevents = 100\ntime = 0\n\n[matrix]\nthreads = [1, 2]",
+    );
+    let results_dir = dir.path().join("results");
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(&results_dir)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    drop_database(&db);
+    let rows = results(&results_dir);
+    assert_eq!(rows.len(), 2, "{rows:?}\n{}", text(&out));
+    assert_eq!(rows[0]["status"], "ok", "{rows:?}");
+    assert_eq!(rows[1]["status"], "failed", "{rows:?}");
+    assert!(rows[1]["error"].contains("no-such.sock"), "{rows:?}");
+}

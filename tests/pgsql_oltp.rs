@@ -449,6 +449,77 @@ fn unique_violations_are_ignored_counted_and_rolled_back() {
 }
 
 #[test]
+fn deadlocks_are_rolled_back_ignored_counted_and_the_event_rerun() {
+    let _serial = serial();
+    let Some(db) = database("deadlock") else {
+        return;
+    };
+    let common = ["--tables=1", "--table-size=100"];
+    ok(
+        "prepare",
+        &line(&db, "oltp_write_only", &common, "prepare"),
+    );
+    // A real deadlock between two workers cannot be scheduled deterministically, so the server
+    // reports one on purpose: every fifth UPDATE of sbtest1 fails with SQLSTATE 40P01. The
+    // sequence is not transactional, so the failed attempts count too.
+    let admin = Admin::connect(&db).unwrap();
+    admin.exec(
+        "CREATE SEQUENCE updates; \
+         CREATE FUNCTION deadlock_every_fifth() RETURNS trigger LANGUAGE plpgsql AS $$ \
+         BEGIN \
+           IF nextval('updates') % 5 = 0 THEN \
+             RAISE EXCEPTION 'injected deadlock' USING ERRCODE = 'deadlock_detected'; \
+           END IF; \
+           RETURN NEW; \
+         END $$; \
+         CREATE TRIGGER deadlock BEFORE UPDATE ON sbtest1 \
+           FOR EACH ROW EXECUTE FUNCTION deadlock_every_fifth()",
+    );
+    let run = line(
+        &db,
+        "oltp_write_only",
+        &[&common[..], &["--threads=1", "--events=100", "--time=0"]].concat(),
+        "run",
+    );
+    let stdout = ok("run", &run);
+    // A write_only event is BEGIN, two UPDATEs, DELETE, INSERT, COMMIT; every fifth UPDATE
+    // fails inside the transaction, which must be rolled back before the event re-runs (else
+    // every later statement fails with 25P02 and stops the run): 100 committed events take
+    // 249 UPDATEs, of which 49 failed.
+    assert_eq!(report_count(&stdout, "ignored errors:"), 49, "{stdout}");
+    assert_eq!(admin.int("SELECT last_value FROM updates"), 249);
+    assert!(
+        stdout.contains("    transactions:                        100    ("),
+        "{stdout}"
+    );
+    ok("cleanup", &line(&db, "oltp_write_only", &common, "cleanup"));
+    drop(admin);
+    // Not in ignore_errors: the run stops at the first one with code, message and statement
+    // in a failed row (the trigger comes with the table, through create_table_options).
+    let dir = tempfile::tempdir().unwrap();
+    let (out, rows) = run_suite(
+        dir.path(),
+        &db,
+        "ignore_errors = [\"23505\"]",
+        "workload = \"oltp_write_only\"\ntables = 1\ntable_size = 100\nthreads = 1\nevents = 100\ntime = 0\ncreate_table_options = \"; CREATE TRIGGER deadlock BEFORE UPDATE ON sbtest1 FOR EACH ROW EXECUTE FUNCTION deadlock_every_fifth()\"",
+    );
+    drop_database(&db);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["status"], "failed", "{rows:?}");
+    let error = &rows[0]["error"];
+    assert!(
+        error.contains("40P01") && error.contains("injected deadlock") && error.contains("UPDATE sbtest1"),
+        "{error}"
+    );
+}
+
+#[test]
 fn terminated_backends_reconnect_and_are_counted() {
     let _serial = serial();
     let Some(db) = database("terminate") else {

@@ -73,7 +73,6 @@ impl Connection {
 const CONNECTION_OPTIONS: &[&str] = &[
     "db_driver",
     "db_ps_mode",
-    "db_debug",
     "mysql_host",
     "mysql_port",
     "mysql_socket",
@@ -81,9 +80,7 @@ const CONNECTION_OPTIONS: &[&str] = &[
     "mysql_password",
     "mysql_db",
     "mysql_ssl",
-    "mysql_ssl_cipher",
     "mysql_compression",
-    "mysql_debug",
     "mysql_ignore_errors",
     "mysql_dry_run",
     "pgsql_host",
@@ -97,6 +94,18 @@ const CONNECTION_OPTIONS: &[&str] = &[
 
 /// Valid sysbench options that change nothing measured here; accepted with a warning.
 const IGNORED: &[(&str, &str)] = &[
+    (
+        "mysql_ssl_cipher",
+        "the TLS library (rustls) negotiates the strongest cipher both sides support and takes no OpenSSL cipher list",
+    ),
+    (
+        "mysql_debug",
+        "sbsuite has no client call trace; failing statements are in the error message",
+    ),
+    (
+        "db_debug",
+        "sbsuite has no client call trace; failing statements are in the error message",
+    ),
     (
         "verbosity",
         "sbsuite prints sysbench's default (level 3) output",

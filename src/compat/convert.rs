@@ -329,14 +329,11 @@ fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
             .collect();
     }
     if !sockets.is_empty() {
-        t.push_str(&format!("socket = {}\n", toml_str(&sockets[0])));
-        if sockets.len() > 1 {
-            let what = if prefix == "pgsql" {
-                "socket directory"
-            } else {
-                "--mysql-socket"
-            };
-            notes.push(format!("note: only the first {what} is kept"));
+        if sockets.len() == 1 {
+            t.push_str(&format!("socket = {}\n", toml_str(&sockets[0])));
+        } else {
+            let list: Vec<String> = sockets.iter().map(|s| toml_str(s)).collect();
+            t.push_str(&format!("socket = [{}]\n", list.join(", ")));
         }
     } else {
         let mut hosts = c.list(&format!("{prefix}_host"));
@@ -394,6 +391,16 @@ fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
     if let Some(mode) = c.get("pgsql_sslmode") {
         t.push_str(&format!("ssl = {}\n", toml_str(mode)));
     }
+    for (option, key) in [("mysql_compression", "compression"), ("mysql_dry_run", "dry_run")] {
+        if c.get(option).is_some_and(|v| {
+            matches!(
+                crate::catalog::Kind::Bool.coerce(&Value::Str(v.into())),
+                Ok(Value::Bool(true))
+            )
+        }) {
+            t.push_str(&format!("{key} = true\n"));
+        }
+    }
     for k in c.options.keys() {
         let used = [
             "db_driver",
@@ -406,6 +413,8 @@ fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
             "mysql_db",
             "mysql_ignore_errors",
             "mysql_ssl",
+            "mysql_compression",
+            "mysql_dry_run",
             "pgsql_host",
             "pgsql_port",
             "pgsql_user",

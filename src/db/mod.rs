@@ -10,6 +10,7 @@
 //! serialised (plan steps skip the whole target). Error messages never quote it.
 
 pub mod conn;
+pub mod dry_run;
 pub mod mysql;
 pub mod mysql_wire;
 pub mod pgsql;
@@ -164,6 +165,11 @@ pub struct Target {
     pub ssl_cert: Option<PathBuf>,
     pub ssl_key: Option<PathBuf>,
     pub connect_timeout: Duration,
+    /// MySQL: compressed protocol (through mysql_async; the wire client does not compress).
+    pub compression: bool,
+    /// Every workload call pretends to succeed without a server (sysbench's
+    /// `--mysql-dry-run`); see [`dry_run`].
+    pub dry_run: bool,
     /// SQLite: the database file (`:memory:` for one in-memory database shared by the
     /// workers) and its pragmas.
     pub sqlite: SqliteOptions,
@@ -231,6 +237,20 @@ pub fn split_list(value: Option<&str>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A sysbench BOOL connection option (`on`/`off`, absent = off).
+fn sysbench_bool(get: &dyn Fn(&str) -> Option<String>, name: &str) -> Result<bool, DbError> {
+    match get(name) {
+        None => Ok(false),
+        Some(v) => match crate::catalog::Kind::Bool.coerce(&Value::Str(v.clone())) {
+            Ok(Value::Bool(b)) => Ok(b),
+            _ => Err(DbError::Invalid(format!(
+                "--{}={v}: use on or off",
+                name.replace('_', "-")
+            ))),
+        },
+    }
+}
+
 /// Where MySQL/MariaDB packages put the server socket (libmysqlclient's "localhost").
 const DEFAULT_SOCKETS: &[&str] = &[
     "/run/mysqld/mysqld.sock",
@@ -273,7 +293,17 @@ impl Target {
         for h in &raw.hosts {
             hosts.push(parse_host(h, port)?);
         }
-        let sockets: Vec<String> = raw.socket.iter().cloned().collect();
+        let sockets: Vec<String> = raw.socket.iter().flat_map(|s| s.paths()).collect();
+        if raw.socket.is_some() && sockets.iter().all(|s| s.trim().is_empty()) {
+            return Err(DbError::Invalid(
+                "[target] socket is empty: write socket = \"/run/mysqld/mysqld.sock\" or a list of socket paths, or remove it to use hosts".into(),
+            ));
+        }
+        if raw.compression == Some(true) && raw.driver != Driver::Mysql {
+            return Err(DbError::Invalid(
+                "[target] compression is a MySQL protocol option: remove it for this driver".into(),
+            ));
+        }
         if hosts.is_empty() && sockets.is_empty() {
             hosts.push(("127.0.0.1".to_string(), port));
         }
@@ -329,6 +359,8 @@ impl Target {
                     .unwrap_or(DEFAULT_CONNECT_TIMEOUT)
                     .max(1),
             ),
+            compression: raw.compression.unwrap_or(false),
+            dry_run: raw.dry_run.unwrap_or(false),
             sqlite,
         })
     }
@@ -349,6 +381,8 @@ impl Target {
             ssl_cert: None,
             ssl_key: None,
             connect_timeout: Duration::from_secs(DEFAULT_CONNECT_TIMEOUT),
+            compression: false,
+            dry_run: false,
             sqlite: SqliteOptions::default(),
         }
     }
@@ -430,6 +464,8 @@ impl Target {
             ssl_cert: None,
             ssl_key: None,
             connect_timeout: Duration::from_secs(DEFAULT_CONNECT_TIMEOUT),
+            compression: sysbench_bool(get, "mysql_compression")?,
+            dry_run: sysbench_bool(get, "mysql_dry_run")?,
             sqlite: SqliteOptions::default(),
         })
     }
@@ -498,6 +534,8 @@ impl Target {
             ssl_cert: None,
             ssl_key: None,
             connect_timeout: Duration::from_secs(DEFAULT_CONNECT_TIMEOUT),
+            compression: false,
+            dry_run: false,
             sqlite: SqliteOptions::default(),
         })
     }
@@ -630,6 +668,15 @@ impl Connector {
     /// round-robin: setup work (prepare, checks, cleanup) goes to the first endpoint, so the
     /// workers still start at the first one as in sysbench.
     pub fn connect_at(&self, n: usize) -> Result<Box<dyn Connection>, SqlError> {
+        if self.target.dry_run {
+            return Ok(Box::<dry_run::DryRun>::default());
+        }
+        self.connect_server(n)
+    }
+
+    /// Opens a real connection to endpoint `n` even for a `dry_run` target: server settings
+    /// of variants are applied and read back for real.
+    pub fn connect_server(&self, n: usize) -> Result<Box<dyn Connection>, SqlError> {
         match self.target.driver {
             Driver::Mysql => mysql::open(&self.target, n),
             Driver::Pgsql => pgsql::open(&self.target, n),
@@ -722,6 +769,34 @@ mod tests {
         assert!(Target::from_sysbench(&bad).is_err());
         let pg = Target::from_raw(&raw("driver = \"pgsql\"")).unwrap();
         assert_eq!(pg.ssl, SslMode::Preferred, "libpq's default");
+    }
+
+    #[test]
+    fn sockets_compression_and_dry_run_from_suites_and_command_lines() {
+        let t = Target::from_raw(&raw(
+            "driver = \"mysql\"\nsocket = [\"/a.sock\", \"/b.sock\"]\ncompression = true\ndry_run = true",
+        ))
+        .unwrap();
+        assert_eq!(t.sockets, ["/a.sock", "/b.sock"]);
+        assert!(t.compression && t.dry_run);
+        let one = Target::from_raw(&raw("driver = \"mysql\"\nsocket = \"/a.sock\"")).unwrap();
+        assert_eq!(one.sockets, ["/a.sock"]);
+        assert!(!one.compression && !one.dry_run);
+        let e = Target::from_raw(&raw("driver = \"mysql\"\nsocket = []")).unwrap_err();
+        assert!(e.to_string().contains("[target] socket is empty"), "{e}");
+        let e = Target::from_raw(&raw("driver = \"pgsql\"\ncompression = true")).unwrap_err();
+        assert!(e.to_string().contains("compression is a MySQL"), "{e}");
+        let opts = [("mysql_compression", "on"), ("mysql_dry_run", "off")];
+        let get = |n: &str| {
+            opts.iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.to_string())
+        };
+        let t = Target::from_sysbench(&get).unwrap();
+        assert!(t.compression && !t.dry_run);
+        let bad = |n: &str| (n == "mysql_dry_run").then(|| "maybe".to_string());
+        let e = Target::from_sysbench(&bad).unwrap_err();
+        assert!(e.to_string().contains("--mysql-dry-run=maybe"), "{e}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! MySQL/MariaDB connections, shaped for a load generator.
 //!
 //! [`open`] uses sbsuite's own blocking protocol client ([`super::mysql_wire`]) when TLS is off,
-//! and mysql_async otherwise, or when the server needs what the wire client does not speak (an
+//! and mysql_async otherwise (TLS, `compression = true`), or when the server needs what the wire client does not speak (an
 //! auth plugin other than native / caching_sha2 fast path), or when `SBSUITE_MYSQL_CLIENT=async`
 //! asks for it. The rest of this file is the mysql_async path and what both share (error
 //! kinds, bulk loading).
@@ -114,6 +114,7 @@ static WIRE_UNSUPPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::Atom
 pub fn open(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
     use std::sync::atomic::Ordering;
     if t.ssl == SslMode::Disabled
+        && !t.compression
         && client()? == Client::Wire
         && !WIRE_UNSUPPORTED.load(Ordering::Relaxed)
     {
@@ -154,7 +155,8 @@ async fn connect(t: &Target, n: usize) -> Result<Conn, SqlError> {
         .db_name(Some(t.database.clone()))
         .stmt_cache_size(STMT_CACHE)
         .tcp_keepalive(Some(std::time::Duration::from_secs(30)))
-        .prefer_socket(false);
+        .prefer_socket(false)
+        .compression(t.compression.then(mysql_async::Compression::default));
     if t.sockets.is_empty() {
         let (host, port) = &t.hosts[n % t.hosts.len()];
         b = b.ip_or_hostname(host.clone()).tcp_port(*port);

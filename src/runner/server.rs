@@ -55,7 +55,7 @@ pub struct RestartSaved {
 
 fn connect(target: &Target) -> Result<Box<dyn Connection>, String> {
     Connector::new(target.clone())
-        .connect_at(0)
+        .connect_server(0)
         .map_err(|e| format!("cannot connect to {}: {e}", target.endpoint(0)))
 }
 
@@ -595,7 +595,7 @@ fn wait_ready(target: &Target, timeout_s: u64) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(timeout_s.max(1));
     loop {
         let attempt = Connector::new(target.clone())
-            .connect_at(0)
+            .connect_server(0)
             .and_then(|mut c| {
                 let r = c.query_i64("SELECT 1");
                 c.close();

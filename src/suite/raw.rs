@@ -163,8 +163,10 @@ pub struct RawTarget {
     /// `host:port` pairs; connections are spread round-robin as sysbench does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
+    /// Unix socket path, or a list of them (connections spread round-robin, as sysbench's
+    /// `--mysql-socket=a,b`); wins over `hosts`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub socket: Option<String>,
+    pub socket: Option<Sockets>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
     /// Use a template such as `"{{ env.DB_PASSWORD }}"`; literal passwords are redacted from
@@ -209,6 +211,30 @@ pub struct RawTarget {
     /// PEM private key of `ssl_cert`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssl_key: Option<String>,
+    /// MySQL: compress the client/server protocol (`--mysql-compression=on`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<bool>,
+    /// Every database call pretends to succeed without reaching the server
+    /// (`--mysql-dry-run`): measures the client's own cost per event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+}
+
+/// `socket = "/path"` or `socket = ["/a", "/b"]`.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
+#[serde(untagged)]
+pub enum Sockets {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Sockets {
+    pub fn paths(&self) -> Vec<String> {
+        match self {
+            Sockets::One(p) => vec![p.clone()],
+            Sockets::Many(l) => l.clone(),
+        }
+    }
 }
 
 /// A server configuration variant.

@@ -350,6 +350,9 @@ pub fn cleanup(w: &Oltp, out: &mut dyn Write) -> Result<(), EngineError> {
 /// Before a run: the server accepts the connections the run needs and every table is there
 /// with rows (else "run prepare first").
 pub fn check_before_run(w: &Oltp) -> Result<(), EngineError> {
+    if w.connector.target.dry_run {
+        return Ok(());
+    }
     require_database(&w.connector)?;
     let mut conn = connect(w)?;
     let max = conn
