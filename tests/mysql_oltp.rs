@@ -1474,7 +1474,12 @@ fn injected_deadlocks_are_ignored_counted_and_the_event_rerun() {
     .unwrap();
     let events = ["--threads=1", "--events=100", "--time=0"];
     let before = status();
-    let run = sysbench_line(&db, "oltp_write_only", &[&common[..], &events].concat(), "run");
+    let run = sysbench_line(
+        &db,
+        "oltp_write_only",
+        &[&common[..], &events].concat(),
+        "run",
+    );
     let after = status();
     // 1213 is in sysbench's default --mysql-ignore-errors; without it the run stops at once.
     let strict = sysbench_line(
@@ -1533,7 +1538,11 @@ fn compression_shrinks_what_the_server_sends() {
             "oltp_read_only",
             &[
                 &common[..],
-                &["--events=50", "--time=0", &format!("--mysql-compression={compression}")],
+                &[
+                    "--events=50",
+                    "--time=0",
+                    &format!("--mysql-compression={compression}"),
+                ],
             ]
             .concat(),
             "run",
@@ -1571,7 +1580,11 @@ fn dry_run_reaches_no_server_and_counts_every_statement_as_other() {
         .output()
         .unwrap();
     assert!(prep.status.success(), "{}", text(&prep));
-    assert!(text(&prep).contains("Inserting 1000 records into 'sbtest2'"), "{}", text(&prep));
+    assert!(
+        text(&prep).contains("Inserting 1000 records into 'sbtest2'"),
+        "{}",
+        text(&prep)
+    );
     let run = sbsuite()
         .arg("sysbench")
         .args(common)

@@ -455,10 +455,7 @@ fn deadlocks_are_rolled_back_ignored_counted_and_the_event_rerun() {
         return;
     };
     let common = ["--tables=1", "--table-size=100"];
-    ok(
-        "prepare",
-        &line(&db, "oltp_write_only", &common, "prepare"),
-    );
+    ok("prepare", &line(&db, "oltp_write_only", &common, "prepare"));
     // A real deadlock between two workers cannot be scheduled deterministically, so the server
     // reports one on purpose: every fifth UPDATE of sbtest1 fails with SQLSTATE 40P01. The
     // sequence is not transactional, so the failed attempts count too.
@@ -514,7 +511,9 @@ fn deadlocks_are_rolled_back_ignored_counted_and_the_event_rerun() {
     assert_eq!(rows[0]["status"], "failed", "{rows:?}");
     let error = &rows[0]["error"];
     assert!(
-        error.contains("40P01") && error.contains("injected deadlock") && error.contains("UPDATE sbtest1"),
+        error.contains("40P01")
+            && error.contains("injected deadlock")
+            && error.contains("UPDATE sbtest1"),
         "{error}"
     );
 }

@@ -391,7 +391,10 @@ fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
     if let Some(mode) = c.get("pgsql_sslmode") {
         t.push_str(&format!("ssl = {}\n", toml_str(mode)));
     }
-    for (option, key) in [("mysql_compression", "compression"), ("mysql_dry_run", "dry_run")] {
+    for (option, key) in [
+        ("mysql_compression", "compression"),
+        ("mysql_dry_run", "dry_run"),
+    ] {
         if c.get(option).is_some_and(|v| {
             matches!(
                 crate::catalog::Kind::Bool.coerce(&Value::Str(v.into())),
