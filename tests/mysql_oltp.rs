@@ -1634,3 +1634,57 @@ fn a_socket_list_spreads_connections_round_robin() {
     assert_eq!(rows[1]["status"], "failed", "{rows:?}");
     assert!(rows[1]["error"].contains("no-such.sock"), "{rows:?}");
 }
+
+/// Puts a global server variable back when dropped (also when the test panics).
+struct RestoreGlobal(&'static str, String);
+
+impl Drop for RestoreGlobal {
+    fn drop(&mut self) {
+        admin(&[format!("SET GLOBAL {} = {}", self.0, self.1)]);
+    }
+}
+
+#[test]
+fn too_few_prepared_statements_fail_before_the_run_with_the_fix() {
+    let _serial = serial();
+    let Some(db) = database("stmt_count") else {
+        return;
+    };
+    let common = ["--tables=2", "--table-size=100", "--events=10", "--time=0"];
+    let prep = sysbench_line(&db, "oltp_read_write", &common, "prepare");
+    assert!(prep.status.success(), "{}", text(&prep));
+    let _restore = RestoreGlobal("max_prepared_stmt_count", global("max_prepared_stmt_count"));
+    admin(&["SET GLOBAL max_prepared_stmt_count = 30".to_string()]).unwrap();
+    // read_write prepares 9 statements per table: 2 tables × 2 connections = 36 > 30.
+    let two = sysbench_line(
+        &db,
+        "oltp_read_write",
+        &[&common[..], &["--threads=2"]].concat(),
+        "run",
+    );
+    let one = sysbench_line(
+        &db,
+        "oltp_read_write",
+        &[&common[..], &["--threads=1"]].concat(),
+        "run",
+    );
+    let text_mode = sysbench_line(
+        &db,
+        "oltp_read_write",
+        &[&common[..], &["--threads=2", "--db-ps-mode=disable"]].concat(),
+        "run",
+    );
+    drop(_restore);
+    drop_database(&db);
+    let msg = text(&two);
+    assert_eq!(two.status.code(), Some(1), "{msg}");
+    assert!(
+        msg.contains("prepares 18 statements on each of 2 connections (36 in all)")
+            && msg.contains("max_prepared_stmt_count = 30")
+            && msg.contains("--db-ps-mode=disable"),
+        "{msg}"
+    );
+    assert!(!msg.contains("transactions:"), "nothing ran: {msg}");
+    assert!(one.status.success(), "{}", text(&one));
+    assert!(text_mode.status.success(), "{}", text(&text_mode));
+}

@@ -134,6 +134,12 @@ pub trait Connection {
         Ok(None)
     }
 
+    /// The server's limit on prepared statements of all sessions together and how many exist
+    /// now (`max_prepared_stmt_count` and `Prepared_stmt_count` on MySQL), when it has one.
+    fn prepared_statement_room(&mut self) -> Result<Option<(u64, u64)>, SqlError> {
+        Ok(None)
+    }
+
     /// Closes the connection politely (errors do not matter any more).
     fn close(self: Box<Self>);
 }

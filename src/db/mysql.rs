@@ -298,6 +298,10 @@ impl Connection for MysqlConnection {
         load_rows(self, table, with_id, fill)
     }
 
+    fn prepared_statement_room(&mut self) -> Result<Option<(u64, u64)>, SqlError> {
+        prepared_statement_room_of(self)
+    }
+
     fn max_connections(&mut self) -> Result<Option<u64>, SqlError> {
         max_connections_of(self)
     }
@@ -364,6 +368,26 @@ pub fn max_connections_of(conn: &mut dyn Connection) -> Result<Option<u64>, SqlE
     Ok(conn
         .query_i64("SELECT @@max_connections")?
         .and_then(|v| u64::try_from(v).ok()))
+}
+
+/// `max_prepared_stmt_count` and the server's current `Prepared_stmt_count` (both clients).
+pub fn prepared_statement_room_of(
+    conn: &mut dyn Connection,
+) -> Result<Option<(u64, u64)>, SqlError> {
+    let Some(max) = conn
+        .query_i64("SELECT @@max_prepared_stmt_count")?
+        .and_then(|v| u64::try_from(v).ok())
+    else {
+        return Ok(None);
+    };
+    let used = conn
+        .query_rows("SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'")?
+        .into_iter()
+        .next()
+        .and_then(|row| row.into_iter().nth(1).flatten())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    Ok(Some((max, used)))
 }
 
 fn ssl_opts(t: &Target) -> Option<SslOpts> {

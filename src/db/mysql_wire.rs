@@ -1135,6 +1135,10 @@ impl Connection for WireConnection {
         super::mysql::max_connections_of(self)
     }
 
+    fn prepared_statement_room(&mut self) -> Result<Option<(u64, u64)>, SqlError> {
+        super::mysql::prepared_statement_room_of(self)
+    }
+
     fn close(self: Box<Self>) {
         // Drop sends COM_QUIT.
     }

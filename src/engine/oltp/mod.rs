@@ -409,6 +409,18 @@ impl Oltp {
             && !(self.shape.secondary && self.connector.target.driver == Driver::Sqlite)
     }
 
+    /// How many statements [`Oltp::open`] prepares on each connection.
+    pub(crate) fn statements_per_connection(&self) -> usize {
+        if self.connector.target.ps_mode != PsMode::Auto {
+            return 0;
+        }
+        let per_table = Q::ALL
+            .iter()
+            .filter(|q| self.kind.uses(**q, self.shape.range_selects))
+            .count();
+        self.shape.tables * per_table + usize::from(self.special.is_some())
+    }
+
     /// Opens the next connection and prepares what its events run (nothing with
     /// `ps_mode = disable`).
     fn open(&self) -> Result<Opened, SqlError> {

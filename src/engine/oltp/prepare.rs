@@ -366,6 +366,21 @@ pub fn check_before_run(w: &Oltp) -> Result<(), EngineError> {
             w.threads
         )));
     }
+    let per_connection = w.statements_per_connection() as u64;
+    if per_connection > 0
+        && let Some((max, used)) = conn
+            .prepared_statement_room()
+            .map_err(|e| failed("reading max_prepared_stmt_count failed", &e))?
+    {
+        let needed = per_connection * w.threads as u64;
+        if used + needed > max {
+            return Err(EngineError::Failed(format!(
+                "the run prepares {per_connection} statements on each of {} connections ({needed} in all), but the server allows max_prepared_stmt_count = {max} with {used} in use: raise it (SET GLOBAL max_prepared_stmt_count = {}) or set ps_mode = \"disable\" (--db-ps-mode=disable)",
+                w.threads,
+                used + needed
+            )));
+        }
+    }
     let t = &w.connector.target;
     let db = if t.driver == Driver::Sqlite {
         format!("file {}", t.sqlite.path)
