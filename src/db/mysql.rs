@@ -374,14 +374,20 @@ pub fn max_connections_of(conn: &mut dyn Connection) -> Result<Option<u64>, SqlE
 pub fn prepared_statement_room_of(
     conn: &mut dyn Connection,
 ) -> Result<Option<(u64, u64)>, SqlError> {
-    let Some(max) = conn
-        .query_i64("SELECT @@max_prepared_stmt_count")?
-        .and_then(|v| u64::try_from(v).ok())
-    else {
+    // MySQL-compatible servers without the variable (some distributed ones) have no limit to
+    // check.
+    let max = match conn.query_i64("SELECT @@max_prepared_stmt_count") {
+        Err(e) if e.kind == ErrKind::Other => return Ok(None),
+        r => r?,
+    };
+    let Some(max) = max.and_then(|v| u64::try_from(v).ok()) else {
         return Ok(None);
     };
-    let used = conn
-        .query_rows("SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'")?
+    let used = match conn.query_rows("SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'") {
+        Err(e) if e.kind == ErrKind::Other => Vec::new(),
+        r => r?,
+    };
+    let used = used
         .into_iter()
         .next()
         .and_then(|row| row.into_iter().nth(1).flatten())
