@@ -13,7 +13,9 @@ pub mod conn;
 pub mod mysql;
 pub mod mysql_wire;
 pub mod pgsql;
+pub mod pgsql_wire;
 pub mod sqlite;
+pub mod wire;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
