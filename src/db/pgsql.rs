@@ -1,4 +1,10 @@
-//! PostgreSQL connections through `tokio-postgres`, shaped for a load generator.
+//! PostgreSQL connections, shaped for a load generator.
+//!
+//! [`open`] uses sbsuite's own blocking protocol client ([`super::pgsql_wire`]) for plain-text
+//! connections, and `tokio-postgres` for TLS, when the server needs an authentication method
+//! the wire client does not speak, or when `SBSUITE_PGSQL_CLIENT=tokio` asks for it. The rest
+//! of this file is the tokio-postgres path and what both share (error kinds, parameter
+//! encoding, COPY rows).
 //!
 //! Each worker owns one [`tokio_postgres::Client`] for the whole run, on its own current-thread
 //! tokio runtime, so the worker thread is the only thread that touches its socket, as in the
