@@ -17,8 +17,10 @@
 # with pg_ctlcluster) and restored at the end.
 # Installs sysbench and GNU time from the system packages when missing; builds sbsuite in
 # release mode (in $CARGO_TARGET_DIR when set).
-# With ASYNC=1 (mysql), sbsuite also runs with SBSUITE_MYSQL_CLIENT=async (mysql_async instead of
-# its own protocol client) in the same rotation, and four more columns compare it with sysbench.
+# With ASYNC=1, sbsuite also runs with its driver library instead of its own protocol client
+# (mysql: SBSUITE_MYSQL_CLIENT=async, mysql_async; pgsql: SBSUITE_PGSQL_CLIENT=tokio,
+# tokio-postgres) in the same rotation, and four more columns (async_* / tokio_*) compare it
+# with sysbench. DB names the database (default sbsuite_bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DRIVER=mysql
@@ -37,8 +39,13 @@ cargo build --release --quiet
 SBS="${CARGO_TARGET_DIR:-$PWD/target}/release/sbsuite sysbench"
 ASYNC=${ASYNC:-0}
 TMP=$(mktemp -d)
-DB=sbsuite_bench
+DB=${DB:-sbsuite_bench}
 echo "load before: $(uptime)"
+if [ "$DRIVER" = pgsql ]; then
+  ALT=tokio; ALT_ENV="SBSUITE_PGSQL_CLIENT=tokio"
+else
+  ALT=async; ALT_ENV="SBSUITE_MYSQL_CLIENT=async"
+fi
 if [ "$DRIVER" = pgsql ]; then
   export PGSSLMODE=disable
   ARGS="--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port=5432 --pgsql-user=postgres --pgsql-db=$DB"
@@ -82,7 +89,7 @@ sysbench oltp_read_write $ARGS --tables=4 --table-size=10000 prepare > /dev/null
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b/a}'; }
 head="case,rounds,seconds,sysbench_qps,sbsuite_qps,qps_ratio,sysbench_cpu_s_per_1k_q,sbsuite_cpu_s_per_1k_q,cpu_ratio"
-[ "$ASYNC" = 1 ] && head="$head,async_qps,async_qps_ratio,async_cpu_s_per_1k_q,async_cpu_ratio"
+[ "$ASYNC" = 1 ] && head="$head,${ALT}_qps,${ALT}_qps_ratio,${ALT}_cpu_s_per_1k_q,${ALT}_cpu_ratio"
 echo "$head"
 for w in $WORKLOADS; do
   for t in $THREADS; do
@@ -98,7 +105,7 @@ for w in $WORKLOADS; do
         case $x in
           a) one sysbench "$w" "$t" >> "$TMP/a" ;;
           b) one "$SBS" "$w" "$t" >> "$TMP/b" ;;
-          c) one "env SBSUITE_MYSQL_CLIENT=async $SBS" "$w" "$t" >> "$TMP/c" ;;
+          c) one "env $ALT_ENV $SBS" "$w" "$t" >> "$TMP/c" ;;
         esac
       done
     done

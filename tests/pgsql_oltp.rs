@@ -4,10 +4,15 @@
 //! transaction, which must then be rolled back, and outside one), TLS modes, and clear failures
 //! for a wrong password, a missing database and an unreachable host.
 //!
+//! Connections are in plain text (`sslmode = disable`) unless a test says otherwise, so they go
+//! through sbsuite's own protocol client (`src/db/pgsql_wire.rs`); the statement mix, the
+//! reconnects and the wrong password run through tokio-postgres as well (TLS, or
+//! `SBSUITE_PGSQL_CLIENT=tokio`).
+//!
 //! Each test uses its own database `sbsuite_t_<name>` (created and dropped here through the
 //! `postgres` superuser over 127.0.0.1:5432), and the tests of this file run one at a time.
 //! Without a reachable server the tests print why and pass, unless `CI` is set: then they fail
-//! (`.ci/run` starts the server and adds the one password-checked role to pg_hba.conf).
+//! (`.ci/run` starts the server and adds the password-checked roles to pg_hba.conf).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -112,9 +117,22 @@ fn drop_database(db: &str) {
     }
 }
 
-/// `sbsuite sysbench WORKLOAD --db-driver=pgsql …` against `db` over TCP as `postgres`.
+/// `sbsuite sysbench WORKLOAD --db-driver=pgsql …` against `db` over TCP as `postgres`, in
+/// plain text, through the default client.
 fn line(db: &str, workload: &str, extra: &[&str], action: &str) -> std::process::Output {
+    line_with("wire", db, workload, extra, action)
+}
+
+/// [`line`] through `client` (`SBSUITE_PGSQL_CLIENT`: `wire` or `tokio`).
+fn line_with(
+    client: &str,
+    db: &str,
+    workload: &str,
+    extra: &[&str],
+    action: &str,
+) -> std::process::Output {
     sbsuite()
+        .env("SBSUITE_PGSQL_CLIENT", client)
         .arg("sysbench")
         .arg(workload)
         .args([
@@ -123,6 +141,7 @@ fn line(db: &str, workload: &str, extra: &[&str], action: &str) -> std::process:
             &format!("--pgsql-port={PORT}"),
             "--pgsql-user=postgres",
             &format!("--pgsql-db={db}"),
+            "--pgsql-sslmode=disable",
         ])
         .args(extra)
         .arg(action)
@@ -189,7 +208,7 @@ fn run_suite(
     std::fs::write(
         &path,
         format!(
-            "[suite]\nname = \"t\"\n\n[target]\ndriver = \"pgsql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"postgres\"\ndatabase = \"{db}\"\n{target_extra}\n\n[defaults]\n{defaults}\n"
+            "[suite]\nname = \"t\"\n\n[target]\ndriver = \"pgsql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"postgres\"\ndatabase = \"{db}\"\nssl = \"disable\"\n{target_extra}\n\n[defaults]\n{defaults}\n"
         ),
     )
     .unwrap();
@@ -221,8 +240,9 @@ fn read_write_events_show_sysbench_mix_in_pg_stat_user_tables() {
     let base = settled_counts(&db, |c| c[0] >= 2000);
     assert_eq!(base, [2000, 0, 0]);
     let mut expect = base;
-    for threads in ["1", "2"] {
-        let run = line(
+    for (client, threads) in [("wire", "1"), ("wire", "2"), ("tokio", "1"), ("tokio", "2")] {
+        let run = line_with(
+            client,
             &db,
             "oltp_read_write",
             &[
@@ -248,7 +268,7 @@ fn read_write_events_show_sysbench_mix_in_pg_stat_user_tables() {
         let sum: i64 = d.iter().sum();
         assert!(
             (writes..=writes + errors).contains(&sum),
-            "threads {threads}: {d:?}, {writes} writes, {errors} errors\n{stdout}"
+            "{client}, threads {threads}: {d:?}, {writes} writes, {errors} errors\n{stdout}"
         );
         if threads == "1" {
             // One thread: sysbench's exact mix, 1 insert, 2 updates, 1 delete per transaction.
@@ -367,7 +387,7 @@ fn suite_runs_on_pgsql_and_stores_results_with_ps_mode_disable_too() {
     let (out, rows) = run_suite(
         dir.path(),
         &db,
-        "ssl = \"disable\"",
+        "",
         "tables = 2\ntable_size = 500\nevents = 50\ntime = 0\n\n[matrix]\nworkload = [\"oltp_read_only\", \"oltp_point_select\", \"select_random_ranges\"]\nthreads = [1, 2]",
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -521,48 +541,60 @@ fn deadlocks_are_rolled_back_ignored_counted_and_the_event_rerun() {
 #[test]
 fn terminated_backends_reconnect_and_are_counted() {
     let _serial = serial();
-    let Some(db) = database("terminate") else {
-        return;
-    };
-    let common = [
-        "sysbench".to_string(),
-        "oltp_point_select".into(),
-        "--db-driver=pgsql".into(),
-        format!("--pgsql-host={HOST}"),
-        "--pgsql-user=postgres".into(),
-        format!("--pgsql-db={db}"),
-        "--table-size=200".into(),
-        "--threads=2".into(),
-    ];
-    let prep = sbsuite().args(&common).arg("prepare").output().unwrap();
-    ok("prepare", &prep);
-    let mut args: Vec<&str> = common.iter().map(String::as_str).collect();
-    args.extend(["--time=4", "run"]);
-    let (child, _) = common::spawn_until_started(&args);
-    let admin = Admin::connect("postgres").unwrap();
-    // The two workers, by the statement they run (setup sessions ran other statements).
-    let workers = format!(
-        "FROM pg_stat_activity WHERE datname = '{db}' AND application_name = 'sbsuite' AND query LIKE 'SELECT c FROM sbtest1 WHERE id=$1'"
-    );
-    let start = Instant::now();
-    while admin.int(&format!("SELECT count(*) {workers}")) < 2
-        && start.elapsed() < Duration::from_secs(30)
-    {
-        std::thread::sleep(Duration::from_millis(20));
+    for client in ["wire", "tokio"] {
+        let Some(db) = database("terminate") else {
+            return;
+        };
+        let common = [
+            "sysbench".to_string(),
+            "oltp_point_select".into(),
+            "--db-driver=pgsql".into(),
+            format!("--pgsql-host={HOST}"),
+            "--pgsql-user=postgres".into(),
+            format!("--pgsql-db={db}"),
+            "--pgsql-sslmode=disable".into(),
+            "--table-size=200".into(),
+            "--threads=2".into(),
+        ];
+        let prep = sbsuite().args(&common).arg("prepare").output().unwrap();
+        ok("prepare", &prep);
+        let mut args: Vec<&str> = common.iter().map(String::as_str).collect();
+        args.extend(["--time=4", "run"]);
+        let (child, _) =
+            common::spawn_until_started_with(&args, &[("SBSUITE_PGSQL_CLIENT", client)]);
+        let admin = Admin::connect("postgres").unwrap();
+        // The two workers, by the statement they run (setup sessions ran other statements).
+        let workers = format!(
+            "FROM pg_stat_activity WHERE datname = '{db}' AND application_name = 'sbsuite' AND query LIKE 'SELECT c FROM sbtest1 WHERE id=$1'"
+        );
+        let start = Instant::now();
+        while admin.int(&format!("SELECT count(*) {workers}")) < 2
+            && start.elapsed() < Duration::from_secs(30)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let killed = admin.column(&format!("SELECT pg_terminate_backend(pid) {workers}"));
+        let out = child.wait_with_output().unwrap();
+        drop(admin);
+        drop_database(&db);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{client}: {stdout}");
+        assert_eq!(
+            killed,
+            vec![Some("t".to_string()); 2],
+            "{client}: two workers were running"
+        );
+        assert_eq!(
+            report_count(&stdout, "reconnects:"),
+            2,
+            "{client}: {stdout}"
+        );
+        assert_eq!(
+            report_count(&stdout, "ignored errors:"),
+            0,
+            "{client}: {stdout}"
+        );
     }
-    let killed = admin.column(&format!("SELECT pg_terminate_backend(pid) {workers}"));
-    let out = child.wait_with_output().unwrap();
-    drop(admin);
-    drop_database(&db);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
-    assert_eq!(
-        killed,
-        vec![Some("t".to_string()); 2],
-        "two workers were running"
-    );
-    assert_eq!(report_count(&stdout, "reconnects:"), 2, "{stdout}");
-    assert_eq!(report_count(&stdout, "ignored errors:"), 0, "{stdout}");
 }
 
 #[test]
@@ -601,7 +633,7 @@ fn wrong_password_fails_clearly_without_leaking_it() {
     std::fs::write(
         &path,
         format!(
-            "[suite]\nname = \"t\"\n[target]\ndriver = \"pgsql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"{role}\"\npassword = \"{{{{ env.SBT_PG_TEST_PASSWORD }}}}\"\ndatabase = \"{db}\"\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 100\ntime = 1\n"
+            "[suite]\nname = \"t\"\n[target]\ndriver = \"pgsql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"{role}\"\npassword = \"{{{{ env.SBT_PG_TEST_PASSWORD }}}}\"\ndatabase = \"{db}\"\nssl = \"disable\"\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 100\ntime = 1\n"
         ),
     )
     .unwrap();
@@ -615,7 +647,9 @@ fn wrong_password_fails_clearly_without_leaking_it() {
         .args(["--progress", "plain"])
         .output()
         .unwrap();
-    // The sysbench command line path, with the password on the command line.
+    // The sysbench command line path, with the password on the command line, in libpq's
+    // default TLS mode (prefer): tokio-postgres over TLS when the server offers it (the suite
+    // above is plain text: the wire client).
     let line_out = sbsuite()
         .args([
             "sysbench",

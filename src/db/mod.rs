@@ -14,7 +14,9 @@ pub mod dry_run;
 pub mod mysql;
 pub mod mysql_wire;
 pub mod pgsql;
+pub mod pgsql_wire;
 pub mod sqlite;
+pub mod wire;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

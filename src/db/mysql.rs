@@ -79,55 +79,22 @@ pub fn sql_error(e: &mysql_async::Error) -> SqlError {
 /// behind our back: far more than any workload prepares (tables × 9 + a few).
 const STMT_CACHE: usize = 1 << 16;
 
-/// Which client library speaks to the server: sbsuite's own protocol client
-/// ([`super::mysql_wire`]) or mysql_async.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Client {
-    Wire,
-    Async,
-}
-
-/// The environment variable that picks the client: `wire` (default) or `async`.
+/// The environment variable that picks the client: `wire` (default, sbsuite's own protocol
+/// client [`super::mysql_wire`]) or `async` (mysql_async).
 pub const CLIENT_ENV: &str = "SBSUITE_MYSQL_CLIENT";
 
-/// The client chosen by [`CLIENT_ENV`] (read once per process).
-pub fn client() -> Result<Client, SqlError> {
-    static CHOICE: std::sync::OnceLock<Result<Client, String>> = std::sync::OnceLock::new();
-    CHOICE
-        .get_or_init(|| match std::env::var(CLIENT_ENV).as_deref() {
-            Err(_) | Ok("" | "wire") => Ok(Client::Wire),
-            Ok("async") => Ok(Client::Async),
-            Ok(other) => Err(format!(
-                "{CLIENT_ENV}={other} is not a MySQL client: use wire (the default) or async"
-            )),
-        })
-        .clone()
-        .map_err(|m| SqlError::client(m, ErrKind::Other))
-}
-
-/// Set once the wire client met a server it cannot speak to (TLS-only user, another auth
-/// plugin): later connections of the process go to mysql_async directly.
-static WIRE_UNSUPPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static CHOICE: super::wire::Choice =
+    super::wire::Choice::new(CLIENT_ENV, "async", "mysql_async", "MySQL");
 
 /// Opens connection number `n` of `t` (endpoint `n` modulo the endpoints): through the wire
-/// client when TLS is off and it speaks the server's auth, else through mysql_async.
+/// client when TLS and compression are off and it speaks the server's auth, else through
+/// mysql_async.
 pub fn open(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
-    use std::sync::atomic::Ordering;
     if t.ssl == SslMode::Disabled
         && !t.compression
-        && client()? == Client::Wire
-        && !WIRE_UNSUPPORTED.load(Ordering::Relaxed)
+        && let Some(c) = CHOICE.open_wire(|| super::mysql_wire::open(t, n))?
     {
-        match super::mysql_wire::open(t, n) {
-            Ok(c) => return Ok(c),
-            Err(super::mysql_wire::WireError::Sql(e)) => return Err(e),
-            Err(super::mysql_wire::WireError::Unsupported(why)) => {
-                // Said once: the client in use changes the client CPU a run measures.
-                if !WIRE_UNSUPPORTED.swap(true, Ordering::Relaxed) {
-                    eprintln!("[sbsuite] MySQL: {why}: using mysql_async for the connections");
-                }
-            }
-        }
+        return Ok(c);
     }
     open_async(t, n)
 }

@@ -16,8 +16,6 @@
 //! result-set end styles (EOF packets, or OK packets with CLIENT_DEPRECATE_EOF), multi-results,
 //! and payloads of 16 MiB and more split into several packets in both directions.
 
-use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
@@ -25,6 +23,8 @@ use std::time::{Duration, Instant};
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
+pub use super::wire::WireError;
+use super::wire::{self, ConnectError, ReadError, Reader, Stream};
 use super::{Connection, DataRow, Done, ErrKind, P, SqlError, SslMode, StmtId, Target};
 
 const CLIENT_LONG_PASSWORD: u32 = 1;
@@ -56,34 +56,9 @@ const MYSQL_TYPE_VAR_STRING: u8 = 0xFD;
 /// utf8mb4_general_ci, as mysql_async sends it.
 const UTF8MB4_GENERAL_CI: u8 = 45;
 
-/// Initial size of the read buffer: one answer of the read-only mix (100 rows of ~190 bytes)
-/// fits, so a range query is one `read` call.
-const READ_BUF: usize = 32 << 10;
-
 /// The first wait for the server's greeting before connecting again (see
 /// [`WireConnection::open`]).
 const GREETING_WAIT: Duration = Duration::from_secs(1);
-
-/// Below this much free space at the end of the read buffer, unread bytes move to the front
-/// before the next `read`, so reads are never tiny.
-const MIN_READ: usize = 4 << 10;
-
-/// Why a wire connection could not be opened.
-#[derive(Debug)]
-pub enum WireError {
-    /// The server (or the target) needs something this client does not do: TLS, full
-    /// `caching_sha2_password` authentication (TLS or RSA), another auth plugin, an old
-    /// protocol. The caller uses mysql_async instead.
-    Unsupported(String),
-    /// A real error (server error, unreachable host, wrong password) to report as is.
-    Sql(SqlError),
-}
-
-impl From<SqlError> for WireError {
-    fn from(e: SqlError) -> WireError {
-        WireError::Sql(e)
-    }
-}
 
 /// Protocol choices; the defaults are what `open` uses, the others let tests cover both
 /// sides of a choice against the same server.
@@ -115,34 +90,6 @@ pub fn open(t: &Target, n: usize) -> Result<Box<dyn Connection>, WireError> {
     )?))
 }
 
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
-    }
-
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.write_all(buf),
-            Stream::Unix(s) => s.write_all(buf),
-        }
-    }
-
-    fn set_read_timeout(&self, d: Option<Duration>) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_read_timeout(d),
-            Stream::Unix(s) => s.set_read_timeout(d),
-        }
-    }
-}
-
 /// Opens the socket of endpoint `n` (TCP with TCP_NODELAY and keepalive, or a Unix socket).
 fn connect_stream(t: &Target, n: usize, timeout: Duration) -> Result<Stream, SqlError> {
     if !t.sockets.is_empty() {
@@ -156,47 +103,21 @@ fn connect_stream(t: &Target, n: usize, timeout: Duration) -> Result<Stream, Sql
         });
     }
     let (host, port) = &t.hosts[n % t.hosts.len()];
-    let unreachable = |e: io::Error| {
-        let what = if matches!(
-            e.kind(),
-            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-        ) {
-            format!(
-                "connection timed out after {} s (raise [target] connect_timeout or check the host)",
-                t.connect_timeout.as_secs()
-            )
-        } else {
-            e.to_string()
-        };
-        SqlError::new(
-            "2003",
-            format!("Can't connect to server on '{host}:{port}' ({what})"),
-            ErrKind::Unreachable,
-        )
-    };
-    let addrs = (host.as_str(), *port).to_socket_addrs().map_err(|e| {
-        SqlError::new(
+    wire::connect_tcp(host, *port, timeout).map_err(|e| match e {
+        ConnectError::Resolve(e) => SqlError::new(
             "2005",
             format!("Unknown server host '{host}' ({e})"),
             ErrKind::Unreachable,
-        )
-    })?;
-    let mut last = io::Error::new(io::ErrorKind::NotFound, "the host has no address");
-    for addr in addrs {
-        match TcpStream::connect_timeout(&addr, timeout) {
-            Ok(s) => {
-                // Both as mysql_async: no Nagle delay on small commands, and keepalive so a
-                // vanished server is noticed on an idle connection.
-                let _ = s.set_nodelay(true);
-                let _ = socket2::SockRef::from(&s).set_tcp_keepalive(
-                    &socket2::TcpKeepalive::new().with_time(Duration::from_secs(30)),
-                );
-                return Ok(Stream::Tcp(s));
-            }
-            Err(e) => last = e,
-        }
-    }
-    Err(unreachable(last))
+        ),
+        ConnectError::Connect(e) => SqlError::new(
+            "2003",
+            format!(
+                "Can't connect to server on '{host}:{port}' ({})",
+                wire::timed_out(&e, t.connect_timeout)
+            ),
+            ErrKind::Unreachable,
+        ),
+    })
 }
 
 /// A prepared statement: the server's id and its parameter count.
@@ -207,11 +128,8 @@ struct Stmt {
 
 /// One blocking connection speaking the protocol itself.
 pub struct WireConnection {
-    stream: Stream,
-    /// Read buffer: unread bytes are `buf[pos..end]`.
-    buf: Vec<u8>,
-    pos: usize,
-    end: usize,
+    /// The socket and its read buffer.
+    io: Reader,
     /// The command being written (header placeholder + payload), reused.
     out: Vec<u8>,
     /// The sequence id the next packet (read or written) carries.
@@ -253,10 +171,7 @@ impl WireConnection {
         loop {
             let left = t.connect_timeout.saturating_sub(start.elapsed());
             let mut c = WireConnection {
-                stream: connect_stream(t, n, left.max(Duration::from_millis(1)))?,
-                buf: vec![0; READ_BUF],
-                pos: 0,
-                end: 0,
+                io: Reader::new(connect_stream(t, n, left.max(Duration::from_millis(1)))?),
                 out: Vec::with_capacity(256),
                 seq: 0,
                 caps: 0,
@@ -288,7 +203,7 @@ impl WireConnection {
     }
 
     fn read_timeout(&self, d: Option<Duration>) -> Result<(), WireError> {
-        self.stream.set_read_timeout(d).map_err(|e| {
+        self.io.stream.set_read_timeout(d).map_err(|e| {
             WireError::Sql(SqlError::client(
                 format!("socket setup: {e}"),
                 ErrKind::Unreachable,
@@ -312,7 +227,7 @@ impl WireConnection {
                 .saturating_sub(start.elapsed())
                 .max(Duration::from_millis(1)),
         ))?;
-        let hs = parse_handshake(&self.buf[r])?;
+        let hs = parse_handshake(&self.io.buf[r])?;
         let mut want = CLIENT_LONG_PASSWORD
             | CLIENT_LONG_FLAG
             | CLIENT_PROTOCOL_41
@@ -366,7 +281,7 @@ impl WireConnection {
         // OK, an error, an auth switch or more auth data; a few rounds at most.
         for _ in 0..4 {
             let r = self.packet()?;
-            match auth_step(&self.buf[r], &mut plugin, password)? {
+            match auth_step(&self.io.buf[r], &mut plugin, password)? {
                 AuthStep::Done => return Ok(()),
                 AuthStep::Wait => {}
                 AuthStep::Send(data) => {
@@ -398,59 +313,29 @@ impl WireConnection {
         SqlError::client(format!("MySQL protocol error: {what}"), ErrKind::Other)
     }
 
-    /// Makes at least `need` unread bytes available in `buf[pos..]`.
+    /// Makes at least `need` unread bytes available in `io.buf[io.pos..]`.
     fn fill(&mut self, need: usize) -> Result<(), SqlError> {
-        while self.end - self.pos < need {
-            if self.pos == self.end {
-                self.pos = 0;
-                self.end = 0;
-            } else if self.pos > 0
-                && (self.buf.len() - self.end < MIN_READ || self.buf.len() - self.pos < need)
-            {
-                self.buf.copy_within(self.pos..self.end, 0);
-                self.end -= self.pos;
-                self.pos = 0;
-            }
-            if self.buf.len() - self.pos < need {
-                let size = (self.pos + need).max(self.buf.len() * 2);
-                self.buf.resize(size, 0);
-            }
-            match self.stream.read(&mut self.buf[self.end..]) {
-                Ok(0) => return Err(self.lost("the server closed the connection")),
-                Ok(n) => self.end += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    // Only the handshake has a read timeout.
-                    self.broken = true;
-                    self.timed_out = true;
-                    return Err(SqlError::client(
-                        "the server accepted the connection but did not answer within connect_timeout (raise [target] connect_timeout or check the server)",
-                        ErrKind::Unreachable,
-                    ));
-                }
-                Err(e) => return Err(self.lost(e)),
-            }
-        }
-        Ok(())
+        self.io.fill(need).map_err(|e| self.read_failed(e))
     }
 
     /// Consumes `n` bytes without keeping them (row payloads).
-    fn discard(&mut self, mut n: usize) -> Result<(), SqlError> {
-        loop {
-            let have = self.end - self.pos;
-            if have >= n {
-                self.pos += n;
-                return Ok(());
+    fn discard(&mut self, n: usize) -> Result<(), SqlError> {
+        self.io.discard(n).map_err(|e| self.read_failed(e))
+    }
+
+    fn read_failed(&mut self, e: ReadError) -> SqlError {
+        match e {
+            ReadError::Closed => self.lost("the server closed the connection"),
+            ReadError::TimedOut => {
+                // Only the handshake has a read timeout.
+                self.broken = true;
+                self.timed_out = true;
+                SqlError::client(
+                    "the server accepted the connection but did not answer within connect_timeout (raise [target] connect_timeout or check the server)",
+                    ErrKind::Unreachable,
+                )
             }
-            n -= have;
-            self.pos = 0;
-            self.end = 0;
-            self.fill(1)?;
+            ReadError::Io(e) => self.lost(e),
         }
     }
 
@@ -463,7 +348,7 @@ impl WireConnection {
             return Ok(());
         }
         if len > 0 && len < MAX_PAYLOAD && self.fill(len).is_ok() {
-            let p = &self.buf[self.pos..self.pos + len];
+            let p = &self.io.buf[self.io.pos..self.io.pos + len];
             if p[0] == 0xFF {
                 let (code, message) = parse_err(p);
                 self.broken = true;
@@ -482,10 +367,10 @@ impl WireConnection {
     /// starts at `pos`.
     fn header(&mut self) -> Result<usize, SqlError> {
         self.fill(4)?;
-        let h = &self.buf[self.pos..self.pos + 4];
+        let h = &self.io.buf[self.io.pos..self.io.pos + 4];
         let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
         let seq = h[3];
-        self.pos += 4;
+        self.io.pos += 4;
         self.check_seq(seq, len)?;
         Ok(len)
     }
@@ -503,8 +388,8 @@ impl WireConnection {
                 break;
             }
             self.fill(total + 4)?;
-            let h = self.pos + total;
-            let b = &self.buf[h..h + 4];
+            let h = self.io.pos + total;
+            let b = &self.io.buf[h..h + 4];
             chunk = usize::from(b[0]) | usize::from(b[1]) << 8 | usize::from(b[2]) << 16;
             let seq = b[3];
             if seq != self.seq {
@@ -515,11 +400,11 @@ impl WireConnection {
             }
             self.seq = seq.wrapping_add(1);
             // Drop the header so the payload stays contiguous.
-            self.buf.copy_within(h + 4..self.end, h);
-            self.end -= 4;
+            self.io.buf.copy_within(h + 4..self.io.end, h);
+            self.io.end -= 4;
         }
-        let start = self.pos;
-        self.pos += total;
+        let start = self.io.pos;
+        self.io.pos += total;
         Ok(start..start + total)
     }
 
@@ -550,7 +435,7 @@ impl WireConnection {
     /// one write.
     fn send(&mut self) -> Result<(), SqlError> {
         self.seq = frame(&mut self.out, self.seq);
-        if let Err(e) = self.stream.write_all(&self.out) {
+        if let Err(e) = self.io.stream.write_all(&self.out) {
             return Err(self.lost(e));
         }
         if self.out.capacity() > 1 << 20 {
@@ -567,14 +452,7 @@ impl WireConnection {
             return Err(SqlError::client("connection closed", ErrKind::Lost));
         }
         self.seq = 0;
-        if self.pos == self.end {
-            self.pos = 0;
-            self.end = 0;
-            if self.buf.len() > 1 << 20 {
-                // A 16 MiB row grew it; do not keep that per connection.
-                self.buf = vec![0; READ_BUF];
-            }
-        }
+        self.io.rewind();
         self.out.clear();
         self.out.extend_from_slice(&[0, 0, 0, 0, cmd]);
         Ok(())
@@ -592,7 +470,7 @@ impl WireConnection {
         let mut captured = !value;
         loop {
             let r = self.packet()?;
-            let p = &self.buf[r];
+            let p = &self.io.buf[r];
             let status = match p.first() {
                 Some(0x00) => {
                     let ok = parse_ok(p);
@@ -650,16 +528,16 @@ impl WireConnection {
             let len = self.header()?;
             if !continued && len > 0 {
                 self.fill(1)?;
-                match self.buf[self.pos] {
+                match self.io.buf[self.io.pos] {
                     0xFE if len < end_limit => {
                         self.fill(len)?;
-                        let p = &self.buf[self.pos..self.pos + len];
+                        let p = &self.io.buf[self.io.pos..self.io.pos + len];
                         let status = if self.deprecate_eof() {
                             parse_ok(p).map(|ok| ok.status)
                         } else {
                             parse_eof(p)
                         };
-                        self.pos += len;
+                        self.io.pos += len;
                         return match status {
                             Some(s) => Ok((s, value)),
                             None => Err(self.protocol("short end-of-rows packet")),
@@ -667,8 +545,9 @@ impl WireConnection {
                     }
                     0xFF => {
                         self.fill(len)?;
-                        let (code, message) = parse_err(&self.buf[self.pos..self.pos + len]);
-                        self.pos += len;
+                        let (code, message) =
+                            parse_err(&self.io.buf[self.io.pos..self.io.pos + len]);
+                        self.io.pos += len;
                         return Err(self.failed(code, message));
                     }
                     _ if want => {
@@ -676,7 +555,7 @@ impl WireConnection {
                         // of a long row is enough.
                         want = false;
                         self.fill(len)?;
-                        value = first_text_i64(&self.buf[self.pos..self.pos + len]);
+                        value = first_text_i64(&self.io.buf[self.io.pos..self.io.pos + len]);
                     }
                     _ => {}
                 }
@@ -973,7 +852,7 @@ impl Connection for WireConnection {
         self.out.extend_from_slice(sql.as_bytes());
         self.send()?;
         let r = self.packet()?;
-        let p = &self.buf[r];
+        let p = &self.io.buf[r];
         match p.first() {
             Some(0x00) if p.len() >= 9 => {}
             Some(0xFF) => {
@@ -1070,7 +949,7 @@ impl Connection for WireConnection {
         self.out.extend_from_slice(sql.as_bytes());
         self.send()?;
         let r = self.packet()?;
-        let p = &self.buf[r];
+        let p = &self.io.buf[r];
         match p.first() {
             Some(0x00) => return Ok(Vec::new()),
             Some(0xFF) => {
@@ -1090,7 +969,7 @@ impl Connection for WireConnection {
         let mut rows = Vec::new();
         loop {
             let r = self.packet()?;
-            let p = &self.buf[r];
+            let p = &self.io.buf[r];
             match p.first() {
                 Some(0xFE) if p.len() < end_limit => break,
                 Some(0xFF) => {

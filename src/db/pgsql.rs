@@ -1,4 +1,10 @@
-//! PostgreSQL connections through `tokio-postgres`, shaped for a load generator.
+//! PostgreSQL connections, shaped for a load generator.
+//!
+//! [`open`] uses sbsuite's own blocking protocol client ([`super::pgsql_wire`]) for plain-text
+//! connections, and `tokio-postgres` for TLS, when the server needs an authentication method
+//! the wire client does not speak, or when `SBSUITE_PGSQL_CLIENT=tokio` asks for it. The rest
+//! of this file is the tokio-postgres path and what both share (error kinds, parameter
+//! encoding, COPY rows).
 //!
 //! Each worker owns one [`tokio_postgres::Client`] for the whole run, on its own current-thread
 //! tokio runtime, so the worker thread is the only thread that touches its socket, as in the
@@ -41,8 +47,25 @@ use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage, Socket, Statemen
 
 use super::{Connection, DataRow, Done, ErrKind, P, SqlError, SslMode, StmtId, Target};
 
-/// Opens connection number `n` of `t` (endpoint `n` modulo the endpoints).
+/// The environment variable that picks the client: `wire` (default, sbsuite's own protocol
+/// client [`super::pgsql_wire`]) or `tokio` (tokio-postgres).
+pub const CLIENT_ENV: &str = "SBSUITE_PGSQL_CLIENT";
+
+static CHOICE: super::wire::Choice =
+    super::wire::Choice::new(CLIENT_ENV, "tokio", "tokio-postgres", "PostgreSQL");
+
+/// Opens connection number `n` of `t` (endpoint `n` modulo the endpoints): through the wire
+/// client when the connection needs no TLS and the server's auth method is one it speaks,
+/// else through tokio-postgres.
 pub fn open(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
+    if let Some(c) = CHOICE.open_wire(|| super::pgsql_wire::open(t, n))? {
+        return Ok(c);
+    }
+    open_tokio(t, n)
+}
+
+/// Opens connection number `n` of `t` through tokio-postgres.
+pub fn open_tokio(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
     let rt = super::mysql::runtime()
         .map_err(|e| SqlError::client(format!("tokio runtime: {e}"), ErrKind::Other))?;
     let (config, tls) = config(t, n)?;
@@ -263,8 +286,8 @@ fn config(
 }
 
 /// When an error happened: opening a connection, or using an open one.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Phase {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
     Connect,
     Use,
 }
@@ -290,7 +313,7 @@ fn describe(e: &tokio_postgres::Error) -> String {
 }
 
 /// What a SQLSTATE means for the run.
-fn kind_of_state(state: &str) -> ErrKind {
+pub fn kind_of_state(state: &str) -> ErrKind {
     match state {
         // admin_shutdown, crash_shutdown, and the whole connection exception class.
         "57P01" | "57P02" | "57P03" => ErrKind::Lost,
@@ -302,16 +325,20 @@ fn kind_of_state(state: &str) -> ErrKind {
     }
 }
 
+/// A server error (SQLSTATE `state`) as the engines see it (both clients).
+pub fn state_error(state: &str, message: String, phase: Phase) -> SqlError {
+    let mut kind = kind_of_state(state);
+    if phase == Phase::Connect && kind == ErrKind::Lost {
+        // "the database system is starting up / shutting down": try again later.
+        kind = ErrKind::Unreachable;
+    }
+    SqlError::new(state, message, kind)
+}
+
 /// A driver error as the engines see it: SQLSTATE as the code, and what it means for the run.
 fn sql_error(e: &tokio_postgres::Error, phase: Phase) -> SqlError {
     if let Some(db) = e.as_db_error() {
-        let state = db.code().code();
-        let mut kind = kind_of_state(state);
-        if phase == Phase::Connect && kind == ErrKind::Lost {
-            // "the database system is starting up / shutting down": try again later.
-            kind = ErrKind::Unreachable;
-        }
-        return SqlError::new(state, describe(e), kind);
+        return state_error(db.code().code(), describe(e), phase);
     }
     let io =
         std::error::Error::source(e).is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some());
@@ -366,49 +393,101 @@ impl ToSql for Arg<'_> {
         ty: &Type,
         out: &mut BytesMut,
     ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        match self.0 {
-            P::Int(i) => match *ty {
-                Type::INT4 => out.put_i32(
-                    i32::try_from(i)
-                        .map_err(|_| format!("{i} does not fit the INTEGER placeholder"))?,
-                ),
-                Type::INT8 => out.put_i64(i),
-                Type::INT2 => out.put_i16(
-                    i16::try_from(i)
-                        .map_err(|_| format!("{i} does not fit the SMALLINT placeholder"))?,
-                ),
-                // A text-typed placeholder (`c = ?` compared with a number): the digits.
-                _ => out.put_slice(i.to_string().as_bytes()),
-            },
-            P::Str(s) => match *ty {
-                Type::INT2 | Type::INT4 | Type::INT8 => {
-                    return Err(format!("text `{s}` bound to a {ty} placeholder").into());
-                }
-                _ => out.put_slice(s.as_bytes()),
-            },
-        }
+        put_param(self.0, ty, out)?;
         Ok(IsNull::No)
     }
 
     fn accepts(ty: &Type) -> bool {
-        matches!(
-            *ty,
-            Type::INT2
-                | Type::INT4
-                | Type::INT8
-                | Type::TEXT
-                | Type::BPCHAR
-                | Type::VARCHAR
-                | Type::NAME
-                | Type::UNKNOWN
-        )
+        binary_type(ty)
     }
 
     to_sql_checked!();
 }
 
-/// Bytes of COPY data buffered before they go to the connection task.
-const COPY_CHUNK: usize = 256 << 10;
+/// The placeholder types [`put_param`] encodes in binary.
+pub fn binary_type(ty: &Type) -> bool {
+    matches!(
+        *ty,
+        Type::INT2
+            | Type::INT4
+            | Type::INT8
+            | Type::TEXT
+            | Type::BPCHAR
+            | Type::VARCHAR
+            | Type::NAME
+            | Type::UNKNOWN
+    )
+}
+
+/// Appends `p` in the binary format of `ty` (one of [`binary_type`]) (both clients).
+pub fn put_param(p: P<'_>, ty: &Type, out: &mut BytesMut) -> Result<(), String> {
+    match p {
+        P::Int(i) => match *ty {
+            Type::INT4 => out.put_i32(
+                i32::try_from(i)
+                    .map_err(|_| format!("{i} does not fit the INTEGER placeholder"))?,
+            ),
+            Type::INT8 => out.put_i64(i),
+            Type::INT2 => out.put_i16(
+                i16::try_from(i)
+                    .map_err(|_| format!("{i} does not fit the SMALLINT placeholder"))?,
+            ),
+            // A text-typed placeholder (`c = ?` compared with a number): the digits.
+            _ => out.put_slice(i.to_string().as_bytes()),
+        },
+        P::Str(s) => match *ty {
+            Type::INT2 | Type::INT4 | Type::INT8 => {
+                return Err(format!("text `{s}` bound to a {ty} placeholder"));
+            }
+            _ => out.put_slice(s.as_bytes()),
+        },
+    }
+    Ok(())
+}
+
+/// Bytes of COPY data buffered before they are sent.
+pub const COPY_CHUNK: usize = 256 << 10;
+
+/// The COPY statement of [`Connection::load`] (both clients).
+pub fn copy_sql(table: &str, with_id: bool) -> String {
+    if with_id {
+        format!("COPY {table} (id, k, c, pad) FROM STDIN (FORMAT binary)")
+    } else {
+        format!("COPY {table} (k, c, pad) FROM STDIN (FORMAT binary)")
+    }
+}
+
+/// The binary COPY header: signature, flags, header extension length.
+pub fn copy_header(buf: &mut BytesMut) {
+    buf.put_slice(b"PGCOPY\n\xff\r\n\0");
+    buf.put_i32(0);
+    buf.put_i32(0);
+}
+
+/// The first column of `sql`'s first row as an integer (both clients' `query_i64`).
+pub fn parse_i64(sql: &str, value: Option<&str>) -> Result<Option<i64>, SqlError> {
+    match value {
+        None => Ok(None),
+        Some(v) => v.trim().parse().map(Some).map_err(|_| {
+            SqlError::client(
+                format!("`{sql}` returned `{v}`, not an integer"),
+                ErrKind::Other,
+            )
+        }),
+    }
+}
+
+/// The connections a benchmark may open (both clients' `max_connections`).
+pub fn max_connections_of(c: &mut dyn Connection) -> Result<Option<u64>, SqlError> {
+    // Slots reserved for superusers (and, from PostgreSQL 16, for pg_use_reserved_connections)
+    // are not for the benchmark's connections.
+    Ok(c.query_i64(
+        "SELECT current_setting('max_connections')::int \
+         - current_setting('superuser_reserved_connections')::int \
+         - COALESCE(current_setting('reserved_connections', true)::int, 0)",
+    )?
+    .and_then(|v| u64::try_from(v).ok()))
+}
 
 /// The open client, or the error of a closed connection.
 fn open_client(client: &Option<Client>) -> Result<&Client, SqlError> {
@@ -511,15 +590,7 @@ impl Connection for PgConnection {
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, SqlError> {
         let (_, value) = self.simple(sql, true)?;
-        match value {
-            None => Ok(None),
-            Some(v) => v.trim().parse().map(Some).map_err(|_| {
-                SqlError::client(
-                    format!("`{sql}` returned `{v}`, not an integer"),
-                    ErrKind::Other,
-                )
-            }),
-        }
+        parse_i64(sql, value.as_deref())
     }
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
@@ -547,11 +618,7 @@ impl Connection for PgConnection {
         fill: &mut dyn FnMut(&mut DataRow) -> bool,
     ) -> Result<(), SqlError> {
         let client = open_client(&self.client)?;
-        let sql = if with_id {
-            format!("COPY {table} (id, k, c, pad) FROM STDIN (FORMAT binary)")
-        } else {
-            format!("COPY {table} (k, c, pad) FROM STDIN (FORMAT binary)")
-        };
+        let sql = copy_sql(table, with_id);
         let r = self.driver.drive(&mut self.io, &mut self.lost, async {
             let sink = client
                 .copy_in::<_, bytes::Bytes>(sql.as_str())
@@ -559,10 +626,7 @@ impl Connection for PgConnection {
                 .map_err(LoadError::Pg)?;
             let mut sink = std::pin::pin!(sink);
             let mut buf = BytesMut::with_capacity(COPY_CHUNK + 512);
-            // Binary COPY header: signature, flags, header extension length.
-            buf.put_slice(b"PGCOPY\n\xff\r\n\0");
-            buf.put_i32(0);
-            buf.put_i32(0);
+            copy_header(&mut buf);
             let mut row = DataRow::default();
             while fill(&mut row) {
                 binary_row(&mut buf, &row, with_id).map_err(LoadError::Row)?;
@@ -586,15 +650,7 @@ impl Connection for PgConnection {
     }
 
     fn max_connections(&mut self) -> Result<Option<u64>, SqlError> {
-        // Slots reserved for superusers (and, from PostgreSQL 16, for pg_use_reserved_connections)
-        // are not for the benchmark's connections.
-        Ok(self
-            .query_i64(
-                "SELECT current_setting('max_connections')::int \
-                 - current_setting('superuser_reserved_connections')::int \
-                 - COALESCE(current_setting('reserved_connections', true)::int, 0)",
-            )?
-            .and_then(|v| u64::try_from(v).ok()))
+        max_connections_of(self)
     }
 
     fn close(mut self: Box<Self>) {
@@ -618,8 +674,9 @@ enum LoadError {
     Row(String),
 }
 
-/// One row of binary COPY: field count, then each field as length + big-endian value.
-fn binary_row(buf: &mut BytesMut, r: &DataRow, with_id: bool) -> Result<(), String> {
+/// One row of binary COPY: field count, then each field as length + big-endian value (both
+/// clients).
+pub fn binary_row(buf: &mut BytesMut, r: &DataRow, with_id: bool) -> Result<(), String> {
     let int = |v: i64, col: &str| {
         i32::try_from(v).map_err(|_| {
             format!("{col} = {v} does not fit sysbench's INTEGER column: lower table_size")

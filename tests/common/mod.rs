@@ -18,6 +18,14 @@ pub fn sbsuite() -> Command {
 /// report printed `Threads started!`), with what it printed so far.
 #[allow(dead_code)] // not every test binary uses every helper
 pub fn spawn_until_started(args: &[&str]) -> (std::process::Child, Vec<u8>) {
+    spawn_until_started_with(args, &[])
+}
+
+/// [`spawn_until_started`] with environment variables `env` set for the child.
+pub fn spawn_until_started_with(
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (std::process::Child, Vec<u8>) {
     use std::io::Read;
     use std::process::{Command as StdCommand, Stdio};
 
@@ -26,6 +34,7 @@ pub fn spawn_until_started(args: &[&str]) -> (std::process::Child, Vec<u8>) {
     let mut child = StdCommand::cargo_bin("sbsuite")
         .unwrap()
         .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -319,10 +319,12 @@ fn fed(bytes: Vec<u8>, caps: u32) -> WireConnection {
         let _ = b.write_all(&bytes);
     });
     WireConnection {
-        stream: Stream::Unix(a),
-        buf: vec![0; 64],
-        pos: 0,
-        end: 0,
+        io: Reader {
+            stream: Stream::Unix(a),
+            buf: vec![0; 64],
+            pos: 0,
+            end: 0,
+        },
         out: Vec::new(),
         seq: 1,
         caps,
@@ -382,7 +384,7 @@ fn rows_are_skipped_by_length_in_both_end_styles() {
             },
             "deprecate_eof {deprecate}"
         );
-        assert_eq!(c.pos, c.end, "everything consumed");
+        assert_eq!(c.io.pos, c.io.end, "everything consumed");
         assert!(!c.broken);
         // The first value of the first row, for query_i64.
         let mut c = fed(bytes, caps);
@@ -432,14 +434,14 @@ fn a_packet_over_16_mib_is_joined_in_place() {
     bytes.extend(pk(seq, b"next"));
     let mut c = fed(bytes, 0);
     let r = c.packet().unwrap();
-    assert_eq!(c.buf[r].len(), payload.len());
+    assert_eq!(c.io.buf[r].len(), payload.len());
     let r = c.packet().unwrap();
-    assert_eq!(&c.buf[r], b"next");
+    assert_eq!(&c.io.buf[r], b"next");
     // Check the content of a fresh copy (the buffer above was reused).
     let (bytes, _) = framed(&payload, 1);
     let mut c = fed(bytes, 0);
     let r = c.packet().unwrap();
-    assert!(c.buf[r] == payload[..]);
+    assert!(c.io.buf[r] == payload[..]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -453,23 +455,12 @@ fn target(extra: &str) -> Target {
 }
 
 fn target_as(user: &str, extra: &str) -> Target {
-    let raw: crate::suite::RawTarget =
-        toml::from_str(&format!("driver = \"mysql\"\nuser = \"{user}\"\n{extra}"))
-            .expect("raw target");
-    Target::from_raw(&raw).expect("valid target")
+    super::super::wire::testing::target("mysql", user, extra)
 }
 
 /// Whether a server runs locally (else the test says why and passes, outside CI).
 fn server() -> bool {
-    if TcpStream::connect("127.0.0.1:3306").is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI is set but no MySQL/MariaDB server listens on 127.0.0.1:3306"
-    );
-    eprintln!("skipped: no MySQL/MariaDB server on 127.0.0.1:3306");
-    false
+    super::super::wire::testing::server("127.0.0.1:3306", "MySQL/MariaDB")
 }
 
 fn connect(extra: &str, o: WireOptions) -> WireConnection {

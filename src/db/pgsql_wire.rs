@@ -1,0 +1,815 @@
+//! A lean, blocking PostgreSQL frontend/backend protocol (v3) client for the OLTP hot path.
+//!
+//! Why it exists: measured against sysbench 1.0.20's pgsql driver (libpq; BENCHMARKS.md, issue
+//! #5), tokio-postgres cost 1.0–1.3× sysbench's client CPU per query: every statement goes
+//! through a response channel, an unbounded request channel into the `Connection` future, a
+//! codec that splits `BytesMut` frames and the runtime's `block_on` bookkeeping. A load
+//! generator needs none of that: it sends a statement, waits for the answer on a blocking
+//! socket and only has to find where the answer ends. This client does exactly that: one
+//! reusable read buffer ([`super::wire::Reader`]), one `write` per call (Bind + Execute + Sync
+//! for a prepared statement), and `DataRow` messages skipped by their length without looking
+//! inside. The messages are built with `postgres-protocol` (the crate under tokio-postgres);
+//! parameters are encoded as the tokio-postgres path encodes them ([`pgsql::put_param`]).
+//!
+//! Scope (everything else is [`WireError::Unsupported`] and `pgsql::open` falls back to
+//! tokio-postgres): protocol 3.0 over TCP or a Unix socket without TLS (`sslmode = disable`;
+//! `prefer` asks the server with an SSLRequest and goes on in plain text when it says no;
+//! `require` and the verify modes need TLS), authentication trust, cleartext password, md5
+//! and SCRAM-SHA-256 (without channel binding, which needs TLS), the extended query protocol
+//! with named statements prepared once per connection, the simple query protocol, and
+//! `COPY … FROM STDIN` for loading. The password is read from the target at connect time and
+//! only ever goes into the authentication messages.
+
+use std::ops::Range;
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut, BytesMut};
+use postgres_protocol::authentication::md5_hash;
+use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
+use postgres_protocol::message::frontend;
+use tokio_postgres::types::Type;
+
+use super::pgsql::{self, Phase};
+pub use super::wire::WireError;
+use super::wire::{self, ConnectError, ReadError, Reader, Stream};
+use super::{Connection, DataRow, Done, ErrKind, P, SqlError, SslMode, StmtId, Target};
+
+// Authentication request codes of the `R` message.
+const AUTH_OK: i32 = 0;
+const AUTH_CLEARTEXT: i32 = 3;
+const AUTH_MD5: i32 = 5;
+const AUTH_SASL: i32 = 10;
+const AUTH_SASL_CONTINUE: i32 = 11;
+const AUTH_SASL_FINAL: i32 = 12;
+
+/// Opens connection number `n` of `t` (endpoint `n` modulo the endpoints, as `pgsql::open`).
+pub fn open(t: &Target, n: usize) -> Result<Box<dyn Connection>, WireError> {
+    Ok(Box::new(WireConnection::open(t, n)?))
+}
+
+/// A statement prepared on the server as `name`.
+struct Stmt {
+    name: String,
+    /// The types the server gave its placeholders.
+    types: Vec<Type>,
+    /// Whether it returns rows (a RowDescription, not NoData).
+    rows: bool,
+}
+
+/// One blocking connection speaking the protocol itself.
+pub struct WireConnection {
+    /// The socket and its read buffer.
+    io: Reader,
+    /// The messages being written, reused.
+    out: BytesMut,
+    stmts: Vec<Stmt>,
+    /// Set after an I/O or protocol error or a FATAL server error: the connection is
+    /// unusable.
+    broken: bool,
+}
+
+/// What a caller wants from an answer besides its end.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Want {
+    /// Nothing: rows are skipped.
+    Drain,
+    /// The first column of the first row, as text.
+    First,
+    /// Every row, every column as text.
+    Rows,
+    /// A statement description (ParameterDescription, RowDescription / NoData).
+    Describe,
+    /// To stream COPY data: stop at CopyInResponse.
+    CopyIn,
+}
+
+/// An answer up to ReadyForQuery (or up to CopyInResponse for [`Want::CopyIn`]).
+#[derive(Debug, Default)]
+struct Answer {
+    done: Done,
+    first: Option<String>,
+    rows: Vec<Vec<Option<String>>>,
+    params: Vec<Type>,
+    copy_in: bool,
+}
+
+/// A server error or notice: its fields.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct ServerError {
+    severity: String,
+    code: String,
+    message: String,
+    detail: Option<String>,
+}
+
+impl ServerError {
+    /// The FATAL (or PANIC) errors after which the server closes the connection.
+    fn fatal(&self) -> bool {
+        matches!(self.severity.as_str(), "FATAL" | "PANIC")
+    }
+
+    /// As the engines see it (the message and detail as tokio-postgres' path shows them).
+    fn into_sql(self, phase: Phase) -> SqlError {
+        let fatal_in_use = phase == Phase::Use && self.fatal();
+        let mut message = self.message;
+        if let Some(d) = self.detail {
+            message.push_str(": ");
+            message.push_str(&d);
+        }
+        let mut e = pgsql::state_error(&self.code, message, phase);
+        if fatal_in_use {
+            // The server closes the connection after a FATAL whatever its SQLSTATE.
+            e.kind = ErrKind::Lost;
+            e.message = format!("connection closed: {}", e.message);
+        }
+        e
+    }
+}
+
+/// Parses an ErrorResponse / NoticeResponse body: fields of a type byte and a NUL-terminated
+/// text, up to a NUL type byte.
+fn parse_error(body: &[u8]) -> ServerError {
+    let mut e = ServerError::default();
+    let mut severity_localized = String::new();
+    let mut rest = body;
+    while let Some((&field, tail)) = rest.split_first() {
+        if field == 0 {
+            break;
+        }
+        let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+        let text = String::from_utf8_lossy(&tail[..end]).into_owned();
+        match field {
+            b'V' => e.severity = text,
+            b'S' => severity_localized = text,
+            b'C' => e.code = text,
+            b'M' => e.message = text,
+            b'D' => e.detail = Some(text),
+            _ => {}
+        }
+        rest = tail.get(end + 1..).unwrap_or(&[]);
+    }
+    if e.severity.is_empty() {
+        // Servers before 9.6 send only the (possibly translated) severity.
+        e.severity = severity_localized;
+    }
+    e
+}
+
+/// The row count at the end of a CommandComplete tag (`INSERT 0 5`, `UPDATE 3`, `SELECT 100`);
+/// 0 for tags without one (`BEGIN`), as tokio-postgres counts.
+fn tag_count(body: &[u8]) -> u64 {
+    let tag = body.strip_suffix(&[0]).unwrap_or(body);
+    let last = tag.rsplit(|&b| b == b' ').next().unwrap_or(&[]);
+    std::str::from_utf8(last)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A DataRow body's columns as text (`None` for NULL); `limit` columns at most.
+fn row_values(body: &[u8], limit: usize) -> Option<Vec<Option<String>>> {
+    let count = usize::try_from(i16::from_be_bytes(body.get(..2)?.try_into().ok()?)).ok()?;
+    let mut at = 2;
+    let mut out = Vec::with_capacity(count.min(limit));
+    for _ in 0..count.min(limit) {
+        let len = i32::from_be_bytes(body.get(at..at + 4)?.try_into().ok()?);
+        at += 4;
+        if len < 0 {
+            out.push(None);
+            continue;
+        }
+        let end = at + len as usize;
+        out.push(Some(
+            String::from_utf8_lossy(body.get(at..end)?).into_owned(),
+        ));
+        at = end;
+    }
+    Some(out)
+}
+
+/// A ParameterDescription body: the placeholders' types (unknown OIDs as `UNKNOWN`, which is
+/// sent as text).
+fn parameter_types(body: &[u8]) -> Option<Vec<Type>> {
+    let count = usize::try_from(i16::from_be_bytes(body.get(..2)?.try_into().ok()?)).ok()?;
+    (0..count)
+        .map(|i| {
+            let b = body.get(2 + 4 * i..6 + 4 * i)?;
+            let oid = u32::from_be_bytes(b.try_into().ok()?);
+            Some(Type::from_oid(oid).unwrap_or(Type::UNKNOWN))
+        })
+        .collect()
+}
+
+/// Appends a Bind message for the unnamed portal of statement `name`: integers in binary for
+/// integer placeholders and text-like ones (as tokio-postgres' path binds them), any other
+/// placeholder type in text format for the server to parse; results in text.
+fn put_bind(
+    out: &mut BytesMut,
+    name: &str,
+    types: &[Type],
+    params: &[P<'_>],
+) -> Result<(), String> {
+    let count =
+        i16::try_from(params.len()).map_err(|_| "more than 32767 parameters".to_string())?;
+    out.put_u8(b'B');
+    let start = out.len();
+    out.put_i32(0);
+    out.put_u8(0); // unnamed portal
+    out.put_slice(name.as_bytes());
+    out.put_u8(0);
+    out.put_i16(count);
+    for ty in types {
+        out.put_i16(i16::from(pgsql::binary_type(ty)));
+    }
+    out.put_i16(count);
+    for (p, ty) in params.iter().zip(types) {
+        let at = out.len();
+        out.put_i32(0);
+        if pgsql::binary_type(ty) {
+            pgsql::put_param(*p, ty, out)?;
+        } else {
+            match *p {
+                P::Int(i) => out.put_slice(i.to_string().as_bytes()),
+                P::Str(s) => out.put_slice(s.as_bytes()),
+            }
+        }
+        let len = (out.len() - at - 4) as i32;
+        out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    }
+    out.put_i16(0); // every result column in text
+    let len = i32::try_from(out.len() - start).map_err(|_| "a Bind message over 2 GiB")?;
+    out[start..start + 4].copy_from_slice(&len.to_be_bytes());
+    Ok(())
+}
+
+/// A message text with a NUL byte in it (postgres-protocol refuses to write it).
+fn nul_error(e: std::io::Error) -> SqlError {
+    SqlError::client(format!("cannot send the statement: {e}"), ErrKind::Other)
+}
+
+impl WireConnection {
+    pub fn open(t: &Target, n: usize) -> Result<WireConnection, WireError> {
+        let start = Instant::now();
+        let left = || {
+            t.connect_timeout
+                .saturating_sub(start.elapsed())
+                .max(Duration::from_millis(1))
+        };
+        let (stream, probe) = if t.sockets.is_empty() {
+            let (host, port) = &t.hosts[n % t.hosts.len()];
+            let probe = match t.ssl {
+                SslMode::Disabled => false,
+                SslMode::Preferred => true,
+                SslMode::Required | SslMode::VerifyCa | SslMode::VerifyIdentity => {
+                    return Err(WireError::Unsupported("TLS is required".into()));
+                }
+            };
+            let stream = wire::connect_tcp(host, *port, left()).map_err(|e| {
+                let what = match e {
+                    ConnectError::Resolve(e) => format!("could not resolve `{host}`: {e}"),
+                    ConnectError::Connect(e) => wire::timed_out(&e, t.connect_timeout),
+                };
+                SqlError::client(
+                    format!("error connecting to server at {host}:{port}: {what}"),
+                    ErrKind::Unreachable,
+                )
+            })?;
+            (stream, probe)
+        } else {
+            // libpq ignores sslmode on Unix sockets (the server refuses TLS there).
+            let (dir, port) = pgsql::socket_dir_and_port(&t.sockets[n % t.sockets.len()]);
+            let path = dir.join(format!(".s.PGSQL.{port}"));
+            let stream = UnixStream::connect(&path).map_err(|e| {
+                SqlError::client(
+                    format!(
+                        "error connecting to server on socket {}: {e}",
+                        path.display()
+                    ),
+                    ErrKind::Unreachable,
+                )
+            })?;
+            (Stream::Unix(stream), false)
+        };
+        let mut c = WireConnection {
+            io: Reader::new(stream),
+            out: BytesMut::with_capacity(256),
+            stmts: Vec::new(),
+            // Until the startup ends: nothing is sent on drop (no Terminate mid-auth).
+            broken: true,
+        };
+        // The startup may take what is left of the timeout; statements wait as long as the
+        // server takes.
+        c.read_timeout(Some(left()))?;
+        if probe {
+            c.ssl_probe().map_err(at_connect)?;
+        }
+        let password = t
+            .password()
+            .map_err(|e| SqlError::client(e.to_string(), ErrKind::Other))?;
+        c.startup(t, password.as_deref()).map_err(at_connect)?;
+        c.read_timeout(None)?;
+        c.broken = false;
+        Ok(c)
+    }
+
+    fn read_timeout(&self, d: Option<Duration>) -> Result<(), WireError> {
+        self.io.stream.set_read_timeout(d).map_err(|e| {
+            WireError::Sql(SqlError::client(
+                format!("socket setup: {e}"),
+                ErrKind::Unreachable,
+            ))
+        })
+    }
+
+    /// `sslmode = prefer`: asks the server for TLS; its `N` lets the connection go on in
+    /// plain text, its `S` means TLS is available and preferred, which is tokio-postgres' job.
+    fn ssl_probe(&mut self) -> Result<(), WireError> {
+        self.out.clear();
+        frontend::ssl_request(&mut self.out);
+        self.send()?;
+        if let Err(e) = self.fill(1) {
+            return Err(self.read_failed(e).into());
+        }
+        let answer = self.io.buf[self.io.pos];
+        self.io.pos += 1;
+        match answer {
+            b'N' => Ok(()),
+            b'S' => Err(WireError::Unsupported(
+                "the server offers TLS and the TLS mode is prefer".into(),
+            )),
+            other => Err(WireError::Unsupported(format!(
+                "the server answered the TLS request with `{}`",
+                other.escape_ascii()
+            ))),
+        }
+    }
+
+    /// Sends the startup message, authenticates, and reads up to the first ReadyForQuery.
+    fn startup(&mut self, t: &Target, password: Option<&str>) -> Result<(), WireError> {
+        let mut params = vec![
+            ("user", t.user.as_str()),
+            ("application_name", "sbsuite"),
+            ("client_encoding", "UTF8"),
+        ];
+        if !t.database.is_empty() {
+            params.push(("database", t.database.as_str()));
+        }
+        self.out.clear();
+        frontend::startup_message(params, &mut self.out).map_err(nul_error)?;
+        self.send()?;
+        let need_password = || {
+            WireError::Sql(SqlError::client(
+                "the server asks for a password: set [target] password (--pgsql-password)",
+                ErrKind::Other,
+            ))
+        };
+        let mut scram: Option<ScramSha256> = None;
+        loop {
+            let (tag, r) = self.message()?;
+            let body = &self.io.buf[r];
+            match tag {
+                b'R' => {
+                    let Some(code) = body
+                        .get(..4)
+                        .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+                    else {
+                        return Err(self.protocol("short authentication request").into());
+                    };
+                    let data = &body[4..];
+                    self.out.clear();
+                    match code {
+                        AUTH_OK => continue,
+                        AUTH_CLEARTEXT => {
+                            let pw = password.ok_or_else(need_password)?;
+                            frontend::password_message(pw.as_bytes(), &mut self.out)
+                                .map_err(nul_error)?;
+                        }
+                        AUTH_MD5 => {
+                            let pw = password.ok_or_else(need_password)?;
+                            let Ok(salt) = <[u8; 4]>::try_from(data) else {
+                                return Err(self.protocol("bad md5 salt").into());
+                            };
+                            let hash = md5_hash(t.user.as_bytes(), pw.as_bytes(), salt);
+                            frontend::password_message(hash.as_bytes(), &mut self.out)
+                                .map_err(nul_error)?;
+                        }
+                        AUTH_SASL => {
+                            let pw = password.ok_or_else(need_password)?;
+                            let offered = data
+                                .split(|&b| b == 0)
+                                .any(|m| m == SCRAM_SHA_256.as_bytes());
+                            if !offered {
+                                return Err(WireError::Unsupported(format!(
+                                    "the server offers SASL mechanisms `{}` but not SCRAM-SHA-256",
+                                    String::from_utf8_lossy(data).replace('\0', " ").trim()
+                                )));
+                            }
+                            let s = ScramSha256::new(pw.as_bytes(), ChannelBinding::unsupported());
+                            frontend::sasl_initial_response(
+                                SCRAM_SHA_256,
+                                s.message(),
+                                &mut self.out,
+                            )
+                            .map_err(nul_error)?;
+                            scram = Some(s);
+                        }
+                        AUTH_SASL_CONTINUE => {
+                            let Some(s) = scram.as_mut() else {
+                                return Err(self.protocol("SASL data without SASL").into());
+                            };
+                            s.update(data).map_err(|e| scram_error(&e))?;
+                            frontend::sasl_response(s.message(), &mut self.out)
+                                .map_err(nul_error)?;
+                        }
+                        AUTH_SASL_FINAL => {
+                            let Some(s) = scram.as_mut() else {
+                                return Err(self.protocol("SASL data without SASL").into());
+                            };
+                            // Checks the server's signature: it knows the password too.
+                            s.finish(data).map_err(|e| scram_error(&e))?;
+                            continue;
+                        }
+                        other => {
+                            return Err(WireError::Unsupported(format!(
+                                "the server asks for authentication method {other} (Kerberos, GSSAPI or SSPI)"
+                            )));
+                        }
+                    }
+                    self.send()?;
+                }
+                b'E' => {
+                    let e = parse_error(body);
+                    return Err(e.into_sql(Phase::Connect).into());
+                }
+                b'Z' => return Ok(()),
+                // BackendKeyData, ParameterStatus, NoticeResponse, NegotiateProtocolVersion
+                // (a minor version or option the server does not know: it goes on).
+                b'K' | b'S' | b'N' | b'v' => {}
+                other => {
+                    let what = format!(
+                        "an unexpected `{}` message during startup",
+                        other.escape_ascii()
+                    );
+                    return Err(self.protocol(what).into());
+                }
+            }
+        }
+    }
+
+    fn lost(&mut self, what: impl std::fmt::Display) -> SqlError {
+        self.broken = true;
+        SqlError::client(format!("connection closed ({what})"), ErrKind::Lost)
+    }
+
+    /// A protocol violation: the stream is out of step, so the connection is dropped (the
+    /// engine reconnects if the error is ignored).
+    fn protocol(&mut self, what: impl std::fmt::Display) -> SqlError {
+        self.broken = true;
+        SqlError::client(format!("PostgreSQL protocol error: {what}"), ErrKind::Other)
+    }
+
+    fn fill(&mut self, need: usize) -> Result<(), ReadError> {
+        self.io.fill(need)
+    }
+
+    fn read_failed(&mut self, e: ReadError) -> SqlError {
+        match e {
+            ReadError::Closed => self.lost("the server closed the connection"),
+            ReadError::TimedOut => {
+                // Only the startup has a read timeout.
+                self.broken = true;
+                SqlError::client(
+                    "the server accepted the connection but did not answer within connect_timeout (raise [target] connect_timeout or check the server)",
+                    ErrKind::Unreachable,
+                )
+            }
+            ReadError::Io(e) => self.lost(e),
+        }
+    }
+
+    /// Reads the next message header: its type and body length; the body starts at `io.pos`.
+    fn header(&mut self) -> Result<(u8, usize), SqlError> {
+        if let Err(e) = self.fill(5) {
+            return Err(self.read_failed(e));
+        }
+        let h = &self.io.buf[self.io.pos..self.io.pos + 5];
+        let tag = h[0];
+        let len = i32::from_be_bytes([h[1], h[2], h[3], h[4]]);
+        if len < 4 {
+            return Err(self.protocol(format!("message `{}` of length {len}", tag.escape_ascii())));
+        }
+        self.io.pos += 5;
+        Ok((tag, len as usize - 4))
+    }
+
+    /// Reads a whole message: its type and where its body lies in `io.buf` (valid until the
+    /// next read).
+    fn message(&mut self) -> Result<(u8, Range<usize>), SqlError> {
+        let (tag, len) = self.header()?;
+        Ok((tag, self.body(len)?))
+    }
+
+    fn discard(&mut self, len: usize) -> Result<(), SqlError> {
+        self.io.discard(len).map_err(|e| self.read_failed(e))
+    }
+
+    /// Starts a call: `out` is emptied for its messages.
+    fn start(&mut self) -> Result<(), SqlError> {
+        if self.broken {
+            return Err(SqlError::client("connection closed", ErrKind::Lost));
+        }
+        self.io.rewind();
+        if self.out.capacity() > 1 << 20 {
+            // A COPY chunk or a huge statement grew it; do not keep megabytes per connection.
+            self.out = BytesMut::with_capacity(256);
+        }
+        self.out.clear();
+        Ok(())
+    }
+
+    /// Sends `out` in one write.
+    fn send(&mut self) -> Result<(), SqlError> {
+        if let Err(e) = self.io.stream.write_all(&self.out) {
+            return Err(self.lost(e));
+        }
+        Ok(())
+    }
+
+    /// Reads the answer to the messages sent, up to ReadyForQuery: rows skipped by length
+    /// unless `want` asks for values. A server error is read to the end of the answer (the
+    /// connection stays usable) and returned then; a FATAL one at once (the server closes the
+    /// connection).
+    fn answer(&mut self, want: Want) -> Result<Answer, SqlError> {
+        let mut a = Answer::default();
+        let mut failed: Option<ServerError> = None;
+        let mut first_seen = false;
+        loop {
+            let (tag, len) = self.header()?;
+            match tag {
+                b'D' => {
+                    let values = match want {
+                        Want::First if !first_seen => 1,
+                        Want::Rows => usize::MAX,
+                        _ => {
+                            self.discard(len)?;
+                            continue;
+                        }
+                    };
+                    let r = self.body(len)?;
+                    let Some(mut row) = row_values(&self.io.buf[r], values) else {
+                        return Err(self.protocol("a malformed DataRow"));
+                    };
+                    if want == Want::First {
+                        first_seen = true;
+                        a.first = row.pop().flatten();
+                    } else {
+                        a.rows.push(row);
+                    }
+                }
+                b'C' => {
+                    let r = self.body(len)?;
+                    a.done.affected = tag_count(&self.io.buf[r]);
+                }
+                b'T' => {
+                    a.done.rows = true;
+                    self.discard(len)?;
+                }
+                b't' => {
+                    let r = self.body(len)?;
+                    match parameter_types(&self.io.buf[r]) {
+                        Some(types) => a.params = types,
+                        None => return Err(self.protocol("a malformed ParameterDescription")),
+                    }
+                }
+                b'E' => {
+                    let r = self.body(len)?;
+                    let e = parse_error(&self.io.buf[r]);
+                    if e.fatal() {
+                        self.broken = true;
+                        return Err(e.into_sql(Phase::Use));
+                    }
+                    failed.get_or_insert(e);
+                }
+                b'Z' => {
+                    self.discard(len)?;
+                    return match failed {
+                        Some(e) => Err(e.into_sql(Phase::Use)),
+                        None => Ok(a),
+                    };
+                }
+                b'G' => {
+                    self.discard(len)?;
+                    if want == Want::CopyIn {
+                        a.copy_in = true;
+                        return Ok(a);
+                    }
+                    // COPY … FROM STDIN outside `load`: refused, and the answer goes on.
+                    self.out.clear();
+                    frontend::copy_fail("sbsuite sends COPY data only in prepare", &mut self.out)
+                        .map_err(nul_error)?;
+                    self.send()?;
+                }
+                // ParseComplete, BindComplete, CloseComplete, NoData, EmptyQueryResponse,
+                // PortalSuspended; the data of a COPY … TO STDOUT; and what the server may
+                // send at any time: NoticeResponse, ParameterStatus, NotificationResponse.
+                b'1' | b'2' | b'3' | b'n' | b'I' | b's' | b'H' | b'd' | b'c' | b'N' | b'S'
+                | b'A' => self.discard(len)?,
+                other => {
+                    return Err(
+                        self.protocol(format!("an unexpected `{}` message", other.escape_ascii()))
+                    );
+                }
+            }
+        }
+    }
+
+    /// The body of the message whose header was just read.
+    fn body(&mut self, len: usize) -> Result<Range<usize>, SqlError> {
+        if let Err(e) = self.fill(len) {
+            return Err(self.read_failed(e));
+        }
+        let start = self.io.pos;
+        self.io.pos += len;
+        Ok(start..start + len)
+    }
+
+    /// Runs `sql` with the simple query protocol.
+    fn simple(&mut self, sql: &str, want: Want) -> Result<Answer, SqlError> {
+        self.start()?;
+        frontend::query(sql, &mut self.out).map_err(nul_error)?;
+        self.send()?;
+        self.answer(want)
+    }
+
+    /// Streams the rows of `fill` as binary COPY data after CopyInResponse, in chunks of
+    /// [`pgsql::COPY_CHUNK`], each one CopyData message sent with one write.
+    fn copy_rows(
+        &mut self,
+        with_id: bool,
+        fill: &mut dyn FnMut(&mut DataRow) -> bool,
+    ) -> Result<(), SqlError> {
+        self.out.clear();
+        self.out.reserve(pgsql::COPY_CHUNK + 512);
+        start_copy_data(&mut self.out);
+        pgsql::copy_header(&mut self.out);
+        let mut row = DataRow::default();
+        while fill(&mut row) {
+            if let Err(m) = pgsql::binary_row(&mut self.out, &row, with_id) {
+                // Ends the COPY (the server rolls it back), then reports the row.
+                self.out.clear();
+                frontend::copy_fail(&m, &mut self.out).map_err(nul_error)?;
+                self.send()?;
+                let _ = self.answer(Want::Drain);
+                return Err(SqlError::client(m, ErrKind::Other));
+            }
+            if self.out.len() >= pgsql::COPY_CHUNK {
+                end_copy_data(&mut self.out)?;
+                self.send()?;
+                self.out.clear();
+                start_copy_data(&mut self.out);
+            }
+        }
+        self.out.put_i16(-1);
+        end_copy_data(&mut self.out)?;
+        frontend::copy_done(&mut self.out);
+        self.send()?;
+        self.answer(Want::Drain).map(|_| ())
+    }
+}
+
+/// A SCRAM exchange that failed on the client's side (a malformed or forged server message).
+fn scram_error(e: &std::io::Error) -> WireError {
+    WireError::Sql(SqlError::client(
+        format!("SCRAM-SHA-256 authentication failed: {e}"),
+        ErrKind::Other,
+    ))
+}
+
+/// A connection that broke while it was being opened is unreachable (try again), not lost.
+fn at_connect(e: WireError) -> WireError {
+    match e {
+        WireError::Sql(mut e) if e.kind == ErrKind::Lost => {
+            e.kind = ErrKind::Unreachable;
+            WireError::Sql(e)
+        }
+        other => other,
+    }
+}
+
+/// Starts a CopyData message in `out` (type and a length placeholder).
+fn start_copy_data(out: &mut BytesMut) {
+    out.put_u8(b'd');
+    out.put_i32(0);
+}
+
+/// Writes the length of the CopyData message that `out` holds.
+fn end_copy_data(out: &mut BytesMut) -> Result<(), SqlError> {
+    let len = i32::try_from(out.len() - 1)
+        .map_err(|_| SqlError::client("a COPY chunk over 2 GiB", ErrKind::Other))?;
+    out[1..5].copy_from_slice(&len.to_be_bytes());
+    Ok(())
+}
+
+impl Connection for WireConnection {
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
+        let name = format!("sbs{}", self.stmts.len());
+        self.start()?;
+        frontend::parse(
+            &name,
+            &pgsql::numbered(sql),
+            std::iter::empty(),
+            &mut self.out,
+        )
+        .map_err(nul_error)?;
+        frontend::describe(b'S', &name, &mut self.out).map_err(nul_error)?;
+        frontend::sync(&mut self.out);
+        self.send()?;
+        let a = self.answer(Want::Describe)?;
+        self.stmts.push(Stmt {
+            name,
+            types: a.params,
+            rows: a.done.rows,
+        });
+        Ok(self.stmts.len() - 1)
+    }
+
+    fn execute(&mut self, stmt: StmtId, params: &[P<'_>]) -> Result<Done, SqlError> {
+        self.start()?;
+        let Some(s) = self.stmts.get(stmt) else {
+            return Err(SqlError::client(
+                format!("no prepared statement {stmt}"),
+                ErrKind::Other,
+            ));
+        };
+        if s.types.len() != params.len() {
+            return Err(SqlError::client(
+                format!(
+                    "the statement takes {} parameters, {} given",
+                    s.types.len(),
+                    params.len()
+                ),
+                ErrKind::Other,
+            ));
+        }
+        let rows = s.rows;
+        put_bind(&mut self.out, &s.name, &s.types, params)
+            .map_err(|m| SqlError::client(m, ErrKind::Other))?;
+        frontend::execute("", 0, &mut self.out).map_err(nul_error)?;
+        frontend::sync(&mut self.out);
+        self.send()?;
+        let a = self.answer(Want::Drain)?;
+        Ok(Done {
+            rows,
+            affected: a.done.affected,
+        })
+    }
+
+    fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
+        Ok(self.simple(sql, Want::Drain)?.done)
+    }
+
+    fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, SqlError> {
+        let a = self.simple(sql, Want::First)?;
+        pgsql::parse_i64(sql, a.first.as_deref())
+    }
+
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        Ok(self.simple(sql, Want::Rows)?.rows)
+    }
+
+    fn load(
+        &mut self,
+        table: &str,
+        with_id: bool,
+        fill: &mut dyn FnMut(&mut DataRow) -> bool,
+    ) -> Result<(), SqlError> {
+        let a = self.simple(&pgsql::copy_sql(table, with_id), Want::CopyIn)?;
+        if !a.copy_in {
+            return Err(self.protocol("the COPY statement did not start a COPY"));
+        }
+        self.copy_rows(with_id, fill)
+    }
+
+    fn max_connections(&mut self) -> Result<Option<u64>, SqlError> {
+        pgsql::max_connections_of(self)
+    }
+
+    fn close(self: Box<Self>) {
+        // Drop sends Terminate.
+    }
+}
+
+impl Drop for WireConnection {
+    fn drop(&mut self) {
+        // The backend exits (and flushes its statistics) now rather than when it notices the
+        // socket; a failure here changes nothing measured.
+        if self.start().is_ok() {
+            frontend::terminate(&mut self.out);
+            let _ = self.send();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,314 @@
+//! What sbsuite's own blocking protocol clients ([`super::mysql_wire`], [`super::pgsql_wire`])
+//! share: the socket (TCP or Unix) and one reusable read buffer.
+//!
+//! Why it is shaped this way: both clients send a whole command with one `write` and then only
+//! need to find where the answer ends, skipping row data by its length. The buffer grows only
+//! for a message larger than itself and reads are never tiny (unread bytes move to the front
+//! first), so a typical answer costs one `read` system call. The protocols differ in framing
+//! and errors, so each client maps [`ReadError`] and [`ConnectError`] to its own messages.
+
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::{Connection, ErrKind, SqlError};
+
+/// Initial size of the read buffer: one answer of the read-only mix (100 rows of ~190 bytes)
+/// fits, so a range query is one `read` call.
+pub const READ_BUF: usize = 32 << 10;
+
+/// Below this much free space at the end of the read buffer, unread bytes move to the front
+/// before the next `read`, so reads are never tiny.
+const MIN_READ: usize = 4 << 10;
+
+/// A buffer grown past this (a huge row or command) is given back before the next command.
+const KEEP: usize = 1 << 20;
+
+/// Why a wire connection could not be opened.
+#[derive(Debug)]
+pub enum WireError {
+    /// The server (or the target) needs something this client does not do (TLS, an auth
+    /// method or plugin it does not speak, an old protocol). The caller uses the driver
+    /// library instead.
+    Unsupported(String),
+    /// A real error (server error, unreachable host, wrong password) to report as is.
+    Sql(SqlError),
+}
+
+impl From<SqlError> for WireError {
+    fn from(e: SqlError) -> WireError {
+        WireError::Sql(e)
+    }
+}
+
+/// One driver's choice between sbsuite's wire client and its client library: an environment
+/// switch (`wire`, the default, or the library's name), and the fallback to the library when
+/// the wire client meets a server it cannot speak to.
+pub struct Choice {
+    /// The environment variable (`SBSUITE_MYSQL_CLIENT`).
+    pub env: &'static str,
+    /// Its value that picks the library (`async`).
+    pub library: &'static str,
+    /// The library's name in messages (`mysql_async`).
+    pub library_name: &'static str,
+    /// The server's name in messages (`MySQL`).
+    pub server: &'static str,
+    chosen: OnceLock<Result<bool, String>>,
+    /// Set once the wire client met a server it cannot speak to: later connections of the
+    /// process go to the library directly.
+    unsupported: AtomicBool,
+}
+
+impl Choice {
+    pub const fn new(
+        env: &'static str,
+        library: &'static str,
+        library_name: &'static str,
+        server: &'static str,
+    ) -> Choice {
+        Choice {
+            env,
+            library,
+            library_name,
+            server,
+            chosen: OnceLock::new(),
+            unsupported: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the environment leaves the wire client on (read once per process).
+    fn wire(&self) -> Result<bool, SqlError> {
+        self.chosen
+            .get_or_init(|| match std::env::var(self.env).as_deref() {
+                Err(_) | Ok("" | "wire") => Ok(true),
+                Ok(v) if v == self.library => Ok(false),
+                Ok(other) => Err(format!(
+                    "{}={other} is not a {} client: use wire (the default) or {}",
+                    self.env, self.server, self.library
+                )),
+            })
+            .clone()
+            .map_err(|m| SqlError::client(m, ErrKind::Other))
+    }
+
+    /// Opens a connection with `open` (the wire client) unless the environment or an earlier
+    /// connection ruled it out; `None`: the library's turn.
+    pub fn open_wire(
+        &self,
+        open: impl FnOnce() -> Result<Box<dyn Connection>, WireError>,
+    ) -> Result<Option<Box<dyn Connection>>, SqlError> {
+        if !self.wire()? || self.unsupported.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        match open() {
+            Ok(c) => Ok(Some(c)),
+            Err(WireError::Sql(e)) => Err(e),
+            Err(WireError::Unsupported(why)) => {
+                // Said once: the client in use changes the client CPU a run measures.
+                if !self.unsupported.swap(true, Ordering::Relaxed) {
+                    eprintln!(
+                        "[sbsuite] {}: {why}: using {} for the connections",
+                        self.server, self.library_name
+                    );
+                }
+                Ok(None)
+            }
+        }
+    }
+}
+
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    pub fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.write_all(buf),
+            Stream::Unix(s) => s.write_all(buf),
+        }
+    }
+
+    pub fn set_read_timeout(&self, d: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(d),
+            Stream::Unix(s) => s.set_read_timeout(d),
+        }
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+/// Why a TCP connection could not be opened.
+#[derive(Debug)]
+pub enum ConnectError {
+    /// The host name has no address.
+    Resolve(io::Error),
+    /// No address accepted the connection (the last address's error).
+    Connect(io::Error),
+}
+
+/// Connects to `host:port` (each address in turn) with TCP_NODELAY and keepalive: no Nagle
+/// delay on small commands, and a vanished server is noticed on an idle connection.
+pub fn connect_tcp(host: &str, port: u16, timeout: Duration) -> Result<Stream, ConnectError> {
+    let addrs = (host, port)
+        .to_socket_addrs()
+        .map_err(ConnectError::Resolve)?;
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "the host has no address");
+    for addr in addrs {
+        match TcpStream::connect_timeout(&addr, timeout) {
+            Ok(s) => {
+                let _ = s.set_nodelay(true);
+                let _ = socket2::SockRef::from(&s).set_tcp_keepalive(
+                    &socket2::TcpKeepalive::new().with_time(Duration::from_secs(30)),
+                );
+                return Ok(Stream::Tcp(s));
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(ConnectError::Connect(last))
+}
+
+/// The text of a timed-out connect or read during the handshake.
+pub fn timed_out(e: &io::Error, timeout: Duration) -> String {
+    if matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    ) {
+        format!(
+            "connection timed out after {} s (raise [target] connect_timeout or check the host)",
+            timeout.as_secs()
+        )
+    } else {
+        e.to_string()
+    }
+}
+
+/// Why a read failed.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The server closed the connection.
+    Closed,
+    /// The socket's read timeout passed (only handshakes set one).
+    TimedOut,
+    Io(io::Error),
+}
+
+/// A socket and its read buffer: unread bytes are `buf[pos..end]`.
+pub struct Reader {
+    pub stream: Stream,
+    pub buf: Vec<u8>,
+    pub pos: usize,
+    pub end: usize,
+}
+
+impl Reader {
+    pub fn new(stream: Stream) -> Reader {
+        Reader {
+            stream,
+            buf: vec![0; READ_BUF],
+            pos: 0,
+            end: 0,
+        }
+    }
+
+    /// Makes at least `need` unread bytes available in `buf[pos..]`.
+    pub fn fill(&mut self, need: usize) -> Result<(), ReadError> {
+        while self.end - self.pos < need {
+            if self.pos == self.end {
+                self.pos = 0;
+                self.end = 0;
+            } else if self.pos > 0
+                && (self.buf.len() - self.end < MIN_READ || self.buf.len() - self.pos < need)
+            {
+                self.buf.copy_within(self.pos..self.end, 0);
+                self.end -= self.pos;
+                self.pos = 0;
+            }
+            if self.buf.len() - self.pos < need {
+                let size = (self.pos + need).max(self.buf.len() * 2);
+                self.buf.resize(size, 0);
+            }
+            match self.stream.read(&mut self.buf[self.end..]) {
+                Ok(0) => return Err(ReadError::Closed),
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return Err(ReadError::TimedOut);
+                }
+                Err(e) => return Err(ReadError::Io(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Consumes `n` bytes without keeping them (row data).
+    pub fn discard(&mut self, mut n: usize) -> Result<(), ReadError> {
+        loop {
+            let have = self.end - self.pos;
+            if have >= n {
+                self.pos += n;
+                return Ok(());
+            }
+            n -= have;
+            self.pos = 0;
+            self.end = 0;
+            self.fill(1)?;
+        }
+    }
+
+    /// Before a command: an empty buffer starts at its front again, and one that a huge answer
+    /// grew is given back (no megabytes kept per connection).
+    pub fn rewind(&mut self) {
+        if self.pos == self.end {
+            self.pos = 0;
+            self.end = 0;
+            if self.buf.len() > KEEP {
+                self.buf = vec![0; READ_BUF];
+            }
+        }
+    }
+}
+
+/// What the wire clients' tests share.
+#[cfg(test)]
+pub mod testing {
+    use crate::db::Target;
+
+    /// A target of `driver` as `user`, with more `[target]` lines.
+    pub fn target(driver: &str, user: &str, extra: &str) -> Target {
+        let raw: crate::suite::RawTarget = toml::from_str(&format!(
+            "driver = \"{driver}\"\nuser = \"{user}\"\n{extra}"
+        ))
+        .expect("raw target");
+        Target::from_raw(&raw).expect("valid target")
+    }
+
+    /// Whether `server` listens on `addr` (else the test says why and passes, outside CI).
+    pub fn server(addr: &str, server: &str) -> bool {
+        if std::net::TcpStream::connect(addr).is_ok() {
+            return true;
+        }
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but no {server} server listens on {addr}"
+        );
+        eprintln!("skipped: no {server} server on {addr}");
+        false
+    }
+}
