@@ -6,8 +6,8 @@
 //!
 //! Connections are in plain text (`sslmode = disable`) unless a test says otherwise, so they go
 //! through sbsuite's own protocol client (`src/db/pgsql_wire.rs`); the statement mix, the
-//! reconnects and the wrong password run through tokio-postgres as well (TLS, or
-//! `SBSUITE_PGSQL_CLIENT=tokio`).
+//! reconnects, the wrong password and the TLS modes run through tokio-postgres as well
+//! (`SBSUITE_PGSQL_CLIENT=tokio`).
 //!
 //! Each test uses its own database `sbsuite_t_<name>` (created and dropped here through the
 //! `postgres` superuser over 127.0.0.1:5432), and the tests of this file run one at a time.
@@ -648,8 +648,8 @@ fn wrong_password_fails_clearly_without_leaking_it() {
         .output()
         .unwrap();
     // The sysbench command line path, with the password on the command line, in libpq's
-    // default TLS mode (prefer): tokio-postgres over TLS when the server offers it (the suite
-    // above is plain text: the wire client).
+    // default TLS mode (prefer): TLS when the server offers it (the suite above is plain
+    // text).
     let line_out = sbsuite()
         .args([
             "sysbench",
@@ -792,51 +792,105 @@ fn tls_modes_encrypt_and_verify_as_libpq() {
             "prepare",
         ),
     );
-    // The server's own certificate (self-signed on Debian: CN = localhost) is its CA.
-    let run = |host: &str, mode: &str| {
+    // The server's own certificate (self-signed on Debian: CN = localhost) is its CA; another
+    // self-signed certificate is a wrong one.
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.pem");
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
+        .args(["-subj", "/CN=sbsuite other CA", "-keyout"])
+        .arg(dir.path().join("other.key"))
+        .arg("-out")
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "openssl: {made:?}");
+    let other = other.to_str().unwrap().to_string();
+    let args = |host: &str, mode: &str| {
+        [
+            "sysbench",
+            "oltp_point_select",
+            "--db-driver=pgsql",
+            &format!("--pgsql-host={host}"),
+            "--pgsql-user=postgres",
+            &format!("--pgsql-db={db}"),
+            "--table-size=10",
+            &format!("--pgsql-sslmode={mode}"),
+        ]
+        .map(String::from)
+    };
+    let run = |client: &str, host: &str, mode: &str, ca: &str| {
         sbsuite()
-            .env("PGSSLROOTCERT", &cert)
-            .args([
-                "sysbench",
-                "oltp_point_select",
-                "--db-driver=pgsql",
-                &format!("--pgsql-host={host}"),
-                "--pgsql-user=postgres",
-                &format!("--pgsql-db={db}"),
-                "--table-size=10",
-                &format!("--pgsql-sslmode={mode}"),
-                "--events=5",
-                "--time=0",
-                "run",
-            ])
+            .env("SBSUITE_PGSQL_CLIENT", client)
+            .env("PGSSLROOTCERT", ca)
+            .args(args(host, mode))
+            .args(["--events=5", "--time=0", "run"])
             .output()
             .unwrap()
     };
-    let outcomes: Vec<(&str, &str, std::process::Output)> = [
-        ("127.0.0.1", "require"),
-        ("127.0.0.1", "verify-ca"),
-        ("127.0.0.1", "verify-full"),
-    ]
-    .into_iter()
-    .map(|(h, m)| (h, m, run(h, m)))
-    .collect();
+    // Each case through both clients: the same verification, the same errors.
+    let mut outcomes: Vec<(&str, &str, &str, &str, std::process::Output)> = Vec::new();
+    for client in ["wire", "tokio"] {
+        for (host, mode, ca) in [
+            ("127.0.0.1", "prefer", cert.as_str()),
+            ("127.0.0.1", "require", &cert),
+            ("127.0.0.1", "verify-ca", &cert),
+            ("localhost", "verify-full", &cert),
+            ("127.0.0.1", "verify-full", &cert),
+            ("127.0.0.1", "verify-ca", &other),
+        ] {
+            outcomes.push((client, host, mode, ca, run(client, host, mode, ca)));
+        }
+    }
+    // While a run goes on: the worker's backend is encrypted (pg_stat_ssl), for `prefer` (the
+    // default of libpq) as for `require`.
+    let mut encrypted = Vec::new();
+    for mode in ["prefer", "require"] {
+        let mut a: Vec<String> = args(HOST, mode).into();
+        a.extend(["--time=30".into(), "run".into()]);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let (mut child, _) = common::spawn_until_started_with(&a, &[]);
+        let admin = Admin::connect("postgres").unwrap();
+        let ssl = admin.column(&format!(
+            "SELECT s.ssl::text FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) WHERE a.datname = '{db}' AND a.application_name = 'sbsuite'"
+        ));
+        common::interrupt(child.id());
+        let _ = child.wait();
+        encrypted.push((mode, ssl));
+    }
     drop_database(&db);
-    for (host, mode, out) in &outcomes {
+    for (mode, ssl) in encrypted {
+        assert_eq!(ssl, [Some("true".to_string())], "{mode}: pg_stat_ssl.ssl");
+    }
+    for (client, host, mode, ca, out) in &outcomes {
         let text = format!(
-            "{}{}",
+            "{client}: {}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        if *mode == "verify-full" {
+        if *mode == "verify-full" && *host == "127.0.0.1" {
             // The certificate names no IP address: the host name check fails.
             assert_eq!(out.status.code(), Some(1), "{host} {mode}: {text}");
             assert!(text.contains("not valid for name \"127.0.0.1\""), "{text}");
+        } else if *ca == other {
+            // Not signed by the given CA: the chain check fails.
+            assert_eq!(out.status.code(), Some(1), "{host} {mode}: {text}");
+            assert!(
+                text.contains("error performing TLS handshake: invalid peer certificate"),
+                "{text}"
+            );
         } else {
             assert!(out.status.success(), "{host} {mode}: {text}");
             assert!(
                 text.contains("        read:                            5\n"),
                 "{text}"
             );
+        }
+        // sbsuite's own client speaks every mode: no fallback to tokio-postgres.
+        if *client == "wire" {
+            assert!(!text.contains("tokio-postgres"), "{host} {mode}: {text}");
         }
     }
 }

@@ -103,21 +103,23 @@ fn connect_stream(t: &Target, n: usize, timeout: Duration) -> Result<Stream, Sql
         });
     }
     let (host, port) = &t.hosts[n % t.hosts.len()];
-    wire::connect_tcp(host, *port, timeout).map_err(|e| match e {
-        ConnectError::Resolve(e) => SqlError::new(
-            "2005",
-            format!("Unknown server host '{host}' ({e})"),
-            ErrKind::Unreachable,
-        ),
-        ConnectError::Connect(e) => SqlError::new(
-            "2003",
-            format!(
-                "Can't connect to server on '{host}:{port}' ({})",
-                wire::timed_out(&e, t.connect_timeout)
+    wire::connect_tcp(host, *port, timeout)
+        .map(Stream::Tcp)
+        .map_err(|e| match e {
+            ConnectError::Resolve(e) => SqlError::new(
+                "2005",
+                format!("Unknown server host '{host}' ({e})"),
+                ErrKind::Unreachable,
             ),
-            ErrKind::Unreachable,
-        ),
-    })
+            ConnectError::Connect(e) => SqlError::new(
+                "2003",
+                format!(
+                    "Can't connect to server on '{host}:{port}' ({})",
+                    wire::timed_out(&e, t.connect_timeout)
+                ),
+                ErrKind::Unreachable,
+            ),
+        })
 }
 
 /// A prepared statement: the server's id and its parameter count.

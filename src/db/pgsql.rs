@@ -1,10 +1,10 @@
 //! PostgreSQL connections, shaped for a load generator.
 //!
-//! [`open`] uses sbsuite's own blocking protocol client ([`super::pgsql_wire`]) for plain-text
-//! connections, and `tokio-postgres` for TLS, when the server needs an authentication method
-//! the wire client does not speak, or when `SBSUITE_PGSQL_CLIENT=tokio` asks for it. The rest
-//! of this file is the tokio-postgres path and what both share (error kinds, parameter
-//! encoding, COPY rows).
+//! [`open`] uses sbsuite's own blocking protocol client ([`super::pgsql_wire`]), in plain text
+//! or TLS, and `tokio-postgres` when the server needs an authentication method the wire client
+//! does not speak, or when `SBSUITE_PGSQL_CLIENT=tokio` asks for it. The rest of this file is
+//! the tokio-postgres path and what both share (error kinds, parameter encoding, COPY rows, the
+//! rustls configuration of each TLS mode).
 //!
 //! Each worker owns one [`tokio_postgres::Client`] for the whole run, on its own current-thread
 //! tokio runtime, so the worker thread is the only thread that touches its socket, as in the
@@ -25,8 +25,9 @@
 //!   protocol, one round trip, as libpq's `PQexec` does.
 //! * `load` streams `COPY … FROM STDIN` in PostgreSQL's binary format (no text parsing of the
 //!   integers on the server).
-//! * TLS is rustls (ring): `prefer`/`require` encrypt without verifying (libpq's meaning),
-//!   `verify-ca` checks the chain against `ssl_ca`, `verify-full` also the host name.
+//! * TLS is rustls (ring), one configuration for both clients (`tls::client_config`):
+//!   `prefer`/`require` encrypt without verifying (libpq's meaning), `verify-ca` checks the
+//!   chain against `ssl_ca`, `verify-full` also the host name.
 //!
 //! The password is read from the target at connect time and handed to `tokio_postgres::Config`
 //! only; it is never formatted into text.
@@ -700,8 +701,8 @@ pub fn binary_row(buf: &mut BytesMut, r: &DataRow, with_id: bool) -> Result<(), 
     Ok(())
 }
 
-/// rustls configurations for the TLS modes.
-mod tls {
+/// rustls configurations for the TLS modes (both clients).
+pub(super) mod tls {
     use std::sync::Arc;
 
     use rustls::client::WebPkiServerVerifier;

@@ -12,16 +12,23 @@
 //! parameters are encoded as the tokio-postgres path encodes them ([`pgsql::put_param`]).
 //!
 //! Scope (everything else is [`WireError::Unsupported`] and `pgsql::open` falls back to
-//! tokio-postgres): protocol 3.0 over TCP or a Unix socket without TLS (`sslmode = disable`;
-//! `prefer` asks the server with an SSLRequest and goes on in plain text when it says no;
-//! `require` and the verify modes need TLS), authentication trust, cleartext password, md5
-//! and SCRAM-SHA-256 (without channel binding, which needs TLS), the extended query protocol
+//! tokio-postgres): protocol 3.0 over a Unix socket (always plain text, as libpq) or TCP, in
+//! plain text (`sslmode = disable`) or TLS: every other mode sends an SSLRequest and, when the
+//! server answers `S`, runs a blocking rustls handshake ([`Stream::tls`]) with the
+//! configuration the tokio-postgres path uses (`pgsql::tls`: `prefer`/`require` encrypt
+//! without verifying, `verify-ca` checks the chain against `ssl_ca`, `verify-full` also the
+//! host name; the client certificate when given). A server answering `N` gets plain text for
+//! `prefer` and fails the other modes. Authentication trust, cleartext password, md5 and
+//! SCRAM-SHA-256 (without channel binding, also over TLS), the extended query protocol
 //! with named statements prepared once per connection, the simple query protocol, and
 //! `COPY … FROM STDIN` for loading. The password is read from the target at connect time and
 //! only ever goes into the authentication messages.
 
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
@@ -256,16 +263,9 @@ impl WireConnection {
                 .saturating_sub(start.elapsed())
                 .max(Duration::from_millis(1))
         };
-        let (stream, probe) = if t.sockets.is_empty() {
+        let stream = if t.sockets.is_empty() {
             let (host, port) = &t.hosts[n % t.hosts.len()];
-            let probe = match t.ssl {
-                SslMode::Disabled => false,
-                SslMode::Preferred => true,
-                SslMode::Required | SslMode::VerifyCa | SslMode::VerifyIdentity => {
-                    return Err(WireError::Unsupported("TLS is required".into()));
-                }
-            };
-            let stream = wire::connect_tcp(host, *port, left()).map_err(|e| {
+            let tcp = wire::connect_tcp(host, *port, left()).map_err(|e| {
                 let what = match e {
                     ConnectError::Resolve(e) => format!("could not resolve `{host}`: {e}"),
                     ConnectError::Connect(e) => wire::timed_out(&e, t.connect_timeout),
@@ -275,7 +275,10 @@ impl WireConnection {
                     ErrKind::Unreachable,
                 )
             })?;
-            (stream, probe)
+            match t.ssl {
+                SslMode::Disabled => Stream::Tcp(tcp),
+                _ => start_tls(tcp, t, host, left())?,
+            }
         } else {
             // libpq ignores sslmode on Unix sockets (the server refuses TLS there).
             let (dir, port) = pgsql::socket_dir_and_port(&t.sockets[n % t.sockets.len()]);
@@ -289,7 +292,7 @@ impl WireConnection {
                     ErrKind::Unreachable,
                 )
             })?;
-            (Stream::Unix(stream), false)
+            Stream::Unix(stream)
         };
         let mut c = WireConnection {
             io: Reader::new(stream),
@@ -301,9 +304,6 @@ impl WireConnection {
         // The startup may take what is left of the timeout; statements wait as long as the
         // server takes.
         c.read_timeout(Some(left()))?;
-        if probe {
-            c.ssl_probe().map_err(at_connect)?;
-        }
         let password = t
             .password()
             .map_err(|e| SqlError::client(e.to_string(), ErrKind::Other))?;
@@ -320,29 +320,6 @@ impl WireConnection {
                 ErrKind::Unreachable,
             ))
         })
-    }
-
-    /// `sslmode = prefer`: asks the server for TLS; its `N` lets the connection go on in
-    /// plain text, its `S` means TLS is available and preferred, which is tokio-postgres' job.
-    fn ssl_probe(&mut self) -> Result<(), WireError> {
-        self.out.clear();
-        frontend::ssl_request(&mut self.out);
-        self.send()?;
-        if let Err(e) = self.fill(1) {
-            return Err(self.read_failed(e).into());
-        }
-        let answer = self.io.buf[self.io.pos];
-        self.io.pos += 1;
-        match answer {
-            b'N' => Ok(()),
-            b'S' => Err(WireError::Unsupported(
-                "the server offers TLS and the TLS mode is prefer".into(),
-            )),
-            other => Err(WireError::Unsupported(format!(
-                "the server answered the TLS request with `{}`",
-                other.escape_ascii()
-            ))),
-        }
     }
 
     /// Sends the startup message, authenticates, and reads up to the first ReadyForQuery.
@@ -694,6 +671,62 @@ fn at_connect(e: WireError) -> WireError {
             WireError::Sql(e)
         }
         other => other,
+    }
+}
+
+/// Asks the server on `tcp` for TLS (SSLRequest) and runs the handshake when it agrees. Its
+/// refusal lets `prefer` go on in plain text and fails the other modes, as tokio-postgres does.
+/// The verification is `pgsql`'s rustls configuration of the mode (the tokio-postgres path's).
+fn start_tls(
+    mut tcp: TcpStream,
+    t: &Target,
+    host: &str,
+    timeout: Duration,
+) -> Result<Stream, WireError> {
+    let failed = |e: std::io::Error| {
+        let what = match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => "the server closed the connection".into(),
+            _ => wire::timed_out(&e, t.connect_timeout),
+        };
+        SqlError::client(
+            format!("error requesting TLS from {host}: {what}"),
+            ErrKind::Unreachable,
+        )
+    };
+    let mut request = BytesMut::with_capacity(8);
+    frontend::ssl_request(&mut request);
+    tcp.set_read_timeout(Some(timeout)).map_err(failed)?;
+    tcp.write_all(&request).map_err(failed)?;
+    // One byte, not more: what follows an `S` belongs to the TLS handshake.
+    let mut answer = [0u8; 1];
+    tcp.read_exact(&mut answer).map_err(failed)?;
+    match answer[0] {
+        b'N' if t.ssl == SslMode::Preferred => Ok(Stream::Tcp(tcp)),
+        b'N' => Err(SqlError::client(
+            "error performing TLS handshake: server does not support TLS",
+            ErrKind::Other,
+        )
+        .into()),
+        b'S' => {
+            let config = Arc::new(pgsql::tls::client_config(t)?);
+            Stream::tls(tcp, config, host).map_err(|e| {
+                let what = match e.kind() {
+                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
+                        wire::timed_out(&e, t.connect_timeout)
+                    }
+                    _ => e.to_string(),
+                };
+                // A certificate or handshake failure does not heal by retrying.
+                WireError::Sql(SqlError::client(
+                    format!("error performing TLS handshake: {what}"),
+                    ErrKind::Other,
+                ))
+            })
+        }
+        other => Err(WireError::Unsupported(format!(
+            "the server answered the TLS request with `{}`",
+            other.escape_ascii()
+        ))),
     }
 }
 

@@ -1,17 +1,21 @@
 //! What sbsuite's own blocking protocol clients ([`super::mysql_wire`], [`super::pgsql_wire`])
-//! share: the socket (TCP or Unix) and one reusable read buffer.
+//! share: the socket (TCP, TLS over TCP, or Unix) and one reusable read buffer.
 //!
 //! Why it is shaped this way: both clients send a whole command with one `write` and then only
 //! need to find where the answer ends, skipping row data by its length. The buffer grows only
 //! for a message larger than itself and reads are never tiny (unread bytes move to the front
 //! first), so a typical answer costs one `read` system call. The protocols differ in framing
 //! and errors, so each client maps [`ReadError`] and [`ConnectError`] to its own messages.
+//!
+//! TLS ([`Stream::tls`]) is a blocking rustls client over the TCP socket: rustls decrypts into
+//! its own plaintext queue and [`Reader::fill`] copies from there into the one read buffer,
+//! so the parsing code does not change; a write is encrypted and flushed at once.
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::{Connection, ErrKind, SqlError};
@@ -123,13 +127,42 @@ impl Choice {
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// TLS over TCP (boxed: rustls' connection state is large).
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
 }
 
 impl Stream {
+    /// Runs a TLS handshake as a client of `host` (an IP address or a DNS name, checked
+    /// against the certificate when `config` verifies names) over `tcp`; the socket's read
+    /// timeout bounds it.
+    pub fn tls(
+        mut tcp: TcpStream,
+        config: Arc<rustls::ClientConfig>,
+        host: &str,
+    ) -> io::Result<Stream> {
+        let name = rustls::pki_types::ServerName::try_from(host.to_owned()).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("`{host}` is not a host name for TLS: {e}"),
+            )
+        })?;
+        let mut conn = rustls::ClientConnection::new(config, name).map_err(io::Error::other)?;
+        while conn.is_handshaking() {
+            conn.complete_io(&mut tcp)?;
+        }
+        Ok(Stream::Tls(Box::new(rustls::StreamOwned::new(conn, tcp))))
+    }
+
     pub fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.write_all(buf),
             Stream::Unix(s) => s.write_all(buf),
+            // rustls' `write` may leave records unsent (and swallow the socket's error until
+            // the next call): `flush` sends them all now.
+            Stream::Tls(s) => {
+                s.write_all(buf)?;
+                s.flush()
+            }
         }
     }
 
@@ -137,6 +170,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_read_timeout(d),
             Stream::Unix(s) => s.set_read_timeout(d),
+            Stream::Tls(s) => s.sock.set_read_timeout(d),
         }
     }
 
@@ -144,6 +178,12 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            // A server that closes the socket without a TLS close_notify (a terminated
+            // backend) has closed the connection, as in plain text.
+            Stream::Tls(s) => match s.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
+                r => r,
+            },
         }
     }
 }
@@ -159,7 +199,7 @@ pub enum ConnectError {
 
 /// Connects to `host:port` (each address in turn) with TCP_NODELAY and keepalive: no Nagle
 /// delay on small commands, and a vanished server is noticed on an idle connection.
-pub fn connect_tcp(host: &str, port: u16, timeout: Duration) -> Result<Stream, ConnectError> {
+pub fn connect_tcp(host: &str, port: u16, timeout: Duration) -> Result<TcpStream, ConnectError> {
     let addrs = (host, port)
         .to_socket_addrs()
         .map_err(ConnectError::Resolve)?;
@@ -171,7 +211,7 @@ pub fn connect_tcp(host: &str, port: u16, timeout: Duration) -> Result<Stream, C
                 let _ = socket2::SockRef::from(&s).set_tcp_keepalive(
                     &socket2::TcpKeepalive::new().with_time(Duration::from_secs(30)),
                 );
-                return Ok(Stream::Tcp(s));
+                return Ok(s);
             }
             Err(e) => last = e,
         }

@@ -422,33 +422,49 @@ fn startup_sends_the_parameters_and_a_cleartext_or_md5_password() {
 }
 
 #[test]
-fn prefer_probes_for_tls_and_goes_on_in_plain_text_only_when_refused() {
-    for answer in [b'N', b'S'] {
-        let r = with_peer("ssl = \"preferred\"", move |mut s| {
-            let mut req = [0u8; 8];
-            s.read_exact(&mut req).unwrap();
-            assert_eq!(req, [0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f], "SSLRequest");
-            s.write_all(&[answer]).unwrap();
-            if answer == b'N' {
-                read_frontend(&mut s, false);
-                let mut rest = auth(AUTH_OK, &[]);
-                rest.extend(ready());
-                s.write_all(&rest).unwrap();
+fn tls_request_refused_is_plain_for_prefer_and_an_error_otherwise_and_accepted_starts_tls() {
+    for mode in ["preferred", "required", "verify_ca", "verify_identity"] {
+        for answer in [b'N', b'S'] {
+            let r = with_peer(&format!("ssl = \"{mode}\""), move |mut s| {
+                let mut req = [0u8; 8];
+                s.read_exact(&mut req).unwrap();
+                assert_eq!(req, [0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f], "SSLRequest");
+                s.write_all(&[answer]).unwrap();
+                if answer == b'N' && mode == "preferred" {
+                    read_frontend(&mut s, false);
+                    let mut rest = auth(AUTH_OK, &[]);
+                    rest.extend(ready());
+                    s.write_all(&rest).unwrap();
+                } else if answer == b'S' {
+                    // A ClientHello (a TLS handshake record) follows, answered with garbage;
+                    // the verify modes without a CA file stop before it.
+                    let mut hello = [0u8; 1];
+                    if s.read_exact(&mut hello).is_ok() {
+                        assert_eq!(hello[0], 0x16, "TLS handshake record");
+                        let _ = s.write_all(b"not TLS at all");
+                    }
+                }
+            });
+            match (answer, mode, r) {
+                (b'N', "preferred", Ok(c)) => assert!(matches!(c.io.stream, Stream::Tcp(_))),
+                (b'N', _, Err(WireError::Sql(e))) => {
+                    assert_eq!(
+                        e.message,
+                        "error performing TLS handshake: server does not support TLS"
+                    );
+                    assert_eq!(e.kind, ErrKind::Other);
+                }
+                (b'S', _, Err(WireError::Sql(e))) => {
+                    assert!(
+                        e.message.starts_with("error performing TLS handshake: ")
+                            || (mode.starts_with("verify") && e.message.contains("ssl_ca")),
+                        "{mode}: {e}"
+                    );
+                    assert_eq!(e.kind, ErrKind::Other, "{mode}: {e}");
+                }
+                (_, _, r) => panic!("{mode} {answer}: {:?}", r.map(|_| ())),
             }
-        });
-        match (answer, r) {
-            (b'N', Ok(_)) => {}
-            (b'S', Err(WireError::Unsupported(m))) => assert!(m.contains("TLS"), "{m}"),
-            (_, Err(e)) => panic!("{answer}: {e:?}"),
-            (_, Ok(_)) => panic!("{answer}: connected"),
         }
-    }
-    // TLS required: left to tokio-postgres without connecting.
-    for mode in ["required", "verify_ca", "verify_identity"] {
-        assert!(matches!(
-            WireConnection::open(&peer_target(1, &format!("ssl = \"{mode}\"")), 0),
-            Err(WireError::Unsupported(_))
-        ));
     }
 }
 
@@ -771,17 +787,82 @@ fn live_connect_failures_and_tls_modes() {
     assert!(e.message.contains("/nonexistent/.s.PGSQL.5432"), "{e}");
     let e = failed(&format!("{TCP}\ndatabase = \"sbsuite_pgw_does_not_exist\""));
     assert_eq!((e.code.as_str(), e.kind), ("3D000", ErrKind::Other), "{e}");
-    // prefer: plain text when the server has no TLS, else tokio-postgres' job.
+    // prefer: plain text when the server has no TLS, else TLS.
     let mut admin = connect(&format!("{TCP}\ndatabase = \"postgres\""));
     let ssl = admin.query_rows("SHOW ssl").unwrap()[0][0].clone();
-    let prefer = WireConnection::open(
-        &target("hosts = [\"127.0.0.1:5432\"]\nssl = \"preferred\"\ndatabase = \"postgres\""),
-        0,
+    let mut prefer =
+        connect("hosts = [\"127.0.0.1:5432\"]\nssl = \"preferred\"\ndatabase = \"postgres\"");
+    assert_eq!(encrypted(&mut prefer), ssl.as_deref() == Some("on"));
+}
+
+/// Whether the connection's own backend is encrypted, as the server sees it.
+fn encrypted(c: &mut WireConnection) -> bool {
+    let v = c
+        .query_i64("SELECT ssl::int FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+        .unwrap();
+    v == Some(1)
+}
+
+#[test]
+fn live_tls_modes_encrypt_verify_and_sockets_stay_plain() {
+    if !server() {
+        return;
+    }
+    let mut admin = connect(&format!("{TCP}\ndatabase = \"postgres\""));
+    let ssl = admin.query_rows("SHOW ssl").unwrap()[0][0].clone();
+    let cert = admin.query_rows("SHOW ssl_cert_file").unwrap()[0][0]
+        .clone()
+        .unwrap_or_default();
+    if ssl.as_deref() != Some("on") || std::fs::read(&cert).is_err() {
+        eprintln!("skipped: the server has no TLS or its certificate {cert} is not readable");
+        return;
+    }
+    // The server's certificate is self-signed for `localhost` (Debian's snakeoil): its own CA.
+    let tls = |host: &str, mode: &str, ca: &str| {
+        WireConnection::open(
+            &target(&format!(
+                "hosts = [\"{host}:5432\"]\nssl = \"{mode}\"\nssl_ca = \"{ca}\"\ndatabase = \"postgres\""
+            )),
+            0,
+        )
+    };
+    for (host, mode) in [
+        ("127.0.0.1", "preferred"),
+        ("127.0.0.1", "required"),
+        ("127.0.0.1", "verify_ca"),
+        ("localhost", "verify_identity"),
+    ] {
+        let mut c = tls(host, mode, &cert).unwrap_or_else(|e| panic!("{mode}: {e:?}"));
+        assert!(matches!(c.io.stream, Stream::Tls(_)), "{mode}");
+        assert!(encrypted(&mut c), "{mode}: pg_stat_ssl.ssl");
+        // Answers larger than a TLS record (16 KiB) and than the read buffer arrive whole.
+        let rows = c
+            .query_rows("SELECT repeat('x', 50000) FROM generate_series(1, 3)")
+            .unwrap();
+        assert_eq!(rows.len(), 3, "{mode}");
+        assert!(
+            rows.iter()
+                .all(|r| r[0].as_deref().map(str::len) == Some(50000))
+        );
+    }
+    let failed = |host: &str, mode: &str, ca: &str| match tls(host, mode, ca) {
+        Err(WireError::Sql(e)) => e,
+        other => panic!("{host} {mode}: {:?}", other.map(|_| ())),
+    };
+    let e = failed("127.0.0.1", "verify_identity", &cert);
+    assert!(
+        e.message.contains("not valid for name \"127.0.0.1\""),
+        "{e}"
     );
-    match (ssl.as_deref(), prefer) {
-        (Some("on"), Err(WireError::Unsupported(m))) => assert!(m.contains("TLS"), "{m}"),
-        (Some("off"), Ok(_)) => {}
-        (s, r) => panic!("ssl = {s:?}: {:?}", r.map(|_| ())),
+    assert_eq!(e.kind, ErrKind::Other);
+    // A CA that did not sign the server's certificate: tests/pgsql_oltp.rs.
+    // libpq ignores sslmode on Unix sockets: plain text even when TLS is required.
+    for mode in ["preferred", "required"] {
+        let mut c = connect(&format!(
+            "{SOCKET}\nssl = \"{mode}\"\ndatabase = \"postgres\""
+        ));
+        assert!(matches!(c.io.stream, Stream::Unix(_)), "{mode}");
+        assert!(!encrypted(&mut c), "{mode}: socket");
     }
 }
 
@@ -805,21 +886,28 @@ fn live_md5_and_scram_passwords() {
             ))
             .unwrap();
     }
-    let login = |role: &str, password: &str| {
+    // In plain text and over TLS (when the server has it on: SCRAM without channel binding).
+    let login = |role: &str, ssl: &str, password: &str| {
         let t = target_as(
             role,
-            &format!("{TCP}\ndatabase = \"postgres\"\npassword = \"{password}\""),
+            &format!(
+                "hosts = [\"127.0.0.1:5432\"]\nssl = \"{ssl}\"\ndatabase = \"postgres\"\npassword = \"{password}\""
+            ),
         );
         WireConnection::open(&t, 0).map(|mut c| c.query_i64("SELECT 1"))
     };
-    let results: Vec<_> = roles
+    let cases: Vec<_> = roles
         .iter()
-        .map(|(role, _)| (login(role, pw), login(role, "not-the-password")))
+        .flat_map(|&r| ["disabled", "preferred"].map(|ssl| (r, ssl)))
+        .collect();
+    let results: Vec<_> = cases
+        .iter()
+        .map(|&((role, _), ssl)| (login(role, ssl, pw), login(role, ssl, "not-the-password")))
         .collect();
     for (role, _) in roles {
         admin.query(&format!("DROP ROLE {role}")).unwrap();
     }
-    for ((role, method), (right, wrong)) in roles.iter().zip(results) {
+    for (((role, method), ssl), (right, wrong)) in cases.into_iter().zip(results) {
         if wrong.is_ok() {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -832,8 +920,8 @@ fn live_md5_and_scram_passwords() {
         }
         match right {
             Ok(v) => assert_eq!(v.unwrap(), Some(1)),
-            Err(WireError::Sql(e)) => panic!("{role}: {e}"),
-            Err(WireError::Unsupported(m)) => panic!("{role}: unsupported: {m}"),
+            Err(WireError::Sql(e)) => panic!("{role} {ssl}: {e}"),
+            Err(WireError::Unsupported(m)) => panic!("{role} {ssl}: unsupported: {m}"),
         }
         match wrong {
             Err(WireError::Sql(e)) => {
