@@ -158,12 +158,13 @@ fn suite_read_write_runs_sysbench_exact_statement_mix() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let d = delta(&before, &after);
     // 100 events × sysbench's read_write mix (one thread: no deadlock can re-run an event;
-    // the three-thread test below allows for those); prepare adds one INSERT per table.
+    // the three-thread test below allows for those); prepare adds one INSERT of 1,000 rows
+    // per table, in a transaction of its own.
     assert_eq!(d["Com_update"], 200, "{d:?}");
     assert_eq!(d["Com_delete"], 100, "{d:?}");
     assert_eq!(d["Com_insert"], 100 + 2, "{d:?}");
-    assert_eq!(d["Com_begin"], 100, "{d:?}");
-    assert_eq!(d["Com_commit"], 100, "{d:?}");
+    assert_eq!(d["Com_begin"], 100 + 2, "{d:?}");
+    assert_eq!(d["Com_commit"], 100 + 2, "{d:?}");
     // 1400 event selects, plus a few checks and session setup: max_allowed_packet per
     // loader, max_connections, MAX(id) per table, and the client library's settings query per
     // connection (5 connections here).
@@ -1687,4 +1688,104 @@ fn too_few_prepared_statements_fail_before_the_run_with_the_fix() {
     assert!(!msg.contains("transactions:"), "nothing ran: {msg}");
     assert!(one.status.success(), "{}", text(&one));
     assert!(text_mode.status.success(), "{}", text(&text_mode));
+}
+
+/// What a prepared table holds: rows, id range and distinct ids, k range, rows whose c and pad
+/// have sysbench's shape, the `k` index, and CHECK TABLE's verdict.
+fn table_shape(db: &str, table: &str) -> ([i64; 8], i64, String) {
+    rt().block_on(async {
+        let mut c = mysql_async::Conn::new(opts(Some(db))).await.unwrap();
+        let row: (i64, i64, i64, i64, i64, i64, i64, i64) = c
+            .query_first(format!(
+                "SELECT COUNT(*), MIN(id), MAX(id), COUNT(DISTINCT id), MIN(k), MAX(k), \
+                 SUM(c REGEXP '^([0-9]{{11}}-){{9}}[0-9]{{11}}$'), \
+                 SUM(pad REGEXP '^([0-9]{{11}}-){{4}}[0-9]{{11}}$') FROM {table}"
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        let index: Option<i64> = c
+            .query_first(format!(
+                "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE table_schema = '{db}' \
+                 AND table_name = '{table}' AND index_name = 'k_{}' AND column_name = 'k'",
+                &table["sbtest".len()..]
+            ))
+            .await
+            .unwrap();
+        let check: Vec<(String, String, String, String)> =
+            c.query(format!("CHECK TABLE {table}")).await.unwrap();
+        let _ = c.disconnect().await;
+        let (n, lo, hi, ids, klo, khi, cs, pads) = row;
+        (
+            [n, lo, hi, ids, klo, khi, cs, pads],
+            index.unwrap(),
+            check.last().map(|r| r.3.clone()).unwrap_or_default(),
+        )
+    })
+}
+
+/// Issue #4: prepare loads through prepared multi-row INSERTs (full batches of 1,000 rows) and a
+/// text INSERT for the rest; with both clients and with ids from the server (`auto_inc`) or from
+/// the client, every table holds exactly rows 1..table_size in sysbench's shape.
+#[test]
+fn prepare_loads_every_row_in_sysbench_shape_with_both_clients() {
+    let _serial = serial();
+    let Some(db) = database("prepare_shape") else {
+        return;
+    };
+    for client in ["wire", "async"] {
+        for auto_inc in ["on", "off"] {
+            let run = |action: &str| {
+                sbsuite()
+                    .env("SBSUITE_MYSQL_CLIENT", client)
+                    .args([
+                        "sysbench",
+                        "oltp_read_write",
+                        "--mysql-host=127.0.0.1",
+                        "--mysql-user=root",
+                        &format!("--mysql-db={db}"),
+                        "--tables=2",
+                        "--table-size=2500",
+                        "--threads=2",
+                        &format!("--auto_inc={auto_inc}"),
+                        action,
+                    ])
+                    .output()
+                    .unwrap()
+            };
+            let executes = || {
+                rt().block_on(async {
+                    let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
+                    let v: Option<(String, i64)> = c
+                        .query_first("SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'")
+                        .await
+                        .unwrap();
+                    let _ = c.disconnect().await;
+                    v.unwrap().1
+                })
+            };
+            let before = executes();
+            let out = run("prepare");
+            assert!(out.status.success(), "{client} {auto_inc}: {out:?}");
+            // Two full batches of 1,000 rows per table; the last 500 rows go as text.
+            assert_eq!(executes() - before, 4, "{client} {auto_inc}");
+            for table in ["sbtest1", "sbtest2"] {
+                let (shape, index, check) = table_shape(&db, table);
+                let [n, lo, hi, ids, klo, khi, cs, pads] = shape;
+                assert_eq!(
+                    [n, lo, hi, ids, cs, pads],
+                    [2500, 1, 2500, 2500, 2500, 2500],
+                    "{client} {auto_inc} {table}"
+                );
+                assert!(
+                    1 <= klo && klo < khi && khi <= 2500,
+                    "{client} {auto_inc} {table}: k in [{klo}, {khi}]"
+                );
+                assert_eq!(index, 1, "{client} {auto_inc} {table}: the k index");
+                assert_eq!(check, "OK", "{client} {auto_inc} {table}");
+            }
+            assert!(run("cleanup").status.success());
+        }
+    }
+    drop_database(&db);
 }

@@ -605,7 +605,7 @@ fn live_statements_over_tcp_and_socket_in_both_end_styles() {
 }
 
 #[test]
-fn live_load_inserts_every_row() {
+fn live_load_inserts_every_row_in_full_batches_cut_batches_and_the_rest() {
     if !server() {
         return;
     }
@@ -633,6 +633,33 @@ fn live_load_inserts_every_row() {
     assert_eq!(
         c.query_i64("SELECT SUM(k) FROM sbtest1").unwrap(),
         Some(50_000 * 50_001)
+    );
+
+    // Ids from the server, and rows that grow past the packet budget (4 MiB) before a batch
+    // of 1,000 is full: the buffered rows go as text INSERTs, the next ones prepared again.
+    c.query("CREATE TABLE sbtest2 (id INT AUTO_INCREMENT PRIMARY KEY, k INT, c MEDIUMTEXT, pad CHAR(60))")
+        .unwrap();
+    let mut n = 0;
+    let mut fill = |r: &mut DataRow| {
+        n += 1;
+        r.k = n;
+        r.c = "c".repeat(if (1001..=2000).contains(&n) {
+            10_000
+        } else {
+            119
+        });
+        r.pad = "p".repeat(59);
+        n <= 3_456
+    };
+    c.load("sbtest2", false, &mut fill).unwrap();
+    assert_eq!(
+        c.query_i64("SELECT COUNT(*) + MIN(id) + MAX(id) FROM sbtest2 WHERE id = k")
+            .unwrap(),
+        Some(3_456 + 1 + 3_456)
+    );
+    assert_eq!(
+        c.query_i64("SELECT SUM(LENGTH(c)) FROM sbtest2").unwrap(),
+        Some(1_000 * 10_000 + 2_456 * 119)
     );
 }
 

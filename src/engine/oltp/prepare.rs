@@ -4,8 +4,8 @@
 //! Tables load in parallel, one connection per loader thread (thread t loads tables t+1,
 //! t+1+threads, … as sysbench's parallel prepare does); the messages go through a channel to
 //! the calling thread, which owns the output. How rows travel is the driver's
-//! ([`Connection::load`]: multi-row INSERTs sized to `max_allowed_packet` on MySQL, COPY on
-//! PostgreSQL, one transaction of prepared inserts on SQLite).
+//! ([`Connection::load`]: prepared multi-row INSERTs within `max_allowed_packet` on MySQL, COPY
+//! on PostgreSQL, one transaction of prepared inserts on SQLite).
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
