@@ -1,9 +1,9 @@
 //! MySQL/MariaDB connections, shaped for a load generator.
 //!
-//! [`open`] uses sbsuite's own blocking protocol client ([`super::mysql_wire`]) when TLS is off,
-//! and mysql_async otherwise (TLS, `compression = true`), or when the server needs what the wire client does not speak (an
-//! auth plugin other than native / caching_sha2 fast path), or when `SBSUITE_MYSQL_CLIENT=async`
-//! asks for it. The rest of this file is the mysql_async path and what both share (error
+//! [`open`] uses sbsuite's own blocking protocol client ([`super::mysql_wire`]) when TLS and
+//! compression are off, and mysql_async otherwise, or when the server needs what the wire
+//! client does not speak (an auth plugin other than native / caching_sha2 fast path), or when
+//! `SBSUITE_MYSQL_CLIENT=async` asks for it. The rest of this file is the mysql_async path and what both share (error
 //! kinds, bulk loading).
 //!
 //! Each worker owns one [`mysql_async::Conn`] for the whole run on its own current-thread tokio
