@@ -128,12 +128,19 @@ fn flags() -> OpenFlags {
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
 }
 
+/// How long a connection's setup (pragmas, preparing statements) waits for a lock.
+const SETUP_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Opens a connection to the target's database (created when missing) with its pragmas.
 pub fn open(t: &Target) -> Result<Box<dyn Connection>, SqlError> {
     let memory = t.sqlite.path == MEMORY_PATH;
     let conn = rusqlite::Connection::open_with_flags(location(t)?, flags()).map_err(err)?;
     conn.set_prepared_statement_cache_capacity(STMT_CACHE);
-    conn.busy_timeout(t.sqlite.busy_timeout).map_err(err)?;
+    // Setting up is not measured: the pragmas wait for a lock at least SETUP_BUSY_TIMEOUT
+    // even when the target asks for a shorter busy_timeout (0 makes every concurrent open of
+    // a file in use fail at once), and the run's own timeout is set at the end.
+    conn.busy_timeout(t.sqlite.busy_timeout.max(SETUP_BUSY_TIMEOUT))
+        .map_err(err)?;
     // memdb keeps its journal in memory whatever is asked (it has no WAL), so the mode only
     // applies to files, where SQLite answers with the mode it really uses.
     if !memory {
@@ -153,6 +160,7 @@ pub fn open(t: &Target) -> Result<Box<dyn Connection>, SqlError> {
     }
     conn.execute_batch(&format!("PRAGMA synchronous = {}", t.sqlite.synchronous))
         .map_err(err)?;
+    conn.busy_timeout(t.sqlite.busy_timeout).map_err(err)?;
     Ok(Box::new(SqliteConnection {
         conn,
         stmts: Vec::new(),
@@ -197,8 +205,25 @@ fn run(
 
 impl Connection for SqliteConnection {
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
-        // Prepared now so that a bad statement fails here, then kept in the cache.
-        self.conn.prepare_cached(sql).map_err(err)?;
+        // Prepared now so that a bad statement fails here, then kept in the cache. Reading the
+        // schema can meet a lock (another connection's checkpoint or journal mode change); a
+        // worker's setup is not measured, so it waits up to SETUP_BUSY_TIMEOUT whatever the
+        // run's busy_timeout.
+        let start = std::time::Instant::now();
+        loop {
+            match self.conn.prepare_cached(sql) {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && start.elapsed() < SETUP_BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                r => {
+                    r.map_err(err)?;
+                    break;
+                }
+            }
+        }
         self.stmts.push(sql.to_string());
         Ok(self.stmts.len() - 1)
     }
