@@ -13,7 +13,7 @@ use mysql_async::prelude::Queryable;
 
 mod common;
 
-use common::{all_files_text, results, sbsuite};
+use common::{all_files_text, report_count, results, sbsuite};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 3306;
@@ -1441,16 +1441,6 @@ fn sysbench_line(db: &str, workload: &str, extra: &[&str], action: &str) -> std:
 
 fn text(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
-}
-
-/// The number after `label` in a sysbench report.
-fn report_count(stdout: &str, label: &str) -> u64 {
-    stdout
-        .lines()
-        .find_map(|l| l.trim().strip_prefix(label))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no `{label}` line: {stdout}"))
 }
 
 #[test]

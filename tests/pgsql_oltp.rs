@@ -22,7 +22,7 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 mod common;
 
-use common::{all_files_text, results, sbsuite};
+use common::{all_files_text, report_count, results, sbsuite};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 5432;
@@ -157,16 +157,6 @@ fn ok(what: &str, out: &std::process::Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
-}
-
-/// The number after `label` in a sysbench report (`ignored errors:`, `reconnects:`).
-fn report_count(stdout: &str, label: &str) -> u64 {
-    stdout
-        .lines()
-        .find_map(|l| l.trim().strip_prefix(label))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no `{label}` line: {stdout}"))
 }
 
 /// Rows inserted, updated, deleted in the sbtest tables, as PostgreSQL's statistics count

@@ -17,7 +17,7 @@ use sbsuite::plan::{self, Plan, StepKind};
 
 mod common;
 
-use common::{results, sbsuite};
+use common::{report_count, results, sbsuite};
 
 /// A suite file `s.toml` in `dir` with `target` (TOML lines, empty for none) and `defaults`.
 fn write_suite(dir: &Path, target: &str, defaults: &str) -> std::path::PathBuf {
@@ -49,16 +49,6 @@ fn run_suite(dir: &Path, suite: &Path) -> (std::process::Output, String, String)
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     (out, stdout, stderr)
-}
-
-/// The number after `label` on the report's line that starts with it (e.g. "ignored errors:").
-fn stat(stdout: &str, label: &str) -> u64 {
-    stdout
-        .lines()
-        .find_map(|l| l.trim().strip_prefix(label))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no `{label}` line: {stdout}"))
 }
 
 fn num(row: &HashMap<String, String>, col: &str) -> u64 {
@@ -205,7 +195,7 @@ fn read_write_mix_from_a_suite_without_target_uses_and_removes_sbtest_db() {
         stdout.contains("    transactions:                        100    ("),
         "{stdout}"
     );
-    assert_eq!(stat(&stdout, "ignored errors:"), 0);
+    assert_eq!(report_count(&stdout, "ignored errors:"), 0);
     let rows = results(&dir.path().join("results"));
     assert_eq!(rows.len(), 1);
     let r = &rows[0];
@@ -392,8 +382,8 @@ fn a_held_write_lock_is_counted_as_sqlite_busy_and_the_run_goes_on() {
     }
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{report}");
-    assert!(stat(&report, "ignored errors:") > 0, "{report}");
-    assert!(stat(&report, "transactions:") > 0, "{report}");
+    assert!(report_count(&report, "ignored errors:") > 0, "{report}");
+    assert!(report_count(&report, "transactions:") > 0, "{report}");
     assert!(
         report.contains("Dropping table 'sbtest1'..."),
         "cleanup ran: {report}"

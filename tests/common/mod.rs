@@ -110,3 +110,15 @@ pub fn all_files_text(root: &std::path::Path) -> String {
         .map(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned())
         .collect()
 }
+
+/// The number after `label` on the sysbench report line that starts with it (e.g.
+/// `"ignored errors:"`, `"read:"`).
+#[allow(dead_code)]
+pub fn report_count(stdout: &str, label: &str) -> u64 {
+    stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(label))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no `{label}` line: {stdout}"))
+}
