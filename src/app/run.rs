@@ -59,7 +59,7 @@ pub(super) fn run(args: RunArgs) -> Exit {
 /// How a run ended: 130 when it was interrupted, else 1 when a step failed — or ended early
 /// without a stop request (forced_shutdown: the suite did not succeed, though its row keeps the
 /// numbers) — else 0.
-pub(super) fn exit_of(summary: &RunSummary) -> Exit {
+fn exit_of(summary: &RunSummary) -> Exit {
     if summary.interrupted {
         Exit::Interrupted
     } else if summary.steps_failed > 0 || summary.steps_interrupted > 0 {
@@ -84,4 +84,32 @@ fn resume(dir: &Path, args: &RunArgs) -> Result<(crate::suite::Suite, crate::pla
             fail(Exit::Failed, e)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(failed: usize, cut_short: usize, interrupted: bool) -> RunSummary {
+        RunSummary {
+            run_dir: PathBuf::new(),
+            steps_ok: 1,
+            steps_failed: failed,
+            interrupted,
+            run_id: String::new(),
+            results_csv: PathBuf::new(),
+            steps_skipped: 0,
+            steps_interrupted: cut_short,
+            steps_kept: 0,
+        }
+    }
+
+    #[test]
+    fn interrupted_wins_then_any_failed_or_cut_short_step_fails_the_run() {
+        assert_eq!(exit_of(&summary(0, 0, false)), Exit::Ok);
+        assert_eq!(exit_of(&summary(2, 0, false)), Exit::Failed);
+        assert_eq!(exit_of(&summary(0, 1, false)), Exit::Failed);
+        assert_eq!(exit_of(&summary(2, 1, true)), Exit::Interrupted);
+        assert_eq!(Exit::Interrupted as u8, 130);
+    }
 }

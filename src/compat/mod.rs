@@ -112,10 +112,10 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
     // Database tests connect with the line's --mysql-* options (sysbench's defaults otherwise).
     let target = if catalog::workload(workload).is_some_and(|w| w.needs_target) {
         let conn = &inv.connection;
-        Some(
-            crate::db::Target::from_sysbench(&|name| conn.get(name).map(str::to_string))
-                .map_err(SysbenchError::Target)?,
-        )
+        match crate::db::Target::from_sysbench(&|name| conn.get(name).map(str::to_string)) {
+            Ok(t) => Some(t),
+            Err(e) => return Err(SysbenchError::Target(e)),
+        }
     } else {
         None
     };
