@@ -4,14 +4,17 @@
 //! expanded into an ordered [`plan`], executed by the [`runner`] through the workload
 //! [`engine`]s, and stored as CSV by [`results`]. [`report`] renders sysbench-shaped text and
 //! [`stats`] holds the latency histograms every engine shares.
+//!
+//! Library modules return typed outcomes and errors; [`app`], the binary's edge, is the only
+//! place that prints errors and turns them into exit codes.
 
 // Config errors carry a file position and source line; they are returned once per command, never
 // on a hot path, so their size does not matter.
 #![allow(clippy::result_large_err)]
 
+pub mod app;
 pub mod catalog;
 pub mod cli;
-pub mod commands;
 pub mod compare;
 pub mod compat;
 pub mod db;

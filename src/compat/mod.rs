@@ -15,20 +15,64 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::catalog::{self, Kind, OptSpec};
-use crate::commands::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::db::DbError;
+use crate::engine::EngineError;
+use crate::runner::{RunError, RunSummary, SignalError};
+use crate::suite::ConfigErrors;
 use crate::value::Value;
 
-use self::args::{Action, Invocation, Warning, placeholder};
+use self::args::{Action, ArgsError, Invocation, Warning, placeholder};
+use self::convert::ConvertError;
 
-/// `sbsuite sysbench ARGS…`: parse like sysbench, then help, prepare/cleanup or run.
-pub fn sysbench(raw: &[String]) -> u8 {
-    let inv = match args::parse(raw) {
-        Ok(inv) => inv,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
+/// How `sbsuite sysbench` ended without an error.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Help, version, a dry run, or a step that ran to its end.
+    Done,
+    /// The step was stopped by Ctrl-C/SIGTERM.
+    Interrupted,
+    /// `--sbsuite-results`: the line ran as a one-step suite through the runner.
+    Suite(RunSummary),
+}
+
+/// Why `sbsuite sysbench` could not run its line, or the step failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SysbenchError {
+    #[error(transparent)]
+    Args(#[from] ArgsError),
+    #[error(
+        "the `{test}` test maps to workload `{workload}`, which has no engine in this \
+         build; `sbsuite workloads` lists what runs (`sbsuite convert` still turns this line \
+         into a suite for `plan`/`validate`)"
+    )]
+    NoEngine { test: String, workload: String },
+    /// The line's `--mysql-*`/`--pgsql-*` options do not make a target.
+    #[error(transparent)]
+    Target(DbError),
+    #[error(transparent)]
+    Signal(#[from] SignalError),
+    /// The step itself failed (sysbench reports it as `FATAL: …`).
+    #[error(transparent)]
+    Step(#[from] EngineError),
+    #[error(
+        "--sbsuite-results stores run results; drop it for `{0}` (a suite's plan \
+         prepares and cleans up around its runs)"
+    )]
+    ResultsNeedRun(&'static str),
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
+    /// The converted one-step suite does not load or plan (rendered with its position).
+    #[error("{0}")]
+    Config(ConfigErrors),
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+/// `sbsuite sysbench ARGS…`: parse like sysbench, then help, prepare/cleanup or run. What
+/// sysbench prints (warnings, help, reports) goes to stdout/stderr as sysbench does; errors are
+/// returned.
+pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
+    let inv = args::parse(raw)?;
     let mut stdout = std::io::stdout().lock();
     for w in &inv.warnings {
         match w {
@@ -40,54 +84,42 @@ pub fn sysbench(raw: &[String]) -> u8 {
     }
     if inv.version {
         let _ = writeln!(stdout, "{}", banner());
-        return EXIT_OK;
+        return Ok(Outcome::Done);
     }
     let Some(action) = inv.action else {
-        return EXIT_OK;
+        return Ok(Outcome::Done);
     };
     if action == Action::Help {
         let _ = write!(stdout, "{}", help(&inv, raw.iter().any(|a| a == "--help")));
-        return EXIT_OK;
+        return Ok(Outcome::Done);
     }
     let options = inv.options();
     if inv.dry_run {
         let _ = write!(stdout, "{}", dry_run(&inv, action));
-        return EXIT_OK;
+        return Ok(Outcome::Done);
     }
     let workload = inv.workload.name;
     if crate::engine::engine_for(workload).is_none() {
-        eprintln!(
-            "error: the `{}` test maps to workload `{workload}`, which has no engine in this \
-             build; `sbsuite workloads` lists what runs (`sbsuite convert` still turns this line \
-             into a suite for `plan`/`validate`)",
-            inv.test
-        );
-        return EXIT_BAD_INPUT;
+        return Err(SysbenchError::NoEngine {
+            test: inv.test.clone(),
+            workload: workload.to_string(),
+        });
     }
     if let Some(dir) = &inv.results_dir {
         drop(stdout);
-        return with_results(raw, action, dir);
+        return with_results(raw, action, dir).map(Outcome::Suite);
     }
     // Database tests connect with the line's --mysql-* options (sysbench's defaults otherwise).
     let target = if catalog::workload(workload).is_some_and(|w| w.needs_target) {
         let conn = &inv.connection;
         match crate::db::Target::from_sysbench(&|name| conn.get(name).map(str::to_string)) {
             Ok(t) => Some(t),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_BAD_INPUT;
-            }
+            Err(e) => return Err(SysbenchError::Target(e)),
         }
     } else {
         None
     };
-    let stop = match crate::runner::signal::install() {
-        Ok(flag) => flag,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FAILED;
-        }
-    };
+    let stop = crate::runner::signal::install()?;
     let result = match action {
         Action::Run => {
             if options.int("time") == 0 && options.int("events") == 0 {
@@ -129,51 +161,29 @@ pub fn sysbench(raw: &[String]) -> u8 {
         Action::Help => Ok(false),
     };
     let _ = stdout.flush();
-    match result {
-        Ok(true) => EXIT_INTERRUPTED,
-        Ok(false) => EXIT_OK,
-        Err(e) => {
-            eprintln!("FATAL: {e}");
-            EXIT_FAILED
-        }
+    match result? {
+        true => Ok(Outcome::Interrupted),
+        false => Ok(Outcome::Done),
     }
 }
 
 /// `--sbsuite-results=DIR`: the line becomes a one-step suite (as `convert` writes it) and goes
 /// through the runner, which stores results.csv like `sbsuite run`.
-fn with_results(raw: &[String], action: Action, dir: &Path) -> u8 {
+fn with_results(raw: &[String], action: Action, dir: &Path) -> Result<RunSummary, SysbenchError> {
     if action != Action::Run {
-        eprintln!(
-            "error: --sbsuite-results stores run results; drop it for `{}` (a suite's plan \
-             prepares and cleans up around its runs)",
-            action.as_str()
-        );
-        return EXIT_BAD_INPUT;
+        return Err(SysbenchError::ResultsNeedRun(action.as_str()));
     }
     let words: Vec<String> = raw
         .iter()
         .filter(|w| !w.replace('_', "-").starts_with("--sbsuite-results"))
         .cloned()
         .collect();
-    let text = match convert::convert(&[(1, words)]) {
-        Ok((text, _)) => text,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
+    let (text, _) = convert::convert(&[(1, words)])?;
     let env: Vec<(String, String)> = Vec::new();
-    let suite =
-        match crate::suite::load_text(Path::new("<sysbench command line>"), &text, &[], &env)
+    let (suite, plan) =
+        crate::suite::load_text(Path::new("<sysbench command line>"), &text, &[], &env)
             .and_then(|s| crate::plan::build(&s).map(|p| (s, p)))
-        {
-            Ok(loaded) => loaded,
-            Err(e) => {
-                eprint!("{e}");
-                return EXIT_BAD_INPUT;
-            }
-        };
-    let (suite, plan) = suite;
+            .map_err(SysbenchError::Config)?;
     let ctx = crate::runner::RunContext {
         base_dir: std::path::PathBuf::from("."),
         hooks: Default::default(),
@@ -185,15 +195,7 @@ fn with_results(raw: &[String], action: Action, dir: &Path) -> u8 {
         quiet: false,
         progress: crate::runner::ProgressMode::Off,
     };
-    match crate::runner::run_plan(&plan, &ctx, Default::default()) {
-        Ok(s) if s.interrupted => EXIT_INTERRUPTED,
-        Ok(s) if s.steps_failed > 0 => EXIT_FAILED,
-        Ok(_) => EXIT_OK,
-        Err(e) => {
-            eprintln!("error: {e}");
-            EXIT_FAILED
-        }
-    }
+    Ok(crate::runner::run_plan(&plan, &ctx, Default::default())?)
 }
 
 fn banner() -> String {
@@ -310,14 +312,23 @@ fn dry_run(inv: &Invocation, action: Action) -> String {
     s
 }
 
-/// `sbsuite convert`: one line after `--`, or lines from stdin.
-pub fn convert(raw: &[String]) -> u8 {
+/// Why `sbsuite convert` produced no suite.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertCommandError {
+    #[error("cannot read stdin: {0}")]
+    Stdin(std::io::Error),
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
+}
+
+/// `sbsuite convert`: one line after `--`, or lines from stdin. Returns the suite text and the
+/// notes about what the conversion decided (for stderr).
+pub fn convert(raw: &[String]) -> Result<(String, Vec<String>), ConvertCommandError> {
     let lines = if raw.is_empty() || raw == ["-"] {
         let mut text = String::new();
-        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
-            eprintln!("error: cannot read stdin: {e}");
-            return EXIT_FAILED;
-        }
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(ConvertCommandError::Stdin)?;
         convert::command_lines(&text)
     } else if raw.len() == 1 {
         // One quoted argument holding the whole line.
@@ -332,24 +343,5 @@ pub fn convert(raw: &[String]) -> u8 {
         }
         Ok(vec![(1, words)])
     };
-    match lines.and_then(|l| convert::convert(&l)) {
-        Ok((text, notes)) => {
-            for n in notes {
-                eprintln!("{n}");
-            }
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-                Ok(()) => EXIT_OK,
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EXIT_OK,
-                Err(e) => {
-                    eprintln!("error: cannot write to stdout: {e}");
-                    EXIT_FAILED
-                }
-            }
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            EXIT_BAD_INPUT
-        }
-    }
+    Ok(lines.and_then(|l| convert::convert(&l))?)
 }

@@ -15,11 +15,10 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use indexmap::IndexMap;
 
-use crate::commands::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::engine::{IntervalSample, LatencySummary, SqlCounters, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::csv::fmt_float;
-use crate::results::{ResultStore, RowStatus, RunRow};
+use crate::results::{ResultStore, ResultsError, RowStatus, RunRow};
 use crate::value::{Options, Value};
 
 use self::parse::Report;
@@ -47,16 +46,29 @@ struct Source {
     modified: DateTime<Utc>,
 }
 
+/// Why nothing (or not everything) was imported.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("cannot read {}: {source}; give the path of a saved sysbench output file", .file.display())]
+    Unreadable {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{} holds no sysbench report (no `General statistics:` / `Test execution summary:` block and no `[ Ns ]` interim lines); give the saved output of `sysbench … run`",
+        .0.display()
+    )]
+    NoReport(PathBuf),
+    /// The run directory could not be written.
+    #[error(transparent)]
+    Store(#[from] ResultsError),
+}
+
 /// Runs the command: reads and parses every file first (a bad file writes nothing), then
-/// stores every report. Returns the exit code.
-pub fn command(req: &ImportRequest) -> u8 {
-    let sources = match read_all(&req.files) {
-        Ok(s) => s,
-        Err(msg) => {
-            eprintln!("error: {msg}");
-            return EXIT_BAD_INPUT;
-        }
-    };
+/// stores every report. Warnings about incomplete logs go to stderr and the imported steps to
+/// stdout as it goes; errors are returned.
+pub fn command(req: &ImportRequest) -> Result<(), ImportError> {
+    let sources = read_all(&req.files)?;
     for s in &sources {
         if s.report.workload.is_none() && req.workload.is_none() {
             eprintln!(
@@ -75,35 +87,28 @@ pub fn command(req: &ImportRequest) -> u8 {
     }
     let plan = build_plan(&req.suite, &sources, req.workload.as_deref());
     let suite_text = suite_text(&req.suite, &sources, &plan);
-    match store(&req.out, &plan, &suite_text, &sources) {
-        Ok(dir) => {
-            println!(
-                "imported {} report{} from {} file{} into {}",
-                sources.len(),
-                plural(sources.len()),
-                req.files.len(),
-                plural(req.files.len()),
-                dir.display()
-            );
-            for (step, s) in plan.steps.iter().zip(&sources) {
-                println!(
-                    "  step {:>3}  {:<28} {}:{} (sysbench {}, {} interim line{})",
-                    step.index,
-                    step.name,
-                    s.file.display(),
-                    s.report.line,
-                    s.report.version.map_or("?", |v| v.as_str()),
-                    s.report.intervals.len(),
-                    plural(s.report.intervals.len())
-                );
-            }
-            EXIT_OK
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            EXIT_FAILED
-        }
+    let dir = store(&req.out, &plan, &suite_text, &sources)?;
+    println!(
+        "imported {} report{} from {} file{} into {}",
+        sources.len(),
+        plural(sources.len()),
+        req.files.len(),
+        plural(req.files.len()),
+        dir.display()
+    );
+    for (step, s) in plan.steps.iter().zip(&sources) {
+        println!(
+            "  step {:>3}  {:<28} {}:{} (sysbench {}, {} interim line{})",
+            step.index,
+            step.name,
+            s.file.display(),
+            s.report.line,
+            s.report.version.map_or("?", |v| v.as_str()),
+            s.report.intervals.len(),
+            plural(s.report.intervals.len())
+        );
     }
+    Ok(())
 }
 
 fn plural(n: usize) -> &'static str {
@@ -112,23 +117,18 @@ fn plural(n: usize) -> &'static str {
 
 /// Reads and parses every file; the first unreadable file or file without a report is the
 /// error.
-fn read_all(files: &[PathBuf]) -> Result<Vec<Source>, String> {
+fn read_all(files: &[PathBuf]) -> Result<Vec<Source>, ImportError> {
     let mut out = Vec::new();
     for file in files {
-        let bytes = std::fs::read(file).map_err(|e| {
-            format!(
-                "cannot read {}: {e}; give the path of a saved sysbench output file",
-                file.display()
-            )
+        let bytes = std::fs::read(file).map_err(|source| ImportError::Unreadable {
+            file: file.clone(),
+            source,
         })?;
         // Logs copied from terminals are not always UTF-8 (a stray Latin-1 byte): keep the rest.
         let text = String::from_utf8_lossy(&bytes);
         let reports = parse::parse(&text);
         if reports.is_empty() {
-            return Err(format!(
-                "{} holds no sysbench report (no `General statistics:` / `Test execution summary:` block and no `[ Ns ]` interim lines); give the saved output of `sysbench … run`",
-                file.display()
-            ));
+            return Err(ImportError::NoReport(file.clone()));
         }
         let modified = std::fs::metadata(file)
             .and_then(|m| m.modified())

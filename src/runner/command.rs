@@ -1,136 +1,77 @@
-//! `sbsuite run`: the glue between parsed arguments and [`super::run_plan`].
+//! What `sbsuite run` needs from the runner before the step loop starts: the plan of a stopped
+//! run for `--resume`, and the suite's variants checked against the server.
 //!
-//! Kept apart from the step loop so the loop stays free of CLI types and exit codes; this is the
-//! one place where a run's outcome becomes an exit code (0 ok, 1 a step failed or results could
-//! not be written, 2 bad input, 130 interrupted) and where run errors are printed, once.
+//! Kept apart from the step loop so the loop stays free of suite loading and server checks. Both
+//! return typed errors; the app prints them and picks the exit code.
 
-use crate::cli::{ProgressArg, RunArgs};
-use crate::commands::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, load_plan};
 use crate::suite::source::Seg;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::suite::Driver;
+use crate::plan::Plan;
+use crate::suite::{ConfigError, ConfigErrors, Driver, Suite};
 
-use super::{ProgressMode, RunContext, RunError, run_plan, server};
+use super::server;
 
-pub fn command(args: RunArgs) -> u8 {
-    let loaded = match &args.resume {
-        Some(dir) => load_for_resume(dir, &args),
-        None => match &args.file {
-            Some(file) => load_plan(file, &args.overrides),
-            None => Err(EXIT_BAD_INPUT),
-        },
-    };
-    let (suite, plan) = match loaded {
-        Ok(loaded) => loaded,
-        Err(code) => return code,
-    };
-    // Results labelled with a variant whose settings were never applied would be wrong, so a
-    // suite that asks for server changes this build cannot make is refused, and every
-    // `set_global` is checked against the server (exists, settable at runtime) before anything
-    // runs.
-    let variants = match check_variants(&suite, &plan, false) {
-        Ok(v) => v,
-        Err(code) => return code,
-    };
-    let base_dir = match &args.file {
-        Some(f) => f.parent().map(Path::to_path_buf).unwrap_or_default(),
-        None => PathBuf::from("."),
-    };
-    let ctx = RunContext {
-        base_dir,
-        hooks: suite.hooks.clone(),
-        on_error: suite.on_error,
-        resume: args.resume.clone(),
-        stop_when: suite.matrix.stop_when.clone(),
-        results_root: args.results_dir.unwrap_or(suite.results_dir),
-        suite_text: suite.resolved_toml,
-        quiet: args.quiet,
-        progress: match args.progress {
-            ProgressArg::Auto => ProgressMode::Auto,
-            ProgressArg::Bar => ProgressMode::Bar,
-            ProgressArg::Plain => ProgressMode::Plain,
-            ProgressArg::Off => ProgressMode::Off,
-        },
-    };
-    match run_plan(&plan, &ctx, variants) {
-        Ok(summary) if summary.interrupted => EXIT_INTERRUPTED,
-        // A step that ended early without a stop request (forced_shutdown) did not finish its
-        // run: the suite did not succeed, though its row keeps the numbers.
-        Ok(summary) if summary.steps_failed > 0 || summary.steps_interrupted > 0 => EXIT_FAILED,
-        Ok(_) => EXIT_OK,
-        Err(e @ RunError::NoEngine { .. }) => {
-            eprintln!("error: {e}");
-            EXIT_BAD_INPUT
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            EXIT_FAILED
-        }
-    }
+/// Why `--resume RUN_DIR` cannot continue a run.
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    #[error(
+        "--resume {}: not a run directory (it needs suite.toml, plan.json and results.csv, as `sbsuite run` writes them under results/<suite>/<run-id>/)",
+        .0.display()
+    )]
+    NotRunDir(PathBuf),
+    /// The run's own suite does not load or plan (rendered with file:line:col).
+    #[error("{0}")]
+    Config(ConfigErrors),
+    #[error(
+        "--resume {}: plan.json does not match the plan of its suite.toml (edited, or written by another sbsuite version): start a new run",
+        .0.display()
+    )]
+    PlanChanged(PathBuf),
+    /// The run's restore files cannot be read.
+    #[error("{0}")]
+    Pending(String),
+    #[error("{} has restore files but no [target]", .0.display())]
+    NoTarget(PathBuf),
+    #[error(
+        "restoring the settings of variant {variant} left by the stopped run failed: {message}"
+    )]
+    Restore { variant: String, message: String },
 }
 
 /// `--resume RUN_DIR`: the plan from the run's own `suite.toml` (no environment or `--set`
 /// layers: they would change the plan), checked against its `plan.json`; server settings a
 /// killed run left changed are restored first.
-fn load_for_resume(
-    dir: &Path,
-    args: &RunArgs,
-) -> Result<(crate::suite::Suite, crate::plan::Plan), u8> {
-    if !args.overrides.set.is_empty() {
-        eprintln!(
-            "error: --resume continues the run as it was planned: remove --set (start a new run to change the suite)"
-        );
-        return Err(EXIT_BAD_INPUT);
-    }
+pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
     let suite_file = dir.join(crate::results::SUITE_FILE);
     let plan_file = dir.join(crate::results::PLAN_FILE);
     if !suite_file.exists()
         || !plan_file.exists()
         || !dir.join(crate::results::RESULTS_FILE).exists()
     {
-        eprintln!(
-            "error: --resume {}: not a run directory (it needs suite.toml, plan.json and results.csv, as `sbsuite run` writes them under results/<suite>/<run-id>/)",
-            dir.display()
-        );
-        return Err(EXIT_BAD_INPUT);
+        return Err(ResumeError::NotRunDir(dir.to_path_buf()));
     }
-    let suite = crate::suite::load_with_env(&suite_file, &[], &[]).map_err(|e| {
-        eprint!("{e}");
-        EXIT_BAD_INPUT
-    })?;
-    let plan = crate::plan::build(&suite).map_err(|e| {
-        eprint!("{e}");
-        EXIT_BAD_INPUT
-    })?;
+    let suite = crate::suite::load_with_env(&suite_file, &[], &[]).map_err(ResumeError::Config)?;
+    let plan = crate::plan::build(&suite).map_err(ResumeError::Config)?;
     let stored = std::fs::read_to_string(&plan_file).unwrap_or_default();
     let rebuilt = serde_json::to_string_pretty(&plan).unwrap_or_default();
     if stored.trim_end() != rebuilt.trim_end() {
-        eprintln!(
-            "error: --resume {}: plan.json does not match the plan of its suite.toml (edited, or written by another sbsuite version): start a new run",
-            dir.display()
-        );
-        return Err(EXIT_BAD_INPUT);
+        return Err(ResumeError::PlanChanged(dir.to_path_buf()));
     }
-    let pending = super::server::pending(dir).map_err(|e| {
-        eprintln!("error: {e}");
-        EXIT_FAILED
-    })?;
+    let pending = server::pending(dir).map_err(ResumeError::Pending)?;
     if !pending.is_empty() {
         let Some(target) = plan.steps.iter().find_map(|s| s.target.clone()) else {
-            eprintln!("error: {} has restore files but no [target]", dir.display());
-            return Err(EXIT_FAILED);
+            return Err(ResumeError::NoTarget(dir.to_path_buf()));
         };
         for (_, saved) in pending {
-            if let Err(e) = super::server::restore_and_forget(&target, &saved, dir) {
-                eprintln!(
-                    "error: restoring the settings of variant {} left by the stopped run failed: {e}",
-                    saved.variant
-                );
-                return Err(EXIT_FAILED);
-            }
+            server::restore_and_forget(&target, &saved, dir).map_err(|message| {
+                ResumeError::Restore {
+                    variant: saved.variant.clone(),
+                    message,
+                }
+            })?;
             eprintln!(
                 "[sbsuite] restored the settings of variant {} left by the stopped run",
                 saved.variant
@@ -143,14 +84,14 @@ fn load_for_resume(
 /// The server changes of the suite's variants, checked: a variant with `set_global` or
 /// `restart` needs a MySQL/MariaDB or PostgreSQL `[target]`, and every runtime variable must
 /// exist and be settable on the server (a restart variant's settings can only be checked once
-/// the server runs with its file). Errors are printed with the file, line and key. With
-/// `unreachable_ok` (`sbsuite validate`), a server that cannot be reached is a note, not an
-/// error.
+/// the server runs with its file). The error names the file, line and key. With
+/// `unreachable_ok` (`sbsuite validate`), a server that cannot be reached is a note on stderr,
+/// not an error.
 pub fn check_variants(
-    suite: &crate::suite::Suite,
-    plan: &crate::plan::Plan,
+    suite: &Suite,
+    plan: &Plan,
     unreachable_ok: bool,
-) -> Result<HashMap<String, server::VariantSettings>, u8> {
+) -> Result<HashMap<String, server::VariantSettings>, ConfigError> {
     let target = plan.steps.iter().find_map(|s| s.target.clone());
     let mut variants = HashMap::new();
     for (i, v) in suite.variants.iter().enumerate() {
@@ -167,8 +108,7 @@ pub fn check_variants(
             let e = suite
                 .error(&path, format!("variant `{}` changes server settings, but the suite has no MySQL/MariaDB or PostgreSQL [target]", v.name))
                 .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove the variant's set_global/restart");
-            eprint!("{e}");
-            return Err(EXIT_BAD_INPUT);
+            return Err(e);
         };
         if v.restart.is_none() {
             match server::check(t, &v.set_global) {
@@ -185,8 +125,7 @@ pub fn check_variants(
                         .with_help(
                             "fix or remove the setting; nothing has run and no setting was changed",
                         );
-                    eprint!("{e}");
-                    return Err(EXIT_BAD_INPUT);
+                    return Err(e);
                 }
             }
         }

@@ -33,7 +33,7 @@ use crate::results::{ResultStore, ResultsError, RowStatus, RunRow};
 use crate::suite::Driver;
 use crate::suite::raw::{OnError, RawHooks};
 
-pub use self::command::{check_variants, command};
+pub use self::command::{ResumeError, check_variants, load_for_resume};
 pub use self::progress::ProgressMode;
 pub use self::signal::{SignalError, stop_flag};
 

@@ -1,5 +1,8 @@
 //! Ctrl-C / SIGTERM handling: the first signal asks for a graceful stop, the second exits now.
 //!
+//! Exiting is the process edge's decision, not the library's: the app registers what a second
+//! signal does ([`on_second_signal`]: say so and exit with 130) and this module only calls it.
+//!
 //! Engines are synchronous and poll an `AtomicBool`, so the handler only flips one process-wide
 //! flag (the `ctrlc` crate runs it on its own thread, never in signal context). The flag lives in
 //! a `OnceLock` because `ctrlc` accepts one handler per process: [`install`] is idempotent and
@@ -15,11 +18,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// Exit code after a second Ctrl-C (128 + SIGINT, the shell convention).
-pub const EXIT_INTERRUPTED: i32 = 130;
-
 static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+static ON_SECOND: OnceLock<fn()> = OnceLock::new();
 
 #[derive(Debug, thiserror::Error)]
 pub enum SignalError {
@@ -36,6 +37,13 @@ pub fn stop_flag() -> Arc<AtomicBool> {
         .clone()
 }
 
+/// Registers what a second signal does (the app says so and exits the process). Only the first
+/// registration counts; without one, a second signal changes nothing (the stop is already
+/// requested), which is what a library caller that owns the process wants.
+pub fn on_second_signal(action: fn()) {
+    let _ = ON_SECOND.set(action);
+}
+
 /// Installs the handler once per process (later calls return the same flag) and returns the
 /// stop flag.
 pub fn install() -> Result<Arc<AtomicBool>, SignalError> {
@@ -45,8 +53,10 @@ pub fn install() -> Result<Arc<AtomicBool>, SignalError> {
         let ignored = ignored_signals();
         let result = ctrlc::set_handler(move || {
             if on_signal(&handler_flag) == SignalAction::ExitNow {
-                eprintln!("\n[sbsuite] second interrupt: exiting now (finished rows are on disk)");
-                std::process::exit(EXIT_INTERRUPTED);
+                if let Some(exit_now) = ON_SECOND.get() {
+                    exit_now();
+                }
+                return;
             }
             eprintln!(
                 "\n[sbsuite] interrupt: the current step stops and is recorded as interrupted; \

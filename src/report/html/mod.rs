@@ -12,25 +12,36 @@ pub mod svg;
 
 use std::path::{Path, PathBuf};
 
-use crate::commands::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
-
 use self::charts::Tagged;
+use self::data::LoadError;
 
 /// Default name of the page inside the (first) run directory.
 pub const REPORT_FILE: &str = "report.html";
 
-/// Runs the command; returns the exit code (2 for bad input, 1 when writing fails).
-pub fn command(paths: &[PathBuf], out: Option<PathBuf>, svg_dir: Option<PathBuf>) -> u8 {
-    let mut runs = Vec::new();
-    for p in paths {
-        match data::load(p) {
-            Ok(r) => runs.push(r),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_BAD_INPUT;
-            }
-        }
-    }
+/// Why no page (or not every chart) was written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A run directory cannot be read back.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Runs the command: writes the page (to `out`, else `report.html` in the first run's
+/// directory) and, with `svg_dir`, every chart as an SVG file, saying on stdout what it wrote.
+pub fn command(
+    paths: &[PathBuf],
+    out: Option<PathBuf>,
+    svg_dir: Option<PathBuf>,
+) -> Result<(), ReportError> {
+    let runs = paths
+        .iter()
+        .map(|p| data::load(p))
+        .collect::<Result<Vec<_>, _>>()?;
     let tags = if runs.len() > 1 {
         vec!["A", "B"]
     } else {
@@ -50,36 +61,32 @@ pub fn command(paths: &[PathBuf], out: Option<PathBuf>, svg_dir: Option<PathBuf>
         .to_string();
     let html = page::render(&tagged, &charts, &generated);
     let out = out.unwrap_or_else(|| runs[0].dir.join(REPORT_FILE));
-    if let Err(e) = write(&out, &html) {
-        eprintln!("error: cannot write {}: {e}", out.display());
-        return EXIT_FAILED;
-    }
+    write(&out, &html)?;
     println!("wrote {}", out.display());
     if let Some(dir) = svg_dir {
-        match write_svgs(&dir, &charts) {
-            Ok(n) => println!("wrote {n} SVG chart{} to {}", plural(n), dir.display()),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_FAILED;
-            }
-        }
+        let n = write_svgs(&dir, &charts)?;
+        println!("wrote {n} SVG chart{} to {}", plural(n), dir.display());
     }
-    EXIT_OK
+    Ok(())
 }
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-fn write(path: &Path, text: &str) -> std::io::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(path, text)
+fn write(path: &Path, text: &str) -> Result<(), ReportError> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    parent
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(path, text))
+        .map_err(|source| ReportError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// Every chart as `<id>.svg`; returns how many were written.
-fn write_svgs(dir: &Path, charts: &charts::Charts) -> Result<usize, String> {
+fn write_svgs(dir: &Path, charts: &charts::Charts) -> Result<usize, ReportError> {
     let all = charts.sweep.iter().chain(
         charts
             .series
@@ -89,8 +96,7 @@ fn write_svgs(dir: &Path, charts: &charts::Charts) -> Result<usize, String> {
     let mut n = 0;
     for c in all {
         let path = dir.join(format!("{}.svg", c.id));
-        write(&path, &c.to_svg(true))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        write(&path, &c.to_svg(true))?;
         n += 1;
     }
     Ok(n)

@@ -1,0 +1,86 @@
+//! `sbsuite compare` (exit 1 when a `--fail-on` gate failed) and `sbsuite runs` (the runs under
+//! a results directory, as a table or JSON).
+
+use std::path::Path;
+
+use super::{Exit, fail, print};
+use crate::cli::{CompareArgs, CompareFormat, Format};
+
+pub(super) fn compare(args: CompareArgs) -> Exit {
+    use crate::compare::Format as F;
+    let gates = match args.fail_on.as_deref().map(crate::compare::parse_gates) {
+        None => Vec::new(),
+        Some(Ok(g)) => g,
+        Some(Err(e)) => return fail(Exit::BadInput, e),
+    };
+    let req = crate::compare::Request {
+        runs: args.runs,
+        by: args.by,
+        gates,
+    };
+    let format = match args.format {
+        CompareFormat::Table => F::Table,
+        CompareFormat::Markdown => F::Markdown,
+        CompareFormat::Csv => F::Csv,
+        CompareFormat::Json => F::Json,
+    };
+    match crate::compare::command(&req, format) {
+        Ok(true) => Exit::Ok,
+        Ok(false) => Exit::Failed,
+        Err(e) => fail(Exit::BadInput, e),
+    }
+}
+
+pub(super) fn runs(root: &Path, format: Format) -> Exit {
+    let runs = match crate::compare::list_runs(root) {
+        Ok(r) => r,
+        Err(e) => return fail(Exit::BadInput, e),
+    };
+    if matches!(format, Format::Json) {
+        return print(&(serde_json::to_string_pretty(&runs).unwrap_or_default() + "\n"));
+    }
+    if runs.is_empty() {
+        return print(&format!("no runs under {}\n", root.display()));
+    }
+    let mut rows = vec![[
+        "suite".to_string(),
+        "run".into(),
+        "started".into(),
+        "runs".into(),
+        "status".into(),
+        "path".into(),
+    ]];
+    for r in &runs {
+        let count = match r.planned {
+            Some(p) if p != r.runs => format!("{}/{p}", r.runs),
+            _ => r.runs.to_string(),
+        };
+        let status = match (r.failed, r.interrupted) {
+            (0, 0) => r.status.clone(),
+            (f, 0) => format!("{} ({f} failed)", r.status),
+            (f, i) => format!("{} ({f} failed, {i} interrupted)", r.status),
+        };
+        rows.push([
+            r.suite.clone(),
+            r.run_id.clone(),
+            r.started.clone(),
+            count,
+            status,
+            r.path.display().to_string(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..6)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut text = String::new();
+    for r in &rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        text.push_str(line.join("  ").trim_end());
+        text.push('\n');
+    }
+    print(&text)
+}

@@ -1,0 +1,51 @@
+//! `sbsuite plan` and `sbsuite validate`, and the suite loading every suite command shares.
+
+use std::path::Path;
+
+use super::{Exit, fail, fail_config, print};
+use crate::cli::{Format, Overrides, PlanArgs, ValidateArgs};
+use crate::plan::{self, Plan};
+use crate::suite::{self, SetOverride, Suite};
+
+/// `sbsuite plan FILE`: the ordered steps, as text or JSON.
+pub(super) fn plan(args: &PlanArgs) -> Exit {
+    match load_plan(&args.file, &args.overrides) {
+        Ok((_, plan)) => {
+            let file = args.file.display().to_string();
+            let text = match args.format {
+                Format::Text => plan::render_text(&plan, &file),
+                Format::Json => plan::render_json(&plan, &file),
+            };
+            print(&text)
+        }
+        Err(exit) => exit,
+    }
+}
+
+/// `sbsuite validate FILE…`: every file is checked; the exit code is the last failure's.
+pub(super) fn validate(args: &ValidateArgs) -> Exit {
+    let mut exit = Exit::Ok;
+    for file in &args.files {
+        match load_plan(file, &args.overrides) {
+            // Variants' server settings are checked when the server can be reached.
+            Ok((suite, plan)) => match crate::runner::check_variants(&suite, &plan, true) {
+                Ok(_) => println!("ok: {} ({} steps)", file.display(), plan.steps.len()),
+                Err(e) => exit = fail_config(e),
+            },
+            Err(e) => exit = e,
+        }
+    }
+    exit
+}
+
+/// Loads a suite with its `--set` overrides and builds its plan; errors are printed here and
+/// `Err` holds the exit code.
+pub(super) fn load_plan(file: &Path, overrides: &Overrides) -> Result<(Suite, Plan), Exit> {
+    let mut sets = Vec::new();
+    for s in &overrides.set {
+        sets.push(SetOverride::parse(s).map_err(|e| fail(Exit::BadInput, e))?);
+    }
+    let suite = suite::load(file, &sets).map_err(fail_config)?;
+    let plan = plan::build(&suite).map_err(fail_config)?;
+    Ok((suite, plan))
+}

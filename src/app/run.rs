@@ -1,0 +1,115 @@
+//! `sbsuite run FILE` / `sbsuite run --resume RUN_DIR`: load and check, then the step loop; a
+//! run's summary becomes the exit code (130 interrupted, else 1 when a step failed or ended
+//! early, else 0).
+
+use std::path::{Path, PathBuf};
+
+use super::plan::load_plan;
+use super::{Exit, fail, fail_config};
+use crate::cli::{ProgressArg, RunArgs};
+use crate::runner::{ProgressMode, ResumeError, RunContext, RunError, RunSummary};
+
+pub(super) fn run(args: RunArgs) -> Exit {
+    let loaded = match &args.resume {
+        Some(dir) => resume(dir, &args),
+        None => match &args.file {
+            Some(file) => load_plan(file, &args.overrides),
+            None => Err(Exit::BadInput),
+        },
+    };
+    let (suite, plan) = match loaded {
+        Ok(loaded) => loaded,
+        Err(exit) => return exit,
+    };
+    // Results labelled with a variant whose settings were never applied would be wrong, so a
+    // suite that asks for server changes this build cannot make is refused, and every
+    // `set_global` is checked against the server (exists, settable at runtime) before anything
+    // runs.
+    let variants = match crate::runner::check_variants(&suite, &plan, false) {
+        Ok(v) => v,
+        Err(e) => return fail_config(e),
+    };
+    let base_dir = match &args.file {
+        Some(f) => f.parent().map(Path::to_path_buf).unwrap_or_default(),
+        None => PathBuf::from("."),
+    };
+    let ctx = RunContext {
+        base_dir,
+        hooks: suite.hooks.clone(),
+        on_error: suite.on_error,
+        resume: args.resume.clone(),
+        stop_when: suite.matrix.stop_when.clone(),
+        results_root: args.results_dir.unwrap_or(suite.results_dir),
+        suite_text: suite.resolved_toml,
+        quiet: args.quiet,
+        progress: match args.progress {
+            ProgressArg::Auto => ProgressMode::Auto,
+            ProgressArg::Bar => ProgressMode::Bar,
+            ProgressArg::Plain => ProgressMode::Plain,
+            ProgressArg::Off => ProgressMode::Off,
+        },
+    };
+    match crate::runner::run_plan(&plan, &ctx, variants) {
+        Ok(summary) => exit_of(&summary),
+        Err(e @ RunError::NoEngine { .. }) => fail(Exit::BadInput, e),
+        Err(e) => fail(Exit::Failed, e),
+    }
+}
+
+/// How a run ended: 130 when it was interrupted, else 1 when a step failed — or ended early
+/// without a stop request (forced_shutdown: the suite did not succeed, though its row keeps the
+/// numbers) — else 0.
+fn exit_of(summary: &RunSummary) -> Exit {
+    if summary.interrupted {
+        Exit::Interrupted
+    } else if summary.steps_failed > 0 || summary.steps_interrupted > 0 {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    }
+}
+
+/// `--resume RUN_DIR`: `--set` would change the plan of the run being continued.
+fn resume(dir: &Path, args: &RunArgs) -> Result<(crate::suite::Suite, crate::plan::Plan), Exit> {
+    if !args.overrides.set.is_empty() {
+        return Err(fail(
+            Exit::BadInput,
+            "--resume continues the run as it was planned: remove --set (start a new run to change the suite)",
+        ));
+    }
+    crate::runner::load_for_resume(dir).map_err(|e| match e {
+        ResumeError::Config(e) => fail_config(e),
+        e @ (ResumeError::NotRunDir(_) | ResumeError::PlanChanged(_)) => fail(Exit::BadInput, e),
+        e @ (ResumeError::Pending(_) | ResumeError::NoTarget(_) | ResumeError::Restore { .. }) => {
+            fail(Exit::Failed, e)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(failed: usize, cut_short: usize, interrupted: bool) -> RunSummary {
+        RunSummary {
+            run_dir: PathBuf::new(),
+            steps_ok: 1,
+            steps_failed: failed,
+            interrupted,
+            run_id: String::new(),
+            results_csv: PathBuf::new(),
+            steps_skipped: 0,
+            steps_interrupted: cut_short,
+            steps_kept: 0,
+        }
+    }
+
+    #[test]
+    fn interrupted_wins_then_any_failed_or_cut_short_step_fails_the_run() {
+        assert_eq!(exit_of(&summary(0, 0, false)), Exit::Ok);
+        assert_eq!(exit_of(&summary(2, 0, false)), Exit::Failed);
+        assert_eq!(exit_of(&summary(0, 1, false)), Exit::Failed);
+        assert_eq!(exit_of(&summary(2, 1, true)), Exit::Interrupted);
+        assert_eq!(Exit::Interrupted as u8, 130);
+    }
+}
