@@ -1,18 +1,19 @@
 //! `sbsuite report RUN [RUN2]`: one self-contained HTML page per run (or pair of runs) with
 //! SVG charts, the results table, the resolved suite and the captured server variables.
 //!
-//! Split by concern: [`data`] reads a run directory back, [`charts`] decides which charts and
-//! what they hold, [`svg`] draws them, [`page`] lays out the HTML. The same [`svg::Chart`]
+//! Split by concern: runs are read through the one reader of a run directory
+//! ([`crate::results::load`], intervals included), [`charts`] decides which charts and what
+//! they hold, [`svg`] draws them, [`page`] lays out the HTML. The same [`svg::Chart`]
 //! renders inline (in the page) and standalone (`--svg DIR`, for documents).
 
 pub mod charts;
-pub mod data;
 pub mod page;
 pub mod svg;
 
 use std::path::{Path, PathBuf};
 
 use crate::commands::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use crate::results::load::{self, Parts};
 
 use self::charts::Tagged;
 
@@ -23,7 +24,7 @@ pub const REPORT_FILE: &str = "report.html";
 pub fn command(paths: &[PathBuf], out: Option<PathBuf>, svg_dir: Option<PathBuf>) -> u8 {
     let mut runs = Vec::new();
     for p in paths {
-        match data::load(p) {
+        match load::load(p, Parts::WithIntervals) {
             Ok(r) => runs.push(r),
             Err(e) => {
                 eprintln!("error: {e}");
