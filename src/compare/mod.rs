@@ -15,12 +15,13 @@
 //!   ([`stats`]); with one sample a side there is no verdict, only the raw delta, and gates
 //!   say so.
 //! - Output goes through one exporter per format ([`export`]: table, markdown, csv, json),
-//!   which only read the [`Comparison`]s.
+//!   which only read the [`Comparison`]s. [`command`] is the thin printing glue of the
+//!   subcommand (it belongs to the binary's edge and moves there with the other commands).
 
 pub mod export;
 pub mod gates;
 pub mod matching;
-mod setup;
+pub mod setup;
 pub mod stats;
 
 use std::io::IsTerminal;

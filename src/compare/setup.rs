@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Lines of `a` missing in `b` and the reverse (order kept), for the suite difference.
-pub(super) fn line_diff(a: &str, b: &str) -> Vec<String> {
+pub fn line_diff(a: &str, b: &str) -> Vec<String> {
     let bl: BTreeSet<&str> = b.lines().collect();
     let al: BTreeSet<&str> = a.lines().collect();
     let mut out: Vec<String> = a
@@ -23,10 +23,7 @@ pub(super) fn line_diff(a: &str, b: &str) -> Vec<String> {
 
 /// Server variables that differ between two captures (`version` included), as note lines
 /// `  name: a → b`.
-pub(super) fn server_diff(
-    a: &BTreeMap<String, String>,
-    b: &BTreeMap<String, String>,
-) -> Vec<String> {
+pub fn server_diff(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<String> {
     let names: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
     names
         .into_iter()
