@@ -344,6 +344,39 @@ fn every_format_is_byte_identical_to_its_golden_file() {
                 "json".into(),
             ],
         ),
+        // Bad input: the messages and exit code 2.
+        ("error-missing", vec!["nowhere/x".into(), fx("baseline")]),
+        (
+            "error-not-a-run",
+            vec!["tests/fixtures".into(), fx("baseline")],
+        ),
+        (
+            "error-by-no-such-column",
+            vec![fx("variants"), "--by".into(), "varaint".into()],
+        ),
+        (
+            "error-by-one-value",
+            vec![fx("baseline"), "--by".into(), "variant".into()],
+        ),
+        (
+            "error-by-two-runs",
+            vec![
+                fx("baseline"),
+                fx("relaxed"),
+                "--by".into(),
+                "variant".into(),
+            ],
+        ),
+        ("error-one-run", vec![fx("baseline")]),
+        (
+            "error-gate-empty",
+            vec![
+                fx("baseline"),
+                fx("relaxed"),
+                "--fail-on".into(),
+                ",".into(),
+            ],
+        ),
     ];
     let mut outputs: Vec<(String, String)> = cases
         .into_iter()

@@ -5,6 +5,7 @@
 //! test, or the raw delta when each side has a single sample (no test is possible then; the
 //! failure text says which), so noise never fails a build.
 
+use super::error::GateError;
 use super::stats::ALPHA;
 use super::{Comparison, METRICS, key_text};
 
@@ -15,18 +16,12 @@ pub struct Gate {
     pub percent: f64,
 }
 
-pub fn parse_gates(text: &str) -> Result<Vec<Gate>, String> {
+/// Parses `--fail-on` (`tps:-5%,p95:+10%`).
+pub fn parse_gates(text: &str) -> Result<Vec<Gate>, GateError> {
     let mut out = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || {
-            format!(
-                "--fail-on: `{part}` is not METRIC:±N%: write e.g. \"tps:-5%,p95:+10%\" (metrics: {})",
-                METRICS
-                    .iter()
-                    .map(|m| m.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+        let bad = || GateError::Bad {
+            part: part.to_string(),
         };
         let (name, pct) = part.split_once(':').ok_or_else(bad)?;
         let metric = METRICS
@@ -44,7 +39,7 @@ pub fn parse_gates(text: &str) -> Result<Vec<Gate>, String> {
         });
     }
     if out.is_empty() {
-        return Err("--fail-on is empty: write e.g. \"tps:-5%,p95:+10%\"".into());
+        return Err(GateError::Empty);
     }
     Ok(out)
 }
@@ -117,10 +112,16 @@ mod tests {
                 }
             ]
         );
-        assert!(parse_gates("tps:5%").unwrap_err().contains("METRIC:±N%"));
+        assert!(
+            parse_gates("tps:5%")
+                .unwrap_err()
+                .to_string()
+                .contains("METRIC:±N%")
+        );
         assert!(
             parse_gates("speed:-5%")
                 .unwrap_err()
+                .to_string()
                 .contains("metrics: tps")
         );
     }

@@ -10,7 +10,8 @@
 //!   axis; the column compared `--by` is left out of the key) with the repetitions as samples,
 //!   and turns them into lines with verdicts; keys on one side only are listed, never dropped
 //!   silently. [`stats`] holds the statistics, [`gates`] the `--fail-on` regression gates,
-//!   [`setup`] the suite and server-variable differences shown above the numbers.
+//!   [`setup`] the suite and server-variable differences shown above the numbers;
+//!   [`CompareError`] and [`GateError`] say why a comparison or a gate could not be made.
 //! - Per metric: medians, a 95 % CI per side, delta in % of the baseline, and Welch's t-test
 //!   ([`stats`]); with one sample a side there is no verdict, only the raw delta, and gates
 //!   say so.
@@ -18,6 +19,7 @@
 //!   which only read the [`Comparison`]s. [`command`] is the thin printing glue of the
 //!   subcommand (it belongs to the binary's edge and moves there with the other commands).
 
+mod error;
 pub mod export;
 pub mod gates;
 pub mod matching;
@@ -29,8 +31,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::results::load::{self, LoadError, Parts, Run};
+use crate::results::load::{self, Parts, Run};
 
+pub use self::error::{CompareError, GateError};
 pub use self::export::{Exporter, Format, render};
 pub use self::gates::{Gate, parse_gates};
 pub use self::matching::compare_sides;
@@ -140,32 +143,9 @@ pub fn key_text(key: &[(String, String)]) -> String {
         .join(" ")
 }
 
-/// Reads a run for a comparison. `compare` words two failures its own way, as it always has
-/// (the first is pinned by tests/compare.rs): a run that cannot be found or opened (the
-/// system's reason and where runs are listed) and a file that is not sbsuite's results (how
-/// old sysbench logs get in). Every other [`LoadError`] says what the reader says.
-fn load_run(path: &Path) -> Result<Run, String> {
-    load::load(path, Parts::Results).map_err(|e| match e {
-        LoadError::Missing { path, source }
-        | LoadError::NotRun {
-            results: path,
-            source,
-            ..
-        } => not_found(&path, &source),
-        LoadError::Open { path, source } => not_found(&path, &source),
-        LoadError::Column { path, column, .. } => format!(
-            "{}: no `{column}` column: not a results.csv written by sbsuite (old sysbench logs: `sbsuite import`)",
-            path.display()
-        ),
-        other => other.to_string(),
-    })
-}
-
-fn not_found(path: &Path, cause: &dyn std::fmt::Display) -> String {
-    format!(
-        "{}: {cause} (give a run directory results/<suite>/<run-id> or its results.csv; `sbsuite runs` lists them)",
-        path.display()
-    )
+/// Reads a run for a comparison (read failures worded for `compare`: [`CompareError`]).
+fn load_run(path: &Path) -> Result<Run, CompareError> {
+    Ok(load::load(path, Parts::Results)?)
 }
 
 /// What `sbsuite compare` was asked.
@@ -176,28 +156,24 @@ pub struct Request {
 }
 
 /// Runs the comparisons of a request.
-pub fn compare(req: &Request) -> Result<Vec<Comparison>, String> {
+pub fn compare(req: &Request) -> Result<Vec<Comparison>, CompareError> {
     match (req.runs.as_slice(), &req.by) {
         ([a, b], None) => two_runs(a, b, &req.gates).map(|c| vec![c]),
         ([one], Some(by)) => by_column(one, by, &req.gates),
-        (_, Some(_)) => Err("--by compares the groups inside ONE run: give one run".into()),
-        _ => Err(
-            "give two runs (`sbsuite compare A B`) or one run and --by (`sbsuite compare RUN --by variant`)"
-                .into(),
-        ),
+        (_, Some(_)) => Err(CompareError::ByNeedsOneRun),
+        _ => Err(CompareError::Usage),
     }
 }
 
 /// Run `a` as the baseline against run `b`, with what changed in the suite and the servers.
-fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, String> {
+fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareError> {
     let ra = load_run(a)?;
     let rb = load_run(b)?;
     if ra.key_columns() != rb.key_columns() {
-        return Err(format!(
-            "the runs have different matrix columns ({} vs {}): compare runs of the same suite, or the variants inside one run with --by variant",
-            ra.key_columns().join(", "),
-            rb.key_columns().join(", ")
-        ));
+        return Err(CompareError::DifferentKeys {
+            base: ra.key_columns().to_vec(),
+            other: rb.key_columns().to_vec(),
+        });
     }
     let ar: Vec<_> = ra.rows.iter().collect();
     let br: Vec<_> = rb.rows.iter().collect();
@@ -230,14 +206,14 @@ fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, String> {
 }
 
 /// The first value of column `by` in run `path` as the baseline against each other value.
-fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, String> {
+fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, CompareError> {
     let r = load_run(path)?;
     if !r.header.iter().any(|h| h == by) {
-        return Err(format!(
-            "--by {by}: {} has no such column: use one of {}",
-            r.path.display(),
-            r.key_columns().join(", ")
-        ));
+        return Err(CompareError::NoSuchColumn {
+            by: by.to_string(),
+            path: r.path.clone(),
+            columns: r.key_columns().to_vec(),
+        });
     }
     let keys: Vec<String> = r
         .key_columns()
@@ -290,15 +266,16 @@ fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, S
     Ok(out)
 }
 
-fn one_value(by: &str, value: &str, r: &Run) -> String {
-    format!(
-        "--by {by}: {by} has only one value ({value}) in {}: nothing to compare",
-        r.path.display()
-    )
+fn one_value(by: &str, value: &str, r: &Run) -> CompareError {
+    CompareError::OneValue {
+        by: by.to_string(),
+        value: value.to_string(),
+        path: r.path.clone(),
+    }
 }
 
 /// `sbsuite compare`: prints the comparison; exit 1 when a gate failed.
-pub fn command(req: &Request, format: Format) -> Result<bool, String> {
+pub fn command(req: &Request, format: Format) -> Result<bool, CompareError> {
     let cs = compare(req)?;
     let color = format == Format::Table && std::io::stdout().is_terminal();
     print!("{}", render(&cs, format, color));
