@@ -227,3 +227,216 @@ fn runs_lists_the_runs_with_their_status() {
         "{text}"
     );
 }
+
+/// Today's exact output of every format, pinned byte for byte before the exporters were split
+/// (#12): `UPDATE_GOLDEN=1 cargo test --test compare` rewrites the files after a deliberate
+/// change.
+#[test]
+fn every_format_is_byte_identical_to_its_golden_file() {
+    let fx = |run: &str| format!("{FX}/{run}");
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        ("table", vec![fx("baseline"), fx("relaxed")]),
+        (
+            "markdown",
+            vec![
+                fx("baseline"),
+                fx("relaxed"),
+                "--format".into(),
+                "markdown".into(),
+            ],
+        ),
+        (
+            "csv",
+            vec![
+                fx("baseline"),
+                fx("relaxed"),
+                "--format".into(),
+                "csv".into(),
+            ],
+        ),
+        (
+            "json",
+            vec![
+                fx("baseline"),
+                fx("relaxed"),
+                "--format".into(),
+                "json".into(),
+            ],
+        ),
+        ("table-rerun", vec![fx("baseline"), fx("rerun")]),
+        (
+            "markdown-rerun",
+            vec![
+                fx("baseline"),
+                fx("rerun"),
+                "--format".into(),
+                "markdown".into(),
+            ],
+        ),
+        (
+            "json-rerun",
+            vec![
+                fx("baseline"),
+                fx("rerun"),
+                "--format".into(),
+                "json".into(),
+            ],
+        ),
+        (
+            "table-by-variant",
+            vec![
+                fx("variants"),
+                "--by".into(),
+                "variant".into(),
+                "--fail-on".into(),
+                "tps:-5%,p95:+10%".into(),
+            ],
+        ),
+        (
+            "csv-by-variant",
+            vec![
+                fx("variants"),
+                "--by".into(),
+                "variant".into(),
+                "--format".into(),
+                "csv".into(),
+            ],
+        ),
+        (
+            "table-gate-failed",
+            vec![
+                fx("relaxed"),
+                fx("baseline"),
+                "--fail-on".into(),
+                "tps:-5%".into(),
+            ],
+        ),
+        (
+            "markdown-gate-failed",
+            vec![
+                fx("relaxed"),
+                fx("baseline"),
+                "--fail-on".into(),
+                "tps:-5%".into(),
+                "--format".into(),
+                "markdown".into(),
+            ],
+        ),
+        (
+            "csv-gate-failed",
+            vec![
+                fx("relaxed"),
+                fx("baseline"),
+                "--fail-on".into(),
+                "tps:-5%".into(),
+                "--format".into(),
+                "csv".into(),
+            ],
+        ),
+        (
+            "json-gate-failed",
+            vec![
+                fx("relaxed"),
+                fx("baseline"),
+                "--fail-on".into(),
+                "tps:-5%".into(),
+                "--format".into(),
+                "json".into(),
+            ],
+        ),
+        // Bad input: the messages and exit code 2.
+        ("error-missing", vec!["nowhere/x".into(), fx("baseline")]),
+        (
+            "error-not-a-run",
+            vec!["tests/fixtures".into(), fx("baseline")],
+        ),
+        (
+            "error-by-no-such-column",
+            vec![fx("variants"), "--by".into(), "varaint".into()],
+        ),
+        (
+            "error-by-one-value",
+            vec![fx("baseline"), "--by".into(), "variant".into()],
+        ),
+        (
+            "error-by-two-runs",
+            vec![
+                fx("baseline"),
+                fx("relaxed"),
+                "--by".into(),
+                "variant".into(),
+            ],
+        ),
+        ("error-one-run", vec![fx("baseline")]),
+        (
+            "error-gate-empty",
+            vec![
+                fx("baseline"),
+                fx("relaxed"),
+                "--fail-on".into(),
+                ",".into(),
+            ],
+        ),
+    ];
+    let mut outputs: Vec<(String, String)> = cases
+        .into_iter()
+        .map(|(name, args)| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (code, out, err) = compare(&args);
+            (
+                format!("compare-{name}"),
+                format!("exit: {code}\n--- stdout\n{out}--- stderr\n{err}"),
+            )
+        })
+        .collect();
+    for (name, format) in [("runs-text", "text"), ("runs-json", "json")] {
+        let out = sbsuite()
+            .args([
+                "runs",
+                "--results-dir",
+                "tests/fixtures",
+                "--format",
+                format,
+            ])
+            .output()
+            .unwrap();
+        outputs.push((
+            name.to_string(),
+            format!(
+                "exit: {}\n--- stdout\n{}--- stderr\n{}",
+                out.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        ));
+    }
+    // The terminal table with colours (stdout is not a terminal here): through the library.
+    for (name, base, other) in [
+        ("compare-table-colour", "relaxed", "baseline"),
+        ("compare-table-colour-better", "baseline", "relaxed"),
+    ] {
+        let req = sbsuite::compare::Request {
+            runs: vec![fx(base).into(), fx(other).into()],
+            by: None,
+            gates: sbsuite::compare::parse_gates("tps:-5%").unwrap(),
+        };
+        let cs = sbsuite::compare::compare(&req).unwrap();
+        outputs.push((
+            name.into(),
+            sbsuite::compare::render(&cs, sbsuite::compare::Format::Table, true),
+        ));
+    }
+    let dir = std::path::Path::new("tests/golden");
+    let bless = std::env::var_os("UPDATE_GOLDEN").is_some();
+    for (name, got) in outputs {
+        let path = dir.join(format!("{name}.txt"));
+        if bless {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(&path, &got).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 writes it)", path.display()));
+        assert_eq!(got, want, "{} differs", path.display());
+    }
+}

@@ -1,6 +1,7 @@
 //! `sbsuite compare` (exit 1 when a `--fail-on` gate failed) and `sbsuite runs` (the runs under
 //! a results directory, as a table or JSON).
 
+use std::io::IsTerminal;
 use std::path::Path;
 
 use super::{Exit, fail, print};
@@ -24,15 +25,24 @@ pub(super) fn compare(args: CompareArgs) -> Exit {
         CompareFormat::Csv => F::Csv,
         CompareFormat::Json => F::Json,
     };
-    match crate::compare::command(&req, format) {
-        Ok(true) => Exit::Ok,
-        Ok(false) => Exit::Failed,
-        Err(e) => fail(Exit::BadInput, e),
+    let cs = match crate::compare::compare(&req) {
+        Ok(cs) => cs,
+        Err(e) => return fail(Exit::BadInput, e),
+    };
+    let color = format == F::Table && std::io::stdout().is_terminal();
+    let printed = print(&crate::compare::render(&cs, format, color));
+    let failed = crate::compare::gates::failures(&cs);
+    for f in &failed {
+        eprintln!("gate failed: {f}");
+    }
+    match printed {
+        Exit::Ok if !failed.is_empty() => Exit::Failed,
+        other => other,
     }
 }
 
 pub(super) fn runs(root: &Path, format: Format) -> Exit {
-    let runs = match crate::compare::list_runs(root) {
+    let runs = match crate::results::load::list(root) {
         Ok(r) => r,
         Err(e) => return fail(Exit::BadInput, e),
     };

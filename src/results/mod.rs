@@ -7,10 +7,14 @@
 //! never lose finished steps to a Ctrl-C, an OOM kill or a power cut. Writes happen between
 //! steps (and at report intervals), never on the engines' hot path.
 //!
+//! Reading a run back (for `compare`, `report` and `runs`) is [`load`], the one reader of the
+//! same files; it depends on nothing above this module.
+//!
 //! Column documentation: [`csv::RESULTS_COLUMNS_DOC`].
 
 pub mod csv;
 pub mod histogram;
+pub mod load;
 
 use std::fs;
 use std::io;

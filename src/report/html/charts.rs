@@ -9,8 +9,8 @@
 
 use indexmap::IndexMap;
 
-use super::data::{Row, Run};
 use super::svg::{Chart, Missing, Series, all_powers_of_two};
+use crate::results::load::{Row, Run};
 use crate::results::sanitise_name;
 
 /// A run with the tag the legend uses for it (`A`, `B`; empty for a single run).
@@ -53,7 +53,7 @@ impl XAxis {
 pub fn x_axis(runs: &[Tagged]) -> XAxis {
     let mut candidates = vec!["threads".to_string()];
     for t in runs {
-        for a in &t.run.axes {
+        for a in t.run.axes() {
             if !candidates.contains(a) {
                 candidates.push(a.clone());
             }
@@ -102,7 +102,7 @@ impl Keys {
         };
         let mut axes = Vec::new();
         for t in runs {
-            for a in &t.run.axes {
+            for a in t.run.axes() {
                 if Some(a) != x.column.as_ref() && !axes.contains(a) && distinct(a) > 1 {
                     axes.push(a.clone());
                 }
@@ -456,14 +456,21 @@ mod tests {
     use std::path::PathBuf;
 
     fn run(axes: &[&str], rows: Vec<Row>, intervals: Vec<Row>) -> Run {
+        let header = ["step", "name", "variant", "workload", "threads"]
+            .iter()
+            .chain(axes)
+            .chain(&["repetition", "status"])
+            .map(|c| c.to_string())
+            .collect();
         Run {
+            path: PathBuf::from("r"),
             dir: PathBuf::from("r"),
             name: "s/r".into(),
-            suite_text: None,
-            axes: axes.iter().map(|a| a.to_string()).collect(),
+            header,
             rows,
             intervals,
-            servers: Vec::new(),
+            suite_text: None,
+            servers: Default::default(),
         }
     }
 

@@ -1,19 +1,20 @@
 //! `sbsuite report RUN [RUN2]`: one self-contained HTML page per run (or pair of runs) with
 //! SVG charts, the results table, the resolved suite and the captured server variables.
 //!
-//! Split by concern: [`data`] reads a run directory back, [`charts`] decides which charts and
-//! what they hold, [`svg`] draws them, [`page`] lays out the HTML. The same [`svg::Chart`]
+//! Split by concern: runs are read through the one reader of a run directory
+//! ([`crate::results::load`], intervals included), [`charts`] decides which charts and what
+//! they hold, [`svg`] draws them, [`page`] lays out the HTML. The same [`svg::Chart`]
 //! renders inline (in the page) and standalone (`--svg DIR`, for documents).
 
 pub mod charts;
-pub mod data;
 pub mod page;
 pub mod svg;
 
 use std::path::{Path, PathBuf};
 
+use crate::results::load::{self, LoadError, Parts};
+
 use self::charts::Tagged;
-use self::data::LoadError;
 
 /// Default name of the page inside the (first) run directory.
 pub const REPORT_FILE: &str = "report.html";
@@ -40,7 +41,7 @@ pub fn command(
 ) -> Result<(), ReportError> {
     let runs = paths
         .iter()
-        .map(|p| data::load(p))
+        .map(|p| load::load(p, Parts::WithIntervals))
         .collect::<Result<Vec<_>, _>>()?;
     let tags = if runs.len() > 1 {
         vec!["A", "B"]

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::charts::{Charts, Tagged};
-use super::data::Row;
 use super::svg::escape;
+use crate::results::load::Row;
 
 const STYLE: &str = "
 body{font-family:sans-serif;margin:24px;color:#222;background:#fff;max-width:1320px}
@@ -170,7 +170,7 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
     let any = |col: &str| all.iter().any(|(_, r)| !r.get(col).is_empty());
     let mut axes: Vec<&str> = Vec::new();
     for t in runs {
-        for a in &t.run.axes {
+        for a in t.run.axes() {
             if !axes.contains(&a.as_str()) {
                 axes.push(a);
             }

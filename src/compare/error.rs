@@ -1,0 +1,99 @@
+//! Why a comparison could not be made. Every message names the run or option at fault and
+//! what to do instead; the texts are the ones `sbsuite compare` has always printed (tests
+//! pin several of them).
+
+use std::path::PathBuf;
+
+use crate::results::load::LoadError;
+
+use super::METRICS;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// A run that cannot be found or opened, with the system's reason.
+    #[error(
+        "{}: {reason} (give a run directory results/<suite>/<run-id> or its results.csv; `sbsuite runs` lists them)",
+        path.display()
+    )]
+    NotFound { path: PathBuf, reason: String },
+    #[error(
+        "{}: no `{column}` column: not a results.csv written by sbsuite (old sysbench logs: `sbsuite import`)",
+        path.display()
+    )]
+    NotResults { path: PathBuf, column: String },
+    /// Any other failure to read a run, worded by the reader.
+    #[error(transparent)]
+    Load(LoadError),
+    #[error(
+        "the runs have different matrix columns ({} vs {}): compare runs of the same suite, or the variants inside one run with --by variant",
+        base.join(", "),
+        other.join(", ")
+    )]
+    DifferentKeys {
+        base: Vec<String>,
+        other: Vec<String>,
+    },
+    #[error("--by {by}: {} has no such column: use one of {}", path.display(), columns.join(", "))]
+    NoSuchColumn {
+        by: String,
+        path: PathBuf,
+        columns: Vec<String>,
+    },
+    #[error("--by {by}: {by} has only one value ({value}) in {}: nothing to compare", path.display())]
+    OneValue {
+        by: String,
+        value: String,
+        path: PathBuf,
+    },
+    #[error("--by compares the groups inside ONE run: give one run")]
+    ByNeedsOneRun,
+    #[error(
+        "give two runs (`sbsuite compare A B`) or one run and --by (`sbsuite compare RUN --by variant`)"
+    )]
+    Usage,
+}
+
+impl From<LoadError> for CompareError {
+    /// `compare` words two read failures its own way, as it always has: a run that cannot be
+    /// found or opened (the system's reason and where runs are listed) and a file that is not
+    /// sbsuite's results (how old sysbench logs get in).
+    fn from(e: LoadError) -> CompareError {
+        match e {
+            LoadError::Missing { path, source }
+            | LoadError::NotRun {
+                results: path,
+                source,
+                ..
+            } => CompareError::NotFound {
+                path,
+                reason: source.to_string(),
+            },
+            LoadError::Open { path, source } => CompareError::NotFound {
+                path,
+                reason: source.to_string(),
+            },
+            LoadError::Column { path, column, .. } => CompareError::NotResults { path, column },
+            other => CompareError::Load(other),
+        }
+    }
+}
+
+/// A `--fail-on` that does not parse.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum GateError {
+    #[error(
+        "--fail-on: `{part}` is not METRIC:±N%: write e.g. \"tps:-5%,p95:+10%\" (metrics: {})",
+        metric_names()
+    )]
+    Bad { part: String },
+    #[error("--fail-on is empty: write e.g. \"tps:-5%,p95:+10%\"")]
+    Empty,
+}
+
+fn metric_names() -> String {
+    METRICS
+        .iter()
+        .map(|m| m.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,273 @@
+//! Matching the rows of two sides by their matrix keys and turning each matched key's
+//! repetitions into per-metric lines with a delta, a p-value and a verdict.
+//!
+//! Repetitions are the samples; only `ok` rows count, but a key seen only in failed rows is
+//! still a key (so it is matched, or listed as one-sided, never dropped silently). Keys keep
+//! the order they first appear in, base first.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::results::load::Row;
+
+use super::gates::{self, Gate};
+use super::stats::{self, ALPHA};
+use super::{Comparison, Line, METRICS, SideStats};
+
+/// The rows of one side grouped by key: key → samples per metric.
+type Side = BTreeMap<Vec<(String, String)>, BTreeMap<&'static str, Vec<f64>>>;
+
+fn side(rows: &[&Row], key_cols: &[String]) -> (Side, Vec<Vec<(String, String)>>) {
+    let mut out: Side = BTreeMap::new();
+    let mut order = Vec::new();
+    for r in rows {
+        let key: Vec<(String, String)> = key_cols
+            .iter()
+            .map(|c| (c.clone(), r.cell(c).unwrap_or_default().to_string()))
+            .collect();
+        if !out.contains_key(&key) {
+            order.push(key.clone());
+        }
+        let entry = out.entry(key).or_default();
+        if r.cell("status") != Some("ok") {
+            continue;
+        }
+        for m in METRICS {
+            let cell = r.cell(m.column).filter(|v| !v.is_empty()).or_else(|| {
+                (m.name == "tps")
+                    .then(|| r.cell("eps"))
+                    .flatten()
+                    .filter(|v| !v.is_empty())
+            });
+            if let Some(v) = cell.and_then(|v| v.parse::<f64>().ok()) {
+                entry.entry(m.name).or_default().push(v);
+            }
+        }
+    }
+    (out, order)
+}
+
+/// Compares `base_rows` with `other_rows`, keyed by `key_cols`.
+pub fn compare_sides(
+    base_name: &str,
+    other_name: &str,
+    base_rows: &[&Row],
+    other_rows: &[&Row],
+    key_cols: &[String],
+    gates: &[Gate],
+) -> Comparison {
+    let (base, base_order) = side(base_rows, key_cols);
+    let (other, other_order) = side(other_rows, key_cols);
+    let mut lines = Vec::new();
+    let mut ratios: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    let mut few = false;
+    let mut seen = BTreeSet::new();
+    for key in base_order.iter().chain(other_order.iter()) {
+        if !seen.insert(key.clone()) {
+            continue;
+        }
+        let (Some(b), Some(o)) = (base.get(key), other.get(key)) else {
+            continue;
+        };
+        for m in METRICS {
+            let bs = b.get(m.name).and_then(|v| stats::summarize(v));
+            let os = o.get(m.name).and_then(|v| stats::summarize(v));
+            if bs.is_none() && os.is_none() {
+                continue;
+            }
+            // errors: only worth a line when some side had any.
+            if m.name == "errors"
+                && bs.as_ref().is_none_or(|s| s.mean == 0.0)
+                && os.as_ref().is_none_or(|s| s.mean == 0.0)
+            {
+                continue;
+            }
+            let delta = match (&bs, &os) {
+                (Some(b), Some(o)) if b.median != 0.0 => {
+                    Some((o.median - b.median) / b.median * 100.0)
+                }
+                _ => None,
+            };
+            if let (Some(b), Some(o)) = (&bs, &os) {
+                if b.n < 6 || o.n < 6 {
+                    few = true;
+                }
+                if b.median > 0.0 && o.median > 0.0 {
+                    ratios.entry(m.name).or_default().push(o.median / b.median);
+                }
+            }
+            let p = match (&bs, &os) {
+                (Some(b), Some(o)) => stats::welch_p(b, o),
+                _ => None,
+            };
+            let verdict = match (p, delta) {
+                (_, None) => "n/a".to_string(),
+                (None, Some(_)) => "n/a".to_string(),
+                (Some(p), Some(d)) if p < ALPHA && d != 0.0 => if (d > 0.0) == m.higher_is_better {
+                    "better"
+                } else {
+                    "worse"
+                }
+                .to_string(),
+                _ => "~".to_string(),
+            };
+            lines.push(Line {
+                key: key.clone(),
+                metric: m.name,
+                base: bs.as_ref().map(SideStats::from),
+                other: os.as_ref().map(SideStats::from),
+                delta_pct: delta,
+                p_value: p,
+                verdict,
+                gate_failed: gates::check(gates, m.name, delta, p),
+            });
+        }
+    }
+    let geomean = METRICS
+        .iter()
+        .filter_map(|m| {
+            let r = ratios.get(m.name)?;
+            stats::geomean(r).map(|g| (m.name, (g - 1.0) * 100.0))
+        })
+        .collect();
+    Comparison {
+        base: base_name.to_string(),
+        other: other_name.to_string(),
+        lines,
+        geomean,
+        only_base: base_order
+            .into_iter()
+            .filter(|k| !other.contains_key(k))
+            .collect(),
+        only_other: other_order
+            .into_iter()
+            .filter(|k| !base.contains_key(k))
+            .collect(),
+        notes: Vec::new(),
+        few_samples: few,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::gates::parse_gates;
+    use crate::compare::{Format, key_text, render};
+
+    fn row(variant: &str, threads: &str, rep: u32, tps: f64, p95: f64) -> Row {
+        Row::from_pairs(&[
+            ("variant", variant),
+            ("workload", "oltp_read_write"),
+            ("threads", threads),
+            ("repetition", &rep.to_string()),
+            ("tps", &tps.to_string()),
+            ("lat_p95", &p95.to_string()),
+            ("status", "ok"),
+        ])
+    }
+
+    fn keys() -> Vec<String> {
+        vec!["workload".into(), "threads".into()]
+    }
+
+    #[test]
+    fn a_real_difference_is_significant_and_noise_is_not() {
+        let base: Vec<_> = [4043.0, 4010.0, 4071.0, 3990.0, 4055.0, 4021.0]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| row("baseline", "100", i as u32 + 1, *t, 30.0 + i as f64 * 0.1))
+            .collect();
+        let faster: Vec<_> = [4613.0, 4580.0, 4650.0, 4599.0, 4621.0, 4570.0]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| row("relaxed", "100", i as u32 + 1, *t, 30.0 + i as f64 * 0.1))
+            .collect();
+        let same: Vec<_> = [4021.0, 4055.0, 3990.0, 4071.0, 4010.0, 4043.0]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| row("again", "100", i as u32 + 1, *t, 30.5 - i as f64 * 0.1))
+            .collect();
+        let b: Vec<_> = base.iter().collect();
+        let gates = parse_gates("tps:-5%,p95:+10%").unwrap();
+        let c = compare_sides(
+            "a",
+            "b",
+            &b,
+            &faster.iter().collect::<Vec<_>>(),
+            &keys(),
+            &gates,
+        );
+        let tps = c.lines.iter().find(|l| l.metric == "tps").unwrap();
+        assert_eq!(tps.verdict, "better");
+        assert!(
+            (tps.delta_pct.unwrap() - 14.1).abs() < 0.2,
+            "{:?}",
+            tps.delta_pct
+        );
+        assert!(tps.p_value.unwrap() < 1e-6);
+        assert!(
+            tps.gate_failed.is_none(),
+            "faster never fails a tps drop gate"
+        );
+        let p95 = c.lines.iter().find(|l| l.metric == "p95").unwrap();
+        assert_eq!(p95.verdict, "~", "identical samples: no difference");
+        assert_eq!(p95.p_value, Some(1.0));
+        assert!(!c.few_samples, "6 a side");
+        let n = compare_sides(
+            "a",
+            "c",
+            &b,
+            &same.iter().collect::<Vec<_>>(),
+            &keys(),
+            &gates,
+        );
+        let tps = n.lines.iter().find(|l| l.metric == "tps").unwrap();
+        assert_eq!(tps.verdict, "~");
+        assert!(tps.p_value.unwrap() > 0.5);
+        // The other way round a gate fails: a significant 12 % drop.
+        let back = compare_sides(
+            "b",
+            "a",
+            &faster.iter().collect::<Vec<_>>(),
+            &b,
+            &keys(),
+            &gates,
+        );
+        let tps = back.lines.iter().find(|l| l.metric == "tps").unwrap();
+        assert_eq!(tps.verdict, "worse");
+        assert!(tps.gate_failed.as_deref().unwrap().contains("significant"));
+        assert!((back.geomean.iter().find(|g| g.0 == "tps").unwrap().1 + 12.46).abs() < 0.01);
+    }
+
+    #[test]
+    fn single_samples_have_no_verdict_but_gate_on_the_raw_delta_and_keys_are_kept() {
+        let a = [row("v", "1", 1, 100.0, 1.0), row("v", "2", 1, 200.0, 1.0)];
+        let b = [row("v", "1", 1, 90.0, 1.0), row("v", "4", 1, 300.0, 1.0)];
+        let c = compare_sides(
+            "a",
+            "b",
+            &a.iter().collect::<Vec<_>>(),
+            &b.iter().collect::<Vec<_>>(),
+            &keys(),
+            &parse_gates("tps:-5%").unwrap(),
+        );
+        let tps = c.lines.iter().find(|l| l.metric == "tps").unwrap();
+        assert_eq!(tps.verdict, "n/a");
+        assert!(tps.gate_failed.as_deref().unwrap().contains("raw delta"));
+        assert!(c.few_samples);
+        assert_eq!(
+            key_text(&c.only_base[0]),
+            "workload=oltp_read_write threads=2"
+        );
+        assert_eq!(
+            key_text(&c.only_other[0]),
+            "workload=oltp_read_write threads=4"
+        );
+        let text = render(&[c], Format::Table, false);
+        assert!(
+            text.contains("only in a: workload=oltp_read_write threads=2"),
+            "{text}"
+        );
+        assert!(text.contains("one sample per side"), "{text}");
+        assert!(text.contains("Welch"), "{text}");
+    }
+}

@@ -1,0 +1,452 @@
+//! The one reader of a run directory: `results.csv` and `intervals.csv` by column name (matrix
+//! axes make the header dynamic), the resolved `suite.toml`, the captured `server/<variant>.csv`
+//! files, and the listing of every run under a results directory (`sbsuite runs`).
+//!
+//! `sbsuite compare`, `sbsuite report` and `sbsuite runs` all read through here, so a run that
+//! one of them accepts the others accept too, and a change to the column contract
+//! ([`super::csv`]) has one reader to follow. The writer side stays in [`super::ResultStore`].
+//!
+//! Everything but `results.csv` is optional, so runs written by older builds, imported logs and
+//! hand-copied result files still load; a missing or malformed `results.csv` is a typed
+//! [`LoadError`] that names the file and what to do. `intervals.csv` (the time series, the
+//! biggest file of a long run) is read only when the caller asks for it ([`Parts`]).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{INTERVALS_FILE, PLAN_FILE, RESULTS_FILE, SUITE_FILE};
+
+/// The directory of captured server variables inside a run directory.
+pub const SERVER_DIR: &str = "server";
+
+/// Columns every results.csv written by sbsuite (`run` or `import`) has; a file without one of
+/// them is something else.
+const REQUIRED_COLUMNS: &[&str] = &[
+    "step",
+    "name",
+    "variant",
+    "workload",
+    "threads",
+    "repetition",
+    "status",
+];
+
+/// Why a run could not be read. Every message names the path and the fix.
+///
+/// The first three variants carry the I/O error behind them, so a caller that words "cannot
+/// find the run" its own way (`sbsuite compare` does) can still say what the system said.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(
+        "{path} does not exist: give a run directory (results/<suite>/<run-id>) or its results.csv"
+    )]
+    Missing {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "{dir} is not a run directory: it has no results.csv (run directories are written by `sbsuite run` and `sbsuite import` as results/<suite>/<run-id>/)"
+    )]
+    NotRun {
+        dir: PathBuf,
+        /// `<dir>/results.csv`, the file that is not there.
+        results: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot read {path}: {source}; is it a results.csv written by sbsuite?")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: ::csv::Error,
+    },
+    #[error("cannot read {path}: {source}; is it a results.csv written by sbsuite?")]
+    Csv {
+        path: PathBuf,
+        #[source]
+        source: ::csv::Error,
+    },
+    #[error(
+        "{path} has no `{column}` column: it is not a results.csv of sbsuite (its header is: {header})"
+    )]
+    Column {
+        path: PathBuf,
+        column: String,
+        header: String,
+    },
+    #[error(
+        "{}: {source} (runs live under the suite's results_dir, `results` by default; pass --results-dir)",
+        root.display()
+    )]
+    NoResultsDir {
+        root: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// One CSV row as (column → cell). A row a crash cut short has fewer cells: [`Row::cell`] tells
+/// a missing cell from an empty one, [`Row::get`] reads both as "".
+#[derive(Clone, Debug, Default)]
+pub struct Row {
+    cells: HashMap<String, String>,
+}
+
+impl Row {
+    /// A row from (column, cell) pairs.
+    pub fn from_pairs(pairs: &[(&str, &str)]) -> Row {
+        Row {
+            cells: pairs
+                .iter()
+                .map(|(c, v)| (c.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    /// The cell, or "" when the row has none.
+    pub fn get(&self, column: &str) -> &str {
+        self.cell(column).unwrap_or("")
+    }
+
+    /// The cell, `None` when the row has no such cell (unknown column or a short row).
+    pub fn cell(&self, column: &str) -> Option<&str> {
+        self.cells.get(column).map(String::as_str)
+    }
+
+    /// The cell as a finite number; empty cells and non-numbers are `None`.
+    pub fn num(&self, column: &str) -> Option<f64> {
+        self.get(column)
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+    }
+}
+
+/// Which optional parts to read beyond results.csv, suite.toml and server/.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Parts {
+    /// results.csv, suite.toml and server/ only.
+    Results,
+    /// Also intervals.csv (the time series): a broken one is then an error.
+    WithIntervals,
+}
+
+/// A run read back.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// The path as given (a run directory or a results.csv).
+    pub path: PathBuf,
+    /// The run directory (the results.csv's parent when a file was given).
+    pub dir: PathBuf,
+    /// `<suite>/<run-id>` as found in the path (or the run_id column).
+    pub name: String,
+    /// The header of results.csv, in file order.
+    pub header: Vec<String>,
+    pub rows: Vec<Row>,
+    /// intervals.csv rows; empty unless [`Parts::WithIntervals`] and the file exists.
+    pub intervals: Vec<Row>,
+    pub suite_text: Option<String>,
+    /// `server/<variant>.csv`: variant → variable name → value.
+    pub servers: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl Run {
+    /// Matrix axes with their own column (between `threads` and `repetition`).
+    pub fn axes(&self) -> &[String] {
+        match (self.column("threads"), self.column("repetition")) {
+            (Some(a), Some(b)) if b > a => &self.header[a + 1..b],
+            _ => &[],
+        }
+    }
+
+    /// The matrix-key columns: from `variant` up to `repetition` (exclusive).
+    pub fn key_columns(&self) -> &[String] {
+        let start = self.column("variant").unwrap_or(0);
+        let end = self.column("repetition").unwrap_or(self.header.len());
+        &self.header[start..end]
+    }
+
+    fn column(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
+    }
+}
+
+/// Loads a run from a run directory or a `results.csv` path.
+pub fn load(path: &Path, parts: Parts) -> Result<Run, LoadError> {
+    let meta = std::fs::metadata(path).map_err(|source| LoadError::Missing {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (dir, results) = if meta.is_dir() {
+        let results = path.join(RESULTS_FILE);
+        match std::fs::metadata(&results) {
+            Ok(m) if m.is_file() => {}
+            other => {
+                return Err(LoadError::NotRun {
+                    dir: path.to_path_buf(),
+                    source: other.err().unwrap_or_else(|| {
+                        io::Error::new(io::ErrorKind::InvalidInput, "not a file")
+                    }),
+                    results,
+                });
+            }
+        }
+        (path.to_path_buf(), results)
+    } else {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        (dir, path.to_path_buf())
+    };
+    let (header, rows) = read_csv(&results)?;
+    for column in REQUIRED_COLUMNS {
+        if !header.iter().any(|h| h == column) {
+            return Err(LoadError::Column {
+                path: results,
+                column: column.to_string(),
+                header: header.join(","),
+            });
+        }
+    }
+    // intervals.csv is optional (a results.csv copied alone); a broken one is still an error.
+    let intervals_path = dir.join(INTERVALS_FILE);
+    let intervals = if parts == Parts::WithIntervals && intervals_path.is_file() {
+        read_csv(&intervals_path)?.1
+    } else {
+        Vec::new()
+    };
+    let suite_text = std::fs::read_to_string(dir.join(SUITE_FILE)).ok();
+    let name = run_name(&dir, &rows);
+    Ok(Run {
+        path: path.to_path_buf(),
+        servers: servers(&dir.join(SERVER_DIR)),
+        dir,
+        name,
+        header,
+        rows,
+        intervals,
+        suite_text,
+    })
+}
+
+/// `<suite>/<run-id>` from the directory, else the run_id column.
+fn run_name(dir: &Path, rows: &[Row]) -> String {
+    let canon = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut parts = canon
+        .components()
+        .rev()
+        .take(2)
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    let id = parts.next().unwrap_or_default();
+    let suite = parts.next().unwrap_or_default();
+    match rows.first().map(|r| r.get("run_id")) {
+        Some(run_id) if !run_id.is_empty() && run_id != id => run_id.to_string(),
+        _ if suite.is_empty() => id,
+        _ => format!("{suite}/{id}"),
+    }
+}
+
+fn read_csv(path: &Path) -> Result<(Vec<String>, Vec<Row>), LoadError> {
+    let err = |source| LoadError::Csv {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = ::csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .map_err(|source| LoadError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(err)?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let mut rows = Vec::new();
+    for rec in reader.records() {
+        let rec = rec.map_err(err)?;
+        // A row a crash cut short has fewer cells: the ones it has are still read.
+        let cells = header
+            .iter()
+            .cloned()
+            .zip(rec.iter().map(str::to_string))
+            .collect();
+        rows.push(Row { cells });
+    }
+    Ok((header, rows))
+}
+
+/// Every readable `server/*.csv` (`name,value` after a header line), by variant. Captures are
+/// context, not results: an unreadable file or record is left out rather than failing the run.
+fn servers(dir: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().and_then(|x| x.to_str()) != Some("csv") {
+            continue;
+        }
+        let Some(variant) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let Ok(mut reader) = ::csv::ReaderBuilder::new().flexible(true).from_path(&path) else {
+            continue;
+        };
+        let vars = reader
+            .records()
+            .flatten()
+            .filter(|rec| rec.len() >= 2)
+            .map(|rec| (rec[0].to_string(), rec[1].to_string()))
+            .collect();
+        out.insert(variant.to_string(), vars);
+    }
+    out
+}
+
+/// One line of `sbsuite runs`.
+#[derive(Debug, Serialize)]
+pub struct RunInfo {
+    pub suite: String,
+    pub run_id: String,
+    pub started: String,
+    pub runs: usize,
+    pub planned: Option<usize>,
+    pub failed: usize,
+    pub interrupted: usize,
+    pub status: String,
+    pub path: PathBuf,
+}
+
+/// The runs under a results directory (`<root>/<suite>/<run-id>/`), oldest first. Directories
+/// that are not runs are skipped.
+pub fn list(root: &Path) -> Result<Vec<RunInfo>, LoadError> {
+    let mut out = Vec::new();
+    let suites = std::fs::read_dir(root).map_err(|source| LoadError::NoResultsDir {
+        root: root.to_path_buf(),
+        source,
+    })?;
+    for s in suites.flatten() {
+        let Ok(runs) = std::fs::read_dir(s.path()) else {
+            continue;
+        };
+        for r in runs.flatten() {
+            let dir = r.path();
+            let Ok(run) = load(&dir, Parts::Results) else {
+                continue;
+            };
+            let planned = planned_runs(&dir);
+            let count = |st: &str| run.rows.iter().filter(|r| r.get("status") == st).count();
+            let (failed, interrupted) = (count("failed"), count("interrupted"));
+            let status = if interrupted > 0 {
+                "interrupted"
+            } else if planned.is_some_and(|p| p > run.rows.len()) {
+                "incomplete"
+            } else if failed > 0 {
+                "failed"
+            } else {
+                "ok"
+            };
+            out.push(RunInfo {
+                suite: s.file_name().to_string_lossy().into_owned(),
+                run_id: r.file_name().to_string_lossy().into_owned(),
+                started: run
+                    .rows
+                    .first()
+                    .and_then(|r| r.cell("started_at"))
+                    .unwrap_or_default()
+                    .to_string(),
+                runs: run.rows.len(),
+                planned,
+                failed,
+                interrupted,
+                status: status.into(),
+                path: dir,
+            });
+        }
+    }
+    out.sort_by(|a, b| (&a.run_id, &a.suite).cmp(&(&b.run_id, &b.suite)));
+    Ok(out)
+}
+
+/// How many run steps the stored plan.json holds (`None` without a readable plan).
+fn planned_runs(dir: &Path) -> Option<usize> {
+    let text = std::fs::read_to_string(dir.join(PLAN_FILE)).ok()?;
+    let plan: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let steps = plan.get("steps")?.as_array()?;
+    Some(
+        steps
+            .iter()
+            .filter(|s| s.get("kind").and_then(|k| k.as_str()) == Some("run"))
+            .count(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_directory_reads_by_column_name_with_its_optional_parts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("suite").join("run-1");
+        std::fs::create_dir_all(dir.join(SERVER_DIR)).unwrap();
+        std::fs::write(
+            dir.join(RESULTS_FILE),
+            "run_id,step,name,variant,workload,threads,tables,repetition,tps,status\n\
+             run-1,1,a,default,cpu,4,8,1,10.5,ok\n\
+             run-1,2,b,default,cpu,8\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join(INTERVALS_FILE), "step,time,eps\n1,1,3\n").unwrap();
+        std::fs::write(
+            dir.join(SERVER_DIR).join("default.csv"),
+            "name,value\nx,1\n",
+        )
+        .unwrap();
+        let run = load(&dir, Parts::Results).unwrap();
+        assert_eq!(run.name, "suite/run-1");
+        assert_eq!(run.axes(), ["tables"]);
+        assert_eq!(
+            run.key_columns(),
+            ["variant", "workload", "threads", "tables"]
+        );
+        assert_eq!(run.rows[0].num("tps"), Some(10.5));
+        assert_eq!(run.rows[1].cell("status"), None, "a short row");
+        assert_eq!(run.rows[1].get("status"), "");
+        assert!(run.intervals.is_empty(), "not asked for");
+        assert_eq!(run.servers["default"]["x"], "1");
+        assert!(run.suite_text.is_none());
+        let full = load(&dir.join(RESULTS_FILE), Parts::WithIntervals).unwrap();
+        assert_eq!(full.intervals.len(), 1);
+        assert_eq!(full.dir, dir);
+    }
+
+    #[test]
+    fn errors_name_the_path_and_keep_the_cause() {
+        let tmp = tempfile::tempdir().unwrap();
+        let e = load(&tmp.path().join("nope"), Parts::Results).unwrap_err();
+        assert!(matches!(e, LoadError::Missing { .. }), "{e}");
+        assert!(e.to_string().contains("nope does not exist"), "{e}");
+        let e = load(tmp.path(), Parts::Results).unwrap_err();
+        assert!(
+            matches!(&e, LoadError::NotRun { results, .. } if results.ends_with(RESULTS_FILE)),
+            "{e}"
+        );
+        let bad = tmp.path().join(RESULTS_FILE);
+        std::fs::write(&bad, "a,b\n1,2\n").unwrap();
+        let e = load(&bad, Parts::Results).unwrap_err();
+        assert!(e.to_string().contains("has no `step` column"), "{e}");
+        let e = list(&tmp.path().join("nope")).unwrap_err();
+        assert!(e.to_string().contains("pass --results-dir"), "{e}");
+    }
+}
