@@ -6,8 +6,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::catalog;
 use crate::cli::{Cli, Command, Format, Overrides};
+use crate::engine::{config::GENERAL, registry, spec::WorkloadSpec};
 use crate::plan::{self, Plan};
 use crate::suite::{self, SetOverride, Suite};
 
@@ -247,11 +247,11 @@ fn print(text: &str) -> u8 {
 
 fn workloads(name: Option<&str>) -> u8 {
     let mut text = String::new();
-    let list: Vec<&catalog::WorkloadSpec> = match name {
-        Some(n) => match catalog::workload(n) {
+    let list: Vec<&WorkloadSpec> = match name {
+        Some(n) => match registry::workload(n) {
             Some(w) => vec![w],
             None => {
-                let names: Vec<&str> = catalog::WORKLOADS.iter().map(|w| w.name).collect();
+                let names: Vec<&str> = registry::WORKLOADS.iter().map(|w| w.name).collect();
                 eprintln!(
                     "error: unknown workload `{n}`; known workloads: {}",
                     names.join(", ")
@@ -259,10 +259,10 @@ fn workloads(name: Option<&str>) -> u8 {
                 return EXIT_BAD_INPUT;
             }
         },
-        None => catalog::WORKLOADS.iter().collect(),
+        None => registry::WORKLOADS.to_vec(),
     };
     for w in list {
-        let runnable = if crate::engine::engine_for(w.name).is_some() {
+        let runnable = if registry::engine_for(w.name).is_some() {
             ""
         } else {
             "  [plan/validate only in this build]"
@@ -277,7 +277,7 @@ fn workloads(name: Option<&str>) -> u8 {
     }
     if name.is_none() {
         text.push_str("\nGeneral options (every workload):\n");
-        for o in catalog::GENERAL {
+        for o in GENERAL {
             let default = o.default.map(|d| format!(" [{d}]")).unwrap_or_default();
             text.push_str(&format!("  {:<22} {}{default}\n", o.name, o.help));
         }

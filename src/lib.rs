@@ -9,7 +9,6 @@
 // on a hot path, so their size does not matter.
 #![allow(clippy::result_large_err)]
 
-pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod compare;
@@ -18,7 +17,6 @@ pub mod db;
 pub mod engine;
 pub mod import;
 pub mod plan;
-pub mod random;
 pub mod report;
 pub mod results;
 pub mod runner;
