@@ -2,7 +2,8 @@
 //!
 //! Data flows one way, one module per phase: a suite file ([`suite`]) is loaded and validated,
 //! expanded into an ordered [`plan`], executed by the [`runner`] through the workload
-//! [`engine`]s, and stored as CSV by [`results`]. [`report`] renders sysbench-shaped text and
+//! [`engine`]s (which also print sysbench-shaped text and list every workload in
+//! `engine::registry`), and stored as CSV by [`results`]. [`report`] renders stored runs and
 //! [`stats`] holds the latency histograms every engine shares.
 
 // Config errors carry a file position and source line; they are returned once per command, never

@@ -542,6 +542,13 @@ mod tests {
     }
 
     #[test]
+    fn a_total_size_ends_the_run_by_itself() {
+        assert!((SPEC.ends_by_itself)(&options(&[])));
+        let endless = options(&[("memory_total_size", Value::Int(0))]);
+        assert!(!(SPEC.ends_by_itself)(&endless));
+    }
+
+    #[test]
     fn block_size_must_be_a_power_of_two_of_at_least_8() {
         for bad in [0, 4, 12, 1000, 1025] {
             let err = settings(&[("memory_block_size", Value::Int(bad))])

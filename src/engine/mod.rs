@@ -16,10 +16,16 @@
 //! `engine` imports `stats`, `db` and `value`, never the runner: a step is stopped through the
 //! `stop` flag the caller passes in, which the driver forwards to the workers.
 //!
-//! A new workload needs exactly two edits: one new module under `src/engine/` (its
-//! `Workload`/`Worker` code, its option tables, its typed configuration and a
-//! `pub static SPEC: WorkloadSpec`), and one line `&newmod::SPEC,` in [`registry::WORKLOADS`]
-//! (plus its `pub mod` line here).
+//! A new workload is one module plus one registry line, and nothing else in the tree:
+//! * `src/engine/<name>.rs` (or a folder `src/engine/<name>/`), declared by a `pub mod <name>;`
+//!   line below, holding its [`driver::Workload`]/[`driver::Worker`] code, its `OptSpec` tables,
+//!   its typed configuration built from [`spec::Setup`] in one function, and its
+//!   `pub static SPEC: WorkloadSpec` (name, help line, options, data, traits, builder);
+//! * one line `&<name>::SPEC,` in [`registry::WORKLOADS`].
+//!
+//! Validation, planning, `sbsuite sysbench`, `sbsuite workloads` and the JSON schema pick it up
+//! from there (the committed `schemas/suite.schema.json` is then regenerated with
+//! `cargo run -- schema`, as a test asks).
 
 pub mod config;
 pub mod console;

@@ -84,6 +84,15 @@ mod tests {
     }
 
     #[test]
+    fn dataset_keys_are_options_of_their_workload() {
+        for w in WORKLOADS {
+            for key in w.data.keys {
+                assert!(w.option(key).is_some(), "{}: data key `{key}`", w.name);
+            }
+        }
+    }
+
+    #[test]
     fn names_are_unique() {
         let mut seen = HashSet::new();
         for w in WORKLOADS {

@@ -13,9 +13,12 @@
 //!   the collector sums the slots for interim lines and the `SQL statistics:` block, and
 //!   `reset_counters` only moves the collector's base, so workers never see a shared write.
 //! * Errors as sysbench: an ignorable code counts an error, rolls back and re-runs the whole
-//!   event on the same timer; a lost connection reconnects (bounded retry), re-prepares, counts
-//!   a reconnect and re-runs; anything else is fatal and names the code and the statement.
-//! * Data loading and the pre-run checks live in [`prepare`]; the SQL text in [`sql`].
+//!   event on the same timer; a lost connection reconnects (bounded retry, given up when the
+//!   run's stop flag, as the driver hands it to each worker, is set), re-prepares, counts a
+//!   reconnect and re-runs; anything else is fatal and names the code and the statement.
+//! * Data loading and the pre-run checks live in [`prepare`]; the SQL text in [`sql`]; the
+//!   option tables and their typed form ([`options::Shape`]) in [`options`]. Each script is one
+//!   `WorkloadSpec` static here whose builder names its [`Kind`]: no name-to-script map.
 
 pub mod bulk;
 pub mod options;
