@@ -1249,6 +1249,63 @@ mod tests {
         assert!(text.contains("General statistics:"), "final report printed");
     }
 
+    /// A worker that waits inside its event until the stop flag it was given is set (as OLTP's
+    /// reconnect loop does), bounded so that a broken hand-over fails instead of hanging.
+    struct Waiting;
+
+    struct WaitingWorker<'a> {
+        stop: &'a AtomicBool,
+    }
+
+    impl Worker for WaitingWorker<'_> {
+        fn event(&mut self) -> EventResult {
+            let t = Instant::now();
+            while !self.stop.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(10) {
+                thread::sleep(Duration::from_millis(1));
+            }
+            EventResult::Done
+        }
+    }
+
+    impl Workload for Waiting {
+        fn banner(&self, _: &mut dyn Write) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn new_worker<'a>(
+            &'a self,
+            _: usize,
+            stop: &'a AtomicBool,
+        ) -> Result<Box<dyn Worker + 'a>, EngineError> {
+            Ok(Box::new(WaitingWorker { stop }))
+        }
+    }
+
+    #[test]
+    fn workers_see_the_callers_stop_inside_an_event() {
+        let stop = AtomicBool::new(false);
+        let started = Instant::now();
+        let o = thread::scope(|s| {
+            s.spawn(|| {
+                thread::sleep(Duration::from_millis(200));
+                stop.store(true, Ordering::Relaxed);
+            });
+            run(
+                &Waiting,
+                &config(2, 0, 0, 0),
+                &mut Vec::new(),
+                &mut |_| {},
+                &stop,
+            )
+            .expect("run succeeds")
+        });
+        assert!(o.interrupted);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the worker waited its 10 s"
+        );
+    }
+
     #[test]
     fn fairness_from_known_per_thread_counts() {
         let fake = Fake {
