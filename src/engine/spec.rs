@@ -89,7 +89,7 @@ pub struct WorkloadSpec {
     /// Needs a database: the suite's `[target]`, else the default SQLite file.
     pub needs_target: bool,
     /// Whether a run with these options ends without `time` or `events` (sysbench's mutex runs
-    /// one event per thread; memory stops after `memory_total_size`). [`never`] for most.
+    /// one event per thread; memory stops after `memory_total_size`). [`never()`] for most.
     pub ends_by_itself: fn(&Options) -> bool,
     /// Builds the workload for one step.
     pub build: Build,
@@ -113,7 +113,7 @@ impl WorkloadSpec {
     }
 
     /// Every option of this workload resolved: the value `given` returns (already normalised by
-    /// [`Kind::coerce`]) or else the spec default; options without either stay unset. The
+    /// [`super::option::Kind::coerce`]) or else the spec default; options without either stay unset. The
     /// planner and `sbsuite sysbench` both build a step's options with this one function.
     pub fn resolve_options(&self, given: impl Fn(&str) -> Option<Value>) -> Options {
         let mut options = Options::default();

@@ -245,7 +245,7 @@ pub struct Shape {
 
 impl Shape {
     /// The typed configuration of script `kind`: its options, read once per step.
-    pub(crate) fn new(o: &Reader<'_>, kind: Kind) -> Result<Shape, EngineError> {
+    pub fn new(o: &Reader<'_>, kind: Kind) -> Result<Shape, EngineError> {
         let tables = usize::try_from(o.uint("tables")?).unwrap_or(usize::MAX);
         if tables == 0 {
             return Err(EngineError::Failed(
