@@ -2,7 +2,8 @@
 //!
 //! Data flows one way, one module per phase: a suite file ([`suite`]) is loaded and validated,
 //! expanded into an ordered [`plan`], executed by the [`runner`] through the workload
-//! [`engine`]s, and stored as CSV by [`results`]. [`report`] renders sysbench-shaped text and
+//! [`engine`]s (which also print sysbench-shaped text and list every workload in
+//! `engine::registry`), and stored as CSV by [`results`]. [`report`] renders stored runs and
 //! [`stats`] holds the latency histograms every engine shares.
 //!
 //! Library modules return typed outcomes and errors; [`app`], the binary's edge, is the only
@@ -13,7 +14,6 @@
 #![allow(clippy::result_large_err)]
 
 pub mod app;
-pub mod catalog;
 pub mod cli;
 pub mod compare;
 pub mod compat;
@@ -21,7 +21,6 @@ pub mod db;
 pub mod engine;
 pub mod import;
 pub mod plan;
-pub mod random;
 pub mod report;
 pub mod results;
 pub mod runner;

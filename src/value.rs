@@ -102,6 +102,16 @@ impl fmt::Display for Value {
     }
 }
 
+/// A boolean written as sysbench and suite files do: `on`/`true`/`1`/`yes` or
+/// `off`/`false`/`0`/`no`, in any case; anything else is `None`.
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" => Some(true),
+        "off" | "false" | "0" | "no" => Some(false),
+        _ => None,
+    }
+}
+
 /// Parses a sysbench SIZE: an integer with an optional K/M/G/T suffix (×1024ⁿ, any case, an
 /// optional trailing `B`/`iB`). Unlike sysbench, which silently turns an unknown suffix into 0,
 /// an unknown suffix is an error.
@@ -175,7 +185,7 @@ mod tests {
 }
 
 /// The resolved options of one step: every option of its workload, normalised by its
-/// [`crate::catalog::Kind`] (sizes in bytes, booleans as booleans). Built by the planner, so
+/// [`crate::engine::option::Kind`] (sizes in bytes, booleans as booleans). Built by the planner, so
 /// engines can read values without re-validating them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Options(pub indexmap::IndexMap<String, Value>);

@@ -1,15 +1,16 @@
-//! `sbsuite workloads [NAME]`: the catalog as a list, or one workload with its options.
+//! `sbsuite workloads [NAME]`: the workload registry as a list, or one workload with its
+//! options.
 
 use super::{Exit, fail, print};
-use crate::catalog;
+use crate::engine::{config::GENERAL, registry, spec::WorkloadSpec};
 
 pub(super) fn workloads(name: Option<&str>) -> Exit {
     let mut text = String::new();
-    let list: Vec<&catalog::WorkloadSpec> = match name {
-        Some(n) => match catalog::workload(n) {
+    let list: Vec<&WorkloadSpec> = match name {
+        Some(n) => match registry::workload(n) {
             Some(w) => vec![w],
             None => {
-                let names: Vec<&str> = catalog::WORKLOADS.iter().map(|w| w.name).collect();
+                let names: Vec<&str> = registry::WORKLOADS.iter().map(|w| w.name).collect();
                 return fail(
                     Exit::BadInput,
                     format_args!(
@@ -19,15 +20,10 @@ pub(super) fn workloads(name: Option<&str>) -> Exit {
                 );
             }
         },
-        None => catalog::WORKLOADS.iter().collect(),
+        None => registry::WORKLOADS.to_vec(),
     };
     for w in list {
-        let runnable = if crate::engine::engine_for(w.name).is_some() {
-            ""
-        } else {
-            "  [plan/validate only in this build]"
-        };
-        text.push_str(&format!("{} - {}{runnable}\n", w.name, w.summary));
+        text.push_str(&format!("{} - {}\n", w.name, w.summary));
         if name.is_some() {
             for o in w.all_options() {
                 let default = o.default.map(|d| format!(" [{d}]")).unwrap_or_default();
@@ -37,7 +33,7 @@ pub(super) fn workloads(name: Option<&str>) -> Exit {
     }
     if name.is_none() {
         text.push_str("\nGeneral options (every workload):\n");
-        for o in catalog::GENERAL {
+        for o in GENERAL {
             let default = o.default.map(|d| format!(" [{d}]")).unwrap_or_default();
             text.push_str(&format!("  {:<22} {}{default}\n", o.name, o.help));
         }

@@ -5,14 +5,16 @@
 //! `--test=X`, a name or a script path. Everything sysbench users still type from old guides is
 //! mapped here, in one table-driven pass, to a 1.0 option name plus the warning sysbench (or,
 //! for options 1.0 dropped, sbsuite) prints — never silently: an option that changes nothing in
-//! this build is reported as ignored. Values are checked against the catalog with the workload's
-//! own [`crate::catalog::Kind`], so sizes, booleans and lists mean what the suite files mean.
+//! this build is reported as ignored. Values are checked against the workload's spec with its
+//! own [`crate::engine::option::Kind`], so sizes, booleans and lists mean what the suite files mean.
 
 use std::path::PathBuf;
 
 use indexmap::IndexMap;
 
-use crate::catalog::{self, Kind, WorkloadSpec};
+use crate::engine::option::Kind;
+use crate::engine::registry;
+use crate::engine::spec::WorkloadSpec;
 use crate::suite::error::did_you_mean;
 use crate::value::{Options, Value};
 
@@ -273,7 +275,7 @@ pub struct Invocation {
 }
 
 impl Invocation {
-    /// Every option of the workload: catalog default < command line (sysbench 1.0 defaults).
+    /// Every option of the workload: spec default < command line (sysbench 1.0 defaults).
     pub fn options(&self) -> Options {
         self.workload
             .resolve_options(|name| self.given.get(name).map(|g| g.value.clone()))
@@ -337,8 +339,8 @@ fn lookup_test(test: &str) -> Result<Option<&'static WorkloadSpec>, ArgsError> {
         .find(|(old, _)| *old == stem)
         .map(|&(_, new)| new)
         .unwrap_or(stem);
-    catalog::workload(name).map(Some).ok_or_else(|| {
-        let mut known: Vec<&str> = catalog::WORKLOADS.iter().map(|w| w.name).collect();
+    registry::workload(name).map(Some).ok_or_else(|| {
+        let mut known: Vec<&str> = registry::WORKLOADS.iter().map(|w| w.name).collect();
         known.push("oltp (0.4/0.5)");
         ArgsError::UnknownTest {
             test: test.to_string(),
@@ -391,7 +393,10 @@ fn legacy_oltp(sel: &IndexMap<String, String>) -> Result<&'static str, ArgsError
 fn coerce(spec: &WorkloadSpec, name: &str, raw: Option<&str>) -> Result<Given, ArgsError> {
     let Some(opt) = spec.option(name) else {
         return Err(
-            match catalog::WORKLOADS.iter().find(|w| w.option(name).is_some()) {
+            match registry::WORKLOADS
+                .iter()
+                .find(|w| w.option(name).is_some())
+            {
                 Some(owner) => ArgsError::OtherTest {
                     name: name.into(),
                     owner: owner.name.into(),
@@ -499,7 +504,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
                 "WARNING: `{test}` is sysbench 0.4/0.5's OLTP test: running its sysbench 1.0 \
                  equivalent `{name}` (1.0 schema and query mix, --tables tables)"
             )));
-            catalog::workload(name).ok_or_else(|| ArgsError::UnknownTest {
+            registry::workload(name).ok_or_else(|| ArgsError::UnknownTest {
                 test: name.into(),
                 known: String::new(),
             })?
@@ -655,7 +660,7 @@ fn rename_err(e: ArgsError, typed: &str) -> ArgsError {
     }
 }
 
-/// sysbench's BOOL, read the way the catalog reads it; an empty value (`--flag=`) is on.
+/// sysbench's BOOL, read the way suite files read it; an empty value (`--flag=`) is on.
 fn is_on(v: &str) -> bool {
     v.is_empty()
         || matches!(

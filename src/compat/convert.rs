@@ -172,7 +172,7 @@ pub fn convert(lines: &[(usize, Vec<String>)]) -> Result<(String, Vec<String>), 
                 Value::Str(inv.workload.name.to_string()),
             );
             for n in &names {
-                // An option a line left out has its catalog default there.
+                // An option a line left out has its spec default there.
                 let v = inv
                     .given
                     .get(n)
@@ -280,7 +280,7 @@ pub fn convert(lines: &[(usize, Vec<String>)]) -> Result<(String, Vec<String>), 
 /// normalised value.
 fn suite_value(inv: &Invocation, name: &str, value: &Value, raw: &str) -> Value {
     match inv.workload.option(name).map(|o| o.kind) {
-        Some(crate::catalog::Kind::Size) => Value::Str(raw.to_string()),
+        Some(crate::engine::option::Kind::Size) => Value::Str(raw.to_string()),
         _ => value.clone(),
     }
 }
@@ -395,12 +395,9 @@ fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
         ("mysql_compression", "compression"),
         ("mysql_dry_run", "dry_run"),
     ] {
-        if c.get(option).is_some_and(|v| {
-            matches!(
-                crate::catalog::Kind::Bool.coerce(&Value::Str(v.into())),
-                Ok(Value::Bool(true))
-            )
-        }) {
+        if c.get(option)
+            .is_some_and(|v| crate::value::parse_bool(v) == Some(true))
+        {
             t.push_str(&format!("{key} = true\n"));
         }
     }

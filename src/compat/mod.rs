@@ -3,10 +3,10 @@
 //!
 //! Users arrive with years of sysbench command lines in scripts and guides (0.4's `--test=`,
 //! `--num-threads`, `--oltp-*`; 0.5/1.0 script paths). Both commands share one parser
-//! ([`args`]) that maps every form to a workload of the catalog and 1.0 option names, so a
+//! ([`args`]) that maps every form to a registered workload and 1.0 option names, so a
 //! line means the same whether it is run here directly or converted into a suite. Running goes
 //! through the same engines and the same option resolution as `sbsuite run`
-//! ([`crate::catalog::WorkloadSpec::resolve_options`]), never a second copy of either.
+//! ([`crate::engine::spec::WorkloadSpec::resolve_options`]), never a second copy of either.
 
 pub mod args;
 pub mod convert;
@@ -14,9 +14,11 @@ pub mod convert;
 use std::io::{Read, Write};
 use std::path::Path;
 
-use crate::catalog::{self, Kind, OptSpec};
 use crate::db::DbError;
 use crate::engine::EngineError;
+use crate::engine::config::GENERAL;
+use crate::engine::option::{Kind, OptSpec};
+use crate::engine::registry;
 use crate::runner::{RunError, RunSummary, SignalError};
 use crate::suite::ConfigErrors;
 use crate::value::Value;
@@ -110,7 +112,7 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
         return with_results(raw, action, dir).map(Outcome::Suite);
     }
     // Database tests connect with the line's --mysql-* options (sysbench's defaults otherwise).
-    let target = if catalog::workload(workload).is_some_and(|w| w.needs_target) {
+    let target = if registry::workload(workload).is_some_and(|w| w.needs_target) {
         let conn = &inv.connection;
         match crate::db::Target::from_sysbench(&|name| conn.get(name).map(str::to_string)) {
             Ok(t) => Some(t),
@@ -253,7 +255,7 @@ fn help(inv: &Invocation, general: bool) -> String {
             "Usage:\n  sbsuite sysbench [options]... [testname] [command]\n\n\
              Commands implemented by most tests: prepare run cleanup help\n\n",
         );
-        text.push_str(&section("General options", &mut catalog::GENERAL.iter()));
+        text.push_str(&section("General options", &mut GENERAL.iter()));
         text.push_str("sysbench 0.4/0.5 forms (accepted with a warning):\n");
         let mut aliases: Vec<(String, String)> = args::DEPRECATED
             .iter()

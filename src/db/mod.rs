@@ -243,9 +243,9 @@ pub fn split_list(value: Option<&str>) -> Vec<String> {
 fn sysbench_bool(get: &dyn Fn(&str) -> Option<String>, name: &str) -> Result<bool, DbError> {
     match get(name) {
         None => Ok(false),
-        Some(v) => match crate::catalog::Kind::Bool.coerce(&Value::Str(v.clone())) {
-            Ok(Value::Bool(b)) => Ok(b),
-            _ => Err(DbError::Invalid(format!(
+        Some(v) => match crate::value::parse_bool(&v) {
+            Some(b) => Ok(b),
+            None => Err(DbError::Invalid(format!(
                 "--{}={v}: use on or off",
                 name.replace('_', "-")
             ))),

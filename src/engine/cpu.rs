@@ -16,21 +16,44 @@
 use std::hint::black_box;
 use std::io::{self, Write};
 
-use super::driver::{EventResult, Worker, Workload};
-use super::{EngineError, StepOutcome};
-use crate::report::console;
-use crate::value::Options;
+use std::sync::atomic::AtomicBool;
 
-/// The cpu workload.
+use super::config::UNBOUNDED;
+use super::driver::{EventResult, Worker, Workload};
+use super::option::{Kind, OptSpec};
+use super::spec::{NO_DATA, Setup, WorkloadSpec, never};
+use super::{EngineError, StepOutcome, console};
+
+/// The cpu workload's entry in [`super::registry`].
+pub static SPEC: WorkloadSpec = WorkloadSpec {
+    name: "cpu",
+    summary: "CPU performance test (prime numbers by trial division)",
+    options: &[OPTIONS],
+    data: NO_DATA,
+    needs_target: false,
+    ends_by_itself: never,
+    build,
+};
+
+static OPTIONS: &[OptSpec] = &[OptSpec {
+    name: "cpu_max_prime",
+    kind: Kind::Int {
+        min: 1,
+        max: UNBOUNDED,
+    },
+    default: Some("10000"),
+    help: "upper limit for primes generator",
+}];
+
+/// The cpu workload, and its typed configuration.
 #[derive(Clone, Debug)]
 pub struct Cpu {
     pub max_prime: u64,
 }
 
-/// Registry entry point.
-pub fn new(options: &Options) -> Result<Box<dyn Workload>, EngineError> {
+fn build(s: &Setup<'_>) -> Result<Box<dyn Workload>, EngineError> {
     Ok(Box::new(Cpu {
-        max_prime: options.uint("cpu_max_prime"),
+        max_prime: s.options.uint("cpu_max_prime")?,
     }))
 }
 
@@ -118,7 +141,11 @@ impl Workload for Cpu {
         writeln!(out)
     }
 
-    fn new_worker(&self, _id: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
+    fn new_worker<'a>(
+        &'a self,
+        _id: usize,
+        _stop: &'a AtomicBool,
+    ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         Ok(Box::new(CpuWorker {
             max_prime: self.max_prime,
         }))

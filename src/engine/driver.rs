@@ -7,11 +7,11 @@
 //!   block) that creates one [`Worker`] per thread (owned state: a connection, a buffer, an
 //!   RNG). Workers are created *on their own thread* (sysbench's `thread_init`), so a worker
 //!   needs no `Send` and may hold thread-bound handles. A workload seeds its generators with
-//!   [`crate::random::Rng::for_thread`]`(options.uint("rand_seed"), id)` ([`RunConfig::seed`]).
+//!   [`Rng::for_thread`]`(run.seed, id)` ([`RunConfig::seed`]).
 //! * Workers are named OS threads with `thread_stack_size` stacks (raised to at least
-//!   [`MIN_STACK`]). All of them are created and ready before the clock starts, as sysbench
-//!   starts its timer after every `thread_init`: a start barrier (a counter plus a condvar, so
-//!   that a failed spawn can still release the workers already waiting).
+//!   [`super::config::MIN_STACK`]). All of them are created and ready before the clock starts,
+//!   as sysbench starts its timer after every `thread_init`: a start barrier (a counter plus a
+//!   condvar, so that a failed spawn can still release the workers already waiting).
 //! * Workers are *not* scoped threads: `forced_shutdown` must be able to abandon a worker stuck
 //!   in an event. Their shared state is an `Arc`; the only borrow they hold is the workload,
 //!   and it is sound because every worker is joined before [`run`] returns (a [`Joiner`] guard,
@@ -19,7 +19,9 @@
 //!   then leaks the workload so the abandoned threads keep a valid reference. [`run`] (borrowed
 //!   workload) prints the forced-shutdown report and then waits for the stuck workers.
 //! * Workers read only flags the driver owns: the collector forwards the caller's `stop` flag
-//!   (polled every [`POLL`]), so an abandoned worker never touches memory of the caller.
+//!   (polled every [`POLL`]), so an abandoned worker never touches memory of the caller. A
+//!   worker that waits inside an event (OLTP's reconnect loop) gets that forwarded flag in
+//!   [`Workload::new_worker`]; no engine reads a process-wide flag.
 //! * Limits follow sysbench: `time` (checked with the clock reading each event already takes),
 //!   `events` (one global atomic counter taken before each event, only when the cap is set);
 //!   the first limit reached wins; with neither, the run is endless until `stop`.
@@ -62,11 +64,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
-use super::{EngineError, IntervalSample, StepOutcome};
-use crate::random::Rng;
-use crate::report::console;
+use super::config::RunConfig;
+use super::random::Rng;
+use super::{EngineError, IntervalSample, StepOutcome, console};
 use crate::stats::{self, BUCKETS, IntervalSlot, WorkerStats, log_histogram};
-use crate::value::Options;
 
 /// One kind of benchmark (cpu, memory, fileio, an OLTP script…), shared by all its workers.
 pub trait Workload: Sync {
@@ -82,8 +83,13 @@ pub trait Workload: Sync {
     fn banner(&self, out: &mut dyn Write) -> io::Result<()>;
 
     /// Creates the state of worker `id` (0-based). Runs on that worker's thread before the clock
-    /// starts; an error aborts the run before any event.
-    fn new_worker(&self, id: usize) -> Result<Box<dyn Worker + '_>, EngineError>;
+    /// starts; an error aborts the run before any event. `stop` is the run's stop flag as the
+    /// driver forwards it, for a worker that waits inside an event (a reconnect) to give up.
+    fn new_worker<'a>(
+        &'a self,
+        id: usize,
+        stop: &'a AtomicBool,
+    ) -> Result<Box<dyn Worker + 'a>, EngineError>;
 
     /// The test-specific block printed before `General statistics:` (cpu's `CPU speed:`).
     fn report(&self, outcome: &StepOutcome, out: &mut dyn Write) -> io::Result<()> {
@@ -160,145 +166,11 @@ pub enum EventResult {
     Fatal(EngineError),
 }
 
-/// The smallest worker stack: sysbench's 64K default is sized for C; Rust frames (debug builds,
-/// formatting, TLS handshakes of DB clients) need more. Stacks are virtual memory, so a larger
-/// floor costs little even with a thousand threads.
-pub const MIN_STACK: usize = 512 * 1024;
-
 /// sysbench's event queue size for `rate`.
 pub const RATE_QUEUE_SLOTS: usize = 131_072;
 
 /// How often the collector forwards the stop flag and re-checks its schedule at most.
 const POLL: Duration = Duration::from_millis(20);
-
-/// The general options of a run, resolved.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RunConfig {
-    pub threads: usize,
-    /// Global event cap; 0 = none.
-    pub events: u64,
-    /// Time limit (measured time, after any warmup); `None` = none.
-    pub time: Option<Duration>,
-    /// Interim report period; `None` = no interim lines.
-    pub report_interval: Option<Duration>,
-    /// Percentile reported (0..=100; 0 disables the percentile line).
-    pub percentile: f64,
-    /// Worker stack size in bytes (`thread_stack_size`, raised to [`MIN_STACK`]); 0 = std's.
-    pub stack_size: usize,
-    /// Delay after the time limit before a forced shutdown; `None` = off.
-    pub forced_shutdown: Option<Duration>,
-    /// Target events per second (Poisson arrivals); 0 = as fast as possible.
-    pub rate: u64,
-    /// Seconds (after warmup) at which to print a checkpoint report and restart statistics.
-    pub checkpoints: Vec<u64>,
-    /// Print the latency histogram before the final report.
-    pub histogram: bool,
-    /// Unmeasured warmup before the measured run; `None` = none.
-    pub warmup: Option<Duration>,
-    /// sysbench's `--debug` lines.
-    pub debug: bool,
-    /// `rand_seed` (0 = from the clock): for the header and the rate generator; workloads read
-    /// the option themselves and call [`Rng::for_thread`].
-    pub seed: u64,
-}
-
-impl RunConfig {
-    pub fn from_options(o: &Options) -> Result<Self, EngineError> {
-        let threads = usize::try_from(o.uint("threads")).unwrap_or(usize::MAX);
-        if threads == 0 {
-            return Err(EngineError::Failed(
-                "option `threads` must be at least 1".into(),
-            ));
-        }
-        let percentile = o.float("percentile");
-        if !(0.0..=100.0).contains(&percentile) {
-            return Err(EngineError::Failed(format!(
-                "option `percentile` is {percentile}: use a value from 0 to 100 (0 disables it)"
-            )));
-        }
-        let secs = |key| {
-            Some(o.uint(key))
-                .filter(|&s| s > 0)
-                .map(Duration::from_secs)
-        };
-        let time = secs("time");
-        let mut checkpoints = Vec::new();
-        for item in o.list("report_checkpoints") {
-            let item = item.trim();
-            if item.is_empty() {
-                continue;
-            }
-            match item.parse::<u64>() {
-                Ok(s) if s > 0 => checkpoints.push(s),
-                _ => {
-                    return Err(EngineError::Failed(format!(
-                        "option `report_checkpoints` has `{item}`: use a list of whole seconds \
-                         greater than 0, e.g. \"10,20\""
-                    )));
-                }
-            }
-        }
-        checkpoints.sort_unstable();
-        checkpoints.dedup();
-        let stack = usize::try_from(o.uint("thread_stack_size")).unwrap_or(usize::MAX);
-        Ok(Self {
-            threads,
-            events: o.uint("events"),
-            time,
-            report_interval: secs("report_interval"),
-            percentile,
-            stack_size: stack.max(MIN_STACK),
-            // Absent (a hand-built Options) is the catalog default `off`, not the empty value.
-            forced_shutdown: match o.get("forced_shutdown") {
-                None => None,
-                Some(_) => parse_forced_shutdown(o.text("forced_shutdown"), time)?,
-            },
-            rate: o.uint("rate"),
-            checkpoints,
-            histogram: o.flag("histogram"),
-            warmup: secs("warmup_time"),
-            debug: o.flag("debug"),
-            seed: o.uint("rand_seed"),
-        })
-    }
-}
-
-/// `forced_shutdown`: `off`, `N` seconds or `N%` of the time limit; empty = 5 % (sysbench's
-/// code). Without a time limit there is nothing to force: `None`.
-fn parse_forced_shutdown(
-    text: &str,
-    time: Option<Duration>,
-) -> Result<Option<Duration>, EngineError> {
-    let text = text.trim();
-    if text.eq_ignore_ascii_case("off") {
-        return Ok(None);
-    }
-    let bad = || {
-        EngineError::Failed(format!(
-            "option `forced_shutdown` is `{text}`: use `off`, a number of seconds (`5`) or a \
-             percentage of `time` (`5%`)"
-        ))
-    };
-    let delay = |time: Duration| -> Result<Duration, EngineError> {
-        if text.is_empty() {
-            return Ok(time.mul_f64(0.05));
-        }
-        if let Some(pct) = text.strip_suffix('%') {
-            let pct: f64 = pct.trim().parse().map_err(|_| bad())?;
-            if !(0.0..=1e6).contains(&pct) {
-                return Err(bad());
-            }
-            return Ok(time.mul_f64(pct / 100.0));
-        }
-        text.parse::<u64>()
-            .map(Duration::from_secs)
-            .map_err(|_| bad())
-    };
-    match time {
-        Some(t) => delay(t).map(Some),
-        None => delay(Duration::ZERO).map(|_| None),
-    }
-}
 
 /// What a worker thread returns.
 type WorkerResult = Result<(WorkerStats, Exit), EngineError>;
@@ -482,13 +354,15 @@ impl Drop for FinishGuard<'_> {
 fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerResult {
     let _guard = FinishGuard { shared, id };
     let new_stats = || WorkerStats::new().map_err(|e| EngineError::Failed(e.to_string()));
-    let init = catch_unwind(AssertUnwindSafe(|| workload.new_worker(id)))
-        .unwrap_or_else(|_| {
-            Err(EngineError::Failed(format!(
-                "worker {id} panicked while starting"
-            )))
-        })
-        .and_then(|w| new_stats().map(|s| (w, s)));
+    let init = catch_unwind(AssertUnwindSafe(|| {
+        workload.new_worker(id, &shared.interrupt)
+    }))
+    .unwrap_or_else(|_| {
+        Err(EngineError::Failed(format!(
+            "worker {id} panicked while starting"
+        )))
+    })
+    .and_then(|w| new_stats().map(|s| (w, s)));
     if init.is_err() {
         shared.abort.store(true, Ordering::Relaxed);
     }
@@ -1215,7 +1089,6 @@ fn checkpoint(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::Value;
 
     /// Each event spins for about `spin` (busy, like a real workload); worker `id` runs at most
     /// `per_thread[id]` events when given, then reports itself exhausted.
@@ -1260,7 +1133,11 @@ mod tests {
             writeln!(out)
         }
 
-        fn new_worker(&self, id: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
+        fn new_worker<'a>(
+            &'a self,
+            id: usize,
+            _stop: &'a AtomicBool,
+        ) -> Result<Box<dyn Worker + 'a>, EngineError> {
             Ok(Box::new(FakeWorker {
                 spin: self.spin,
                 left: self.per_thread.as_ref().map(|v| v[id]),
@@ -1370,6 +1247,63 @@ mod tests {
             "WARNING: Both event and time limits are disabled, running an endless test\nsbsuite "
         ));
         assert!(text.contains("General statistics:"), "final report printed");
+    }
+
+    /// A worker that waits inside its event until the stop flag it was given is set (as OLTP's
+    /// reconnect loop does), bounded so that a broken hand-over fails instead of hanging.
+    struct Waiting;
+
+    struct WaitingWorker<'a> {
+        stop: &'a AtomicBool,
+    }
+
+    impl Worker for WaitingWorker<'_> {
+        fn event(&mut self) -> EventResult {
+            let t = Instant::now();
+            while !self.stop.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(10) {
+                thread::sleep(Duration::from_millis(1));
+            }
+            EventResult::Done
+        }
+    }
+
+    impl Workload for Waiting {
+        fn banner(&self, _: &mut dyn Write) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn new_worker<'a>(
+            &'a self,
+            _: usize,
+            stop: &'a AtomicBool,
+        ) -> Result<Box<dyn Worker + 'a>, EngineError> {
+            Ok(Box::new(WaitingWorker { stop }))
+        }
+    }
+
+    #[test]
+    fn workers_see_the_callers_stop_inside_an_event() {
+        let stop = AtomicBool::new(false);
+        let started = Instant::now();
+        let o = thread::scope(|s| {
+            s.spawn(|| {
+                thread::sleep(Duration::from_millis(200));
+                stop.store(true, Ordering::Relaxed);
+            });
+            run(
+                &Waiting,
+                &config(2, 0, 0, 0),
+                &mut Vec::new(),
+                &mut |_| {},
+                &stop,
+            )
+            .expect("run succeeds")
+        });
+        assert!(o.interrupted);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the worker waited its 10 s"
+        );
     }
 
     #[test]
@@ -1483,7 +1417,11 @@ mod tests {
             Ok(())
         }
 
-        fn new_worker(&self, _: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
+        fn new_worker<'a>(
+            &'a self,
+            _: usize,
+            _stop: &'a AtomicBool,
+        ) -> Result<Box<dyn Worker + 'a>, EngineError> {
             Ok(Box::new(StuckWorker))
         }
     }
@@ -1538,19 +1476,6 @@ mod tests {
     }
 
     #[test]
-    fn forced_shutdown_values() {
-        let t = Some(Duration::from_secs(100));
-        let p = |s| parse_forced_shutdown(s, t).expect("valid");
-        assert_eq!(p("off"), None);
-        assert_eq!(p(""), Some(Duration::from_secs(5)));
-        assert_eq!(p("10%"), Some(Duration::from_secs(10)));
-        assert_eq!(p("7"), Some(Duration::from_secs(7)));
-        assert_eq!(parse_forced_shutdown("7", None).expect("valid"), None);
-        let e = parse_forced_shutdown("soon", t).expect_err("invalid");
-        assert!(e.to_string().contains("forced_shutdown"), "{e}");
-    }
-
-    #[test]
     fn debug_and_histogram_lines() {
         let cfg = RunConfig {
             debug: true,
@@ -1572,40 +1497,5 @@ mod tests {
             "histogram right before the report"
         );
         assert!(text.contains("DEBUG: Verbose per-thread statistics:\n\nDEBUG:     thread #  0:"));
-    }
-
-    #[test]
-    fn run_config_reads_options() {
-        let mut o = Options::default();
-        for (k, v) in [
-            ("threads", Value::Int(4)),
-            ("events", Value::Int(0)),
-            ("time", Value::Int(10)),
-            ("report_interval", Value::Int(0)),
-            ("percentile", Value::Float(99.9)),
-        ] {
-            o.0.insert(k.into(), v);
-        }
-        let cfg = RunConfig::from_options(&o).expect("valid");
-        let mut expected = config(4, 0, 10_000, 0).with_percentile(99.9);
-        expected.stack_size = MIN_STACK;
-        assert_eq!(cfg, expected);
-        o.0.insert("thread_stack_size".into(), Value::Int(8 << 20));
-        o.0.insert("report_checkpoints".into(), Value::Str("20,10,10".into()));
-        let cfg = RunConfig::from_options(&o).expect("valid");
-        assert_eq!((cfg.stack_size, cfg.checkpoints), (8 << 20, vec![10, 20]));
-        o.0.insert("report_checkpoints".into(), Value::Str("10,x".into()));
-        let e = RunConfig::from_options(&o).expect_err("invalid");
-        assert!(e.to_string().contains("report_checkpoints"), "{e}");
-        o.0.insert("report_checkpoints".into(), Value::Str(String::new()));
-        o.0.insert("threads".into(), Value::Int(0));
-        assert!(RunConfig::from_options(&o).is_err());
-    }
-
-    impl RunConfig {
-        fn with_percentile(mut self, p: f64) -> Self {
-            self.percentile = p;
-            self
-        }
     }
 }

@@ -8,7 +8,7 @@
 //!   `memory_total_size` is a transfer cap, not a footprint (sysbench issue #233).
 //! * An event is `block / 8` word operations: `seq` visits each 8-byte word in order, `rnd`
 //!   visits one uniformly drawn word per operation: sysbench's `⌊U · words⌋` from the same
-//!   xoroshiro128+ ([`crate::random`]), computed as the top bits of the generator output (the
+//!   xoroshiro128+ ([`super::random`]), computed as the top bits of the generator output (the
 //!   same index, as the word count is a power of two, without float work per operation).
 //!   The words are `AtomicU64` accessed with relaxed loads and stores: with a global block
 //!   several threads write the same words, which relaxed atomics make defined behaviour, and
@@ -30,11 +30,70 @@ use std::io::{self, Write};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::sync::atomic::AtomicBool;
+
+use super::config::RunConfig;
 use super::driver::{EventResult, Worker, Workload};
-use super::{EngineError, IntervalSample, StepOutcome};
-use crate::random::Rng;
-use crate::report::console;
+use super::option::{Kind, OptSpec, Reader};
+use super::random::Rng;
+use super::spec::{NO_DATA, Setup, WorkloadSpec};
+use super::{EngineError, IntervalSample, StepOutcome, console};
 use crate::value::Options;
+
+/// The memory workload's entry in [`super::registry`].
+pub static SPEC: WorkloadSpec = WorkloadSpec {
+    name: "memory",
+    summary: "Memory functions speed test",
+    options: &[OPTIONS],
+    data: NO_DATA,
+    needs_target: false,
+    ends_by_itself,
+    build,
+};
+
+static OPTIONS: &[OptSpec] = &[
+    OptSpec {
+        name: "memory_block_size",
+        kind: Kind::Size,
+        default: Some("1K"),
+        help: "size of memory block for test (a power of 2, at least 8)",
+    },
+    OptSpec {
+        name: "memory_total_size",
+        kind: Kind::Size,
+        default: Some("100G"),
+        help: "total size of data to transfer",
+    },
+    OptSpec {
+        name: "memory_scope",
+        kind: Kind::Enum(&["global", "local"]),
+        default: Some("global"),
+        help: "memory access scope",
+    },
+    OptSpec {
+        name: "memory_hugetlb",
+        kind: Kind::Bool,
+        default: Some("false"),
+        help: "allocate memory from HugeTLB pool",
+    },
+    OptSpec {
+        name: "memory_oper",
+        kind: Kind::Enum(&["read", "write", "none"]),
+        default: Some("write"),
+        help: "type of memory operations",
+    },
+    OptSpec {
+        name: "memory_access_mode",
+        kind: Kind::Enum(&["seq", "rnd"]),
+        default: Some("seq"),
+        help: "memory access mode",
+    },
+];
+
+/// A run stops on its own after `memory_total_size` (when not 0).
+fn ends_by_itself(options: &Options) -> bool {
+    options.uint("memory_total_size") > 0
+}
 
 const MIB: f64 = 1_048_576.0;
 const WORD: u64 = 8;
@@ -72,8 +131,9 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn from_options(o: &Options) -> Result<Self, EngineError> {
-        let block_size = o.uint("memory_block_size");
+    /// The typed configuration, from the workload's options and the general ones.
+    pub fn new(o: &Reader<'_>, run: &RunConfig) -> Result<Self, EngineError> {
+        let block_size = o.uint("memory_block_size")?;
         if block_size < WORD || !block_size.is_power_of_two() {
             return Err(EngineError::Failed(format!(
                 "option `memory_block_size` is {block_size} bytes: use a power of 2 of at least 8, e.g. 1K, 4K or 1M"
@@ -84,7 +144,7 @@ impl Settings {
                 "option `memory_block_size` is {block_size} bytes, more than this machine can address: use a smaller block"
             )));
         }
-        let oper = match o.text("memory_oper") {
+        let oper = match o.text("memory_oper")? {
             "read" => Oper::Read,
             "write" => Oper::Write,
             "none" => Oper::None,
@@ -94,7 +154,7 @@ impl Settings {
                 )));
             }
         };
-        let global = match o.text("memory_scope") {
+        let global = match o.text("memory_scope")? {
             "global" => true,
             "local" => false,
             other => {
@@ -103,7 +163,7 @@ impl Settings {
                 )));
             }
         };
-        let random = match o.text("memory_access_mode") {
+        let random = match o.text("memory_access_mode")? {
             "seq" => false,
             "rnd" => true,
             other => {
@@ -114,13 +174,13 @@ impl Settings {
         };
         Ok(Self {
             block_size,
-            total_size: o.uint("memory_total_size"),
+            total_size: o.uint("memory_total_size")?,
             global,
-            hugetlb: o.flag("memory_hugetlb"),
+            hugetlb: o.flag("memory_hugetlb")?,
             oper,
             random,
-            threads: o.uint("threads").max(1),
-            seed: o.uint("rand_seed"),
+            threads: (run.threads as u64).max(1),
+            seed: run.seed,
         })
     }
 
@@ -240,10 +300,9 @@ pub struct Memory {
     global: Option<Block>,
 }
 
-/// Registry entry point (sysbench's `memory_init`: validates the options, allocates the global
-/// block).
-pub fn new(options: &Options) -> Result<Box<dyn Workload>, EngineError> {
-    Ok(Box::new(Memory::new(Settings::from_options(options)?)?))
+/// sysbench's `memory_init`: validates the options, allocates the global block.
+fn build(s: &Setup<'_>) -> Result<Box<dyn Workload>, EngineError> {
+    Ok(Box::new(Memory::new(Settings::new(&s.options, s.run)?)?))
 }
 
 impl Memory {
@@ -380,7 +439,11 @@ impl Workload for Memory {
         writeln!(out)
     }
 
-    fn new_worker(&self, id: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
+    fn new_worker<'a>(
+        &'a self,
+        id: usize,
+        _stop: &'a AtomicBool,
+    ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         let s = &self.settings;
         let block = match &self.global {
             Some(b) => BlockRef::Shared(b),
@@ -432,6 +495,9 @@ impl Workload for Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The stop flag of workers built by hand: never set.
+    static NO_STOP: AtomicBool = AtomicBool::new(false);
     use crate::value::Value;
 
     fn options(pairs: &[(&str, Value)]) -> Options {
@@ -471,7 +537,15 @@ mod tests {
     }
 
     fn settings(pairs: &[(&str, Value)]) -> Result<Settings, EngineError> {
-        Settings::from_options(&options(pairs))
+        let o = options(pairs);
+        Settings::new(&SPEC.reader(&o), &RunConfig::for_prepare(&o)?)
+    }
+
+    #[test]
+    fn a_total_size_ends_the_run_by_itself() {
+        assert!((SPEC.ends_by_itself)(&options(&[])));
+        let endless = options(&[("memory_total_size", Value::Int(0))]);
+        assert!(!(SPEC.ends_by_itself)(&endless));
     }
 
     #[test]
@@ -507,7 +581,7 @@ mod tests {
 
     /// Runs worker 0 to exhaustion (at most `cap` events) and returns its event count.
     fn events_until_exhausted(m: &Memory, cap: u64) -> u64 {
-        let mut w = m.new_worker(0).expect("worker");
+        let mut w = m.new_worker(0, &NO_STOP).expect("worker");
         let mut n = 0;
         while n < cap {
             match w.event() {
@@ -590,7 +664,7 @@ mod tests {
         for w in block.words() {
             w.store(u64::MAX, Ordering::Relaxed);
         }
-        let mut w = m.new_worker(0).expect("worker");
+        let mut w = m.new_worker(0, &NO_STOP).expect("worker");
         assert!(matches!(w.event(), EventResult::Done));
         assert!(
             block
@@ -610,7 +684,7 @@ mod tests {
         for w in block.words() {
             w.store(u64::MAX, Ordering::Relaxed);
         }
-        let mut w = m.new_worker(0).expect("worker");
+        let mut w = m.new_worker(0, &NO_STOP).expect("worker");
         assert!(matches!(w.event(), EventResult::Done));
         let touched = block
             .words()

@@ -1,76 +1,55 @@
 //! Workload engines and the driver that runs them.
 //!
 //! This file is the interface the runner codes against ([`run_step`], [`prepare_step`] and the
-//! types they return) plus the registry of workloads. The shared machinery (threads, limits,
-//! interim and final reports) lives in [`driver`]; each workload is one file implementing
-//! [`driver::Workload`]. Adding a workload = one new file + one line in [`ENGINES`].
+//! types they return). The shared machinery (threads, limits, interim and final reports) lives in
+//! [`driver`], the general options in [`config`] (parsed once into a typed [`RunConfig`]), the
+//! sysbench-shaped text in [`console`] and sysbench's random numbers in [`random`]. Each workload
+//! is one module implementing [`driver::Workload`] that declares its own [`spec::WorkloadSpec`]
+//! (options, data, traits, builder) next to the code that reads those options; [`registry`]
+//! lists them.
 //!
-//! Database workloads also need a connection: they are built from [`DB_ENGINES`] with the
-//! step's [`Target`] ([`run_step_with_target`], [`prepare_step_with_target`]), or, when the
-//! suite has no `[target]`, with a local SQLite file ([`Target::sqlite_default`]) so that an
-//! OLTP workload runs with nothing installed.
+//! Database workloads also need a connection: they are built with the step's [`Target`]
+//! ([`run_step_with_target`], [`prepare_step_with_target`]), or, when the suite has no
+//! `[target]`, with a local SQLite file ([`Target::sqlite_default`]) so that an OLTP workload
+//! runs with nothing installed.
+//!
+//! `engine` imports `stats`, `db` and `value`, never the runner: a step is stopped through the
+//! `stop` flag the caller passes in, which the driver forwards to the workers.
+//!
+//! A new workload is one module plus one registry line, and nothing else in the tree:
+//! * `src/engine/<name>.rs` (or a folder `src/engine/<name>/`), declared by a `pub mod <name>;`
+//!   line below, holding its [`driver::Workload`]/[`driver::Worker`] code, its `OptSpec` tables,
+//!   its typed configuration built from [`spec::Setup`] in one function, and its
+//!   `pub static SPEC: WorkloadSpec` (name, help line, options, data, traits, builder);
+//! * one line `&<name>::SPEC,` in [`registry::WORKLOADS`].
+//!
+//! Validation, planning, `sbsuite sysbench`, `sbsuite workloads` and the JSON schema pick it up
+//! from there (the committed `schemas/suite.schema.json` is then regenerated with
+//! `cargo run -- schema`, as a test asks).
 
+pub mod config;
+pub mod console;
 pub mod cpu;
 pub mod driver;
 pub mod fileio;
 pub mod memory;
 pub mod mutex;
 pub mod oltp;
+pub mod option;
+pub mod random;
+pub mod registry;
+pub mod spec;
 pub mod threads;
 
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
+pub use self::config::RunConfig;
+pub use self::registry::engine_for;
+use self::spec::{Setup, WorkloadSpec};
 use crate::db::Target;
+pub use crate::stats::LatencySummary;
 use crate::value::Options;
-
-/// Builds a workload from its resolved options.
-pub type Factory = fn(&Options) -> Result<Box<dyn driver::Workload>, EngineError>;
-
-/// Every workload this build can run: `(catalog name, factory)`, one line each.
-pub static ENGINES: &[(&str, Factory)] = &[
-    ("cpu", cpu::new),
-    ("memory", memory::new),
-    ("threads", threads::new),
-    ("mutex", mutex::new),
-    ("fileio", fileio::new),
-];
-
-/// Builds a database workload from its name, resolved options and connection target.
-pub type DbFactory = fn(&str, &Options, &Target) -> Result<Box<dyn driver::Workload>, EngineError>;
-
-/// The workloads that run against a database target.
-pub static DB_ENGINES: &[(&str, DbFactory)] = &[
-    ("oltp_read_only", oltp::new),
-    ("oltp_read_write", oltp::new),
-    ("oltp_write_only", oltp::new),
-    ("oltp_point_select", oltp::new),
-    ("oltp_update_index", oltp::new),
-    ("oltp_update_non_index", oltp::new),
-    ("oltp_delete", oltp::new),
-    ("oltp_insert", oltp::new),
-    ("select_random_points", oltp::new),
-    ("select_random_ranges", oltp::new),
-    ("bulk_insert", oltp::bulk::new),
-];
-
-fn factory(workload: &str) -> Result<Factory, EngineError> {
-    ENGINES
-        .iter()
-        .find(|(name, _)| *name == workload)
-        .map(|&(_, f)| f)
-        .ok_or_else(|| EngineError::NoEngine(workload.to_string()))
-}
-
-/// Whether this build can execute `workload` (the catalog may know more workloads than the
-/// engines implement).
-pub fn engine_for(workload: &str) -> Option<&'static str> {
-    ENGINES
-        .iter()
-        .map(|&(name, _)| name)
-        .chain(DB_ENGINES.iter().map(|&(name, _)| name))
-        .find(|name| *name == workload)
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -126,22 +105,6 @@ pub fn metric(metrics: &Metrics, name: &str) -> Option<f64> {
     metrics.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
 }
 
-/// Latency summary in milliseconds.
-#[derive(Clone, Debug, Default)]
-pub struct LatencySummary {
-    pub min_ms: f64,
-    pub avg_ms: f64,
-    pub max_ms: f64,
-    pub p50_ms: f64,
-    pub p95_ms: f64,
-    pub p99_ms: f64,
-    /// The configured `percentile` (e.g. 95 or 99.9) and its value.
-    pub percentile: f64,
-    pub pct_ms: f64,
-    /// Sum of all event latencies (busy time of all threads).
-    pub sum_ms: f64,
-}
-
 /// What a finished (or interrupted) run step measured.
 #[derive(Clone, Debug)]
 pub struct StepOutcome {
@@ -186,20 +149,28 @@ pub fn run_step(
     run_step_with_target(workload, options, None, out, on_interval, stop)
 }
 
-/// Builds the workload: a database workload from its target when there is one, any other from
-/// its options alone.
+/// The spec of `workload`, or [`EngineError::NoEngine`].
+fn spec_of(workload: &str) -> Result<&'static WorkloadSpec, EngineError> {
+    registry::workload(workload).ok_or_else(|| EngineError::NoEngine(workload.to_string()))
+}
+
+/// Builds the workload from its spec, its options, the parsed general options and its target
+/// (the default SQLite file when a database workload has none).
 fn make(
-    workload: &str,
+    spec: &'static WorkloadSpec,
     options: &Options,
+    run: &RunConfig,
     target: Option<&Target>,
 ) -> Result<Box<dyn driver::Workload>, EngineError> {
-    match DB_ENGINES.iter().find(|(name, _)| *name == workload) {
-        Some(&(_, db)) => match target {
-            Some(t) => db(workload, options, t),
-            None => db(workload, options, &Target::sqlite_default()),
-        },
-        None => factory(workload)?(options),
-    }
+    let default;
+    let target = match target {
+        Some(t) => t,
+        None => {
+            default = Target::sqlite_default();
+            &default
+        }
+    };
+    (spec.build)(&Setup::new(spec, options, run, target))
 }
 
 /// [`run_step`] for workloads that need a database: `target` is the suite's `[target]` (or a
@@ -212,8 +183,9 @@ pub fn run_step_with_target(
     on_interval: &mut dyn FnMut(&IntervalSample),
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
-    let config = driver::RunConfig::from_options(options)?;
-    let engine = make(workload, options, target)?;
+    let config = RunConfig::from_options(options)?;
+    let spec = spec_of(workload)?;
+    let engine = make(spec, options, &config, target)?;
     driver::run_owned(engine, &config, out, on_interval, stop)
 }
 
@@ -237,11 +209,12 @@ pub fn prepare_step_with_target(
     out: &mut dyn Write,
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
-    let engine = make(workload, options, target)?;
+    let spec = spec_of(workload)?;
+    let engine = make(spec, options, &RunConfig::for_prepare(options)?, target)?;
     // sysbench prints its banner line and a blank line before a prepare or cleanup of a test
     // that has data; the others have nothing to prepare and stay silent.
-    if crate::catalog::workload(workload).is_some_and(|w| w.data.family.is_some()) {
-        crate::report::console::write_banner(out)
+    if spec.data.family.is_some() {
+        console::write_banner(out)
             .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
     }
     engine.prepare(cleanup, out, stop)
@@ -255,8 +228,9 @@ pub fn prewarm_step_with_target(
     out: &mut dyn Write,
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
-    let engine = make(workload, options, target)?;
-    crate::report::console::write_banner(out)
+    let spec = spec_of(workload)?;
+    let engine = make(spec, options, &RunConfig::for_prepare(options)?, target)?;
+    console::write_banner(out)
         .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
     engine.prewarm(out, stop)
 }

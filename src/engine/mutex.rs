@@ -1,7 +1,7 @@
 //! sysbench's `mutex` test: lock acquisition under light contention, timed as a whole.
 //!
 //! Each thread runs exactly ONE event, then is exhausted: `mutex_locks` times it picks a uniform
-//! mutex out of `mutex_num` (xoroshiro128+ from [`crate::random`]; sysbench ignores
+//! mutex out of `mutex_num` (xoroshiro128+ from [`super::random`]; sysbench ignores
 //! `rand_type` here too), spins `mutex_loops` empty iterations outside the lock, locks the mutex,
 //! increments one global counter and unlocks. The interesting number is the total time.
 //!
@@ -22,12 +22,56 @@
 
 use std::io::{self, Write};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use super::config::UNBOUNDED;
 use super::driver::{EventResult, Worker, Workload};
+use super::option::{Kind, OptSpec};
+use super::random::Rng;
+use super::spec::{NO_DATA, Setup, WorkloadSpec, always};
 use super::{EngineError, StepOutcome};
-use crate::random::Rng;
-use crate::value::Options;
+
+/// The mutex workload's entry in [`super::registry`]: one event per thread, so a run ends by
+/// itself without `time` or `events`.
+pub static SPEC: WorkloadSpec = WorkloadSpec {
+    name: "mutex",
+    summary: "Mutex performance test",
+    options: &[OPTIONS],
+    data: NO_DATA,
+    needs_target: false,
+    ends_by_itself: always,
+    build,
+};
+
+static OPTIONS: &[OptSpec] = &[
+    OptSpec {
+        name: "mutex_num",
+        kind: Kind::Int {
+            min: 1,
+            max: UNBOUNDED,
+        },
+        default: Some("4096"),
+        help: "total size of mutex array",
+    },
+    OptSpec {
+        name: "mutex_locks",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("50000"),
+        help: "number of mutex locks to do per thread",
+    },
+    OptSpec {
+        name: "mutex_loops",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("10000"),
+        help: "number of empty loops to do outside mutex lock",
+    },
+];
 
 /// The mutex workload.
 pub struct MutexTest {
@@ -38,13 +82,12 @@ pub struct MutexTest {
     seed: u64,
 }
 
-/// Registry entry point.
-pub fn new(options: &Options) -> Result<Box<dyn Workload>, EngineError> {
+fn build(s: &Setup<'_>) -> Result<Box<dyn Workload>, EngineError> {
     Ok(Box::new(MutexTest::new(
-        options.uint("mutex_num"),
-        options.uint("mutex_locks"),
-        options.uint("mutex_loops"),
-        options.uint("rand_seed"),
+        s.options.uint("mutex_num")?,
+        s.options.uint("mutex_locks")?,
+        s.options.uint("mutex_loops")?,
+        s.run.seed,
     )?))
 }
 
@@ -142,7 +185,11 @@ impl Workload for MutexTest {
         Ok(())
     }
 
-    fn new_worker(&self, id: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
+    fn new_worker<'a>(
+        &'a self,
+        id: usize,
+        _stop: &'a AtomicBool,
+    ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         Ok(Box::new(MutexWorker {
             test: self,
             rng: Rng::for_thread(self.seed, id),
@@ -160,10 +207,13 @@ impl Workload for MutexTest {
 mod tests {
     use super::*;
 
+    /// The stop flag of workers built by hand: never set.
+    static NO_STOP: AtomicBool = AtomicBool::new(false);
+
     #[test]
     fn exactly_one_event_per_thread_doing_all_the_locks() {
         let t = MutexTest::new(16, 1000, 10, 1).expect("valid");
-        let mut w = t.new_worker(0).expect("worker");
+        let mut w = t.new_worker(0, &NO_STOP).expect("worker");
         assert!(matches!(w.event(), EventResult::Done));
         assert!(matches!(w.event(), EventResult::Exhausted));
         assert!(matches!(w.event(), EventResult::Exhausted));
@@ -187,7 +237,7 @@ mod tests {
     fn spin_loops_cost_time() {
         // The empty loop must not be optimised away: 2e7 iterations take well over 1 ms.
         let t = MutexTest::new(1, 2, 10_000_000, 1).expect("valid");
-        let mut w = t.new_worker(0).expect("worker");
+        let mut w = t.new_worker(0, &NO_STOP).expect("worker");
         let start = std::time::Instant::now();
         assert!(matches!(w.event(), EventResult::Done));
         assert!(start.elapsed() > std::time::Duration::from_millis(1));

@@ -12,11 +12,45 @@
 
 use std::io::{self, Write};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use super::config::UNBOUNDED;
 use super::driver::{EventResult, Worker, Workload};
+use super::option::{Kind, OptSpec};
+use super::spec::{NO_DATA, Setup, WorkloadSpec, never};
 use super::{EngineError, StepOutcome};
-use crate::value::Options;
+
+/// The threads workload's entry in [`super::registry`].
+pub static SPEC: WorkloadSpec = WorkloadSpec {
+    name: "threads",
+    summary: "Threads subsystem performance test (yields under contended locks)",
+    options: &[OPTIONS],
+    data: NO_DATA,
+    needs_target: false,
+    ends_by_itself: never,
+    build,
+};
+
+static OPTIONS: &[OptSpec] = &[
+    OptSpec {
+        name: "thread_yields",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("1000"),
+        help: "number of yields to do per request",
+    },
+    OptSpec {
+        name: "thread_locks",
+        kind: Kind::Int {
+            min: 1,
+            max: UNBOUNDED,
+        },
+        default: Some("8"),
+        help: "number of locks per thread",
+    },
+];
 
 #[repr(align(128))]
 struct Padded(Mutex<()>);
@@ -29,11 +63,10 @@ pub struct Threads {
     next: AtomicU64,
 }
 
-/// Registry entry point.
-pub fn new(options: &Options) -> Result<Box<dyn Workload>, EngineError> {
+fn build(s: &Setup<'_>) -> Result<Box<dyn Workload>, EngineError> {
     Ok(Box::new(Threads::new(
-        options.uint("thread_yields"),
-        options.uint("thread_locks"),
+        s.options.uint("thread_yields")?,
+        s.options.uint("thread_locks")?,
     )?))
 }
 
@@ -84,7 +117,11 @@ impl Workload for Threads {
         Ok(())
     }
 
-    fn new_worker(&self, _id: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
+    fn new_worker<'a>(
+        &'a self,
+        _id: usize,
+        _stop: &'a AtomicBool,
+    ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         Ok(Box::new(ThreadsWorker { workload: self }))
     }
 
@@ -98,12 +135,15 @@ impl Workload for Threads {
 mod tests {
     use super::*;
 
+    /// The stop flag of workers built by hand: never set.
+    static NO_STOP: AtomicBool = AtomicBool::new(false);
+
     #[test]
     fn events_cycle_through_the_mutexes_in_counter_order() {
         let t = Threads::new(3, 4).expect("valid");
         let picks: Vec<usize> = (0..9).map(|_| t.next_lock()).collect();
         assert_eq!(picks, [0, 1, 2, 3, 0, 1, 2, 3, 0]);
-        let mut w = t.new_worker(0).expect("worker");
+        let mut w = t.new_worker(0, &NO_STOP).expect("worker");
         assert!(matches!(w.event(), EventResult::Done));
         assert_eq!(
             t.next.load(Ordering::Relaxed),
@@ -123,7 +163,7 @@ mod tests {
             for id in 0..3 {
                 let t = &t;
                 s.spawn(move || {
-                    let mut w = t.new_worker(id).expect("worker");
+                    let mut w = t.new_worker(id, &NO_STOP).expect("worker");
                     for _ in 0..50 {
                         assert!(matches!(w.event(), EventResult::Done));
                     }

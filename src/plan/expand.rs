@@ -5,7 +5,9 @@
 use indexmap::IndexMap;
 
 use super::{Plan, Step, StepKind};
-use crate::catalog::{self, WorkloadSpec};
+use crate::engine::option::Kind;
+use crate::engine::registry;
+use crate::engine::spec::WorkloadSpec;
 use crate::suite::source::Seg;
 use crate::suite::{ConfigError, ConfigErrors, Matrix, Suite};
 use crate::value::{Options, Value};
@@ -316,7 +318,7 @@ fn describe_target(t: &crate::db::Target, default: bool) -> String {
     }
 }
 
-/// The workload and every option of a cell, resolved: catalog default < [defaults] < cell.
+/// The workload and every option of a cell, resolved: spec default < [defaults] < cell.
 fn resolve(suite: &Suite, cell: &Cell) -> Result<(&'static WorkloadSpec, Options), ConfigError> {
     let (workload, path) = match (cell.get("workload"), suite.defaults.get("workload")) {
         (Some(w), _) => (w, vec![Seg::key("matrix"), Seg::key("workload")]),
@@ -328,11 +330,11 @@ fn resolve(suite: &Suite, cell: &Cell) -> Result<(&'static WorkloadSpec, Options
         }
     };
     let name = workload.as_str().unwrap_or_default();
-    let spec = catalog::workload(name)
+    let spec = registry::workload(name)
         .ok_or_else(|| suite.error(&path, format!("unknown workload `{name}`")))?;
     let options =
         spec.resolve_options(|name| cell.get(name).or_else(|| suite.defaults.get(name)).cloned());
-    if options.int("time") == 0 && options.int("events") == 0 && !spec.ends_by_itself(&options) {
+    if options.int("time") == 0 && options.int("events") == 0 && !(spec.ends_by_itself)(&options) {
         let which = if cell.contains_key("time") {
             "matrix"
         } else {
@@ -392,13 +394,12 @@ fn default_step_name(axes: &[String], repeat: u32) -> String {
             "threads" => t.push_str("-t{{ threads }}"),
             // Axes that do not apply to the step's workload are empty and left out.
             other => {
-                let filter = if catalog::any_option(other)
-                    .is_some_and(|o| matches!(o.kind, catalog::Kind::Size))
-                {
-                    " | size"
-                } else {
-                    ""
-                };
+                let filter =
+                    if registry::any_option(other).is_some_and(|o| matches!(o.kind, Kind::Size)) {
+                        " | size"
+                    } else {
+                        ""
+                    };
                 t.push_str(&format!(
                     "{{% if {other} != \"\" %}}-{other}{{{{ {other}{filter} }}}}{{% endif %}}"
                 ));

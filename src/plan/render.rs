@@ -100,10 +100,10 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
 /// Sizes read as the user writes them (`16K`, `8G`), everything else as is.
 fn display(key: &str, value: &crate::value::Value) -> String {
     match (
-        crate::catalog::any_option(key).map(|o| o.kind),
+        crate::engine::registry::any_option(key).map(|o| o.kind),
         value.as_i64(),
     ) {
-        (Some(crate::catalog::Kind::Size), Some(bytes)) if bytes >= 0 => {
+        (Some(crate::engine::option::Kind::Size), Some(bytes)) if bytes >= 0 => {
             crate::value::format_size(bytes as u64)
         }
         _ => value.to_string(),
@@ -115,7 +115,7 @@ fn shown(workload: &str, key: &str, value: &crate::value::Value) -> bool {
     if matches!(key, "threads" | "time" | "events") {
         return true;
     }
-    crate::catalog::workload(workload)
+    crate::engine::registry::workload(workload)
         .and_then(|w| w.option(key))
         .and_then(|o| o.default_value())
         .is_none_or(|d| &d != value)

@@ -1,8 +1,6 @@
 //! Rendering of results for people.
 //!
-//! [`console`] prints sysbench 1.0.20's text (banner, interim lines, final report) character for
-//! character, because users parse that text with existing scripts. [`html`] draws runs as one
-//! self-contained page with SVG charts (`sbsuite report`).
+//! [`html`] draws runs as one self-contained page with SVG charts (`sbsuite report`). The
+//! sysbench-shaped console text of a running step is the engines' (`crate::engine::console`).
 
-pub mod console;
 pub mod html;

@@ -15,13 +15,15 @@
 //!   buckets ([`log_histogram::from_hdr`]), so it covers exactly the events of the report
 //!   (after warmup, since the last checkpoint).
 //!
-//! [`summary`] turns finished workers into the numbers of the final report (latency summary,
-//! threads fairness).
+//! [`summary`] turns finished workers into the numbers of the final report ([`LatencySummary`],
+//! threads fairness). Nothing here knows the engines: they import `stats`, never the reverse.
 
 pub mod log_histogram;
 pub mod summary;
 mod worker;
 
 pub use log_histogram::{AtomicLogHistogram, BUCKETS};
-pub use summary::{Fairness, fairness, latency_summary, mean_and_population_stddev, merge};
+pub use summary::{
+    Fairness, LatencySummary, fairness, latency_summary, mean_and_population_stddev, merge,
+};
 pub use worker::{IntervalSlot, WorkerStats};

@@ -10,9 +10,24 @@
 use hdrhistogram::Histogram;
 
 use super::WorkerStats;
-use crate::engine::LatencySummary;
 
 const NS_PER_MS: f64 = 1e6;
+
+/// Latency summary in milliseconds.
+#[derive(Clone, Debug, Default)]
+pub struct LatencySummary {
+    pub min_ms: f64,
+    pub avg_ms: f64,
+    pub max_ms: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    /// The configured `percentile` (e.g. 95 or 99.9) and its value.
+    pub percentile: f64,
+    pub pct_ms: f64,
+    /// Sum of all event latencies (busy time of all threads).
+    pub sum_ms: f64,
+}
 
 /// Threads fairness as sysbench reports it: per-thread event counts and busy time (seconds).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

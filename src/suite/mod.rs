@@ -1,7 +1,7 @@
 //! Suite files: loading through configuration layers, and validation into a [`Suite`].
 //!
-//! Layers, lowest first: built-in defaults (the catalog's sysbench defaults and serde defaults)
-//! < the suite file < `SBSUITE_*` environment variables (`SBSUITE_DEFAULTS__TIME=5`, `__`
+//! Layers, lowest first: built-in defaults (the workload specs' sysbench defaults and serde
+//! defaults) < the suite file < `SBSUITE_*` environment variables (`SBSUITE_DEFAULTS__TIME=5`, `__`
 //! separates keys) < `--set key=value` options. figment merges them; the file is parsed once more
 //! with spans so that every error can point at a line and column, or name the environment
 //! variable or option that brought the bad value.

@@ -2,13 +2,13 @@
 //!
 //! `[defaults]` and `[matrix]` hold sysbench option names, an open set that depends on the
 //! workloads, so they stay loose TOML values here and are checked key by key against the
-//! catalog in [`super::validate`], where errors can name the option and suggest a spelling.
+//! workload specs in [`super::validate`], where errors can name the option and suggest a spelling.
 
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::catalog;
+use crate::engine::registry;
 use crate::value::Value;
 
 /// A suite file.
@@ -277,15 +277,15 @@ fn ready_timeout() -> u64 {
     120
 }
 
-/// The JSON schema of one option value, from the catalog (type, allowed values, default).
+/// The JSON schema of one option value, from the workload specs (type, allowed values, default).
 fn option_schema(name: &str) -> serde_json::Value {
-    use crate::catalog::Kind;
+    use crate::engine::option::Kind;
     use serde_json::json;
     if name == "workload" {
-        let names: Vec<&str> = catalog::WORKLOADS.iter().map(|w| w.name).collect();
+        let names: Vec<&str> = registry::WORKLOADS.iter().map(|w| w.name).collect();
         return json!({ "description": "the workload to run", "enum": names });
     }
-    let Some(spec) = catalog::any_option(name) else {
+    let Some(spec) = registry::any_option(name) else {
         return json!({});
     };
     let mut schema = match spec.kind {
@@ -314,7 +314,7 @@ fn option_schema(name: &str) -> serde_json::Value {
 }
 
 fn option_names() -> impl Iterator<Item = &'static str> {
-    std::iter::once("workload").chain(catalog::all_option_names())
+    std::iter::once("workload").chain(registry::all_option_names())
 }
 
 /// `[defaults]`: every known option with its type; anything else is flagged by editors too.

@@ -1,4 +1,4 @@
-//! Checks a merged [`RawSuite`] key by key against the catalog and builds the typed [`Suite`].
+//! Checks a merged [`RawSuite`] key by key against the workload specs and builds the typed [`Suite`].
 //!
 //! Validation keeps going after the first problem so that one `sbsuite validate` shows every
 //! mistake in a file, each with its position and a fix.
@@ -11,7 +11,8 @@ use super::error::{ConfigError, ConfigErrors, did_you_mean};
 use super::raw::RawSuite;
 use super::source::{Seg, path_text};
 use super::{Axis, Matrix, Origins, STOP_WHEN_KEYS, StopWhen, Suite};
-use crate::catalog::{self, Kind};
+use crate::engine::option::Kind;
+use crate::engine::registry;
 use crate::value::Value;
 
 /// Most values one range axis may produce (a typo like `step = 0.001` should not hang `plan`).
@@ -52,9 +53,9 @@ impl Checker<'_> {
     fn typed(&mut self, path: &[Seg], name: &str, value: Value) -> Option<Value> {
         if name == "workload" {
             return match &value {
-                Value::Str(w) if catalog::workload(w).is_some() => Some(value),
+                Value::Str(w) if registry::workload(w).is_some() => Some(value),
                 Value::Str(w) => {
-                    let help = did_you_mean(w, catalog::WORKLOADS.iter().map(|w| w.name))
+                    let help = did_you_mean(w, registry::WORKLOADS.iter().map(|w| w.name))
                         .map(|s| format!("{s} known workloads: {}", workload_names()))
                         .unwrap_or_else(|| format!("known workloads: {}", workload_names()));
                     self.err(path, false, format!("unknown workload `{w}`"), Some(help));
@@ -74,7 +75,7 @@ impl Checker<'_> {
                 }
             };
         }
-        let spec = catalog::any_option(name)?;
+        let spec = registry::any_option(name)?;
         match spec.kind.coerce(&value) {
             Ok(v) => Some(v),
             Err(msg) => {
@@ -97,10 +98,10 @@ impl Checker<'_> {
 
     /// Reports an option name that no workload knows.
     fn known_option(&mut self, path: &[Seg], name: &str) -> bool {
-        if name == "workload" || catalog::any_option(name).is_some() {
+        if name == "workload" || registry::any_option(name).is_some() {
             return true;
         }
-        let help = did_you_mean(name, catalog::all_option_names().chain(["workload"]))
+        let help = did_you_mean(name, registry::all_option_names().chain(["workload"]))
             .unwrap_or_else(|| {
                 "run `sbsuite workloads` to list the options of each workload".into()
             });
@@ -110,7 +111,7 @@ impl Checker<'_> {
 }
 
 fn workload_names() -> String {
-    catalog::WORKLOADS
+    registry::WORKLOADS
         .iter()
         .map(|w| w.name)
         .collect::<Vec<_>>()

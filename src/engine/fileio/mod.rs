@@ -3,7 +3,7 @@
 //!
 //! Shape, and why:
 //!
-//! * [`FileIo`] holds the validated options (checked once in [`new`], for prepare and run
+//! * [`FileIo`] holds the validated options (checked once in [`Config::new`], for prepare and run
 //!   alike; the run-only checks and the opening of the files happen in
 //!   [`Workload::before_run`], before the banner, so a missing `prepare` fails before anything
 //!   is printed and creates nothing).
@@ -34,12 +34,130 @@ use std::time::Instant;
 
 use self::files::{AlignedBuf, ExtraFlags, Files, OpenSpec};
 use self::schedule::{Extent, FsyncSchedule, Geometry, Slot};
+use super::config::{RunConfig, UNBOUNDED};
 use super::driver::{EventResult, Worker, Workload};
-use super::{EngineError, IntervalSample, Metrics, StepOutcome};
-use crate::catalog::FILE_TEST_MODES;
-use crate::random::Rng;
-use crate::report::console;
-use crate::value::Options;
+use super::option::{Kind, OptSpec, Reader};
+use super::random::Rng;
+use super::spec::{DataSpec, Setup, WorkloadSpec, never};
+use super::{EngineError, IntervalSample, Metrics, StepOutcome, console};
+
+/// The fileio workload's entry in [`super::registry`]: its files are its dataset, shaped by the
+/// number and total size of the files, their directory and whether blocks carry checksums.
+pub static SPEC: WorkloadSpec = WorkloadSpec {
+    name: "fileio",
+    summary: "File I/O test",
+    options: &[OPTIONS],
+    data: DataSpec {
+        family: Some("fileio"),
+        keys: &["file_num", "file_total_size", "file_dir", "validate"],
+        fresh_per_run: false,
+    },
+    needs_target: false,
+    ends_by_itself: never,
+    build,
+};
+
+/// fileio test modes, in sysbench's order.
+pub const FILE_TEST_MODES: &[&str] = &["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"];
+
+static OPTIONS: &[OptSpec] = &[
+    OptSpec {
+        name: "file_num",
+        kind: Kind::Int {
+            min: 1,
+            max: UNBOUNDED,
+        },
+        default: Some("128"),
+        help: "number of files to create",
+    },
+    OptSpec {
+        name: "file_block_size",
+        kind: Kind::Size,
+        default: Some("16384"),
+        help: "block size to use in all IO operations",
+    },
+    OptSpec {
+        name: "file_total_size",
+        kind: Kind::Size,
+        default: Some("2G"),
+        help: "total size of files to create",
+    },
+    OptSpec {
+        name: "file_test_mode",
+        kind: Kind::Enum(FILE_TEST_MODES),
+        default: None,
+        help: "test mode {seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw} (required for run)",
+    },
+    OptSpec {
+        name: "file_io_mode",
+        kind: Kind::Enum(&["sync", "async", "mmap"]),
+        default: Some("sync"),
+        help: "file operations mode {sync,async,mmap}",
+    },
+    OptSpec {
+        name: "file_async_backlog",
+        kind: Kind::Int {
+            min: 1,
+            max: UNBOUNDED,
+        },
+        default: Some("128"),
+        help: "number of asynchronous operations to queue per thread",
+    },
+    OptSpec {
+        name: "file_extra_flags",
+        kind: Kind::List(Some(&["sync", "dsync", "direct"])),
+        default: Some("\"\""),
+        help: "list of additional flags to use to open files {sync,dsync,direct}",
+    },
+    OptSpec {
+        name: "file_fsync_freq",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("100"),
+        help: "do fsync() after this number of requests (0 - don't use fsync())",
+    },
+    OptSpec {
+        name: "file_fsync_all",
+        kind: Kind::Bool,
+        default: Some("false"),
+        help: "do fsync() after each write operation",
+    },
+    OptSpec {
+        name: "file_fsync_end",
+        kind: Kind::Bool,
+        default: Some("true"),
+        help: "do fsync() at the end of test",
+    },
+    OptSpec {
+        name: "file_fsync_mode",
+        kind: Kind::Enum(&["fsync", "fdatasync"]),
+        default: Some("fsync"),
+        help: "which method to use for synchronization {fsync, fdatasync}",
+    },
+    OptSpec {
+        name: "file_merged_requests",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "merge at most this number of IO requests if possible (0 - don't merge)",
+    },
+    OptSpec {
+        name: "file_rw_ratio",
+        kind: Kind::Float { min: 0.0, max: 1e9 },
+        default: Some("1.5"),
+        help: "reads/writes ratio for combined test",
+    },
+    OptSpec {
+        name: "file_dir",
+        kind: Kind::Str,
+        default: Some("."),
+        help: "directory for the test files (sbsuite extension; sysbench uses the working directory)",
+    },
+];
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -127,10 +245,12 @@ fn fail(msg: String) -> EngineError {
 }
 
 impl Config {
-    pub fn from_options(o: &Options) -> Result<Self, EngineError> {
-        let files = usize::try_from(o.uint("file_num")).unwrap_or(usize::MAX);
-        let block = o.uint("file_block_size");
-        let total = o.uint("file_total_size");
+    /// The typed configuration, from the workload's options and the general ones (checked
+    /// once, for prepare and run alike).
+    pub fn new(o: &Reader<'_>, run: &RunConfig) -> Result<Self, EngineError> {
+        let files = usize::try_from(o.uint("file_num")?).unwrap_or(usize::MAX);
+        let block = o.uint("file_block_size")?;
+        let total = o.uint("file_total_size")?;
         if files == 0 {
             return Err(fail("option `file_num` must be at least 1".into()));
         }
@@ -145,7 +265,7 @@ impl Config {
                 "`file_total_size` ({total} bytes) / `file_num` ({files}) gives files of {file_size} bytes, smaller than one `file_block_size` ({block} bytes): raise `file_total_size` or lower `file_num` or `file_block_size`"
             )));
         }
-        let mode_text = o.text("file_test_mode");
+        let mode_text = o.text("file_test_mode")?;
         let mode = if mode_text.is_empty() {
             None
         } else {
@@ -156,7 +276,7 @@ impl Config {
                 ))
             })?)
         };
-        let io = match o.text("file_io_mode") {
+        let io = match o.text("file_io_mode")? {
             "" | "sync" => IoMode::Sync,
             "async" => IoMode::Async,
             "mmap" => IoMode::Mmap,
@@ -167,7 +287,7 @@ impl Config {
             }
         };
         let mut flags = ExtraFlags::default();
-        for f in o.list("file_extra_flags") {
+        for f in o.list("file_extra_flags")? {
             match f.trim() {
                 "sync" => flags.sync = true,
                 "dsync" => flags.dsync = true,
@@ -186,21 +306,21 @@ impl Config {
                 "`file_extra_flags=direct` needs {align}-byte aligned requests: `file_block_size` ({block}) and the file size `file_total_size`/`file_num` ({file_size}) must be multiples of {align}"
             )));
         }
-        let validate = o.flag("validate");
+        let validate = run.validate;
         if validate && block <= validate::TRAILER as u64 {
             return Err(fail(format!(
                 "`validate` stores a {}-byte checksum in each block: `file_block_size` must be larger",
                 validate::TRAILER
             )));
         }
-        let merged = o.uint("file_merged_requests");
+        let merged = o.uint("file_merged_requests")?;
         if block.checked_mul(merged.max(1)).is_none_or(|r| r > 1 << 30) {
             return Err(fail(
                 "`file_block_size` × `file_merged_requests` must stay below 1 GiB".into(),
             ));
         }
-        let fsync_all = o.flag("file_fsync_all");
-        let dir = match o.text("file_dir") {
+        let fsync_all = o.flag("file_fsync_all")?;
+        let dir = match o.text("file_dir")? {
             "" => PathBuf::from("."),
             d => PathBuf::from(d),
         };
@@ -211,24 +331,24 @@ impl Config {
             file_size,
             mode,
             io,
-            backlog: usize::try_from(o.uint("file_async_backlog").max(1)).unwrap_or(128),
+            backlog: usize::try_from(o.uint("file_async_backlog")?.max(1)).unwrap_or(128),
             flags,
             fsync_freq: if fsync_all {
                 0
             } else {
-                o.uint("file_fsync_freq")
+                o.uint("file_fsync_freq")?
             },
             fsync_all,
-            fsync_end: !fsync_all && o.flag("file_fsync_end"),
-            fdatasync: o.text("file_fsync_mode") == "fdatasync",
+            fsync_end: !fsync_all && o.flag("file_fsync_end")?,
+            fdatasync: o.text("file_fsync_mode")? == "fdatasync",
             merged,
-            rw_ratio: o.float("file_rw_ratio"),
+            rw_ratio: o.float("file_rw_ratio")?,
             validate,
             dir,
-            threads: usize::try_from(o.uint("threads").max(1)).unwrap_or(1),
-            events: o.uint("events"),
-            seed: o.uint("rand_seed"),
-            percentile: o.float("percentile"),
+            threads: run.threads.max(1),
+            events: run.events,
+            seed: run.seed,
+            percentile: run.percentile,
         })
     }
 
@@ -374,9 +494,8 @@ pub struct FileIo {
 #[derive(Default)]
 struct Padded<T>(T);
 
-/// Registry entry point.
-pub fn new(options: &Options) -> Result<Box<dyn Workload>, EngineError> {
-    Ok(Box::new(FileIo::new(Config::from_options(options)?)))
+fn build(s: &Setup<'_>) -> Result<Box<dyn Workload>, EngineError> {
+    Ok(Box::new(FileIo::new(Config::new(&s.options, s.run)?)))
 }
 
 impl FileIo {
@@ -603,7 +722,11 @@ impl Workload for FileIo {
         writeln!(out, "Doing {} test", mode.describe())
     }
 
-    fn new_worker(&self, id: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
+    fn new_worker<'a>(
+        &'a self,
+        id: usize,
+        _stop: &'a AtomicBool,
+    ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         let files = self
             .files
             .get()

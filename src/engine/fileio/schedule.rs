@@ -196,7 +196,7 @@ mod tests {
         assert_eq!(last.pos, (4 << 20) - 16384);
         let mid = g.random(0.5);
         assert_eq!((mid.file, mid.pos), (2, 0));
-        let mut rng = crate::random::Rng::for_thread(7, 0);
+        let mut rng = crate::engine::random::Rng::for_thread(7, 0);
         for _ in 0..10_000 {
             let e = g.random(rng.unit());
             assert!(e.file < 4 && e.pos.is_multiple_of(16384) && e.pos + e.len <= 4 << 20);

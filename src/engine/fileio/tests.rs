@@ -4,9 +4,14 @@
 use std::sync::atomic::AtomicBool;
 
 use super::*;
-use crate::engine::driver::{self, RunConfig};
+use crate::engine::driver;
 use crate::engine::metric;
-use crate::value::Value;
+use crate::value::{Options, Value};
+
+/// The workload's typed configuration from hand-built options.
+fn config(o: &Options) -> Result<Config, EngineError> {
+    Config::new(&SPEC.reader(o), &RunConfig::for_prepare(o)?)
+}
 
 fn options(dir: &std::path::Path, mode: Option<&str>, extra: &[(&str, Value)]) -> Options {
     let mut o = Options::default();
@@ -45,7 +50,7 @@ fn options(dir: &std::path::Path, mode: Option<&str>, extra: &[(&str, Value)]) -
 }
 
 fn prepare(o: &Options, cleanup: bool) -> String {
-    let w = FileIo::new(Config::from_options(o).expect("valid options"));
+    let w = FileIo::new(config(o).expect("valid options"));
     let mut out = Vec::new();
     w.prepare(cleanup, &mut out, &AtomicBool::new(false))
         .expect("prepare");
@@ -53,7 +58,7 @@ fn prepare(o: &Options, cleanup: bool) -> String {
 }
 
 fn run(o: &Options) -> Result<(StepOutcome, String), EngineError> {
-    let w = FileIo::new(Config::from_options(o)?);
+    let w = FileIo::new(config(o)?);
     let cfg = RunConfig::from_options(o)?;
     let mut out = Vec::new();
     let outcome = driver::run(&w, &cfg, &mut out, &mut |_| {}, &AtomicBool::new(false))?;
@@ -85,7 +90,7 @@ fn sizes_print_like_sysbench() {
 fn option_errors_name_the_options() {
     let dir = tempfile::tempdir().expect("tempdir");
     let tiny = options(dir.path(), None, &[("file_total_size", Value::Int(8192))]);
-    let e = Config::from_options(&tiny).unwrap_err().to_string();
+    let e = config(&tiny).unwrap_err().to_string();
     assert!(
         e.contains("file_total_size") && e.contains("file_block_size"),
         "{e}"
@@ -101,7 +106,7 @@ fn option_errors_name_the_options() {
             ),
         ],
     );
-    let e = Config::from_options(&direct).unwrap_err().to_string();
+    let e = config(&direct).unwrap_err().to_string();
     assert!(e.contains("file_extra_flags=direct"), "{e}");
     // no mode: prepare works, run refuses before printing anything
     let o = options(dir.path(), None, &[]);
@@ -268,8 +273,7 @@ fn async_mode_runs_or_says_why_not() {
 #[test]
 fn interim_line_has_sysbench_shape() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let w =
-        FileIo::new(Config::from_options(&options(dir.path(), Some("rndrd"), &[])).expect("ok"));
+    let w = FileIo::new(config(&options(dir.path(), Some("rndrd"), &[])).expect("ok"));
     w.slots[0].publish(&Tally {
         reads: 100,
         writes: 50,

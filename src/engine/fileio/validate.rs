@@ -6,7 +6,7 @@
 //! block landing at the wrong offset is caught. Partial or unaligned blocks (possible when the
 //! file size is not a block multiple) cannot carry a trailer and are not checked.
 
-use crate::random::Rng;
+use crate::engine::random::Rng;
 
 /// Bytes of trailer after the data: CRC32 + offset.
 pub const TRAILER: usize = 4 + 8;

@@ -11,18 +11,34 @@ use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 
 use super::{Counters, Slot, Tally};
-use crate::db::{Connection, Connector, ErrKind, Target};
+use crate::db::{Connection, Connector, ErrKind};
 use crate::engine::driver::{EventResult, Worker, Workload};
+use crate::engine::spec::{DataSpec, Setup, WorkloadSpec, never};
 use crate::engine::{EngineError, IntervalSample, StepOutcome};
-use crate::value::Options;
+
+/// bulk_insert's entry in [`crate::engine::registry`]: it has no options of its own; its data
+/// (one table per thread) is shaped by `threads` and is refilled for every run.
+pub static SPEC: WorkloadSpec = WorkloadSpec {
+    name: "bulk_insert",
+    summary: "multi-row INSERTs into one table per thread",
+    options: &[],
+    data: DataSpec {
+        family: Some("bulk_insert"),
+        keys: &["threads"],
+        fresh_per_run: true,
+    },
+    needs_target: true,
+    ends_by_itself: never,
+    build,
+};
 
 /// sysbench's bulk insert buffer.
 const BULK_BYTES: usize = 512 * 1024;
 
-pub fn new(_: &str, o: &Options, target: &Target) -> Result<Box<dyn Workload>, EngineError> {
-    let threads = usize::try_from(o.uint("threads")).unwrap_or(1).max(1);
+fn build(s: &Setup<'_>) -> Result<Box<dyn Workload>, EngineError> {
+    let threads = s.run.threads.max(1);
     Ok(Box::new(Bulk {
-        connector: Connector::new(target.clone()),
+        connector: Connector::new(s.target.clone()),
         threads,
         counters: Counters::new(threads),
     }))
@@ -78,7 +94,11 @@ impl Workload for Bulk {
         Ok(())
     }
 
-    fn new_worker(&self, id: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
+    fn new_worker<'a>(
+        &'a self,
+        id: usize,
+        _stop: &'a AtomicBool,
+    ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         let conn = self.connect()?;
         Ok(Box::new(BulkWorker {
             w: self,

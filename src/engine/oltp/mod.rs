@@ -13,11 +13,15 @@
 //!   the collector sums the slots for interim lines and the `SQL statistics:` block, and
 //!   `reset_counters` only moves the collector's base, so workers never see a shared write.
 //! * Errors as sysbench: an ignorable code counts an error, rolls back and re-runs the whole
-//!   event on the same timer; a lost connection reconnects (bounded retry), re-prepares, counts
-//!   a reconnect and re-runs; anything else is fatal and names the code and the statement.
-//! * Data loading and the pre-run checks live in [`prepare`]; the SQL text in [`sql`].
+//!   event on the same timer; a lost connection reconnects (bounded retry, given up when the
+//!   run's stop flag, as the driver hands it to each worker, is set), re-prepares, counts a
+//!   reconnect and re-runs; anything else is fatal and names the code and the statement.
+//! * Data loading and the pre-run checks live in [`prepare`]; the SQL text in [`sql`]; the
+//!   option tables and their typed form ([`options::Shape`]) in [`options`]. Each script is one
+//!   `WorkloadSpec` static here whose builder names its [`Kind`]: no name-to-script map.
 
 pub mod bulk;
+pub mod options;
 pub mod prepare;
 pub mod sql;
 
@@ -27,13 +31,114 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::driver::{EventResult, Worker, Workload};
+use super::option::OptSpec;
+use super::random::{Distribution, Rng, UniqueSequence};
+use super::spec::{Build, DataSpec, Setup, WorkloadSpec, never};
 use super::{EngineError, IntervalSample, SqlCounters, StepOutcome};
-use crate::db::{Connection, Connector, ErrKind, PsMode, SqlError, StmtId, Target};
-use crate::random::{Distribution, Rng, UniqueSequence};
+use crate::db::{Connection, Connector, ErrKind, PsMode, SqlError, StmtId};
 use crate::suite::Driver;
-use crate::value::Options;
 
+use self::options::{OLTP_COMMON, RANDOM_POINTS, RANDOM_RANGES, SBTEST_KEYS, Shape};
 use self::sql::{P, Q};
+
+/// The entries of the OLTP scripts in [`super::registry`]: one static per script, which names
+/// its [`Kind`] in its builder. Every script reads the same `sbtest` tables, so they share one
+/// dataset; the two that change row counts ask for a fresh prepare per run.
+pub static READ_ONLY: WorkloadSpec = script(
+    "oltp_read_only",
+    "OLTP read-only transactions",
+    COMMON,
+    false,
+    |s| build(Kind::ReadOnly, s),
+);
+pub static READ_WRITE: WorkloadSpec = script(
+    "oltp_read_write",
+    "OLTP read/write transactions",
+    COMMON,
+    false,
+    |s| build(Kind::ReadWrite, s),
+);
+pub static WRITE_ONLY: WorkloadSpec = script(
+    "oltp_write_only",
+    "OLTP write-only transactions",
+    COMMON,
+    false,
+    |s| build(Kind::WriteOnly, s),
+);
+pub static POINT_SELECT: WorkloadSpec = script(
+    "oltp_point_select",
+    "OLTP point selects",
+    COMMON,
+    false,
+    |s| build(Kind::PointSelect, s),
+);
+pub static UPDATE_INDEX: WorkloadSpec = script(
+    "oltp_update_index",
+    "OLTP index updates",
+    COMMON,
+    false,
+    |s| build(Kind::UpdateIndex, s),
+);
+pub static UPDATE_NON_INDEX: WorkloadSpec = script(
+    "oltp_update_non_index",
+    "OLTP non-index updates",
+    COMMON,
+    false,
+    |s| build(Kind::UpdateNonIndex, s),
+);
+pub static INSERT: WorkloadSpec = script(
+    "oltp_insert",
+    "OLTP inserts (rows grow: fresh prepare per run)",
+    COMMON,
+    true,
+    |s| build(Kind::Insert, s),
+);
+pub static DELETE: WorkloadSpec = script(
+    "oltp_delete",
+    "OLTP deletes (rows shrink: fresh prepare per run)",
+    COMMON,
+    true,
+    |s| build(Kind::Delete, s),
+);
+pub static SELECT_RANDOM_POINTS: WorkloadSpec = script(
+    "select_random_points",
+    "random point SELECTs on the k index",
+    &[OLTP_COMMON, RANDOM_POINTS],
+    false,
+    |s| build(Kind::RandomPoints, s),
+);
+pub static SELECT_RANDOM_RANGES: WorkloadSpec = script(
+    "select_random_ranges",
+    "random range SELECTs on the k index",
+    &[OLTP_COMMON, RANDOM_RANGES],
+    false,
+    |s| build(Kind::RandomRanges, s),
+);
+
+static COMMON: &[&[OptSpec]] = &[OLTP_COMMON];
+
+/// The spec of one OLTP script.
+const fn script(
+    name: &'static str,
+    summary: &'static str,
+    options: &'static [&'static [OptSpec]],
+    fresh_per_run: bool,
+    build: Build,
+) -> WorkloadSpec {
+    WorkloadSpec {
+        name,
+        summary,
+        options,
+        data: DataSpec {
+            family: Some("sbtest"),
+            keys: SBTEST_KEYS,
+            fresh_per_run,
+        },
+        needs_target: true,
+        ends_by_itself: never,
+        build,
+    }
+}
 
 /// Which OLTP script.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,22 +158,6 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn from_name(name: &str) -> Option<Kind> {
-        Some(match name {
-            "oltp_read_write" => Kind::ReadWrite,
-            "oltp_read_only" => Kind::ReadOnly,
-            "oltp_write_only" => Kind::WriteOnly,
-            "oltp_point_select" => Kind::PointSelect,
-            "oltp_update_index" => Kind::UpdateIndex,
-            "oltp_update_non_index" => Kind::UpdateNonIndex,
-            "oltp_delete" => Kind::Delete,
-            "oltp_insert" => Kind::Insert,
-            "select_random_points" => Kind::RandomPoints,
-            "select_random_ranges" => Kind::RandomRanges,
-            _ => return None,
-        })
-    }
-
     fn transactional(self) -> bool {
         matches!(self, Kind::ReadWrite | Kind::ReadOnly | Kind::WriteOnly)
     }
@@ -93,9 +182,9 @@ impl Kind {
     }
 }
 
-/// The factory of [`super::DB_ENGINES`].
-pub fn new(name: &str, o: &Options, target: &Target) -> Result<Box<dyn Workload>, EngineError> {
-    Ok(Box::new(Oltp::new(name, o, target)?))
+/// The builder of every script's spec.
+fn build(kind: Kind, s: &Setup<'_>) -> Result<Box<dyn Workload>, EngineError> {
+    Ok(Box::new(Oltp::new(kind, s)?))
 }
 
 /// Statement counts of one worker (also the collector's sums).
@@ -251,76 +340,16 @@ type Opened = (
     Option<StmtId>,
 );
 
-/// The options of the OLTP scripts that shape events and data.
-#[derive(Clone, Debug)]
-pub struct Shape {
-    pub tables: usize,
-    pub table_size: u64,
-    pub range_size: u64,
-    pub point_selects: u64,
-    pub simple_ranges: u64,
-    pub sum_ranges: u64,
-    pub order_ranges: u64,
-    pub distinct_ranges: u64,
-    pub index_updates: u64,
-    pub non_index_updates: u64,
-    pub delete_inserts: u64,
-    pub range_selects: bool,
-    pub auto_inc: bool,
-    pub skip_trx: bool,
-    pub secondary: bool,
-    pub create_secondary: bool,
-    pub storage_engine: String,
-    pub table_options: String,
-}
-
-impl Shape {
-    fn from_options(o: &Options) -> Result<Shape, EngineError> {
-        let tables = usize::try_from(o.uint("tables")).unwrap_or(usize::MAX);
-        if tables == 0 {
-            return Err(EngineError::Failed(
-                "option `tables` is 0: use at least 1".into(),
-            ));
-        }
-        Ok(Shape {
-            tables,
-            table_size: o.uint("table_size"),
-            range_size: o.uint("range_size"),
-            point_selects: o.uint("point_selects"),
-            simple_ranges: o.uint("simple_ranges"),
-            sum_ranges: o.uint("sum_ranges"),
-            order_ranges: o.uint("order_ranges"),
-            distinct_ranges: o.uint("distinct_ranges"),
-            index_updates: o.uint("index_updates"),
-            non_index_updates: o.uint("non_index_updates"),
-            delete_inserts: o.uint("delete_inserts"),
-            range_selects: o.flag("range_selects"),
-            auto_inc: o.flag("auto_inc"),
-            skip_trx: o.flag("skip_trx"),
-            secondary: o.flag("secondary"),
-            create_secondary: o.flag("create_secondary"),
-            storage_engine: o.text("mysql_storage_engine").to_string(),
-            table_options: o.text("create_table_options").to_string(),
-        })
-    }
-}
-
 pub struct Oltp {
     kind: Kind,
-    name: String,
+    name: &'static str,
     shape: Shape,
     connector: Connector,
     dist: Distribution,
     seed: u64,
     threads: usize,
-    /// Warm the caches at the end of `prepare` (option `prewarm`).
-    prewarm: bool,
     /// How long a worker keeps trying to reconnect (the run's time limit, at least 10 s).
     reconnect_limit: Duration,
-    /// Option `reconnect`: a worker reconnects after every this many events (0 = never).
-    reconnect_every: u64,
-    /// The process's Ctrl-C/SIGTERM flag: a reconnect loop gives up when it is set.
-    interrupted: std::sync::Arc<AtomicBool>,
     /// Statement texts per table (index table − 1), for `ps_mode = disable` and messages.
     texts: Vec<[String; 9]>,
     c_template: String,
@@ -329,8 +358,6 @@ pub struct Oltp {
     /// The one statement of select_random_points / select_random_ranges, and its parameter
     /// count.
     special: Option<(String, usize)>,
-    /// `delta` of select_random_ranges.
-    delta: u64,
     counters: Counters,
     /// The statement that opens an event's transaction ([`begin_sql`]).
     begin: &'static str,
@@ -353,14 +380,14 @@ fn begin_sql(driver: Driver, kind: Kind) -> &'static str {
 }
 
 impl Oltp {
-    pub fn new(name: &str, o: &Options, target: &Target) -> Result<Oltp, EngineError> {
-        let kind = Kind::from_name(name).ok_or_else(|| EngineError::NoEngine(name.into()))?;
-        let shape = Shape::from_options(o)?;
-        let threads = usize::try_from(o.uint("threads")).unwrap_or(1).max(1);
-        let seed = o.uint("rand_seed");
+    /// Script `kind` of `s.spec`, from its typed configuration.
+    pub fn new(kind: Kind, s: &Setup<'_>) -> Result<Oltp, EngineError> {
+        let shape = Shape::new(&s.options, kind)?;
+        let threads = s.run.threads.max(1);
+        let seed = s.run.seed;
+        let n = shape.special_count;
         let special = match kind {
             Kind::RandomPoints => {
-                let n = o.uint("random_points").max(1) as usize;
                 let marks = vec!["?"; n].join(", ");
                 Some((
                     format!("SELECT id, k, c, pad FROM sbtest1 WHERE k IN ({marks})"),
@@ -368,36 +395,30 @@ impl Oltp {
                 ))
             }
             Kind::RandomRanges => {
-                let n = o.uint("number_of_ranges").max(1) as usize;
                 let ors = vec!["k BETWEEN ? AND ?"; n].join(" OR ");
                 Some((format!("SELECT count(k) FROM sbtest1 WHERE {ors}"), 2 * n))
             }
             _ => None,
         };
-        let delta = o.uint("delta");
         let texts = (1..=shape.tables)
             .map(|t| Q::ALL.map(|q| q.sql(t)))
             .collect();
         Ok(Oltp {
             kind,
-            name: name.to_string(),
-            connector: Connector::new(target.clone()),
-            dist: Distribution::from_options(o)?,
+            name: s.spec.name,
+            connector: Connector::new(s.target.clone()),
+            dist: Distribution::new(&s.run.rand).map_err(EngineError::Failed)?,
             seed,
             threads,
-            prewarm: o.flag("prewarm"),
-            reconnect_limit: Duration::from_secs(o.uint("time").max(10)),
-            reconnect_every: o.uint("reconnect"),
-            interrupted: crate::runner::signal::stop_flag(),
+            reconnect_limit: Duration::from_secs(s.run.time_secs().max(10)),
             texts,
             c_template: sql::c_template(),
             pad_template: sql::pad_template(),
             unique: UniqueSequence::from_rng(&mut Rng::for_thread(seed, usize::MAX)),
             special,
-            delta,
             counters: Counters::new(threads),
             shape,
-            begin: begin_sql(target.driver, kind),
+            begin: begin_sql(s.target.driver, kind),
         })
     }
 
@@ -455,7 +476,11 @@ impl Workload for Oltp {
         Ok(())
     }
 
-    fn new_worker(&self, id: usize) -> Result<Box<dyn Worker + '_>, EngineError> {
+    fn new_worker<'a>(
+        &'a self,
+        id: usize,
+        stop: &'a AtomicBool,
+    ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         let (conn, stmts, special) = self.open().map_err(|e| {
             EngineError::Failed(format!(
                 "worker {id} could not connect to {} and prepare its statements: {e}",
@@ -481,6 +506,7 @@ impl Workload for Oltp {
             },
             slot,
             events: 0,
+            stop,
         }))
     }
 
@@ -507,7 +533,7 @@ impl Workload for Oltp {
             prepare::cleanup(self, out)
         } else {
             prepare::prepare(self, out, stop)?;
-            if self.prewarm && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            if self.shape.prewarm && !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 prepare::prewarm(self, out, stop)?;
             }
             Ok(())
@@ -715,7 +741,7 @@ impl Session<'_> {
             let v = self.w.dist.draw(&mut self.rng, lo, lo + l) as i64;
             self.args.push(P::Int(v));
             if ranges {
-                self.args.push(P::Int(v + self.w.delta as i64));
+                self.args.push(P::Int(v + self.w.shape.delta as i64));
             }
         }
         self.last = Last::Special;
@@ -812,6 +838,8 @@ struct OltpWorker<'a> {
     slot: &'a Slot,
     /// Events finished on this worker (for option `reconnect`).
     events: u64,
+    /// The run's stop flag as the driver forwards it: a reconnect loop gives up when it is set.
+    stop: &'a AtomicBool,
 }
 
 impl OltpWorker<'_> {
@@ -832,7 +860,7 @@ impl OltpWorker<'_> {
                 }
                 Err(e)
                     if start.elapsed() < self.s.w.reconnect_limit
-                        && !self.s.w.interrupted.load(Ordering::Relaxed)
+                        && !self.stop.load(Ordering::Relaxed)
                         && matches!(e.kind, ErrKind::Lost | ErrKind::Unreachable) =>
                 {
                     std::thread::sleep(Duration::from_millis(1));
@@ -866,7 +894,7 @@ impl Worker for OltpWorker<'_> {
             let e = match self.s.event() {
                 Ok(()) => {
                     self.events += 1;
-                    let every = self.s.w.reconnect_every;
+                    let every = self.s.w.shape.reconnect_every;
                     if every > 0 && self.events.is_multiple_of(every) {
                         // sysbench's `--reconnect=N`: close, open, re-prepare; a reconnect.
                         if let Err(f) = self.reconnect() {
@@ -931,11 +959,11 @@ mod tests {
             !Kind::Insert.uses(Q::Insert, true),
             "oltp_insert is a text query"
         );
-        assert_eq!(
-            Kind::from_name("oltp_point_select"),
-            Some(Kind::PointSelect)
-        );
-        assert_eq!(Kind::from_name("bulk_insert"), None);
+        // The registry's name leads to the script's own spec; bulk_insert is not a script.
+        let spec = crate::engine::registry::workload("oltp_point_select").expect("listed");
+        assert!(std::ptr::eq(spec, &POINT_SELECT));
+        let bulk = crate::engine::registry::workload("bulk_insert").expect("listed");
+        assert!(std::ptr::eq(bulk, &bulk::SPEC));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::sync::mpsc;
 use super::{Kind, Oltp};
 use crate::db::{Connection, Connector, DataRow, ErrKind, SqlError};
 use crate::engine::EngineError;
-use crate::random::Rng;
+use crate::engine::random::Rng;
 use crate::suite::Driver;
 
 fn failed(what: &str, e: &SqlError) -> EngineError {

@@ -10,12 +10,12 @@
 //! (no comma in the non-DB form, as `sysbench cpu --rate` prints it), the `--histogram` block and
 //! the `--debug` per-thread block.
 //! Functions return `io::Result` and never flush except after interim lines, which people watch
-//! live.
+//! live. It lives with the engines, its only users (the driver and the workloads' own blocks).
 
 use std::io::{self, Write};
 
-use crate::engine::driver::RunConfig;
-use crate::engine::{IntervalSample, StepOutcome, metric};
+use super::config::RunConfig;
+use super::{IntervalSample, StepOutcome, metric};
 use crate::stats::WorkerStats;
 use crate::stats::log_histogram;
 

@@ -5,10 +5,10 @@
 //! non-zero `rand_seed` makes every thread's stream reproducible (thread `i` is seeded from
 //! `(seed, i)` through splitmix64), whatever order threads start in.
 //!
-//! How a workload gets its generators: the factory reads `options.uint("rand_seed")` (also in
-//! [`crate::engine::driver::RunConfig::seed`]) and each worker calls
-//! [`Rng::for_thread`]`(seed, id)` in `new_worker`; the key distribution comes from
-//! [`Distribution::from_options`] once per workload and is drawn with
+//! How a workload gets its generators: its builder takes `rand_seed` from the step's typed
+//! general options (`RunConfig::seed`) and each worker calls [`Rng::for_thread`]`(seed, id)` in
+//! `new_worker`; the key distribution is built from the `rand_*` options ([`RandOptions`], also
+//! parsed once into `RunConfig`) by [`Distribution::new`] once per workload and is drawn with
 //! [`Distribution::draw`]. Nothing here allocates or locks per draw (zipfian recomputes its
 //! constants per draw — a few `ln`/`exp` — instead of caching per range, to stay `Copy`).
 //!
@@ -17,11 +17,11 @@
 //! sysbench master's zipfian (rejection-inversion of Hörmann & Derflinger, as in Apache Commons
 //! RNG's `RejectionInversionZipfSampler`). [`UniqueSequence`] is preshing's quadratic-residue
 //! permutation (sysbench's `rand.unique()`), [`Rng::string`] is `rand.string()`.
+//!
+//! The RNG lives with the engines, its only users, and imports nothing of them: errors are plain
+//! messages that the caller wraps, so `engine` depends on `random` and never the reverse.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-
-use crate::engine::EngineError;
-use crate::value::Options;
 
 /// sysbench's per-thread generator (xoroshiro128+, out = s0 + s1).
 #[derive(Clone, Debug)]
@@ -215,46 +215,55 @@ pub enum Distribution {
     Zipfian { exp: f64 },
 }
 
+/// The `rand_*` general options as given (sysbench's names), before [`Distribution::new`]
+/// checks them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RandOptions {
+    /// `rand_type`; empty means sysbench's default, `special`.
+    pub rand_type: String,
+    pub spec_iter: u64,
+    pub spec_pct: u64,
+    pub spec_res: u64,
+    pub pareto_h: f64,
+    pub zipfian_exp: f64,
+}
+
 impl Distribution {
-    /// Reads `rand_type`, `rand_spec_iter`, `rand_spec_pct`, `rand_spec_res`, `rand_pareto_h`
-    /// and `rand_zipfian_exp`.
-    pub fn from_options(o: &Options) -> Result<Self, EngineError> {
-        let small = |key: &str| {
-            u32::try_from(o.uint(key)).map_err(|_| {
-                EngineError::Failed(format!(
-                    "option `{key}` is too large: use at most {}",
-                    u32::MAX
-                ))
-            })
+    /// The distribution of `rand_type` with its parameters; the error names the offending
+    /// option and the fix.
+    pub fn new(o: &RandOptions) -> Result<Self, String> {
+        let small = |key: &str, v: u64| {
+            u32::try_from(v)
+                .map_err(|_| format!("option `{key}` is too large: use at most {}", u32::MAX))
         };
-        Ok(match o.text("rand_type") {
+        Ok(match o.rand_type.as_str() {
             "uniform" => Self::Uniform,
             "gaussian" => Self::Gaussian {
-                iter: small("rand_spec_iter")?.max(1),
+                iter: small("rand_spec_iter", o.spec_iter)?.max(1),
             },
             "special" | "" => Self::Special {
-                iter: small("rand_spec_iter")?.max(1),
-                pct: small("rand_spec_pct")?.min(100),
-                res: small("rand_spec_res")?.min(100),
+                iter: small("rand_spec_iter", o.spec_iter)?.max(1),
+                pct: small("rand_spec_pct", o.spec_pct)?.min(100),
+                res: small("rand_spec_res", o.spec_res)?.min(100),
             },
             "pareto" => {
-                let h = o.float("rand_pareto_h");
+                let h = o.pareto_h;
                 if !(h > 0.0 && h < 1.0) {
-                    return Err(EngineError::Failed(format!(
+                    return Err(format!(
                         "option `rand_pareto_h` is {h}: use a value between 0 and 1 (exclusive)"
-                    )));
+                    ));
                 }
                 Self::Pareto {
                     power: pareto_power(h),
                 }
             }
             "zipfian" => Self::Zipfian {
-                exp: o.float("rand_zipfian_exp").max(0.0),
+                exp: o.zipfian_exp.max(0.0),
             },
             other => {
-                return Err(EngineError::Failed(format!(
+                return Err(format!(
                     "option `rand_type` is `{other}`: use uniform, gaussian, special, pareto or zipfian"
-                )));
+                ));
             }
         })
     }
@@ -429,18 +438,20 @@ mod tests {
 
     #[test]
     fn distribution_from_options() {
-        let mut o = Options::default();
-        o.0.insert("rand_type".into(), crate::Value::Str("pareto".into()));
-        o.0.insert("rand_pareto_h".into(), crate::Value::Float(0.2));
+        let mut o = RandOptions {
+            rand_type: "pareto".into(),
+            pareto_h: 0.2,
+            ..RandOptions::default()
+        };
         assert_eq!(
-            Distribution::from_options(&o).expect("valid"),
+            Distribution::new(&o).expect("valid"),
             Distribution::Pareto {
                 power: pareto_power(0.2)
             }
         );
-        o.0.insert("rand_type".into(), crate::Value::Str("weird".into()));
-        let e = Distribution::from_options(&o).expect_err("rejected");
-        assert!(e.to_string().contains("rand_type"), "{e}");
+        o.rand_type = "weird".into();
+        let e = Distribution::new(&o).expect_err("rejected");
+        assert!(e.contains("rand_type"), "{e}");
         let mut r = Rng::for_thread(3, 0);
         assert_eq!(Distribution::Uniform.draw(&mut r, 7, 7), 7);
         assert!((3..=9).contains(&Distribution::Uniform.draw(&mut r, 9, 3)));

@@ -1,0 +1,408 @@
+//! The general options: their specs ([`GENERAL`], options every workload accepts, sysbench's
+//! general options) and [`RunConfig`], the one typed form of them.
+//!
+//! A step's general options are parsed here once, before a workload is built: the driver reads
+//! its limits, rate and reports from [`RunConfig`], and workloads take `threads`, `rand_seed`,
+//! the time limit or the key distribution from it instead of reading the option bag again.
+//! `prepare` and `cleanup` parse the same way but skip the options only a run uses
+//! (`percentile`, `forced_shutdown`, `report_checkpoints`), so a prepare never fails on them.
+
+use std::time::Duration;
+
+use super::EngineError;
+use super::option::{Kind, OptSpec, Reader};
+use super::random::RandOptions;
+use crate::value::Options;
+
+/// The smallest worker stack: sysbench's 64K default is sized for C; Rust frames (debug builds,
+/// formatting, TLS handshakes of DB clients) need more. Stacks are virtual memory, so a larger
+/// floor costs little even with a thousand threads.
+pub const MIN_STACK: usize = 512 * 1024;
+
+/// No upper bound for an integer option.
+pub const UNBOUNDED: i64 = i64::MAX;
+
+/// Options every workload understands (sysbench's general options).
+pub static GENERAL: &[OptSpec] = &[
+    OptSpec {
+        name: "threads",
+        kind: Kind::Int {
+            min: 1,
+            max: 100_000,
+        },
+        default: Some("1"),
+        help: "number of worker threads (one database connection each)",
+    },
+    OptSpec {
+        name: "events",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "limit for the total number of events, 0 = no limit",
+    },
+    OptSpec {
+        name: "time",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("10"),
+        help: "limit for the total execution time in seconds, 0 = no limit",
+    },
+    OptSpec {
+        name: "report_interval",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "seconds between intermediate reports, 0 = none",
+    },
+    OptSpec {
+        name: "percentile",
+        kind: Kind::Float {
+            min: 0.0,
+            max: 100.0,
+        },
+        default: Some("95"),
+        help: "latency percentile to report (any value, e.g. 99.9); p50, p95 and p99 are always stored",
+    },
+    OptSpec {
+        name: "forced_shutdown",
+        kind: Kind::Str,
+        default: Some("off"),
+        help: "seconds (N) or percentage of time (N%) to wait after the time limit before forcing shutdown, or 'off'",
+    },
+    OptSpec {
+        name: "thread_stack_size",
+        kind: Kind::Size,
+        default: Some("64K"),
+        help: "size of stack per thread",
+    },
+    OptSpec {
+        name: "rate",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "average events per second (Poisson arrivals; latency counts queue time), 0 = unlimited",
+    },
+    OptSpec {
+        name: "report_checkpoints",
+        kind: Kind::List(None),
+        default: Some("\"\""),
+        help: "seconds at which to print a full report and reset the statistics, e.g. \"10,20\"",
+    },
+    OptSpec {
+        name: "histogram",
+        kind: Kind::Bool,
+        default: Some("false"),
+        help: "print the latency histogram in the report",
+    },
+    OptSpec {
+        name: "warmup_time",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "seconds to run before measuring; warmup events are excluded from every statistic",
+    },
+    OptSpec {
+        name: "rand_type",
+        kind: Kind::Enum(&["uniform", "gaussian", "special", "pareto", "zipfian"]),
+        default: Some("special"),
+        help: "random numbers distribution",
+    },
+    OptSpec {
+        name: "rand_spec_iter",
+        kind: Kind::Int {
+            min: 1,
+            max: UNBOUNDED,
+        },
+        default: Some("12"),
+        help: "number of iterations for the special and gaussian distributions",
+    },
+    OptSpec {
+        name: "rand_spec_pct",
+        kind: Kind::Int { min: 0, max: 100 },
+        default: Some("1"),
+        help: "percentage of values treated as 'special' (special distribution)",
+    },
+    OptSpec {
+        name: "rand_spec_res",
+        kind: Kind::Int { min: 0, max: 100 },
+        default: Some("75"),
+        help: "percentage of 'special' values to use (special distribution)",
+    },
+    OptSpec {
+        name: "rand_pareto_h",
+        kind: Kind::Float {
+            min: 0.000001,
+            max: 0.999999,
+        },
+        default: Some("0.2"),
+        help: "parameter h for the pareto distribution",
+    },
+    OptSpec {
+        name: "rand_zipfian_exp",
+        kind: Kind::Float {
+            min: 0.0,
+            max: 1000.0,
+        },
+        default: Some("0.8"),
+        help: "shape parameter (exponent) of the zipfian distribution",
+    },
+    OptSpec {
+        name: "rand_seed",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "seed for the random number generators; 0 = from the current time. A seed makes every thread's stream reproducible",
+    },
+    OptSpec {
+        name: "debug",
+        kind: Kind::Bool,
+        default: Some("false"),
+        help: "print more debugging info (per-thread statistics)",
+    },
+    OptSpec {
+        name: "validate",
+        kind: Kind::Bool,
+        default: Some("false"),
+        help: "perform validation checks where possible (fileio checksums)",
+    },
+];
+
+/// The general options of a run, resolved.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunConfig {
+    pub threads: usize,
+    /// Global event cap; 0 = none.
+    pub events: u64,
+    /// Time limit (measured time, after any warmup); `None` = none.
+    pub time: Option<Duration>,
+    /// Interim report period; `None` = no interim lines.
+    pub report_interval: Option<Duration>,
+    /// Percentile reported (0..=100; 0 disables the percentile line).
+    pub percentile: f64,
+    /// Worker stack size in bytes (`thread_stack_size`, raised to [`MIN_STACK`]); 0 = std's.
+    pub stack_size: usize,
+    /// Delay after the time limit before a forced shutdown; `None` = off.
+    pub forced_shutdown: Option<Duration>,
+    /// Target events per second (Poisson arrivals); 0 = as fast as possible.
+    pub rate: u64,
+    /// Seconds (after warmup) at which to print a checkpoint report and restart statistics.
+    pub checkpoints: Vec<u64>,
+    /// Print the latency histogram before the final report.
+    pub histogram: bool,
+    /// Unmeasured warmup before the measured run; `None` = none.
+    pub warmup: Option<Duration>,
+    /// sysbench's `--debug` lines.
+    pub debug: bool,
+    /// `rand_seed` (0 = from the clock): for the header, the rate generator and the workloads'
+    /// [`super::random::Rng::for_thread`].
+    pub seed: u64,
+    /// The `rand_*` options of the key distribution (OLTP builds its `Distribution` from them).
+    pub rand: RandOptions,
+    /// `validate`: checks where a workload can make them (fileio's checksums).
+    pub validate: bool,
+}
+
+/// The option tables [`RunConfig`] reads.
+static GENERAL_ONLY: &[&[OptSpec]] = &[GENERAL];
+
+impl RunConfig {
+    /// The general options of a run step.
+    pub fn from_options(o: &Options) -> Result<Self, EngineError> {
+        Self::parse(o, true)
+    }
+
+    /// The general options of a prepare, prewarm or cleanup step: the run-only ones
+    /// (`percentile`, `forced_shutdown`, `report_checkpoints`) are left unparsed.
+    pub fn for_prepare(o: &Options) -> Result<Self, EngineError> {
+        Self::parse(o, false)
+    }
+
+    fn parse(options: &Options, run: bool) -> Result<Self, EngineError> {
+        let o = Reader::new("general", GENERAL_ONLY, options);
+        let threads = usize::try_from(o.uint("threads")?).unwrap_or(usize::MAX);
+        if threads == 0 {
+            return Err(EngineError::Failed(
+                "option `threads` must be at least 1".into(),
+            ));
+        }
+        let percentile = o.float("percentile")?;
+        if run && !(0.0..=100.0).contains(&percentile) {
+            return Err(EngineError::Failed(format!(
+                "option `percentile` is {percentile}: use a value from 0 to 100 (0 disables it)"
+            )));
+        }
+        let secs = |key| -> Result<Option<Duration>, EngineError> {
+            Ok(Some(o.uint(key)?)
+                .filter(|&s| s > 0)
+                .map(Duration::from_secs))
+        };
+        let time = secs("time")?;
+        let mut checkpoints = Vec::new();
+        for item in if run {
+            o.list("report_checkpoints")?
+        } else {
+            Vec::new()
+        } {
+            let item = item.trim();
+            if item.is_empty() {
+                continue;
+            }
+            match item.parse::<u64>() {
+                Ok(s) if s > 0 => checkpoints.push(s),
+                _ => {
+                    return Err(EngineError::Failed(format!(
+                        "option `report_checkpoints` has `{item}`: use a list of whole seconds \
+                         greater than 0, e.g. \"10,20\""
+                    )));
+                }
+            }
+        }
+        checkpoints.sort_unstable();
+        checkpoints.dedup();
+        let stack = usize::try_from(o.uint("thread_stack_size")?).unwrap_or(usize::MAX);
+        Ok(Self {
+            threads,
+            events: o.uint("events")?,
+            time,
+            report_interval: secs("report_interval")?,
+            percentile,
+            stack_size: stack.max(MIN_STACK),
+            // Absent (a hand-built Options) is the spec default `off`, not the empty value.
+            forced_shutdown: match o.get("forced_shutdown")? {
+                Some(_) if run => parse_forced_shutdown(o.text("forced_shutdown")?, time)?,
+                _ => None,
+            },
+            rate: o.uint("rate")?,
+            checkpoints,
+            histogram: o.flag("histogram")?,
+            warmup: secs("warmup_time")?,
+            debug: o.flag("debug")?,
+            seed: o.uint("rand_seed")?,
+            rand: RandOptions {
+                rand_type: o.text("rand_type")?.to_string(),
+                spec_iter: o.uint("rand_spec_iter")?,
+                spec_pct: o.uint("rand_spec_pct")?,
+                spec_res: o.uint("rand_spec_res")?,
+                pareto_h: o.float("rand_pareto_h")?,
+                zipfian_exp: o.float("rand_zipfian_exp")?,
+            },
+            validate: o.flag("validate")?,
+        })
+    }
+
+    /// The time limit in whole seconds, 0 = none.
+    pub fn time_secs(&self) -> u64 {
+        self.time.map_or(0, |t| t.as_secs())
+    }
+}
+
+/// `forced_shutdown`: `off`, `N` seconds or `N%` of the time limit; empty = 5 % (sysbench's
+/// code). Without a time limit there is nothing to force: `None`.
+fn parse_forced_shutdown(
+    text: &str,
+    time: Option<Duration>,
+) -> Result<Option<Duration>, EngineError> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    let bad = || {
+        EngineError::Failed(format!(
+            "option `forced_shutdown` is `{text}`: use `off`, a number of seconds (`5`) or a \
+             percentage of `time` (`5%`)"
+        ))
+    };
+    let delay = |time: Duration| -> Result<Duration, EngineError> {
+        if text.is_empty() {
+            return Ok(time.mul_f64(0.05));
+        }
+        if let Some(pct) = text.strip_suffix('%') {
+            let pct: f64 = pct.trim().parse().map_err(|_| bad())?;
+            if !(0.0..=1e6).contains(&pct) {
+                return Err(bad());
+            }
+            return Ok(time.mul_f64(pct / 100.0));
+        }
+        text.parse::<u64>()
+            .map(Duration::from_secs)
+            .map_err(|_| bad())
+    };
+    match time {
+        Some(t) => delay(t).map(Some),
+        None => delay(Duration::ZERO).map(|_| None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Value;
+
+    #[test]
+    fn run_config_reads_options() {
+        let mut o = Options::default();
+        for (k, v) in [
+            ("threads", Value::Int(4)),
+            ("events", Value::Int(0)),
+            ("time", Value::Int(10)),
+            ("report_interval", Value::Int(0)),
+            ("percentile", Value::Float(99.9)),
+        ] {
+            o.0.insert(k.into(), v);
+        }
+        let cfg = RunConfig::from_options(&o).expect("valid");
+        let expected = RunConfig {
+            threads: 4,
+            time: Some(Duration::from_secs(10)),
+            percentile: 99.9,
+            stack_size: MIN_STACK,
+            ..RunConfig::default()
+        };
+        assert_eq!(cfg, expected);
+        o.0.insert("thread_stack_size".into(), Value::Int(8 << 20));
+        o.0.insert("report_checkpoints".into(), Value::Str("20,10,10".into()));
+        let cfg = RunConfig::from_options(&o).expect("valid");
+        assert_eq!((cfg.stack_size, cfg.checkpoints), (8 << 20, vec![10, 20]));
+        o.0.insert("report_checkpoints".into(), Value::Str("10,x".into()));
+        let e = RunConfig::from_options(&o).expect_err("invalid");
+        assert!(e.to_string().contains("report_checkpoints"), "{e}");
+        o.0.insert("report_checkpoints".into(), Value::Str(String::new()));
+        o.0.insert("threads".into(), Value::Int(0));
+        assert!(RunConfig::from_options(&o).is_err());
+    }
+
+    #[test]
+    fn prepare_skips_the_run_only_options() {
+        let mut o = Options::default();
+        o.0.insert("threads".into(), Value::Int(2));
+        o.0.insert("report_checkpoints".into(), Value::Str("x".into()));
+        o.0.insert("forced_shutdown".into(), Value::Str("soon".into()));
+        assert!(RunConfig::from_options(&o).is_err());
+        assert_eq!(RunConfig::for_prepare(&o).expect("prepare").threads, 2);
+    }
+
+    #[test]
+    fn forced_shutdown_values() {
+        let t = Some(Duration::from_secs(100));
+        let p = |s| parse_forced_shutdown(s, t).expect("valid");
+        assert_eq!(p("off"), None);
+        assert_eq!(p(""), Some(Duration::from_secs(5)));
+        assert_eq!(p("10%"), Some(Duration::from_secs(10)));
+        assert_eq!(p("7"), Some(Duration::from_secs(7)));
+        assert_eq!(parse_forced_shutdown("7", None).expect("valid"), None);
+        let e = parse_forced_shutdown("soon", t).expect_err("invalid");
+        assert!(e.to_string().contains("forced_shutdown"), "{e}");
+    }
+}
