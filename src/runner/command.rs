@@ -11,8 +11,6 @@ use crate::suite::source::Seg;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::suite::Driver;
-
 use super::{ProgressMode, RunContext, RunError, run_plan, server};
 
 pub fn command(args: RunArgs) -> u8 {
@@ -163,7 +161,7 @@ pub fn check_variants(
             "set_global"
         };
         let path = [Seg::key("variant"), Seg::Index(i), Seg::key(key)];
-        let Some(t) = target.as_ref().filter(|t| t.driver != Driver::Sqlite) else {
+        let Some(t) = target.as_ref().filter(|t| t.has_server()) else {
             let e = suite
                 .error(&path, format!("variant `{}` changes server settings, but the suite has no MySQL/MariaDB or PostgreSQL [target]", v.name))
                 .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove the variant's set_global/restart");
