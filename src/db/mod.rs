@@ -32,6 +32,10 @@ pub use self::target::{
     Secret, Sockets, SqliteOptions, SslMode, Target, parse_host,
 };
 
+/// The `SBSUITE_*` environment variables that pick a database's client (process switches,
+/// not suite keys).
+pub const CLIENT_ENVS: &[&str] = &[mysql::CLIENT_ENV, pgsql::CLIENT_ENV];
+
 impl Driver {
     /// The database's [`Dialect`]: the one place that names each driver.
     pub fn dialect(self) -> &'static dyn Dialect {

@@ -108,9 +108,10 @@ pub fn check(target: &Target, set: &IndexMap<String, Value>) -> Result<(), Check
         check_name(name).map_err(CheckError::Invalid)?;
     }
     let mut conn = connect(target).map_err(CheckError::Unreachable)?;
+    let admin = admin(target);
     let result = (|| {
         for name in set.keys() {
-            admin(target)
+            admin
                 .ok_or_else(|| NO_SERVER.to_string())?
                 .check_settable(conn.as_mut(), name)?;
         }
@@ -157,14 +158,15 @@ fn apply_on(
         originals: Vec::new(),
         restart,
     };
+    let admin = admin(target);
     for name in set.keys() {
         check_name(name)?;
-        let original = admin(target)
+        let original = admin
             .ok_or_else(|| NO_SERVER.to_string())?
             .original(conn, name)?;
         saved.originals.push((name.clone(), original));
     }
-    let effective = match admin(target) {
+    let effective = match admin {
         Some(a) => a.before_set(conn, &set.keys().map(String::as_str).collect::<Vec<_>>())?,
         None => Vec::new(),
     };
@@ -172,7 +174,7 @@ fn apply_on(
     write_saved(&file, &saved)?;
     let mut done = 0;
     let result = (|| {
-        let Some(admin) = admin(target) else {
+        let Some(admin) = admin else {
             return if set.is_empty() {
                 Ok(())
             } else {
