@@ -212,7 +212,7 @@ fn insert_text(
     Ok(())
 }
 
-/// [`Connection::max_connections`] for MySQL (both clients).
+/// [`crate::db::Dialect::max_connections`] for MySQL (both clients).
 pub fn max_connections_of(conn: &mut dyn Connection) -> Result<Option<u64>, SqlError> {
     Ok(conn
         .query_i64("SELECT @@max_connections")?

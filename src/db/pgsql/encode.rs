@@ -80,7 +80,7 @@ pub fn put_param(p: P<'_>, ty: &Type, out: &mut BytesMut) -> Result<(), String> 
 /// Bytes of COPY data buffered before they are sent.
 pub const COPY_CHUNK: usize = 256 << 10;
 
-/// The COPY statement of [`Connection::load`] (both clients).
+/// The COPY statement of [`crate::db::Connection::load`] (both clients).
 pub fn copy_sql(table: &str, with_id: bool) -> String {
     if with_id {
         format!("COPY {table} (id, k, c, pad) FROM STDIN (FORMAT binary)")

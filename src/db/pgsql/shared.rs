@@ -74,7 +74,7 @@ pub fn parse_i64(sql: &str, value: Option<&str>) -> Result<Option<i64>, SqlError
     }
 }
 
-/// The connections a benchmark may open (both clients' `max_connections`).
+/// The connections a benchmark may open (the dialect's `max_connections`, whichever client).
 pub fn max_connections_of(c: &mut dyn Connection) -> Result<Option<u64>, SqlError> {
     // Slots reserved for superusers (and, from PostgreSQL 16, for pg_use_reserved_connections)
     // are not for the benchmark's connections.
