@@ -45,8 +45,9 @@ use super::encode::{
 };
 use super::shared::{Phase, parse_i64, socket_dir_and_port, state_error};
 use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
+use crate::db::io;
 use crate::db::target::{SslMode, Target};
-use crate::db::{io, tls};
+use crate::db::tls;
 
 /// Opens connection number `n` of `t` through tokio-postgres.
 pub fn open_tokio(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
