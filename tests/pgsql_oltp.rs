@@ -5,7 +5,7 @@
 //! for a wrong password, a missing database and an unreachable host.
 //!
 //! Connections are in plain text (`sslmode = disable`) unless a test says otherwise, so they go
-//! through sbsuite's own protocol client (`src/db/pgsql_wire.rs`); the statement mix, the
+//! through sbsuite's own protocol client (`src/db/pgsql/wire.rs`); the statement mix, the
 //! reconnects, the wrong password and the TLS modes run through tokio-postgres as well
 //! (`SBSUITE_PGSQL_CLIENT=tokio`).
 //!

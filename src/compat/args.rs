@@ -63,7 +63,7 @@ impl Connection {
 
     /// A LIST option's items (`--mysql-host=a,b`).
     pub fn list(&self, name: &str) -> Vec<String> {
-        crate::db::split_list(self.get(name))
+        super::target::split_list(self.get(name))
     }
 
     pub fn is_empty(&self) -> bool {

@@ -10,6 +10,7 @@
 
 pub mod args;
 pub mod convert;
+pub mod target;
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -114,7 +115,7 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
     // Database tests connect with the line's --mysql-* options (sysbench's defaults otherwise).
     let target = if registry::workload(workload).is_some_and(|w| w.needs_target) {
         let conn = &inv.connection;
-        match crate::db::Target::from_sysbench(&|name| conn.get(name).map(str::to_string)) {
+        match target::from_sysbench(&|name| conn.get(name).map(str::to_string)) {
             Ok(t) => Some(t),
             Err(e) => return Err(SysbenchError::Target(e)),
         }

@@ -6,8 +6,9 @@
 //! async underneath (mysql_async, tokio-postgres) keeps its own current-thread runtime inside
 //! its connection and blocks on it; SQLite is blocking already. The engines then write each
 //! statement sequence once, and a driver adds only what really differs: the wire, the error
-//! codes, bulk loading and a few catalog queries. One virtual call per statement is noise next
-//! to a network round trip.
+//! codes and bulk loading (SQL and catalog differences are the database's
+//! [`crate::db::Dialect`]). One virtual call per statement is noise next to a network round
+//! trip.
 
 use std::fmt;
 
@@ -127,17 +128,6 @@ pub trait Connection {
             "this driver cannot read result rows",
             ErrKind::Other,
         ))
-    }
-
-    /// The server's connection limit, when it has one.
-    fn max_connections(&mut self) -> Result<Option<u64>, SqlError> {
-        Ok(None)
-    }
-
-    /// The server's limit on prepared statements of all sessions together and how many exist
-    /// now (`max_prepared_stmt_count` and `Prepared_stmt_count` on MySQL), when it has one.
-    fn prepared_statement_room(&mut self) -> Result<Option<(u64, u64)>, SqlError> {
-        Ok(None)
     }
 
     /// Closes the connection politely (errors do not matter any more).

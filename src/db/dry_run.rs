@@ -7,7 +7,7 @@
 //! counts as "other" (sysbench's result counter is never set when its driver returns early),
 //! prepare's rows are generated and dropped, and the run's dataset check is skipped.
 
-use super::{Connection, DataRow, Done, SqlError, StmtId};
+use crate::db::conn::{Connection, DataRow, Done, P, SqlError, StmtId};
 
 #[derive(Debug, Default)]
 pub struct DryRun {
@@ -20,7 +20,7 @@ impl Connection for DryRun {
         Ok(self.statements - 1)
     }
 
-    fn execute(&mut self, _stmt: StmtId, _params: &[super::P<'_>]) -> Result<Done, SqlError> {
+    fn execute(&mut self, _stmt: StmtId, _params: &[P<'_>]) -> Result<Done, SqlError> {
         Ok(Done::default())
     }
 

@@ -18,12 +18,19 @@
 //!   shared-cache mode's SQLITE_LOCKED.
 //! * Error codes are the primary result code names (`SQLITE_BUSY`), the names users write in
 //!   `ignore_errors`.
+//!
+//! The dialect ([`SqliteDialect`]) is a file database's: no server (no port, no variants, no
+//! limits), the file and its pragmas as `[target]` settings, sysbench's schema with SQLite's
+//! `INTEGER PRIMARY KEY` as the rowid, one writer at a time (`BEGIN IMMEDIATE` for scripts
+//! that write, one loader thread), and the default file removed by a cleanup that empties it.
 
 use std::sync::Mutex;
 
 use rusqlite::{OpenFlags, Statement};
 
-use super::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId, Target};
+use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
+use crate::db::dialect::{Dialect, TableSpec};
+use crate::db::target::{DEFAULT_SQLITE_PATH, DbError, RawTarget, SqliteOptions, Target};
 
 /// The `path` that means one in-memory database shared by the process.
 pub const MEMORY_PATH: &str = ":memory:";
@@ -308,14 +315,14 @@ pub fn exists(t: &Target) -> bool {
     p == MEMORY_PATH || p.starts_with("file:") || std::path::Path::new(p).exists()
 }
 
-/// After a cleanup: deletes the default database file ([`super::DEFAULT_SQLITE_PATH`], the one
+/// After a cleanup: deletes the default database file ([`DEFAULT_SQLITE_PATH`], the one
 /// a suite without `[target]` creates by itself) when no table, index or view of its own is left
 /// in it (SQLite's internal `sqlite_sequence` does not count),
 /// with its `-wal` and `-shm` files. Returns whether it did. A path the user chose is the
 /// user's file and stays.
 pub fn remove_default_if_empty(t: &Target) -> Result<bool, SqlError> {
     let path = &t.sqlite.path;
-    if path != super::DEFAULT_SQLITE_PATH || !std::path::Path::new(path).exists() {
+    if path != DEFAULT_SQLITE_PATH || !std::path::Path::new(path).exists() {
         return Ok(false);
     }
     let conn = rusqlite::Connection::open_with_flags(
@@ -352,12 +359,196 @@ pub fn remove_default_if_empty(t: &Target) -> Result<bool, SqlError> {
     Ok(true)
 }
 
+/// The `journal_mode` values SQLite knows.
+const JOURNAL_MODES: &[&str] = &["wal", "delete", "truncate", "persist", "memory", "off"];
+/// The `synchronous` values SQLite knows.
+const SYNCHRONOUS: &[&str] = &["off", "normal", "full", "extra"];
+
+/// SQLite's SQL and file handling.
+pub struct SqliteDialect;
+
+impl Dialect for SqliteDialect {
+    fn open(&self, t: &Target, _n: usize) -> Result<Box<dyn Connection>, SqlError> {
+        open(t)
+    }
+
+    /// No port: the database is a file.
+    fn default_port(&self) -> u16 {
+        0
+    }
+
+    /// A busy or locked database.
+    fn default_ignore_errors(&self) -> &'static [&'static str] {
+        &["SQLITE_BUSY", "SQLITE_LOCKED"]
+    }
+
+    /// A primary result code name (`SQLITE_BUSY`).
+    fn is_error_code(&self, code: &str) -> bool {
+        let up = code.to_ascii_uppercase();
+        up.starts_with("SQLITE_") && up[7..].chars().all(|c| c.is_ascii_alphabetic() || c == '_')
+    }
+
+    fn file_options(&self, raw: &RawTarget) -> Result<SqliteOptions, DbError> {
+        let mut o = SqliteOptions::default();
+        let pick = |key: &str, v: &Option<String>, allowed: &[&str], into: &mut String| {
+            if let Some(v) = v {
+                let low = v.to_ascii_lowercase();
+                if !allowed.contains(&low.as_str()) {
+                    return Err(DbError::Invalid(format!(
+                        "[target] {key} = \"{v}\" is not a SQLite {key}: use one of {}",
+                        allowed.join(", ")
+                    )));
+                }
+                *into = low;
+            }
+            Ok(())
+        };
+        pick(
+            "journal_mode",
+            &raw.journal_mode,
+            JOURNAL_MODES,
+            &mut o.journal_mode,
+        )?;
+        pick(
+            "synchronous",
+            &raw.synchronous,
+            SYNCHRONOUS,
+            &mut o.synchronous,
+        )?;
+        if let Some(ms) = raw.busy_timeout {
+            o.busy_timeout = std::time::Duration::from_millis(ms);
+        }
+        if let Some(path) = &raw.path {
+            if path.trim().is_empty() {
+                return Err(DbError::Invalid(
+                    "[target] path is empty: write path = \"sbtest.db\" (or \":memory:\")".into(),
+                ));
+            }
+            o.path = path.clone();
+        }
+        Ok(o)
+    }
+
+    fn endpoint(&self, t: &Target, _n: usize) -> String {
+        t.sqlite.path.clone()
+    }
+
+    fn database_label(&self, t: &Target) -> String {
+        format!("file {}", t.sqlite.path)
+    }
+
+    fn connect_failed(&self, t: &Target, e: &SqlError) -> String {
+        let hint = if e.code == "SQLITE_CANTOPEN" {
+            ": check that its directory exists and is writable ([target] path)"
+        } else {
+            ""
+        };
+        format!(
+            "cannot open the SQLite database {}: {e}{hint}",
+            t.sqlite.path
+        )
+    }
+
+    fn call_name(&self, prepared: bool) -> &'static str {
+        if prepared {
+            "sqlite3_step()"
+        } else {
+            "sqlite3_exec()"
+        }
+    }
+
+    /// `INTEGER PRIMARY KEY` is the rowid (AUTOINCREMENT for `auto_inc`); with `secondary`
+    /// `id` is a plain column, indexed after the load.
+    fn create_table(&self, n: usize, t: &TableSpec<'_>) -> String {
+        let id = match (t.secondary, t.auto_inc) {
+            (true, _) => "INTEGER NOT NULL",
+            (false, true) => "INTEGER PRIMARY KEY AUTOINCREMENT",
+            (false, false) => "INTEGER PRIMARY KEY",
+        };
+        format!(
+            "CREATE TABLE sbtest{n}(id {id}, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL)"
+        )
+    }
+
+    fn prewarm(&self, n: usize, secondary: bool) -> Vec<String> {
+        let mut q = vec![
+            format!("ANALYZE sbtest{n}"),
+            format!("SELECT AVG(id), SUM(LENGTH(c)) FROM sbtest{n}"),
+        ];
+        if secondary {
+            q.push(format!(
+                "SELECT COUNT(k) FROM sbtest{n} INDEXED BY k_{n} WHERE k > 0"
+            ));
+        }
+        q
+    }
+
+    /// A script that writes takes the write lock up front with `BEGIN IMMEDIATE`: a deferred
+    /// transaction that has read and then writes cannot wait for SQLite's write lock
+    /// (busy_timeout does not apply to that upgrade): it fails at once with SQLITE_BUSY
+    /// whenever another worker writes, so read_write at 2 threads would measure re-runs
+    /// rather than the database (measured: 0.7 ignored errors per transaction at 2 threads,
+    /// 1.9 at 4, and fewer transactions per second than with IMMEDIATE at 4 threads;
+    /// BENCHMARKS.md). Statement counts are the same: the BEGIN is one "other" query either
+    /// way.
+    fn begin(&self, writes: bool) -> &'static str {
+        if writes { "BEGIN IMMEDIATE" } else { "BEGIN" }
+    }
+
+    /// Only an `INTEGER PRIMARY KEY` auto-increments: with `secondary`, `id` is a plain column
+    /// and the client sends ids as with `auto_inc = off`.
+    fn assigns_ids(&self, auto_inc: bool, secondary: bool) -> bool {
+        auto_inc && !secondary
+    }
+
+    fn single_writer(&self) -> bool {
+        true
+    }
+
+    fn check_exists(&self, t: &Target) -> Result<(), String> {
+        if exists(t) {
+            Ok(())
+        } else {
+            Err(format!(
+                "the SQLite database file {} does not exist: run prepare first",
+                t.sqlite.path
+            ))
+        }
+    }
+
+    fn after_cleanup(&self, t: &Target) -> Result<Option<String>, String> {
+        let path = &t.sqlite.path;
+        match remove_default_if_empty(t) {
+            Ok(true) => Ok(Some(format!(
+                "Removed the empty default database file '{path}'"
+            ))),
+            Ok(false) => Ok(None),
+            Err(e) => Err(format!("removing {path} failed: {e}")),
+        }
+    }
+
+    fn describe(&self, t: &Target, default: bool) -> String {
+        let o = &t.sqlite;
+        let mut s = format!(
+            "sqlite {} (journal_mode {}, synchronous {}, busy_timeout {} ms)",
+            o.path,
+            o.journal_mode,
+            o.synchronous,
+            o.busy_timeout.as_millis()
+        );
+        if default {
+            s.push_str(", the default: the suite has no [target]");
+        }
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn target(path: &str, extra: &str) -> Target {
-        let raw: crate::suite::RawTarget =
+        let raw: RawTarget =
             toml::from_str(&format!("driver = \"sqlite\"\npath = {path:?}\n{extra}"))
                 .expect("raw target");
         Target::from_raw(&raw).expect("valid target")
@@ -401,7 +592,7 @@ mod tests {
             c.query_i64("SELECT MAX(id) FROM t WHERE id > 5").unwrap(),
             None
         );
-        assert_eq!(c.max_connections().unwrap(), None);
+        assert_eq!(SqliteDialect.max_connections(c.as_mut()).unwrap(), None);
         c.close();
     }
 

@@ -277,45 +277,13 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     let target = steps
         .iter()
         .find_map(|s| s.target.as_ref())
-        .map(|t| describe_target(t, suite.target.is_none()));
+        .map(|t| t.driver.dialect().describe(t, suite.target.is_none()));
     Ok(Plan {
         suite: suite.name.clone(),
         axes,
         steps,
         target,
     })
-}
-
-/// One line about the database of a plan: driver and where (never the password).
-fn describe_target(t: &crate::db::Target, default: bool) -> String {
-    use crate::suite::Driver;
-    match t.driver {
-        Driver::Sqlite => {
-            let o = &t.sqlite;
-            let mut s = format!(
-                "sqlite {} (journal_mode {}, synchronous {}, busy_timeout {} ms)",
-                o.path,
-                o.journal_mode,
-                o.synchronous,
-                o.busy_timeout.as_millis()
-            );
-            if default {
-                s.push_str(", the default: the suite has no [target]");
-            }
-            s
-        }
-        driver => {
-            let n = t.sockets.len().max(t.hosts.len()).max(1);
-            let eps: Vec<String> = (0..n).map(|i| t.endpoint(i)).collect();
-            format!(
-                "{} {}, database {}, user {}",
-                format!("{driver:?}").to_ascii_lowercase(),
-                eps.join(" "),
-                t.database,
-                t.user
-            )
-        }
-    }
 }
 
 /// The workload and every option of a cell, resolved: spec default < [defaults] < cell.

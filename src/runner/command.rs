@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::plan::Plan;
-use crate::suite::{ConfigError, ConfigErrors, Driver, Suite};
+use crate::suite::{ConfigError, ConfigErrors, Suite};
 
 use super::server;
 
@@ -104,7 +104,7 @@ pub fn check_variants(
             "set_global"
         };
         let path = [Seg::key("variant"), Seg::Index(i), Seg::key(key)];
-        let Some(t) = target.as_ref().filter(|t| t.driver != Driver::Sqlite) else {
+        let Some(t) = target.as_ref().filter(|t| t.has_server()) else {
             let e = suite
                 .error(&path, format!("variant `{}` changes server settings, but the suite has no MySQL/MariaDB or PostgreSQL [target]", v.name))
                 .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove the variant's set_global/restart");

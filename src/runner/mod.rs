@@ -30,7 +30,6 @@ use chrono::Utc;
 use crate::engine::{self, EngineError, IntervalSample, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::{ResultStore, ResultsError, RowStatus, RunRow};
-use crate::suite::Driver;
 use crate::suite::raw::{OnError, RawHooks};
 
 pub use self::command::{ResumeError, check_variants, load_for_resume};
@@ -194,7 +193,7 @@ impl StepExecutor for EngineExecutor {
     }
 
     fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
-        let Some(target) = self.target.as_ref().filter(|t| t.driver != Driver::Sqlite) else {
+        let Some(target) = self.target.as_ref().filter(|t| t.has_server()) else {
             return match self.variants.get(variant) {
                 Some(_) => {
                     Err("set_global and restart need a MySQL/MariaDB or PostgreSQL [target]".into())

@@ -9,9 +9,12 @@
 //!   value would otherwise label results with a configuration that never ran.
 //! - **The effective variables are captured per variant** (`server/<variant>.csv`), so a
 //!   comparison can show exactly what differed.
-//! - MySQL/MariaDB use `SET GLOBAL` (the preflight check `SET GLOBAL x = @@GLOBAL.x` is a no-op
-//!   that fails for unknown or read-only variables); PostgreSQL uses `ALTER SYSTEM SET` +
-//!   `pg_reload_conf()` and refuses settings that need a restart (`context = postmaster`).
+//! - The SQL and how to read the server's answers are the database's
+//!   ([`crate::db::ServerAdmin`], reached through the target's dialect: MySQL/MariaDB's
+//!   `SET GLOBAL`, PostgreSQL's `ALTER SYSTEM SET` + `pg_reload_conf()`); this module keeps the
+//!   bookkeeping: names, restore files, the order of the steps, restart templates and
+//!   commands, and the messages around them. A target without a server (SQLite) has no
+//!   admin, and every entry point here says so.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -19,8 +22,8 @@ use std::time::{Duration, Instant};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-use crate::db::{Connection, Connector, SqlError, Target};
-use crate::suite::Driver;
+use crate::db::dialect::{first_value, value_text};
+use crate::db::{Connection, Connector, ServerAdmin, SqlError, Target};
 use crate::suite::raw::RawRestart;
 use crate::value::Value;
 
@@ -59,10 +62,6 @@ fn connect(target: &Target) -> Result<Box<dyn Connection>, String> {
         .map_err(|e| format!("cannot connect to {}: {e}", target.endpoint(0)))
 }
 
-fn first(conn: &mut dyn Connection, sql: &str) -> Result<Option<Vec<Option<String>>>, SqlError> {
-    Ok(conn.query_rows(sql)?.into_iter().next())
-}
-
 /// `name` is a plain variable name (letters, digits, `_`, `.`): it goes into SQL text.
 fn check_name(name: &str) -> Result<(), String> {
     if !name.is_empty()
@@ -78,71 +77,12 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
-}
+/// The message of a server setting on a target without a server.
+const NO_SERVER: &str = "set_global needs a MySQL/MariaDB or PostgreSQL [target]";
 
-/// The SQL literal of a suite value for MySQL's `SET GLOBAL`: numbers bare, booleans ON/OFF,
-/// sizes with a K/M/G/T suffix as bytes (SET GLOBAL does not take suffixes), text quoted.
-fn mysql_literal(v: &Value) -> String {
-    match v {
-        Value::Bool(b) => if *b { "ON" } else { "OFF" }.into(),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => f.to_string(),
-        Value::Str(s) => match size_bytes(s) {
-            Some(n) => n.to_string(),
-            None if s.parse::<f64>().is_ok() => s.clone(),
-            None => quote(s),
-        },
-        Value::List(l) => quote(&l.iter().map(value_text).collect::<Vec<_>>().join(",")),
-    }
-}
-
-/// The value as the user meant it, for PostgreSQL (always a quoted string) and messages.
-fn value_text(v: &Value) -> String {
-    match v {
-        Value::Bool(b) => if *b { "on" } else { "off" }.into(),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => f.to_string(),
-        Value::Str(s) => s.clone(),
-        Value::List(l) => l.iter().map(value_text).collect::<Vec<_>>().join(","),
-    }
-}
-
-/// `2G` → 2147483648 (K, M, G, T; case-insensitive); `None` for anything else.
-fn size_bytes(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, unit) = s.split_at(s.len().checked_sub(1)?);
-    let mult: u64 = match unit.to_ascii_uppercase().as_str() {
-        "K" => 1 << 10,
-        "M" => 1 << 20,
-        "G" => 1 << 30,
-        "T" => 1 << 40,
-        _ => return None,
-    };
-    num.parse::<u64>().ok()?.checked_mul(mult)
-}
-
-/// Whether MySQL's read-back `actual` is the value that was asked for.
-fn mysql_matches(wanted: &Value, actual: Option<&str>) -> bool {
-    let Some(actual) = actual else {
-        return false;
-    };
-    let norm = |t: &str| match t.to_ascii_uppercase().as_str() {
-        "ON" | "TRUE" | "YES" => "1".to_string(),
-        "OFF" | "FALSE" | "NO" => "0".to_string(),
-        other => other.to_string(),
-    };
-    let want = match wanted {
-        Value::Str(s) => size_bytes(s)
-            .map(|n| n.to_string())
-            .unwrap_or_else(|| s.clone()),
-        other => value_text(other),
-    };
-    if let (Ok(a), Ok(b)) = (want.parse::<f64>(), actual.parse::<f64>()) {
-        return a == b;
-    }
-    norm(&want) == norm(actual)
+/// The target's server administration, if it has a server.
+fn admin(target: &Target) -> Option<&'static dyn ServerAdmin> {
+    target.driver.dialect().server()
 }
 
 /// Why [`check`] refused a variant.
@@ -168,45 +108,12 @@ pub fn check(target: &Target, set: &IndexMap<String, Value>) -> Result<(), Check
         check_name(name).map_err(CheckError::Invalid)?;
     }
     let mut conn = connect(target).map_err(CheckError::Unreachable)?;
+    let admin = admin(target);
     let result = (|| {
         for name in set.keys() {
-            match target.driver {
-                Driver::Mysql => {
-                    conn.query(&format!("SET GLOBAL {name} = @@GLOBAL.{name}"))
-                        .map_err(|e| match e.code.as_str() {
-                            "1193" => format!("`{name}` is not a variable of this server ({e})"),
-                            "1238" => format!(
-                                "`{name}` is read-only at runtime ({e}): use a `restart` variant with a config template"
-                            ),
-                            _ => format!("`{name}` cannot be set: {e}"),
-                        })?;
-                }
-                Driver::Pgsql => {
-                    let row = first(
-                        conn.as_mut(),
-                        &format!(
-                            "SELECT context FROM pg_settings WHERE name = {}",
-                            quote(name)
-                        ),
-                    )
-                    .map_err(|e| format!("reading pg_settings failed: {e}"))?;
-                    match row.and_then(|r| r.into_iter().next().flatten()).as_deref() {
-                        None => return Err(format!("`{name}` is not a setting of this server")),
-                        Some("postmaster") => {
-                            return Err(format!(
-                                "`{name}` needs a server restart: use a `restart` variant with a config template"
-                            ));
-                        }
-                        Some("internal") => return Err(format!("`{name}` is read-only")),
-                        Some(_) => {}
-                    }
-                }
-                Driver::Sqlite => {
-                    return Err(
-                        "set_global needs a MySQL/MariaDB or PostgreSQL [target]".to_string()
-                    );
-                }
-            }
+            admin
+                .ok_or_else(|| NO_SERVER.to_string())?
+                .check_settable(conn.as_mut(), name)?;
         }
         Ok(())
     })();
@@ -251,56 +158,47 @@ fn apply_on(
         originals: Vec::new(),
         restart,
     };
+    let admin = admin(target);
     for name in set.keys() {
         check_name(name)?;
-        saved
-            .originals
-            .push((name.clone(), original(conn, target, name)?));
+        let original = admin
+            .ok_or_else(|| NO_SERVER.to_string())?
+            .original(conn, name)?;
+        saved.originals.push((name.clone(), original));
     }
-    let mut effective = Vec::new();
-    if target.driver == Driver::Pgsql {
-        for name in set.keys() {
-            effective.push((name.clone(), pg_setting(conn, name)?));
-        }
-    }
+    let effective = match admin {
+        Some(a) => a.before_set(conn, &set.keys().map(String::as_str).collect::<Vec<_>>())?,
+        None => Vec::new(),
+    };
     let file = restore_file(run_dir, variant);
     write_saved(&file, &saved)?;
     let mut done = 0;
     let result = (|| {
+        let Some(admin) = admin else {
+            return if set.is_empty() {
+                Ok(())
+            } else {
+                Err(NO_SERVER.to_string())
+            };
+        };
         for (name, value) in set {
-            match target.driver {
-                Driver::Mysql => {
-                    conn.query(&format!("SET GLOBAL {name} = {}", mysql_literal(value)))
-                        .map_err(|e| format!("SET GLOBAL {name} failed: {e}"))?;
-                    done += 1;
-                    let back = first(conn, &format!("SELECT @@GLOBAL.{name}"))
-                        .map_err(|e| format!("reading back {name} failed: {e}"))?
-                        .and_then(|r| r.into_iter().next().flatten());
-                    if !mysql_matches(value, back.as_deref()) {
-                        return Err(format!(
-                            "the server set {name} to {} instead of {}: use a value it accepts as is",
-                            back.as_deref().unwrap_or("NULL"),
-                            value_text(value)
-                        ));
-                    }
-                }
-                Driver::Pgsql => {
-                    conn.query(&format!(
-                        "ALTER SYSTEM SET {name} = {}",
-                        quote(&value_text(value))
-                    ))
-                    .map_err(|e| format!("ALTER SYSTEM SET {name} failed: {e}"))?;
-                    done += 1;
-                }
-                Driver::Sqlite => {
-                    return Err("set_global needs a MySQL/MariaDB or PostgreSQL [target]".into());
-                }
+            admin.set(conn, name, value)?;
+            done += 1;
+            if admin.deferred() {
+                continue;
+            }
+            let back = admin
+                .read_back(conn, name)
+                .map_err(|e| format!("reading back {name} failed: {e}"))?;
+            if !admin.matches(value, back.as_deref()) {
+                return Err(format!(
+                    "the server set {name} to {} instead of {}: use a value it accepts as is",
+                    back.as_deref().unwrap_or("NULL"),
+                    value_text(value)
+                ));
             }
         }
-        if target.driver == Driver::Pgsql {
-            pg_reload_and_verify(conn, target, &effective)?;
-        }
-        Ok(())
+        admin.commit(conn, &effective, &mut || connect(target))
     })();
     if let Err(e) = result {
         if done > 0 {
@@ -322,98 +220,6 @@ fn apply_on(
     Ok(saved)
 }
 
-/// The value to restore: MySQL's `@@GLOBAL` value; PostgreSQL's `ALTER SYSTEM` value when the
-/// setting came from postgresql.auto.conf, else `None` (restored by `ALTER SYSTEM RESET`).
-fn original(
-    conn: &mut dyn Connection,
-    target: &Target,
-    name: &str,
-) -> Result<Option<String>, String> {
-    match target.driver {
-        Driver::Mysql => Ok(first(conn, &format!("SELECT @@GLOBAL.{name}"))
-            .map_err(|e| format!("reading {name} failed: {e}"))?
-            .and_then(|r| r.into_iter().next().flatten())),
-        Driver::Pgsql => {
-            let row = first(
-                conn,
-                &format!(
-                    "SELECT setting FROM pg_file_settings WHERE name = {} AND sourcefile LIKE '%postgresql.auto.conf' ORDER BY seqno DESC LIMIT 1",
-                    quote(name)
-                ),
-            )
-            .map_err(|e| format!("reading {name} failed: {e}"))?;
-            Ok(row.and_then(|r| r.into_iter().next().flatten()))
-        }
-        Driver::Sqlite => Err("set_global needs a MySQL/MariaDB or PostgreSQL [target]".into()),
-    }
-}
-
-fn pg_setting(conn: &mut dyn Connection, name: &str) -> Result<Option<String>, String> {
-    Ok(first(
-        conn,
-        &format!(
-            "SELECT setting FROM pg_settings WHERE name = {}",
-            quote(name)
-        ),
-    )
-    .map_err(|e| format!("reading {name} failed: {e}"))?
-    .and_then(|r| r.into_iter().next().flatten()))
-}
-
-/// After `ALTER SYSTEM`: reload, then wait until fresh sessions see every new value.
-/// `before` holds each setting's effective value before the change; a value that stays equal
-/// is accepted once the server says the file's value is applied (the user asked for the value
-/// it already had).
-fn pg_reload_and_verify(
-    conn: &mut dyn Connection,
-    target: &Target,
-    before: &[(String, Option<String>)],
-) -> Result<(), String> {
-    let file_state = |conn: &mut dyn Connection, name: &str| {
-        first(
-            conn,
-            &format!(
-                "SELECT applied::text, error FROM pg_file_settings WHERE name = {} AND sourcefile LIKE '%postgresql.auto.conf' ORDER BY seqno DESC LIMIT 1",
-                quote(name)
-            ),
-        )
-        .map_err(|e| format!("reading pg_file_settings failed: {e}"))
-        .map(|r| r.unwrap_or_default())
-    };
-    for (name, _) in before {
-        if let Some(Some(err)) = file_state(conn, name)?.get(1) {
-            return Err(format!("PostgreSQL refuses {name}: {err}"));
-        }
-    }
-    conn.query("SELECT pg_reload_conf()")
-        .map_err(|e| format!("pg_reload_conf() failed: {e}"))?;
-    let start = Instant::now();
-    loop {
-        let mut fresh = connect(target)?;
-        let mut waiting = Vec::new();
-        for (name, old) in before {
-            if pg_setting(fresh.as_mut(), name)? == *old {
-                let applied = file_state(fresh.as_mut(), name)?.first().cloned().flatten();
-                if !(start.elapsed() > Duration::from_secs(1) && applied.as_deref() == Some("true"))
-                {
-                    waiting.push(name.as_str());
-                }
-            }
-        }
-        fresh.close();
-        if waiting.is_empty() {
-            return Ok(());
-        }
-        if start.elapsed() > Duration::from_secs(10) {
-            return Err(format!(
-                "PostgreSQL did not apply {} within 10 s of pg_reload_conf()",
-                waiting.join(", ")
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// Sets every saved variable back, then undoes a restart variant's config file (and restarts).
 pub fn restore(target: &Target, saved: &Saved) -> Result<(), String> {
     if !saved.originals.is_empty() {
@@ -429,26 +235,19 @@ pub fn restore(target: &Target, saved: &Saved) -> Result<(), String> {
 }
 
 fn restore_on(conn: &mut dyn Connection, target: &Target, saved: &Saved) -> Result<(), String> {
+    let admin = admin(target);
     for (name, original) in &saved.originals {
         check_name(name)?;
-        let sql = match (target.driver, original) {
-            (Driver::Mysql, None) => format!("SET GLOBAL {name} = NULL"),
-            (Driver::Mysql, Some(v)) if v.parse::<f64>().is_ok() => {
-                format!("SET GLOBAL {name} = {v}")
-            }
-            (Driver::Mysql, Some(v)) => format!("SET GLOBAL {name} = {}", quote(v)),
-            (Driver::Pgsql, None) => format!("ALTER SYSTEM RESET {name}"),
-            (Driver::Pgsql, Some(v)) => format!("ALTER SYSTEM SET {name} = {}", quote(v)),
-            (Driver::Sqlite, _) => return Ok(()),
+        let Some(admin) = admin else {
+            return Ok(());
         };
-        conn.query(&sql)
+        conn.query(&admin.restore_sql(name, original.as_deref()))
             .map_err(|e| format!("restoring {name} failed: {e}"))?;
     }
-    if target.driver == Driver::Pgsql {
-        conn.query("SELECT pg_reload_conf()")
-            .map_err(|e| format!("pg_reload_conf() failed: {e}"))?;
+    match admin {
+        Some(a) => a.after_restore(conn),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Applies a `restart` variant: saves how to undo it, renders the template to `path` (saving a
@@ -622,20 +421,13 @@ fn verify(target: &Target, settings: &IndexMap<String, Value>) -> Result<(), Str
     let result = (|| {
         for (name, value) in settings {
             check_name(name)?;
-            let sql = match target.driver {
-                Driver::Mysql => format!("SELECT @@GLOBAL.{name}"),
-                Driver::Pgsql => format!("SELECT current_setting({})", quote(name)),
-                Driver::Sqlite => return Ok(()),
+            let Some(admin) = admin(target) else {
+                return Ok(());
             };
-            let back = first(conn.as_mut(), &sql)
-                .map_err(|e| format!("reading back {name} failed: {e}"))?
-                .and_then(|r| r.into_iter().next().flatten());
-            let ok = match target.driver {
-                Driver::Pgsql => back
-                    .as_deref()
-                    .is_some_and(|b| b.eq_ignore_ascii_case(&value_text(value))),
-                _ => mysql_matches(value, back.as_deref()),
-            };
+            let back = admin
+                .read_back(conn.as_mut(), name)
+                .map_err(|e| format!("reading back {name} failed: {e}"))?;
+            let ok = admin.matches(value, back.as_deref());
             if !ok {
                 return Err(format!(
                     "after the restart {name} is {} instead of {}: the server did not read the rendered file (is its directory included by the server's config?)",
@@ -713,21 +505,13 @@ pub fn pending(run_dir: &Path) -> Result<Vec<(PathBuf, Saved)>, String> {
 /// (`name,value`, sorted as the server lists them).
 pub fn capture(target: &Target, variant: &str, run_dir: &Path) -> Result<PathBuf, String> {
     let mut conn = connect(target)?;
-    let (version_sql, vars_sql) = match target.driver {
-        Driver::Mysql => ("SELECT VERSION()", "SHOW GLOBAL VARIABLES"),
-        Driver::Pgsql => (
-            "SELECT version()",
-            "SELECT name, setting || COALESCE(unit, '') FROM pg_settings ORDER BY name",
-        ),
-        Driver::Sqlite => {
-            conn.close();
-            return Err("no server variables to capture for SQLite".into());
-        }
+    let Some(admin) = admin(target) else {
+        conn.close();
+        return Err("no server variables to capture for SQLite".into());
     };
+    let (version_sql, vars_sql) = admin.capture_sql();
     let rows = (|| {
-        let version = first(conn.as_mut(), version_sql)?
-            .and_then(|r| r.into_iter().next().flatten())
-            .unwrap_or_default();
+        let version = first_value(conn.as_mut(), version_sql)?.unwrap_or_default();
         let mut rows = vec![("version".to_string(), version)];
         for r in conn.query_rows(vars_sql)? {
             let mut it = r.into_iter();
@@ -758,21 +542,6 @@ pub fn capture(target: &Target, variant: &str, run_dir: &Path) -> Result<PathBuf
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn literals_and_read_back_comparison() {
-        assert_eq!(mysql_literal(&Value::Int(2)), "2");
-        assert_eq!(mysql_literal(&Value::Bool(true)), "ON");
-        assert_eq!(mysql_literal(&Value::Str("2G".into())), "2147483648");
-        assert_eq!(mysql_literal(&Value::Str("O'Brien".into())), "'O''Brien'");
-        assert!(mysql_matches(&Value::Bool(false), Some("OFF")));
-        assert!(mysql_matches(&Value::Bool(true), Some("1")));
-        assert!(mysql_matches(&Value::Int(10), Some("10")));
-        assert!(mysql_matches(&Value::Str("1G".into()), Some("1073741824")));
-        assert!(mysql_matches(&Value::Str("row".into()), Some("ROW")));
-        assert!(!mysql_matches(&Value::Int(10), Some("8")));
-        assert!(!mysql_matches(&Value::Int(10), None));
-    }
 
     #[test]
     fn restart_templates_see_the_variant_and_its_settings() {

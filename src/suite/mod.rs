@@ -27,7 +27,7 @@ use crate::value::Value;
 pub const ENV_PREFIX: &str = "SBSUITE_";
 
 /// `SBSUITE_*` variables that are process switches, not suite keys.
-pub const ENV_SWITCHES: &[&str] = &[crate::db::mysql::CLIENT_ENV, crate::db::pgsql::CLIENT_ENV];
+pub const ENV_SWITCHES: &[&str] = crate::db::CLIENT_ENVS;
 
 /// A validated suite, ready to be expanded into a plan.
 pub struct Suite {

@@ -8,6 +8,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::db::{Driver, PsMode, RawTarget, Sockets};
 use crate::engine::registry;
 use crate::value::Value;
 
@@ -138,103 +139,6 @@ fn one() -> i64 {
 
 fn results_dir() -> String {
     "results".to_string()
-}
-
-#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Driver {
-    Mysql,
-    Pgsql,
-    Sqlite,
-}
-
-#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum PsMode {
-    Auto,
-    Disable,
-}
-
-/// Connection to the database under test.
-#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct RawTarget {
-    pub driver: Driver,
-    /// `host:port` pairs; connections are spread round-robin as sysbench does.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<String>,
-    /// Unix socket path, or a list of them (connections spread round-robin, as sysbench's
-    /// `--mysql-socket=a,b`); wins over `hosts`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub socket: Option<Sockets>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user: Option<String>,
-    /// Use a template such as `"{{ env.DB_PASSWORD }}"`; literal passwords are redacted from
-    /// everything sbsuite writes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub database: Option<String>,
-    /// SQLite database file (`:memory:` for a shared in-memory database).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ps_mode: Option<PsMode>,
-    /// Error codes to count and retry (MySQL errno, PostgreSQL SQLSTATE), or `"all"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ignore_errors: Option<Value>,
-    /// SQLite journal mode: `"wal"` (default), `"delete"`, `"truncate"`, `"persist"`,
-    /// `"memory"` or `"off"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub journal_mode: Option<String>,
-    /// SQLite `PRAGMA synchronous`: `"off"`, `"normal"` (default), `"full"` or `"extra"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub synchronous: Option<String>,
-    /// SQLite busy timeout in milliseconds (default 5000): how long a writer waits for the
-    /// lock before the statement fails with SQLITE_BUSY (an ignorable error).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub busy_timeout: Option<u64>,
-    /// Seconds to wait for a connection (default 60).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connect_timeout: Option<u64>,
-    /// TLS: `"disabled"` (default), `"preferred"`, `"required"`, `"verify_ca"` or
-    /// `"verify_identity"` (PostgreSQL's sslmode names disable, prefer, require, verify-ca and
-    /// verify-full work too).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ssl: Option<String>,
-    /// PEM file of the CA that signed the server certificate (verify_ca, verify_identity).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ssl_ca: Option<String>,
-    /// PEM client certificate (with `ssl_key`) for servers that require one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ssl_cert: Option<String>,
-    /// PEM private key of `ssl_cert`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ssl_key: Option<String>,
-    /// MySQL: compress the client/server protocol (`--mysql-compression=on`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compression: Option<bool>,
-    /// Every database call pretends to succeed without reaching the server
-    /// (`--mysql-dry-run`): measures the client's own cost per event.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dry_run: Option<bool>,
-}
-
-/// `socket = "/path"` or `socket = ["/a", "/b"]`.
-#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
-#[serde(untagged)]
-pub enum Sockets {
-    One(String),
-    Many(Vec<String>),
-}
-
-impl Sockets {
-    pub fn paths(&self) -> Vec<String> {
-        match self {
-            Sockets::One(p) => vec![p.clone()],
-            Sockets::Many(l) => l.clone(),
-        }
-    }
 }
 
 /// A server configuration variant.

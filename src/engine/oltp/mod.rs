@@ -36,7 +36,6 @@ use super::random::{Distribution, Rng, UniqueSequence};
 use super::spec::{Build, DataSpec, Setup, WorkloadSpec, never};
 use super::{EngineError, IntervalSample, SqlCounters, StepOutcome};
 use crate::db::{Connection, Connector, ErrKind, PsMode, SqlError, StmtId};
-use crate::suite::Driver;
 
 use self::options::{OLTP_COMMON, RANDOM_POINTS, RANDOM_RANGES, SBTEST_KEYS, Shape};
 use self::sql::{P, Q};
@@ -359,24 +358,14 @@ pub struct Oltp {
     /// count.
     special: Option<(String, usize)>,
     counters: Counters,
-    /// The statement that opens an event's transaction ([`begin_sql`]).
+    /// The statement that opens an event's transaction (the dialect's
+    /// [`crate::db::Dialect::begin`]).
     begin: &'static str,
-}
-
-/// How an event's transaction starts: sysbench's `BEGIN`, except on SQLite for scripts that
-/// write, which take the write lock up front with `BEGIN IMMEDIATE`. A deferred transaction
-/// that has read and then writes cannot wait for SQLite's write lock (busy_timeout does not
-/// apply to that upgrade): it fails at once with SQLITE_BUSY whenever another worker writes,
-/// so read_write at 2 threads would measure re-runs rather than the database (measured:
-/// 0.7 ignored errors per transaction at 2 threads, 1.9 at 4, and fewer transactions per
-/// second than with IMMEDIATE at 4 threads; BENCHMARKS.md). Statement counts are the same: the
-/// BEGIN is one "other" query either way.
-fn begin_sql(driver: Driver, kind: Kind) -> &'static str {
-    if driver == Driver::Sqlite && kind != Kind::ReadOnly {
-        "BEGIN IMMEDIATE"
-    } else {
-        "BEGIN"
-    }
+    /// Whether the database assigns `id` ([`Oltp::server_assigns_ids`]).
+    assigns_ids: bool,
+    /// The `id` oltp_insert sends when the database assigns it (`None`: the column is left
+    /// out); the dialect's [`crate::db::Dialect::auto_id`].
+    auto_id: Option<&'static str>,
 }
 
 impl Oltp {
@@ -403,6 +392,7 @@ impl Oltp {
         let texts = (1..=shape.tables)
             .map(|t| Q::ALL.map(|q| q.sql(t)))
             .collect();
+        let dialect = s.target.driver.dialect();
         Ok(Oltp {
             kind,
             name: s.spec.name,
@@ -417,17 +407,18 @@ impl Oltp {
             unique: UniqueSequence::from_rng(&mut Rng::for_thread(seed, usize::MAX)),
             special,
             counters: Counters::new(threads),
+            assigns_ids: dialect.assigns_ids(shape.auto_inc, shape.secondary),
+            auto_id: dialect.auto_id(),
             shape,
-            begin: begin_sql(s.target.driver, kind),
+            begin: dialect.begin(kind != Kind::ReadOnly),
         })
     }
 
     /// Whether rows are inserted without `id` and the database assigns it: `auto_inc`, except
-    /// on SQLite with `secondary`, where `id` is a plain column (only an INTEGER PRIMARY KEY
-    /// auto-increments) and the client sends ids as with `auto_inc = off`.
+    /// where the dialect says otherwise (SQLite with `secondary`, where `id` is a plain column
+    /// and the client sends ids as with `auto_inc = off`).
     pub(crate) fn server_assigns_ids(&self) -> bool {
-        self.shape.auto_inc
-            && !(self.shape.secondary && self.connector.target.driver == Driver::Sqlite)
+        self.assigns_ids
     }
 
     /// How many statements [`Oltp::open`] prepares on each connection.
@@ -706,10 +697,10 @@ impl Session<'_> {
                 self.text,
                 "INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({id}, {k}, '{c}', '{pad}')"
             );
-        } else if self.w.connector.target.driver == Driver::Mysql {
+        } else if let Some(id) = self.w.auto_id {
             let _ = write!(
                 self.text,
-                "INSERT INTO sbtest{t} (id, k, c, pad) VALUES (0, {k}, '{c}', '{pad}')"
+                "INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({id}, {k}, '{c}', '{pad}')"
             );
         } else {
             let _ = write!(
@@ -876,18 +867,6 @@ impl OltpWorker<'_> {
     }
 }
 
-/// The client call sysbench names in a fatal error, per driver.
-fn call_name(driver: Driver, prepared: bool) -> &'static str {
-    match (driver, prepared) {
-        (Driver::Mysql, true) => "mysql_stmt_execute()",
-        (Driver::Mysql, false) => "mysql_drv_query()",
-        (Driver::Pgsql, true) => "PQexecPrepared()",
-        (Driver::Pgsql, false) => "PQexec()",
-        (Driver::Sqlite, true) => "sqlite3_step()",
-        (Driver::Sqlite, false) => "sqlite3_exec()",
-    }
-}
-
 impl Worker for OltpWorker<'_> {
     fn event(&mut self) -> EventResult {
         loop {
@@ -927,7 +906,8 @@ impl Worker for OltpWorker<'_> {
                 self.slot.publish(&self.s.tally);
                 continue;
             }
-            let call = call_name(self.s.w.connector.target.driver, self.s.last_prepared());
+            let dialect = self.s.w.connector.target.driver.dialect();
+            let call = dialect.call_name(self.s.last_prepared());
             return EventResult::Fatal(EngineError::Failed(format!(
                 "`{}`: {call} returned {e} for query '{}'",
                 self.s.w.name,

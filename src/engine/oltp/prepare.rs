@@ -12,10 +12,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 use super::{Kind, Oltp};
-use crate::db::{Connection, Connector, DataRow, ErrKind, SqlError};
+use crate::db::{Connection, Connector, DataRow, ErrKind, SqlError, TableSpec};
 use crate::engine::EngineError;
 use crate::engine::random::Rng;
-use crate::suite::Driver;
 
 fn failed(what: &str, e: &SqlError) -> EngineError {
     EngineError::Failed(format!("{what}: {e}"))
@@ -33,106 +32,58 @@ fn connect(w: &Oltp) -> Result<Box<dyn Connection>, EngineError> {
 /// naming the endpoint, user and database.
 pub(super) fn connect_with(connector: &Connector) -> Result<Box<dyn Connection>, EngineError> {
     let t = &connector.target;
-    connector.connect_at(0).map_err(|e| {
-        EngineError::Failed(if t.driver == Driver::Sqlite {
-            let hint = if e.code == "SQLITE_CANTOPEN" {
-                ": check that its directory exists and is writable ([target] path)"
-            } else {
-                ""
-            };
-            format!(
-                "cannot open the SQLite database {}: {e}{hint}",
-                t.sqlite.path
-            )
-        } else {
-            format!(
-                "cannot connect to {} as user `{}`, database `{}`: {e}",
-                t.endpoint(0),
-                t.user,
-                t.database
-            )
-        })
-    })
+    connector
+        .connect_at(0)
+        .map_err(|e| EngineError::Failed(t.driver.dialect().connect_failed(t, &e)))
 }
 
 /// Before a run: a SQLite file that is not there fails with the fix, instead of being created
 /// empty by the first connection.
 pub(super) fn require_database(connector: &Connector) -> Result<(), EngineError> {
     let t = &connector.target;
-    if t.driver == Driver::Sqlite && !crate::db::sqlite::exists(t) {
-        return Err(EngineError::Failed(format!(
-            "the SQLite database file {} does not exist: run prepare first",
-            t.sqlite.path
-        )));
-    }
-    Ok(())
+    t.driver
+        .dialect()
+        .check_exists(t)
+        .map_err(EngineError::Failed)
 }
 
 /// After a cleanup: the default SQLite file goes once nothing is left in it (see
 /// [`crate::db::sqlite::remove_default_if_empty`]).
 pub(super) fn after_cleanup(connector: &Connector, out: &mut dyn Write) -> Result<(), EngineError> {
     let t = &connector.target;
-    if t.driver != Driver::Sqlite {
-        return Ok(());
-    }
-    let removed = crate::db::sqlite::remove_default_if_empty(t)
-        .map_err(|e| failed(&format!("removing {} failed", t.sqlite.path), &e))?;
-    if removed {
-        writeln!(
-            out,
-            "Removed the empty default database file '{}'",
-            t.sqlite.path
-        )
-        .map_err(io_err)?;
+    if let Some(line) = t
+        .driver
+        .dialect()
+        .after_cleanup(t)
+        .map_err(EngineError::Failed)?
+    {
+        writeln!(out, "{line}").map_err(io_err)?;
     }
     Ok(())
 }
 
+/// The sysbench table of the workload's shape options, for the dialect's DDL.
+fn table_spec(w: &Oltp) -> TableSpec<'_> {
+    let sh = &w.shape;
+    TableSpec {
+        secondary: sh.secondary,
+        auto_inc: sh.auto_inc,
+        create_secondary: sh.create_secondary,
+        storage_engine: &sh.storage_engine,
+    }
+}
+
 /// The CREATE TABLE statement of table `n` in the target's dialect (sysbench's schema: MySQL
 /// with AUTO_INCREMENT and an engine clause, PostgreSQL with SERIAL; SQLite's INTEGER PRIMARY
-/// KEY AUTOINCREMENT is its rowid).
+/// KEY AUTOINCREMENT is its rowid), with `table_options`.
 pub fn create_table_sql(w: &Oltp, n: usize) -> String {
     let sh = &w.shape;
-    let driver = w.connector.target.driver;
-    let key = if sh.secondary {
-        "KEY xid (id)"
-    } else {
-        "PRIMARY KEY (id)"
-    };
-    let mut sql = match driver {
-        Driver::Mysql => {
-            let inc = if sh.auto_inc { " AUTO_INCREMENT" } else { "" };
-            format!(
-                "CREATE TABLE sbtest{n}(id INTEGER NOT NULL{inc}, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, {key}) /*! ENGINE = {} */",
-                sh.storage_engine
-            )
-        }
-        Driver::Pgsql => {
-            let id = if sh.auto_inc {
-                "SERIAL"
-            } else {
-                "INTEGER NOT NULL"
-            };
-            let key = if sh.secondary {
-                ""
-            } else {
-                ", PRIMARY KEY (id)"
-            };
-            format!(
-                "CREATE TABLE sbtest{n}(id {id}, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL{key})"
-            )
-        }
-        Driver::Sqlite => {
-            let id = match (sh.secondary, sh.auto_inc) {
-                (true, _) => "INTEGER NOT NULL",
-                (false, true) => "INTEGER PRIMARY KEY AUTOINCREMENT",
-                (false, false) => "INTEGER PRIMARY KEY",
-            };
-            format!(
-                "CREATE TABLE sbtest{n}(id {id}, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL)"
-            )
-        }
-    };
+    let mut sql = w
+        .connector
+        .target
+        .driver
+        .dialect()
+        .create_table(n, &table_spec(w));
     if !sh.table_options.is_empty() {
         sql.push(' ');
         sql.push_str(&sh.table_options);
@@ -143,14 +94,11 @@ pub fn create_table_sql(w: &Oltp, n: usize) -> String {
 /// The statements run after loading table `n`: sysbench's secondary index on `k`, and on
 /// PostgreSQL and SQLite the non-unique index on `id` of `secondary = on`.
 fn index_sql(w: &Oltp, n: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    if w.shape.secondary && w.connector.target.driver != Driver::Mysql {
-        out.push(format!("CREATE INDEX xid_{n} ON sbtest{n}(id)"));
-    }
-    if w.shape.create_secondary {
-        out.push(format!("CREATE INDEX k_{n} ON sbtest{n}(k)"));
-    }
-    out
+    w.connector
+        .target
+        .driver
+        .dialect()
+        .create_indexes(n, &table_spec(w))
 }
 
 fn load_table(
@@ -203,9 +151,9 @@ fn load_table(
         conn.query(&sql)
             .map_err(|e| failed(&format!("`{sql}` failed"), &e))?;
     }
-    if w.connector.target.driver == Driver::Pgsql {
-        conn.query(&format!("ANALYZE sbtest{n}"))
-            .map_err(|e| failed(&format!("ANALYZE sbtest{n} failed"), &e))?;
+    if let Some(sql) = w.connector.target.driver.dialect().after_load(n) {
+        conn.query(&sql)
+            .map_err(|e| failed(&format!("{sql} failed"), &e))?;
     }
     Ok(())
 }
@@ -256,7 +204,7 @@ where
 /// Loader threads for prepare and prewarm: one per table up to `threads`, except on SQLite,
 /// which has one writer at a time (more threads would only wait for the lock).
 fn loaders(w: &Oltp) -> usize {
-    if w.connector.target.driver == Driver::Sqlite {
+    if w.connector.target.driver.dialect().single_writer() {
         1
     } else {
         w.threads
@@ -283,38 +231,11 @@ pub fn prepare(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), E
 /// one of the `k` index, so that a run after a restart measures the server, not its cold
 /// caches.
 fn prewarm_sql(w: &Oltp, n: usize) -> Vec<String> {
-    let secondary = w.shape.create_secondary;
-    match w.connector.target.driver {
-        Driver::Mysql => {
-            let mut q = vec![
-                format!("ANALYZE TABLE sbtest{n}"),
-                format!("SELECT AVG(id), SUM(LENGTH(c)) FROM sbtest{n} FORCE INDEX (PRIMARY)"),
-            ];
-            if secondary {
-                q.push(format!(
-                    "SELECT COUNT(k) FROM sbtest{n} FORCE INDEX (k_{n})"
-                ));
-            }
-            q
-        }
-        Driver::Pgsql => vec![
-            format!("ANALYZE sbtest{n}"),
-            format!("SELECT AVG(id), SUM(LENGTH(c)) FROM sbtest{n}"),
-            format!("SELECT COUNT(k) FROM sbtest{n} WHERE k > 0"),
-        ],
-        Driver::Sqlite => {
-            let mut q = vec![
-                format!("ANALYZE sbtest{n}"),
-                format!("SELECT AVG(id), SUM(LENGTH(c)) FROM sbtest{n}"),
-            ];
-            if secondary {
-                q.push(format!(
-                    "SELECT COUNT(k) FROM sbtest{n} INDEXED BY k_{n} WHERE k > 0"
-                ));
-            }
-            q
-        }
-    }
+    w.connector
+        .target
+        .driver
+        .dialect()
+        .prewarm(n, w.shape.create_secondary)
 }
 
 /// The `prewarm` command: [`prewarm_sql`] for every table, in parallel like prepare.
@@ -355,8 +276,9 @@ pub fn check_before_run(w: &Oltp) -> Result<(), EngineError> {
     }
     require_database(&w.connector)?;
     let mut conn = connect(w)?;
-    let max = conn
-        .max_connections()
+    let dialect = w.connector.target.driver.dialect();
+    let max = dialect
+        .max_connections(conn.as_mut())
         .map_err(|e| failed("reading max_connections failed", &e))?;
     if let Some(max) = max
         && (max as usize) < w.threads
@@ -368,8 +290,8 @@ pub fn check_before_run(w: &Oltp) -> Result<(), EngineError> {
     }
     let per_connection = w.statements_per_connection() as u64;
     if per_connection > 0
-        && let Some((max, used)) = conn
-            .prepared_statement_room()
+        && let Some((max, used)) = dialect
+            .prepared_statement_room(conn.as_mut())
             .map_err(|e| failed("reading max_prepared_stmt_count failed", &e))?
     {
         let needed = per_connection * w.threads as u64;
@@ -382,11 +304,7 @@ pub fn check_before_run(w: &Oltp) -> Result<(), EngineError> {
         }
     }
     let t = &w.connector.target;
-    let db = if t.driver == Driver::Sqlite {
-        format!("file {}", t.sqlite.path)
-    } else {
-        format!("database `{}`", t.database)
-    };
+    let db = dialect.database_label(t);
     for n in 1..=w.shape.tables {
         match conn.query_i64(&format!("SELECT MAX(id) FROM sbtest{n}")) {
             Err(e) if e.kind == ErrKind::NoTable => {

@@ -23,9 +23,11 @@ use std::time::{Duration, Instant};
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
-pub use super::wire::WireError;
-use super::wire::{self, ConnectError, ReadError, Reader, Stream};
-use super::{Connection, DataRow, Done, ErrKind, P, SqlError, SslMode, StmtId, Target};
+use super::shared::{kind_of_code, load_rows};
+use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
+pub use crate::db::io::WireError;
+use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
+use crate::db::target::{SslMode, Target};
 
 const CLIENT_LONG_PASSWORD: u32 = 1;
 const CLIENT_LONG_FLAG: u32 = 1 << 2;
@@ -103,7 +105,7 @@ fn connect_stream(t: &Target, n: usize, timeout: Duration) -> Result<Stream, Sql
         });
     }
     let (host, port) = &t.hosts[n % t.hosts.len()];
-    wire::connect_tcp(host, *port, timeout)
+    io::connect_tcp(host, *port, timeout)
         .map(Stream::Tcp)
         .map_err(|e| match e {
             ConnectError::Resolve(e) => SqlError::new(
@@ -115,7 +117,7 @@ fn connect_stream(t: &Target, n: usize, timeout: Duration) -> Result<Stream, Sql
                 "2003",
                 format!(
                     "Can't connect to server on '{host}:{port}' ({})",
-                    wire::timed_out(&e, t.connect_timeout)
+                    io::timed_out(&e, t.connect_timeout)
                 ),
                 ErrKind::Unreachable,
             ),
@@ -157,7 +159,7 @@ impl WireConnection {
 }
 
 fn server_error(code: u16, message: String) -> SqlError {
-    SqlError::new(code.to_string(), message, super::mysql::kind_of_code(code))
+    SqlError::new(code.to_string(), message, kind_of_code(code))
 }
 
 impl WireConnection {
@@ -1009,15 +1011,7 @@ impl Connection for WireConnection {
         with_id: bool,
         fill: &mut dyn FnMut(&mut DataRow) -> bool,
     ) -> Result<(), SqlError> {
-        super::mysql::load_rows(self, table, with_id, fill)
-    }
-
-    fn max_connections(&mut self) -> Result<Option<u64>, SqlError> {
-        super::mysql::max_connections_of(self)
-    }
-
-    fn prepared_statement_room(&mut self) -> Result<Option<(u64, u64)>, SqlError> {
-        super::mysql::prepared_statement_room_of(self)
+        load_rows(self, table, with_id, fill)
     }
 
     fn close(self: Box<Self>) {

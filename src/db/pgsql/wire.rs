@@ -6,16 +6,16 @@
 //! codec that splits `BytesMut` frames and the runtime's `block_on` bookkeeping. A load
 //! generator needs none of that: it sends a statement, waits for the answer on a blocking
 //! socket and only has to find where the answer ends. This client does exactly that: one
-//! reusable read buffer ([`super::wire::Reader`]), one `write` per call (Bind + Execute + Sync
+//! reusable read buffer ([`crate::db::io::Reader`]), one `write` per call (Bind + Execute + Sync
 //! for a prepared statement), and `DataRow` messages skipped by their length without looking
 //! inside. The messages are built with `postgres-protocol` (the crate under tokio-postgres);
-//! parameters are encoded as the tokio-postgres path encodes them ([`pgsql::put_param`]).
+//! parameters are encoded as the tokio-postgres path encodes them ([`super::encode::put_param`]).
 //!
 //! Scope (everything else is [`WireError::Unsupported`] and `pgsql::open` falls back to
 //! tokio-postgres): protocol 3.0 over a Unix socket (always plain text, as libpq) or TCP, in
 //! plain text (`sslmode = disable`) or TLS: every other mode sends an SSLRequest and, when the
 //! server answers `S`, runs a blocking rustls handshake ([`Stream::tls`]) with the
-//! configuration the tokio-postgres path uses (`pgsql::tls`: `prefer`/`require` encrypt
+//! configuration the tokio-postgres path uses ([`crate::db::tls`]: `prefer`/`require` encrypt
 //! without verifying, `verify-ca` checks the chain against `ssl_ca`, `verify-full` also the
 //! host name; the client certificate when given). A server answering `N` gets plain text for
 //! `prefer` and fails the other modes. Authentication trust, cleartext password, md5 and
@@ -37,10 +37,15 @@ use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, Scr
 use postgres_protocol::message::frontend;
 use tokio_postgres::types::Type;
 
-use super::pgsql::{self, Phase};
-pub use super::wire::WireError;
-use super::wire::{self, ConnectError, ReadError, Reader, Stream};
-use super::{Connection, DataRow, Done, ErrKind, P, SqlError, SslMode, StmtId, Target};
+use super::encode::{
+    COPY_CHUNK, binary_row, binary_type, copy_header, copy_sql, numbered, put_param,
+};
+use super::shared::{Phase, parse_i64, socket_dir_and_port, state_error};
+use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
+pub use crate::db::io::WireError;
+use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
+use crate::db::target::{SslMode, Target};
+use crate::db::tls;
 
 // Authentication request codes of the `R` message.
 const AUTH_OK: i32 = 0;
@@ -124,7 +129,7 @@ impl ServerError {
             message.push_str(": ");
             message.push_str(&d);
         }
-        let mut e = pgsql::state_error(&self.code, message, phase);
+        let mut e = state_error(&self.code, message, phase);
         if fatal_in_use {
             // The server closes the connection after a FATAL whatever its SQLSTATE.
             e.kind = ErrKind::Lost;
@@ -227,14 +232,14 @@ fn put_bind(
     out.put_u8(0);
     out.put_i16(count);
     for ty in types {
-        out.put_i16(i16::from(pgsql::binary_type(ty)));
+        out.put_i16(i16::from(binary_type(ty)));
     }
     out.put_i16(count);
     for (p, ty) in params.iter().zip(types) {
         let at = out.len();
         out.put_i32(0);
-        if pgsql::binary_type(ty) {
-            pgsql::put_param(*p, ty, out)?;
+        if binary_type(ty) {
+            put_param(*p, ty, out)?;
         } else {
             match *p {
                 P::Int(i) => out.put_slice(i.to_string().as_bytes()),
@@ -265,10 +270,10 @@ impl WireConnection {
         };
         let stream = if t.sockets.is_empty() {
             let (host, port) = &t.hosts[n % t.hosts.len()];
-            let tcp = wire::connect_tcp(host, *port, left()).map_err(|e| {
+            let tcp = io::connect_tcp(host, *port, left()).map_err(|e| {
                 let what = match e {
                     ConnectError::Resolve(e) => format!("could not resolve `{host}`: {e}"),
-                    ConnectError::Connect(e) => wire::timed_out(&e, t.connect_timeout),
+                    ConnectError::Connect(e) => io::timed_out(&e, t.connect_timeout),
                 };
                 SqlError::client(
                     format!("error connecting to server at {host}:{port}: {what}"),
@@ -281,7 +286,7 @@ impl WireConnection {
             }
         } else {
             // libpq ignores sslmode on Unix sockets (the server refuses TLS there).
-            let (dir, port) = pgsql::socket_dir_and_port(&t.sockets[n % t.sockets.len()]);
+            let (dir, port) = socket_dir_and_port(&t.sockets[n % t.sockets.len()]);
             let path = dir.join(format!(".s.PGSQL.{port}"));
             let stream = UnixStream::connect(&path).map_err(|e| {
                 SqlError::client(
@@ -620,19 +625,19 @@ impl WireConnection {
     }
 
     /// Streams the rows of `fill` as binary COPY data after CopyInResponse, in chunks of
-    /// [`pgsql::COPY_CHUNK`], each one CopyData message sent with one write.
+    /// [`COPY_CHUNK`], each one CopyData message sent with one write.
     fn copy_rows(
         &mut self,
         with_id: bool,
         fill: &mut dyn FnMut(&mut DataRow) -> bool,
     ) -> Result<(), SqlError> {
         self.out.clear();
-        self.out.reserve(pgsql::COPY_CHUNK + 512);
+        self.out.reserve(COPY_CHUNK + 512);
         start_copy_data(&mut self.out);
-        pgsql::copy_header(&mut self.out);
+        copy_header(&mut self.out);
         let mut row = DataRow::default();
         while fill(&mut row) {
-            if let Err(m) = pgsql::binary_row(&mut self.out, &row, with_id) {
+            if let Err(m) = binary_row(&mut self.out, &row, with_id) {
                 // Ends the COPY (the server rolls it back), then reports the row.
                 self.out.clear();
                 frontend::copy_fail(&m, &mut self.out).map_err(nul_error)?;
@@ -640,7 +645,7 @@ impl WireConnection {
                 let _ = self.answer(Want::Drain);
                 return Err(SqlError::client(m, ErrKind::Other));
             }
-            if self.out.len() >= pgsql::COPY_CHUNK {
+            if self.out.len() >= COPY_CHUNK {
                 end_copy_data(&mut self.out)?;
                 self.send()?;
                 self.out.clear();
@@ -686,7 +691,7 @@ fn start_tls(
     let failed = |e: std::io::Error| {
         let what = match e.kind() {
             std::io::ErrorKind::UnexpectedEof => "the server closed the connection".into(),
-            _ => wire::timed_out(&e, t.connect_timeout),
+            _ => io::timed_out(&e, t.connect_timeout),
         };
         SqlError::client(
             format!("error requesting TLS from {host}: {what}"),
@@ -708,11 +713,11 @@ fn start_tls(
         )
         .into()),
         b'S' => {
-            let config = Arc::new(pgsql::tls::client_config(t)?);
+            let config = Arc::new(tls::client_config(t)?);
             Stream::tls(tcp, config, host).map_err(|e| {
                 let what = match e.kind() {
                     std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
-                        wire::timed_out(&e, t.connect_timeout)
+                        io::timed_out(&e, t.connect_timeout)
                     }
                     _ => e.to_string(),
                 };
@@ -748,13 +753,8 @@ impl Connection for WireConnection {
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
         let name = format!("sbs{}", self.stmts.len());
         self.start()?;
-        frontend::parse(
-            &name,
-            &pgsql::numbered(sql),
-            std::iter::empty(),
-            &mut self.out,
-        )
-        .map_err(nul_error)?;
+        frontend::parse(&name, &numbered(sql), std::iter::empty(), &mut self.out)
+            .map_err(nul_error)?;
         frontend::describe(b'S', &name, &mut self.out).map_err(nul_error)?;
         frontend::sync(&mut self.out);
         self.send()?;
@@ -804,7 +804,7 @@ impl Connection for WireConnection {
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, SqlError> {
         let a = self.simple(sql, Want::First)?;
-        pgsql::parse_i64(sql, a.first.as_deref())
+        parse_i64(sql, a.first.as_deref())
     }
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
@@ -817,15 +817,11 @@ impl Connection for WireConnection {
         with_id: bool,
         fill: &mut dyn FnMut(&mut DataRow) -> bool,
     ) -> Result<(), SqlError> {
-        let a = self.simple(&pgsql::copy_sql(table, with_id), Want::CopyIn)?;
+        let a = self.simple(&copy_sql(table, with_id), Want::CopyIn)?;
         if !a.copy_in {
             return Err(self.protocol("the COPY statement did not start a COPY"));
         }
         self.copy_rows(with_id, fill)
-    }
-
-    fn max_connections(&mut self) -> Result<Option<u64>, SqlError> {
-        pgsql::max_connections_of(self)
     }
 
     fn close(self: Box<Self>) {

@@ -1,5 +1,8 @@
-//! What sbsuite's own blocking protocol clients ([`super::mysql_wire`], [`super::pgsql_wire`])
-//! share: the socket (TCP, TLS over TCP, or Unix) and one reusable read buffer.
+//! The I/O every client shares: for sbsuite's own blocking protocol clients
+//! ([`crate::db::mysql::wire`], [`crate::db::pgsql::wire`]) the socket (TCP, TLS over TCP, or
+//! Unix), one reusable read buffer and the choice between a wire client and its library
+//! ([`Choice`]); for the library clients (mysql_async, tokio-postgres) the current-thread
+//! tokio [`runtime`] each connection blocks on.
 //!
 //! Why it is shaped this way: both clients send a whole command with one `write` and then only
 //! need to find where the answer ends, skipping row data by its length. The buffer grows only
@@ -18,7 +21,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use super::{Connection, ErrKind, SqlError};
+use crate::db::conn::{Connection, ErrKind, SqlError};
+
+/// A single-threaded tokio runtime for one connection of a library client (I/O and timers
+/// enabled): one per worker thread, never shared (DESIGN.md "Measured facts").
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
 
 /// Initial size of the read buffer: one answer of the read-only mix (100 rows of ~190 bytes)
 /// fits, so a range query is one `read` call.
@@ -328,11 +339,11 @@ impl Reader {
 /// What the wire clients' tests share.
 #[cfg(test)]
 pub mod testing {
-    use crate::db::Target;
+    use crate::db::target::{RawTarget, Target};
 
     /// A target of `driver` as `user`, with more `[target]` lines.
     pub fn target(driver: &str, user: &str, extra: &str) -> Target {
-        let raw: crate::suite::RawTarget = toml::from_str(&format!(
+        let raw: RawTarget = toml::from_str(&format!(
             "driver = \"{driver}\"\nuser = \"{user}\"\n{extra}"
         ))
         .expect("raw target");

@@ -510,12 +510,12 @@ fn target(extra: &str) -> Target {
 }
 
 fn target_as(user: &str, extra: &str) -> Target {
-    super::super::wire::testing::target("pgsql", user, extra)
+    crate::db::io::testing::target("pgsql", user, extra)
 }
 
 /// Whether a server runs locally (else the test says why and passes, outside CI).
 fn server() -> bool {
-    super::super::wire::testing::server("127.0.0.1:5432", "PostgreSQL")
+    crate::db::io::testing::server("127.0.0.1:5432", "PostgreSQL")
 }
 
 fn connect(extra: &str) -> WireConnection {
@@ -589,7 +589,11 @@ fn live_statements_over_tcp_and_socket() {
                 [Some("3".to_string()), None],
             ]
         );
-        assert!(c.max_connections().unwrap().is_some_and(|m| m > 0));
+        assert!(
+            super::super::shared::max_connections_of(&mut c)
+                .unwrap()
+                .is_some_and(|m| m > 0)
+        );
         // Notices, ParameterStatus (a changed reported setting) and several statements.
         c.query("DO $$ BEGIN RAISE NOTICE 'hello'; END $$").unwrap();
         c.query("SET application_name = 'sbsuite_pgw'").unwrap();

@@ -455,12 +455,12 @@ fn target(extra: &str) -> Target {
 }
 
 fn target_as(user: &str, extra: &str) -> Target {
-    super::super::wire::testing::target("mysql", user, extra)
+    crate::db::io::testing::target("mysql", user, extra)
 }
 
 /// Whether a server runs locally (else the test says why and passes, outside CI).
 fn server() -> bool {
-    super::super::wire::testing::server("127.0.0.1:3306", "MySQL/MariaDB")
+    crate::db::io::testing::server("127.0.0.1:3306", "MySQL/MariaDB")
 }
 
 fn connect(extra: &str, o: WireOptions) -> WireConnection {
@@ -598,7 +598,11 @@ fn live_statements_over_tcp_and_socket_in_both_end_styles() {
                 .unwrap();
             assert_eq!(c.execute(p, &[P::Int(200)]).unwrap(), read);
             assert_eq!(c.query_i64("SELECT 5").unwrap(), Some(5), "{what}");
-            assert!(c.max_connections().unwrap().is_some());
+            assert!(
+                super::super::shared::max_connections_of(&mut c)
+                    .unwrap()
+                    .is_some()
+            );
             Box::new(c).close();
         }
     }

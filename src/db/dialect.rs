@@ -1,0 +1,304 @@
+//! [`Dialect`]: everything that differs between the databases above the wire, in one trait
+//! with one implementation per database (`mysql/`, `pgsql/`, `sqlite.rs`).
+//!
+//! Why a trait rather than `match driver` where the difference shows: a database's SQL and
+//! administration (the sysbench schema, how a transaction starts, `SET GLOBAL` against
+//! `ALTER SYSTEM`, what a capture reads, default port and ignorable errors, its limits) used
+//! to be spread over the engines, the runner and the planner as `match` arms; adding a
+//! database meant finding them all. Now the rest of the program asks the target's dialect
+//! ([`crate::db::Driver::dialect`], one `match` in the crate) and never names a database.
+//!
+//! What it is not for: the measured path. Every method here runs during setup, checks, DDL
+//! or administration, or once when a workload is built (an engine keeps the `&'static str`
+//! it needs, e.g. [`Dialect::begin`]); statements themselves go through [`Connection`], one
+//! virtual call each, as before.
+//!
+//! The runtime server settings of variants (`set_global`) are a separate trait,
+//! [`ServerAdmin`], reached through [`Dialect::server`]: a database without a server (SQLite)
+//! simply has none, and the runner asks that instead of naming the driver.
+
+use crate::db::conn::{Connection, SqlError};
+use crate::db::target::{DbError, RawTarget, SqliteOptions, SslMode, Target};
+use crate::value::Value;
+
+/// The sysbench table a dialect writes the DDL of (the shape options of the OLTP workloads).
+#[derive(Clone, Copy, Debug)]
+pub struct TableSpec<'a> {
+    /// `secondary`: `id` is a plain indexed column instead of the primary key.
+    pub secondary: bool,
+    /// `auto_inc`: the server assigns `id`.
+    pub auto_inc: bool,
+    /// `create_secondary`: the index on `k`.
+    pub create_secondary: bool,
+    /// `mysql_storage_engine` (MySQL's `ENGINE =` clause).
+    pub storage_engine: &'a str,
+}
+
+/// One database's SQL and server differences. Implementations are unit structs in the
+/// database's own module, reached through [`crate::db::Driver::dialect`].
+pub trait Dialect: Sync {
+    /// Opens connection number `n` of `t` (endpoint `n` modulo the endpoints) through the
+    /// database's client.
+    fn open(&self, t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError>;
+
+    // ---- [target] defaults and checks ----
+
+    /// The port a server listens on when `hosts` gives none (0: the database is a file).
+    fn default_port(&self) -> u16;
+
+    /// The TLS mode when `[target] ssl` is not set.
+    fn default_ssl(&self) -> SslMode {
+        SslMode::Disabled
+    }
+
+    /// The codes `ignore_errors` means when it is not set.
+    fn default_ignore_errors(&self) -> &'static [&'static str];
+
+    /// Whether `code` is written like one of this database's error codes.
+    fn is_error_code(&self, code: &str) -> bool;
+
+    /// Whether the client can compress the protocol (`[target] compression`).
+    fn compression(&self) -> bool {
+        false
+    }
+
+    /// The file settings of `[target]` (`path`, `journal_mode`, …): only a file database
+    /// takes them; the others refuse them by name.
+    fn file_options(&self, raw: &RawTarget) -> Result<SqliteOptions, DbError> {
+        for (key, set) in [
+            ("path", raw.path.is_some()),
+            ("journal_mode", raw.journal_mode.is_some()),
+            ("synchronous", raw.synchronous.is_some()),
+            ("busy_timeout", raw.busy_timeout.is_some()),
+        ] {
+            if set {
+                return Err(DbError::Invalid(format!(
+                    "[target] {key} is a SQLite setting: remove it, or set driver = \"sqlite\""
+                )));
+            }
+        }
+        Ok(SqliteOptions::default())
+    }
+
+    // ---- words for messages ----
+
+    /// Where connection number `n` (0-based, in opening order) goes.
+    fn endpoint(&self, t: &Target, n: usize) -> String {
+        if !t.sockets.is_empty() {
+            t.sockets[n % t.sockets.len()].clone()
+        } else {
+            let (h, p) = &t.hosts[n % t.hosts.len()];
+            format!("{h}:{p}")
+        }
+    }
+
+    /// The database in "table 'sbtest1' does not exist in …".
+    fn database_label(&self, t: &Target) -> String {
+        format!("database `{}`", t.database)
+    }
+
+    /// Why the setup connection could not be opened.
+    fn connect_failed(&self, t: &Target, e: &SqlError) -> String {
+        format!(
+            "cannot connect to {} as user `{}`, database `{}`: {e}",
+            self.endpoint(t, 0),
+            t.user,
+            t.database
+        )
+    }
+
+    /// The client call sysbench names in a fatal error of a prepared (`true`) or plain
+    /// statement.
+    fn call_name(&self, prepared: bool) -> &'static str;
+
+    // ---- the sysbench schema ----
+
+    /// The CREATE TABLE statement of table `sbtest{n}` (without `table_options`).
+    fn create_table(&self, n: usize, t: &TableSpec<'_>) -> String;
+
+    /// The statements run after loading table `n`: the index on `id` of `secondary` where
+    /// the CREATE TABLE has none, and sysbench's secondary index on `k`.
+    fn create_indexes(&self, n: usize, t: &TableSpec<'_>) -> Vec<String> {
+        let mut out = Vec::new();
+        if t.secondary {
+            out.push(format!("CREATE INDEX xid_{n} ON sbtest{n}(id)"));
+        }
+        if t.create_secondary {
+            out.push(format!("CREATE INDEX k_{n} ON sbtest{n}(k)"));
+        }
+        out
+    }
+
+    /// A statement after the indexes of a freshly loaded table (statistics), if any.
+    fn after_load(&self, n: usize) -> Option<String> {
+        let _ = n;
+        None
+    }
+
+    /// The statements that warm table `n` (statistics, then full scans of its indexes).
+    fn prewarm(&self, n: usize, secondary: bool) -> Vec<String>;
+
+    /// How an event's transaction starts; `writes` is false for a read-only script.
+    fn begin(&self, writes: bool) -> &'static str {
+        let _ = writes;
+        "BEGIN"
+    }
+
+    /// Whether rows are inserted without `id` and the database assigns it.
+    fn assigns_ids(&self, auto_inc: bool, secondary: bool) -> bool {
+        let _ = secondary;
+        auto_inc
+    }
+
+    /// The `id` a text INSERT sends when the database assigns ids (`None`: leave the column
+    /// out).
+    fn auto_id(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether only one writer at a time makes progress (more loader threads would wait).
+    fn single_writer(&self) -> bool {
+        false
+    }
+
+    // ---- files of a file database ----
+
+    /// Before a run: the database exists (a file database is not created by a run).
+    fn check_exists(&self, t: &Target) -> Result<(), String> {
+        let _ = t;
+        Ok(())
+    }
+
+    /// After a cleanup: removes what the database left behind; `Some(line)` says what.
+    fn after_cleanup(&self, t: &Target) -> Result<Option<String>, String> {
+        let _ = t;
+        Ok(None)
+    }
+
+    // ---- server limits ----
+
+    /// The server's connection limit, when it has one.
+    fn max_connections(&self, conn: &mut dyn Connection) -> Result<Option<u64>, SqlError> {
+        let _ = conn;
+        Ok(None)
+    }
+
+    /// The server's limit on prepared statements of all sessions together and how many exist
+    /// now, when it has one.
+    fn prepared_statement_room(
+        &self,
+        conn: &mut dyn Connection,
+    ) -> Result<Option<(u64, u64)>, SqlError> {
+        let _ = conn;
+        Ok(None)
+    }
+
+    // ---- administration ----
+
+    /// Runtime server settings and captures; `None` for a database without a server.
+    fn server(&self) -> Option<&'static dyn ServerAdmin> {
+        None
+    }
+
+    /// One line about the target for `sbsuite plan`: driver and where (never the password);
+    /// `default` when the suite has no `[target]`.
+    fn describe(&self, t: &Target, default: bool) -> String {
+        let _ = default;
+        let n = t.sockets.len().max(t.hosts.len()).max(1);
+        let eps: Vec<String> = (0..n).map(|i| self.endpoint(t, i)).collect();
+        format!(
+            "{} {}, database {}, user {}",
+            format!("{:?}", t.driver).to_ascii_lowercase(),
+            eps.join(" "),
+            t.database,
+            t.user
+        )
+    }
+}
+
+/// A server's runtime settings (`set_global` of a variant) and what a capture reads. The
+/// runner keeps the bookkeeping (restore files, the order of the steps, messages around
+/// them); this is the SQL and how to read the server's answers.
+pub trait ServerAdmin: Sync {
+    /// Checks, changing nothing, that `name` exists and can be set at runtime.
+    fn check_settable(&self, conn: &mut dyn Connection, name: &str) -> Result<(), String>;
+
+    /// The value that puts `name` back as it was (`None`: a NULL, or nothing to keep).
+    fn original(&self, conn: &mut dyn Connection, name: &str) -> Result<Option<String>, String>;
+
+    /// What [`ServerAdmin::commit`] needs to know before the settings change (PostgreSQL:
+    /// each setting's effective value).
+    fn before_set(
+        &self,
+        conn: &mut dyn Connection,
+        names: &[&str],
+    ) -> Result<Vec<(String, Option<String>)>, String> {
+        let _ = (conn, names);
+        Ok(Vec::new())
+    }
+
+    /// Sets `name` to `value`.
+    fn set(&self, conn: &mut dyn Connection, name: &str, value: &Value) -> Result<(), String>;
+
+    /// Whether a value set by [`ServerAdmin::set`] takes effect only at
+    /// [`ServerAdmin::commit`] (else it is read back at once).
+    fn deferred(&self) -> bool {
+        false
+    }
+
+    /// After every `set`: makes the values take effect and waits until fresh sessions see
+    /// them; `connect` opens such a session.
+    fn commit(
+        &self,
+        conn: &mut dyn Connection,
+        before: &[(String, Option<String>)],
+        connect: &mut dyn FnMut() -> Result<Box<dyn Connection>, String>,
+    ) -> Result<(), String> {
+        let _ = (conn, before, connect);
+        Ok(())
+    }
+
+    /// The current value of `name` as the server reports it.
+    fn read_back(&self, conn: &mut dyn Connection, name: &str) -> Result<Option<String>, SqlError>;
+
+    /// Whether the server's `actual` value is the `wanted` one.
+    fn matches(&self, wanted: &Value, actual: Option<&str>) -> bool;
+
+    /// The statement that puts `name` back to `original`.
+    fn restore_sql(&self, name: &str, original: Option<&str>) -> String;
+
+    /// After the restore statements (PostgreSQL: reload).
+    fn after_restore(&self, conn: &mut dyn Connection) -> Result<(), String> {
+        let _ = conn;
+        Ok(())
+    }
+
+    /// The queries of a capture: the server version, then `(name, value)` rows.
+    fn capture_sql(&self) -> (&'static str, &'static str);
+}
+
+/// `text` as a SQL string literal (quotes doubled, backslashes escaped).
+pub fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+/// The value as the user meant it: for PostgreSQL (always a quoted string), templates and
+/// messages.
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::Bool(b) => if *b { "on" } else { "off" }.into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Str(s) => s.clone(),
+        Value::List(l) => l.iter().map(value_text).collect::<Vec<_>>().join(","),
+    }
+}
+
+/// The first column of the first row of `sql` (`None`: no row, or NULL).
+pub fn first_value(conn: &mut dyn Connection, sql: &str) -> Result<Option<String>, SqlError> {
+    Ok(conn
+        .query_rows(sql)?
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next().flatten()))
+}

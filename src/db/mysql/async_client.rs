@@ -1,0 +1,306 @@
+//! The mysql_async client: the fallback for what the wire client ([`super::wire`]) does not
+//! do (TLS, compression, an auth plugin other than native / caching_sha2's fast path), or
+//! every connection when `SBSUITE_MYSQL_CLIENT=async` asks for it.
+//!
+//! Each worker owns one [`mysql_async::Conn`] for the whole run on its own current-thread tokio
+//! runtime ([`crate::db::io::runtime`]): MySQL has one command in flight per connection, and a
+//! shared multi-thread runtime measurably costs client CPU (DESIGN.md "Measured facts").
+//! Options are built with `OptsBuilder`, never by formatting a URL, so the password never
+//! exists as text outside the one connect call. Error kinds and bulk loading are the ones the
+//! wire client uses ([`super::shared`]).
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{ClientIdentity, Conn, OptsBuilder, Params, SslOpts, Statement};
+
+use super::shared::{kind_of_code, load_rows};
+use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
+use crate::db::io;
+use crate::db::target::{SslMode, Target};
+
+/// The MySQL error number of `e`, if the server gave one.
+fn error_code(e: &mysql_async::Error) -> Option<u16> {
+    match e {
+        mysql_async::Error::Server(s) => Some(s.code),
+        _ => None,
+    }
+}
+
+/// Whether `e` means the connection is gone (server errors 2013/2006/2011/2055 or a client
+/// I/O / closed-connection error): the worker reconnects instead of failing.
+fn is_connection_lost(e: &mysql_async::Error) -> bool {
+    match e {
+        mysql_async::Error::Server(s) => matches!(s.code, 2013 | 2006 | 2011 | 2055 | 1927 | 4031),
+        mysql_async::Error::Io(_) => true,
+        mysql_async::Error::Driver(d) => matches!(
+            d,
+            mysql_async::DriverError::ConnectionClosed | mysql_async::DriverError::PoolDisconnected
+        ),
+        _ => false,
+    }
+}
+
+/// A driver error as the engines see it: errno as the code, and what it means for the run.
+pub fn sql_error(e: &mysql_async::Error) -> SqlError {
+    let kind = if is_connection_lost(e) {
+        ErrKind::Lost
+    } else {
+        match error_code(e) {
+            Some(code) => kind_of_code(code),
+            None if matches!(e, mysql_async::Error::Other(_)) => ErrKind::Unreachable,
+            None => ErrKind::Other,
+        }
+    };
+    match e {
+        mysql_async::Error::Server(s) => SqlError::new(s.code.to_string(), s.message.clone(), kind),
+        other => SqlError::client(other.to_string(), kind),
+    }
+}
+
+/// Statements a connection may keep prepared before the driver starts closing the oldest
+/// behind our back: far more than any workload prepares (tables × 9 + a few).
+const STMT_CACHE: usize = 1 << 16;
+
+/// Opens connection number `n` of `t` through mysql_async.
+pub fn open_async(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
+    let rt = io::runtime()
+        .map_err(|e| SqlError::client(format!("tokio runtime: {e}"), ErrKind::Other))?;
+    let conn = rt.block_on(connect(t, n))?;
+    Ok(Box::new(MysqlConnection {
+        rt,
+        conn: Some(conn),
+        stmts: Vec::new(),
+        values: Vec::with_capacity(8),
+    }))
+}
+
+async fn connect(t: &Target, n: usize) -> Result<Conn, SqlError> {
+    let password = t
+        .password()
+        .map_err(|e| SqlError::client(e.to_string(), ErrKind::Other))?;
+    let mut b = OptsBuilder::default()
+        .user(Some(t.user.clone()))
+        .pass(password)
+        .db_name(Some(t.database.clone()))
+        .stmt_cache_size(STMT_CACHE)
+        .tcp_keepalive(Some(std::time::Duration::from_secs(30)))
+        .prefer_socket(false)
+        .compression(t.compression.then(mysql_async::Compression::default));
+    if t.sockets.is_empty() {
+        let (host, port) = &t.hosts[n % t.hosts.len()];
+        b = b.ip_or_hostname(host.clone()).tcp_port(*port);
+    } else {
+        b = b.socket(Some(t.sockets[n % t.sockets.len()].clone()));
+    }
+    let tls = ssl_opts(t);
+    let attempt = |b: OptsBuilder| async {
+        match tokio::time::timeout(t.connect_timeout, Conn::new(b)).await {
+            Ok(r) => r.map_err(|e| sql_error(&e)),
+            Err(_) => Err(SqlError::client(
+                format!(
+                    "connection timed out after {} s (raise [target] connect_timeout or check the host)",
+                    t.connect_timeout.as_secs()
+                ),
+                ErrKind::Unreachable,
+            )),
+        }
+    };
+    match (t.ssl, tls) {
+        (SslMode::Preferred, Some(opts)) => match attempt(b.clone().ssl_opts(opts)).await {
+            Ok(c) => Ok(c),
+            Err(_) => attempt(b).await,
+        },
+        (_, Some(opts)) => attempt(b.ssl_opts(opts)).await,
+        (_, None) => attempt(b).await,
+    }
+}
+
+/// A `mysql_async` connection driven from one OS thread through its own runtime.
+struct MysqlConnection {
+    rt: tokio::runtime::Runtime,
+    /// `None` after an error that closed it.
+    conn: Option<Conn>,
+    stmts: Vec<Statement>,
+    /// Reused parameter vector.
+    values: Vec<mysql_async::Value>,
+}
+
+fn closed() -> SqlError {
+    SqlError::client("connection closed", ErrKind::Lost)
+}
+
+impl Connection for MysqlConnection {
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let stmt = self
+            .rt
+            .block_on(conn.prep(sql))
+            .map_err(|e| sql_error(&e))?;
+        self.stmts.push(stmt);
+        Ok(self.stmts.len() - 1)
+    }
+
+    fn execute(&mut self, stmt: StmtId, params: &[P<'_>]) -> Result<Done, SqlError> {
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let stmt = self.stmts.get(stmt).ok_or_else(|| {
+            SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
+        })?;
+        let mut values = std::mem::take(&mut self.values);
+        values.clear();
+        values.extend(params.iter().map(|p| match *p {
+            P::Int(i) => mysql_async::Value::Int(i),
+            P::Str(s) => mysql_async::Value::Bytes(s.as_bytes().to_vec()),
+        }));
+        let r = self.rt.block_on(async {
+            let result = conn.exec_iter(stmt, Params::Positional(values)).await?;
+            let rows = !result.columns_ref().is_empty();
+            result.drop_result().await?;
+            Ok::<bool, mysql_async::Error>(rows)
+        });
+        let rows = r.map_err(|e| sql_error(&e))?;
+        Ok(Done {
+            rows,
+            affected: conn.affected_rows(),
+        })
+    }
+
+    fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let r = self.rt.block_on(async {
+            let result = conn.query_iter(sql).await?;
+            let rows = !result.columns_ref().is_empty();
+            result.drop_result().await?;
+            Ok::<bool, mysql_async::Error>(rows)
+        });
+        let rows = r.map_err(|e| sql_error(&e))?;
+        Ok(Done {
+            rows,
+            affected: conn.affected_rows(),
+        })
+    }
+
+    fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, SqlError> {
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let row: Option<Option<i64>> = self
+            .rt
+            .block_on(conn.query_first(sql))
+            .map_err(|e| sql_error(&e))?;
+        Ok(row.flatten())
+    }
+
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let rows: Vec<mysql_async::Row> = self
+            .rt
+            .block_on(conn.query(sql))
+            .map_err(|e| sql_error(&e))?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                row.unwrap()
+                    .into_iter()
+                    .map(|v| match v {
+                        mysql_async::Value::NULL => None,
+                        mysql_async::Value::Bytes(b) => {
+                            Some(String::from_utf8_lossy(&b).into_owned())
+                        }
+                        mysql_async::Value::Int(i) => Some(i.to_string()),
+                        mysql_async::Value::UInt(u) => Some(u.to_string()),
+                        mysql_async::Value::Float(f) => Some(f.to_string()),
+                        mysql_async::Value::Double(d) => Some(d.to_string()),
+                        other => Some(other.as_sql(true).trim_matches('\'').to_string()),
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+
+    fn load(
+        &mut self,
+        table: &str,
+        with_id: bool,
+        fill: &mut dyn FnMut(&mut DataRow) -> bool,
+    ) -> Result<(), SqlError> {
+        load_rows(self, table, with_id, fill)
+    }
+
+    fn close(mut self: Box<Self>) {
+        if let Some(conn) = self.conn.take() {
+            // sysbench closes its connection in thread_done; a failure here changes nothing
+            // measured.
+            let _ = self.rt.block_on(conn.disconnect());
+        }
+    }
+}
+
+fn ssl_opts(t: &Target) -> Option<SslOpts> {
+    let mut o = SslOpts::default();
+    match t.ssl {
+        SslMode::Disabled => return None,
+        SslMode::Preferred | SslMode::Required => {
+            o = o
+                .with_danger_accept_invalid_certs(true)
+                .with_danger_skip_domain_validation(true);
+        }
+        SslMode::VerifyCa => o = o.with_danger_skip_domain_validation(true),
+        SslMode::VerifyIdentity => {}
+    }
+    if let Some(ca) = &t.ssl_ca {
+        o = o.with_root_certs(vec![ca.clone().into()]);
+    }
+    if let (Some(cert), Some(key)) = (&t.ssl_cert, &t.ssl_key) {
+        o = o.with_client_identity(Some(ClientIdentity::new(
+            cert.clone().into(),
+            key.clone().into(),
+        )));
+    }
+    Some(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(extra: &str) -> Target {
+        let raw: crate::db::target::RawTarget =
+            toml::from_str(&format!("driver = \"mysql\"\n{extra}")).expect("raw target");
+        Target::from_raw(&raw).expect("valid target")
+    }
+
+    #[test]
+    fn tls_modes_map_to_verification_levels() {
+        assert!(ssl_opts(&target("")).is_none());
+        assert!(ssl_opts(&target("ssl = \"disabled\"")).is_none());
+        let req = ssl_opts(&target("ssl = \"required\"")).expect("tls");
+        assert!(req.accept_invalid_certs() && req.skip_domain_validation());
+        let ca = ssl_opts(&target(
+            "ssl = \"verify_ca\"\nssl_ca = \"/ca.pem\"\nssl_cert = \"/c.pem\"\nssl_key = \"/k.pem\"",
+        ))
+        .expect("tls");
+        assert!(!ca.accept_invalid_certs() && ca.skip_domain_validation());
+        assert_eq!(ca.root_certs().len(), 1);
+        assert!(ca.client_identity().is_some());
+        let full = ssl_opts(&target("ssl = \"verify_identity\"")).expect("tls");
+        assert!(!full.accept_invalid_certs() && !full.skip_domain_validation());
+    }
+
+    #[test]
+    fn lost_connection_codes_reconnect_and_others_do_not() {
+        let server = |code| {
+            mysql_async::Error::Server(mysql_async::ServerError {
+                code,
+                message: "m".into(),
+                state: "HY000".into(),
+            })
+        };
+        for code in [2013, 2006, 2011, 2055, 1927] {
+            assert_eq!(sql_error(&server(code)).kind, ErrKind::Lost, "{code}");
+        }
+        let deadlock = sql_error(&server(1213));
+        assert_eq!(
+            (deadlock.code.as_str(), deadlock.kind),
+            ("1213", ErrKind::Other)
+        );
+        assert_eq!(sql_error(&server(1146)).kind, ErrKind::NoTable);
+        assert_eq!(sql_error(&server(1045)).to_string(), "error 1045 (m)");
+    }
+}

@@ -1,0 +1,252 @@
+//! MySQL/MariaDB: which client opens a connection, and the MySQL [`Dialect`].
+//!
+//! [`open`] uses sbsuite's own blocking protocol client ([`wire`]) when TLS and compression
+//! are off, and mysql_async ([`async_client`]) otherwise, or when the server needs what the
+//! wire client does not speak (an auth plugin other than native / caching_sha2 fast path), or
+//! when `SBSUITE_MYSQL_CLIENT=async` asks for it. What both clients share (error kinds, bulk
+//! loading, the limits' catalog queries) is [`shared`]; neither client imports the other.
+//! Connections take the next endpoint round-robin ([`crate::db::Connector`]), as sysbench
+//! does.
+//!
+//! The dialect is sysbench's MySQL schema (`AUTO_INCREMENT`, the `ENGINE` clause, `KEY xid`
+//! for `secondary`), `SET GLOBAL` for variants (checked with the no-op
+//! `SET GLOBAL x = @@GLOBAL.x`, which fails for unknown or read-only variables, and read back
+//! after every change) and `SHOW GLOBAL VARIABLES` for captures.
+
+pub mod async_client;
+pub mod shared;
+pub mod wire;
+
+use crate::db::conn::{Connection, SqlError};
+use crate::db::dialect::{Dialect, ServerAdmin, TableSpec, first_value, quote, value_text};
+use crate::db::io::Choice;
+use crate::db::target::{SslMode, Target};
+use crate::value::Value;
+
+/// The environment variable that picks the client: `wire` (default, sbsuite's own protocol
+/// client [`wire`]) or `async` (mysql_async).
+pub const CLIENT_ENV: &str = "SBSUITE_MYSQL_CLIENT";
+
+static CHOICE: Choice = Choice::new(CLIENT_ENV, "async", "mysql_async", "MySQL");
+
+/// Opens connection number `n` of `t` (endpoint `n` modulo the endpoints): through the wire
+/// client when TLS and compression are off and it speaks the server's auth, else through
+/// mysql_async.
+pub fn open(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
+    if t.ssl == SslMode::Disabled
+        && !t.compression
+        && let Some(c) = CHOICE.open_wire(|| wire::open(t, n))?
+    {
+        return Ok(c);
+    }
+    async_client::open_async(t, n)
+}
+
+/// MySQL/MariaDB's SQL and administration.
+pub struct MysqlDialect;
+
+impl Dialect for MysqlDialect {
+    fn open(&self, t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
+        open(t, n)
+    }
+
+    fn default_port(&self) -> u16 {
+        shared::DEFAULT_PORT
+    }
+
+    /// sysbench's `--mysql-ignore-errors` default: deadlock, key not found, lock wait timeout.
+    fn default_ignore_errors(&self) -> &'static [&'static str] {
+        &["1213", "1020", "1205"]
+    }
+
+    fn is_error_code(&self, code: &str) -> bool {
+        code.parse::<u32>().is_ok()
+    }
+
+    fn compression(&self) -> bool {
+        true
+    }
+
+    fn call_name(&self, prepared: bool) -> &'static str {
+        if prepared {
+            "mysql_stmt_execute()"
+        } else {
+            "mysql_drv_query()"
+        }
+    }
+
+    fn create_table(&self, n: usize, t: &TableSpec<'_>) -> String {
+        let key = if t.secondary {
+            "KEY xid (id)"
+        } else {
+            "PRIMARY KEY (id)"
+        };
+        let inc = if t.auto_inc { " AUTO_INCREMENT" } else { "" };
+        format!(
+            "CREATE TABLE sbtest{n}(id INTEGER NOT NULL{inc}, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, {key}) /*! ENGINE = {} */",
+            t.storage_engine
+        )
+    }
+
+    /// Only the index on `k`: `secondary`'s index on `id` is the CREATE TABLE's `KEY xid`.
+    fn create_indexes(&self, n: usize, t: &TableSpec<'_>) -> Vec<String> {
+        let mut out = Vec::new();
+        if t.create_secondary {
+            out.push(format!("CREATE INDEX k_{n} ON sbtest{n}(k)"));
+        }
+        out
+    }
+
+    fn prewarm(&self, n: usize, secondary: bool) -> Vec<String> {
+        let mut q = vec![
+            format!("ANALYZE TABLE sbtest{n}"),
+            format!("SELECT AVG(id), SUM(LENGTH(c)) FROM sbtest{n} FORCE INDEX (PRIMARY)"),
+        ];
+        if secondary {
+            q.push(format!(
+                "SELECT COUNT(k) FROM sbtest{n} FORCE INDEX (k_{n})"
+            ));
+        }
+        q
+    }
+
+    /// `id` 0: the server assigns the next AUTO_INCREMENT value (sysbench's insert).
+    fn auto_id(&self) -> Option<&'static str> {
+        Some("0")
+    }
+
+    fn max_connections(&self, conn: &mut dyn Connection) -> Result<Option<u64>, SqlError> {
+        shared::max_connections_of(conn)
+    }
+
+    fn prepared_statement_room(
+        &self,
+        conn: &mut dyn Connection,
+    ) -> Result<Option<(u64, u64)>, SqlError> {
+        shared::prepared_statement_room_of(conn)
+    }
+
+    fn server(&self) -> Option<&'static dyn ServerAdmin> {
+        Some(&MysqlAdmin)
+    }
+}
+
+/// `SET GLOBAL` and `@@GLOBAL` reads.
+struct MysqlAdmin;
+
+impl ServerAdmin for MysqlAdmin {
+    fn check_settable(&self, conn: &mut dyn Connection, name: &str) -> Result<(), String> {
+        conn.query(&format!("SET GLOBAL {name} = @@GLOBAL.{name}"))
+            .map_err(|e| match e.code.as_str() {
+                "1193" => format!("`{name}` is not a variable of this server ({e})"),
+                "1238" => format!(
+                    "`{name}` is read-only at runtime ({e}): use a `restart` variant with a config template"
+                ),
+                _ => format!("`{name}` cannot be set: {e}"),
+            })?;
+        Ok(())
+    }
+
+    fn original(&self, conn: &mut dyn Connection, name: &str) -> Result<Option<String>, String> {
+        self.read_back(conn, name)
+            .map_err(|e| format!("reading {name} failed: {e}"))
+    }
+
+    fn set(&self, conn: &mut dyn Connection, name: &str, value: &Value) -> Result<(), String> {
+        conn.query(&format!("SET GLOBAL {name} = {}", mysql_literal(value)))
+            .map_err(|e| format!("SET GLOBAL {name} failed: {e}"))?;
+        Ok(())
+    }
+
+    fn read_back(&self, conn: &mut dyn Connection, name: &str) -> Result<Option<String>, SqlError> {
+        first_value(conn, &format!("SELECT @@GLOBAL.{name}"))
+    }
+
+    fn matches(&self, wanted: &Value, actual: Option<&str>) -> bool {
+        mysql_matches(wanted, actual)
+    }
+
+    fn restore_sql(&self, name: &str, original: Option<&str>) -> String {
+        match original {
+            None => format!("SET GLOBAL {name} = NULL"),
+            Some(v) if v.parse::<f64>().is_ok() => format!("SET GLOBAL {name} = {v}"),
+            Some(v) => format!("SET GLOBAL {name} = {}", quote(v)),
+        }
+    }
+
+    fn capture_sql(&self) -> (&'static str, &'static str) {
+        ("SELECT VERSION()", "SHOW GLOBAL VARIABLES")
+    }
+}
+
+/// The SQL literal of a suite value for MySQL's `SET GLOBAL`: numbers bare, booleans ON/OFF,
+/// sizes with a K/M/G/T suffix as bytes (SET GLOBAL does not take suffixes), text quoted.
+fn mysql_literal(v: &Value) -> String {
+    match v {
+        Value::Bool(b) => if *b { "ON" } else { "OFF" }.into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Str(s) => match size_bytes(s) {
+            Some(n) => n.to_string(),
+            None if s.parse::<f64>().is_ok() => s.clone(),
+            None => quote(s),
+        },
+        Value::List(l) => quote(&l.iter().map(value_text).collect::<Vec<_>>().join(",")),
+    }
+}
+
+/// `2G` → 2147483648 (K, M, G, T; case-insensitive); `None` for anything else.
+fn size_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.len().checked_sub(1)?);
+    let mult: u64 = match unit.to_ascii_uppercase().as_str() {
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => return None,
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+/// Whether MySQL's read-back `actual` is the value that was asked for.
+fn mysql_matches(wanted: &Value, actual: Option<&str>) -> bool {
+    let Some(actual) = actual else {
+        return false;
+    };
+    let norm = |t: &str| match t.to_ascii_uppercase().as_str() {
+        "ON" | "TRUE" | "YES" => "1".to_string(),
+        "OFF" | "FALSE" | "NO" => "0".to_string(),
+        other => other.to_string(),
+    };
+    let want = match wanted {
+        Value::Str(s) => size_bytes(s)
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| s.clone()),
+        other => value_text(other),
+    };
+    if let (Ok(a), Ok(b)) = (want.parse::<f64>(), actual.parse::<f64>()) {
+        return a == b;
+    }
+    norm(&want) == norm(actual)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_and_read_back_comparison() {
+        assert_eq!(mysql_literal(&Value::Int(2)), "2");
+        assert_eq!(mysql_literal(&Value::Bool(true)), "ON");
+        assert_eq!(mysql_literal(&Value::Str("2G".into())), "2147483648");
+        assert_eq!(mysql_literal(&Value::Str("O'Brien".into())), "'O''Brien'");
+        assert!(mysql_matches(&Value::Bool(false), Some("OFF")));
+        assert!(mysql_matches(&Value::Bool(true), Some("1")));
+        assert!(mysql_matches(&Value::Int(10), Some("10")));
+        assert!(mysql_matches(&Value::Str("1G".into()), Some("1073741824")));
+        assert!(mysql_matches(&Value::Str("row".into()), Some("ROW")));
+        assert!(!mysql_matches(&Value::Int(10), Some("8")));
+        assert!(!mysql_matches(&Value::Int(10), None));
+    }
+}

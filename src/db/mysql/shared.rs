@@ -1,0 +1,246 @@
+//! What both MySQL clients share: what an error number means for the run, bulk loading,
+//! and the catalog queries behind the server's limits.
+//!
+//! Why its own file: the wire client ([`super::wire`]) and the mysql_async client
+//! ([`super::async_client`]) must classify errors identically and load rows the same way;
+//! both import these, and neither imports the other.
+
+use crate::db::conn::{Connection, DataRow, ErrKind, P, SqlError, StmtId};
+
+/// The port a MySQL server listens on by default.
+pub const DEFAULT_PORT: u16 = 3306;
+
+/// What a MySQL error number means for the run (both clients).
+pub fn kind_of_code(code: u16) -> ErrKind {
+    match code {
+        2013 | 2006 | 2011 | 2055 | 1927 | 4031 => ErrKind::Lost,
+        1146 => ErrKind::NoTable,
+        1050 => ErrKind::TableExists,
+        1040 | 1053 | 2002 | 2003 => ErrKind::Unreachable,
+        _ => ErrKind::Other,
+    }
+}
+
+/// Largest INSERT packet of [`Connection::load`] (also bounded by `max_allowed_packet`).
+const MAX_BATCH: usize = 4 << 20;
+
+/// [`Connection::load`] for MySQL (both clients): prepared multi-row INSERTs of
+/// [`LOAD_ROWS`] rows with binary parameters, parameter packets within `max_allowed_packet` (at
+/// most [`MAX_BATCH`]), committed every [`LOAD_COMMIT_BYTES`].
+///
+/// Why transactions of several INSERTs: each commit waits for a redo log flush, and with one
+/// commit per INSERT (as sysbench's autocommit INSERTs) a load on a disk shared with other
+/// work waits for over a thousand flushes per 1 M rows; bounded transactions keep the undo log
+/// and a replica's apply unit small all the same.
+///
+/// Why prepared: the server is the limit of a prepare, and text INSERTs spend about half of
+/// its CPU in the SQL parser (every literal becomes an `Item` with a converted name), where a
+/// prepared statement is parsed once. Measured on MariaDB 10.11 (BENCHMARKS.md, #4): server
+/// CPU per 1 M rows 6.1 s against 9.6 s for sysbench's text INSERTs and 7.9 s for `LOAD DATA
+/// LOCAL INFILE` (whose field reader copies byte by byte).
+pub fn load_rows(
+    conn: &mut dyn Connection,
+    table: &str,
+    with_id: bool,
+    fill: &mut dyn FnMut(&mut DataRow) -> bool,
+) -> Result<(), SqlError> {
+    let packet = conn.query_i64("SELECT @@max_allowed_packet")?;
+    let budget = usize::try_from(packet.unwrap_or(1 << 20))
+        .unwrap_or(MAX_BATCH)
+        .saturating_sub(1024)
+        .clamp(16 << 10, MAX_BATCH);
+    let head = if with_id {
+        format!("INSERT INTO {table}(id, k, c, pad) VALUES")
+    } else {
+        format!("INSERT INTO {table}(k, c, pad) VALUES")
+    };
+    let mut batch = Batch {
+        head,
+        with_id,
+        budget,
+        rows: Vec::new(),
+        len: 0,
+        bytes: 0,
+        per_stmt: 0,
+        stmt: None,
+        in_trx: None,
+    };
+    loop {
+        if batch.len == batch.rows.len() {
+            batch.rows.push(DataRow::default());
+        }
+        let at = batch.len;
+        if !fill(&mut batch.rows[at]) {
+            batch.flush(conn)?;
+            if batch.in_trx.is_some() {
+                conn.query("COMMIT")?;
+            }
+            return Ok(());
+        }
+        let size = binary_size(&batch.rows[at], with_id);
+        if batch.per_stmt == 0 {
+            batch.per_stmt = (budget / size).clamp(1, LOAD_ROWS);
+        }
+        if at > 0 && batch.bytes + size > budget {
+            // A row longer than the first ones: send what is buffered, start over with it.
+            batch.flush(conn)?;
+            batch.rows.swap(0, at);
+        }
+        batch.len += 1;
+        batch.bytes += size;
+        if batch.len == batch.per_stmt {
+            batch.flush(conn)?;
+        }
+    }
+}
+
+/// Rows per prepared INSERT of [`load_rows`]: 300 and 1,000 rows cost the server the same
+/// (BENCHMARKS.md, #4), 4,000 slightly more; far below the protocol's 65,535 parameters.
+const LOAD_ROWS: usize = 1000;
+
+/// Rows (binary bytes, [`binary_size`]) per transaction of [`load_rows`]: about 88,000
+/// sysbench rows, so a 250,000-row table commits 3 times instead of 250.
+const LOAD_COMMIT_BYTES: usize = 16 << 20;
+
+/// The rows [`load_rows`] has buffered for its next INSERT.
+struct Batch {
+    head: String,
+    with_id: bool,
+    /// Largest parameter payload (or text statement) to send.
+    budget: usize,
+    /// Reused rows; the first `len` are buffered.
+    rows: Vec<DataRow>,
+    len: usize,
+    /// Their binary size ([`binary_size`]).
+    bytes: usize,
+    /// Rows per prepared statement, from the first row's size (0 before it).
+    per_stmt: usize,
+    /// The statement for `per_stmt` rows, prepared with the first full batch.
+    stmt: Option<StmtId>,
+    /// Bytes sent in the open transaction (`None`: none is open).
+    in_trx: Option<usize>,
+}
+
+impl Batch {
+    /// Sends the buffered rows: a full batch through the prepared statement, a shorter one
+    /// (the table's last rows, or rows cut short by a long row) as a text INSERT, which needs
+    /// no statement of its own.
+    fn flush(&mut self, conn: &mut dyn Connection) -> Result<(), SqlError> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        if self.in_trx.is_none() {
+            conn.query("BEGIN")?;
+        }
+        let rows = &self.rows[..self.len];
+        if rows.len() == self.per_stmt {
+            let stmt = match self.stmt {
+                Some(s) => s,
+                None => {
+                    let one = if self.with_id { "(?,?,?,?)" } else { "(?,?,?)" };
+                    let values = vec![one; self.per_stmt].join(",");
+                    let s = conn.prepare(&format!("{}{values}", self.head))?;
+                    self.stmt = Some(s);
+                    s
+                }
+            };
+            let mut params = Vec::with_capacity(rows.len() * 4);
+            for r in rows {
+                if self.with_id {
+                    params.push(P::Int(r.id));
+                }
+                params.extend([P::Int(r.k), P::Str(&r.c), P::Str(&r.pad)]);
+            }
+            conn.execute(stmt, &params)?;
+        } else {
+            insert_text(conn, &self.head, rows, self.with_id, self.budget)?;
+        }
+        let sent = self.in_trx.unwrap_or(0) + self.bytes;
+        self.in_trx = if sent >= LOAD_COMMIT_BYTES {
+            conn.query("COMMIT")?;
+            None
+        } else {
+            Some(sent)
+        };
+        self.len = 0;
+        self.bytes = 0;
+        Ok(())
+    }
+}
+
+/// A row's share of a COM_STMT_EXECUTE packet: 8-byte integers, strings behind a length
+/// prefix of at most 9 bytes, and per parameter 2 type bytes and a null-bitmap bit.
+fn binary_size(r: &DataRow, with_id: bool) -> usize {
+    let params = if with_id { 4 } else { 3 };
+    8 * (params - 2) + r.c.len() + r.pad.len() + 2 * 9 + 3 * params
+}
+
+/// `rows` as multi-row text INSERTs of at most `budget` bytes each.
+fn insert_text(
+    conn: &mut dyn Connection,
+    head: &str,
+    rows: &[DataRow],
+    with_id: bool,
+    budget: usize,
+) -> Result<(), SqlError> {
+    use std::fmt::Write as _;
+    let mut sql = String::with_capacity(budget.min(1 << 20) + 256);
+    let mut row = String::with_capacity(256);
+    sql.push_str(head);
+    let mut pending = 0usize;
+    for r in rows {
+        row.clear();
+        let sep = if pending == 0 { "" } else { "," };
+        if with_id {
+            let _ = write!(row, "{sep}({}, {}, '{}', '{}')", r.id, r.k, r.c, r.pad);
+        } else {
+            let _ = write!(row, "{sep}({}, '{}', '{}')", r.k, r.c, r.pad);
+        }
+        if pending > 0 && sql.len() + row.len() > budget {
+            conn.query(&sql)?;
+            sql.clear();
+            sql.push_str(head);
+            pending = 0;
+            row.remove(0);
+        }
+        sql.push_str(&row);
+        pending += 1;
+    }
+    if pending > 0 {
+        conn.query(&sql)?;
+    }
+    Ok(())
+}
+
+/// [`crate::db::Dialect::max_connections`] for MySQL (both clients).
+pub fn max_connections_of(conn: &mut dyn Connection) -> Result<Option<u64>, SqlError> {
+    Ok(conn
+        .query_i64("SELECT @@max_connections")?
+        .and_then(|v| u64::try_from(v).ok()))
+}
+
+/// `max_prepared_stmt_count` and the server's current `Prepared_stmt_count` (both clients).
+pub fn prepared_statement_room_of(
+    conn: &mut dyn Connection,
+) -> Result<Option<(u64, u64)>, SqlError> {
+    // MySQL-compatible servers without the variable (some distributed ones) have no limit to
+    // check.
+    let max = match conn.query_i64("SELECT @@max_prepared_stmt_count") {
+        Err(e) if e.kind == ErrKind::Other => return Ok(None),
+        r => r?,
+    };
+    let Some(max) = max.and_then(|v| u64::try_from(v).ok()) else {
+        return Ok(None);
+    };
+    let used = match conn.query_rows("SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'") {
+        Err(e) if e.kind == ErrKind::Other => Vec::new(),
+        r => r?,
+    };
+    let used = used
+        .into_iter()
+        .next()
+        .and_then(|row| row.into_iter().nth(1).flatten())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    Ok(Some((max, used)))
+}

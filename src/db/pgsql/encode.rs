@@ -1,0 +1,160 @@
+//! What both PostgreSQL clients put on the wire the same way: `?` placeholders numbered as
+//! `$n`, parameters in the binary format of the type the server inferred, and the rows of a
+//! binary `COPY … FROM STDIN`.
+//!
+//! Why its own file: the wire client ([`super::wire`]) and the tokio-postgres client
+//! ([`super::tokio_client`]) must send byte-identical parameters and COPY data (the server
+//! sees the same statements whichever client a connection uses); one encoder serves both and
+//! neither client borrows from the other. Integers go as sysbench's `INTEGER` columns
+//! expect (INT4), text as is; the COPY format is PostgreSQL's binary one, so the server
+//! parses no integers while loading.
+
+use bytes::{BufMut, BytesMut};
+use tokio_postgres::types::Type;
+
+use crate::db::conn::{DataRow, P};
+
+/// `?` placeholders → `$1`, `$2`, … (outside quoted literals).
+pub fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    let mut quote: Option<char> = None;
+    for ch in sql.chars() {
+        match (ch, quote) {
+            ('\'' | '"', None) => quote = Some(ch),
+            (c, Some(q)) if c == q => quote = None,
+            ('?', None) => {
+                n += 1;
+                out.push('$');
+                out.push_str(&n.to_string());
+                continue;
+            }
+            _ => {}
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// The placeholder types [`put_param`] encodes in binary.
+pub fn binary_type(ty: &Type) -> bool {
+    matches!(
+        *ty,
+        Type::INT2
+            | Type::INT4
+            | Type::INT8
+            | Type::TEXT
+            | Type::BPCHAR
+            | Type::VARCHAR
+            | Type::NAME
+            | Type::UNKNOWN
+    )
+}
+
+/// Appends `p` in the binary format of `ty` (one of [`binary_type`]) (both clients).
+pub fn put_param(p: P<'_>, ty: &Type, out: &mut BytesMut) -> Result<(), String> {
+    match p {
+        P::Int(i) => match *ty {
+            Type::INT4 => out.put_i32(
+                i32::try_from(i)
+                    .map_err(|_| format!("{i} does not fit the INTEGER placeholder"))?,
+            ),
+            Type::INT8 => out.put_i64(i),
+            Type::INT2 => out.put_i16(
+                i16::try_from(i)
+                    .map_err(|_| format!("{i} does not fit the SMALLINT placeholder"))?,
+            ),
+            // A text-typed placeholder (`c = ?` compared with a number): the digits.
+            _ => out.put_slice(i.to_string().as_bytes()),
+        },
+        P::Str(s) => match *ty {
+            Type::INT2 | Type::INT4 | Type::INT8 => {
+                return Err(format!("text `{s}` bound to a {ty} placeholder"));
+            }
+            _ => out.put_slice(s.as_bytes()),
+        },
+    }
+    Ok(())
+}
+
+/// Bytes of COPY data buffered before they are sent.
+pub const COPY_CHUNK: usize = 256 << 10;
+
+/// The COPY statement of [`crate::db::Connection::load`] (both clients).
+pub fn copy_sql(table: &str, with_id: bool) -> String {
+    if with_id {
+        format!("COPY {table} (id, k, c, pad) FROM STDIN (FORMAT binary)")
+    } else {
+        format!("COPY {table} (k, c, pad) FROM STDIN (FORMAT binary)")
+    }
+}
+
+/// The binary COPY header: signature, flags, header extension length.
+pub fn copy_header(buf: &mut BytesMut) {
+    buf.put_slice(b"PGCOPY\n\xff\r\n\0");
+    buf.put_i32(0);
+    buf.put_i32(0);
+}
+
+/// One row of binary COPY: field count, then each field as length + big-endian value (both
+/// clients).
+pub fn binary_row(buf: &mut BytesMut, r: &DataRow, with_id: bool) -> Result<(), String> {
+    let int = |v: i64, col: &str| {
+        i32::try_from(v).map_err(|_| {
+            format!("{col} = {v} does not fit sysbench's INTEGER column: lower table_size")
+        })
+    };
+    let id = int(r.id, "id")?;
+    let k = int(r.k, "k")?;
+    if with_id {
+        buf.put_i16(4);
+        buf.put_i32(4);
+        buf.put_i32(id);
+    } else {
+        buf.put_i16(3);
+    }
+    buf.put_i32(4);
+    buf.put_i32(k);
+    buf.put_i32(r.c.len() as i32);
+    buf.put_slice(r.c.as_bytes());
+    buf.put_i32(r.pad.len() as i32);
+    buf.put_slice(r.pad.as_bytes());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn question_marks_become_numbered_placeholders_outside_literals() {
+        assert_eq!(
+            numbered("SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?"),
+            "SELECT c FROM sbtest1 WHERE id BETWEEN $1 AND $2"
+        );
+        assert_eq!(
+            numbered("INSERT INTO t (id, k, c, pad) VALUES (?, ?, ?, ?)"),
+            "INSERT INTO t (id, k, c, pad) VALUES ($1, $2, $3, $4)"
+        );
+        assert_eq!(
+            numbered("SELECT '?', \"a?\" WHERE x=?"),
+            "SELECT '?', \"a?\" WHERE x=$1"
+        );
+    }
+
+    #[test]
+    fn binary_copy_rows_have_sysbench_columns() {
+        let mut buf = BytesMut::new();
+        let row = DataRow {
+            id: 1,
+            k: 2,
+            c: "c".into(),
+            pad: "pp".into(),
+        };
+        binary_row(&mut buf, &row, true).unwrap();
+        assert_eq!(buf.len(), 2 + 8 + 8 + 5 + 6);
+        buf.clear();
+        binary_row(&mut buf, &row, false).unwrap();
+        assert_eq!(&buf[..2], &[0, 3]);
+    }
+}

@@ -1,0 +1,547 @@
+//! The database under test as the user describes it (`[target]`, [`RawTarget`]) and as the
+//! engines get it: a validated [`Target`].
+//!
+//! Why the database layer owns `[target]`: its keys are the databases' own settings (hosts,
+//! TLS, ignorable error codes, SQLite's pragmas), so a new database adds its keys here and in
+//! its dialect, not in the suite model (which only embeds the table). Everything is checked
+//! once, in [`Target::from_raw`], before any step runs, so engines get typed hosts, ports and
+//! modes and never parse connection text themselves; what differs per database (default port,
+//! TLS default, error codes, file settings) comes from the [`crate::db::Dialect`]. A sysbench
+//! command line builds its [`Target`] in `compat::target`.
+//!
+//! The password is the one secret: [`Target`] keeps it as the template the user wrote
+//! (`{{ env.DB_PASSWORD }}`) or a command line's literal in an opaque [`Secret`], renders it
+//! from the environment only when a connection is opened ([`Target::password`]), redacts it
+//! in `Debug`, and is never serialised (plan steps skip the whole target). Error messages
+//! never quote it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::value::Value;
+
+/// Seconds to wait for one connection. Generous: at 1,024 threads every worker connects at once
+/// and a small server takes its time to accept them all (sysbench's client has no limit).
+pub const DEFAULT_CONNECT_TIMEOUT: u64 = 60;
+
+// The database of a `[target]` (`driver = "mysql" | "pgsql" | "sqlite"`); everything that
+// differs between them is its `dialect()`. (A `//` comment: a doc comment would change
+// schemas/suite.schema.json.)
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Driver {
+    Mysql,
+    Pgsql,
+    Sqlite,
+}
+
+// Server-side prepared statements (`auto`) or client-side literal substitution (`disable`).
+// (Not a doc comment, as `Driver`.)
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PsMode {
+    Auto,
+    Disable,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SslMode {
+    Disabled,
+    Preferred,
+    Required,
+    VerifyCa,
+    VerifyIdentity,
+}
+
+impl SslMode {
+    pub fn parse(text: &str) -> Option<SslMode> {
+        Some(match text.to_ascii_lowercase().replace('-', "_").as_str() {
+            "disabled" | "off" | "disable" => SslMode::Disabled,
+            "preferred" | "prefer" => SslMode::Preferred,
+            "required" | "on" | "require" => SslMode::Required,
+            "verify_ca" => SslMode::VerifyCa,
+            "verify_identity" | "verify_full" => SslMode::VerifyIdentity,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IgnoreErrors {
+    All,
+    /// MySQL errnos (`"1213"`), PostgreSQL SQLSTATEs (`"40P01"`) or SQLite result code names
+    /// (`"SQLITE_BUSY"`), compared case-insensitively.
+    Codes(Vec<String>),
+}
+
+impl IgnoreErrors {
+    /// The driver's default: sysbench's `--mysql-ignore-errors` (deadlock, key not found, lock
+    /// wait timeout); sysbench's pgsql list (deadlock, unique violation, serialization
+    /// failure); SQLite's busy and locked database.
+    pub fn default_for(driver: Driver) -> IgnoreErrors {
+        let codes = driver.dialect().default_ignore_errors();
+        IgnoreErrors::Codes(codes.iter().map(|c| c.to_string()).collect())
+    }
+
+    pub fn contains(&self, code: &str) -> bool {
+        match self {
+            IgnoreErrors::All => true,
+            IgnoreErrors::Codes(c) => c.iter().any(|x| x.eq_ignore_ascii_case(code)),
+        }
+    }
+
+    /// Parses `"all"`, `"1213,1020"`, a number or a list of those.
+    pub fn from_value(v: &Value, driver: Driver) -> Result<IgnoreErrors, DbError> {
+        let mut codes = Vec::new();
+        let mut items: Vec<&Value> = Vec::new();
+        match v {
+            Value::List(l) => items.extend(l.iter()),
+            other => items.push(other),
+        }
+        for item in items {
+            match item {
+                Value::Int(i) if *i >= 0 => codes.push(i.to_string()),
+                Value::Str(s) => {
+                    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                        if part.eq_ignore_ascii_case("all") {
+                            return Ok(IgnoreErrors::All);
+                        }
+                        codes.push(part.to_string());
+                    }
+                }
+                other => return Err(bad_ignore(&format!("{other:?}"))),
+            }
+        }
+        let dialect = driver.dialect();
+        for code in &codes {
+            if !dialect.is_error_code(code) {
+                return Err(bad_ignore(code));
+            }
+        }
+        Ok(IgnoreErrors::Codes(codes))
+    }
+}
+
+fn bad_ignore(text: &str) -> DbError {
+    DbError::Invalid(format!(
+        "[target] ignore_errors: `{text}` is not an error code: use MySQL numbers such as [1213, 1205], PostgreSQL SQLSTATEs such as [\"40P01\"], SQLite names such as [\"SQLITE_BUSY\"], or \"all\""
+    ))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A password as written: a suite's template, or a command line's literal text. Opaque:
+/// only [`Target::password`] reads it, and its `Debug` is redacted.
+#[derive(Clone)]
+pub struct Secret(SecretText);
+
+#[derive(Clone)]
+enum SecretText {
+    Template(String),
+    Literal(String),
+}
+
+impl Secret {
+    /// A minijinja template rendered with `env` at connect time (a suite's `password`).
+    pub fn template(text: String) -> Secret {
+        Secret(SecretText::Template(text))
+    }
+
+    /// Literal text, never a template (a command line's `--mysql-password`).
+    pub fn literal(text: String) -> Secret {
+        Secret(SecretText::Literal(text))
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// A validated connection target. Cloning is cheap enough for once-per-step use.
+#[derive(Clone)]
+pub struct Target {
+    pub driver: Driver,
+    /// `(host, port)` pairs in round-robin order; ignored when `sockets` is not empty.
+    pub hosts: Vec<(String, u16)>,
+    pub sockets: Vec<String>,
+    pub user: String,
+    /// The password (opaque: read it through [`Target::password`]).
+    pub secret: Option<Secret>,
+    pub database: String,
+    pub ps_mode: PsMode,
+    pub ignore_errors: IgnoreErrors,
+    pub ssl: SslMode,
+    pub ssl_ca: Option<PathBuf>,
+    pub ssl_cert: Option<PathBuf>,
+    pub ssl_key: Option<PathBuf>,
+    pub connect_timeout: Duration,
+    /// MySQL: compressed protocol (through mysql_async; the wire client does not compress).
+    pub compression: bool,
+    /// Every workload call pretends to succeed without a server (sysbench's
+    /// `--mysql-dry-run`); see [`crate::db::dry_run`].
+    pub dry_run: bool,
+    /// SQLite: the database file (`:memory:` for one in-memory database shared by the
+    /// workers) and its pragmas.
+    pub sqlite: SqliteOptions,
+}
+
+/// The SQLite-only settings of a target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqliteOptions {
+    pub path: String,
+    pub journal_mode: String,
+    pub synchronous: String,
+    pub busy_timeout: Duration,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> SqliteOptions {
+        SqliteOptions {
+            path: DEFAULT_SQLITE_PATH.into(),
+            journal_mode: "wal".into(),
+            synchronous: "normal".into(),
+            busy_timeout: Duration::from_millis(5000),
+        }
+    }
+}
+
+/// The SQLite file of a suite that asks for an OLTP workload without a `[target]`.
+pub const DEFAULT_SQLITE_PATH: &str = "sbtest.db";
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("driver", &self.driver)
+            .field("hosts", &self.hosts)
+            .field("sockets", &self.sockets)
+            .field("user", &self.user)
+            .field("password", &self.secret.as_ref().map(|_| "***"))
+            .field("database", &self.database)
+            .field("ps_mode", &self.ps_mode)
+            .field("ignore_errors", &self.ignore_errors)
+            .field("ssl", &self.ssl)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Parses `host`, `host:port` or `[v6]:port` (port 3306 when absent).
+pub fn parse_host(text: &str, default_port: u16) -> Result<(String, u16), DbError> {
+    let bad = || {
+        DbError::Invalid(format!(
+            "[target] hosts: `{text}` is not `host:port`: write e.g. \"127.0.0.1:3306\" or \"db.example:4000\""
+        ))
+    };
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(bad());
+    }
+    if let Some(rest) = text.strip_prefix('[') {
+        let (host, tail) = rest.split_once(']').ok_or_else(bad)?;
+        let port = match tail.strip_prefix(':') {
+            Some(p) => p.parse().map_err(|_| bad())?,
+            None if tail.is_empty() => default_port,
+            None => return Err(bad()),
+        };
+        return Ok((host.to_string(), port));
+    }
+    match text.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => Ok((h.to_string(), p.parse().map_err(|_| bad())?)),
+        Some(_) => Ok((text.to_string(), default_port)),
+        None => Ok((text.to_string(), default_port)),
+    }
+}
+
+impl Target {
+    /// Validates a suite's `[target]`.
+    pub fn from_raw(raw: &RawTarget) -> Result<Target, DbError> {
+        let dialect = raw.driver.dialect();
+        let port = dialect.default_port();
+        let mut hosts = Vec::new();
+        for h in &raw.hosts {
+            hosts.push(parse_host(h, port)?);
+        }
+        let sockets: Vec<String> = raw.socket.iter().flat_map(|s| s.paths()).collect();
+        if raw.socket.is_some() && sockets.iter().all(|s| s.trim().is_empty()) {
+            return Err(DbError::Invalid(
+                "[target] socket is empty: write socket = \"/run/mysqld/mysqld.sock\" or a list of socket paths, or remove it to use hosts".into(),
+            ));
+        }
+        if raw.compression == Some(true) && !dialect.compression() {
+            return Err(DbError::Invalid(
+                "[target] compression is a MySQL protocol option: remove it for this driver".into(),
+            ));
+        }
+        if hosts.is_empty() && sockets.is_empty() {
+            hosts.push(("127.0.0.1".to_string(), port));
+        }
+        let sqlite = dialect.file_options(raw)?;
+        let ssl = match &raw.ssl {
+            // libpq's default is `prefer`; MySQL clients start plain.
+            None => dialect.default_ssl(),
+            Some(s) => SslMode::parse(s).ok_or_else(|| {
+                DbError::Invalid(format!(
+                    "[target] ssl = \"{s}\" is not a TLS mode: use disabled, preferred, required, verify_ca or verify_identity (or PostgreSQL's disable, prefer, require, verify-ca, verify-full)"
+                ))
+            })?,
+        };
+        if matches!(ssl, SslMode::VerifyCa | SslMode::VerifyIdentity) && raw.ssl_ca.is_none() {
+            // rustls falls back to the bundled web roots; that is fine for public CAs but a
+            // private CA needs ssl_ca, which is what a database usually has. Allowed either way.
+        }
+        if raw.ssl_cert.is_some() != raw.ssl_key.is_some() {
+            return Err(DbError::Invalid(
+                "[target] ssl_cert and ssl_key go together: set both (client certificate and its key) or neither".into(),
+            ));
+        }
+        let ignore_errors = match &raw.ignore_errors {
+            None => IgnoreErrors::default_for(raw.driver),
+            Some(v) => IgnoreErrors::from_value(v, raw.driver)?,
+        };
+        if let Some(pw) = &raw.password
+            && minijinja::Environment::new().template_from_str(pw).is_err()
+        {
+            return Err(DbError::Invalid(
+                "[target] password is not a valid template: write password = \"{{ env.DB_PASSWORD }}\" and export DB_PASSWORD".into(),
+            ));
+        }
+        Ok(Target {
+            driver: raw.driver,
+            hosts,
+            sockets,
+            user: raw.user.clone().unwrap_or_else(|| "sbtest".into()),
+            secret: raw.password.clone().map(Secret::template),
+            database: raw.database.clone().unwrap_or_else(|| "sbtest".into()),
+            ps_mode: raw.ps_mode.unwrap_or(PsMode::Auto),
+            ignore_errors,
+            ssl,
+            ssl_ca: raw.ssl_ca.as_ref().map(PathBuf::from),
+            ssl_cert: raw.ssl_cert.as_ref().map(PathBuf::from),
+            ssl_key: raw.ssl_key.as_ref().map(PathBuf::from),
+            connect_timeout: Duration::from_secs(
+                raw.connect_timeout
+                    .unwrap_or(DEFAULT_CONNECT_TIMEOUT)
+                    .max(1),
+            ),
+            compression: raw.compression.unwrap_or(false),
+            dry_run: raw.dry_run.unwrap_or(false),
+            sqlite,
+        })
+    }
+
+    /// The target of a suite without `[target]`: a SQLite file in the working directory.
+    pub fn sqlite_default() -> Target {
+        Target {
+            driver: Driver::Sqlite,
+            hosts: Vec::new(),
+            sockets: Vec::new(),
+            user: String::new(),
+            secret: None,
+            database: String::new(),
+            ps_mode: PsMode::Auto,
+            ignore_errors: IgnoreErrors::default_for(Driver::Sqlite),
+            ssl: SslMode::Disabled,
+            ssl_ca: None,
+            ssl_cert: None,
+            ssl_key: None,
+            connect_timeout: Duration::from_secs(DEFAULT_CONNECT_TIMEOUT),
+            compression: false,
+            dry_run: false,
+            sqlite: SqliteOptions::default(),
+        }
+    }
+
+    /// Renders the password template with `env` = the process environment. Called at connect
+    /// time only; the error never quotes the template's output.
+    pub fn password(&self) -> Result<Option<String>, DbError> {
+        let template = match &self.secret {
+            None => return Ok(None),
+            Some(Secret(SecretText::Literal(p))) => return Ok(Some(p.clone())),
+            Some(Secret(SecretText::Template(t))) => t,
+        };
+        let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+        let mut jinja = minijinja::Environment::new();
+        jinja.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        jinja
+            .render_str(template, minijinja::context! { env => env })
+            .map(Some)
+            .map_err(|e| {
+                DbError::Invalid(format!(
+                    "[target] password: the template could not be rendered ({:?}): export the environment variable it names",
+                    e.kind()
+                ))
+            })
+    }
+
+    /// Where connection number `n` (0-based, in opening order) goes, for messages.
+    pub fn endpoint(&self, n: usize) -> String {
+        self.driver.dialect().endpoint(self, n)
+    }
+
+    /// Whether the database is a server with settings a variant can change
+    /// ([`crate::db::Dialect::server`]).
+    pub fn has_server(&self) -> bool {
+        self.driver.dialect().server().is_some()
+    }
+}
+
+/// Connection to the database under test.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawTarget {
+    pub driver: Driver,
+    /// `host:port` pairs; connections are spread round-robin as sysbench does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// Unix socket path, or a list of them (connections spread round-robin, as sysbench's
+    /// `--mysql-socket=a,b`); wins over `hosts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<Sockets>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Use a template such as `"{{ env.DB_PASSWORD }}"`; literal passwords are redacted from
+    /// everything sbsuite writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
+    /// SQLite database file (`:memory:` for a shared in-memory database).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ps_mode: Option<PsMode>,
+    /// Error codes to count and retry (MySQL errno, PostgreSQL SQLSTATE), or `"all"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignore_errors: Option<Value>,
+    /// SQLite journal mode: `"wal"` (default), `"delete"`, `"truncate"`, `"persist"`,
+    /// `"memory"` or `"off"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_mode: Option<String>,
+    /// SQLite `PRAGMA synchronous`: `"off"`, `"normal"` (default), `"full"` or `"extra"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synchronous: Option<String>,
+    /// SQLite busy timeout in milliseconds (default 5000): how long a writer waits for the
+    /// lock before the statement fails with SQLITE_BUSY (an ignorable error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_timeout: Option<u64>,
+    /// Seconds to wait for a connection (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_timeout: Option<u64>,
+    /// TLS: `"disabled"` (default), `"preferred"`, `"required"`, `"verify_ca"` or
+    /// `"verify_identity"` (PostgreSQL's sslmode names disable, prefer, require, verify-ca and
+    /// verify-full work too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl: Option<String>,
+    /// PEM file of the CA that signed the server certificate (verify_ca, verify_identity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_ca: Option<String>,
+    /// PEM client certificate (with `ssl_key`) for servers that require one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_cert: Option<String>,
+    /// PEM private key of `ssl_cert`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_key: Option<String>,
+    /// MySQL: compress the client/server protocol (`--mysql-compression=on`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<bool>,
+    /// Every database call pretends to succeed without reaching the server
+    /// (`--mysql-dry-run`): measures the client's own cost per event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+}
+
+/// `socket = "/path"` or `socket = ["/a", "/b"]`.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
+#[serde(untagged)]
+pub enum Sockets {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Sockets {
+    pub fn paths(&self) -> Vec<String> {
+        match self {
+            Sockets::One(p) => vec![p.clone()],
+            Sockets::Many(l) => l.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> RawTarget {
+        toml::from_str(text).expect("raw target")
+    }
+
+    #[test]
+    fn hosts_parse_and_default() {
+        assert_eq!(parse_host("db:4000", 3306).unwrap(), ("db".into(), 4000));
+        assert_eq!(parse_host("db", 3306).unwrap(), ("db".into(), 3306));
+        assert_eq!(
+            parse_host("[::1]:3307", 3306).unwrap(),
+            ("::1".into(), 3307)
+        );
+        assert!(parse_host("db:x", 3306).is_err());
+        let t = Target::from_raw(&raw("driver = \"mysql\"")).unwrap();
+        assert_eq!(t.hosts, vec![("127.0.0.1".to_string(), 3306)]);
+        assert_eq!(t.ignore_errors, IgnoreErrors::default_for(Driver::Mysql));
+        assert!(t.ignore_errors.contains("1213") && !t.ignore_errors.contains("1062"));
+        let pg = Target::from_raw(&raw("driver = \"pgsql\"\nhosts = [\"db\"]")).unwrap();
+        assert_eq!(pg.hosts, vec![("db".to_string(), 5432)]);
+        assert!(pg.ignore_errors.contains("40p01"));
+    }
+
+    #[test]
+    fn password_renders_from_env_and_never_shows_in_debug() {
+        let t = Target::from_raw(&raw(
+            "driver = \"mysql\"\npassword = \"{{ env.SBSUITE_TEST_PW_XYZ }}\"",
+        ))
+        .unwrap();
+        assert!(t.password().is_err(), "unset variable is an error");
+        let t =
+            Target::from_raw(&raw("driver = \"mysql\"\npassword = \"s3cr3t-literal\"")).unwrap();
+        assert_eq!(t.password().unwrap().as_deref(), Some("s3cr3t-literal"));
+        assert!(!format!("{t:?}").contains("s3cr3t"));
+    }
+
+    #[test]
+    fn pgsql_targets_default_to_prefer() {
+        let pg = Target::from_raw(&raw("driver = \"pgsql\"")).unwrap();
+        assert_eq!(pg.ssl, SslMode::Preferred, "libpq's default");
+    }
+
+    #[test]
+    fn sockets_compression_and_dry_run_from_suites() {
+        let t = Target::from_raw(&raw(
+            "driver = \"mysql\"\nsocket = [\"/a.sock\", \"/b.sock\"]\ncompression = true\ndry_run = true",
+        ))
+        .unwrap();
+        assert_eq!(t.sockets, ["/a.sock", "/b.sock"]);
+        assert!(t.compression && t.dry_run);
+        let one = Target::from_raw(&raw("driver = \"mysql\"\nsocket = \"/a.sock\"")).unwrap();
+        assert_eq!(one.sockets, ["/a.sock"]);
+        assert!(!one.compression && !one.dry_run);
+        let e = Target::from_raw(&raw("driver = \"mysql\"\nsocket = []")).unwrap_err();
+        assert!(e.to_string().contains("[target] socket is empty"), "{e}");
+        let e = Target::from_raw(&raw("driver = \"pgsql\"\ncompression = true")).unwrap_err();
+        assert!(e.to_string().contains("compression is a MySQL"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let e = Target::from_raw(&raw("driver = \"mysql\"\nssl = \"maybe\"")).unwrap_err();
+        assert!(e.to_string().contains("[target] ssl"));
+        let e = Target::from_raw(&raw("driver = \"mysql\"\nignore_errors = [\"x\"]")).unwrap_err();
+        assert!(e.to_string().contains("ignore_errors"));
+    }
+}
