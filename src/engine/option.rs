@@ -228,7 +228,10 @@ mod tests {
             Kind::Bool.coerce(&Value::Str("on".into())),
             Ok(Value::Bool(true))
         );
-        let threads = crate::engine::config::GENERAL[0].kind;
+        let threads = Kind::Int {
+            min: 1,
+            max: 100_000,
+        };
         assert!(
             threads
                 .coerce(&Value::Int(0))

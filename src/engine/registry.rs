@@ -132,5 +132,10 @@ mod tests {
         assert_eq!(engine_for("oltp_read_only"), Some("oltp_read_only"));
         assert_eq!(engine_for("bulk_insert"), Some("bulk_insert"));
         assert_eq!(engine_for("nope"), None);
+        // The registry's name leads to the script's own spec; bulk_insert is not a script.
+        let spec = workload("oltp_point_select").expect("listed");
+        assert!(std::ptr::eq(spec, &super::oltp::POINT_SELECT));
+        let bulk = workload("bulk_insert").expect("listed");
+        assert!(std::ptr::eq(bulk, &super::oltp::bulk::SPEC));
     }
 }
