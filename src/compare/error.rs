@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::results::load::LoadError;
+use crate::results::load::{BadCell, LoadError};
 
 use super::METRICS;
 
@@ -44,6 +44,18 @@ pub enum CompareError {
         by: String,
         value: String,
         path: PathBuf,
+    },
+    /// A gate whose metric has a cell that is not a number: it cannot be evaluated, and
+    /// passing it silently would let a broken run through CI.
+    #[error(
+        "{}: {cell}: the gate {gate} cannot be evaluated: fix or delete that row, or leave {metric} out of --fail-on",
+        path.display()
+    )]
+    GateCannotEvaluate {
+        path: PathBuf,
+        cell: BadCell,
+        gate: String,
+        metric: &'static str,
     },
     #[error("--by compares the groups inside ONE run: give one run")]
     ByNeedsOneRun,

@@ -16,6 +16,13 @@ pub struct Gate {
     pub percent: f64,
 }
 
+impl std::fmt::Display for Gate {
+    /// As written on the command line: `tps:-5%`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{:+}%", self.metric, self.percent)
+    }
+}
+
 /// Parses `--fail-on` (`tps:-5%,p95:+10%`).
 pub fn parse_gates(text: &str) -> Result<Vec<Gate>, GateError> {
     let mut out = Vec::new();
@@ -66,9 +73,7 @@ pub(super) fn check(
         };
         if crossed && counts {
             failed = Some(format!(
-                "{}:{:+}% crossed ({d:+.1}%{})",
-                g.metric,
-                g.percent,
+                "{g} crossed ({d:+.1}%{})",
                 if p.is_none() {
                     ", raw delta of single samples"
                 } else {

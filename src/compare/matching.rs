@@ -31,14 +31,10 @@ fn side(rows: &[&Row], key_cols: &[String]) -> (Side, Vec<Vec<(String, String)>>
         if r.cell("status") != Some("ok") {
             continue;
         }
+        // Bad cells (`NaN`, `abc`) are never samples: `compare` refused them before when a
+        // gate watches the metric, or said in a note that they are left out.
         for m in METRICS {
-            let cell = r.cell(m.column).filter(|v| !v.is_empty()).or_else(|| {
-                (m.name == "tps")
-                    .then(|| r.cell("eps"))
-                    .flatten()
-                    .filter(|v| !v.is_empty())
-            });
-            if let Some(v) = cell.and_then(|v| v.parse::<f64>().ok()) {
+            if let Ok(Some(v)) = m.read(r) {
                 entry.entry(m.name).or_default().push(v);
             }
         }

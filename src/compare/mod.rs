@@ -15,6 +15,11 @@
 //! - Per metric: medians, a 95 % CI per side, delta in % of the baseline, and Welch's t-test
 //!   ([`stats`]); with one sample a side there is no verdict, only the raw delta, and gates
 //!   say so.
+//! - A metric cell that is not a number (`abc`, `NaN`, `inf`: a hand-edited or foreign file)
+//!   is never a sample. Each run is checked once before comparing (`check_cells`, reading
+//!   cells through [`Metric::read`] like the comparison does): under a gate on that metric the
+//!   comparison is refused, naming the file, line, step and column, since a gate that cannot
+//!   evaluate must not pass; otherwise the cell is left out with a warning in the notes.
 //! - Output goes through one exporter per format ([`export`]: table, markdown, csv, json),
 //!   which only read the [`Comparison`]s. Printing them and the failed gates, and the exit
 //!   code, belong to the binary's edge (`app/compare.rs`).
@@ -30,7 +35,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::results::load::{self, Parts, Run};
+use crate::results::load::{self, BadCell, Parts, Row, Run};
 
 pub use self::error::{CompareError, GateError};
 pub use self::export::{Exporter, Format, render};
@@ -46,6 +51,18 @@ pub struct Metric {
     /// The results.csv column (`tps` falls back to `eps` for workloads without SQL).
     pub column: &'static str,
     pub higher_is_better: bool,
+}
+
+impl Metric {
+    /// This metric's sample in `row`: its column, or `eps` for `tps` when the tps cell is empty
+    /// (workloads without SQL); `Ok(None)` when not measured. The one place a metric cell is
+    /// read, so the comparison and the check of bad cells ([`check_cells`]) agree.
+    pub fn read(&self, row: &Row) -> Result<Option<f64>, BadCell> {
+        match row.number(self.column)? {
+            None if self.name == "tps" => row.number("eps"),
+            v => Ok(v),
+        }
+    }
 }
 
 pub const METRICS: &[Metric] = &[
@@ -144,6 +161,33 @@ fn load_run(path: &Path) -> Result<Run, CompareError> {
     Ok(load::load(path, Parts::Results)?)
 }
 
+/// The metric cells of `run`'s `ok` rows that are not numbers (`abc`, `NaN`, `inf`), checked
+/// once per run before anything is compared, so no metric and no gate needs a case of its own.
+/// A bad cell in a metric that a gate watches fails the comparison
+/// ([`CompareError::GateCannotEvaluate`]): the gate would otherwise pass on what it never
+/// saw. Any other bad cell is left out of the comparison and said in a note (returned).
+fn check_cells(run: &Run, gates: &[Gate]) -> Result<Vec<String>, CompareError> {
+    let mut notes = Vec::new();
+    for row in run.rows.iter().filter(|r| r.cell("status") == Some("ok")) {
+        for m in METRICS {
+            let Err(cell) = m.read(row) else { continue };
+            if let Some(gate) = gates.iter().find(|g| g.metric == m.name) {
+                return Err(CompareError::GateCannotEvaluate {
+                    path: run.results_file(),
+                    cell,
+                    gate: gate.to_string(),
+                    metric: m.name,
+                });
+            }
+            notes.push(format!(
+                "warning: {}: {cell}: left out of the comparison",
+                run.results_file().display()
+            ));
+        }
+    }
+    Ok(notes)
+}
+
 /// What `sbsuite compare` was asked.
 pub struct Request {
     pub runs: Vec<PathBuf>,
@@ -165,6 +209,8 @@ pub fn compare(req: &Request) -> Result<Vec<Comparison>, CompareError> {
 fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareError> {
     let ra = load_run(a)?;
     let rb = load_run(b)?;
+    let mut bad = check_cells(&ra, gates)?;
+    bad.extend(check_cells(&rb, gates)?);
     if ra.key_columns() != rb.key_columns() {
         return Err(CompareError::DifferentKeys {
             base: ra.key_columns().to_vec(),
@@ -181,6 +227,7 @@ fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareErr
         ra.key_columns(),
         gates,
     );
+    c.notes = bad;
     if let (Some(sa), Some(sb)) = (&ra.suite_text, &rb.suite_text) {
         let d = setup::line_diff(sa, sb);
         if !d.is_empty() {
@@ -204,6 +251,7 @@ fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareErr
 /// The first value of column `by` in run `path` as the baseline against each other value.
 fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, CompareError> {
     let r = load_run(path)?;
+    let bad = check_cells(&r, gates)?;
     if !r.header.iter().any(|h| h == by) {
         return Err(CompareError::NoSuchColumn {
             by: by.to_string(),
@@ -247,6 +295,7 @@ fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, C
             &keys,
             gates,
         );
+        c.notes.clone_from(&bad);
         if by == "variant"
             && let (Some(a), Some(b)) = (r.servers.get(*first), r.servers.get(*v))
         {
