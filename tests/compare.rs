@@ -705,3 +705,63 @@ fn issue_13_runs_lists_a_run_whose_last_row_is_cut_short() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// Empties `column` in every row of `run`'s results.csv (a metric the workload does not have).
+fn blank(run: &std::path::Path, column: &str) {
+    let path = run.join("results.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let at = header.split(',').position(|c| c == column).unwrap();
+    let mut out = format!("{header}\n");
+    for l in lines {
+        let mut cells: Vec<&str> = l.split(',').collect();
+        cells[at] = "";
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// A gate with nothing to evaluate (no key on both sides, or its metric empty everywhere)
+/// fails loudly instead of passing; a metric that is zero on both sides (errors) is evaluated.
+#[test]
+fn issue_13_a_gate_with_nothing_to_compare_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write_run(dir.path(), "base", &as_rows(&reps(1000.0, 5.0, 30.0)));
+    let moved: Vec<_> = reps(500.0, 5.0, 30.0)
+        .into_iter()
+        .map(|(_, t, p)| (64, t, p))
+        .collect();
+    let elsewhere = write_run(dir.path(), "elsewhere", &as_rows(&moved));
+    let (code, out, err) = compare(&[
+        base.to_str().unwrap(),
+        elsewhere.to_str().unwrap(),
+        "--fail-on",
+        "tps:-5%",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("the gate tps:-5% cannot be evaluated: no key has tps values in both"),
+        "{err}"
+    );
+    let other = write_run(dir.path(), "other", &as_rows(&reps(1000.0, 5.0, 30.0)));
+    for run in [&base, &other] {
+        blank(run, "qps");
+    }
+    let (code, out, err) = compare(&[
+        base.to_str().unwrap(),
+        other.to_str().unwrap(),
+        "--fail-on",
+        "tps:-5%,qps:-5%",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("gate qps:-5% cannot be evaluated"), "{err}");
+    let (code, out, err) = compare(&[
+        base.to_str().unwrap(),
+        other.to_str().unwrap(),
+        "--fail-on",
+        "tps:-5%,errors:+10%",
+    ]);
+    assert_eq!(code, 0, "no errors on either side is a pass: {out}{err}");
+}

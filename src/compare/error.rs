@@ -57,6 +57,17 @@ pub enum CompareError {
         gate: String,
         metric: &'static str,
     },
+    /// A gate whose metric no matched key has on both sides: nothing to evaluate, which must
+    /// not read as a pass.
+    #[error(
+        "the gate {gate} cannot be evaluated: no key has {metric} values in both {base} and {other} (compare runs with matrix keys in common, or leave {metric} out of --fail-on)"
+    )]
+    GateHasNothing {
+        gate: String,
+        metric: &'static str,
+        base: String,
+        other: String,
+    },
     #[error("--by compares the groups inside ONE run: give one run")]
     ByNeedsOneRun,
     #[error(

@@ -3,7 +3,9 @@
 //!
 //! A gate fails only on a difference that counts: significant at [`ALPHA`] when there is a
 //! test, or the raw delta when each side has a single sample (no test is possible then; the
-//! failure text says which), so noise never fails a build.
+//! failure text says which), so noise never fails a build. A gate that cannot be evaluated at
+//! all (a metric cell that is not a number, or no values to compare) is refused by
+//! [`super::compare`] before any line is checked here, so it never reads as a pass.
 
 use super::error::GateError;
 use super::stats::ALPHA;

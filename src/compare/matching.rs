@@ -56,6 +56,7 @@ pub fn compare_sides(
     let mut lines = Vec::new();
     let mut ratios: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
     let mut few = false;
+    let mut measured = BTreeSet::new();
     let mut seen = BTreeSet::new();
     for key in base_order.iter().chain(other_order.iter()) {
         if !seen.insert(key.clone()) {
@@ -69,6 +70,9 @@ pub fn compare_sides(
             let os = o.get(m.name).and_then(|v| stats::summarize(v));
             if bs.is_none() && os.is_none() {
                 continue;
+            }
+            if bs.is_some() && os.is_some() {
+                measured.insert(m.name);
             }
             // errors: only worth a line when some side had any.
             if m.name == "errors"
@@ -140,6 +144,11 @@ pub fn compare_sides(
             .collect(),
         notes: Vec::new(),
         few_samples: few,
+        measured: METRICS
+            .iter()
+            .map(|m| m.name)
+            .filter(|m| measured.contains(m))
+            .collect(),
     }
 }
 

@@ -19,7 +19,9 @@
 //!   is never a sample. Each run is checked once before comparing (`check_cells`, reading
 //!   cells through [`Metric::read`] like the comparison does): under a gate on that metric the
 //!   comparison is refused, naming the file, line, step and column, since a gate that cannot
-//!   evaluate must not pass; otherwise the cell is left out with a warning in the notes.
+//!   evaluate must not pass; otherwise the cell is left out with a warning in the notes. For
+//!   the same reason a gate whose metric no matched key has on both sides (disjoint keys, an
+//!   empty column) is an error, not a pass.
 //! - Output goes through one exporter per format ([`export`]: table, markdown, csv, json),
 //!   which only read the [`Comparison`]s. Printing them and the failed gates, and the exit
 //!   code, belong to the binary's edge (`app/compare.rs`).
@@ -56,7 +58,7 @@ pub struct Metric {
 impl Metric {
     /// This metric's sample in `row`: its column, or `eps` for `tps` when the tps cell is empty
     /// (workloads without SQL); `Ok(None)` when not measured. The one place a metric cell is
-    /// read, so the comparison and the check of bad cells ([`check_cells`]) agree.
+    /// read, so the comparison and the check of bad cells (`check_cells`) agree.
     pub fn read(&self, row: &Row) -> Result<Option<f64>, BadCell> {
         match row.number(self.column)? {
             None if self.name == "tps" => row.number("eps"),
@@ -145,6 +147,10 @@ pub struct Comparison {
     /// Differences above the table: suite lines and server variables.
     pub notes: Vec<String>,
     pub few_samples: bool,
+    /// The metrics with samples on both sides of at least one matched key: a gate on any other
+    /// metric has nothing to evaluate ([`CompareError::GateHasNothing`]).
+    #[serde(skip)]
+    pub measured: Vec<&'static str>,
 }
 
 /// A matrix key as `column=value …` (empty cells left out).
@@ -195,14 +201,27 @@ pub struct Request {
     pub gates: Vec<Gate>,
 }
 
-/// Runs the comparisons of a request.
+/// Runs the comparisons of a request. A gate that cannot be evaluated is an error, never a
+/// pass: a bad cell in its metric ([`check_cells`]) or no key with its metric on both sides
+/// (disjoint keys, a column that is empty everywhere).
 pub fn compare(req: &Request) -> Result<Vec<Comparison>, CompareError> {
-    match (req.runs.as_slice(), &req.by) {
-        ([a, b], None) => two_runs(a, b, &req.gates).map(|c| vec![c]),
-        ([one], Some(by)) => by_column(one, by, &req.gates),
-        (_, Some(_)) => Err(CompareError::ByNeedsOneRun),
-        _ => Err(CompareError::Usage),
+    let cs = match (req.runs.as_slice(), &req.by) {
+        ([a, b], None) => vec![two_runs(a, b, &req.gates)?],
+        ([one], Some(by)) => by_column(one, by, &req.gates)?,
+        (_, Some(_)) => return Err(CompareError::ByNeedsOneRun),
+        _ => return Err(CompareError::Usage),
+    };
+    for c in &cs {
+        if let Some(g) = req.gates.iter().find(|g| !c.measured.contains(&g.metric)) {
+            return Err(CompareError::GateHasNothing {
+                gate: g.to_string(),
+                metric: g.metric,
+                base: c.base.clone(),
+                other: c.other.clone(),
+            });
+        }
     }
+    Ok(cs)
 }
 
 /// Run `a` as the baseline against run `b`, with what changed in the suite and the servers.
