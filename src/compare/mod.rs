@@ -202,7 +202,7 @@ pub struct Request {
 }
 
 /// Runs the comparisons of a request. A gate that cannot be evaluated is an error, never a
-/// pass: a bad cell in its metric ([`check_cells`]) or no key with its metric on both sides
+/// pass: a bad cell in its metric (`check_cells`) or no key with its metric on both sides
 /// (disjoint keys, a column that is empty everywhere).
 pub fn compare(req: &Request) -> Result<Vec<Comparison>, CompareError> {
     let cs = match (req.runs.as_slice(), &req.by) {
