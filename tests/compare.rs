@@ -657,11 +657,26 @@ fn issue_13_runs_lists_a_run_whose_last_row_is_cut_short() {
         ("last-field", body.rsplit_once(',').unwrap().0.to_string()),
         // Cut in the middle, before the status.
         ("mid-row", body[..body.len() - 60].to_string()),
+        // A failed row cut inside its quoted error message.
+        (
+            "in-quotes",
+            format!(
+                "{},failed,\"prepare failed: a, b",
+                body.rsplitn(4, ',').last().unwrap()
+            ),
+        ),
     ] {
         let run = dir.path().join("results").join("cut").join(name);
         std::fs::create_dir_all(&run).unwrap();
         std::fs::write(run.join("results.csv"), &cut).unwrap();
     }
+    // A failed row cut inside a multi-byte character of its error message: invalid UTF-8.
+    let mut bytes = body.rsplitn(4, ',').last().unwrap().as_bytes().to_vec();
+    bytes.extend_from_slice(",failed,prepare failed: \u{e9}".as_bytes());
+    bytes.push(0xc3);
+    let run = dir.path().join("results").join("cut").join("mid-char");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("results.csv"), bytes).unwrap();
     let root = dir.path().join("results");
     for format in ["text", "json"] {
         let out = sbsuite()
@@ -681,17 +696,18 @@ fn issue_13_runs_lists_a_run_whose_last_row_is_cut_short() {
         assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
         if format == "text" {
-            for name in ["last-field", "mid-row"] {
+            for name in ["last-field", "mid-row", "in-quotes", "mid-char"] {
                 assert!(
-                    stdout.contains(&format!("cut    {name}"))
-                        || stdout.contains(&format!("cut  {name}")),
+                    stdout
+                        .lines()
+                        .any(|l| l.split_whitespace().nth(1) == Some(name)),
                     "{name} is listed: {stdout}"
                 );
             }
         } else {
             let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
             let runs = v.as_array().unwrap();
-            assert_eq!(runs.len(), 2, "{stdout}");
+            assert_eq!(runs.len(), 4, "{stdout}");
             for r in runs {
                 assert_eq!(r["runs"], rows, "every row counted: {r}");
             }

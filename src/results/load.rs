@@ -310,21 +310,21 @@ fn read_csv(path: &Path) -> Result<(Vec<String>, Vec<Row>), LoadError> {
             path: path.to_path_buf(),
             source,
         })?;
+    // Bytes, not strings: a row cut inside a multi-byte character (a crash or a full disk
+    // while writing a non-ASCII error message) must not make the whole run unreadable, so an
+    // invalid sequence reads as U+FFFD instead of failing the file.
+    let text = |field: &[u8]| String::from_utf8_lossy(field).into_owned();
     let header: Vec<String> = reader
-        .headers()
+        .byte_headers()
         .map_err(err)?
         .iter()
-        .map(str::to_string)
+        .map(text)
         .collect();
     let mut rows = Vec::new();
-    for rec in reader.records() {
+    for rec in reader.byte_records() {
         let rec = rec.map_err(err)?;
         // A row a crash cut short has fewer cells: the ones it has are still read.
-        let cells = header
-            .iter()
-            .cloned()
-            .zip(rec.iter().map(str::to_string))
-            .collect();
+        let cells = header.iter().cloned().zip(rec.iter().map(text)).collect();
         let line = rec.position().map_or(0, ::csv::Position::line);
         rows.push(Row { cells, line });
     }
