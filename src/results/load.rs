@@ -122,11 +122,6 @@ impl Row {
         }
     }
 
-    /// The row's line in its file (the header is line 1).
-    pub fn line(&self) -> u64 {
-        self.line
-    }
-
     /// The cell, or "" when the row has none.
     pub fn get(&self, column: &str) -> &str {
         self.cell(column).unwrap_or("")
@@ -513,7 +508,6 @@ mod tests {
             );
             assert_eq!(run.rows[row].num("tps"), None);
         }
-        assert_eq!(run.rows[0].line(), 2, "the header is line 1");
         assert_eq!(run.results_file(), path);
     }
 
