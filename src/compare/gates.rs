@@ -53,8 +53,8 @@ pub fn parse_gates(text: &str) -> Result<Vec<Gate>, GateError> {
     Ok(out)
 }
 
-/// The failure text of the last of `gates` on `metric` that a line with `delta` (in %) and
-/// `p` crosses, if any.
+/// The failure text of the last of `gates` on `metric` that a line with `delta` (in %; ±∞ for a
+/// change from a zero baseline) and `p` crosses, if any.
 pub(super) fn check(
     gates: &[Gate],
     metric: &str,
@@ -74,8 +74,13 @@ pub(super) fn check(
             None => true, // one sample a side: the raw delta decides (said in the output)
         };
         if crossed && counts {
+            let by = if d.is_finite() {
+                format!("{d:+.1}%")
+            } else {
+                "from 0".to_string()
+            };
             failed = Some(format!(
-                "{g} crossed ({d:+.1}%{})",
+                "{g} crossed ({by}{})",
                 if p.is_none() {
                     ", raw delta of single samples"
                 } else {
