@@ -81,7 +81,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "COLUMN")]
     pub by: Option<String>,
     /// Regression gates: `METRIC:-N%` fails on a significant drop of N % or more,
-    /// `METRIC:+N%` on a rise (metrics: tps, qps, p95, p99, avg, errors).
+    /// `METRIC:+N%` on a rise (metrics: tps, qps, p95, p99, avg, errors). A gate that cannot
+    /// be evaluated (a cell that is not a number, no values on both sides) exits 2.
     #[arg(long, value_name = "GATES")]
     pub fail_on: Option<String>,
     #[arg(long, value_enum, default_value_t = CompareFormat::Table)]

@@ -440,3 +440,344 @@ fn every_format_is_byte_identical_to_its_golden_file() {
         assert_eq!(got, want, "{} differs", path.display());
     }
 }
+
+/// Writes a hand-made run `dir/name` with the fixtures' real header: one row per
+/// (threads, tps, p95), repetitions numbered per threads, everything else as in the first
+/// baseline row. Returns the run directory.
+fn write_run(dir: &std::path::Path, name: &str, rows: &[(u32, &str, &str)]) -> std::path::PathBuf {
+    let src = std::fs::read_to_string(format!("{FX}/baseline/results.csv")).unwrap();
+    let mut lines = src.lines();
+    let header = lines.next().unwrap();
+    let template: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let cols: Vec<&str> = header.split(',').collect();
+    let at = |c: &str| cols.iter().position(|h| *h == c).unwrap();
+    let mut text = format!("{header}\n");
+    let mut reps = std::collections::BTreeMap::<u32, u32>::new();
+    for (i, (threads, tps, p95)) in rows.iter().enumerate() {
+        let rep = reps.entry(*threads).or_default();
+        *rep += 1;
+        let mut cells: Vec<String> = template.iter().map(|c| c.to_string()).collect();
+        cells[at("step")] = (i + 1).to_string();
+        cells[at("threads")] = threads.to_string();
+        cells[at("repetition")] = rep.to_string();
+        cells[at("tps")] = tps.to_string();
+        cells[at("lat_p95")] = p95.to_string();
+        text.push_str(&cells.join(","));
+        text.push('\n');
+    }
+    let run = dir.join(name);
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("results.csv"), text).unwrap();
+    run
+}
+
+/// Six repetitions around `tps` (spread ±`spread`) with p95 around `p95`.
+fn reps(tps: f64, spread: f64, p95: f64) -> Vec<(u32, String, String)> {
+    [-1.0, 0.6, -0.4, 1.0, -0.6, 0.4]
+        .iter()
+        .map(|k| {
+            (
+                32,
+                format!("{}", tps + k * spread),
+                format!("{}", p95 + k * p95 / 100.0),
+            )
+        })
+        .collect()
+}
+
+fn as_rows(v: &[(u32, String, String)]) -> Vec<(u32, &str, &str)> {
+    v.iter()
+        .map(|(t, a, b)| (*t, a.as_str(), b.as_str()))
+        .collect()
+}
+
+/// Issue #13, defect 6: a metric cell that is not a number used to be skipped (`abc`) or taken
+/// as a sample (`NaN`, `inf`: "one sample per side", n = 6) and the gate passed with exit 0.
+#[test]
+fn issue_13_a_gate_that_cannot_evaluate_fails_naming_run_row_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write_run(dir.path(), "base", &as_rows(&reps(1000.0, 10.0, 30.0)));
+    for bad in ["abc", "NaN", "inf", "-inf"] {
+        let mut rows = reps(1000.0, 10.0, 30.0);
+        rows[2].1 = bad.to_string(); // step 3, on line 4 of the file
+        let other = write_run(dir.path(), &format!("other-{bad}"), &as_rows(&rows));
+        let (code, out, err) = compare(&[
+            base.to_str().unwrap(),
+            other.to_str().unwrap(),
+            "--fail-on",
+            "tps:-5%",
+        ]);
+        assert_eq!(code, 2, "{bad}: {out}{err}");
+        let file = other.join("results.csv");
+        assert!(
+            err.contains(&format!(
+                "{}: line 4 (step 3), column tps: `{bad}` is not a finite number: the gate tps:-5% cannot be evaluated",
+                file.display()
+            )),
+            "{bad}: {err}"
+        );
+        // Without a gate on tps the cell is left out, loudly, and never counted as a sample.
+        let (code, out, err) = compare(&[
+            base.to_str().unwrap(),
+            other.to_str().unwrap(),
+            "--fail-on",
+            "p95:+10%",
+        ]);
+        assert_eq!(code, 0, "{bad}: {out}{err}");
+        assert!(
+            out.contains(&format!(
+                "warning: {}: line 4 (step 3), column tps: `{bad}` is not a finite number: left out of the comparison",
+                file.display()
+            )),
+            "{bad}: {out}"
+        );
+        let tps = line(
+            &out,
+            "variant=default workload=oltp_read_write threads=32",
+            "tps",
+        );
+        assert!(
+            tps.contains("n=6") && tps.contains("n=5") && !tps.contains("NaN"),
+            "{bad}: {tps}"
+        );
+        assert!(!out.contains("one sample per side"), "{out}");
+    }
+    // The same mechanism for every metric and for --by: a bad p95 in one variant.
+    let mut rows = reps(1000.0, 10.0, 30.0);
+    rows[5].2 = "NaN".into();
+    let run = write_run(dir.path(), "p95", &as_rows(&rows));
+    let (code, _, err) = compare(&[
+        base.to_str().unwrap(),
+        run.to_str().unwrap(),
+        "--fail-on",
+        "tps:-5%,p95:+10%",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("line 7 (step 6), column lat_p95: `NaN`") && err.contains("p95:+10%"),
+        "{err}"
+    );
+    let variants = dir.path().join("variants");
+    std::fs::create_dir_all(&variants).unwrap();
+    let text = std::fs::read_to_string(format!("{FX}/variants/results.csv")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let tps_at = lines[0].split(',').position(|c| c == "tps").unwrap();
+    let mut cells: Vec<&str> = lines[9].split(',').collect();
+    cells[tps_at] = "oops";
+    lines[9] = cells.join(",");
+    std::fs::write(variants.join("results.csv"), lines.join("\n") + "\n").unwrap();
+    let (code, _, err) = compare(&[
+        variants.to_str().unwrap(),
+        "--by",
+        "variant",
+        "--fail-on",
+        "tps:-5%",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("line 10 (step ") && err.contains("column tps: `oops`"),
+        "{err}"
+    );
+}
+
+/// A gate fails only on a significant difference: the same 10 % drop of the medians fails
+/// `tps:-10%` when the repetitions agree, and passes when the noise is larger than the drop.
+#[test]
+fn a_gate_needs_significance() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write_run(dir.path(), "base", &as_rows(&reps(1000.0, 5.0, 30.0)));
+    let steady = write_run(dir.path(), "steady", &as_rows(&reps(900.0, 5.0, 30.0)));
+    let noisy = write_run(dir.path(), "noisy", &as_rows(&reps(900.0, 400.0, 30.0)));
+    let key = "variant=default workload=oltp_read_write threads=32";
+    let (code, out, err) = compare(&[
+        base.to_str().unwrap(),
+        steady.to_str().unwrap(),
+        "--fail-on",
+        "tps:-5%",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("tps:-5% crossed (-10.0%, significant)"),
+        "{err}"
+    );
+    let (code, out, err) = compare(&[
+        base.to_str().unwrap(),
+        noisy.to_str().unwrap(),
+        "--fail-on",
+        "tps:-5%",
+    ]);
+    assert_eq!(code, 0, "noise alone never fails a gate: {out}{err}");
+    let tps = line(&out, key, "tps");
+    assert!(tps.contains("-10.0%") && tps.ends_with('~'), "{tps}");
+    assert!(!err.contains("gate failed"), "{err}");
+}
+
+/// A latency gate fires on a significant rise of p95 (higher is worse) and never on a drop.
+#[test]
+fn a_latency_gate_fires_on_a_rise() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write_run(dir.path(), "base", &as_rows(&reps(1000.0, 5.0, 30.0)));
+    let slower = write_run(dir.path(), "slower", &as_rows(&reps(1000.0, 5.0, 36.0)));
+    let (code, out, err) = compare(&[
+        base.to_str().unwrap(),
+        slower.to_str().unwrap(),
+        "--fail-on",
+        "p95:+10%",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("p95:+10% crossed (+20.0%, significant)"),
+        "{err}"
+    );
+    let p95 = line(
+        &out,
+        "variant=default workload=oltp_read_write threads=32",
+        "p95",
+    );
+    assert!(p95.contains("worse FAIL p95:+10% crossed"), "{p95}");
+    // Not crossed (a 20 % rise is below +25 %), and the other way round a drop is better.
+    for (a, b, gate) in [(&base, &slower, "p95:+25%"), (&slower, &base, "p95:+10%")] {
+        let (code, out, err) =
+            compare(&[a.to_str().unwrap(), b.to_str().unwrap(), "--fail-on", gate]);
+        assert_eq!(code, 0, "{gate}: {out}{err}");
+    }
+}
+
+/// Issue #13, defect 5: `sbsuite runs` panicked ("no entry found for key") on a results.csv
+/// whose last row lost its last field (a crash or a full disk) and kept panicking for that
+/// directory. The run must still be listed, with every row counted.
+#[test]
+fn issue_13_runs_lists_a_run_whose_last_row_is_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(format!("{FX}/baseline/results.csv")).unwrap();
+    let body = text.trim_end_matches('\n');
+    let rows = body.lines().count() - 1;
+    for (name, cut) in [
+        // The last field gone (the row ends without its last comma and cell).
+        ("last-field", body.rsplit_once(',').unwrap().0.to_string()),
+        // Cut in the middle, before the status.
+        ("mid-row", body[..body.len() - 60].to_string()),
+        // A failed row cut inside its quoted error message.
+        (
+            "in-quotes",
+            format!(
+                "{},failed,\"prepare failed: a, b",
+                body.rsplitn(4, ',').last().unwrap()
+            ),
+        ),
+    ] {
+        let run = dir.path().join("results").join("cut").join(name);
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(run.join("results.csv"), &cut).unwrap();
+    }
+    // A failed row cut inside a multi-byte character of its error message: invalid UTF-8.
+    let mut bytes = body.rsplitn(4, ',').last().unwrap().as_bytes().to_vec();
+    bytes.extend_from_slice(",failed,prepare failed: \u{e9}".as_bytes());
+    bytes.push(0xc3);
+    let run = dir.path().join("results").join("cut").join("mid-char");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("results.csv"), bytes).unwrap();
+    let root = dir.path().join("results");
+    for format in ["text", "json"] {
+        let out = sbsuite()
+            .args([
+                "runs",
+                "--results-dir",
+                root.to_str().unwrap(),
+                "--format",
+                format,
+            ])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        if format == "text" {
+            for name in ["last-field", "mid-row", "in-quotes", "mid-char"] {
+                assert!(
+                    stdout
+                        .lines()
+                        .any(|l| l.split_whitespace().nth(1) == Some(name)),
+                    "{name} is listed: {stdout}"
+                );
+            }
+        } else {
+            let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            let runs = v.as_array().unwrap();
+            assert_eq!(runs.len(), 4, "{stdout}");
+            for r in runs {
+                assert_eq!(r["runs"], rows, "every row counted: {r}");
+            }
+        }
+    }
+    // compare reads through the same reader: no panic either, and the short row is no sample.
+    let (code, out, err) = compare(&[
+        &format!("{FX}/baseline"),
+        root.join("cut").join("mid-row").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Empties `column` in every row of `run`'s results.csv (a metric the workload does not have).
+fn blank(run: &std::path::Path, column: &str) {
+    let path = run.join("results.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let at = header.split(',').position(|c| c == column).unwrap();
+    let mut out = format!("{header}\n");
+    for l in lines {
+        let mut cells: Vec<&str> = l.split(',').collect();
+        cells[at] = "";
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// A gate with nothing to evaluate (no key on both sides, or its metric empty everywhere)
+/// fails loudly instead of passing; a metric that is zero on both sides (errors) is evaluated.
+#[test]
+fn issue_13_a_gate_with_nothing_to_compare_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write_run(dir.path(), "base", &as_rows(&reps(1000.0, 5.0, 30.0)));
+    let moved: Vec<_> = reps(500.0, 5.0, 30.0)
+        .into_iter()
+        .map(|(_, t, p)| (64, t, p))
+        .collect();
+    let elsewhere = write_run(dir.path(), "elsewhere", &as_rows(&moved));
+    let (code, out, err) = compare(&[
+        base.to_str().unwrap(),
+        elsewhere.to_str().unwrap(),
+        "--fail-on",
+        "tps:-5%",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("the gate tps:-5% cannot be evaluated: no key has tps values in both"),
+        "{err}"
+    );
+    let other = write_run(dir.path(), "other", &as_rows(&reps(1000.0, 5.0, 30.0)));
+    for run in [&base, &other] {
+        blank(run, "qps");
+    }
+    let (code, out, err) = compare(&[
+        base.to_str().unwrap(),
+        other.to_str().unwrap(),
+        "--fail-on",
+        "tps:-5%,qps:-5%",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("gate qps:-5% cannot be evaluated"), "{err}");
+    let (code, out, err) = compare(&[
+        base.to_str().unwrap(),
+        other.to_str().unwrap(),
+        "--fail-on",
+        "tps:-5%,errors:+10%",
+    ]);
+    assert_eq!(code, 0, "no errors on either side is a pass: {out}{err}");
+}

@@ -265,15 +265,6 @@ fn bad_input_exits_2_naming_the_option_or_test() {
 }
 
 #[test]
-fn workloads_without_an_engine_are_refused_clearly() {
-    if sbsuite::engine::engine_for("oltp_read_only").is_some() {
-        return;
-    }
-    let e = bad("oltp_read_only.lua --mysql-host=127.0.0.1 run");
-    assert!(e.contains("has no engine in this build"), "{e}");
-}
-
-#[test]
 fn help_lists_options_in_sysbench_layout() {
     let out = sbsuite()
         .args(["sysbench", "cpu", "help"])

@@ -295,13 +295,14 @@ fn wrong_password_fails_clearly_without_leaking_it() {
     let all = format!("{stdout}{stderr}");
     assert!(all.contains("Access denied"), "{all}");
     assert!(!all.contains(secret), "the password leaked: {all}");
-    if results_dir.exists() {
-        assert!(!all_files_text(&results_dir).contains(secret));
-        for r in results(&results_dir) {
-            assert_ne!(r["status"], "ok", "{r:?}");
-            assert_eq!(r["tps"], "", "no measurements in a failed row: {r:?}");
-        }
-    }
+    // The run directory is written (so the failure is on record) and never holds the secret.
+    assert!(!all_files_text(&results_dir).contains(secret));
+    let rows = results(&results_dir);
+    assert_eq!(rows.len(), 1, "the one run step is recorded: {rows:?}");
+    let r = &rows[0];
+    assert_eq!(r["status"], "failed", "{r:?}");
+    assert!(r["error"].contains("1045"), "{r:?}");
+    assert_eq!(r["tps"], "", "no measurements in a failed row: {r:?}");
 }
 
 #[test]
@@ -653,7 +654,8 @@ fn unreachable_host_fails_clearly_with_no_row() {
     assert!(text.contains("cannot connect to 127.0.0.1:1"), "{text}");
     // The prepare step failed, so its run is recorded as failed (not as a measurement).
     let rows = results(&dir.path().join("r"));
-    assert!(rows.iter().all(|r| r["status"] == "failed"), "{rows:?}");
+    assert_eq!(rows.len(), 1, "the one run step is recorded: {rows:?}");
+    assert_eq!(rows[0]["status"], "failed", "{rows:?}");
 }
 
 #[test]

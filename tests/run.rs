@@ -257,29 +257,94 @@ fn ctrl_c_keeps_finished_rows_and_marks_the_current_step() {
     assert!(seconds < 1.9, "step 2 stopped early, ran {seconds}s");
 }
 
+/// The first Ctrl-C stops the step but lets the cleanup phase finish (here an `after_suite`
+/// hook that takes 20 s); a second Ctrl-C during that cleanup exits at once with 130 and says
+/// so. Ignoring the second signal would keep the process for the whole hook and fail the bound.
 #[test]
 fn second_ctrl_c_exits_at_once() {
+    use std::io::Read;
+
     let dir = tempfile::tempdir().unwrap();
-    let results = format!("--results-dir={}", dir.path().display());
-    let args = [
-        "run",
-        "suites/quickstart.toml",
-        "--set",
-        "time=60",
-        "--progress",
-        "off",
-        &results,
-    ];
-    let (mut child, _) = common::spawn_until_started(&args);
+    let marker = dir.path().join("cleanup-started");
+    let suite = dir.path().join("ctrlc.toml");
+    std::fs::write(
+        &suite,
+        format!(
+            "[suite]\nname = \"ctrlc\"\n\n[defaults]\nworkload = \"cpu\"\ntime = 60\n\n\
+             [matrix]\nthreads = [1]\n\n[hooks]\ntimeout = 120\n\
+             after_suite = \"touch {} && sleep 20\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let stderr_path = dir.path().join("stderr.txt");
+    let mut child = StdCommand::cargo_bin("sbsuite")
+        .unwrap()
+        .arg("run")
+        .arg(&suite)
+        .args(["--progress", "off", "--results-dir"])
+        .arg(dir.path().join("results"))
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.as_mut().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("Threads started!") {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "sbsuite ended early");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    // Waits up to `limit` for the child to end.
+    let wait = |child: &mut std::process::Child, limit: Duration| {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if let Some(status) = child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    };
+    common::interrupt(child.id());
+    // The step stops and the cleanup (the hook) starts: the process is busy for 20 s.
+    let start = Instant::now();
+    while !marker.exists() {
+        if start.elapsed() > Duration::from_secs(30) || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            panic!(
+                "the first Ctrl-C must stop the step gracefully and still run after_suite: {}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the first Ctrl-C lets the cleanup run"
+    );
     let start = Instant::now();
     common::interrupt(child.id());
-    common::interrupt(child.id());
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    let status = wait(&mut child, Duration::from_secs(10));
+    let elapsed = start.elapsed();
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap();
+    let status = status.unwrap_or_else(|| {
+        panic!("the second Ctrl-C was ignored: still running after {elapsed:?}\n{stderr}")
+    });
+    assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(
-        start.elapsed() < Duration::from_secs(5),
-        "took {:?}",
-        start.elapsed()
+        elapsed < Duration::from_secs(10),
+        "took {elapsed:?}: {stderr}"
+    );
+    assert!(
+        stderr.contains("interrupt: the current step stops")
+            && stderr.contains("second interrupt: exiting now"),
+        "{stderr}"
     );
 }
 

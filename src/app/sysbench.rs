@@ -21,7 +21,6 @@ pub(super) fn sysbench(raw: &[String]) -> Exit {
             SysbenchError::Config(e) => fail_config(e),
             e @ (SysbenchError::Signal(_) | SysbenchError::Run(_)) => fail(Exit::Failed, e),
             e @ (SysbenchError::Args(_)
-            | SysbenchError::NoEngine { .. }
             | SysbenchError::Target(_)
             | SysbenchError::ResultsNeedRun(_)
             | SysbenchError::Convert(_)) => fail(Exit::BadInput, e),

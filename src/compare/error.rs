@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::results::load::LoadError;
+use crate::results::load::{BadCell, LoadError};
 
 use super::METRICS;
 
@@ -44,6 +44,29 @@ pub enum CompareError {
         by: String,
         value: String,
         path: PathBuf,
+    },
+    /// A gate whose metric has a cell that is not a number: it cannot be evaluated, and
+    /// passing it silently would let a broken run through CI.
+    #[error(
+        "{}: {cell}: the gate {gate} cannot be evaluated: fix or delete that row, or leave {metric} out of --fail-on",
+        path.display()
+    )]
+    GateCannotEvaluate {
+        path: PathBuf,
+        cell: BadCell,
+        gate: String,
+        metric: &'static str,
+    },
+    /// A gate whose metric no matched key has on both sides: nothing to evaluate, which must
+    /// not read as a pass.
+    #[error(
+        "the gate {gate} cannot be evaluated: no key has {metric} values in both {base} and {other} (compare runs with matrix keys in common, or leave {metric} out of --fail-on)"
+    )]
+    GateHasNothing {
+        gate: String,
+        metric: &'static str,
+        base: String,
+        other: String,
     },
     #[error("--by compares the groups inside ONE run: give one run")]
     ByNeedsOneRun,

@@ -3,7 +3,9 @@
 //!
 //! A gate fails only on a difference that counts: significant at [`ALPHA`] when there is a
 //! test, or the raw delta when each side has a single sample (no test is possible then; the
-//! failure text says which), so noise never fails a build.
+//! failure text says which), so noise never fails a build. A gate that cannot be evaluated at
+//! all (a metric cell that is not a number, or no values to compare) is refused by
+//! [`super::compare`] before any line is checked here, so it never reads as a pass.
 
 use super::error::GateError;
 use super::stats::ALPHA;
@@ -14,6 +16,13 @@ use super::{Comparison, METRICS, key_text};
 pub struct Gate {
     pub metric: &'static str,
     pub percent: f64,
+}
+
+impl std::fmt::Display for Gate {
+    /// As written on the command line: `tps:-5%`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{:+}%", self.metric, self.percent)
+    }
 }
 
 /// Parses `--fail-on` (`tps:-5%,p95:+10%`).
@@ -44,8 +53,8 @@ pub fn parse_gates(text: &str) -> Result<Vec<Gate>, GateError> {
     Ok(out)
 }
 
-/// The failure text of the last of `gates` on `metric` that a line with `delta` (in %) and
-/// `p` crosses, if any.
+/// The failure text of the last of `gates` on `metric` that a line with `delta` (in %; ±∞ for a
+/// change from a zero baseline) and `p` crosses, if any.
 pub(super) fn check(
     gates: &[Gate],
     metric: &str,
@@ -65,10 +74,13 @@ pub(super) fn check(
             None => true, // one sample a side: the raw delta decides (said in the output)
         };
         if crossed && counts {
+            let by = if d.is_finite() {
+                format!("{d:+.1}%")
+            } else {
+                "from 0".to_string()
+            };
             failed = Some(format!(
-                "{}:{:+}% crossed ({d:+.1}%{})",
-                g.metric,
-                g.percent,
+                "{g} crossed ({by}{})",
                 if p.is_none() {
                     ", raw delta of single samples"
                 } else {

@@ -31,14 +31,10 @@ fn side(rows: &[&Row], key_cols: &[String]) -> (Side, Vec<Vec<(String, String)>>
         if r.cell("status") != Some("ok") {
             continue;
         }
+        // Bad cells (`NaN`, `abc`) are never samples: `compare` refused them before when a
+        // gate watches the metric, or said in a note that they are left out.
         for m in METRICS {
-            let cell = r.cell(m.column).filter(|v| !v.is_empty()).or_else(|| {
-                (m.name == "tps")
-                    .then(|| r.cell("eps"))
-                    .flatten()
-                    .filter(|v| !v.is_empty())
-            });
-            if let Some(v) = cell.and_then(|v| v.parse::<f64>().ok()) {
+            if let Ok(Some(v)) = m.read(r) {
                 entry.entry(m.name).or_default().push(v);
             }
         }
@@ -60,6 +56,7 @@ pub fn compare_sides(
     let mut lines = Vec::new();
     let mut ratios: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
     let mut few = false;
+    let mut measured = BTreeSet::new();
     let mut seen = BTreeSet::new();
     for key in base_order.iter().chain(other_order.iter()) {
         if !seen.insert(key.clone()) {
@@ -74,6 +71,9 @@ pub fn compare_sides(
             if bs.is_none() && os.is_none() {
                 continue;
             }
+            if bs.is_some() && os.is_some() {
+                measured.insert(m.name);
+            }
             // errors: only worth a line when some side had any.
             if m.name == "errors"
                 && bs.as_ref().is_none_or(|s| s.mean == 0.0)
@@ -81,12 +81,18 @@ pub fn compare_sides(
             {
                 continue;
             }
-            let delta = match (&bs, &os) {
+            // The change in % of the baseline, for the verdict and the gates. From a zero
+            // median (errors 0 → 50) it is infinite in its direction, not "no difference":
+            // otherwise `errors:+10%` could never fire on a baseline without errors. Only a
+            // finite change is shown as the delta.
+            let change = match (&bs, &os) {
                 (Some(b), Some(o)) if b.median != 0.0 => {
                     Some((o.median - b.median) / b.median * 100.0)
                 }
+                (Some(_), Some(o)) if o.median != 0.0 => Some(o.median.signum() * f64::INFINITY),
                 _ => None,
             };
+            let delta = change.filter(|d| d.is_finite());
             if let (Some(b), Some(o)) = (&bs, &os) {
                 if b.n < 6 || o.n < 6 {
                     few = true;
@@ -99,7 +105,7 @@ pub fn compare_sides(
                 (Some(b), Some(o)) => stats::welch_p(b, o),
                 _ => None,
             };
-            let verdict = match (p, delta) {
+            let verdict = match (p, change) {
                 (_, None) => "n/a".to_string(),
                 (None, Some(_)) => "n/a".to_string(),
                 (Some(p), Some(d)) if p < ALPHA && d != 0.0 => if (d > 0.0) == m.higher_is_better {
@@ -118,7 +124,7 @@ pub fn compare_sides(
                 delta_pct: delta,
                 p_value: p,
                 verdict,
-                gate_failed: gates::check(gates, m.name, delta, p),
+                gate_failed: gates::check(gates, m.name, change, p),
             });
         }
     }
@@ -144,6 +150,11 @@ pub fn compare_sides(
             .collect(),
         notes: Vec::new(),
         few_samples: few,
+        measured: METRICS
+            .iter()
+            .map(|m| m.name)
+            .filter(|m| measured.contains(m))
+            .collect(),
     }
 }
 
@@ -236,6 +247,46 @@ mod tests {
         assert_eq!(tps.verdict, "worse");
         assert!(tps.gate_failed.as_deref().unwrap().contains("significant"));
         assert!((back.geomean.iter().find(|g| g.0 == "tps").unwrap().1 + 12.46).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_rise_from_zero_is_worse_and_crosses_a_gate() {
+        let rows = |errors: &[&str]| -> Vec<Row> {
+            errors
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    Row::from_pairs(&[
+                        ("workload", "oltp_read_write"),
+                        ("threads", "8"),
+                        ("repetition", &(i + 1).to_string()),
+                        ("errors", e),
+                        ("status", "ok"),
+                    ])
+                })
+                .collect()
+        };
+        let none = rows(&["0", "0", "0"]);
+        let some = rows(&["48", "50", "52"]);
+        let gates = parse_gates("errors:+10%").unwrap();
+        let (none, some): (Vec<&Row>, Vec<&Row>) = (none.iter().collect(), some.iter().collect());
+        let c = compare_sides("a", "b", &none, &some, &keys(), &gates);
+        let errors = c.lines.iter().find(|l| l.metric == "errors").unwrap();
+        assert_eq!(errors.delta_pct, None, "no finite percentage from 0");
+        assert_eq!(errors.verdict, "worse");
+        assert_eq!(
+            errors.gate_failed.as_deref(),
+            Some("errors:+10% crossed (from 0, significant)")
+        );
+        assert_eq!(c.measured, ["errors"]);
+        // Back to zero: better, and a rise gate does not fire.
+        let c = compare_sides("b", "a", &some, &none, &keys(), &gates);
+        let errors = c.lines.iter().find(|l| l.metric == "errors").unwrap();
+        assert_eq!(
+            (errors.delta_pct, errors.verdict.as_str()),
+            (Some(-100.0), "better")
+        );
+        assert_eq!(errors.gate_failed, None);
     }
 
     #[test]

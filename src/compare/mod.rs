@@ -15,6 +15,13 @@
 //! - Per metric: medians, a 95 % CI per side, delta in % of the baseline, and Welch's t-test
 //!   ([`stats`]); with one sample a side there is no verdict, only the raw delta, and gates
 //!   say so.
+//! - A metric cell that is not a number (`abc`, `NaN`, `inf`: a hand-edited or foreign file)
+//!   is never a sample. Each run is checked once before comparing (`check_cells`, reading
+//!   cells through [`Metric::read`] like the comparison does): under a gate on that metric the
+//!   comparison is refused, naming the file, line, step and column, since a gate that cannot
+//!   evaluate must not pass; otherwise the cell is left out with a warning in the notes. For
+//!   the same reason a gate whose metric no matched key has on both sides (disjoint keys, an
+//!   empty column) is an error, not a pass.
 //! - Output goes through one exporter per format ([`export`]: table, markdown, csv, json),
 //!   which only read the [`Comparison`]s. Printing them and the failed gates, and the exit
 //!   code, belong to the binary's edge (`app/compare.rs`).
@@ -30,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::results::load::{self, Parts, Run};
+use crate::results::load::{self, BadCell, Parts, Row, Run};
 
 pub use self::error::{CompareError, GateError};
 pub use self::export::{Exporter, Format, render};
@@ -46,6 +53,18 @@ pub struct Metric {
     /// The results.csv column (`tps` falls back to `eps` for workloads without SQL).
     pub column: &'static str,
     pub higher_is_better: bool,
+}
+
+impl Metric {
+    /// This metric's sample in `row`: its column, or `eps` for `tps` when the tps cell is empty
+    /// (workloads without SQL); `Ok(None)` when not measured. The one place a metric cell is
+    /// read, so the comparison and the check of bad cells (`check_cells`) agree.
+    pub fn read(&self, row: &Row) -> Result<Option<f64>, BadCell> {
+        match row.number(self.column)? {
+            None if self.name == "tps" => row.number("eps"),
+            v => Ok(v),
+        }
+    }
 }
 
 pub const METRICS: &[Metric] = &[
@@ -128,6 +147,10 @@ pub struct Comparison {
     /// Differences above the table: suite lines and server variables.
     pub notes: Vec<String>,
     pub few_samples: bool,
+    /// The metrics with samples on both sides of at least one matched key: a gate on any other
+    /// metric has nothing to evaluate ([`CompareError::GateHasNothing`]).
+    #[serde(skip)]
+    pub measured: Vec<&'static str>,
 }
 
 /// A matrix key as `column=value …` (empty cells left out).
@@ -144,6 +167,33 @@ fn load_run(path: &Path) -> Result<Run, CompareError> {
     Ok(load::load(path, Parts::Results)?)
 }
 
+/// The metric cells of `run`'s `ok` rows that are not numbers (`abc`, `NaN`, `inf`), checked
+/// once per run before anything is compared, so no metric and no gate needs a case of its own.
+/// A bad cell in a metric that a gate watches fails the comparison
+/// ([`CompareError::GateCannotEvaluate`]): the gate would otherwise pass on what it never
+/// saw. Any other bad cell is left out of the comparison and said in a note (returned).
+fn check_cells(run: &Run, gates: &[Gate]) -> Result<Vec<String>, CompareError> {
+    let mut notes = Vec::new();
+    for row in run.rows.iter().filter(|r| r.cell("status") == Some("ok")) {
+        for m in METRICS {
+            let Err(cell) = m.read(row) else { continue };
+            if let Some(gate) = gates.iter().find(|g| g.metric == m.name) {
+                return Err(CompareError::GateCannotEvaluate {
+                    path: run.results_file(),
+                    cell,
+                    gate: gate.to_string(),
+                    metric: m.name,
+                });
+            }
+            notes.push(format!(
+                "warning: {}: {cell}: left out of the comparison",
+                run.results_file().display()
+            ));
+        }
+    }
+    Ok(notes)
+}
+
 /// What `sbsuite compare` was asked.
 pub struct Request {
     pub runs: Vec<PathBuf>,
@@ -151,20 +201,35 @@ pub struct Request {
     pub gates: Vec<Gate>,
 }
 
-/// Runs the comparisons of a request.
+/// Runs the comparisons of a request. A gate that cannot be evaluated is an error, never a
+/// pass: a bad cell in its metric (`check_cells`) or no key with its metric on both sides
+/// (disjoint keys, a column that is empty everywhere).
 pub fn compare(req: &Request) -> Result<Vec<Comparison>, CompareError> {
-    match (req.runs.as_slice(), &req.by) {
-        ([a, b], None) => two_runs(a, b, &req.gates).map(|c| vec![c]),
-        ([one], Some(by)) => by_column(one, by, &req.gates),
-        (_, Some(_)) => Err(CompareError::ByNeedsOneRun),
-        _ => Err(CompareError::Usage),
+    let cs = match (req.runs.as_slice(), &req.by) {
+        ([a, b], None) => vec![two_runs(a, b, &req.gates)?],
+        ([one], Some(by)) => by_column(one, by, &req.gates)?,
+        (_, Some(_)) => return Err(CompareError::ByNeedsOneRun),
+        _ => return Err(CompareError::Usage),
+    };
+    for c in &cs {
+        if let Some(g) = req.gates.iter().find(|g| !c.measured.contains(&g.metric)) {
+            return Err(CompareError::GateHasNothing {
+                gate: g.to_string(),
+                metric: g.metric,
+                base: c.base.clone(),
+                other: c.other.clone(),
+            });
+        }
     }
+    Ok(cs)
 }
 
 /// Run `a` as the baseline against run `b`, with what changed in the suite and the servers.
 fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareError> {
     let ra = load_run(a)?;
     let rb = load_run(b)?;
+    let mut bad = check_cells(&ra, gates)?;
+    bad.extend(check_cells(&rb, gates)?);
     if ra.key_columns() != rb.key_columns() {
         return Err(CompareError::DifferentKeys {
             base: ra.key_columns().to_vec(),
@@ -181,6 +246,7 @@ fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareErr
         ra.key_columns(),
         gates,
     );
+    c.notes = bad;
     if let (Some(sa), Some(sb)) = (&ra.suite_text, &rb.suite_text) {
         let d = setup::line_diff(sa, sb);
         if !d.is_empty() {
@@ -204,6 +270,7 @@ fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareErr
 /// The first value of column `by` in run `path` as the baseline against each other value.
 fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, CompareError> {
     let r = load_run(path)?;
+    let bad = check_cells(&r, gates)?;
     if !r.header.iter().any(|h| h == by) {
         return Err(CompareError::NoSuchColumn {
             by: by.to_string(),
@@ -247,6 +314,7 @@ fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, C
             &keys,
             gates,
         );
+        c.notes.clone_from(&bad);
         if by == "variant"
             && let (Some(a), Some(b)) = (r.servers.get(*first), r.servers.get(*v))
         {

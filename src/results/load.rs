@@ -94,6 +94,20 @@ pub enum LoadError {
 #[derive(Clone, Debug, Default)]
 pub struct Row {
     cells: HashMap<String, String>,
+    /// The row's line in its file (the header is line 1; 0 for a row not read from a file).
+    line: u64,
+}
+
+/// A cell that should hold a number but holds something else (`abc`, `NaN`, `inf`): a row
+/// edited by hand or written by something other than sbsuite. Read through [`Row::number`], the
+/// one definition of a numeric cell, so every consumer sees the same cells as bad.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("line {line} (step {step}), column {column}: `{value}` is not a finite number")]
+pub struct BadCell {
+    pub line: u64,
+    pub step: String,
+    pub column: String,
+    pub value: String,
 }
 
 impl Row {
@@ -104,6 +118,7 @@ impl Row {
                 .iter()
                 .map(|(c, v)| (c.to_string(), v.to_string()))
                 .collect(),
+            line: 0,
         }
     }
 
@@ -117,12 +132,29 @@ impl Row {
         self.cells.get(column).map(String::as_str)
     }
 
-    /// The cell as a finite number; empty cells and non-numbers are `None`.
+    /// The cell as a finite number, `Ok(None)` when it is empty or missing (not measured), and
+    /// a [`BadCell`] naming the line, step and column when it is anything else — `NaN` and
+    /// `inf` included, which Rust's float parser would accept.
+    pub fn number(&self, column: &str) -> Result<Option<f64>, BadCell> {
+        let text = self.get(column).trim();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        match text.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(Some(v)),
+            _ => Err(BadCell {
+                line: self.line,
+                step: self.get("step").to_string(),
+                column: column.to_string(),
+                value: self.get(column).to_string(),
+            }),
+        }
+    }
+
+    /// The cell as a finite number; empty cells and bad cells are `None` (for consumers that
+    /// draw what they can, such as charts).
     pub fn num(&self, column: &str) -> Option<f64> {
-        self.get(column)
-            .parse()
-            .ok()
-            .filter(|v: &f64| v.is_finite())
+        self.number(column).ok().flatten()
     }
 }
 
@@ -172,6 +204,15 @@ impl Run {
 
     fn column(&self, name: &str) -> Option<usize> {
         self.header.iter().position(|h| h == name)
+    }
+
+    /// The results.csv read: the path as given, or its `results.csv` when a directory was given.
+    pub fn results_file(&self) -> PathBuf {
+        if self.path.is_dir() {
+            self.path.join(RESULTS_FILE)
+        } else {
+            self.path.clone()
+        }
     }
 }
 
@@ -264,22 +305,23 @@ fn read_csv(path: &Path) -> Result<(Vec<String>, Vec<Row>), LoadError> {
             path: path.to_path_buf(),
             source,
         })?;
+    // Bytes, not strings: a row cut inside a multi-byte character (a crash or a full disk
+    // while writing a non-ASCII error message) must not make the whole run unreadable, so an
+    // invalid sequence reads as U+FFFD instead of failing the file.
+    let text = |field: &[u8]| String::from_utf8_lossy(field).into_owned();
     let header: Vec<String> = reader
-        .headers()
+        .byte_headers()
         .map_err(err)?
         .iter()
-        .map(str::to_string)
+        .map(text)
         .collect();
     let mut rows = Vec::new();
-    for rec in reader.records() {
+    for rec in reader.byte_records() {
         let rec = rec.map_err(err)?;
         // A row a crash cut short has fewer cells: the ones it has are still read.
-        let cells = header
-            .iter()
-            .cloned()
-            .zip(rec.iter().map(str::to_string))
-            .collect();
-        rows.push(Row { cells });
+        let cells = header.iter().cloned().zip(rec.iter().map(text)).collect();
+        let line = rec.position().map_or(0, ::csv::Position::line);
+        rows.push(Row { cells, line });
     }
     Ok((header, rows))
 }
@@ -429,6 +471,44 @@ mod tests {
         let full = load(&dir.join(RESULTS_FILE), Parts::WithIntervals).unwrap();
         assert_eq!(full.intervals.len(), 1);
         assert_eq!(full.dir, dir);
+    }
+
+    #[test]
+    fn a_numeric_cell_is_finite_or_empty_and_anything_else_names_its_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(RESULTS_FILE);
+        std::fs::write(
+            &path,
+            "step,name,variant,workload,threads,repetition,tps,status\n\
+             1,a,v,cpu,1,1,10.5,ok\n\
+             2,b,v,cpu,1,2,,ok\n\
+             3,c,v,cpu,1,3,NaN,ok\n\
+             4,d,v,cpu,1,4, inf ,ok\n\
+             5,e,v,cpu,1,5,abc,ok\n",
+        )
+        .unwrap();
+        let run = load(&path, Parts::Results).unwrap();
+        assert_eq!(run.rows[0].number("tps"), Ok(Some(10.5)));
+        assert_eq!(run.rows[1].number("tps"), Ok(None), "empty: not measured");
+        assert_eq!(
+            run.rows[1].number("nope"),
+            Ok(None),
+            "missing: not measured"
+        );
+        for (row, value) in [(2, "NaN"), (3, " inf "), (4, "abc")] {
+            let bad = run.rows[row].number("tps").unwrap_err();
+            assert_eq!(
+                bad,
+                BadCell {
+                    line: row as u64 + 2,
+                    step: (row + 1).to_string(),
+                    column: "tps".into(),
+                    value: value.into(),
+                }
+            );
+            assert_eq!(run.rows[row].num("tps"), None);
+        }
+        assert_eq!(run.results_file(), path);
     }
 
     #[test]
