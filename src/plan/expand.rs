@@ -1,6 +1,16 @@
 //! Matrix expansion (cells) and plan building (steps).
 //!
 //! Pure functions of a validated [`Suite`], unit- and property-tested on their own.
+//!
+//! Linear in the number of cells: a suite sweeping threads 1..10000 over a few workloads has
+//! 100,000 cells, so every "is there an earlier equal one?" question (a repeated run, the
+//! dataset a run joins, an `include` cell already there) is answered through [`Seen`], a hash
+//! index whose hash agrees with the values' `==`, never by comparing against every earlier
+//! entry. Equality itself stays the one the plan always used (`==` of [`Value`]s and maps), so
+//! the plan is the same step for step.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use indexmap::IndexMap;
 
@@ -50,9 +60,17 @@ pub fn cells(m: &Matrix) -> Vec<Cell> {
         cell.sort_by_cached_key(|k, _| m.axes.iter().position(|a| &a.name == k));
     }
     out.retain(|cell| !m.exclude.iter().any(|ex| matches(cell, ex)));
-    for inc in &m.include {
-        if !out.iter().any(|c| c == inc) {
-            out.push(inc.clone());
+    if !m.include.is_empty() {
+        let mut seen = Seen::default();
+        for (i, c) in out.iter().enumerate() {
+            seen.insert(hash_map(c), i);
+        }
+        for inc in &m.include {
+            let hash = hash_map(inc);
+            if seen.find(hash, |i| &out[i] == inc).is_none() {
+                seen.insert(hash, out.len());
+                out.push(inc.clone());
+            }
         }
     }
     out
@@ -75,6 +93,50 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Positions of earlier entries by a hash that agrees with their `==` (equal entries hash
+/// alike): finding an earlier equal entry compares only against those with the same hash.
+#[derive(Default)]
+struct Seen(HashMap<u64, Vec<usize>>);
+
+impl Seen {
+    /// The first position (in insertion order) with `hash` that `equal` accepts.
+    fn find(&self, hash: u64, equal: impl Fn(usize) -> bool) -> Option<usize> {
+        self.0.get(&hash)?.iter().copied().find(|&i| equal(i))
+    }
+
+    fn insert(&mut self, hash: u64, position: usize) {
+        self.0.entry(hash).or_default().push(position);
+    }
+}
+
+/// Feeds `v` to `h` so that values equal by `==` hash alike (`Int(1)` and `Float(1.0)` are not
+/// equal and need not; `0.0 == -0.0` must, and NaN equals nothing, so any hash does).
+fn hash_value(v: &Value, h: &mut impl Hasher) {
+    match v {
+        Value::Bool(b) => (0u8, b).hash(h),
+        Value::Int(i) => (1u8, i).hash(h),
+        Value::Float(f) => (2u8, if *f == 0.0 { 0 } else { f.to_bits() }).hash(h),
+        Value::Str(s) => (3u8, s).hash(h),
+        Value::List(items) => {
+            (4u8, items.len()).hash(h);
+            for item in items {
+                hash_value(item, h);
+            }
+        }
+    }
+}
+
+/// A hash of a map that agrees with its `==`, which ignores the order of the entries (an
+/// [`IndexMap`] compares as a map): the entries' hashes are summed.
+fn hash_map(m: &IndexMap<String, Value>) -> u64 {
+    m.iter().fold(m.len() as u64, |sum, (k, v)| {
+        let mut h = DefaultHasher::new();
+        k.hash(&mut h);
+        hash_value(v, &mut h);
+        sum.wrapping_add(h.finish())
+    })
+}
+
 /// A run before numbering: its cell, workload and resolved options.
 struct Run {
     cell: Cell,
@@ -85,17 +147,21 @@ struct Run {
 /// Builds the ordered plan: variant → dataset → prepare → runs (sweep × repeat) → cleanup.
 pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     let mut errors = Vec::new();
-    let mut runs = Vec::new();
+    let mut runs: Vec<Run> = Vec::new();
+    let mut seen_runs = Seen::default();
+    let mut defaults = CatalogDefaults::default();
     for mut cell in cells(&suite.matrix) {
-        match resolve(suite, &cell) {
+        match resolve(suite, &cell, &mut defaults) {
             Ok((spec, options)) => {
                 // An axis that does not apply to this workload (memory_oper for cpu) must not
                 // multiply its runs: drop it from the cell, and the cell if it is then a repeat.
                 cell.retain(|k, _| k == "workload" || spec.option(k).is_some());
-                if !runs
-                    .iter()
-                    .any(|r: &Run| r.spec.name == spec.name && r.options == options)
-                {
+                let mut h = DefaultHasher::new();
+                (spec.name, hash_map(&options.0)).hash(&mut h);
+                let hash = h.finish();
+                let equal = |i: usize| runs[i].spec.name == spec.name && runs[i].options == options;
+                if seen_runs.find(hash, equal).is_none() {
+                    seen_runs.insert(hash, runs.len());
                     runs.push(Run {
                         cell,
                         spec,
@@ -144,17 +210,34 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
 
     // Group runs by dataset, keeping first-appearance order.
     let mut datasets: Vec<(Option<Vec<Value>>, Vec<usize>)> = Vec::new();
+    // The datasets other runs may join, by key.
+    let mut joinable = Seen::default();
     for (i, run) in runs.iter().enumerate() {
         let key = dataset_key(run);
         let fresh = run.spec.data.fresh_per_run && key.is_some();
+        let mut h = DefaultHasher::new();
+        if let Some(values) = &key {
+            values.len().hash(&mut h);
+            for v in values {
+                hash_value(v, &mut h);
+            }
+        }
+        let hash = h.finish();
         // A fresh-per-run dataset is prepared by its own workload (oltp_insert with
         // auto_inc off prepares empty tables), so other runs never join one.
-        match datasets
-            .iter_mut()
-            .find(|(k, m)| !fresh && *k == key && !runs[m[0]].spec.data.fresh_per_run)
-        {
-            Some((_, members)) => members.push(i),
-            None => datasets.push((key, vec![i])),
+        let found = if fresh {
+            None
+        } else {
+            joinable.find(hash, |d| datasets[d].0 == key)
+        };
+        match found {
+            Some(d) => datasets[d].1.push(i),
+            None => {
+                if !run.spec.data.fresh_per_run {
+                    joinable.insert(hash, datasets.len());
+                }
+                datasets.push((key, vec![i]));
+            }
         }
     }
 
@@ -316,8 +399,25 @@ fn describe_target(t: &crate::db::Target, default: bool) -> String {
     }
 }
 
+/// Each workload's catalog defaults, made once per plan instead of once per cell: making a
+/// default parses its text, which was most of the time of planning a big matrix.
+#[derive(Default)]
+struct CatalogDefaults(HashMap<&'static str, Options>);
+
+impl CatalogDefaults {
+    fn of(&mut self, spec: &'static WorkloadSpec) -> &Options {
+        self.0
+            .entry(spec.name)
+            .or_insert_with(|| spec.resolve_options(|_| None))
+    }
+}
+
 /// The workload and every option of a cell, resolved: catalog default < [defaults] < cell.
-fn resolve(suite: &Suite, cell: &Cell) -> Result<(&'static WorkloadSpec, Options), ConfigError> {
+fn resolve(
+    suite: &Suite,
+    cell: &Cell,
+    defaults: &mut CatalogDefaults,
+) -> Result<(&'static WorkloadSpec, Options), ConfigError> {
     let (workload, path) = match (cell.get("workload"), suite.defaults.get("workload")) {
         (Some(w), _) => (w, vec![Seg::key("matrix"), Seg::key("workload")]),
         (None, Some(w)) => (w, vec![Seg::key("defaults"), Seg::key("workload")]),
@@ -330,8 +430,12 @@ fn resolve(suite: &Suite, cell: &Cell) -> Result<(&'static WorkloadSpec, Options
     let name = workload.as_str().unwrap_or_default();
     let spec = catalog::workload(name)
         .ok_or_else(|| suite.error(&path, format!("unknown workload `{name}`")))?;
-    let options =
-        spec.resolve_options(|name| cell.get(name).or_else(|| suite.defaults.get(name)).cloned());
+    let defaults = defaults.of(spec);
+    let options = spec.resolve_options(|name| {
+        (cell.get(name).or_else(|| suite.defaults.get(name)))
+            .or_else(|| defaults.get(name))
+            .cloned()
+    });
     if options.int("time") == 0 && options.int("events") == 0 && !spec.ends_by_itself(&options) {
         let which = if cell.contains_key("time") {
             "matrix"
