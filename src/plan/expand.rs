@@ -152,7 +152,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     let mut defaults = CatalogDefaults::default();
     for mut cell in cells(&suite.matrix) {
         match resolve(suite, &cell, &mut defaults) {
-            Ok((spec, options)) => {
+            Ok((spec, mut options)) => {
                 // An axis that does not apply to this workload (memory_oper for cpu) must not
                 // multiply its runs: drop it from the cell, and the cell if it is then a repeat.
                 cell.retain(|k, _| k == "workload" || spec.option(k).is_some());
@@ -162,6 +162,8 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                 let equal = |i: usize| runs[i].spec.name == spec.name && runs[i].options == options;
                 if seen_runs.find(hash, equal).is_none() {
                     seen_runs.insert(hash, runs.len());
+                    // Held until its last step is built: no growth slack.
+                    options.0.shrink_to_fit();
                     runs.push(Run {
                         cell,
                         spec,
@@ -270,11 +272,11 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
 
     let mut steps: Vec<Step> = Vec::new();
     let mut dataset_id = 0;
-    for variant in &variants {
+    for (v, variant) in variants.iter().enumerate() {
+        let last_variant = v + 1 == variants.len();
         for (key, members) in &datasets {
-            let first = &runs[members[0]];
             let has_data = key.is_some();
-            let fresh = first.spec.data.fresh_per_run;
+            let fresh = runs[members[0]].spec.data.fresh_per_run;
             // A fresh-per-run workload gets its own dataset for every repetition.
             let passes: Vec<Vec<(usize, u32)>> = if fresh && has_data {
                 (1..=suite.repeat)
@@ -292,6 +294,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                     dataset_id += 1;
                 }
                 let ds = if has_data { dataset_id } else { 0 };
+                let first = &runs[members[0]];
                 let data_step = |kind: StepKind| Step {
                     index: 0,
                     kind,
@@ -305,9 +308,16 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                     estimated_seconds: None,
                     target: first.spec.needs_target.then(|| target.clone()).flatten(),
                 };
-                if has_data {
-                    steps.push(data_step(StepKind::Prepare));
-                }
+                // Both made before the runs, which may move their options (see below).
+                let (prepare, cleanup) = if has_data {
+                    (
+                        Some(data_step(StepKind::Prepare)),
+                        Some(data_step(StepKind::Cleanup)),
+                    )
+                } else {
+                    (None, None)
+                };
+                steps.extend(prepare);
                 for (m, rep) in pass {
                     let run = &runs[m];
                     let mut params = run.cell.clone();
@@ -332,23 +342,31 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                     let name = tmpl
                         .render(minijinja::Value::from(minijinja::value::Serde(&ctx)))
                         .map_err(name_error)?;
+                    let workload = run.spec.name.to_string();
+                    let estimated_seconds = estimate(&run.options);
+                    let step_target = run.spec.needs_target.then(|| target.clone()).flatten();
+                    // A run's last step takes its options instead of copying them: a plan of
+                    // 100,000 steps holds one copy, not two.
+                    let options = if last_variant && rep == suite.repeat {
+                        std::mem::take(&mut runs[m].options)
+                    } else {
+                        run.options.clone()
+                    };
                     steps.push(Step {
                         index: 0,
                         kind: StepKind::Run,
                         name,
                         variant: variant.clone(),
-                        workload: run.spec.name.to_string(),
+                        workload,
                         dataset: ds,
                         repetition: rep,
                         params,
-                        options: run.options.clone(),
-                        estimated_seconds: estimate(&run.options),
-                        target: run.spec.needs_target.then(|| target.clone()).flatten(),
+                        options,
+                        estimated_seconds,
+                        target: step_target,
                     });
                 }
-                if has_data {
-                    steps.push(data_step(StepKind::Cleanup));
-                }
+                steps.extend(cleanup);
             }
         }
     }
