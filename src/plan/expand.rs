@@ -333,14 +333,18 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                         }
                     }
                     params.sort_by_cached_key(|k, _| axes.iter().position(|a| a == k));
-                    let mut ctx: IndexMap<String, Value> = params.clone();
-                    ctx.extend(run.options.0.iter().map(|(k, v)| (k.clone(), v.clone())));
-                    ctx.insert("workload".into(), Value::Str(run.spec.name.into()));
-                    ctx.insert("variant".into(), Value::Str(variant.clone()));
-                    ctx.insert("repetition".into(), Value::Int(rep as i64));
-                    ctx.insert("dataset".into(), Value::Int(ds as i64));
+                    let vars = NameVars {
+                        params: &params,
+                        options: &run.options,
+                        step: [
+                            ("workload", Value::Str(run.spec.name.into())),
+                            ("variant", Value::Str(variant.clone())),
+                            ("repetition", Value::Int(rep as i64)),
+                            ("dataset", Value::Int(ds as i64)),
+                        ],
+                    };
                     let name = tmpl
-                        .render(minijinja::Value::from(minijinja::value::Serde(&ctx)))
+                        .render(minijinja::Value::from(minijinja::value::Serde(&vars)))
                         .map_err(name_error)?;
                     let workload = run.spec.name.to_string();
                     let estimated_seconds = estimate(&run.options);
@@ -502,6 +506,29 @@ fn data_step_name(run: &Run, axes: &[String]) -> String {
         family.to_string()
     } else {
         format!("{family} ({})", shaped.join(", "))
+    }
+}
+
+/// The variables of the `step_name` template: the step's matrix values, every option, then
+/// `workload`, `variant`, `repetition` and `dataset`, a later one winning (as in a map built in
+/// that order). Serialised straight into the template's context: no map copied per step.
+struct NameVars<'a> {
+    params: &'a Cell,
+    options: &'a Options,
+    step: [(&'static str, Value); 4],
+}
+
+impl serde::Serialize for NameVars<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        let params = self.params.iter().map(|(k, v)| (k.as_str(), v));
+        let options = self.options.0.iter().map(|(k, v)| (k.as_str(), v));
+        let step = self.step.iter().map(|(k, v)| (*k, v));
+        for (k, v) in params.chain(options).chain(step) {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
     }
 }
 
