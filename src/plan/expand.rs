@@ -565,3 +565,39 @@ fn estimate(options: &Options) -> Option<f64> {
     let time = options.int("time");
     (time > 0).then_some(time as f64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(entries: &[(&str, Value)]) -> IndexMap<String, Value> {
+        entries
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn the_index_hash_agrees_with_equality() {
+        let a = map(&[("threads", Value::Int(4)), ("rate", Value::Float(0.0))]);
+        // Another order and the other zero: equal as maps, so they must hash alike.
+        let b = map(&[("rate", Value::Float(-0.0)), ("threads", Value::Int(4))]);
+        assert_eq!(a, b);
+        assert_eq!(hash_map(&a), hash_map(&b));
+        let c = map(&[("threads", Value::Int(5)), ("rate", Value::Float(0.0))]);
+        assert_ne!(hash_map(&a), hash_map(&c));
+
+        let mut seen = Seen::default();
+        let items = [a, c, b];
+        for (i, m) in items.iter().enumerate() {
+            let h = hash_map(m);
+            if seen.find(h, |j| &items[j] == m).is_none() {
+                seen.insert(h, i);
+            }
+        }
+        assert_eq!(
+            seen.find(hash_map(&items[2]), |j| items[j] == items[2]),
+            Some(0)
+        );
+    }
+}
