@@ -1,6 +1,16 @@
 //! Matrix expansion (cells) and plan building (steps).
 //!
 //! Pure functions of a validated [`Suite`], unit- and property-tested on their own.
+//!
+//! Linear in the number of cells: a suite sweeping threads 1..10000 over a few workloads has
+//! 100,000 cells, so every "is there an earlier equal one?" question (a repeated run, the
+//! dataset a run joins, an `include` cell already there) is answered through [`Seen`], a hash
+//! index whose hash agrees with the values' `==`, never by comparing against every earlier
+//! entry. Equality itself stays the one the plan always used (`==` of [`Value`]s and maps), so
+//! the plan is the same step for step.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use indexmap::IndexMap;
 
@@ -52,9 +62,17 @@ pub fn cells(m: &Matrix) -> Vec<Cell> {
         cell.sort_by_cached_key(|k, _| m.axes.iter().position(|a| &a.name == k));
     }
     out.retain(|cell| !m.exclude.iter().any(|ex| matches(cell, ex)));
-    for inc in &m.include {
-        if !out.iter().any(|c| c == inc) {
-            out.push(inc.clone());
+    if !m.include.is_empty() {
+        let mut seen = Seen::default();
+        for (i, c) in out.iter().enumerate() {
+            seen.insert(hash_map(c), i);
+        }
+        for inc in &m.include {
+            let hash = hash_map(inc);
+            if seen.find(hash, |i| &out[i] == inc).is_none() {
+                seen.insert(hash, out.len());
+                out.push(inc.clone());
+            }
         }
     }
     out
@@ -77,6 +95,50 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Positions of earlier entries by a hash that agrees with their `==` (equal entries hash
+/// alike): finding an earlier equal entry compares only against those with the same hash.
+#[derive(Default)]
+struct Seen(HashMap<u64, Vec<usize>>);
+
+impl Seen {
+    /// The first position (in insertion order) with `hash` that `equal` accepts.
+    fn find(&self, hash: u64, equal: impl Fn(usize) -> bool) -> Option<usize> {
+        self.0.get(&hash)?.iter().copied().find(|&i| equal(i))
+    }
+
+    fn insert(&mut self, hash: u64, position: usize) {
+        self.0.entry(hash).or_default().push(position);
+    }
+}
+
+/// Feeds `v` to `h` so that values equal by `==` hash alike (`Int(1)` and `Float(1.0)` are not
+/// equal and need not; `0.0 == -0.0` must, and NaN equals nothing, so any hash does).
+fn hash_value(v: &Value, h: &mut impl Hasher) {
+    match v {
+        Value::Bool(b) => (0u8, b).hash(h),
+        Value::Int(i) => (1u8, i).hash(h),
+        Value::Float(f) => (2u8, if *f == 0.0 { 0 } else { f.to_bits() }).hash(h),
+        Value::Str(s) => (3u8, s).hash(h),
+        Value::List(items) => {
+            (4u8, items.len()).hash(h);
+            for item in items {
+                hash_value(item, h);
+            }
+        }
+    }
+}
+
+/// A hash of a map that agrees with its `==`, which ignores the order of the entries (an
+/// [`IndexMap`] compares as a map): the entries' hashes are summed.
+fn hash_map(m: &IndexMap<String, Value>) -> u64 {
+    m.iter().fold(m.len() as u64, |sum, (k, v)| {
+        let mut h = DefaultHasher::new();
+        k.hash(&mut h);
+        hash_value(v, &mut h);
+        sum.wrapping_add(h.finish())
+    })
+}
+
 /// A run before numbering: its cell, workload and resolved options.
 struct Run {
     cell: Cell,
@@ -87,17 +149,23 @@ struct Run {
 /// Builds the ordered plan: variant → dataset → prepare → runs (sweep × repeat) → cleanup.
 pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     let mut errors = Vec::new();
-    let mut runs = Vec::new();
+    let mut runs: Vec<Run> = Vec::new();
+    let mut seen_runs = Seen::default();
+    let mut defaults = SpecDefaults::default();
     for mut cell in cells(&suite.matrix) {
-        match resolve(suite, &cell) {
-            Ok((spec, options)) => {
+        match resolve(suite, &cell, &mut defaults) {
+            Ok((spec, mut options)) => {
                 // An axis that does not apply to this workload (memory_oper for cpu) must not
                 // multiply its runs: drop it from the cell, and the cell if it is then a repeat.
                 cell.retain(|k, _| k == "workload" || spec.option(k).is_some());
-                if !runs
-                    .iter()
-                    .any(|r: &Run| r.spec.name == spec.name && r.options == options)
-                {
+                let mut h = DefaultHasher::new();
+                (spec.name, hash_map(&options.0)).hash(&mut h);
+                let hash = h.finish();
+                let equal = |i: usize| runs[i].spec.name == spec.name && runs[i].options == options;
+                if seen_runs.find(hash, equal).is_none() {
+                    seen_runs.insert(hash, runs.len());
+                    // Held until its last step is built: no growth slack.
+                    options.0.shrink_to_fit();
                     runs.push(Run {
                         cell,
                         spec,
@@ -146,17 +214,34 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
 
     // Group runs by dataset, keeping first-appearance order.
     let mut datasets: Vec<(Option<Vec<Value>>, Vec<usize>)> = Vec::new();
+    // The datasets other runs may join, by key.
+    let mut joinable = Seen::default();
     for (i, run) in runs.iter().enumerate() {
         let key = dataset_key(run);
         let fresh = run.spec.data.fresh_per_run && key.is_some();
+        let mut h = DefaultHasher::new();
+        if let Some(values) = &key {
+            values.len().hash(&mut h);
+            for v in values {
+                hash_value(v, &mut h);
+            }
+        }
+        let hash = h.finish();
         // A fresh-per-run dataset is prepared by its own workload (oltp_insert with
         // auto_inc off prepares empty tables), so other runs never join one.
-        match datasets
-            .iter_mut()
-            .find(|(k, m)| !fresh && *k == key && !runs[m[0]].spec.data.fresh_per_run)
-        {
-            Some((_, members)) => members.push(i),
-            None => datasets.push((key, vec![i])),
+        let found = if fresh {
+            None
+        } else {
+            joinable.find(hash, |d| datasets[d].0 == key)
+        };
+        match found {
+            Some(d) => datasets[d].1.push(i),
+            None => {
+                if !run.spec.data.fresh_per_run {
+                    joinable.insert(hash, datasets.len());
+                }
+                datasets.push((key, vec![i]));
+            }
         }
     }
 
@@ -189,11 +274,11 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
 
     let mut steps: Vec<Step> = Vec::new();
     let mut dataset_id = 0;
-    for variant in &variants {
+    for (v, variant) in variants.iter().enumerate() {
+        let last_variant = v + 1 == variants.len();
         for (key, members) in &datasets {
-            let first = &runs[members[0]];
             let has_data = key.is_some();
-            let fresh = first.spec.data.fresh_per_run;
+            let fresh = runs[members[0]].spec.data.fresh_per_run;
             // A fresh-per-run workload gets its own dataset for every repetition.
             let passes: Vec<Vec<(usize, u32)>> = if fresh && has_data {
                 (1..=suite.repeat)
@@ -211,6 +296,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                     dataset_id += 1;
                 }
                 let ds = if has_data { dataset_id } else { 0 };
+                let first = &runs[members[0]];
                 let data_step = |kind: StepKind| Step {
                     index: 0,
                     kind,
@@ -224,9 +310,16 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                     estimated_seconds: None,
                     target: first.spec.needs_target.then(|| target.clone()).flatten(),
                 };
-                if has_data {
-                    steps.push(data_step(StepKind::Prepare));
-                }
+                // Both made before the runs, which may move their options (see below).
+                let (prepare, cleanup) = if has_data {
+                    (
+                        Some(data_step(StepKind::Prepare)),
+                        Some(data_step(StepKind::Cleanup)),
+                    )
+                } else {
+                    (None, None)
+                };
+                steps.extend(prepare);
                 for (m, rep) in pass {
                     let run = &runs[m];
                     let mut params = run.cell.clone();
@@ -242,32 +335,44 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                         }
                     }
                     params.sort_by_cached_key(|k, _| axes.iter().position(|a| a == k));
-                    let mut ctx: IndexMap<String, Value> = params.clone();
-                    ctx.extend(run.options.0.iter().map(|(k, v)| (k.clone(), v.clone())));
-                    ctx.insert("workload".into(), Value::Str(run.spec.name.into()));
-                    ctx.insert("variant".into(), Value::Str(variant.clone()));
-                    ctx.insert("repetition".into(), Value::Int(rep as i64));
-                    ctx.insert("dataset".into(), Value::Int(ds as i64));
+                    let vars = NameVars {
+                        params: &params,
+                        options: &run.options,
+                        step: [
+                            ("workload", Value::Str(run.spec.name.into())),
+                            ("variant", Value::Str(variant.clone())),
+                            ("repetition", Value::Int(rep as i64)),
+                            ("dataset", Value::Int(ds as i64)),
+                        ],
+                    };
                     let name = tmpl
-                        .render(minijinja::Value::from(minijinja::value::Serde(&ctx)))
+                        .render(minijinja::Value::from(minijinja::value::Serde(&vars)))
                         .map_err(name_error)?;
+                    let workload = run.spec.name.to_string();
+                    let estimated_seconds = estimate(&run.options);
+                    let step_target = run.spec.needs_target.then(|| target.clone()).flatten();
+                    // A run's last step takes its options instead of copying them: a plan of
+                    // 100,000 steps holds one copy, not two.
+                    let options = if last_variant && rep == suite.repeat {
+                        std::mem::take(&mut runs[m].options)
+                    } else {
+                        run.options.clone()
+                    };
                     steps.push(Step {
                         index: 0,
                         kind: StepKind::Run,
                         name,
                         variant: variant.clone(),
-                        workload: run.spec.name.to_string(),
+                        workload,
                         dataset: ds,
                         repetition: rep,
                         params,
-                        options: run.options.clone(),
-                        estimated_seconds: estimate(&run.options),
-                        target: run.spec.needs_target.then(|| target.clone()).flatten(),
+                        options,
+                        estimated_seconds,
+                        target: step_target,
                     });
                 }
-                if has_data {
-                    steps.push(data_step(StepKind::Cleanup));
-                }
+                steps.extend(cleanup);
             }
         }
     }
@@ -286,8 +391,25 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     })
 }
 
+/// Each workload's spec defaults, made once per plan instead of once per cell: making a
+/// default parses its text, which was most of the time of planning a big matrix.
+#[derive(Default)]
+struct SpecDefaults(HashMap<&'static str, Options>);
+
+impl SpecDefaults {
+    fn of(&mut self, spec: &'static WorkloadSpec) -> &Options {
+        self.0
+            .entry(spec.name)
+            .or_insert_with(|| spec.resolve_options(|_| None))
+    }
+}
+
 /// The workload and every option of a cell, resolved: spec default < [defaults] < cell.
-fn resolve(suite: &Suite, cell: &Cell) -> Result<(&'static WorkloadSpec, Options), ConfigError> {
+fn resolve(
+    suite: &Suite,
+    cell: &Cell,
+    defaults: &mut SpecDefaults,
+) -> Result<(&'static WorkloadSpec, Options), ConfigError> {
     let (workload, path) = match (cell.get("workload"), suite.defaults.get("workload")) {
         (Some(w), _) => (w, vec![Seg::key("matrix"), Seg::key("workload")]),
         (None, Some(w)) => (w, vec![Seg::key("defaults"), Seg::key("workload")]),
@@ -300,8 +422,12 @@ fn resolve(suite: &Suite, cell: &Cell) -> Result<(&'static WorkloadSpec, Options
     let name = workload.as_str().unwrap_or_default();
     let spec = registry::workload(name)
         .ok_or_else(|| suite.error(&path, format!("unknown workload `{name}`")))?;
-    let options =
-        spec.resolve_options(|name| cell.get(name).or_else(|| suite.defaults.get(name)).cloned());
+    let defaults = defaults.of(spec);
+    let options = spec.resolve_options(|name| {
+        (cell.get(name).or_else(|| suite.defaults.get(name)))
+            .or_else(|| defaults.get(name))
+            .cloned()
+    });
     if options.int("time") == 0 && options.int("events") == 0 && !(spec.ends_by_itself)(&options) {
         let which = if cell.contains_key("time") {
             "matrix"
@@ -353,6 +479,29 @@ fn data_step_name(run: &Run, axes: &[String]) -> String {
     }
 }
 
+/// The variables of the `step_name` template: the step's matrix values, every option, then
+/// `workload`, `variant`, `repetition` and `dataset`, a later one winning (as in a map built in
+/// that order). Serialised straight into the template's context: no map copied per step.
+struct NameVars<'a> {
+    params: &'a Cell,
+    options: &'a Options,
+    step: [(&'static str, Value); 4],
+}
+
+impl serde::Serialize for NameVars<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        let params = self.params.iter().map(|(k, v)| (k.as_str(), v));
+        let options = self.options.0.iter().map(|(k, v)| (k.as_str(), v));
+        let step = self.step.iter().map(|(k, v)| (*k, v));
+        for (k, v) in params.chain(options).chain(step) {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
 /// `{{ workload }}-t{{ threads }}` plus every other axis, and the repetition when repeating.
 fn default_step_name(axes: &[String], repeat: u32) -> String {
     let mut t = String::from("{{ workload }}");
@@ -384,4 +533,40 @@ fn default_step_name(axes: &[String], repeat: u32) -> String {
 fn estimate(options: &Options) -> Option<f64> {
     let time = options.int("time");
     (time > 0).then_some(time as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(entries: &[(&str, Value)]) -> IndexMap<String, Value> {
+        entries
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn the_index_hash_agrees_with_equality() {
+        let a = map(&[("threads", Value::Int(4)), ("rate", Value::Float(0.0))]);
+        // Another order and the other zero: equal as maps, so they must hash alike.
+        let b = map(&[("rate", Value::Float(-0.0)), ("threads", Value::Int(4))]);
+        assert_eq!(a, b);
+        assert_eq!(hash_map(&a), hash_map(&b));
+        let c = map(&[("threads", Value::Int(5)), ("rate", Value::Float(0.0))]);
+        assert_ne!(hash_map(&a), hash_map(&c));
+
+        let mut seen = Seen::default();
+        let items = [a, c, b];
+        for (i, m) in items.iter().enumerate() {
+            let h = hash_map(m);
+            if seen.find(h, |j| &items[j] == m).is_none() {
+                seen.insert(h, i);
+            }
+        }
+        assert_eq!(
+            seen.find(hash_map(&items[2]), |j| items[j] == items[2]),
+            Some(0)
+        );
+    }
 }

@@ -1,10 +1,12 @@
 //! `sbsuite plan` output: a numbered text listing for people and JSON for scripts.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use serde::Serialize;
 
 use super::{Plan, StepKind};
+use crate::value::Value;
 
 /// Formats seconds as `1h02m03s`, `2m05s` or `45s`.
 pub fn format_duration(seconds: f64) -> String {
@@ -55,6 +57,7 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
     if let Some(t) = &plan.target {
         let _ = writeln!(out, "Target: {t}");
     }
+    let mut specs = SpecLookups::default();
     let width = plan.steps.len().to_string().len();
     let name_width = plan.steps.iter().map(|s| s.name.len()).max().unwrap_or(0);
     for s in &plan.steps {
@@ -79,15 +82,12 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
             s.name,
             s.variant
         );
-        let opts: Vec<String> = std::iter::once(format!("workload={}", s.workload))
-            .chain(
-                s.options
-                    .0
-                    .iter()
-                    .filter(|(k, v)| shown(&s.workload, k, v))
-                    .map(|(k, v)| format!("{k}={}", display(k, v))),
-            )
-            .collect();
+        let mut opts = vec![format!("workload={}", s.workload)];
+        for (k, v) in &s.options.0 {
+            if specs.shown(&s.workload, k, v) {
+                opts.push(format!("{k}={}", specs.display(k, v)));
+            }
+        }
         let _ = writeln!(out, "{:>width$}  {}", "", opts.join(" "));
     }
     let _ = writeln!(
@@ -97,28 +97,48 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
     out
 }
 
-/// Sizes read as the user writes them (`16K`, `8G`), everything else as is.
-fn display(key: &str, value: &crate::value::Value) -> String {
-    match (
-        crate::engine::registry::any_option(key).map(|o| o.kind),
-        value.as_i64(),
-    ) {
-        (Some(crate::engine::option::Kind::Size), Some(bytes)) if bytes >= 0 => {
-            crate::value::format_size(bytes as u64)
-        }
-        _ => value.to_string(),
-    }
+/// The workload-spec facts the listing needs, looked up once per option name (and workload)
+/// rather than once per step: a plan of 100,000 steps repeats the same few, and making a
+/// spec default parses its text.
+#[derive(Default)]
+struct SpecLookups<'a> {
+    /// Per option name: the first workload's option of that name.
+    options: HashMap<&'a str, Option<&'static crate::engine::option::OptSpec>>,
+    /// Per workload and option name: the option's default.
+    defaults: HashMap<(&'a str, &'a str), Option<Value>>,
 }
 
-/// Options worth showing in the text listing: the ones away from the default, and the limits.
-fn shown(workload: &str, key: &str, value: &crate::value::Value) -> bool {
-    if matches!(key, "threads" | "time" | "events") {
-        return true;
+impl<'a> SpecLookups<'a> {
+    /// Sizes read as the user writes them (`16K`, `8G`), everything else as is.
+    fn display(&mut self, key: &'a str, value: &Value) -> String {
+        let option = *self
+            .options
+            .entry(key)
+            .or_insert_with(|| crate::engine::registry::any_option(key));
+        match (option.map(|o| &o.kind), value.as_i64()) {
+            (Some(crate::engine::option::Kind::Size), Some(bytes)) if bytes >= 0 => {
+                crate::value::format_size(bytes as u64)
+            }
+            _ => value.to_string(),
+        }
     }
-    crate::engine::registry::workload(workload)
-        .and_then(|w| w.option(key))
-        .and_then(|o| o.default_value())
-        .is_none_or(|d| &d != value)
+
+    /// Options worth showing in the text listing: the ones away from the default, and the
+    /// limits.
+    fn shown(&mut self, workload: &'a str, key: &'a str, value: &Value) -> bool {
+        if matches!(key, "threads" | "time" | "events") {
+            return true;
+        }
+        self.defaults
+            .entry((workload, key))
+            .or_insert_with(|| {
+                crate::engine::registry::workload(workload)
+                    .and_then(|w| w.option(key))
+                    .and_then(|o| o.default_value())
+            })
+            .as_ref()
+            .is_none_or(|d| d != value)
+    }
 }
 
 #[derive(Serialize)]

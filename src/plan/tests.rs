@@ -80,7 +80,7 @@ fn oltp_sweep_prepares_once() {
     assert_eq!(
         p.steps[1].options.int("point_selects"),
         10,
-        "catalog default filled in"
+        "spec default filled in"
     );
     assert_eq!(p.steps[1].estimated_seconds, Some(60.0));
 }

@@ -8,6 +8,11 @@
 //!   policy — a failed run does not stop the suite, a failed prepare fails its dataset's runs
 //!   but still cleans up, a stop request skips the remaining runs but still cleans up prepared
 //!   datasets — is tested deterministically with a scripted executor, no engine or signal needed.
+//! - **The loop's state is one struct with a method per transition** (`step_loop`): enter a
+//!   variant, enter a dataset, run a step, finish. What it remembers between steps (the variant
+//!   in place, each dataset's prepare, stop and `on_error` handling, owed hooks, resume and
+//!   `stop_when` bookkeeping, the counts) is named in one place, and each transition is short
+//!   enough to read against the policy it implements.
 //! - **Cleanups never see the stop flag**: an interrupted benchmark must still drop its tables
 //!   and files; the user's escape hatch is the second Ctrl-C ([`signal`]).
 //! - stdout carries only the engines' sysbench-shaped reports, each step preceded by a
@@ -18,6 +23,7 @@ pub mod hooks;
 pub mod progress;
 pub mod server;
 pub mod signal;
+mod step_loop;
 mod sweep;
 
 use std::collections::HashMap;
@@ -25,11 +31,9 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use chrono::Utc;
-
 use crate::engine::{self, EngineError, IntervalSample, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
-use crate::results::{ResultStore, ResultsError, RowStatus, RunRow};
+use crate::results::ResultsError;
 use crate::suite::raw::{OnError, RawHooks};
 
 pub use self::command::{ResumeError, check_variants, load_for_resume};
@@ -300,14 +304,6 @@ pub fn preflight(plan: &Plan, executor: &dyn StepExecutor) -> Result<(), RunErro
     }
 }
 
-/// What the loop knows about a dataset's latest prepare.
-enum Dataset {
-    Ready,
-    PrepareFailed(String),
-    /// The prepare was stopped; its runs are skipped anyway, its cleanup runs.
-    PrepareInterrupted,
-}
-
 /// What a resumed run still has to do.
 #[derive(Debug, Default)]
 struct ResumePlan {
@@ -367,7 +363,7 @@ fn resume_plan(
 }
 
 /// The step loop behind [`run_plan`], with the executor, the stop flag and the report stream
-/// injected.
+/// injected: [`step_loop::StepLoop`] carries its state from one step to the next.
 pub fn run_plan_with(
     plan: &Plan,
     ctx: &RunContext,
@@ -376,464 +372,11 @@ pub fn run_plan_with(
     report: impl Write,
 ) -> Result<RunSummary, RunError> {
     preflight(plan, executor)?;
-    // Resuming: the finished runs (rows kept), and the journal of prepare/cleanup steps.
-    let (mut store, finished_runs, journal) = match &ctx.resume {
-        Some(dir) => {
-            let (store, finished) = ResultStore::reopen(dir, plan)?;
-            (store, finished, crate::results::read_journal(dir))
-        }
-        None => (
-            ResultStore::create(&ctx.results_root, plan, &ctx.suite_text, Utc::now())?,
-            Default::default(),
-            Default::default(),
-        ),
-    };
-    let resume = resume_plan(plan, &finished_runs, &journal);
-    let progress = progress::Progress::new(ctx.progress, ctx.quiet, plan);
-    let mut out = progress::ReportOut::new(progress.bar(), report);
-    let total = plan.steps.len();
-
-    let mut datasets: HashMap<usize, Dataset> = HashMap::new();
-    let mut ok = 0;
-    let mut failed = 0;
-    let mut skipped = 0;
-    let mut interrupted_steps = 0;
-    // A results write error ends the benchmarking like a stop request (cleanups still run) and
-    // is returned at the end: measuring without recording is pointless.
-    let mut fatal: Option<ResultsError> = None;
-    // Cleanups get a flag nobody sets: see the module comment.
-    let never = AtomicBool::new(false);
-    // The variant whose settings are in place (it began), and why the current one could not.
-    let mut current: Option<&str> = None;
-    let mut variant_error: Option<String> = None;
-    let run_dir = store.dir().to_path_buf();
-    let hooks = hooks::Hooks::new(ctx.hooks.clone(), &plan.suite, &run_dir);
-    // `on_error = "stop"` (a step or a hook): no further runs, like a stop request, but the run
-    // is not "interrupted": the failure decides the exit code.
-    let mut halted = false;
-    // The dataset whose before_dataset hook ran (its after_dataset is owed), datasets whose
-    // remaining runs are skipped (`on_error = "skip"`), and datasets a hook skipped entirely.
-    let mut open_dataset: Option<&Step> = None;
-    let mut skip_runs: std::collections::HashSet<usize> = Default::default();
-    let mut skip_all: std::collections::HashSet<usize> = Default::default();
-
-    // A hook failure by its policy: counts as a failure unless `continue`; `stop` halts.
-    let hook_failed = |e: hooks::HookFailure, failed: &mut usize, halted: &mut bool| match e.policy
-    {
-        OnError::Continue => {
-            progress.error(&format!(
-                "[sbsuite] warning: {} (on_error = continue)",
-                e.message
-            ));
-            false
-        }
-        OnError::Skip => {
-            *failed += 1;
-            progress.error(&format!("[sbsuite] {} (on_error = skip)", e.message));
-            true
-        }
-        OnError::Stop => {
-            *failed += 1;
-            *halted = true;
-            progress.error(&format!(
-                "[sbsuite] {} (on_error = stop: no further runs; cleanups and restores still run)",
-                e.message
-            ));
-            true
-        }
-    };
-
-    if let Err(e) = hooks.run("before_suite", &hooks.base(&run_dir)) {
-        // Nothing is guarded more narrowly than the suite: skip and stop both end it.
-        if hook_failed(e, &mut failed, &mut halted) {
-            halted = true;
-        }
-    }
-
-    // The variant and dataset whose boundaries were crossed last (by steps that executed).
-    let mut entered: Option<(&str, usize)> = None;
-    let mut last_step: Option<&Step> = None;
-    let mut kept = 0;
-    let mut sweeps = sweep::Sweeps::new(ctx.stop_when.clone());
-
+    let mut run = step_loop::StepLoop::start(plan, ctx, executor, stop, report)?;
     for (position, step) in plan.steps.iter().enumerate() {
-        if !resume.todo.contains(&step.index) {
-            // Finished before a resume: a prepared dataset stays prepared for its other runs.
-            if step.kind == StepKind::Prepare && resume.prepared.contains(&step.dataset) {
-                datasets.insert(step.dataset, Dataset::Ready);
-            }
-            kept += 1;
-            continue;
-        }
-        if step.kind == StepKind::Run
-            && let Some(knee) = sweeps.stopped(step)
-        {
-            let _ = writeln!(
-                out,
-                "==> [{}/{total}] {} {} (variant {}): skipped, stop_when: knee {knee}",
-                position + 1,
-                step.kind.as_str(),
-                step.name,
-                step.variant
-            );
-            skipped += 1;
-            continue;
-        }
-        let stopping = stop.load(Ordering::SeqCst) || fatal.is_some() || halted;
-        let new_variant = entered.is_none_or(|(v, _)| v != step.variant);
-        let new_dataset = new_variant || entered.is_some_and(|(_, d)| d != step.dataset);
-        entered = Some((step.variant.as_str(), step.dataset));
-        let prev_step = last_step.replace(step);
-        if new_dataset && let Some(prev) = open_dataset.take() {
-            let c = hooks.context(&run_dir, prev, hooks::Level::Dataset);
-            if let Err(e) = hooks.run("after_dataset", &c) {
-                hook_failed(e, &mut failed, &mut halted);
-            }
-        }
-        if new_variant {
-            if let Some(v) = current.take()
-                && let Some(prev) = prev_step
-            {
-                let c = hooks.context(&run_dir, prev, hooks::Level::Variant);
-                if let Err(e) = hooks.run("after_variant", &c) {
-                    hook_failed(e, &mut failed, &mut halted);
-                }
-                if let Err(e) = executor.end_variant(v, &run_dir) {
-                    failed += 1;
-                    progress.error(&format!("[sbsuite] variant {v}: {e}"));
-                }
-            }
-            variant_error = None;
-            let stopping = stop.load(Ordering::SeqCst) || fatal.is_some() || halted;
-            if !stopping {
-                match executor.begin_variant(&step.variant, &run_dir) {
-                    Ok(()) => {
-                        current = Some(step.variant.as_str());
-                        let c = hooks.context(&run_dir, step, hooks::Level::Variant);
-                        if let Err(e) = hooks.run("before_variant", &c) {
-                            let message = e.message.clone();
-                            if hook_failed(e, &mut failed, &mut halted) && !halted {
-                                variant_error = Some(message);
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        progress.error(&format!(
-                            "[sbsuite] variant {} was not applied, its steps do not run: {e}",
-                            step.variant
-                        ));
-                        variant_error = Some(e);
-                    }
-                }
-            }
-        }
-        let stopping = stopping || halted;
-        if new_dataset && step.dataset != 0 && variant_error.is_none() && !stopping {
-            let c = hooks.context(&run_dir, step, hooks::Level::Dataset);
-            open_dataset = Some(step);
-            if let Err(e) = hooks.run("before_dataset", &c)
-                && hook_failed(e, &mut failed, &mut halted)
-            {
-                skip_all.insert(step.dataset);
-            }
-        }
-        let stopping = stopping || halted;
-        let header = format!(
-            "==> [{}/{total}] {} {} (variant {})",
-            position + 1,
-            step.kind.as_str(),
-            step.name,
-            step.variant
-        );
-        let fail_note = |what: &str| {
-            progress.error(&format!(
-                "[sbsuite] step {}/{total} {} {} failed: {what}",
-                position + 1,
-                step.kind.as_str(),
-                step.name
-            ))
-        };
-
-        if let Some(e) = &variant_error {
-            if step.kind == StepKind::Run && !stopping {
-                failed += 1;
-                let _ = writeln!(out, "{header}: skipped, variant not applied");
-                let error = format!("variant `{}` not applied: {e}", step.variant);
-                let row = RunRow {
-                    step,
-                    started_at: Utc::now(),
-                    status: RowStatus::Failed,
-                    outcome: None,
-                    error: Some(&error),
-                    knee: None,
-                };
-                if let Err(e) = store.write_run(&row) {
-                    fatal = Some(e);
-                }
-            } else {
-                skipped += 1;
-            }
-            continue;
-        }
-        if skip_all.contains(&step.dataset)
-            || (step.kind == StepKind::Run && skip_runs.contains(&step.dataset))
-        {
-            skipped += 1;
-            continue;
-        }
-        let wanted = match step.kind {
-            StepKind::Cleanup => !stopping || datasets.contains_key(&step.dataset),
-            _ => !stopping,
-        };
-        if !wanted {
-            skipped += 1;
-            continue;
-        }
-        // before_step: a cleanup runs whatever its hook says (tables must not be left behind).
-        let step_ctx = hooks.context(&run_dir, step, hooks::Level::Step);
-        let mut hook_error: Option<String> = None;
-        if let Err(e) = hooks.run("before_step", &step_ctx) {
-            let message = e.message.clone();
-            if hook_failed(e, &mut failed, &mut halted) && step.kind != StepKind::Cleanup {
-                if halted {
-                    skipped += 1;
-                    continue;
-                }
-                hook_error = Some(message);
-            }
-        }
-        let mut step_failed = false;
-
-        match step.kind {
-            StepKind::Prepare | StepKind::Cleanup => {
-                let cleanup = step.kind == StepKind::Cleanup;
-                if let Some(msg) = hook_error {
-                    let _ = writeln!(out, "{header}: skipped, {msg}");
-                    datasets.insert(step.dataset, Dataset::PrepareFailed(msg));
-                    continue;
-                }
-                progress.step_started(position, step);
-                let _ = writeln!(out, "{header}");
-                if !cleanup
-                    && resume.half_prepared.contains(&step.dataset)
-                    && let Some(c) = plan
-                        .steps
-                        .iter()
-                        .find(|c| c.kind == StepKind::Cleanup && c.dataset == step.dataset)
-                {
-                    // A prepare cut short before the resume left part of the data: drop it
-                    // first (its errors do not matter; the prepare reports its own).
-                    let _ = executor.prepare(c, true, &mut io::sink(), &never);
-                }
-                if let Err(e) = store.journal(step, "start") {
-                    fatal.get_or_insert(e);
-                }
-                let flag = if cleanup { &never } else { stop };
-                let result = executor.prepare(step, cleanup, &mut out, flag);
-                let _ = out.flush();
-                let event = match result {
-                    Ok(()) => {
-                        ok += 1;
-                        if !cleanup {
-                            datasets.insert(step.dataset, Dataset::Ready);
-                        }
-                        "done"
-                    }
-                    Err(_) if !cleanup && stop.load(Ordering::SeqCst) => {
-                        interrupted_steps += 1;
-                        datasets.insert(step.dataset, Dataset::PrepareInterrupted);
-                        "interrupted"
-                    }
-                    Err(e) => {
-                        failed += 1;
-                        step_failed = true;
-                        fail_note(&e.to_string());
-                        if !cleanup {
-                            datasets.insert(step.dataset, Dataset::PrepareFailed(e.to_string()));
-                        }
-                        "failed"
-                    }
-                };
-                if let Err(e) = store.journal(step, event) {
-                    fatal.get_or_insert(e);
-                }
-            }
-            StepKind::Run => {
-                let started_at = Utc::now();
-                let prepare_error = match datasets.get(&step.dataset) {
-                    Some(Dataset::PrepareFailed(msg)) => Some(format!("prepare failed: {msg}")),
-                    Some(Dataset::PrepareInterrupted) => {
-                        // Unreachable while the flag stays set; kept explicit for clarity.
-                        skipped += 1;
-                        continue;
-                    }
-                    Some(Dataset::Ready) | None => None,
-                };
-                if let Some(error) = prepare_error.or(hook_error) {
-                    let what = if error.starts_with("prepare failed") {
-                        "prepare failed"
-                    } else {
-                        "before_step hook failed"
-                    };
-                    let _ = writeln!(out, "{header}: skipped, {what}");
-                    let _ = out.flush();
-                    failed += 1;
-                    let row = RunRow {
-                        step,
-                        started_at,
-                        status: RowStatus::Failed,
-                        outcome: None,
-                        error: Some(&error),
-                        knee: None,
-                    };
-                    if let Err(e) = store.write_run(&row) {
-                        fatal = Some(e);
-                    }
-                    continue;
-                }
-
-                progress.step_started(position, step);
-                let _ = writeln!(out, "{header}");
-                let mut interval_error: Option<ResultsError> = None;
-                let result = {
-                    let store = &mut store;
-                    let mut on_interval = |sample: &IntervalSample| {
-                        if interval_error.is_none()
-                            && let Err(e) = store.write_interval(step, sample)
-                        {
-                            interval_error = Some(e);
-                        }
-                    };
-                    executor.run(step, &mut out, &mut on_interval, stop)
-                };
-                let _ = out.flush();
-
-                let (status, outcome, error) = match &result {
-                    Ok(o) if o.interrupted => (RowStatus::Interrupted, Some(o), None),
-                    Ok(o) => (RowStatus::Ok, Some(o), None),
-                    Err(e) if stop.load(Ordering::SeqCst) => {
-                        (RowStatus::Interrupted, None, Some(e.to_string()))
-                    }
-                    Err(e) => (RowStatus::Failed, None, Some(e.to_string())),
-                };
-                match status {
-                    RowStatus::Ok => ok += 1,
-                    RowStatus::Interrupted => interrupted_steps += 1,
-                    RowStatus::Failed => {
-                        failed += 1;
-                        step_failed = true;
-                        fail_note(error.as_deref().unwrap_or_default());
-                    }
-                }
-                let knee = match (status, outcome) {
-                    (RowStatus::Ok, Some(o)) => sweeps.observe(step, o),
-                    _ => None,
-                };
-                let row = RunRow {
-                    step,
-                    started_at,
-                    status,
-                    outcome,
-                    error: error.as_deref(),
-                    knee: knee.as_deref(),
-                };
-                if let Err(e) = store.write_run(&row) {
-                    fatal = Some(e);
-                } else if let Some(e) = interval_error {
-                    fatal = Some(e);
-                }
-            }
-        }
-        if let Err(e) = hooks.run("after_step", &step_ctx) {
-            hook_failed(e, &mut failed, &mut halted);
-        }
-        if step_failed {
-            match ctx.on_error {
-                OnError::Continue => {}
-                OnError::Skip => {
-                    if skip_runs.insert(step.dataset) {
-                        progress.error(&format!(
-                            "[sbsuite] on_error = skip: the remaining runs of dataset {} are skipped",
-                            step.dataset
-                        ));
-                    }
-                }
-                OnError::Stop => {
-                    if !halted {
-                        progress.error(
-                            "[sbsuite] on_error = stop: no further runs; cleanups and restores still run",
-                        );
-                    }
-                    halted = true;
-                }
-            }
-        }
+        run.step(position, step);
     }
-    if let Some(prev) = open_dataset.take() {
-        let c = hooks.context(&run_dir, prev, hooks::Level::Dataset);
-        if let Err(e) = hooks.run("after_dataset", &c) {
-            hook_failed(e, &mut failed, &mut halted);
-        }
-    }
-    if let Some(v) = current.take() {
-        if let Some(last) = last_step {
-            let c = hooks.context(&run_dir, last, hooks::Level::Variant);
-            if let Err(e) = hooks.run("after_variant", &c) {
-                hook_failed(e, &mut failed, &mut halted);
-            }
-        }
-        if let Err(e) = executor.end_variant(v, &run_dir) {
-            failed += 1;
-            progress.error(&format!("[sbsuite] variant {v}: {e}"));
-        }
-    }
-    if let Err(e) = hooks.run("after_suite", &hooks.base(&run_dir)) {
-        hook_failed(e, &mut failed, &mut halted);
-    }
-    drop(out);
-    progress.finish();
-    for k in &sweeps.knees {
-        progress.note(&format!("[sbsuite] stop_when: {k}"));
-    }
-
-    if let Some(e) = fatal {
-        return Err(e.into());
-    }
-    let interrupted = stop.load(Ordering::SeqCst);
-    let summary = RunSummary {
-        run_dir: store.dir().to_path_buf(),
-        steps_ok: ok,
-        steps_failed: failed,
-        interrupted,
-        run_id: store.run_id().to_string(),
-        results_csv: store.results_path().to_path_buf(),
-        steps_skipped: skipped,
-        steps_kept: kept,
-        steps_interrupted: interrupted_steps,
-    };
-    progress.note(&format!(
-        "[sbsuite] run {}{}: {} steps ok, {} failed{}{}\n[sbsuite] results: {}",
-        summary.run_id,
-        if interrupted { " (interrupted)" } else { "" },
-        summary.steps_ok,
-        summary.steps_failed,
-        if interrupted_steps > 0 {
-            format!(", {interrupted_steps} interrupted")
-        } else {
-            String::new()
-        },
-        if skipped > 0 {
-            format!(", {skipped} skipped")
-        } else {
-            String::new()
-        } + &if kept > 0 {
-            format!(", {kept} kept from before the resume")
-        } else {
-            String::new()
-        },
-        summary.results_csv.display()
-    ));
-    Ok(summary)
+    run.finish()
 }
 
 #[cfg(test)]

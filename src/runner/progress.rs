@@ -79,12 +79,24 @@ pub(crate) struct Progress {
     started: Instant,
     total: usize,
     estimates: Vec<Option<f64>>,
+    /// Per position: the sum of the known estimates of the steps after it, and whether some
+    /// step from it on has none (suffix sums, so that a step start costs O(1), not O(steps)).
+    rest_after: Vec<f64>,
+    unknown_from: Vec<bool>,
 }
 
 impl Progress {
     pub fn new(mode: ProgressMode, quiet: bool, plan: &Plan) -> Self {
         let estimates: Vec<_> = plan.steps.iter().map(|s| s.estimated_seconds).collect();
         let total = plan.steps.len();
+        let (mut rest_after, mut unknown_from) = (vec![0.0; total], vec![false; total]);
+        let (mut rest, mut unknown) = (0.0, false);
+        for (i, e) in estimates.iter().enumerate().rev() {
+            rest_after[i] = rest;
+            unknown |= e.is_none();
+            unknown_from[i] = unknown;
+            rest += e.unwrap_or(0.0);
+        }
         let mode = match mode {
             _ if quiet => ProgressMode::Off,
             ProgressMode::Auto if io::stderr().is_terminal() => ProgressMode::Bar,
@@ -130,6 +142,8 @@ impl Progress {
             started: Instant::now(),
             total,
             estimates,
+            rest_after,
+            unknown_from,
         }
     }
 
@@ -146,13 +160,8 @@ impl Progress {
         let eta = EtaState {
             step_started: Instant::now(),
             current: self.estimates.get(position).copied().flatten(),
-            rest: self
-                .estimates
-                .iter()
-                .skip(position + 1)
-                .map(|e| e.unwrap_or(0.0))
-                .sum(),
-            unknown: self.estimates.iter().skip(position).any(Option::is_none),
+            rest: self.rest_after.get(position).copied().unwrap_or(0.0),
+            unknown: self.unknown_from.get(position).copied().unwrap_or(false),
         };
         let label = format!(
             "{}/{} {} {}",
@@ -291,6 +300,37 @@ mod tests {
             ..eta
         };
         assert_eq!(lower_bound.text(t0), "0:40+");
+    }
+
+    #[test]
+    fn eta_sums_are_the_known_estimates_after_each_step() {
+        let estimates = [Some(10.0), None, Some(5.0), Some(1.0)];
+        let step = |i: usize, e: Option<f64>| Step {
+            index: i + 1,
+            kind: crate::plan::StepKind::Run,
+            name: format!("s{i}"),
+            variant: "default".into(),
+            workload: "cpu".into(),
+            dataset: 0,
+            repetition: 1,
+            params: Default::default(),
+            options: Default::default(),
+            estimated_seconds: e,
+            target: None,
+        };
+        let plan = Plan {
+            suite: "unit".into(),
+            axes: Vec::new(),
+            steps: estimates
+                .iter()
+                .enumerate()
+                .map(|(i, e)| step(i, *e))
+                .collect(),
+            target: None,
+        };
+        let p = Progress::new(ProgressMode::Off, true, &plan);
+        assert_eq!(p.rest_after, [6.0, 6.0, 1.0, 0.0]);
+        assert_eq!(p.unknown_from, [true, true, false, false]);
     }
 
     #[test]

@@ -1,0 +1,696 @@
+//! The step loop behind [`super::run_plan_with`], as a small state machine.
+//!
+//! A plan is a flat list of steps, but executing it crosses nested boundaries: a variant
+//! (server settings applied and restored, hooks around it), a dataset (hooks around it, its
+//! prepare's fate deciding its runs), the step itself (before/after hooks, the engine call, the
+//! row). Everything the loop has to remember between two steps lives in one struct,
+//! [`StepLoop`], rather than in a dozen locals of one long function, and every transition is one
+//! method that reads and changes that state:
+//!
+//! - [`StepLoop::start`]: opens (or, for `--resume`, reopens) the result store, works out what a
+//!   resume still has to do, and runs `before_suite`;
+//! - [`StepLoop::step`]: one step of the plan, in this order: kept by a resume or cut by a
+//!   `stop_when` sweep ([`StepLoop::pass_over`]), the boundaries it crosses
+//!   ([`StepLoop::cross_boundaries`]: leave the dataset, leave the variant, enter the variant,
+//!   enter the dataset), whether it executes at all ([`StepLoop::admit`]), then
+//!   [`StepLoop::prepare_step`] (prepare and cleanup) or [`StepLoop::run_step`] (and
+//!   [`StepLoop::record_run`]), then [`StepLoop::after_step`] (the hook and `on_error`);
+//! - [`StepLoop::finish`]: leaves the last dataset and variant, runs `after_suite`, and turns
+//!   the counts into the [`RunSummary`] and its closing line.
+//!
+//! Why the stop checks look the way they do: whether the suite is stopping is read once per
+//! step, before any boundary hook runs; a hook or a failed step with `on_error = "stop"` can
+//! only add to it during the step ([`StepLoop::halted`] never goes back), and a stop request
+//! that arrives during a boundary is seen by the engine through the flag it is handed.
+//! Each policy this loop implements is pinned by the scripted-executor tests in `runner/mod.rs`.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use chrono::{DateTime, Utc};
+
+use super::hooks::{self, HookFailure, Hooks};
+use super::progress::{Progress, ReportOut};
+use super::sweep::Sweeps;
+use super::{ResumePlan, RunContext, RunError, RunSummary, StepExecutor, resume_plan};
+use crate::engine::{EngineError, IntervalSample, StepOutcome};
+use crate::plan::{Plan, Step, StepKind};
+use crate::results::{ResultStore, ResultsError, RowStatus, RunRow};
+use crate::suite::raw::OnError;
+
+/// What the loop knows about a dataset's latest prepare.
+enum Dataset {
+    Ready,
+    PrepareFailed(String),
+    /// The prepare was stopped; its runs are skipped anyway, its cleanup runs.
+    PrepareInterrupted,
+}
+
+/// Steps by how they ended, for the [`RunSummary`].
+#[derive(Default)]
+struct Counts {
+    ok: usize,
+    failed: usize,
+    skipped: usize,
+    interrupted: usize,
+    kept: usize,
+}
+
+/// A step let through by [`StepLoop::admit`]: its hook context (for `after_step`) and why its
+/// `before_step` hook says it must not run (`on_error = "skip"`), if it does.
+struct Admitted {
+    hook_ctx: hooks::Context,
+    hook_error: Option<String>,
+}
+
+/// The state of one execution of a plan, between two steps.
+pub(super) struct StepLoop<'a, W: Write> {
+    plan: &'a Plan,
+    ctx: &'a RunContext,
+    executor: &'a mut dyn StepExecutor,
+    stop: &'a AtomicBool,
+    /// Cleanups get a flag nobody sets: see the module comment of `runner`.
+    never: AtomicBool,
+    store: ResultStore,
+    run_dir: PathBuf,
+    /// What a `--resume` keeps, and the datasets whose data it finds in place or half made.
+    resume: ResumePlan,
+    progress: Progress,
+    out: ReportOut<W>,
+    hooks: Hooks,
+    sweeps: Sweeps,
+    counts: Counts,
+    /// A results write error ends the benchmarking like a stop request (cleanups still run)
+    /// and is returned at the end: measuring without recording is pointless.
+    fatal: Option<ResultsError>,
+    /// `on_error = "stop"` (a step or a hook): no further runs, like a stop request, but the
+    /// run is not "interrupted": the failure decides the exit code.
+    halted: bool,
+    /// The variant and dataset whose boundaries were crossed last (by steps that executed or
+    /// were refused, not by kept or swept ones), and the step that crossed them.
+    entered: Option<(&'a str, usize)>,
+    last_step: Option<&'a Step>,
+    /// The variant whose settings are in place (it began), and why the current one could not.
+    current: Option<&'a str>,
+    variant_error: Option<String>,
+    /// The dataset whose before_dataset hook ran: its after_dataset is owed.
+    open_dataset: Option<&'a Step>,
+    datasets: HashMap<usize, Dataset>,
+    /// Datasets whose remaining runs are skipped (`on_error = "skip"`), and datasets a
+    /// before_dataset hook skipped entirely.
+    skip_runs: HashSet<usize>,
+    skip_all: HashSet<usize>,
+}
+
+impl<'a, W: Write> StepLoop<'a, W> {
+    /// Opens the result store (a new run directory, or the one `--resume` names) and runs
+    /// `before_suite`.
+    pub(super) fn start(
+        plan: &'a Plan,
+        ctx: &'a RunContext,
+        executor: &'a mut dyn StepExecutor,
+        stop: &'a AtomicBool,
+        report: W,
+    ) -> Result<Self, RunError> {
+        // Resuming: the finished runs (rows kept), and the journal of prepare/cleanup steps.
+        let (store, finished_runs, journal) = match &ctx.resume {
+            Some(dir) => {
+                let (store, finished) = ResultStore::reopen(dir, plan)?;
+                (store, finished, crate::results::read_journal(dir))
+            }
+            None => (
+                ResultStore::create(&ctx.results_root, plan, &ctx.suite_text, Utc::now())?,
+                Default::default(),
+                Default::default(),
+            ),
+        };
+        let resume = resume_plan(plan, &finished_runs, &journal);
+        let progress = Progress::new(ctx.progress, ctx.quiet, plan);
+        let out = ReportOut::new(progress.bar(), report);
+        let run_dir = store.dir().to_path_buf();
+        let hooks = Hooks::new(ctx.hooks.clone(), &plan.suite, &run_dir);
+        let mut this = StepLoop {
+            plan,
+            ctx,
+            executor,
+            stop,
+            never: AtomicBool::new(false),
+            store,
+            run_dir,
+            resume,
+            progress,
+            out,
+            hooks,
+            sweeps: Sweeps::new(ctx.stop_when.clone()),
+            counts: Counts::default(),
+            fatal: None,
+            halted: false,
+            entered: None,
+            last_step: None,
+            current: None,
+            variant_error: None,
+            open_dataset: None,
+            datasets: HashMap::new(),
+            skip_runs: HashSet::new(),
+            skip_all: HashSet::new(),
+        };
+        if let Err(e) = this
+            .hooks
+            .run("before_suite", &this.hooks.base(&this.run_dir))
+        {
+            // Nothing is guarded more narrowly than the suite: skip and stop both end it.
+            if this.hook_failed(e) {
+                this.halted = true;
+            }
+        }
+        Ok(this)
+    }
+
+    /// The step at 0-based `position` of the plan.
+    pub(super) fn step(&mut self, position: usize, step: &'a Step) {
+        if self.pass_over(position, step) {
+            return;
+        }
+        let was_stopping = self.stopping();
+        self.cross_boundaries(step, was_stopping);
+        let stopping = was_stopping || self.halted;
+        let Some(admitted) = self.admit(position, step, stopping) else {
+            return;
+        };
+        let executed = match step.kind {
+            StepKind::Prepare | StepKind::Cleanup => {
+                self.prepare_step(position, step, admitted.hook_error)
+            }
+            StepKind::Run => self.run_step(position, step, admitted.hook_error),
+        };
+        // `None`: the step was refused after all (no after_step for it).
+        if let Some(failed) = executed {
+            self.after_step(step, &admitted.hook_ctx, failed);
+        }
+    }
+
+    /// A stop request, a results write error or `on_error = "stop"`: no further runs.
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst) || self.fatal.is_some() || self.halted
+    }
+
+    /// `==> [k/N] kind name (variant v)`, the line before each step's report.
+    fn header(&self, position: usize, step: &Step) -> String {
+        format!(
+            "==> [{}/{}] {} {} (variant {})",
+            position + 1,
+            self.plan.steps.len(),
+            step.kind.as_str(),
+            step.name,
+            step.variant
+        )
+    }
+
+    /// A step passed over without crossing its boundaries: finished before a resume, or a run
+    /// whose `stop_when` sweep has stopped.
+    fn pass_over(&mut self, position: usize, step: &Step) -> bool {
+        if !self.resume.todo.contains(&step.index) {
+            // Finished before a resume: a prepared dataset stays prepared for its other runs.
+            if step.kind == StepKind::Prepare && self.resume.prepared.contains(&step.dataset) {
+                self.datasets.insert(step.dataset, Dataset::Ready);
+            }
+            self.counts.kept += 1;
+            return true;
+        }
+        if step.kind == StepKind::Run
+            && let Some(knee) = self.sweeps.stopped(step)
+        {
+            let line = format!(
+                "{}: skipped, stop_when: knee {knee}",
+                self.header(position, step)
+            );
+            let _ = writeln!(self.out, "{line}");
+            self.counts.skipped += 1;
+            return true;
+        }
+        false
+    }
+
+    /// Leaves the dataset and the variant `step` is not part of, and enters its own.
+    fn cross_boundaries(&mut self, step: &'a Step, was_stopping: bool) {
+        let new_variant = self.entered.is_none_or(|(v, _)| v != step.variant);
+        let new_dataset = new_variant || self.entered.is_some_and(|(_, d)| d != step.dataset);
+        self.entered = Some((step.variant.as_str(), step.dataset));
+        let prev_step = self.last_step.replace(step);
+        if new_dataset {
+            self.leave_dataset();
+        }
+        if new_variant {
+            self.leave_variant(prev_step);
+            self.enter_variant(step);
+        }
+        if new_dataset
+            && step.dataset != 0
+            && self.variant_error.is_none()
+            && !(was_stopping || self.halted)
+        {
+            self.enter_dataset(step);
+        }
+    }
+
+    /// Runs the after_dataset hook owed by the dataset entered last.
+    fn leave_dataset(&mut self) {
+        if let Some(prev) = self.open_dataset.take() {
+            let c = self
+                .hooks
+                .context(&self.run_dir, prev, hooks::Level::Dataset);
+            if let Err(e) = self.hooks.run("after_dataset", &c) {
+                self.hook_failed(e);
+            }
+        }
+    }
+
+    /// Restores the variant in place (it began), after its after_variant hook.
+    fn leave_variant(&mut self, last: Option<&'a Step>) {
+        let Some(v) = self.current.take() else {
+            return;
+        };
+        if let Some(last) = last {
+            let c = self
+                .hooks
+                .context(&self.run_dir, last, hooks::Level::Variant);
+            if let Err(e) = self.hooks.run("after_variant", &c) {
+                self.hook_failed(e);
+            }
+        }
+        if let Err(e) = self.executor.end_variant(v, &self.run_dir) {
+            self.counts.failed += 1;
+            self.progress.error(&format!("[sbsuite] variant {v}: {e}"));
+        }
+    }
+
+    /// Applies the variant of `step` and runs its before_variant hook, unless the suite is
+    /// stopping; when either fails, [`StepLoop::variant_error`] fails the variant's runs.
+    fn enter_variant(&mut self, step: &'a Step) {
+        self.variant_error = None;
+        if self.stopping() {
+            return;
+        }
+        match self.executor.begin_variant(&step.variant, &self.run_dir) {
+            Ok(()) => {
+                self.current = Some(step.variant.as_str());
+                let c = self
+                    .hooks
+                    .context(&self.run_dir, step, hooks::Level::Variant);
+                if let Err(e) = self.hooks.run("before_variant", &c) {
+                    let message = e.message.clone();
+                    if self.hook_failed(e) && !self.halted {
+                        self.variant_error = Some(message);
+                    }
+                }
+            }
+            Err(e) => {
+                self.progress.error(&format!(
+                    "[sbsuite] variant {} was not applied, its steps do not run: {e}",
+                    step.variant
+                ));
+                self.variant_error = Some(e);
+            }
+        }
+    }
+
+    /// Runs the before_dataset hook of `step`'s dataset; a failure skips the whole dataset.
+    fn enter_dataset(&mut self, step: &'a Step) {
+        let c = self
+            .hooks
+            .context(&self.run_dir, step, hooks::Level::Dataset);
+        self.open_dataset = Some(step);
+        if let Err(e) = self.hooks.run("before_dataset", &c)
+            && self.hook_failed(e)
+        {
+            self.skip_all.insert(step.dataset);
+        }
+    }
+
+    /// Whether `step` executes: not when its variant failed (its runs are recorded as failed),
+    /// its dataset is skipped, or the suite is stopping (cleanups of prepared datasets still
+    /// run); then its before_step hook, which a cleanup runs past whatever it says.
+    fn admit(&mut self, position: usize, step: &Step, stopping: bool) -> Option<Admitted> {
+        if let Some(e) = &self.variant_error {
+            if step.kind == StepKind::Run && !stopping {
+                let error = format!("variant `{}` not applied: {e}", step.variant);
+                self.counts.failed += 1;
+                let line = format!(
+                    "{}: skipped, variant not applied",
+                    self.header(position, step)
+                );
+                let _ = writeln!(self.out, "{line}");
+                self.write_failed_run(step, Utc::now(), &error);
+            } else {
+                self.counts.skipped += 1;
+            }
+            return None;
+        }
+        let wanted = match step.kind {
+            StepKind::Cleanup => !stopping || self.datasets.contains_key(&step.dataset),
+            _ => !stopping,
+        };
+        if self.skip_all.contains(&step.dataset)
+            || (step.kind == StepKind::Run && self.skip_runs.contains(&step.dataset))
+            || !wanted
+        {
+            self.counts.skipped += 1;
+            return None;
+        }
+        let hook_ctx = self.hooks.context(&self.run_dir, step, hooks::Level::Step);
+        let mut hook_error = None;
+        if let Err(e) = self.hooks.run("before_step", &hook_ctx) {
+            let message = e.message.clone();
+            if self.hook_failed(e) && step.kind != StepKind::Cleanup {
+                if self.halted {
+                    self.counts.skipped += 1;
+                    return None;
+                }
+                hook_error = Some(message);
+            }
+        }
+        Some(Admitted {
+            hook_ctx,
+            hook_error,
+        })
+    }
+
+    /// A prepare or cleanup step, journaled so that `--resume` knows whether its data is in
+    /// place. Returns whether it failed, or `None` when its before_step hook refused it.
+    fn prepare_step(
+        &mut self,
+        position: usize,
+        step: &Step,
+        hook_error: Option<String>,
+    ) -> Option<bool> {
+        let header = self.header(position, step);
+        let cleanup = step.kind == StepKind::Cleanup;
+        if let Some(msg) = hook_error {
+            let _ = writeln!(self.out, "{header}: skipped, {msg}");
+            self.datasets
+                .insert(step.dataset, Dataset::PrepareFailed(msg));
+            return None;
+        }
+        self.progress.step_started(position, step);
+        let _ = writeln!(self.out, "{header}");
+        if !cleanup
+            && self.resume.half_prepared.contains(&step.dataset)
+            && let Some(c) = self
+                .plan
+                .steps
+                .iter()
+                .find(|c| c.kind == StepKind::Cleanup && c.dataset == step.dataset)
+        {
+            // A prepare cut short before the resume left part of the data: drop it first (its
+            // errors do not matter; the prepare reports its own).
+            let _ = self.executor.prepare(c, true, &mut io::sink(), &self.never);
+        }
+        if let Err(e) = self.store.journal(step, "start") {
+            self.fatal.get_or_insert(e);
+        }
+        let flag = if cleanup { &self.never } else { self.stop };
+        let result = self.executor.prepare(step, cleanup, &mut self.out, flag);
+        let _ = self.out.flush();
+        let mut failed = false;
+        let event = match result {
+            Ok(()) => {
+                self.counts.ok += 1;
+                if !cleanup {
+                    self.datasets.insert(step.dataset, Dataset::Ready);
+                }
+                "done"
+            }
+            Err(_) if !cleanup && self.stop.load(Ordering::SeqCst) => {
+                self.counts.interrupted += 1;
+                self.datasets
+                    .insert(step.dataset, Dataset::PrepareInterrupted);
+                "interrupted"
+            }
+            Err(e) => {
+                self.counts.failed += 1;
+                failed = true;
+                self.fail_note(position, step, &e.to_string());
+                if !cleanup {
+                    self.datasets
+                        .insert(step.dataset, Dataset::PrepareFailed(e.to_string()));
+                }
+                "failed"
+            }
+        };
+        if let Err(e) = self.store.journal(step, event) {
+            self.fatal.get_or_insert(e);
+        }
+        Some(failed)
+    }
+
+    /// A run step: measured and recorded (its row, intervals and histogram), or recorded as
+    /// failed without running when its prepare or before_step hook failed. Returns whether it
+    /// failed, or `None` when it was refused.
+    fn run_step(
+        &mut self,
+        position: usize,
+        step: &Step,
+        hook_error: Option<String>,
+    ) -> Option<bool> {
+        let started_at = Utc::now();
+        let prepare_error = match self.datasets.get(&step.dataset) {
+            Some(Dataset::PrepareFailed(msg)) => Some(format!("prepare failed: {msg}")),
+            Some(Dataset::PrepareInterrupted) => {
+                // Unreachable while the flag stays set; kept explicit for clarity.
+                self.counts.skipped += 1;
+                return None;
+            }
+            Some(Dataset::Ready) | None => None,
+        };
+        if let Some(error) = prepare_error.or(hook_error) {
+            let what = if error.starts_with("prepare failed") {
+                "prepare failed"
+            } else {
+                "before_step hook failed"
+            };
+            let line = format!("{}: skipped, {what}", self.header(position, step));
+            let _ = writeln!(self.out, "{line}");
+            let _ = self.out.flush();
+            self.counts.failed += 1;
+            self.write_failed_run(step, started_at, &error);
+            return None;
+        }
+
+        self.progress.step_started(position, step);
+        let header = self.header(position, step);
+        let _ = writeln!(self.out, "{header}");
+        let mut interval_error: Option<ResultsError> = None;
+        let result = {
+            let store = &mut self.store;
+            let mut on_interval = |sample: &IntervalSample| {
+                if interval_error.is_none()
+                    && let Err(e) = store.write_interval(step, sample)
+                {
+                    interval_error = Some(e);
+                }
+            };
+            self.executor
+                .run(step, &mut self.out, &mut on_interval, self.stop)
+        };
+        let _ = self.out.flush();
+        Some(self.record_run(position, step, started_at, result, interval_error))
+    }
+
+    /// Counts and records a run that executed (its row and histogram; its intervals are
+    /// already written), and feeds its `stop_when` sweep. Returns whether it failed.
+    fn record_run(
+        &mut self,
+        position: usize,
+        step: &Step,
+        started_at: DateTime<Utc>,
+        result: Result<StepOutcome, EngineError>,
+        interval_error: Option<ResultsError>,
+    ) -> bool {
+        let (status, outcome, error) = match &result {
+            Ok(o) if o.interrupted => (RowStatus::Interrupted, Some(o), None),
+            Ok(o) => (RowStatus::Ok, Some(o), None),
+            Err(e) if self.stop.load(Ordering::SeqCst) => {
+                (RowStatus::Interrupted, None, Some(e.to_string()))
+            }
+            Err(e) => (RowStatus::Failed, None, Some(e.to_string())),
+        };
+        match status {
+            RowStatus::Ok => self.counts.ok += 1,
+            RowStatus::Interrupted => self.counts.interrupted += 1,
+            RowStatus::Failed => {
+                self.counts.failed += 1;
+                self.fail_note(position, step, error.as_deref().unwrap_or_default());
+            }
+        }
+        let knee = match (status, outcome) {
+            (RowStatus::Ok, Some(o)) => self.sweeps.observe(step, o),
+            _ => None,
+        };
+        let row = RunRow {
+            step,
+            started_at,
+            status,
+            outcome,
+            error: error.as_deref(),
+            knee: knee.as_deref(),
+        };
+        if let Err(e) = self.store.write_run(&row) {
+            self.fatal = Some(e);
+        } else if let Some(e) = interval_error {
+            self.fatal = Some(e);
+        }
+        status == RowStatus::Failed
+    }
+
+    /// A row for a run that did not execute because something before it failed.
+    fn write_failed_run(&mut self, step: &Step, started_at: DateTime<Utc>, error: &str) {
+        let row = RunRow {
+            step,
+            started_at,
+            status: RowStatus::Failed,
+            outcome: None,
+            error: Some(error),
+            knee: None,
+        };
+        if let Err(e) = self.store.write_run(&row) {
+            self.fatal = Some(e);
+        }
+    }
+
+    /// The after_step hook, then what `on_error` makes of a failed step.
+    fn after_step(&mut self, step: &Step, hook_ctx: &hooks::Context, failed: bool) {
+        if let Err(e) = self.hooks.run("after_step", hook_ctx) {
+            self.hook_failed(e);
+        }
+        if !failed {
+            return;
+        }
+        match self.ctx.on_error {
+            OnError::Continue => {}
+            OnError::Skip => {
+                if self.skip_runs.insert(step.dataset) {
+                    self.progress.error(&format!(
+                        "[sbsuite] on_error = skip: the remaining runs of dataset {} are skipped",
+                        step.dataset
+                    ));
+                }
+            }
+            OnError::Stop => {
+                if !self.halted {
+                    self.progress.error(
+                        "[sbsuite] on_error = stop: no further runs; cleanups and restores still run",
+                    );
+                }
+                self.halted = true;
+            }
+        }
+    }
+
+    /// `[sbsuite] step k/N kind name failed: what`.
+    fn fail_note(&self, position: usize, step: &Step, what: &str) {
+        self.progress.error(&format!(
+            "[sbsuite] step {}/{} {} {} failed: {what}",
+            position + 1,
+            self.plan.steps.len(),
+            step.kind.as_str(),
+            step.name
+        ));
+    }
+
+    /// A hook failure by its policy: counts as a failure unless `continue`; `stop` halts.
+    /// Returns whether what the hook guards must not go on.
+    fn hook_failed(&mut self, e: HookFailure) -> bool {
+        match e.policy {
+            OnError::Continue => {
+                self.progress.error(&format!(
+                    "[sbsuite] warning: {} (on_error = continue)",
+                    e.message
+                ));
+                false
+            }
+            OnError::Skip => {
+                self.counts.failed += 1;
+                self.progress
+                    .error(&format!("[sbsuite] {} (on_error = skip)", e.message));
+                true
+            }
+            OnError::Stop => {
+                self.counts.failed += 1;
+                self.halted = true;
+                self.progress.error(&format!(
+                    "[sbsuite] {} (on_error = stop: no further runs; cleanups and restores still run)",
+                    e.message
+                ));
+                true
+            }
+        }
+    }
+
+    /// Leaves the last dataset and variant, runs after_suite, and sums the run up.
+    pub(super) fn finish(mut self) -> Result<RunSummary, RunError> {
+        self.leave_dataset();
+        self.leave_variant(self.last_step);
+        if let Err(e) = self
+            .hooks
+            .run("after_suite", &self.hooks.base(&self.run_dir))
+        {
+            self.hook_failed(e);
+        }
+        let StepLoop {
+            out,
+            progress,
+            sweeps,
+            store,
+            fatal,
+            counts,
+            stop,
+            ..
+        } = self;
+        drop(out);
+        progress.finish();
+        for k in &sweeps.knees {
+            progress.note(&format!("[sbsuite] stop_when: {k}"));
+        }
+
+        if let Some(e) = fatal {
+            return Err(e.into());
+        }
+        let summary = RunSummary {
+            run_dir: store.dir().to_path_buf(),
+            steps_ok: counts.ok,
+            steps_failed: counts.failed,
+            interrupted: stop.load(Ordering::SeqCst),
+            run_id: store.run_id().to_string(),
+            results_csv: store.results_path().to_path_buf(),
+            steps_skipped: counts.skipped,
+            steps_kept: counts.kept,
+            steps_interrupted: counts.interrupted,
+        };
+        progress.note(&closing_note(&summary));
+        Ok(summary)
+    }
+}
+
+/// `[sbsuite] run <id>: N steps ok, M failed…` and where the results are.
+fn closing_note(s: &RunSummary) -> String {
+    let count = |n: usize, what: &str| {
+        if n > 0 {
+            format!(", {n} {what}")
+        } else {
+            String::new()
+        }
+    };
+    format!(
+        "[sbsuite] run {}{}: {} steps ok, {} failed{}{}{}\n[sbsuite] results: {}",
+        s.run_id,
+        if s.interrupted { " (interrupted)" } else { "" },
+        s.steps_ok,
+        s.steps_failed,
+        count(s.steps_interrupted, "interrupted"),
+        count(s.steps_skipped, "skipped"),
+        count(s.steps_kept, "kept from before the resume"),
+        s.results_csv.display()
+    )
+}
