@@ -296,3 +296,71 @@ fn stop_when_names_an_axis_and_known_conditions() {
         e.0[0]
     );
 }
+
+/// #13: the stored suite.toml keeps the user's key and axis order, so `run --resume` rebuilds
+/// the plan of the run (it refused every suite whose axes were not in alphabetical order).
+#[test]
+fn stored_suite_keeps_the_file_order_and_rebuilds_the_same_plan() {
+    let text = r#"[suite]
+name = "t"
+
+[defaults]
+time = 1
+table_size = 1000
+cpu_max_prime = 2000
+
+[matrix]
+workload = ["cpu", "oltp_read_only"]
+threads = { from = 1, to = 4, factor = 2 }
+tables = [2, 1]
+
+[[variant]]
+name = "v"
+set_global = { sync_binlog = 1, autocommit = 1 }
+"#;
+    let env = [("SBSUITE_DEFAULTS__PERCENTILE".to_string(), "99".to_string())];
+    let set = SetOverride::parse("matrix.threads=[2,1]").unwrap();
+    let s = load_text(Path::new("t.toml"), text, &[set], &env).unwrap();
+    let axes: Vec<&str> = s.matrix.axes.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(
+        axes,
+        ["workload", "threads", "tables"],
+        "axes nest as written"
+    );
+    let defaults: Vec<&str> = s.defaults.keys().map(String::as_str).collect();
+    assert_eq!(
+        defaults,
+        ["time", "table_size", "cpu_max_prime", "percentile"],
+        "file order, then keys only the environment added"
+    );
+    let set_global: Vec<&str> = s.variants[0]
+        .set_global
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(set_global, ["sync_binlog", "autocommit"]);
+
+    let stored = load(&s.resolved_toml).unwrap();
+    let axes: Vec<&str> = stored.matrix.axes.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(
+        axes,
+        ["workload", "threads", "tables"],
+        "{}",
+        s.resolved_toml
+    );
+    assert_eq!(stored.resolved_toml, s.resolved_toml, "a fixed point");
+    let plan = |s: &Suite| serde_json::to_string(&crate::plan::build(s).unwrap()).unwrap();
+    assert_eq!(plan(&stored), plan(&s), "{}", s.resolved_toml);
+}
+
+#[test]
+fn a_range_axis_written_first_stays_first_in_the_stored_suite() {
+    let text = GOOD.replace(
+        "workload = [\"cpu\"]\nthreads = [1, 2]",
+        "threads = { from = 1, to = 2, step = 1 }\nworkload = [\"cpu\"]",
+    );
+    let s = load(&text).unwrap();
+    let stored = load(&s.resolved_toml).unwrap();
+    let axes: Vec<&str> = stored.matrix.axes.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(axes, ["threads", "workload"], "{}", s.resolved_toml);
+}
