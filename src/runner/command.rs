@@ -30,6 +30,15 @@ pub enum ResumeError {
         .0.display()
     )]
     PlanChanged(PathBuf),
+    /// The stored suite holds a literal password only redacted: the resumed steps would log in
+    /// with the redaction mark (#13).
+    #[error(
+        "--resume {}: [target] password is a literal password, which the run's suite.toml stores only as \"{}\", so the resumed steps cannot log in. Give the password through the environment: write password = \"{{{{ env.DB_PASSWORD }}}}\" in {}, export DB_PASSWORD and resume again (and do the same in your suite file, so that its runs can be resumed); nothing has run",
+        .0.display(),
+        crate::suite::stored::REDACTED,
+        .0.join(crate::results::SUITE_FILE).display()
+    )]
+    LiteralPassword(PathBuf),
     /// The run's restore files cannot be read.
     #[error("{0}")]
     Pending(String),
@@ -42,8 +51,9 @@ pub enum ResumeError {
 }
 
 /// `--resume RUN_DIR`: the plan from the run's own `suite.toml` (no environment or `--set`
-/// layers: they would change the plan), checked against its `plan.json`; server settings a
-/// killed run left changed are restored first.
+/// layers: they would change the plan), checked against its `plan.json`; a suite whose literal
+/// password was redacted is refused; server settings a killed run left changed are restored
+/// first.
 pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
     let suite_file = dir.join(crate::results::SUITE_FILE);
     let plan_file = dir.join(crate::results::PLAN_FILE);
@@ -59,6 +69,14 @@ pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
     let rebuilt = serde_json::to_string_pretty(&plan).unwrap_or_default();
     if stored.trim_end() != rebuilt.trim_end() {
         return Err(ResumeError::PlanChanged(dir.to_path_buf()));
+    }
+    // Checked before anything connects (restores below, the variants' checks, the steps).
+    let connects = plan
+        .steps
+        .iter()
+        .any(|s| s.target.as_ref().is_some_and(|t| t.has_server()));
+    if connects && crate::suite::stored::has_literal_password(suite.target.as_ref()) {
+        return Err(ResumeError::LiteralPassword(dir.to_path_buf()));
     }
     let pending = server::pending(dir).map_err(ResumeError::Pending)?;
     if !pending.is_empty() {

@@ -18,7 +18,7 @@
 //! (which names an environment variable, not a secret). A resumed run therefore cannot know a
 //! literal password, and refuses up front ([`has_literal_password`]).
 
-use super::raw::RawSuite;
+use super::raw::{RawSuite, RawTarget};
 
 /// What a literal password becomes in the stored suite.
 pub const REDACTED: &str = "***";
@@ -29,11 +29,10 @@ pub fn is_literal_password(password: &str) -> bool {
     !password.contains("{{")
 }
 
-/// Whether `raw` has a `[target] password` that is a literal, i.e. that the stored suite holds
-/// only as [`REDACTED`].
-pub fn has_literal_password(raw: &RawSuite) -> bool {
-    raw.target
-        .as_ref()
+/// Whether `target` has a `password` that is a literal, i.e. that the stored suite holds only
+/// as [`REDACTED`].
+pub fn has_literal_password(target: Option<&RawTarget>) -> bool {
+    target
         .and_then(|t| t.password.as_deref())
         .is_some_and(is_literal_password)
 }
@@ -87,7 +86,7 @@ pub fn resolved_toml(raw: &RawSuite) -> String {
         Ok(v) => v,
         Err(e) => return format!("# could not serialise the resolved suite: {e}\n"),
     };
-    if has_literal_password(raw)
+    if has_literal_password(raw.target.as_ref())
         && let Some(pw) = value.get_mut("target").and_then(|t| t.get_mut("password"))
     {
         *pw = toml::Value::String(REDACTED.into());
