@@ -673,6 +673,82 @@ mod tests {
         assert!(!store.histogram_path(&s).exists());
     }
 
+    /// `--resume` reopens a stopped run: finished rows (`ok`, `failed`) and their interval rows
+    /// stay, an `interrupted` row, a row a crash cut short and the intervals of unfinished
+    /// steps go, and new rows are appended under the same run id.
+    #[test]
+    fn reopen_keeps_finished_rows_and_drops_the_rest() {
+        let tmp = tempfile::tempdir().unwrap();
+        let steps: Vec<Step> = (1..=4)
+            .map(|i| step(i, &format!("s{i}"), i as i64, 10))
+            .collect();
+        let p = plan(steps.clone());
+        let mut store = ResultStore::create(tmp.path(), &p, "", now()).unwrap();
+        let o = outcome(true);
+        let sample = IntervalSample {
+            time_s: 1.0,
+            threads: 1,
+            eps: 1.0,
+            ..Default::default()
+        };
+        for (s, status) in
+            steps[..3]
+                .iter()
+                .zip([RowStatus::Ok, RowStatus::Failed, RowStatus::Interrupted])
+        {
+            store.write_interval(s, &sample).unwrap();
+            store
+                .write_run(&RunRow {
+                    step: s,
+                    started_at: now(),
+                    status,
+                    outcome: (status != RowStatus::Failed).then_some(&o),
+                    error: None,
+                    knee: None,
+                })
+                .unwrap();
+        }
+        store.write_interval(&steps[3], &sample).unwrap();
+        let dir = store.dir().to_path_buf();
+        let run_id = store.run_id().to_string();
+        drop(store);
+        // A crash in the middle of step 4's row.
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join(RESULTS_FILE))
+            .unwrap();
+        io::Write::write_all(&mut f, format!("{run_id},4,s4,baseline").as_bytes()).unwrap();
+        drop(f);
+        fs::remove_dir_all(dir.join(HISTOGRAMS_DIR)).unwrap();
+
+        let (mut store, finished) = ResultStore::reopen(&dir, &p).unwrap();
+        assert_eq!(finished, [1, 2].into());
+        assert_eq!(store.run_id(), run_id);
+        assert!(dir.join(HISTOGRAMS_DIR).is_dir(), "recreated");
+        let (header, rows) = read_rows(store.results_path());
+        let steps_of = |rows: &[Vec<String>], header: &[String]| -> Vec<String> {
+            rows.iter().map(|r| col(header, r, "step")).collect()
+        };
+        assert_eq!(steps_of(&rows, &header), ["1", "2"]);
+        let (iheader, irows) = read_rows(store.intervals_path());
+        assert_eq!(steps_of(&irows, &iheader), ["1", "2"]);
+
+        store
+            .write_run(&RunRow {
+                step: &steps[2],
+                started_at: now(),
+                status: RowStatus::Ok,
+                outcome: Some(&o),
+                error: None,
+                knee: None,
+            })
+            .unwrap();
+        let (_, rows) = read_rows(store.results_path());
+        assert_eq!(steps_of(&rows, &header), ["1", "2", "3"]);
+        assert_eq!(col(&header, &rows[2], "run_id"), run_id);
+        assert!(!dir.join("results.csv.tmp").exists());
+    }
+
     #[test]
     fn histogram_round_trip() {
         let tmp = tempfile::tempdir().unwrap();
