@@ -168,6 +168,72 @@ fn kill_9_then_resume_finishes_every_planned_run_once_with_no_leftovers() {
     }
 }
 
+/// #13: a journal.log garbled while the run was stopped used to make the resume prepare the
+/// SQLite tables again on top of the old ones ("table sbtest1 already exists", failed rows).
+/// Now the journal is repaired (its dataset is dropped and prepared again) and the resume
+/// finishes every run; a hand-duplicated row is dropped, a renumbered one refused.
+#[test]
+fn a_garbled_journal_is_repaired_and_edited_rows_are_checked_before_resuming() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let suite = dir.path().join("kr.toml");
+    std::fs::write(&suite, UNSORTED).unwrap();
+    let results = dir.path().join("results");
+    kill_9_during_step(&work, &suite, &results, 2);
+    let run = run_dir(&results, "kr");
+    let journal = run.join("journal.log");
+    assert!(
+        std::fs::read_to_string(&journal)
+            .unwrap()
+            .contains("prepare done")
+    );
+    std::fs::write(&journal, "1 prepare d\u{0}ne\n\u{fffd}\u{fffd}\n").unwrap();
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "one row before the kill: {text}");
+
+    // A renumbered row (step 2's row claiming step 3) is refused: step 3 would never run.
+    let (step2, step3) = (",2,oltp_read_only-t1,", ",3,oltp_read_only-t1,");
+    assert!(lines[1].contains(step2), "{text}");
+    std::fs::write(
+        &csv,
+        format!("{}\n{}\n", lines[0], lines[1].replace(step2, step3)),
+    )
+    .unwrap();
+    let (code, stderr) = resume_in(&work, &run, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("line 2: this row of step 3 is not step 3 of plan.json"),
+        "{stderr}"
+    );
+
+    // A duplicated row is dropped; the garbled journal repaired.
+    std::fs::write(&csv, format!("{}\n{}\n{}\n", lines[0], lines[1], lines[1])).unwrap();
+    let (code, stderr) = resume_in(&work, &run, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("results.csv line 3 was a copy of the row of step 2: dropped"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("journal.log line 1"), "{stderr}");
+    assert!(
+        stderr.contains("dataset 1: journal.log does not tell"),
+        "{stderr}"
+    );
+    let planned = planned_runs(&run);
+    assert_eq!(
+        step_rows(&run),
+        planned
+            .iter()
+            .map(|&i| (i, "ok".to_string()))
+            .collect::<Vec<_>>(),
+        "every planned run exactly once, all ok"
+    );
+    assert_eq!(leftovers(&work, "sbtest.db"), Vec::<String>::new());
+}
+
 /// A finished run of a quick cpu suite, for the refusals; returns (tempdir, run directory).
 fn finished_cpu_run() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -194,7 +260,13 @@ fn finished_cpu_run() -> (tempfile::TempDir, PathBuf) {
 }
 
 fn resume(run: &Path, extra: &[&str]) -> (Option<i32>, String) {
+    resume_in(Path::new("."), run, extra)
+}
+
+/// `sbsuite run --resume RUN EXTRA…` in the working directory `work`: (exit code, stderr).
+fn resume_in(work: &Path, run: &Path, extra: &[&str]) -> (Option<i32>, String) {
     let out = sbsuite()
+        .current_dir(work)
         .args(["run", "--progress", "off", "--resume"])
         .arg(run)
         .args(extra)

@@ -81,7 +81,8 @@ fn resume(dir: &Path, args: &RunArgs) -> Result<(crate::suite::Suite, crate::pla
         ResumeError::Config(e) => fail_config(e),
         e @ (ResumeError::NotRunDir(_)
         | ResumeError::PlanChanged(_)
-        | ResumeError::LiteralPassword(_)) => fail(Exit::BadInput, e),
+        | ResumeError::LiteralPassword(_)
+        | ResumeError::RunDir(..)) => fail(Exit::BadInput, e),
         e @ (ResumeError::Pending(_) | ResumeError::NoTarget(_) | ResumeError::Restore { .. }) => {
             fail(Exit::Failed, e)
         }

@@ -39,6 +39,9 @@ pub enum ResumeError {
         .0.join(crate::results::SUITE_FILE).display()
     )]
     LiteralPassword(PathBuf),
+    /// The run directory does not match its plan (hand-edited or damaged files).
+    #[error("--resume {}: {}", .0.display(), .1)]
+    RunDir(PathBuf, crate::results::check::RunDirError),
     /// The run's restore files cannot be read.
     #[error("{0}")]
     Pending(String),
@@ -52,8 +55,9 @@ pub enum ResumeError {
 
 /// `--resume RUN_DIR`: the plan from the run's own `suite.toml` (no environment or `--set`
 /// layers: they would change the plan), checked against its `plan.json`; a suite whose literal
-/// password was redacted is refused; server settings a killed run left changed are restored
-/// first.
+/// password was redacted is refused; the rows and the journal are checked against the plan
+/// (and repaired when the repair is unambiguous); server settings a killed run left changed are
+/// restored first.
 pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
     let suite_file = dir.join(crate::results::SUITE_FILE);
     let plan_file = dir.join(crate::results::PLAN_FILE);
@@ -77,6 +81,12 @@ pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
         .any(|s| s.target.as_ref().is_some_and(|t| t.has_server()));
     if connects && crate::suite::stored::has_literal_password(suite.target.as_ref()) {
         return Err(ResumeError::LiteralPassword(dir.to_path_buf()));
+    }
+    // Rows and journal against the plan: repaired when there is one right answer, else refused.
+    let notes = crate::results::check::before_resume(dir, &plan)
+        .map_err(|e| ResumeError::RunDir(dir.to_path_buf(), e))?;
+    for note in notes {
+        eprintln!("[sbsuite] {note}");
     }
     let pending = server::pending(dir).map_err(ResumeError::Pending)?;
     if !pending.is_empty() {
