@@ -25,7 +25,7 @@ pub const REDACTED: &str = "***";
 
 /// Whether a `password` value is a literal (a secret, never stored) rather than a minijinja
 /// template such as `"{{ env.DB_PASSWORD }}"`.
-pub fn is_literal_password(password: &str) -> bool {
+fn is_literal_password(password: &str) -> bool {
     !password.contains("{{")
 }
 
