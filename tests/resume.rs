@@ -267,6 +267,7 @@ fn resume(run: &Path, extra: &[&str]) -> (Option<i32>, String) {
 fn resume_in(work: &Path, run: &Path, extra: &[&str]) -> (Option<i32>, String) {
     let out = sbsuite()
         .current_dir(work)
+        .env_remove("DB_PASSWORD") // the password test resumes without it
         .args(["run", "--progress", "off", "--resume"])
         .arg(run)
         .args(extra)
@@ -367,6 +368,14 @@ fn resume_with_a_redacted_literal_password_is_refused_with_the_fix() {
         stored.replace("password = \"***\"", "password = \"{{ env.DB_PASSWORD }}\""),
     )
     .unwrap();
+    // Without the variable, refused too: every step would fail and keep a `failed` row.
+    let (code, stderr) = resume(&run, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("export the environment variable it names; nothing has run"),
+        "{stderr}"
+    );
+    assert!(!run.join("journal.log").exists(), "nothing ran");
     let out = sbsuite()
         .args(["run", "--progress", "off", "--resume"])
         .arg(&run)

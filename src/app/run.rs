@@ -82,6 +82,7 @@ fn resume(dir: &Path, args: &RunArgs) -> Result<(crate::suite::Suite, crate::pla
         e @ (ResumeError::NotRunDir(_)
         | ResumeError::PlanChanged(_)
         | ResumeError::LiteralPassword(_)
+        | ResumeError::Password(..)
         | ResumeError::RunDir(..)) => fail(Exit::BadInput, e),
         e @ (ResumeError::Pending(_) | ResumeError::NoTarget(_) | ResumeError::Restore { .. }) => {
             fail(Exit::Failed, e)

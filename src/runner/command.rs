@@ -39,6 +39,10 @@ pub enum ResumeError {
         .0.join(crate::results::SUITE_FILE).display()
     )]
     LiteralPassword(PathBuf),
+    /// The password template cannot be rendered (its environment variable is not set): every
+    /// resumed step would fail and keep a `failed` row.
+    #[error("--resume {}: {}; nothing has run", .0.display(), .1)]
+    Password(PathBuf, String),
     /// The run directory does not match its plan (hand-edited or damaged files).
     #[error("--resume {}: {}", .0.display(), .1)]
     RunDir(PathBuf, crate::results::check::RunDirError),
@@ -55,7 +59,7 @@ pub enum ResumeError {
 
 /// `--resume RUN_DIR`: the plan from the run's own `suite.toml` (no environment or `--set`
 /// layers: they would change the plan), checked against its `plan.json`; a suite whose literal
-/// password was redacted is refused; the rows and the journal are checked against the plan
+/// password was redacted, or whose password template cannot be rendered, is refused; the rows and the journal are checked against the plan
 /// (and repaired when the repair is unambiguous); server settings a killed run left changed are
 /// restored first.
 pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
@@ -74,13 +78,20 @@ pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
     if stored.trim_end() != rebuilt.trim_end() {
         return Err(ResumeError::PlanChanged(dir.to_path_buf()));
     }
-    // Checked before anything connects (restores below, the variants' checks, the steps).
-    let connects = plan
+    // The password, checked before anything connects (restores below, the variants' checks,
+    // the steps): a step that cannot log in keeps a `failed` row, which no later resume redoes.
+    if let Some(target) = plan
         .steps
         .iter()
-        .any(|s| s.target.as_ref().is_some_and(|t| t.has_server()));
-    if connects && crate::suite::stored::has_literal_password(suite.target.as_ref()) {
-        return Err(ResumeError::LiteralPassword(dir.to_path_buf()));
+        .filter_map(|s| s.target.as_ref())
+        .find(|t| t.has_server())
+    {
+        if crate::suite::stored::has_literal_password(suite.target.as_ref()) {
+            return Err(ResumeError::LiteralPassword(dir.to_path_buf()));
+        }
+        if let Err(e) = target.password() {
+            return Err(ResumeError::Password(dir.to_path_buf(), e.to_string()));
+        }
     }
     // Rows and journal against the plan: repaired when there is one right answer, else refused.
     let notes = crate::results::check::before_resume(dir, &plan)
