@@ -79,7 +79,11 @@ fn resume(dir: &Path, args: &RunArgs) -> Result<(crate::suite::Suite, crate::pla
     }
     crate::runner::load_for_resume(dir).map_err(|e| match e {
         ResumeError::Config(e) => fail_config(e),
-        e @ (ResumeError::NotRunDir(_) | ResumeError::PlanChanged(_)) => fail(Exit::BadInput, e),
+        e @ (ResumeError::NotRunDir(_)
+        | ResumeError::PlanChanged(_)
+        | ResumeError::LiteralPassword(_)
+        | ResumeError::Password(..)
+        | ResumeError::RunDir(..)) => fail(Exit::BadInput, e),
         e @ (ResumeError::Pending(_) | ResumeError::NoTarget(_) | ResumeError::Restore { .. }) => {
             fail(Exit::Failed, e)
         }

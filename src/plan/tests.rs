@@ -338,3 +338,24 @@ proptest! {
         }
     }
 }
+
+/// #13: `run --resume` rebuilds the plan from the run's stored suite.toml and refuses to go on
+/// when it differs from plan.json; unsorted axes, a range axis written first and keys only the
+/// environment or `--set` added must all come back in the same order.
+#[test]
+fn the_stored_suite_rebuilds_the_same_plan() {
+    let text = OLTP.replace(
+        "workload = [\"oltp_read_only\", \"oltp_write_only\", \"oltp_read_write\"]\nthreads = { from = 32, to = 1024, factor = 2 }",
+        "threads = { from = 32, to = 1024, factor = 2 }\nworkload = [\"oltp_write_only\", \"oltp_read_only\"]\ntables = [30, 2]",
+    );
+    let env = [("SBSUITE_DEFAULTS__PERCENTILE".to_string(), "99".to_string())];
+    let set = suite::SetOverride::parse("matrix.range_size=[100,10]").unwrap();
+    let s = suite::load_text(Path::new("t.toml"), &text, &[set], &env).unwrap();
+    let stored = suite::load_text(Path::new("suite.toml"), &s.resolved_toml, &[], &[]).unwrap();
+    let json = |s: &suite::Suite| serde_json::to_string_pretty(&build(s).unwrap()).unwrap();
+    assert_eq!(json(&stored), json(&s), "{}", s.resolved_toml);
+    assert_eq!(
+        build(&s).unwrap().axes,
+        ["threads", "workload", "tables", "range_size"]
+    );
+}

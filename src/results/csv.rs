@@ -273,20 +273,28 @@ fn step_value(step: &Step, key: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The cells that say which step a `results.csv` record belongs to: from `step` to
+/// `repetition` (the columns after `run_id`, up to `started_at`).
+pub fn step_cells(extra_axes: &[(String, String)], step: &Step) -> Vec<String> {
+    let mut cells = Vec::with_capacity(RESULTS_LEADING_COLUMNS.len() + extra_axes.len());
+    cells.push(step.index.to_string());
+    cells.push(step.name.clone());
+    cells.push(step.variant.clone());
+    cells.push(step.workload.clone());
+    cells.push(step_value(step, "threads"));
+    for (_, axis) in extra_axes {
+        cells.push(step_value(step, axis));
+    }
+    cells.push(step.repetition.to_string());
+    cells
+}
+
 /// One `results.csv` record, in [`results_columns`] order.
 pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRow) -> Vec<String> {
     let step = row.step;
     let mut rec = Vec::with_capacity(RESULTS_LEADING_COLUMNS.len() + extra_axes.len() + 25);
     rec.push(run_id.to_string());
-    rec.push(step.index.to_string());
-    rec.push(step.name.clone());
-    rec.push(step.variant.clone());
-    rec.push(step.workload.clone());
-    rec.push(step_value(step, "threads"));
-    for (_, axis) in extra_axes {
-        rec.push(step_value(step, axis));
-    }
-    rec.push(step.repetition.to_string());
+    rec.extend(step_cells(extra_axes, step));
     rec.push(row.started_at.to_rfc3339_opts(SecondsFormat::Millis, true));
     match row.outcome {
         Some(o) => {

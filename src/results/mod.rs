@@ -8,10 +8,12 @@
 //! steps (and at report intervals), never on the engines' hot path.
 //!
 //! Reading a run back (for `compare`, `report` and `runs`) is [`load`], the one reader of the
-//! same files; it depends on nothing above this module.
+//! same files; it depends on nothing above this module. Before `run --resume` reopens a run,
+//! [`check`] matches its rows and journal against the plan.
 //!
 //! Column documentation: [`csv::RESULTS_COLUMNS_DOC`].
 
+pub mod check;
 pub mod csv;
 pub mod histogram;
 pub mod load;
@@ -39,6 +41,11 @@ pub const INTERVALS_FILE: &str = "intervals.csv";
 pub const HISTOGRAMS_DIR: &str = "histograms";
 /// One line per prepare/cleanup step start and end: what `--resume` needs beyond the rows.
 pub const JOURNAL_FILE: &str = "journal.log";
+/// The events of the journal: a step started, finished, failed or was stopped.
+pub const JOURNAL_EVENTS: [&str; 4] = [JOURNAL_START, "done", "failed", "interrupted"];
+/// A prepare whose last event is `start` may have left part of its data: a resume drops it
+/// before preparing again.
+pub const JOURNAL_START: &str = "start";
 
 /// How many `-N` suffixes are tried before giving up on a run id (runs started within the same
 /// second).
@@ -169,14 +176,14 @@ impl ResultStore {
         let results_path = dir.join(RESULTS_FILE);
         let columns = results_columns(&plan.axes);
         let step_col = columns.iter().position(|c| c == "step");
-        let status_col = columns.iter().position(|c| c == "status");
         let mut finished = std::collections::HashSet::new();
         rewrite_csv(&results_path, &columns, |rec| {
-            let (Some(sc), Some(stc)) = (step_col, status_col) else {
+            let Some(sc) = step_col else {
                 return false;
             };
-            let keep = rec.len() == columns.len() && matches!(&rec[stc], "ok" | "failed");
-            if keep && let Ok(i) = rec[sc].parse::<usize>() {
+            if is_kept(rec, &columns)
+                && let Ok(i) = rec[sc].parse::<usize>()
+            {
                 finished.insert(i);
                 return true;
             }
@@ -214,7 +221,8 @@ impl ResultStore {
             .append(true)
             .open(&path)
             .map_err(io_err(&path))?;
-        writeln!(f, "{} {} {event}", step.index, step.kind.as_str()).map_err(io_err(&path))?;
+        f.write_all(journal_record(step, event).as_bytes())
+            .map_err(io_err(&path))?;
         f.sync_data().map_err(io_err(&path))
     }
 
@@ -290,15 +298,34 @@ pub fn read_journal(dir: &Path) -> std::collections::HashMap<usize, String> {
     let mut out = std::collections::HashMap::new();
     if let Ok(text) = fs::read_to_string(dir.join(JOURNAL_FILE)) {
         for line in text.lines() {
-            let mut it = line.split_whitespace();
-            if let (Some(i), Some(_), Some(ev)) = (it.next(), it.next(), it.next())
-                && let Ok(i) = i.parse()
-            {
-                out.insert(i, ev.to_string());
+            if let Some((i, _, event, _)) = parse_journal_record(line) {
+                out.insert(i, event.to_string());
             }
         }
     }
     out
+}
+
+/// One journal line: `<index> <kind> <event>`.
+fn journal_record(step: &Step, event: &str) -> String {
+    format!("{} {} {event}\n", step.index, step.kind.as_str())
+}
+
+/// (index, kind, event, the rest) of a journal line; `None` unless it starts with a number and
+/// has at least three words.
+fn parse_journal_record(line: &str) -> Option<(usize, &str, &str, Vec<&str>)> {
+    let mut words = line.split_whitespace();
+    let index = words.next()?.parse().ok()?;
+    let kind = words.next()?;
+    let event = words.next()?;
+    Some((index, kind, event, words.collect()))
+}
+
+/// Whether a `results.csv` record is the row of a finished run step (`ok` or `failed`, every
+/// field present), which a resume keeps; `columns` is the file's header.
+fn is_kept(rec: &::csv::StringRecord, columns: &[String]) -> bool {
+    let status = columns.iter().position(|c| c == "status");
+    rec.len() == columns.len() && status.is_some_and(|c| matches!(&rec[c], "ok" | "failed"))
 }
 
 /// Rewrites `path` (header `columns`) with the records `keep` accepts, through a temporary
@@ -671,6 +698,82 @@ mod tests {
         );
         assert_eq!(col(&header, r, "threads"), "4");
         assert!(!store.histogram_path(&s).exists());
+    }
+
+    /// `--resume` reopens a stopped run: finished rows (`ok`, `failed`) and their interval rows
+    /// stay, an `interrupted` row, a row a crash cut short and the intervals of unfinished
+    /// steps go, and new rows are appended under the same run id.
+    #[test]
+    fn reopen_keeps_finished_rows_and_drops_the_rest() {
+        let tmp = tempfile::tempdir().unwrap();
+        let steps: Vec<Step> = (1..=4)
+            .map(|i| step(i, &format!("s{i}"), i as i64, 10))
+            .collect();
+        let p = plan(steps.clone());
+        let mut store = ResultStore::create(tmp.path(), &p, "", now()).unwrap();
+        let o = outcome(true);
+        let sample = IntervalSample {
+            time_s: 1.0,
+            threads: 1,
+            eps: 1.0,
+            ..Default::default()
+        };
+        for (s, status) in
+            steps[..3]
+                .iter()
+                .zip([RowStatus::Ok, RowStatus::Failed, RowStatus::Interrupted])
+        {
+            store.write_interval(s, &sample).unwrap();
+            store
+                .write_run(&RunRow {
+                    step: s,
+                    started_at: now(),
+                    status,
+                    outcome: (status != RowStatus::Failed).then_some(&o),
+                    error: None,
+                    knee: None,
+                })
+                .unwrap();
+        }
+        store.write_interval(&steps[3], &sample).unwrap();
+        let dir = store.dir().to_path_buf();
+        let run_id = store.run_id().to_string();
+        drop(store);
+        // A crash in the middle of step 4's row.
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join(RESULTS_FILE))
+            .unwrap();
+        io::Write::write_all(&mut f, format!("{run_id},4,s4,baseline").as_bytes()).unwrap();
+        drop(f);
+        fs::remove_dir_all(dir.join(HISTOGRAMS_DIR)).unwrap();
+
+        let (mut store, finished) = ResultStore::reopen(&dir, &p).unwrap();
+        assert_eq!(finished, [1, 2].into());
+        assert_eq!(store.run_id(), run_id);
+        assert!(dir.join(HISTOGRAMS_DIR).is_dir(), "recreated");
+        let (header, rows) = read_rows(store.results_path());
+        let steps_of = |rows: &[Vec<String>], header: &[String]| -> Vec<String> {
+            rows.iter().map(|r| col(header, r, "step")).collect()
+        };
+        assert_eq!(steps_of(&rows, &header), ["1", "2"]);
+        let (iheader, irows) = read_rows(store.intervals_path());
+        assert_eq!(steps_of(&irows, &iheader), ["1", "2"]);
+
+        store
+            .write_run(&RunRow {
+                step: &steps[2],
+                started_at: now(),
+                status: RowStatus::Ok,
+                outcome: Some(&o),
+                error: None,
+                knee: None,
+            })
+            .unwrap();
+        let (_, rows) = read_rows(store.results_path());
+        assert_eq!(steps_of(&rows, &header), ["1", "2", "3"]);
+        assert_eq!(col(&header, &rows[2], "run_id"), run_id);
+        assert!(!dir.join("results.csv.tmp").exists());
     }
 
     #[test]

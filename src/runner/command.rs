@@ -30,6 +30,22 @@ pub enum ResumeError {
         .0.display()
     )]
     PlanChanged(PathBuf),
+    /// The stored suite holds a literal password only redacted: the resumed steps would log in
+    /// with the redaction mark (#13).
+    #[error(
+        "--resume {}: [target] password is a literal password, which the run's suite.toml stores only as \"{}\", so the resumed steps cannot log in. Give the password through the environment: write password = \"{{{{ env.DB_PASSWORD }}}}\" in {}, export DB_PASSWORD and resume again (and do the same in your suite file, so that its runs can be resumed); nothing has run",
+        .0.display(),
+        crate::suite::stored::REDACTED,
+        .0.join(crate::results::SUITE_FILE).display()
+    )]
+    LiteralPassword(PathBuf),
+    /// The password template cannot be rendered (its environment variable is not set): every
+    /// resumed step would fail and keep a `failed` row.
+    #[error("--resume {}: {}; nothing has run", .0.display(), .1)]
+    Password(PathBuf, String),
+    /// The run directory does not match its plan (hand-edited or damaged files).
+    #[error("--resume {}: {}", .0.display(), .1)]
+    RunDir(PathBuf, crate::results::check::RunDirError),
     /// The run's restore files cannot be read.
     #[error("{0}")]
     Pending(String),
@@ -42,8 +58,10 @@ pub enum ResumeError {
 }
 
 /// `--resume RUN_DIR`: the plan from the run's own `suite.toml` (no environment or `--set`
-/// layers: they would change the plan), checked against its `plan.json`; server settings a
-/// killed run left changed are restored first.
+/// layers: they would change the plan), checked against its `plan.json`; a suite whose literal
+/// password was redacted, or whose password template cannot be rendered, is refused; the rows and the journal are checked against the plan
+/// (and repaired when the repair is unambiguous); server settings a killed run left changed are
+/// restored first.
 pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
     let suite_file = dir.join(crate::results::SUITE_FILE);
     let plan_file = dir.join(crate::results::PLAN_FILE);
@@ -59,6 +77,27 @@ pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
     let rebuilt = serde_json::to_string_pretty(&plan).unwrap_or_default();
     if stored.trim_end() != rebuilt.trim_end() {
         return Err(ResumeError::PlanChanged(dir.to_path_buf()));
+    }
+    // The password, checked before anything connects (restores below, the variants' checks,
+    // the steps): a step that cannot log in keeps a `failed` row, which no later resume redoes.
+    if let Some(target) = plan
+        .steps
+        .iter()
+        .filter_map(|s| s.target.as_ref())
+        .find(|t| t.has_server())
+    {
+        if crate::suite::stored::has_literal_password(suite.target.as_ref()) {
+            return Err(ResumeError::LiteralPassword(dir.to_path_buf()));
+        }
+        if let Err(e) = target.password() {
+            return Err(ResumeError::Password(dir.to_path_buf(), e.to_string()));
+        }
+    }
+    // Rows and journal against the plan: repaired when there is one right answer, else refused.
+    let notes = crate::results::check::before_resume(dir, &plan)
+        .map_err(|e| ResumeError::RunDir(dir.to_path_buf(), e))?;
+    for note in notes {
+        eprintln!("[sbsuite] {note}");
     }
     let pending = server::pending(dir).map_err(ResumeError::Pending)?;
     if !pending.is_empty() {

@@ -9,6 +9,7 @@
 pub mod error;
 pub mod raw;
 pub mod source;
+pub mod stored;
 mod validate;
 
 use std::path::{Path, PathBuf};
@@ -289,6 +290,7 @@ pub fn load_text(
     let raw: RawSuite = figment
         .extract()
         .map_err(|e| figment_errors(file, &origins, e))?;
+    let raw = stored::in_file_order(raw, &table);
     validate::validate(file, raw, origins)
 }
 

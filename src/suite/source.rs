@@ -2,8 +2,8 @@
 //!
 //! figment merges layers but forgets where a value was written, so the original text is parsed
 //! a second time with toml's spanned tree; a key path (`variant[1].name`) then finds its line
-//! and column for error messages. The same tree also gives the order in which keys appear,
-//! which decides the nesting of matrix axes.
+//! and column for error messages. (The order of keys, which decides the nesting of matrix
+//! axes, comes from the plainly parsed file: see [`super::stored::in_file_order`].)
 
 use std::ops::Range;
 
@@ -111,21 +111,6 @@ impl SourceMap {
             source_line,
         }
     }
-
-    /// Keys of the table at `path` in file order (empty when absent).
-    pub fn keys(&self, path: &[&str]) -> Vec<String> {
-        let Ok(root) = DeTable::parse(&self.text) else {
-            return Vec::new();
-        };
-        let mut table = root.get_ref();
-        for k in path {
-            match table.get(*k).and_then(|v| v.get_ref().as_table()) {
-                Some(t) => table = t,
-                None => return Vec::new(),
-            }
-        }
-        table.keys().map(|k| k.get_ref().to_string()).collect()
-    }
 }
 
 #[cfg(test)]
@@ -168,7 +153,6 @@ mod tests {
             map.origin(&name, false),
             Origin::File { line: 12, .. }
         ));
-        assert_eq!(map.keys(&["matrix"]), vec!["workload", "threads"]);
         assert_eq!(path_text(&name), "variant[1].name");
     }
 }

@@ -296,3 +296,106 @@ fn stop_when_names_an_axis_and_known_conditions() {
         e.0[0]
     );
 }
+
+/// #13: the stored suite.toml keeps the user's key and axis order (`run --resume` refused every
+/// suite whose axes were not in alphabetical order).
+#[test]
+fn stored_suite_keeps_the_file_order() {
+    let text = r#"[suite]
+name = "t"
+
+[defaults]
+time = 1
+table_size = 1000
+cpu_max_prime = 2000
+
+[matrix]
+workload = ["cpu", "oltp_read_only"]
+threads = { from = 1, to = 4, factor = 2 }
+tables = [2, 1]
+
+[[variant]]
+name = "v"
+set_global = { sync_binlog = 1, autocommit = 1 }
+"#;
+    let env = [("SBSUITE_DEFAULTS__PERCENTILE".to_string(), "99".to_string())];
+    let set = SetOverride::parse("matrix.threads=[2,1]").unwrap();
+    let s = load_text(Path::new("t.toml"), text, &[set], &env).unwrap();
+    let axes: Vec<&str> = s.matrix.axes.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(
+        axes,
+        ["workload", "threads", "tables"],
+        "axes nest as written"
+    );
+    let defaults: Vec<&str> = s.defaults.keys().map(String::as_str).collect();
+    assert_eq!(
+        defaults,
+        ["time", "table_size", "cpu_max_prime", "percentile"],
+        "file order, then keys only the environment added"
+    );
+    let set_global: Vec<&str> = s.variants[0]
+        .set_global
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(set_global, ["sync_binlog", "autocommit"]);
+
+    let stored = load(&s.resolved_toml).unwrap();
+    let axes: Vec<&str> = stored.matrix.axes.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(
+        axes,
+        ["workload", "threads", "tables"],
+        "{}",
+        s.resolved_toml
+    );
+    assert_eq!(stored.resolved_toml, s.resolved_toml, "a fixed point");
+    // That it rebuilds the same plan: plan::tests::the_stored_suite_rebuilds_the_same_plan.
+}
+
+#[test]
+fn a_range_axis_written_first_stays_first_in_the_stored_suite() {
+    let text = GOOD.replace(
+        "workload = [\"cpu\"]\nthreads = [1, 2]",
+        "threads = { from = 1, to = 2, step = 1 }\nworkload = [\"cpu\"]",
+    );
+    let s = load(&text).unwrap();
+    let stored = load(&s.resolved_toml).unwrap();
+    let axes: Vec<&str> = stored.matrix.axes.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(axes, ["threads", "workload"], "{}", s.resolved_toml);
+}
+
+/// Every shipped suite survives the round trip the run directory makes (written to suite.toml,
+/// loaded again by `--resume`): the same text and the same axes, in the same order.
+#[test]
+fn every_shipped_suite_reads_back_from_its_stored_text() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<PathBuf> = ["suites", "examples"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root.join(d)).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 8, "{files:?}");
+    for file in files {
+        let s = load_with_env(&file, &[], &[]).unwrap_or_else(|e| panic!("{e}"));
+        let back = load_text(Path::new("suite.toml"), &s.resolved_toml, &[], &[])
+            .unwrap_or_else(|e| panic!("{}: {e}\n{}", file.display(), s.resolved_toml));
+        assert_eq!(back.resolved_toml, s.resolved_toml, "{}", file.display());
+        assert_eq!(back.matrix.axes, s.matrix.axes, "{}", file.display());
+        let names: Vec<&str> = s.matrix.axes.iter().map(|a| a.name.as_str()).collect();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut at: Vec<usize> = names
+            .iter()
+            .map(|n| text.find(&format!("\n{n} =")).unwrap_or(usize::MAX))
+            .collect();
+        let written = at.clone();
+        at.sort();
+        assert_eq!(
+            written,
+            at,
+            "{}: axes {names:?} in file order",
+            file.display()
+        );
+    }
+}

@@ -230,7 +230,7 @@ pub(super) fn validate(
     if !c.errors.is_empty() {
         return Err(ConfigErrors(c.errors));
     }
-    let resolved_toml = redacted_toml(&raw);
+    let resolved_toml = super::stored::resolved_toml(&raw);
     Ok(Suite {
         file: file.to_path_buf(),
         name,
@@ -249,34 +249,13 @@ pub(super) fn validate(
     })
 }
 
-/// The merged suite as TOML with literal passwords replaced (templates are kept: they name an
-/// environment variable, not a secret).
-fn redacted_toml(raw: &RawSuite) -> String {
-    let mut value = match toml::Value::try_from(raw) {
-        Ok(v) => v,
-        Err(e) => return format!("# could not serialise the resolved suite: {e}\n"),
-    };
-    if let Some(pw) = value.get_mut("target").and_then(|t| t.get_mut("password"))
-        && !pw.as_str().is_some_and(|s| s.contains("{{"))
-    {
-        *pw = toml::Value::String("***".into());
-    }
-    toml::to_string_pretty(&value).unwrap_or_default()
-}
-
 const RESERVED: [&str; 4] = ["exclude", "include", "zip", "stop_when"];
 
 fn matrix(c: &mut Checker<'_>, raw: &IndexMap<String, toml::Value>) -> Matrix {
-    // Axes nest in the order the file wrote them; axes added only by the environment or
-    // --set come after.
-    let mut order: Vec<String> = c.origins.map.keys(&["matrix"]);
-    let mut rest: Vec<String> = raw.keys().filter(|k| !order.contains(k)).cloned().collect();
-    rest.sort();
-    order.extend(rest);
-
+    // Axes nest in the order the file wrote them, axes added only by the environment or
+    // --set after them: the order `raw` has (see `stored::in_file_order`).
     let mut m = Matrix::default();
-    for key in order.iter().filter(|k| !RESERVED.contains(&k.as_str())) {
-        let Some(v) = raw.get(key) else { continue };
+    for (key, v) in raw.iter().filter(|(k, _)| !RESERVED.contains(&k.as_str())) {
         let path = [Seg::key("matrix"), Seg::key(key)];
         if !c.known_option(&path, key) {
             continue;
