@@ -407,7 +407,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             // errors do not matter; the prepare reports its own).
             let _ = self.executor.prepare(c, true, &mut io::sink(), &self.never);
         }
-        if let Err(e) = self.store.journal(step, "start") {
+        if let Err(e) = self.store.journal(step, crate::results::JOURNAL_START) {
             self.fatal.get_or_insert(e);
         }
         let flag = if cleanup { &self.never } else { self.stop };
