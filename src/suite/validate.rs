@@ -226,6 +226,7 @@ pub(super) fn validate(
     }
 
     let matrix = matrix(&mut c, &raw.matrix);
+    no_workload(&mut c, &raw);
 
     if !c.errors.is_empty() {
         return Err(ConfigErrors(c.errors));
@@ -247,6 +248,36 @@ pub(super) fn validate(
         resolved_toml,
         origins,
     })
+}
+
+/// Every step needs a workload: from `[defaults]`, a matrix axis or `include` cells. Without
+/// any, the error points at the table to add it to (or the start of the file) instead of
+/// surfacing later in the plan with no line to show.
+fn no_workload(c: &mut Checker<'_>, raw: &RawSuite) {
+    let names_one = |v: &toml::Value| v.as_table().is_some_and(|t| t.contains_key("workload"));
+    let included = raw
+        .matrix
+        .get("include")
+        .and_then(toml::Value::as_array)
+        .is_some_and(|cells| cells.iter().any(names_one));
+    if raw.defaults.contains_key("workload") || raw.matrix.contains_key("workload") || included {
+        return;
+    }
+    let table = if raw.defaults.is_empty() && !raw.matrix.is_empty() {
+        "matrix"
+    } else {
+        "defaults"
+    };
+    c.err(
+        &[Seg::key(table), Seg::key("workload")],
+        true,
+        "no workload: every step needs one",
+        Some(
+            "set `workload = \"cpu\"` in [defaults], or an axis `workload = [...]` in [matrix] \
+             (`sbsuite workloads` lists them)"
+                .into(),
+        ),
+    );
 }
 
 /// The merged suite as TOML with literal passwords replaced (templates are kept: they name an
