@@ -419,3 +419,31 @@ fn stop_when_names_an_axis_and_known_conditions() {
         e.0[0]
     );
 }
+
+/// Found by the suite fuzzer (#13): two ranges of 3,000 values (nine million cells) took
+/// gigabytes and minutes in `sbsuite plan`, and `repeat = 10000` over a 10,000-value axis never
+/// finished; the size of the plan is bounded before it is built.
+#[test]
+fn huge_plan_is_refused_before_it_is_built() {
+    let text = GOOD.replace(
+        "threads = [1, 2]",
+        "threads = { from = 1, to = 3000 }\ncpu_max_prime = { from = 1, to = 3000 }",
+    );
+    let e = first_error(&text, 7);
+    assert!(e.message.contains("plans 9000000 runs"), "{e}");
+    assert!(e.message.contains("more than 100000"), "{e}");
+    let text = GOOD
+        .replace("name = \"t\"", "name = \"t\"\nrepeat = 10000")
+        .replace("threads = [1, 2]", "threads = { from = 1, to = 10000 }");
+    let e = first_error(&text, 8);
+    assert!(
+        e.message.contains("10000 matrix cells × 10000 repetitions"),
+        "{e}"
+    );
+    // Zipped axes advance together: 3,000 cells, not nine million.
+    let text = GOOD.replace(
+        "threads = [1, 2]",
+        "threads = { from = 1, to = 3000 }\ncpu_max_prime = { from = 1, to = 3000 }\nzip = [[\"threads\", \"cpu_max_prime\"]]",
+    );
+    assert!(load(&text).is_ok());
+}
