@@ -168,11 +168,21 @@ impl SourceMap {
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let col = self.text[line_start..offset].chars().count() + 1;
+        // Control characters (a stray escape sequence, a lone `\r`) would act on the terminal
+        // and shift the caret: each shows as one replacement character instead.
         let source_line = self.text[line_start..]
             .lines()
             .next()
             .unwrap_or("")
-            .to_string();
+            .chars()
+            .map(|c| {
+                if c.is_control() && c != '\t' {
+                    '\u{FFFD}'
+                } else {
+                    c
+                }
+            })
+            .collect();
         Origin::File {
             line,
             col,
@@ -263,6 +273,11 @@ mod tests {
             Origin::File { line: 12, .. }
         ));
         assert_eq!(map.keys(&["matrix"]), vec!["workload", "threads"]);
+        let Origin::File { source_line, .. } = SourceMap::new("a = \"\x1b[2J\"\r\n").origin_at(4)
+        else {
+            panic!("a file position")
+        };
+        assert_eq!(source_line, "a = \"\u{FFFD}[2J\"");
         assert_eq!(path_text(&name), "variant[1].name");
     }
 }
