@@ -5,6 +5,11 @@
 //! separates keys) < `--set key=value` options. figment merges them; the file is parsed once more
 //! with spans so that every error can point at a line and column, or name the environment
 //! variable or option that brought the bad value.
+//!
+//! Before any layer is built, the raw bytes pass three gates, each refusing with a position:
+//! UTF-8 (the first bad byte), TOML syntax, and nesting depth (a file may nest thousands of
+//! levels within toml's own limits, which no recursive step below could survive). Validation
+//! then bounds the plan's size, so that no suite file can make `plan` hang or balloon.
 
 pub mod error;
 pub mod raw;

@@ -3,7 +3,9 @@
 //! figment merges layers but forgets where a value was written, so the original text is parsed
 //! a second time with toml's spanned tree; a key path (`variant[1].name`) then finds its line
 //! and column for error messages. The same tree also gives the order in which keys appear,
-//! which decides the nesting of matrix axes.
+//! which decides the nesting of matrix axes, and is where the loader first meets the text
+//! ([`SourceMap::check`]): syntax errors, including the ones toml reports without a position,
+//! and nesting too deep for the recursive steps that follow.
 
 use std::ops::Range;
 
