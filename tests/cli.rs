@@ -194,6 +194,86 @@ fn bad_input_exit_code_and_position() {
         .stderr(predicate::str::contains("expected KEY=VALUE"));
 }
 
+/// Errors without a line (#13): invalid UTF-8, toml's recursion limit, a missing `[suite]`, no
+/// workload and an empty file each point at a line with a caret, say what to do, exit 2 and
+/// write nothing.
+#[test]
+fn errors_without_a_line_have_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = vec!["a"; 300].join(".");
+    let cases: Vec<(&str, Vec<u8>, &str, &str, &str)> = vec![
+        (
+            "invalid UTF-8",
+            b"[suite]\nname = \"caf\xe9\"\n".to_vec(),
+            "not valid UTF-8",
+            "bad.toml:2:12",
+            "save it as UTF-8",
+        ),
+        (
+            "recursion limit",
+            format!("[suite]\nname = \"x\"\n[defaults]\nworkload = \"cpu\"\nx.{deep} = 1\n")
+                .into_bytes(),
+            "recursion limit",
+            "bad.toml:5:1",
+            "flatten it",
+        ),
+        (
+            "missing [suite]",
+            b"[defaults]\nworkload = \"cpu\"\n".to_vec(),
+            "missing key `suite`",
+            "bad.toml:1:1",
+            "add a `[suite]` table",
+        ),
+        (
+            "no workload",
+            b"[suite]\nname = \"x\"\n".to_vec(),
+            "no workload",
+            "bad.toml:1:1",
+            "workload = \"cpu\"",
+        ),
+        (
+            "empty file",
+            Vec::new(),
+            "the suite file is empty",
+            "bad.toml:1:1",
+            "a suite needs at least `[suite]`",
+        ),
+    ];
+    for (what, bytes, message, position, help) in cases {
+        let file = dir.path().join("bad.toml");
+        std::fs::write(&file, &bytes).unwrap();
+        for command in ["validate", "plan", "run"] {
+            let out = sbsuite()
+                .current_dir(dir.path())
+                .arg(command)
+                .arg(&file)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{what} ({command}): {stderr}");
+            assert!(stderr.contains(message), "{what} ({command}): {stderr}");
+            assert!(
+                stderr.contains(position),
+                "{what} ({command}): expected {position} in {stderr}"
+            );
+            assert!(
+                stderr.contains(" | ") && stderr.contains('^'),
+                "{what}: {stderr}"
+            );
+            assert!(stderr.contains(help), "{what} ({command}): {stderr}");
+            assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+            assert!(
+                out.stdout.is_empty(),
+                "{what} ({command}): nothing on stdout"
+            );
+            assert!(
+                !dir.path().join("results").exists(),
+                "{what}: results/ must not be created"
+            );
+        }
+    }
+}
+
 #[test]
 fn readme_documents_the_csv_columns_exactly() {
     let readme = std::fs::read_to_string("README.md").unwrap();

@@ -5,6 +5,11 @@
 //! separates keys) < `--set key=value` options. figment merges them; the file is parsed once more
 //! with spans so that every error can point at a line and column, or name the environment
 //! variable or option that brought the bad value.
+//!
+//! Before any layer is built, the raw bytes pass three gates, each refusing with a position:
+//! UTF-8 (the first bad byte), TOML syntax, and nesting depth (a file may nest thousands of
+//! levels within toml's own limits, which no recursive step below could survive). Validation
+//! then bounds the plan's size, so that no suite file can make `plan` hang or balloon.
 
 pub mod error;
 pub mod raw;
@@ -20,7 +25,7 @@ use indexmap::IndexMap;
 
 pub use error::{ConfigError, ConfigErrors, Origin};
 pub use raw::{Driver, RawSuite, RawTarget, RawVariant};
-use source::{Seg, SourceMap};
+use source::{Seg, SourceMap, TreeError};
 
 use crate::value::Value;
 
@@ -201,7 +206,7 @@ pub fn load_with_env(
     sets: &[SetOverride],
     env: &[(String, String)],
 ) -> Result<Suite, ConfigErrors> {
-    let text = std::fs::read_to_string(file).map_err(|e| {
+    let bytes = std::fs::read(file).map_err(|e| {
         ConfigError::new(
             file,
             Origin::Unknown,
@@ -210,7 +215,36 @@ pub fn load_with_env(
         )
         .with_help("check the path; suite files are TOML, e.g. suites/quickstart.toml")
     })?;
-    load_text(file, &text, sets, env)
+    load_bytes(file, &bytes, sets, env)
+}
+
+/// Loads a suite from the bytes of its file: text that is not UTF-8 is refused at the line and
+/// column of its first bad byte.
+pub fn load_bytes(
+    file: &Path,
+    bytes: &[u8],
+    sets: &[SetOverride],
+    env: &[(String, String)],
+) -> Result<Suite, ConfigErrors> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => load_text(file, text, sets, env),
+        Err(e) => {
+            // The text up to the bad byte is intact in the lossy copy, so offsets agree.
+            let at = e.valid_up_to();
+            let map = SourceMap::new(&String::from_utf8_lossy(bytes));
+            Err(ConfigError::new(
+                file,
+                map.origin_at(at),
+                "",
+                format!(
+                    "the suite file is not valid UTF-8 (byte 0x{:02X})",
+                    bytes[at]
+                ),
+            )
+            .with_help("TOML files are UTF-8: save it as UTF-8, e.g. `iconv -f latin1 -t utf-8`")
+            .into())
+        }
+    }
 }
 
 /// Loads a suite from its text (`file` names it in errors).
@@ -222,25 +256,48 @@ pub fn load_text(
 ) -> Result<Suite, ConfigErrors> {
     let map = SourceMap::new(text);
     if text.trim().is_empty() {
-        return Err(ConfigError::new(file, Origin::Unknown, "", "the suite file is empty")
+        return Err(ConfigError::new(file, map.origin_at(0), "", "the suite file is empty")
             .with_help("a suite needs at least `[suite]` with `name = \"...\"` and a workload, see suites/quickstart.toml")
             .into());
     }
-    let table: toml::Table = toml::from_str(text).map_err(|e| {
-        let origin = e.span().map_or(Origin::Unknown, |s| map.origin_at(s.start));
-        ConfigError::new(
+    // The raw tree is checked first (syntax, depth), so that nothing below meets a tree it
+    // cannot handle.
+    let syntax = |message: &str, origin: Origin| {
+        let help = if message.contains("recurs") {
+            "the value nests too deeply for TOML's parser: suite values nest a few levels at \
+             most (e.g. matrix.stop_when.threads.p95_above); flatten it"
+        } else {
+            "fix the TOML syntax at the marked position"
+        };
+        ConfigError::new(file, origin, "", format!("TOML syntax error: {message}")).with_help(help)
+    };
+    map.check().map_err(|e| match e {
+        TreeError::Syntax(message, origin) => syntax(&message, origin),
+        TreeError::TooDeep(origin) => ConfigError::new(
             file,
             origin,
             "",
-            format!("TOML syntax error: {}", e.message().trim_end()),
+            format!(
+                "the suite file nests deeper than {} levels here",
+                source::MAX_DEPTH
+            ),
         )
-        .with_help("fix the TOML syntax at the marked position")
+        .with_help(
+            "suite values nest a few levels at most (e.g. matrix.stop_when.threads.p95_above); \
+             flatten this value",
+        ),
+    })?;
+    let table: toml::Table = toml::from_str(text).map_err(|e| {
+        let origin = e
+            .span()
+            .map_or_else(|| map.origin_at(0), |s| map.origin_at(s.start));
+        syntax(e.message().trim_end(), origin)
     })?;
 
     let mut overrides = Vec::new();
     let mut figment = Figment::from(Layer {
         name: "suite file",
-        dict: to_dict(file, &table)?,
+        dict: to_dict(file, &map, &table)?,
     });
 
     let mut env_dict = Dict::new();
@@ -294,14 +351,14 @@ pub fn load_text(
     validate::validate(file, raw, origins)
 }
 
-fn to_dict(file: &Path, table: &toml::Table) -> Result<Dict, ConfigError> {
+fn to_dict(file: &Path, map: &SourceMap, table: &toml::Table) -> Result<Dict, ConfigError> {
     figment::value::Value::serialize(table)
         .ok()
         .and_then(|v| v.into_dict())
         .ok_or_else(|| {
             ConfigError::new(
                 file,
-                Origin::Unknown,
+                map.origin_at(0),
                 "",
                 "the suite file is not a TOML table",
             )

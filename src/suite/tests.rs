@@ -147,6 +147,11 @@ fn empty_file() {
     let errors = load("  \n").err().unwrap();
     assert!(errors.0[0].message.contains("the suite file is empty"));
     assert!(errors.to_string().contains("t.toml"));
+    // Errors without a line (#13): even an empty file is pointed at, line 1.
+    let e = first_error("  \n", 1);
+    assert!(e.to_string().contains("--> t.toml:1:1"), "{e}");
+    let e = first_error("", 1);
+    assert!(e.help.as_deref().unwrap().contains("[suite]"), "{e}");
 }
 
 #[test]
@@ -157,6 +162,124 @@ fn missing_suite_table() {
         "{}",
         errors
     );
+    // Errors without a line (#13): the missing table is reported at line 1, with what to add.
+    let e = first_error("[defaults]\ntime = 1\n", 1);
+    assert!(e.to_string().contains("--> t.toml:1:1"), "{e}");
+    assert!(
+        e.help.as_deref().unwrap().contains("add a `[suite]` table"),
+        "{e}"
+    );
+    let e = first_error("# only a comment\n", 1);
+    assert!(e.message.contains("missing key `suite`"), "{e}");
+}
+
+/// Errors without a line (#13): invalid UTF-8 names the line and column of the first bad byte.
+#[test]
+fn invalid_utf8_names_the_first_bad_byte() {
+    let bytes = b"[suite]\nname = \"caf\xe9\"\n\n[defaults]\nworkload = \"cpu\"\n";
+    let errors = load_bytes(Path::new("t.toml"), bytes, &[], &[])
+        .err()
+        .unwrap();
+    let e = &errors.0[0];
+    assert!(e.message.contains("not valid UTF-8"), "{e}");
+    assert!(e.message.contains("0xE9"), "{e}");
+    assert!(
+        matches!(
+            e.origin,
+            Origin::File {
+                line: 2,
+                col: 12,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("t.toml:2:12"), "{e}");
+    assert!(e.help.as_deref().unwrap().contains("UTF-8"), "{e}");
+    // A bad byte at the very start, and one cut off at the end of the file.
+    let errors = load_bytes(Path::new("t.toml"), b"\xff", &[], &[])
+        .err()
+        .unwrap();
+    assert!(matches!(
+        errors.0[0].origin,
+        Origin::File {
+            line: 1,
+            col: 1,
+            ..
+        }
+    ));
+    let errors = load_bytes(Path::new("t.toml"), b"[suite]\n\n# \xe2\x82", &[], &[])
+        .err()
+        .unwrap();
+    assert!(
+        matches!(
+            errors.0[0].origin,
+            Origin::File {
+                line: 3,
+                col: 3,
+                ..
+            }
+        ),
+        "{}",
+        errors
+    );
+}
+
+/// Errors without a line (#13): toml reports its recursion limit for dotted keys without a
+/// position ("at the marked position" with nothing marked); the line of the key is found.
+#[test]
+fn recursion_limit_of_dotted_keys_points_at_the_key() {
+    let deep = vec!["a"; 300].join(".");
+    for text in [
+        format!("{GOOD}x.{deep} = 1\n"),
+        format!("{GOOD}[{deep}]\nx = 1\n"),
+        format!("{GOOD}[[{deep}]]\nx = 1\n"),
+        format!("{GOOD}  x = {{ {deep} = 1 }}\n"),
+    ] {
+        let e = first_error(&text, 10);
+        assert!(e.message.contains("recursion limit"), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("t.toml:10:"), "{text}");
+        assert!(e.help.as_deref().unwrap().contains("nest"), "{e}");
+    }
+    // Nested arrays already carried a position; they keep it.
+    let text = format!("{GOOD}x = {}{}\n", "[".repeat(200), "]".repeat(200));
+    let e = first_error(&text, 10);
+    assert!(e.message.contains("recurse"), "{e}");
+}
+
+/// A suite that nests thousands of levels (dotted keys inside inline tables, each within toml's
+/// own limits) overflowed the stack in toml's conversion and aborted the process; it is refused
+/// at the line where the nesting goes too deep.
+#[test]
+fn nesting_bomb_is_refused_without_overflowing_the_stack() {
+    let key = vec!["a"; 79].join(".");
+    let value = format!("{}1{}", format!("{{ {key} = ").repeat(78), " }".repeat(78));
+    let text = format!("{GOOD}[{key}]\n{key} = {value}\n");
+    let e = first_error(&text, 10);
+    assert!(e.message.contains("nests deeper than"), "{e}");
+    assert!(e.help.as_deref().unwrap().contains("flatten"), "{e}");
+    // A few levels are fine for the parser (and then refused by validation as usual).
+    let e = first_error(&format!("{GOOD}[matrix.a.b.c]\nd = 1\n"), 10);
+    assert!(!e.message.contains("nests deeper"), "{e}");
+}
+
+/// Errors without a line (#13): a suite with no workload at all points at the file and says
+/// what to add.
+#[test]
+fn no_workload_anywhere() {
+    let e = first_error("[suite]\nname = \"t\"\n", 1);
+    assert!(e.message.contains("no workload"), "{e}");
+    assert!(
+        e.help.as_deref().unwrap().contains("workload = \"cpu\""),
+        "{e}"
+    );
+    // With [defaults] or [matrix], at its header.
+    let e = first_error("[suite]\nname = \"t\"\n\n[defaults]\ntime = 1\n", 4);
+    assert!(e.message.contains("no workload"), "{e}");
+    let e = first_error("[suite]\nname = \"t\"\n\n[matrix]\nthreads = [1, 2]\n", 4);
+    assert!(e.message.contains("no workload"), "{e}");
+    assert_eq!(e.key, "matrix.workload");
 }
 
 #[test]
@@ -398,4 +521,32 @@ fn every_shipped_suite_reads_back_from_its_stored_text() {
             file.display()
         );
     }
+}
+
+/// Found by the suite fuzzer (#13): two ranges of 3,000 values (nine million cells) took
+/// gigabytes and minutes in `sbsuite plan`, and `repeat = 10000` over a 10,000-value axis never
+/// finished; the size of the plan is bounded before it is built.
+#[test]
+fn huge_plan_is_refused_before_it_is_built() {
+    let text = GOOD.replace(
+        "threads = [1, 2]",
+        "threads = { from = 1, to = 3000 }\ncpu_max_prime = { from = 1, to = 3000 }",
+    );
+    let e = first_error(&text, 7);
+    assert!(e.message.contains("plans 9000000 runs"), "{e}");
+    assert!(e.message.contains("more than 100000"), "{e}");
+    let text = GOOD
+        .replace("name = \"t\"", "name = \"t\"\nrepeat = 10000")
+        .replace("threads = [1, 2]", "threads = { from = 1, to = 10000 }");
+    let e = first_error(&text, 8);
+    assert!(
+        e.message.contains("10000 matrix cells × 10000 repetitions"),
+        "{e}"
+    );
+    // Zipped axes advance together: 3,000 cells, not nine million.
+    let text = GOOD.replace(
+        "threads = [1, 2]",
+        "threads = { from = 1, to = 3000 }\ncpu_max_prime = { from = 1, to = 3000 }\nzip = [[\"threads\", \"cpu_max_prime\"]]",
+    );
+    assert!(load(&text).is_ok());
 }

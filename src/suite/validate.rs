@@ -226,6 +226,10 @@ pub(super) fn validate(
     }
 
     let matrix = matrix(&mut c, &raw.matrix);
+    no_workload(&mut c, &raw);
+    if c.errors.is_empty() {
+        plan_size(&mut c, &raw, &matrix);
+    }
 
     if !c.errors.is_empty() {
         return Err(ConfigErrors(c.errors));
@@ -247,6 +251,73 @@ pub(super) fn validate(
         resolved_toml,
         origins,
     })
+}
+
+/// Every run the plan may hold: cells × repetitions × variants, for any combination of axes
+/// (each below [`MAX_AXIS_VALUES`]) and `repeat`. The product is bounded before the plan is
+/// built: nine million cells took gigabytes and minutes to plan, and even 100,000 runs of one
+/// second each last more than a day.
+const MAX_RUNS: u128 = 100_000;
+
+fn plan_size(c: &mut Checker<'_>, raw: &RawSuite, m: &Matrix) {
+    // Zipped axes advance together (validation made their lengths equal): one factor each.
+    let mut cells: u128 = 1;
+    let mut zipped: Vec<&str> = Vec::new();
+    for axis in &m.axes {
+        if zipped.contains(&axis.name.as_str()) {
+            continue;
+        }
+        if let Some(group) = m.zip.iter().find(|z| z.contains(&axis.name)) {
+            zipped.extend(group.iter().map(String::as_str));
+        }
+        cells = cells.saturating_mul(axis.values.len() as u128);
+    }
+    let cells = cells.saturating_add(m.include.len() as u128);
+    let repeat = raw.suite.repeat.max(1) as u128;
+    let variants = raw.variant.len().max(1) as u128;
+    let runs = cells.saturating_mul(repeat).saturating_mul(variants);
+    if runs > MAX_RUNS {
+        let table = if m.axes.is_empty() { "suite" } else { "matrix" };
+        c.err(
+            &[Seg::key(table)],
+            true,
+            format!(
+                "the suite plans {runs} runs ({cells} matrix cells × {repeat} repetitions × \
+                 {variants} variants), more than {MAX_RUNS}"
+            ),
+            Some("narrow the axes or their ranges, lower `repeat`, or split the suite".into()),
+        );
+    }
+}
+
+/// Every step needs a workload: from `[defaults]`, a matrix axis or `include` cells. Without
+/// any, the error points at the table to add it to (or the start of the file) instead of
+/// surfacing later in the plan with no line to show.
+fn no_workload(c: &mut Checker<'_>, raw: &RawSuite) {
+    let names_one = |v: &toml::Value| v.as_table().is_some_and(|t| t.contains_key("workload"));
+    let included = raw
+        .matrix
+        .get("include")
+        .and_then(toml::Value::as_array)
+        .is_some_and(|cells| cells.iter().any(names_one));
+    if raw.defaults.contains_key("workload") || raw.matrix.contains_key("workload") || included {
+        return;
+    }
+    let table = if raw.defaults.is_empty() && !raw.matrix.is_empty() {
+        "matrix"
+    } else {
+        "defaults"
+    };
+    c.err(
+        &[Seg::key(table), Seg::key("workload")],
+        true,
+        "no workload: every step needs one",
+        Some(
+            "set `workload = \"cpu\"` in [defaults], or an axis `workload = [...]` in [matrix] \
+             (`sbsuite workloads` lists them)"
+                .into(),
+        ),
+    );
 }
 
 const RESERVED: [&str; 4] = ["exclude", "include", "zip", "stop_when"];
