@@ -2,7 +2,6 @@
 //! SIGKILL in the middle of a suite (cpu and OLTP on SQLite), then resumed; and the refusals that
 //! keep a resume from running a plan other than the run's own (#13).
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 
@@ -94,18 +93,7 @@ fn kill_9_during_step(work: &Path, suite: &Path, results: &Path, nth: usize) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.as_mut().unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 256];
-    while String::from_utf8_lossy(&seen)
-        .matches("Threads started!")
-        .count()
-        < nth
-    {
-        let n = stdout.read(&mut buf).unwrap();
-        assert!(n > 0, "sbsuite ended before step {nth} started");
-        seen.extend_from_slice(&buf[..n]);
-    }
+    common::read_until_started(&mut child, nth);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
 }

@@ -262,8 +262,6 @@ fn ctrl_c_keeps_finished_rows_and_marks_the_current_step() {
 /// so. Ignoring the second signal would keep the process for the whole hook and fail the bound.
 #[test]
 fn second_ctrl_c_exits_at_once() {
-    use std::io::Read;
-
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("cleanup-started");
     let suite = dir.path().join("ctrlc.toml");
@@ -288,14 +286,7 @@ fn second_ctrl_c_exits_at_once() {
         .stderr(std::fs::File::create(&stderr_path).unwrap())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.as_mut().unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 256];
-    while !String::from_utf8_lossy(&seen).contains("Threads started!") {
-        let n = stdout.read(&mut buf).unwrap();
-        assert!(n > 0, "sbsuite ended early");
-        seen.extend_from_slice(&buf[..n]);
-    }
+    common::read_until_started(&mut child, 1);
     // Waits up to `limit` for the child to end.
     let wait = |child: &mut std::process::Child, limit: Duration| {
         let start = Instant::now();

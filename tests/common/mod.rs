@@ -26,7 +26,6 @@ pub fn spawn_until_started_with(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> (std::process::Child, Vec<u8>) {
-    use std::io::Read;
     use std::process::{Command as StdCommand, Stdio};
 
     use assert_cmd::cargo::CommandCargoExt;
@@ -39,15 +38,30 @@ pub fn spawn_until_started_with(
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.as_mut().unwrap();
+    let seen = read_until_started(&mut child, 1);
+    (child, seen)
+}
+
+/// Reads the child's piped stdout until its report has printed `Threads started!` `nth` times
+/// (its `nth` measured step is running) and returns what it printed so far: the event to act
+/// on, never a sleep.
+#[allow(dead_code)]
+pub fn read_until_started(child: &mut std::process::Child, nth: usize) -> Vec<u8> {
+    use std::io::Read;
+
+    let stdout = child.stdout.as_mut().expect("stdout piped");
     let mut seen = Vec::new();
     let mut buf = [0u8; 256];
-    while !String::from_utf8_lossy(&seen).contains("Threads started!") {
+    while String::from_utf8_lossy(&seen)
+        .matches("Threads started!")
+        .count()
+        < nth
+    {
         let n = stdout.read(&mut buf).unwrap();
-        assert!(n > 0, "sbsuite ended early");
+        assert!(n > 0, "sbsuite ended before step {nth} started");
         seen.extend_from_slice(&buf[..n]);
     }
-    (child, seen)
+    seen
 }
 
 /// Sends SIGINT (Ctrl-C) to our own child process.
