@@ -153,6 +153,11 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
         Action::Help => Ok(false),
     };
     let _ = stdout.flush();
+    // A stop request breaks a blocked prepare or query (`crate::db::interrupt`): its error is
+    // the stop's doing, and the line ends as interrupted.
+    if result.is_err() && stop.load(std::sync::atomic::Ordering::SeqCst) {
+        return Ok(Outcome::Interrupted);
+    }
     match result? {
         true => Ok(Outcome::Interrupted),
         false => Ok(Outcome::Done),
@@ -165,11 +170,19 @@ fn with_results(raw: &[String], action: Action, dir: &Path) -> Result<RunSummary
     if action != Action::Run {
         return Err(SysbenchError::ResultsNeedRun(action.as_str()));
     }
-    let words: Vec<String> = raw
+    let mut words: Vec<String> = raw
         .iter()
         .filter(|w| !w.replace('_', "-").starts_with("--sbsuite-results"))
         .cloned()
         .collect();
+    // A suite run defaults `forced_shutdown` on (`crate::plan::suite_forced_shutdown`);
+    // the line keeps sysbench's default, off, unless it says otherwise.
+    if !words
+        .iter()
+        .any(|w| w.replace('_', "-").starts_with("--forced-shutdown"))
+    {
+        words.push("--forced-shutdown=off".into());
+    }
     let (text, _) = convert::convert(&[(1, words)])?;
     let env: Vec<(String, String)> = Vec::new();
     let (suite, plan) =

@@ -130,6 +130,12 @@ pub trait Connection {
         ))
     }
 
+    /// How to break a call of this connection that blocks, from another thread (a stop
+    /// request: [`crate::db::interrupt`]); `None` when the driver cannot.
+    fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
+        None
+    }
+
     /// Closes the connection politely (errors do not matter any more).
     fn close(self: Box<Self>);
 }

@@ -16,6 +16,7 @@
 pub mod conn;
 pub mod dialect;
 pub mod dry_run;
+pub mod interrupt;
 pub mod io;
 pub mod mysql;
 pub mod pgsql;
@@ -63,15 +64,20 @@ impl Connector {
         }
     }
 
-    /// Opens the next connection (round-robin over the endpoints).
+    /// Opens the next connection (round-robin over the endpoints): a worker's, not registered
+    /// for interruption (see [`interrupt`]).
     pub fn connect(&self) -> Result<Box<dyn Connection>, SqlError> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
-        self.connect_at(n)
+        if self.target.dry_run {
+            return Ok(Box::<dry_run::DryRun>::default());
+        }
+        self.target.driver.dialect().open(&self.target, n)
     }
 
     /// Opens a connection to endpoint `n` (modulo the endpoints) without moving the
     /// round-robin: setup work (prepare, checks, cleanup) goes to the first endpoint, so the
-    /// workers still start at the first one as in sysbench.
+    /// workers still start at the first one as in sysbench. The connection is registered so
+    /// that a stop request breaks a call blocked in it ([`interrupt`]).
     pub fn connect_at(&self, n: usize) -> Result<Box<dyn Connection>, SqlError> {
         if self.target.dry_run {
             return Ok(Box::<dry_run::DryRun>::default());
@@ -82,6 +88,7 @@ impl Connector {
     /// Opens a real connection to endpoint `n` even for a `dry_run` target: server settings
     /// of variants are applied and read back for real.
     pub fn connect_server(&self, n: usize) -> Result<Box<dyn Connection>, SqlError> {
-        self.target.driver.dialect().open(&self.target, n)
+        let conn = self.target.driver.dialect().open(&self.target, n)?;
+        Ok(interrupt::guarded(conn))
     }
 }

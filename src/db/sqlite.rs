@@ -211,6 +211,15 @@ fn run(
 }
 
 impl Connection for SqliteConnection {
+    /// `sqlite3_interrupt`: a running statement (a long `CREATE INDEX`, a big load) stops
+    /// with `SQLITE_INTERRUPT`.
+    fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
+        let handle = self.conn.get_interrupt_handle();
+        Some(crate::db::interrupt::Interrupter::new(move || {
+            handle.interrupt()
+        }))
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
         // Prepared now so that a bad statement fails here, then kept in the cache. Reading the
         // schema can meet a lock (another connection's checkpoint or journal mode change); a

@@ -319,6 +319,7 @@ mod tests {
             fairness_time_stddev: 0.0,
             histogram: hdrhistogram::Histogram::new(3).expect("valid sigfig"),
             interrupted: false,
+            cut_short: None,
             metrics: Vec::new(),
         }
     }

@@ -579,6 +579,7 @@ fn build_outcome(
         fairness_time_stddev: fairness.time_stddev,
         histogram,
         interrupted,
+        cut_short: None,
         metrics: Vec::new(),
     })
 }
@@ -820,10 +821,30 @@ fn run_inner(
         collected.forced,
         out,
         &io_err,
-    );
+    )
+    .map(|mut outcome| {
+        if let (Some(unfinished), Some(delay)) = (collected.forced, cfg.forced_shutdown) {
+            outcome.cut_short = Some(cut_short_reason(unfinished, delay, stop));
+        }
+        outcome
+    });
     // A borrowed workload: the stuck workers are joined (waited for) when `joiner` drops.
     drop(joiner);
     (result, abandoned)
+}
+
+/// The row's `error` after a forced shutdown: what happened and what it means for the numbers.
+fn cut_short_reason(unfinished: usize, delay: Duration, stop: &AtomicBool) -> String {
+    let after = if stop.load(Ordering::Relaxed) {
+        "the stop request"
+    } else {
+        "the time limit"
+    };
+    format!(
+        "forced_shutdown: {unfinished} worker(s) still in an event {:.1} s after {after} \
+         were abandoned (a stuck server or query?); their unfinished events are not counted",
+        delay.as_secs_f64()
+    )
 }
 
 /// The final report: histogram, workload block, general report, debug and warning lines.
@@ -922,13 +943,24 @@ fn collect(
         // A checkpoint at (or after) the time limit would only repeat the final report.
         .filter(|&s| cfg.time.is_none_or(|t| s < t))
         .peekable();
-    let forced_at = shared
+    let mut forced_at = shared
         .deadline(start)
         .zip(cfg.forced_shutdown)
         .and_then(|(d, f)| d.checked_add(f));
+    let mut forced_by_stop = false;
     loop {
         if stop.load(Ordering::Relaxed) && !shared.interrupt.swap(true, Ordering::Relaxed) {
             shared.collector.unpark();
+            // A stop request gives the workers the same grace as the time limit does: a worker
+            // stuck in an event must not hold a stopping suite until the time limit.
+            if let Some(at) = cfg
+                .forced_shutdown
+                .and_then(|f| Instant::now().checked_add(f))
+                && forced_at.is_none_or(|d| at < d)
+            {
+                forced_at = Some(at);
+                forced_by_stop = true;
+            }
         }
         // Read before the clock: a tick due now is still reported if the workers left at (or
         // after) it, which is how a tick falling on the time limit gets its line.
@@ -1007,7 +1039,14 @@ fn collect(
         if let Some(due) = forced_due
             && now >= due
         {
-            writeln!(out, "The --max-time limit has expired, forcing shutdown...")?;
+            if forced_by_stop {
+                writeln!(
+                    out,
+                    "Stop requested and workers still busy after --forced-shutdown, forcing shutdown..."
+                )?;
+            } else {
+                writeln!(out, "The --max-time limit has expired, forcing shutdown...")?;
+            }
             out.flush()?;
             shared.abort.store(true, Ordering::Relaxed);
             if let Some(q) = &shared.queue {
@@ -1451,6 +1490,77 @@ mod tests {
         let report = text.find("General statistics:").expect("report");
         assert!(forced < report);
         assert!(text.ends_with("Number of unfinished transactions on forced shutdown: 2\n\n"));
+        let why = o.cut_short.expect("the reason for the row");
+        assert!(
+            why.starts_with(
+                "forced_shutdown: 2 worker(s) still in an event 0.1 s after the time limit"
+            ),
+            "{why}"
+        );
+    }
+
+    /// Workers that enter one event each and never come back (within the test), counting
+    /// their entries in [`HUNG_ENTERED`].
+    struct Hung;
+
+    static HUNG_ENTERED: AtomicUsize = AtomicUsize::new(0);
+
+    struct HungWorker;
+
+    impl Worker for HungWorker {
+        fn event(&mut self) -> EventResult {
+            HUNG_ENTERED.fetch_add(1, Ordering::SeqCst);
+            thread::sleep(Duration::from_secs(120));
+            EventResult::Done
+        }
+    }
+
+    impl Workload for Hung {
+        fn banner(&self, _: &mut dyn Write) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn new_worker<'a>(
+            &'a self,
+            _: usize,
+            _stop: &'a AtomicBool,
+        ) -> Result<Box<dyn Worker + 'a>, EngineError> {
+            Ok(Box::new(HungWorker))
+        }
+    }
+
+    #[test]
+    fn a_stop_request_abandons_stuck_workers_after_forced_shutdown_not_at_the_time_limit() {
+        let cfg = RunConfig {
+            forced_shutdown: Some(Duration::from_millis(200)),
+            ..config(2, 0, 3_600_000, 0)
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        // The stop arrives once both workers are inside their event.
+        let setter = {
+            let stop = stop.clone();
+            thread::spawn(move || {
+                while HUNG_ENTERED.load(Ordering::SeqCst) < 2 {
+                    thread::sleep(Duration::from_millis(5));
+                }
+                stop.store(true, Ordering::SeqCst);
+            })
+        };
+        let mut out = Vec::new();
+        let t = Instant::now();
+        let o = run_owned(Box::new(Hung), &cfg, &mut out, &mut |_| {}, &stop).expect("a report");
+        setter.join().expect("setter");
+        // Bound: far below the hour-long time limit and the workers' 120 s events.
+        assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+        assert!(o.interrupted);
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(
+            text.contains("Stop requested and workers still busy after --forced-shutdown, forcing shutdown...\n"),
+            "{text}"
+        );
+        assert!(text.contains("Number of unfinished transactions on forced shutdown: 2\n"));
+        let why = o.cut_short.expect("the reason");
+        assert!(why.contains("0.2 s after the stop request"), "{why}");
     }
 
     #[test]

@@ -532,6 +532,7 @@ mod tests {
             fairness_time_stddev: 0.0,
             histogram: hdrhistogram::Histogram::new(3).expect("histogram"),
             interrupted: false,
+            cut_short: None,
             metrics: Vec::new(),
         }
     }

@@ -120,8 +120,12 @@ pub struct StepOutcome {
     pub fairness_time_stddev: f64,
     /// All event latencies in nanoseconds.
     pub histogram: hdrhistogram::Histogram<u64>,
-    /// The step was stopped by the stop flag before its limits were reached.
+    /// The step was stopped by the stop flag before its limits were reached, or cut short by
+    /// `forced_shutdown` (then [`StepOutcome::cut_short`] says so).
     pub interrupted: bool,
+    /// Why the step ended before its limits without a stop request (`forced_shutdown`): the
+    /// row's `error`; `None` otherwise.
+    pub cut_short: Option<String>,
     /// Workload-specific measurements over the whole run, named from [`METRICS`].
     pub metrics: Metrics,
 }

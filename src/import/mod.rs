@@ -343,6 +343,7 @@ fn outcome(r: &Report) -> Option<StepOutcome> {
         // A text log holds no histogram; write_foreign_run writes none.
         histogram: hdrhistogram::Histogram::new(1).ok()?,
         interrupted: false,
+        cut_short: None,
         metrics: r.metrics.clone(),
     })
 }

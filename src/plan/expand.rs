@@ -428,6 +428,14 @@ fn resolve(
             .or_else(|| defaults.get(name))
             .cloned()
     });
+    let mut options = options;
+    if !cell.contains_key("forced_shutdown")
+        && !suite.defaults.contains_key("forced_shutdown")
+        && let Some(delay) = suite_forced_shutdown(options.uint("time"))
+        && let Some(v) = options.0.get_mut("forced_shutdown")
+    {
+        *v = Value::Str(delay.to_string());
+    }
     if options.int("time") == 0 && options.int("events") == 0 && !(spec.ends_by_itself)(&options) {
         let which = if cell.contains_key("time") {
             "matrix"
@@ -442,6 +450,32 @@ fn resolve(
             .with_help("set `time` (seconds) or `events` (a count) above 0"));
     }
     Ok((spec, options))
+}
+
+/// The smallest `forced_shutdown` a suite run gets by default, in seconds.
+pub const SUITE_FORCED_SHUTDOWN_FLOOR: u64 = 10;
+
+/// The share of `time` a suite run's default `forced_shutdown` waits, in percent.
+pub const SUITE_FORCED_SHUTDOWN_PCT: u64 = 5;
+
+/// The `forced_shutdown` of a suite run whose suite does not set it: 5 % of `time` (sysbench's
+/// own value for `--forced-shutdown` without a number), at least 10 s, in whole seconds;
+/// `None` without a time limit (nothing to force).
+///
+/// Why a suite differs from `sbsuite sysbench` (which keeps sysbench's `off`): a suite runs
+/// unattended for hours, and one worker stuck on a server that stopped answering would hold
+/// the whole night's suite at that step; forced, the step ends as `interrupted` with the
+/// reason in its row and the suite goes on per `on_error`. 5 % bounds what a stuck step costs
+/// relative to the step; the floor keeps a short step (10 s: 0.5 s) from cutting a slow but
+/// healthy last transaction of a loaded server. The value is resolved here, in the plan, so the
+/// stored plan and every row's options say what applied.
+pub fn suite_forced_shutdown(time_s: u64) -> Option<u64> {
+    (time_s > 0).then(|| {
+        time_s
+            .saturating_mul(SUITE_FORCED_SHUTDOWN_PCT)
+            .div_ceil(100)
+            .max(SUITE_FORCED_SHUTDOWN_FLOOR)
+    })
 }
 
 /// The values that identify a dataset, or `None` for workloads without data.

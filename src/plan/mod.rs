@@ -68,7 +68,7 @@ pub struct Plan {
 mod expand;
 mod render;
 
-pub use expand::{build, cells};
+pub use expand::{build, cells, suite_forced_shutdown};
 pub use render::{format_duration, render_json, render_text, total_estimate};
 
 #[cfg(test)]

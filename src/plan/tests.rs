@@ -359,3 +359,36 @@ fn the_stored_suite_rebuilds_the_same_plan() {
         ["threads", "workload", "tables", "range_size"]
     );
 }
+
+#[test]
+fn a_suite_run_forces_shutdown_by_default_unless_the_suite_sets_it() {
+    let forced = |text: &str| -> Vec<String> {
+        plan(text)
+            .steps
+            .iter()
+            .map(|s| {
+                s.options
+                    .get("forced_shutdown")
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            })
+            .collect()
+    };
+    // 5 % of `time`, at least 10 s; per cell when `time` is an axis.
+    let cpu =
+        "[suite]\nname = \"c\"\n[defaults]\nworkload = \"cpu\"\n[matrix]\ntime = [5, 600, 1000]\n";
+    assert_eq!(forced(cpu), ["10", "30", "50"]);
+    assert_eq!(suite_forced_shutdown(0), None);
+    assert_eq!(suite_forced_shutdown(201), Some(11), "rounded up");
+    // The user's value wins, from [defaults] or the matrix, `off` included.
+    let off = cpu.replace("[matrix]", "forced_shutdown = \"off\"\n[matrix]");
+    assert_eq!(forced(&off), ["off", "off", "off"]);
+    let axis = cpu.replace(
+        "time = [5, 600, 1000]",
+        "time = 5\nforced_shutdown = [\"1\", \"2%\"]",
+    );
+    assert_eq!(forced(&axis), ["1", "2%"]);
+    // Without a time limit there is nothing to force: sysbench's default stays.
+    let events = "[suite]\nname = \"c\"\n[defaults]\nworkload = \"cpu\"\ntime = 0\nevents = 100\n";
+    assert_eq!(forced(events), ["off"]);
+}

@@ -460,6 +460,7 @@ mod tests {
             fairness_time_stddev: 0.01,
             histogram,
             interrupted: false,
+            cut_short: None,
             metrics: Vec::new(),
         }
     }

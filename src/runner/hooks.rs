@@ -6,13 +6,16 @@
 //! repetition and every option and matrix value), run with `sh -c` under the hooks' timeout.
 //! Everything it prints goes to `hooks.log` in the run directory with a header naming the hook,
 //! the rendered command, its exit status and duration, so the run's record says what ran
-//! around the measurements. The caller decides what a failure does (`on_error`).
+//! around the measurements. The caller decides what a failure does (`on_error`). A hook runs
+//! through [`super::shell`]: in its own process group, killed with it at the timeout or by a
+//! stop request (then the failure says it was interrupted, and is not the hook's fault).
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use super::shell::{self, Ended};
 
 use crate::plan::Step;
 use crate::suite::raw::{OnError, RawHooks};
@@ -23,6 +26,8 @@ use crate::value::Value;
 pub struct HookFailure {
     pub policy: OnError,
     pub message: String,
+    /// A stop request killed the hook: the run is stopping, the hook did not fail.
+    pub interrupted: bool,
 }
 
 /// The suite's hooks with where they log.
@@ -107,6 +112,7 @@ impl Hooks {
         let fail = |message: String| HookFailure {
             policy: self.raw.on_error,
             message: format!("{key} hook failed: {message}"),
+            interrupted: false,
         };
         let mut env = minijinja::Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
@@ -114,18 +120,30 @@ impl Hooks {
             .render_str(template, ctx)
             .map_err(|e| fail(format!("its template cannot be rendered here: {e}")))?;
         let started = Instant::now();
-        let result = run_logged(&command, self.raw.timeout.max(1));
-        let (status, output) = match &result {
-            Ok((ok, status, output)) => (
-                format!("{status}{}", if *ok { "" } else { " (failed)" }),
-                output.clone(),
-            ),
-            Err(e) => (e.clone(), Vec::new()),
+        let timeout_s = self.raw.timeout.max(1);
+        let result = shell::run(&command, Duration::from_secs(timeout_s));
+        let status = match &result {
+            Ok((Ended::Exited(s), _)) => {
+                format!("{s}{}", if s.success() { "" } else { " (failed)" })
+            }
+            Ok((Ended::TimedOut, _)) => {
+                format!("killed after {timeout_s} s (hooks.timeout) (failed)")
+            }
+            Ok((Ended::Interrupted, _)) => "killed by a stop request (interrupted)".into(),
+            Err(e) => e.clone(),
         };
-        self.log(key, &command, &status, started.elapsed(), &output);
+        let output = result.as_ref().map(|r| r.1.as_slice()).unwrap_or_default();
+        self.log(key, &command, &status, started.elapsed(), output);
         match result {
-            Ok((true, _, _)) => Ok(()),
-            Ok((false, status, output)) => {
+            Ok((Ended::Exited(s), _)) if s.success() => Ok(()),
+            Ok((Ended::TimedOut, _)) => Err(fail(format!(
+                "`{command}` did not finish within {timeout_s} s (hooks.timeout) and was killed"
+            ))),
+            Ok((Ended::Interrupted, _)) => Err(HookFailure {
+                interrupted: true,
+                ..fail(format!("`{command}` was killed by a stop request"))
+            }),
+            Ok((Ended::Exited(status), output)) => {
                 let tail = String::from_utf8_lossy(&output);
                 let tail = tail.trim();
                 let tail: String = tail
@@ -179,51 +197,6 @@ pub enum Level {
     Variant,
     Dataset,
     Step,
-}
-
-/// Runs `command` with `sh -c`, stdout and stderr together; `(success, status, output)`, or
-/// an error when it cannot start or outlives `timeout_s` (then it is killed).
-fn run_logged(command: &str, timeout_s: u64) -> Result<(bool, String, Vec<u8>), String> {
-    let out = tempfile_output()?;
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(Stdio::null())
-        .stdout(out.try_clone().map_err(|e| e.to_string())?)
-        .stderr(out.try_clone().map_err(|e| e.to_string())?)
-        .spawn()
-        .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-    let deadline = Instant::now() + Duration::from_secs(timeout_s);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break s,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "`{command}` did not finish within {timeout_s} s (hooks.timeout) and was killed"
-                ));
-            }
-            Err(e) => return Err(format!("waiting for `{command}`: {e}")),
-        }
-    };
-    let output = read_back(out);
-    Ok((status.success(), status.to_string(), output))
-}
-
-/// An anonymous temporary file for a hook's output (a pipe could fill up and block it).
-fn tempfile_output() -> Result<std::fs::File, String> {
-    tempfile::tempfile().map_err(|e| format!("cannot create a file for the hook's output: {e}"))
-}
-
-fn read_back(mut f: std::fs::File) -> Vec<u8> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut buf = Vec::new();
-    if f.seek(SeekFrom::Start(0)).is_ok() {
-        let _ = f.read_to_end(&mut buf);
-    }
-    buf
 }
 
 #[cfg(test)]

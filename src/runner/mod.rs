@@ -22,6 +22,7 @@ mod command;
 pub mod hooks;
 pub mod progress;
 pub mod server;
+pub mod shell;
 pub mod signal;
 mod step_loop;
 mod sweep;
@@ -233,7 +234,11 @@ impl StepExecutor for EngineExecutor {
                                 originals: Vec::new(),
                                 restart: Some(r),
                             };
-                            if let Err(u) = server::restore_and_forget(target, &undo, run_dir) {
+                            // Owed even after a stop request broke the variant's setup.
+                            let undone = crate::db::interrupt::shielded(|| {
+                                server::restore_and_forget(target, &undo, run_dir)
+                            });
+                            if let Err(u) = undone {
                                 return Err(format!("{e}; undoing the restart failed: {u}"));
                             }
                         }
@@ -285,6 +290,7 @@ pub fn run_plan(
     let stop = signal::install()?;
     // A stop request belongs to one run; a previous run in this process may have set it.
     stop.store(false, Ordering::SeqCst);
+    crate::db::interrupt::rearm();
     let stdout = io::stdout();
     run_plan_with(plan, ctx, &mut executor, &stop, stdout.lock())
 }
@@ -454,6 +460,7 @@ mod tests {
             fairness_time_stddev: 0.0,
             histogram,
             interrupted,
+            cut_short: None,
             metrics: Vec::new(),
         }
     }
@@ -477,6 +484,8 @@ mod tests {
         variant_calls: Vec<String>,
         /// A variant whose `begin_variant` fails.
         fail_variant: Option<&'static str>,
+        /// Runs cut short by forced_shutdown (no stop request), with this reason.
+        cut_short: HashSet<usize>,
     }
 
     impl StepExecutor for Script {
@@ -542,6 +551,12 @@ mod tests {
                     return Err(EngineError::Failed("query interrupted".into()));
                 }
                 return Ok(outcome(true));
+            }
+            if self.cut_short.contains(&step.index) {
+                return Ok(StepOutcome {
+                    cut_short: Some("forced_shutdown: 1 worker(s) still in an event".into()),
+                    ..outcome(true)
+                });
             }
             Ok(outcome(false))
         }
@@ -980,6 +995,46 @@ mod tests {
         assert!(!report.contains("run c"));
         // The interrupted step's partial measurements are kept.
         assert!(summary.run_dir.join("histograms/3-b.hdr").is_file());
+    }
+
+    #[test]
+    fn a_forced_shutdown_keeps_its_numbers_says_why_and_goes_on_per_on_error() {
+        let forced = "forced_shutdown: 1 worker(s) still in an event";
+        // continue: the row says why, the suite goes on, the step counts as cut short.
+        let tmp = tempfile::tempdir().unwrap();
+        let mut script = Script {
+            cut_short: [3].into(),
+            ..Default::default()
+        };
+        let (summary, _) = run(&mut script, tmp.path());
+        assert!(!summary.interrupted);
+        assert_eq!(
+            rows(&summary.results_csv),
+            [
+                row("2", "ok", ""),
+                row("3", "interrupted", forced),
+                row("4", "ok", ""),
+                row("7", "ok", ""),
+            ]
+        );
+        assert_eq!((summary.steps_interrupted, summary.steps_failed), (1, 0));
+        assert!(summary.run_dir.join("histograms/3-b.hdr").is_file());
+        // stop: no further runs after it, cleanups and restores still run.
+        let mut c = ctx(tmp.path());
+        c.on_error = OnError::Stop;
+        let mut script = Script {
+            cut_short: [3].into(),
+            ..Default::default()
+        };
+        let summary = run_with(&mut script, c);
+        assert_eq!(
+            rows(&summary.results_csv),
+            [row("2", "ok", ""), row("3", "interrupted", forced)]
+        );
+        assert_eq!(
+            script.variant_calls,
+            ["begin a", "step 1", "step 2", "step 3", "step 5", "end a"]
+        );
     }
 
     #[test]

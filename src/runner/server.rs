@@ -351,41 +351,23 @@ fn render_template(variant: &str, restart: &RawRestart, base_dir: &Path) -> Resu
         .map_err(|e| format!("restart template {}: {e}", file.display()))
 }
 
-/// Runs `command` with `sh -c`, failing on a non-zero exit or after `timeout_s` seconds.
+/// Runs `command` with `sh -c` ([`super::shell`]: its own process group, killed by a stop
+/// request), failing on a non-zero exit or after `timeout_s` seconds.
 fn run_command(command: &str, timeout_s: u64) -> Result<(), String> {
-    let mut child = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-    let deadline = Instant::now() + Duration::from_secs(timeout_s.max(1));
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("`{command}` did not finish within {timeout_s} s"));
-            }
-            Err(e) => return Err(format!("waiting for `{command}`: {e}")),
+    let timeout_s = timeout_s.max(1);
+    let (ended, output) = super::shell::run(command, Duration::from_secs(timeout_s))?;
+    match ended {
+        super::shell::Ended::Exited(status) if status.success() => Ok(()),
+        super::shell::Ended::Exited(status) => Err(format!(
+            "`{command}` failed ({status}): {}",
+            String::from_utf8_lossy(&output).trim()
+        )),
+        super::shell::Ended::TimedOut => {
+            Err(format!("`{command}` did not finish within {timeout_s} s"))
         }
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("waiting for `{command}`: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{command}` failed ({}): {}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout).trim(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        super::shell::Ended::Interrupted => {
+            Err(format!("`{command}` was killed by a stop request"))
+        }
     }
 }
 
@@ -402,6 +384,12 @@ fn wait_ready(target: &Target, timeout_s: u64) -> Result<(), String> {
             });
         match attempt {
             Ok(_) => return Ok(()),
+            // A stop request: waiting longer would only delay the restore.
+            Err(e) if crate::db::interrupt::breaking() => {
+                return Err(format!(
+                    "stopped waiting for the server after the restart (stop request): {e}"
+                ));
+            }
             Err(e) if Instant::now() > deadline => {
                 return Err(format!(
                     "the server did not accept connections within {timeout_s} s of the restart: {e} (raise ready_timeout?)"

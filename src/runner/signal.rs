@@ -3,8 +3,12 @@
 //! Exiting is the process edge's decision, not the library's: the app registers what a second
 //! signal does ([`on_second_signal`]: say so and exit with 130) and this module only calls it.
 //!
-//! Engines are synchronous and poll an `AtomicBool`, so the handler only flips one process-wide
-//! flag (the `ctrlc` crate runs it on its own thread, never in signal context). The flag lives in
+//! Engines are synchronous and poll an `AtomicBool`, so the handler flips one process-wide
+//! flag (the `ctrlc` crate runs it on its own thread, never in signal context). A thread
+//! blocked in a call never looks at a flag, so the handler also breaks every registered
+//! blocking operation ([`crate::db::interrupt::interrupt_all`]: setup connections' sockets,
+//! hooks' and restart commands' process groups): the first signal is seen in every phase, and
+//! the second one kills those process groups before the app exits. The flag lives in
 //! a `OnceLock` because `ctrlc` accepts one handler per process: [`install`] is idempotent and
 //! every run of the process shares the flag, while tests reach it through [`stop_flag`] (or pass
 //! their own flag to the runner's step loop) without sending real signals.
@@ -52,7 +56,9 @@ pub fn install() -> Result<Arc<AtomicBool>, SignalError> {
         let handler_flag = flag.clone();
         let ignored = ignored_signals();
         let result = ctrlc::set_handler(move || {
-            if on_signal(&handler_flag) == SignalAction::ExitNow {
+            let action = on_signal(&handler_flag);
+            crate::db::interrupt::interrupt_all();
+            if action == SignalAction::ExitNow {
                 if let Some(exit_now) = ON_SECOND.get() {
                     exit_now();
                 }

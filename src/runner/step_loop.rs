@@ -22,6 +22,13 @@
 //! step, before any boundary hook runs; a hook or a failed step with `on_error = "stop"` can
 //! only add to it during the step ([`StepLoop::halted`] never goes back), and a stop request
 //! that arrives during a boundary is seen by the engine through the flag it is handed.
+//!
+//! Blocking calls and the stop: the signal handler breaks whatever is registered with
+//! [`crate::db::interrupt`] (setup connections, hook and restart commands), so a prepare or a
+//! hook blocked on a stuck server ends at the first signal and is recorded as interrupted. The
+//! loop re-arms the registry ([`StepLoop::settle`]) before the work a stop still owes, and runs
+//! cleanups and restores [`interrupt::shielded`], so the first signal never breaks them.
+//!
 //! Each policy this loop implements is pinned by the scripted-executor tests in `runner/mod.rs`.
 
 use std::collections::{HashMap, HashSet};
@@ -35,6 +42,7 @@ use super::hooks::{self, HookFailure, Hooks};
 use super::progress::{Progress, ReportOut};
 use super::sweep::Sweeps;
 use super::{ResumePlan, RunContext, RunError, RunSummary, StepExecutor, resume_plan};
+use crate::db::interrupt;
 use crate::engine::{EngineError, IntervalSample, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::{ResultStore, ResultsError, RowStatus, RunRow};
@@ -173,6 +181,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
         if self.pass_over(position, step) {
             return;
         }
+        self.settle();
         let was_stopping = self.stopping();
         self.cross_boundaries(step, was_stopping);
         let stopping = was_stopping || self.halted;
@@ -188,6 +197,14 @@ impl<'a, W: Write> StepLoop<'a, W> {
         // `None`: the step was refused after all (no after_step for it).
         if let Some(failed) = executed {
             self.after_step(step, &admitted.hook_ctx, failed);
+        }
+    }
+
+    /// After a stop request: the blocking calls it broke are over, so what runs next (cleanups,
+    /// restores, after-hooks) may block again normally.
+    fn settle(&self) {
+        if self.stop.load(Ordering::SeqCst) {
+            interrupt::rearm();
         }
     }
 
@@ -280,7 +297,8 @@ impl<'a, W: Write> StepLoop<'a, W> {
                 self.hook_failed(e);
             }
         }
-        if let Err(e) = self.executor.end_variant(v, &self.run_dir) {
+        let restored = interrupt::shielded(|| self.executor.end_variant(v, &self.run_dir));
+        if let Err(e) = restored {
             self.counts.failed += 1;
             self.progress.error(&format!("[sbsuite] variant {v}: {e}"));
         }
@@ -361,7 +379,16 @@ impl<'a, W: Write> StepLoop<'a, W> {
         }
         let hook_ctx = self.hooks.context(&self.run_dir, step, hooks::Level::Step);
         let mut hook_error = None;
-        if let Err(e) = self.hooks.run("before_step", &hook_ctx) {
+        let hook = self.hooks.run("before_step", &hook_ctx);
+        if step.kind != StepKind::Cleanup && self.stop.load(Ordering::SeqCst) {
+            // The stop came during the hook (which it may have killed): the step does not start.
+            if let Err(e) = hook {
+                self.hook_failed(e);
+            }
+            self.counts.skipped += 1;
+            return None;
+        }
+        if let Err(e) = hook {
             let message = e.message.clone();
             if self.hook_failed(e) && step.kind != StepKind::Cleanup {
                 if self.halted {
@@ -405,13 +432,18 @@ impl<'a, W: Write> StepLoop<'a, W> {
         {
             // A prepare cut short before the resume left part of the data: drop it first (its
             // errors do not matter; the prepare reports its own).
-            let _ = self.executor.prepare(c, true, &mut io::sink(), &self.never);
+            let (executor, never) = (&mut self.executor, &self.never);
+            let _ = interrupt::shielded(|| executor.prepare(c, true, &mut io::sink(), never));
         }
         if let Err(e) = self.store.journal(step, crate::results::JOURNAL_START) {
             self.fatal.get_or_insert(e);
         }
-        let flag = if cleanup { &self.never } else { self.stop };
-        let result = self.executor.prepare(step, cleanup, &mut self.out, flag);
+        let result = if cleanup {
+            let (executor, out, never) = (&mut self.executor, &mut self.out, &self.never);
+            interrupt::shielded(|| executor.prepare(step, true, out, never))
+        } else {
+            self.executor.prepare(step, false, &mut self.out, self.stop)
+        };
         let _ = self.out.flush();
         let mut failed = false;
         let event = match result {
@@ -509,7 +541,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
         interval_error: Option<ResultsError>,
     ) -> bool {
         let (status, outcome, error) = match &result {
-            Ok(o) if o.interrupted => (RowStatus::Interrupted, Some(o), None),
+            Ok(o) if o.interrupted => (RowStatus::Interrupted, Some(o), o.cut_short.clone()),
             Ok(o) => (RowStatus::Ok, Some(o), None),
             Err(e) if self.stop.load(Ordering::SeqCst) => {
                 (RowStatus::Interrupted, None, Some(e.to_string()))
@@ -541,7 +573,15 @@ impl<'a, W: Write> StepLoop<'a, W> {
         } else if let Some(e) = interval_error {
             self.fatal = Some(e);
         }
-        status == RowStatus::Failed
+        // A step cut short without a stop request (forced_shutdown: a stuck server) keeps its
+        // `interrupted` row and numbers, but counts as a failure for `on_error`.
+        let cut_short = status == RowStatus::Interrupted
+            && !self.stop.load(Ordering::SeqCst)
+            && outcome.is_some_and(|o| o.cut_short.is_some());
+        if cut_short {
+            self.fail_note(position, step, error.as_deref().unwrap_or_default());
+        }
+        status == RowStatus::Failed || cut_short
     }
 
     /// A row for a run that did not execute because something before it failed.
@@ -561,6 +601,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
 
     /// The after_step hook, then what `on_error` makes of a failed step.
     fn after_step(&mut self, step: &Step, hook_ctx: &hooks::Context, failed: bool) {
+        self.settle();
         if let Err(e) = self.hooks.run("after_step", hook_ctx) {
             self.hook_failed(e);
         }
@@ -602,6 +643,12 @@ impl<'a, W: Write> StepLoop<'a, W> {
     /// A hook failure by its policy: counts as a failure unless `continue`; `stop` halts.
     /// Returns whether what the hook guards must not go on.
     fn hook_failed(&mut self, e: HookFailure) -> bool {
+        if e.interrupted {
+            // Not the hook's fault: the run is stopping, and what the hook guards must not go on.
+            self.progress
+                .error(&format!("[sbsuite] {} (interrupted)", e.message));
+            return true;
+        }
         match e.policy {
             OnError::Continue => {
                 self.progress.error(&format!(
@@ -630,6 +677,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
 
     /// Leaves the last dataset and variant, runs after_suite, and sums the run up.
     pub(super) fn finish(mut self) -> Result<RunSummary, RunError> {
+        self.settle();
         self.leave_dataset();
         self.leave_variant(self.last_step);
         if let Err(e) = self

@@ -173,6 +173,7 @@ mod tests {
             fairness_time_stddev: 0.0,
             histogram: hdrhistogram::Histogram::new(3).unwrap(),
             interrupted: false,
+            cut_short: None,
             metrics: Vec::new(),
         }
     }

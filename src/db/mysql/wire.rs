@@ -851,6 +851,10 @@ fn auth_step(p: &[u8], plugin: &mut Plugin, password: &str) -> Result<AuthStep, 
 }
 
 impl Connection for WireConnection {
+    fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
+        crate::db::interrupt::Interrupter::for_stream(&self.io.stream)
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
         self.start(COM_STMT_PREPARE)?;
         self.out.extend_from_slice(sql.as_bytes());

@@ -750,6 +750,10 @@ fn end_copy_data(out: &mut BytesMut) -> Result<(), SqlError> {
 }
 
 impl Connection for WireConnection {
+    fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
+        crate::db::interrupt::Interrupter::for_stream(&self.io.stream)
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
         let name = format!("sbs{}", self.stmts.len());
         self.start()?;
