@@ -140,8 +140,9 @@ impl Hooks {
                 "`{command}` did not finish within {timeout_s} s (hooks.timeout) and was killed"
             ))),
             Ok((Ended::Interrupted, _)) => Err(HookFailure {
+                policy: self.raw.on_error,
+                message: format!("{key} hook `{command}` was killed by a stop request"),
                 interrupted: true,
-                ..fail(format!("`{command}` was killed by a stop request"))
             }),
             Ok((Ended::Exited(status), output)) => {
                 let tail = String::from_utf8_lossy(&output);

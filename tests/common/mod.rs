@@ -4,6 +4,7 @@ use assert_cmd::Command;
 
 /// The built `sbsuite` binary, with the developer's own SBSUITE_* variables removed (they
 /// would override suite keys).
+#[allow(dead_code)] // not every test binary uses every helper
 pub fn sbsuite() -> Command {
     let mut cmd = Command::cargo_bin("sbsuite").unwrap();
     for (k, _) in std::env::vars() {
