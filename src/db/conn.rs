@@ -85,6 +85,21 @@ impl fmt::Display for SqlError {
 
 impl std::error::Error for SqlError {}
 
+/// How to break one blocking operation (a connection's call blocked on the server, a running
+/// command) from another thread: what [`crate::db::interrupt`] keeps for a stop request.
+pub struct Interrupter(Box<dyn Fn() + Send>);
+
+impl Interrupter {
+    pub fn new(f: impl Fn() + Send + 'static) -> Interrupter {
+        Interrupter(Box::new(f))
+    }
+
+    /// Breaks the operation (idempotent: a second call does no harm).
+    pub fn interrupt(&self) {
+        (self.0)()
+    }
+}
+
 /// One row of an OLTP table for [`Connection::load`], reused between rows.
 #[derive(Clone, Debug, Default)]
 pub struct DataRow {
@@ -132,7 +147,7 @@ pub trait Connection {
 
     /// How to break a call of this connection that blocks, from another thread (a stop
     /// request: [`crate::db::interrupt`]); `None` when the driver cannot.
-    fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
+    fn interrupter(&self) -> Option<Interrupter> {
         None
     }
 

@@ -34,40 +34,32 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+pub use crate::db::conn::Interrupter;
 use crate::db::conn::{Connection, DataRow, Done, P, SqlError, StmtId};
 
-/// How to break one blocking operation; called from the signal watcher's thread.
-pub struct Interrupter(Box<dyn Fn() + Send>);
-
-impl Interrupter {
-    pub fn new(f: impl Fn() + Send + 'static) -> Interrupter {
-        Interrupter(Box::new(f))
-    }
-
-    /// Shuts `stream`'s socket down for reading and writing (a blocked read returns 0 or an
-    /// error at once), through a duplicate of its descriptor; `None` if it cannot be duplicated.
-    pub fn for_stream(stream: &crate::db::io::Stream) -> Option<Interrupter> {
-        use crate::db::io::Stream;
-        use std::net::Shutdown;
-        match stream {
-            Stream::Tcp(s) => {
-                let s = s.try_clone().ok()?;
-                Some(Interrupter::new(move || {
-                    let _ = s.shutdown(Shutdown::Both);
-                }))
-            }
-            Stream::Tls(s) => {
-                let s = s.sock.try_clone().ok()?;
-                Some(Interrupter::new(move || {
-                    let _ = s.shutdown(Shutdown::Both);
-                }))
-            }
-            Stream::Unix(s) => {
-                let s = s.try_clone().ok()?;
-                Some(Interrupter::new(move || {
-                    let _ = s.shutdown(Shutdown::Both);
-                }))
-            }
+/// Shuts `stream`'s socket down for reading and writing (a blocked read returns 0 or an
+/// error at once), through a duplicate of its descriptor; `None` if it cannot be duplicated.
+pub fn stream_interrupter(stream: &crate::db::io::Stream) -> Option<Interrupter> {
+    use crate::db::io::Stream;
+    use std::net::Shutdown;
+    match stream {
+        Stream::Tcp(s) => {
+            let s = s.try_clone().ok()?;
+            Some(Interrupter::new(move || {
+                let _ = s.shutdown(Shutdown::Both);
+            }))
+        }
+        Stream::Tls(s) => {
+            let s = s.sock.try_clone().ok()?;
+            Some(Interrupter::new(move || {
+                let _ = s.shutdown(Shutdown::Both);
+            }))
+        }
+        Stream::Unix(s) => {
+            let s = s.try_clone().ok()?;
+            Some(Interrupter::new(move || {
+                let _ = s.shutdown(Shutdown::Both);
+            }))
         }
     }
 }
@@ -122,7 +114,7 @@ pub fn register(i: Interrupter) -> Registration {
     let shielded = SHIELD.load(Ordering::SeqCst) > 0;
     with(|r| {
         if r.tripped && !shielded {
-            (i.0)();
+            i.interrupt();
         }
         let id = r.next;
         r.next += 1;
@@ -137,7 +129,7 @@ pub fn interrupt_all() {
         r.tripped = true;
         for (i, shielded) in r.live.values() {
             if !shielded {
-                (i.0)();
+                i.interrupt();
             }
         }
     });
@@ -242,7 +234,7 @@ mod tests {
         let client = TcpStream::connect(addr).unwrap();
         let (_server_side, _) = listener.accept().unwrap();
         let stream = crate::db::io::Stream::Tcp(client.try_clone().unwrap());
-        let registration = register(Interrupter::for_stream(&stream).unwrap());
+        let registration = register(stream_interrupter(&stream).unwrap());
         let reader = std::thread::spawn(move || {
             let mut buf = [0u8; 16];
             (&client).read(&mut buf)

@@ -852,7 +852,7 @@ fn auth_step(p: &[u8], plugin: &mut Plugin, password: &str) -> Result<AuthStep, 
 
 impl Connection for WireConnection {
     fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
-        crate::db::interrupt::Interrupter::for_stream(&self.io.stream)
+        crate::db::interrupt::stream_interrupter(&self.io.stream)
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {

@@ -751,7 +751,7 @@ fn end_copy_data(out: &mut BytesMut) -> Result<(), SqlError> {
 
 impl Connection for WireConnection {
     fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
-        crate::db::interrupt::Interrupter::for_stream(&self.io.stream)
+        crate::db::interrupt::stream_interrupter(&self.io.stream)
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
