@@ -197,9 +197,21 @@ fn exit_within(child: &mut Child, limit: Duration) -> Result<Option<i32>, Durati
 }
 
 fn spawn_run(suite: &Path, results: &Path, stdout: Stdio, stderr: &Path) -> Reap {
+    spawn_run_with(suite, results, stdout, stderr, &[])
+}
+
+fn spawn_run_with(
+    suite: &Path,
+    results: &Path,
+    stdout: Stdio,
+    stderr: &Path,
+    env: &[(&str, &str)],
+) -> Reap {
     Reap(
         StdCommand::cargo_bin("sbsuite")
             .unwrap()
+            .env_remove("SBSUITE_MYSQL_CLIENT")
+            .envs(env.iter().copied())
             .arg("run")
             .arg(suite)
             .args(["--progress", "off", "--results-dir"])
@@ -244,7 +256,12 @@ fn mysql_suite(dir: &Path, db: &str, defaults: &str, extra: &str) -> PathBuf {
 
 /// Sets up a prepare blocked on the server: the suite starts loading a big table, the test
 /// locks it, and the prepare's next statement waits for the lock. Returns the run directory.
-fn blocked_prepare(db: &Database, dir: &Path, child_stderr: &Path) -> (Reap, TableLock, PathBuf) {
+fn blocked_prepare(
+    db: &Database,
+    dir: &Path,
+    child_stderr: &Path,
+    env: &[(&str, &str)],
+) -> (Reap, TableLock, PathBuf) {
     let suite = mysql_suite(
         dir,
         &db.0,
@@ -252,7 +269,7 @@ fn blocked_prepare(db: &Database, dir: &Path, child_stderr: &Path) -> (Reap, Tab
         "",
     );
     let results = dir.join("results");
-    let child = spawn_run(&suite, &results, Stdio::null(), child_stderr);
+    let child = spawn_run_with(&suite, &results, Stdio::null(), child_stderr, env);
     wait_for(
         "the prepare created sbtest1",
         Duration::from_secs(60),
@@ -274,12 +291,23 @@ fn blocked_prepare(db: &Database, dir: &Path, child_stderr: &Path) -> (Reap, Tab
 /// exits with 130.
 #[test]
 fn sigterm_breaks_a_blocked_prepare_and_the_cleanup_still_runs() {
-    let Some(db) = Database::new("sigsetup") else {
+    blocked_prepare_then_sigterm("sigsetup", &[]);
+}
+
+/// The same with the mysql_async fallback, whose socket sbsuite cannot reach: the stop kills
+/// the blocked session from a second connection.
+#[test]
+fn sigterm_breaks_a_blocked_prepare_of_the_library_client() {
+    blocked_prepare_then_sigterm("sigsetup_async", &[("SBSUITE_MYSQL_CLIENT", "async")]);
+}
+
+fn blocked_prepare_then_sigterm(name: &str, env: &[(&str, &str)]) {
+    let Some(db) = Database::new(name) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let stderr = dir.path().join("stderr.txt");
-    let (mut child, mut lock, run) = blocked_prepare(&db, dir.path(), &stderr);
+    let (mut child, mut lock, run) = blocked_prepare(&db, dir.path(), &stderr, env);
     sigterm(&child.0);
     let journal = run.join("journal.log");
     wait_for(
@@ -327,7 +355,7 @@ fn a_second_sigterm_exits_at_once_from_a_blocked_cleanup() {
     };
     let dir = tempfile::tempdir().unwrap();
     let stderr = dir.path().join("stderr.txt");
-    let (mut child, mut lock, run) = blocked_prepare(&db, dir.path(), &stderr);
+    let (mut child, mut lock, run) = blocked_prepare(&db, dir.path(), &stderr, &[]);
     sigterm(&child.0);
     let journal = run.join("journal.log");
     wait_for("the cleanup starts", Duration::from_secs(15), || {

@@ -70,6 +70,7 @@ pub fn open_async(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError>
         conn: Some(conn),
         stmts: Vec::new(),
         values: Vec::with_capacity(8),
+        target: (t.clone(), n),
     }))
 }
 
@@ -122,6 +123,9 @@ struct MysqlConnection {
     stmts: Vec<Statement>,
     /// Reused parameter vector.
     values: Vec<mysql_async::Value>,
+    /// Where it connected (endpoint `n` of the target): a stop request kills this session
+    /// from a second connection there ([`Connection::interrupter`]).
+    target: (Target, usize),
 }
 
 fn closed() -> SqlError {
@@ -129,6 +133,22 @@ fn closed() -> SqlError {
 }
 
 impl Connection for MysqlConnection {
+    /// `KILL <id>` from a second connection, on its own thread: the library keeps its socket
+    /// to itself, and the server then ends the blocked statement too.
+    fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
+        let id = self.conn.as_ref()?.id();
+        let (target, n) = self.target.clone();
+        Some(crate::db::interrupt::Interrupter::new(move || {
+            let target = target.clone();
+            std::thread::spawn(move || {
+                if let Ok(mut c) = super::open(&target, n) {
+                    let _ = c.query(&format!("KILL {id}"));
+                    c.close();
+                }
+            });
+        }))
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
         let conn = self.conn.as_mut().ok_or_else(closed)?;
         let stmt = self

@@ -54,6 +54,7 @@ pub fn open_tokio(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError>
     let rt = io::runtime()
         .map_err(|e| SqlError::client(format!("tokio runtime: {e}"), ErrKind::Other))?;
     let (config, tls) = config(t, n)?;
+    let cancel_tls = tls.clone();
     let timeout = t.connect_timeout;
     let connected = rt.block_on(async {
         let attempt = async {
@@ -80,6 +81,7 @@ pub fn open_tokio(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError>
         io: Some(io),
         lost: None,
         stmts: Vec::new(),
+        cancel_tls,
     }))
 }
 
@@ -334,6 +336,8 @@ struct PgConnection {
     lost: Option<(String, String)>,
     /// Prepared statements and whether each returns rows.
     stmts: Vec<(Statement, bool)>,
+    /// The TLS the connection uses, for a cancel request ([`Connection::interrupter`]).
+    cancel_tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
 }
 
 impl PgConnection {
@@ -382,6 +386,30 @@ impl PgConnection {
 }
 
 impl Connection for PgConnection {
+    /// A cancel request (PostgreSQL's own way to stop a running statement) sent from its own
+    /// thread and runtime: the library keeps its socket to itself.
+    fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
+        let token = self.client.as_ref()?.cancel_token();
+        let tls = self.cancel_tls.clone();
+        Some(crate::db::interrupt::Interrupter::new(move || {
+            let (token, tls) = (token.clone(), tls.clone());
+            std::thread::spawn(move || {
+                let Ok(rt) = io::runtime() else {
+                    return;
+                };
+                rt.block_on(async {
+                    let cancel = async {
+                        match tls {
+                            Some(tls) => token.cancel_query(tls).await,
+                            None => token.cancel_query(NoTls).await,
+                        }
+                    };
+                    let _ = tokio::time::timeout(std::time::Duration::from_secs(30), cancel).await;
+                });
+            });
+        }))
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
         let client = open_client(&self.client)?;
         let text = numbered(sql);
