@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 use mysql_async::prelude::Queryable;
+use tokio_postgres::{NoTls, SimpleQueryMessage};
 
 mod common;
 
@@ -211,6 +212,7 @@ fn spawn_run_with(
         StdCommand::cargo_bin("sbsuite")
             .unwrap()
             .env_remove("SBSUITE_MYSQL_CLIENT")
+            .env_remove("SBSUITE_PGSQL_CLIENT")
             .envs(env.iter().copied())
             .arg("run")
             .arg(suite)
@@ -512,4 +514,226 @@ fn a_stuck_run_is_forced_down_by_default_and_the_suite_goes_on() {
         "{out}"
     );
     assert!(!db.table_exists("sbtest1"), "cleanup ran");
+}
+
+// PostgreSQL: the same stop of a blocked prepare through the wire client (socket shut down)
+// and the tokio-postgres fallback (a cancel request).
+
+const PG_PORT: u16 = 5432;
+
+/// Runs `sql` as `postgres` on `db` on its own runtime: `None` when it cannot, else the first
+/// column of the first row, if any.
+fn pg(db: &str, sql: &str) -> Option<Option<String>> {
+    rt().block_on(async {
+        let mut c = tokio_postgres::Config::new();
+        c.host(HOST)
+            .port(PG_PORT)
+            .user("postgres")
+            .dbname(db)
+            .connect_timeout(Duration::from_secs(10));
+        let (client, conn) = c.connect(NoTls).await.ok()?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let msgs = client.simple_query(sql).await.ok()?;
+        Some(
+            msgs.iter()
+                .find_map(|m| match m {
+                    SimpleQueryMessage::Row(r) => Some(r.get(0).map(str::to_string)),
+                    _ => None,
+                })
+                .flatten(),
+        )
+    })
+}
+
+fn pg_int(db: &str, sql: &str) -> i64 {
+    pg(db, sql)
+        .flatten()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A fresh PostgreSQL database, dropped by the guard.
+struct PgDatabase(String);
+
+impl PgDatabase {
+    fn new(name: &str) -> Option<PgDatabase> {
+        let db = format!("sbsuite_t_{name}");
+        let made = pg(
+            "postgres",
+            &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
+        )
+        .and_then(|_| pg("postgres", &format!("CREATE DATABASE {db}")));
+        if made.is_none() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI is set but no PostgreSQL server accepts postgres@{HOST}:{PG_PORT}"
+            );
+            eprintln!("skipped: no PostgreSQL server accepts postgres@{HOST}:{PG_PORT}");
+            return None;
+        }
+        Some(PgDatabase(db))
+    }
+
+    fn table_exists(&self, table: &str) -> bool {
+        pg_int(
+            &self.0,
+            &format!("SELECT count(*) FROM pg_tables WHERE tablename = '{table}'"),
+        ) > 0
+    }
+
+    /// Sessions of this database other than `except` waiting for a lock.
+    fn waiting_sessions(&self, except: i64) -> i64 {
+        pg_int(
+            "postgres",
+            &format!(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = '{}' AND pid <> {except} AND wait_event_type = 'Lock'",
+                self.0
+            ),
+        )
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        pg(
+            "postgres",
+            &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.0),
+        );
+    }
+}
+
+/// `LOCK TABLE <table> IN ACCESS EXCLUSIVE MODE` in an open transaction of the test's own
+/// session, on its own thread, until released (or dropped).
+struct PgLock {
+    release: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    pid: i64,
+}
+
+impl PgLock {
+    fn take(db: &str, table: &str) -> PgLock {
+        let (held_tx, held_rx) = mpsc::channel();
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let (db, table) = (db.to_string(), table.to_string());
+        let thread = std::thread::spawn(move || {
+            rt().block_on(async {
+                let mut c = tokio_postgres::Config::new();
+                c.host(HOST).port(PG_PORT).user("postgres").dbname(&db);
+                let (client, conn) = c.connect(NoTls).await.unwrap();
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+                let pid: i32 = client
+                    .query_one("SELECT pg_backend_pid()", &[])
+                    .await
+                    .unwrap()
+                    .get(0);
+                client
+                    .batch_execute(&format!(
+                        "BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"
+                    ))
+                    .await
+                    .unwrap();
+                held_tx.send(i64::from(pid)).unwrap();
+                let _ = tokio::task::spawn_blocking(move || release_rx.recv()).await;
+                let _ = client.batch_execute("ROLLBACK").await;
+            })
+        });
+        let pid = held_rx
+            .recv_timeout(Duration::from_secs(120))
+            .expect("the test's LOCK TABLE was not granted within 120 s");
+        PgLock {
+            release: Some(release_tx),
+            thread: Some(thread),
+            pid,
+        }
+    }
+
+    fn release(&mut self) {
+        if let Some(tx) = self.release.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for PgLock {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+/// A prepare blocked by the test's lock on PostgreSQL: the first SIGTERM breaks it (journal
+/// `interrupted`), the cleanup waits for the lock like any cleanup, then drops the table, and
+/// the run exits 130.
+fn pg_blocked_prepare_then_sigterm(name: &str, client: &str) {
+    let Some(db) = PgDatabase::new(name) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.toml");
+    std::fs::write(
+        &suite,
+        format!(
+            "[suite]\nname = \"sig\"\n[target]\ndriver = \"pgsql\"\nhosts = [\"{HOST}:{PG_PORT}\"]\nuser = \"postgres\"\ndatabase = \"{}\"\n\n[defaults]\nworkload = \"oltp_read_only\"\ntime = 5\nthreads = 1\ntable_size = 2000000\n",
+            db.0
+        ),
+    )
+    .unwrap();
+    let stderr = dir.path().join("stderr.txt");
+    let results = dir.path().join("results");
+    let mut child = spawn_run_with(
+        &suite,
+        &results,
+        Stdio::null(),
+        &stderr,
+        &[("SBSUITE_PGSQL_CLIENT", client)],
+    );
+    wait_for(
+        "the prepare created sbtest1",
+        Duration::from_secs(60),
+        || db.table_exists("sbtest1"),
+    );
+    let mut lock = PgLock::take(&db.0, "sbtest1");
+    wait_for(
+        "the prepare waits for the test's lock",
+        Duration::from_secs(60),
+        || db.waiting_sessions(lock.pid) > 0,
+    );
+    let run = run_dir(&results, "sig");
+    sigterm(&child.0);
+    let journal = run.join("journal.log");
+    wait_for(
+        "the prepare recorded as interrupted after the first SIGTERM",
+        Duration::from_secs(15),
+        || {
+            read(&journal)
+                .lines()
+                .any(|l| l.contains("prepare") && l.contains("interrupted"))
+        },
+    );
+    wait_for("the cleanup starts", Duration::from_secs(15), || {
+        read(&journal)
+            .lines()
+            .any(|l| l.contains("cleanup") && l.contains("start"))
+    });
+    lock.release();
+    let code = exit_within(&mut child.0, Duration::from_secs(60))
+        .unwrap_or_else(|t| panic!("still running {t:?} after the lock went: {}", read(&stderr)));
+    assert_eq!(code, Some(130), "{}", read(&stderr));
+    assert!(!db.table_exists("sbtest1"), "the cleanup dropped sbtest1");
+}
+
+#[test]
+fn sigterm_breaks_a_blocked_pgsql_prepare_of_the_wire_client() {
+    pg_blocked_prepare_then_sigterm("sigpg_wire", "wire");
+}
+
+#[test]
+fn sigterm_breaks_a_blocked_pgsql_prepare_of_the_library_client() {
+    pg_blocked_prepare_then_sigterm("sigpg_tokio", "tokio");
 }
