@@ -391,6 +391,58 @@ fn a_second_sigterm_exits_at_once_from_a_blocked_cleanup() {
     );
 }
 
+/// `sbsuite sysbench … prepare` blocked on the server: the first SIGTERM ends it with 130, as
+/// an interrupted line (it was `FATAL` and 1, after waiting for the server).
+#[test]
+fn sigterm_ends_a_blocked_sysbench_line_prepare_as_interrupted() {
+    let Some(db) = Database::new("sigline") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let stderr_path = dir.path().join("stderr.txt");
+    let mut child = Reap(
+        StdCommand::cargo_bin("sbsuite")
+            .unwrap()
+            .env_remove("SBSUITE_MYSQL_CLIENT")
+            .args([
+                "sysbench",
+                "oltp_read_only",
+                "--db-driver=mysql",
+                "--mysql-host=127.0.0.1",
+                "--mysql-port=3306",
+                "--mysql-user=root",
+                &format!("--mysql-db={}", db.0),
+                "--table-size=2000000",
+                "prepare",
+            ])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr_path).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for(
+        "the prepare created sbtest1",
+        Duration::from_secs(60),
+        || db.table_exists("sbtest1"),
+    );
+    let lock = TableLock::take(&db.0, "sbtest1", "READ");
+    wait_for(
+        "the prepare waits for the test's lock",
+        Duration::from_secs(60),
+        || db.waiting_sessions(lock.id) > 0,
+    );
+    sigterm(&child.0);
+    let code = exit_within(&mut child.0, Duration::from_secs(15));
+    drop(lock);
+    let code = code.unwrap_or_else(|t| {
+        panic!(
+            "the first SIGTERM did not end the blocked line within {t:?}: {}",
+            read(&stderr_path)
+        )
+    });
+    assert_eq!(code, Some(130), "{}", read(&stderr_path));
+}
+
 /// A before_step hook that would run for a minute is killed, with its children, by the first
 /// SIGTERM; the step does not start, after_suite still runs, and the run ends with 130.
 #[test]

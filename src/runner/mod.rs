@@ -14,7 +14,11 @@
 //!   `stop_when` bookkeeping, the counts) is named in one place, and each transition is short
 //!   enough to read against the policy it implements.
 //! - **Cleanups never see the stop flag**: an interrupted benchmark must still drop its tables
-//!   and files; the user's escape hatch is the second Ctrl-C ([`signal`]).
+//!   and files; the user's escape hatch is the second Ctrl-C ([`signal`]). For the same reason
+//!   cleanups and restores run [`crate::db::interrupt::shielded`]: the first signal breaks
+//!   every other blocked call (a setup query, a hook, a restart's wait), never them.
+//! - **A forced shutdown is a failure for `on_error`**: the step's row stays `interrupted`
+//!   with what was measured and says why, but a stuck server is what `on_error` is for.
 //! - stdout carries only the engines' sysbench-shaped reports, each step preceded by a
 //!   `==> [k/N] kind name (variant v)` header; everything else goes to stderr.
 
@@ -225,7 +229,12 @@ impl StepExecutor for EngineExecutor {
                     restart,
                 }
             } else {
-                match server::apply(target, variant, &v.set_global, run_dir, restart.clone()) {
+                // Shielded: a few quick statements, and a stop that broke them half-way
+                // would leave the server half-changed (its restore needs the same connection).
+                let applied = crate::db::interrupt::shielded(|| {
+                    server::apply(target, variant, &v.set_global, run_dir, restart.clone())
+                });
+                match applied {
                     Ok(saved) => saved,
                     Err(e) => {
                         if let Some(r) = restart {

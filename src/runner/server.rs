@@ -303,7 +303,10 @@ pub fn apply_restart(
         verify(target, &restart.settings)
     })();
     if let Err(e) = result {
-        if let Err(u) = undo_restart(target, &saved) {
+        // Owed even when a stop request broke the restart: the first signal must not leave
+        // the server stopped or on the variant's file.
+        let undone = crate::db::interrupt::shielded(|| undo_restart(target, &saved));
+        if let Err(u) = undone {
             return Err(format!(
                 "{e}; undoing it failed too ({u}): check {} and the server",
                 path.display()
