@@ -319,12 +319,13 @@ fn fed(bytes: Vec<u8>, caps: u32) -> WireConnection {
         let _ = b.write_all(&bytes);
     });
     WireConnection {
-        io: Reader {
-            stream: Stream::Unix(a),
-            buf: vec![0; 64],
-            pos: 0,
-            end: 0,
+        // A tiny buffer, so that answers cross refills.
+        io: {
+            let mut r = Reader::new(Stream::Unix(a), Limits::default().max_packet);
+            r.buf = vec![0; 64];
+            r
         },
+        limits: Limits::default(),
         out: Vec::new(),
         seq: 1,
         caps,

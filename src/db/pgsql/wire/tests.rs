@@ -206,12 +206,13 @@ fn fed(bytes: Vec<u8>) -> WireConnection {
         let _ = std::io::copy(&mut b, &mut std::io::sink());
     });
     WireConnection {
-        io: Reader {
-            stream: Stream::Unix(a),
-            buf: vec![0; 64],
-            pos: 0,
-            end: 0,
+        // A tiny buffer, so that answers cross refills.
+        io: {
+            let mut r = Reader::new(Stream::Unix(a), Limits::default().max_packet);
+            r.buf = vec![0; 64];
+            r
         },
+        limits: Limits::default(),
         out: BytesMut::new(),
         stmts: Vec::new(),
         broken: false,
