@@ -13,6 +13,10 @@
 //! `postgres` superuser over 127.0.0.1:5432), and the tests of this file run one at a time.
 //! Without a reachable server the tests print why and pass, unless `CI` is set: then they fail
 //! (`.ci/run` starts the server and adds the password-checked roles to pg_hba.conf).
+//!
+//! The TLS test runs against a private throwaway PostgreSQL with TLS on
+//! (`common::private_server`), never the shared one: it must not depend on how the shared
+//! server is configured, and never skips under CI.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -22,6 +26,7 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 mod common;
 
+use common::private_server::{PrivatePostgres, or_skip};
 use common::{all_files_text, report_count, results, sbsuite};
 
 const HOST: &str = "127.0.0.1";
@@ -42,11 +47,16 @@ struct Admin {
 
 impl Admin {
     fn connect(db: &str) -> Option<Admin> {
+        Admin::connect_at(PORT, db)
+    }
+
+    /// [`Admin::connect`] to the server on `port` (a test's private server).
+    fn connect_at(port: u16, db: &str) -> Option<Admin> {
         let rt = rt();
         let client = rt.block_on(async {
             let mut c = tokio_postgres::Config::new();
             c.host(HOST)
-                .port(PORT)
+                .port(port)
                 .user("postgres")
                 .dbname(db)
                 .connect_timeout(Duration::from_secs(10));
@@ -757,32 +767,19 @@ fn unreachable_host_fails_clearly_with_a_failed_row() {
 
 #[test]
 fn tls_modes_encrypt_and_verify_as_libpq() {
-    let _serial = serial();
-    let Some(db) = database("tls") else { return };
-    let admin = Admin::connect("postgres").unwrap();
-    let ssl = admin.column("SHOW ssl")[0].clone().unwrap_or_default();
-    let cert = admin.column("SHOW ssl_cert_file")[0]
-        .clone()
-        .unwrap_or_default();
-    drop(admin);
-    let readable = std::fs::read(&cert).is_ok();
-    if ssl != "on" || !readable {
-        drop_database(&db);
-        eprintln!(
-            "skipped: the server has no TLS (ssl = {ssl}) or its certificate {cert} is not readable here"
-        );
+    // A private server with TLS on: the shared one may have none, or a certificate this user
+    // cannot read, and the test must never skip under CI. Nothing shared is read: no `serial()`.
+    let Some(server) = or_skip(PrivatePostgres::start()) else {
         return;
-    }
-    ok(
-        "prepare",
-        &line(
-            &db,
-            "oltp_point_select",
-            &["--table-size=10", "--pgsql-sslmode=disable"],
-            "prepare",
-        ),
-    );
-    // The server's own certificate (self-signed on Debian: CN = localhost) is its CA; another
+    };
+    let port = server.port();
+    let db = "sbsuite_t_tls";
+    let admin = Admin::connect_at(port, "postgres").expect("the private server accepts postgres");
+    admin.exec(&format!("CREATE DATABASE {db}"));
+    assert_eq!(admin.column("SHOW ssl"), [Some("on".to_string())]);
+    drop(admin);
+    let cert = server.cert().to_str().unwrap().to_string();
+    // The server's own certificate (self-signed, for `localhost` only) is its CA; another
     // self-signed certificate is a wrong one.
     let dir = tempfile::tempdir().unwrap();
     let other = dir.path().join("other.pem");
@@ -804,6 +801,7 @@ fn tls_modes_encrypt_and_verify_as_libpq() {
             "oltp_point_select",
             "--db-driver=pgsql",
             &format!("--pgsql-host={host}"),
+            &format!("--pgsql-port={port}"),
             "--pgsql-user=postgres",
             &format!("--pgsql-db={db}"),
             "--table-size=10",
@@ -811,6 +809,14 @@ fn tls_modes_encrypt_and_verify_as_libpq() {
         ]
         .map(String::from)
     };
+    ok(
+        "prepare",
+        &sbsuite()
+            .args(args(HOST, "disable"))
+            .arg("prepare")
+            .output()
+            .unwrap(),
+    );
     let run = |client: &str, host: &str, mode: &str, ca: &str| {
         sbsuite()
             .env("SBSUITE_PGSQL_CLIENT", client)
@@ -820,14 +826,17 @@ fn tls_modes_encrypt_and_verify_as_libpq() {
             .output()
             .unwrap()
     };
-    // Each case through both clients: the same verification, the same errors.
+    // Each case through both clients: the same verification, the same errors. `localhost` in a
+    // sysbench line is the local server's socket directory, where libpq ignores sslmode: here
+    // the private server's (verify-full by name over TCP: src/db/pgsql/wire/tests.rs).
+    let socket_dir = server.socket_dir().to_str().unwrap().to_string();
     let mut outcomes: Vec<(&str, &str, &str, &str, std::process::Output)> = Vec::new();
     for client in ["wire", "tokio"] {
         for (host, mode, ca) in [
             ("127.0.0.1", "prefer", cert.as_str()),
             ("127.0.0.1", "require", &cert),
             ("127.0.0.1", "verify-ca", &cert),
-            ("localhost", "verify-full", &cert),
+            (&socket_dir, "verify-full", &cert),
             ("127.0.0.1", "verify-full", &cert),
             ("127.0.0.1", "verify-ca", &other),
         ] {
@@ -842,7 +851,7 @@ fn tls_modes_encrypt_and_verify_as_libpq() {
         a.extend(["--time=30".into(), "run".into()]);
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         let (mut child, _) = common::spawn_until_started_with(&a, &[]);
-        let admin = Admin::connect("postgres").unwrap();
+        let admin = Admin::connect_at(port, "postgres").unwrap();
         let ssl = admin.column(&format!(
             "SELECT s.ssl::text FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) WHERE a.datname = '{db}' AND a.application_name = 'sbsuite'"
         ));
@@ -850,7 +859,6 @@ fn tls_modes_encrypt_and_verify_as_libpq() {
         let _ = child.wait();
         encrypted.push((mode, ssl));
     }
-    drop_database(&db);
     for (mode, ssl) in encrypted {
         assert_eq!(ssl, [Some("true".to_string())], "{mode}: pg_stat_ssl.ssl");
     }

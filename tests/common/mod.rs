@@ -2,6 +2,8 @@
 
 use assert_cmd::Command;
 
+pub mod private_server;
+
 /// The built `sbsuite` binary, with the developer's own SBSUITE_* variables removed (they
 /// would override suite keys).
 pub fn sbsuite() -> Command {

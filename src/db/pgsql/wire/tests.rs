@@ -808,25 +808,30 @@ fn encrypted(c: &mut WireConnection) -> bool {
     v == Some(1)
 }
 
+/// Private throwaway servers (shared with the integration tests), for the TLS test.
+#[path = "../../../../tests/common/private_server.rs"]
+mod private_server;
+
 #[test]
 fn live_tls_modes_encrypt_verify_and_sockets_stay_plain() {
-    if !server() {
+    // A private server with TLS on: the shared one may have none, or a certificate this user
+    // cannot read, and the test must never skip under CI.
+    let Some(server) = private_server::or_skip(private_server::PrivatePostgres::start()) else {
         return;
-    }
-    let mut admin = connect(&format!("{TCP}\ndatabase = \"postgres\""));
+    };
+    let port = server.port();
+    let cert = server.cert().display().to_string();
+    let mut admin = connect(&format!(
+        "hosts = [\"{}\"]\nssl = \"disabled\"\ndatabase = \"postgres\"",
+        server.addr()
+    ));
     let ssl = admin.query_rows("SHOW ssl").unwrap()[0][0].clone();
-    let cert = admin.query_rows("SHOW ssl_cert_file").unwrap()[0][0]
-        .clone()
-        .unwrap_or_default();
-    if ssl.as_deref() != Some("on") || std::fs::read(&cert).is_err() {
-        eprintln!("skipped: the server has no TLS or its certificate {cert} is not readable");
-        return;
-    }
-    // The server's certificate is self-signed for `localhost` (Debian's snakeoil): its own CA.
+    assert_eq!(ssl.as_deref(), Some("on"));
+    // The server's certificate is self-signed for `localhost` only: its own CA.
     let tls = |host: &str, mode: &str, ca: &str| {
         WireConnection::open(
             &target(&format!(
-                "hosts = [\"{host}:5432\"]\nssl = \"{mode}\"\nssl_ca = \"{ca}\"\ndatabase = \"postgres\""
+                "hosts = [\"{host}:{port}\"]\nssl = \"{mode}\"\nssl_ca = \"{ca}\"\ndatabase = \"postgres\""
             )),
             0,
         )
@@ -864,7 +869,8 @@ fn live_tls_modes_encrypt_verify_and_sockets_stay_plain() {
     // libpq ignores sslmode on Unix sockets: plain text even when TLS is required.
     for mode in ["preferred", "required"] {
         let mut c = connect(&format!(
-            "{SOCKET}\nssl = \"{mode}\"\ndatabase = \"postgres\""
+            "socket = \"{}\"\nssl = \"{mode}\"\ndatabase = \"postgres\"",
+            server.socket().display()
         ));
         assert!(matches!(c.io.stream, Stream::Unix(_)), "{mode}");
         assert!(!encrypted(&mut c), "{mode}: socket");
