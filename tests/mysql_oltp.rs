@@ -13,7 +13,7 @@ use mysql_async::prelude::Queryable;
 
 mod common;
 
-use common::{all_files_text, report_count, results, sbsuite};
+use common::{all_files_text, read_until_started, report_count, results, sbsuite};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 3306;
@@ -356,19 +356,23 @@ fn killed_connections_reconnect_and_are_counted() {
             format!("--mysql-db={db}"),
             "--table-size=200".into(),
             "--threads=2".into(),
-            "--time=3".into(),
+            // Long enough for the kill to land inside the run on a slow machine: it comes as
+            // soon as both workers are seen connected, once the run has started.
+            "--time=8".into(),
             action.into(),
         ]
     };
     let prep = sbsuite().args(args("prepare")).output().unwrap();
     assert!(prep.status.success(), "{prep:?}");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sbsuite"))
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sbsuite"))
         .args(args("run"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1200));
+    // The workers connect before the clock starts: once the run reports `Threads started!`,
+    // the processlist shows them (polled until it does, within a bound).
+    let seen = read_until_started(&mut child, 1);
     let killed = rt().block_on(async {
         let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
         let me: u64 = c
@@ -376,12 +380,19 @@ fn killed_connections_reconnect_and_are_counted() {
             .await
             .unwrap()
             .unwrap();
-        let ids: Vec<u64> = c
-            .query(format!(
-                "SELECT id FROM information_schema.processlist WHERE db = '{db}' AND id <> {me}"
-            ))
-            .await
-            .unwrap();
+        let start = std::time::Instant::now();
+        let ids = loop {
+            let ids: Vec<u64> = c
+                .query(format!(
+                    "SELECT id FROM information_schema.processlist WHERE db = '{db}' AND id <> {me}"
+                ))
+                .await
+                .unwrap();
+            if ids.len() >= 2 || start.elapsed() > std::time::Duration::from_secs(30) {
+                break ids;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
         for id in &ids {
             let _ = c.query_drop(format!("KILL {id}")).await;
         }
@@ -390,7 +401,7 @@ fn killed_connections_reconnect_and_are_counted() {
     });
     let out = child.wait_with_output().unwrap();
     drop_database(&db);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&seen) + String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
         "{stdout}\n{}",
