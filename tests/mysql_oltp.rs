@@ -1096,7 +1096,7 @@ fn kill_9_then_resume_finishes_every_row_once_and_restores_the_server() {
     std::fs::write(
         &path,
         format!(
-            "[suite]\nname = \"r\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 1000\ntime = 2\nreport_interval = 1\n\n[matrix]\nthreads = [1, 2, 3]\n\n[[variant]]\nname = \"relaxed\"\nset_global = {{ innodb_flush_log_at_trx_commit = 2 }}\n"
+            "[suite]\nname = \"r\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 1000\ntime = 3\nreport_interval = 1\n\n[matrix]\nthreads = [1, 2, 3]\n\n[[variant]]\nname = \"relaxed\"\nset_global = {{ innodb_flush_log_at_trx_commit = 2 }}\n"
         ),
     )
     .unwrap();
@@ -1112,26 +1112,30 @@ fn kill_9_then_resume_finishes_every_row_once_and_restores_the_server() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Kill it during the second run: once the first run's row is on disk.
+    // Kill it inside the second run (step 3), once its first interval row is on disk: the
+    // resume must drop that partial step's rows and run it again. The step has 2 s left then.
     let start = std::time::Instant::now();
     let run = loop {
         assert!(
             start.elapsed().as_secs() < 60,
-            "the first run never finished"
+            "step 3 never wrote an interval row"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the suite ended before step 3 wrote an interval row"
         );
         if let Some(Ok(e)) = std::fs::read_dir(results_dir.join("r"))
             .ok()
             .and_then(|mut d| d.next())
         {
             let run = e.path();
-            let text = std::fs::read_to_string(run.join("results.csv")).unwrap_or_default();
-            if text.lines().count() >= 2 {
+            let text = std::fs::read_to_string(run.join("intervals.csv")).unwrap_or_default();
+            if text.lines().any(|l| l.split(',').nth(1) == Some("3")) {
                 break run;
             }
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    std::thread::sleep(std::time::Duration::from_millis(500));
     child.kill().unwrap();
     child.wait().unwrap();
     let during = global("innodb_flush_log_at_trx_commit");
@@ -1190,7 +1194,7 @@ fn kill_9_then_resume_finishes_every_row_once_and_restores_the_server() {
             .filter(|l| l.split(',').nth(1) == Some(step))
             .count();
         assert_eq!(
-            n, 2,
+            n, 3,
             "step {step}: one interval row per second, none duplicated:\n{intervals}"
         );
     }
