@@ -743,6 +743,24 @@ fn global(name: &str) -> String {
     })
 }
 
+/// Puts a global server variable back when dropped, also when the test panics: a test that
+/// changes the shared server (itself or through a variant under test) restores it on its own,
+/// without relying on the product it tests.
+struct RestoreGlobal(&'static str, String);
+
+impl RestoreGlobal {
+    /// Saves the current value of the numeric variable `name`.
+    fn save(name: &'static str) -> RestoreGlobal {
+        RestoreGlobal(name, global(name))
+    }
+}
+
+impl Drop for RestoreGlobal {
+    fn drop(&mut self) {
+        admin(&[format!("SET GLOBAL {} = {}", self.0, self.1)]);
+    }
+}
+
 /// A suite with a `baseline` variant (unless `time` is long) and a `relaxed` one.
 fn variant_suite(dir: &Path, db: &str, variant: &str, time: u32) -> std::path::PathBuf {
     let path = dir.join("variants.toml");
@@ -789,6 +807,10 @@ fn set_global_variant_is_applied_captured_and_restored() {
     let Some(db) = database("setglobal") else {
         return;
     };
+    let _restore = [
+        RestoreGlobal::save("innodb_flush_log_at_trx_commit"),
+        RestoreGlobal::save("sync_binlog"),
+    ];
     let before = (
         global("innodb_flush_log_at_trx_commit"),
         global("sync_binlog"),
@@ -924,6 +946,7 @@ fn kill_9_mid_variant_then_restore_puts_the_server_back() {
     let Some(db) = database("restore") else {
         return;
     };
+    let _restore = RestoreGlobal::save("innodb_flush_log_at_trx_commit");
     let before = global("innodb_flush_log_at_trx_commit");
     let dir = tempfile::tempdir().unwrap();
     let path = variant_suite(
@@ -1090,6 +1113,7 @@ fn kill_9_then_resume_finishes_every_row_once_and_restores_the_server() {
     let Some(db) = database("resume") else {
         return;
     };
+    let _restore = RestoreGlobal::save("innodb_flush_log_at_trx_commit");
     let before = global("innodb_flush_log_at_trx_commit");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("resume.toml");
@@ -1650,15 +1674,6 @@ fn a_socket_list_spreads_connections_round_robin() {
     assert!(rows[1]["error"].contains("no-such.sock"), "{rows:?}");
 }
 
-/// Puts a global server variable back when dropped (also when the test panics).
-struct RestoreGlobal(&'static str, String);
-
-impl Drop for RestoreGlobal {
-    fn drop(&mut self) {
-        admin(&[format!("SET GLOBAL {} = {}", self.0, self.1)]);
-    }
-}
-
 #[test]
 fn too_few_prepared_statements_fail_before_the_run_with_the_fix() {
     let _serial = serial();
@@ -1668,7 +1683,7 @@ fn too_few_prepared_statements_fail_before_the_run_with_the_fix() {
     let common = ["--tables=2", "--table-size=100", "--events=10", "--time=0"];
     let prep = sysbench_line(&db, "oltp_read_write", &common, "prepare");
     assert!(prep.status.success(), "{}", text(&prep));
-    let _restore = RestoreGlobal("max_prepared_stmt_count", global("max_prepared_stmt_count"));
+    let _restore = RestoreGlobal::save("max_prepared_stmt_count");
     admin(&["SET GLOBAL max_prepared_stmt_count = 30".to_string()]).unwrap();
     // read_write prepares 9 statements per table: 2 tables × 2 connections = 36 > 30.
     let two = sysbench_line(
