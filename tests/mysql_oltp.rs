@@ -60,11 +60,9 @@ fn database(name: &str) -> Option<String> {
         format!("CREATE DATABASE {db}"),
     ]);
     if ok.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but no MySQL/MariaDB server accepts root@{HOST}:{PORT}: .ci/run starts one"
-        );
-        eprintln!("skipped: no MySQL/MariaDB server accepts root@{HOST}:{PORT}");
+        common::skip(&format!(
+            "no MySQL/MariaDB server accepts root@{HOST}:{PORT} (.ci/run starts one)"
+        ));
         return None;
     }
     Some(db)

@@ -2,6 +2,11 @@
 
 use assert_cmd::Command;
 
+#[allow(dead_code)] // not every test binary skips
+mod skip;
+#[allow(unused_imports)]
+pub use skip::skip;
+
 /// The built `sbsuite` binary, with the developer's own SBSUITE_* variables removed (they
 /// would override suite keys).
 pub fn sbsuite() -> Command {

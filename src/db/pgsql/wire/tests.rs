@@ -924,13 +924,9 @@ fn live_md5_and_scram_passwords() {
     drop(dropped);
     for (((role, method), ssl), (right, wrong)) in cases.into_iter().zip(results) {
         if wrong.is_ok() {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI is set but pg_hba.conf lets {role} in without its password: .ci/run adds a {method} line for it"
-            );
-            eprintln!(
-                "skipped: pg_hba.conf does not check {role}'s password over TCP (add `host all {role} 127.0.0.1/32 {method}` first)"
-            );
+            crate::db::io::testing::skip(&format!(
+                "pg_hba.conf does not check {role}'s password over TCP (add `host all {role} 127.0.0.1/32 {method}` first, as .ci/run does)"
+            ));
             continue;
         }
         match right {
