@@ -17,7 +17,7 @@ use mysql_async::prelude::Queryable;
 mod common;
 
 use common::private_server::{PrivateMariaDb, or_skip};
-use common::{all_files_text, report_count, results, sbsuite};
+use common::{all_files_text, read_until_started, report_count, results, sbsuite};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 3306;
@@ -74,11 +74,9 @@ fn database(name: &str) -> Option<String> {
         format!("CREATE DATABASE {db}"),
     ]);
     if ok.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but no MySQL/MariaDB server accepts root@{HOST}:{PORT}: .ci/run starts one"
-        );
-        eprintln!("skipped: no MySQL/MariaDB server accepts root@{HOST}:{PORT}");
+        common::skip(&format!(
+            "no MySQL/MariaDB server accepts root@{HOST}:{PORT} (.ci/run starts one)"
+        ));
         return None;
     }
     Some(db)
@@ -381,19 +379,23 @@ fn killed_connections_reconnect_and_are_counted() {
             format!("--mysql-db={db}"),
             "--table-size=200".into(),
             "--threads=2".into(),
-            "--time=3".into(),
+            // Long enough for the kill to land inside the run on a slow machine: it comes as
+            // soon as both workers are seen connected, once the run has started.
+            "--time=8".into(),
             action.into(),
         ]
     };
     let prep = sbsuite().args(args("prepare")).output().unwrap();
     assert!(prep.status.success(), "{prep:?}");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sbsuite"))
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sbsuite"))
         .args(args("run"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1200));
+    // The workers connect before the clock starts: once the run reports `Threads started!`,
+    // the processlist shows them (polled until it does, within a bound).
+    let seen = read_until_started(&mut child, 1);
     let killed = rt().block_on(async {
         let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
         let me: u64 = c
@@ -401,12 +403,19 @@ fn killed_connections_reconnect_and_are_counted() {
             .await
             .unwrap()
             .unwrap();
-        let ids: Vec<u64> = c
-            .query(format!(
-                "SELECT id FROM information_schema.processlist WHERE db = '{db}' AND id <> {me}"
-            ))
-            .await
-            .unwrap();
+        let start = std::time::Instant::now();
+        let ids = loop {
+            let ids: Vec<u64> = c
+                .query(format!(
+                    "SELECT id FROM information_schema.processlist WHERE db = '{db}' AND id <> {me}"
+                ))
+                .await
+                .unwrap();
+            if ids.len() >= 2 || start.elapsed() > std::time::Duration::from_secs(30) {
+                break ids;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
         for id in &ids {
             let _ = c.query_drop(format!("KILL {id}")).await;
         }
@@ -415,7 +424,7 @@ fn killed_connections_reconnect_and_are_counted() {
     });
     let out = child.wait_with_output().unwrap();
     drop_database(&db);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&seen) + String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
         "{stdout}\n{}",
@@ -762,6 +771,24 @@ fn global_at(port: u16, name: &str) -> String {
     })
 }
 
+/// Puts a global server variable back when dropped, also when the test panics: a test that
+/// changes the shared server (itself or through a variant under test) restores it on its own,
+/// without relying on the product it tests.
+struct RestoreGlobal(&'static str, String);
+
+impl RestoreGlobal {
+    /// Saves the current value of the numeric variable `name`.
+    fn save(name: &'static str) -> RestoreGlobal {
+        RestoreGlobal(name, global(name))
+    }
+}
+
+impl Drop for RestoreGlobal {
+    fn drop(&mut self) {
+        admin(&[format!("SET GLOBAL {} = {}", self.0, self.1)]);
+    }
+}
+
 /// A suite with a `baseline` variant (unless `time` is long) and a `relaxed` one.
 fn variant_suite(dir: &Path, db: &str, variant: &str, time: u32) -> std::path::PathBuf {
     variant_suite_at(dir, &format!("{HOST}:{PORT}"), db, variant, time)
@@ -819,6 +846,10 @@ fn set_global_variant_is_applied_captured_and_restored() {
     let Some(db) = database("setglobal") else {
         return;
     };
+    let _restore = [
+        RestoreGlobal::save("innodb_flush_log_at_trx_commit"),
+        RestoreGlobal::save("sync_binlog"),
+    ];
     let before = (
         global("innodb_flush_log_at_trx_commit"),
         global("sync_binlog"),
@@ -954,6 +985,7 @@ fn kill_9_mid_variant_then_restore_puts_the_server_back() {
     let Some(db) = database("restore") else {
         return;
     };
+    let _restore = RestoreGlobal::save("innodb_flush_log_at_trx_commit");
     let before = global("innodb_flush_log_at_trx_commit");
     let dir = tempfile::tempdir().unwrap();
     let path = variant_suite(
@@ -1092,13 +1124,14 @@ fn kill_9_then_resume_finishes_every_row_once_and_restores_the_server() {
     let Some(db) = database("resume") else {
         return;
     };
+    let _restore = RestoreGlobal::save("innodb_flush_log_at_trx_commit");
     let before = global("innodb_flush_log_at_trx_commit");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("resume.toml");
     std::fs::write(
         &path,
         format!(
-            "[suite]\nname = \"r\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 1000\ntime = 2\nreport_interval = 1\n\n[matrix]\nthreads = [1, 2, 3]\n\n[[variant]]\nname = \"relaxed\"\nset_global = {{ innodb_flush_log_at_trx_commit = 2 }}\n"
+            "[suite]\nname = \"r\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 1000\ntime = 3\nreport_interval = 1\n\n[matrix]\nthreads = [1, 2, 3]\n\n[[variant]]\nname = \"relaxed\"\nset_global = {{ innodb_flush_log_at_trx_commit = 2 }}\n"
         ),
     )
     .unwrap();
@@ -1114,26 +1147,30 @@ fn kill_9_then_resume_finishes_every_row_once_and_restores_the_server() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Kill it during the second run: once the first run's row is on disk.
+    // Kill it inside the second run (step 3), once its first interval row is on disk: the
+    // resume must drop that partial step's rows and run it again. The step has 2 s left then.
     let start = std::time::Instant::now();
     let run = loop {
         assert!(
             start.elapsed().as_secs() < 60,
-            "the first run never finished"
+            "step 3 never wrote an interval row"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the suite ended before step 3 wrote an interval row"
         );
         if let Some(Ok(e)) = std::fs::read_dir(results_dir.join("r"))
             .ok()
             .and_then(|mut d| d.next())
         {
             let run = e.path();
-            let text = std::fs::read_to_string(run.join("results.csv")).unwrap_or_default();
-            if text.lines().count() >= 2 {
+            let text = std::fs::read_to_string(run.join("intervals.csv")).unwrap_or_default();
+            if text.lines().any(|l| l.split(',').nth(1) == Some("3")) {
                 break run;
             }
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    std::thread::sleep(std::time::Duration::from_millis(500));
     child.kill().unwrap();
     child.wait().unwrap();
     let during = global("innodb_flush_log_at_trx_commit");
@@ -1192,7 +1229,7 @@ fn kill_9_then_resume_finishes_every_row_once_and_restores_the_server() {
             .filter(|l| l.split(',').nth(1) == Some(step))
             .count();
         assert_eq!(
-            n, 2,
+            n, 3,
             "step {step}: one interval row per second, none duplicated:\n{intervals}"
         );
     }
@@ -1241,11 +1278,7 @@ fn tls_modes_encrypt_and_verify_against_a_tls_enabled_server() {
         .status()
         .is_ok_and(|s| s.success());
     if !openssl {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI needs openssl to make the test certificates"
-        );
-        eprintln!("skipped: no openssl to make the test certificates");
+        common::skip("no openssl to make the test certificates (apt-get install -y openssl)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -1630,15 +1663,6 @@ fn a_socket_list_spreads_connections_round_robin() {
     assert!(rows[1]["error"].contains("no-such.sock"), "{rows:?}");
 }
 
-/// Puts a global server variable back when dropped (also when the test panics).
-struct RestoreGlobal(&'static str, String);
-
-impl Drop for RestoreGlobal {
-    fn drop(&mut self) {
-        admin(&[format!("SET GLOBAL {} = {}", self.0, self.1)]);
-    }
-}
-
 #[test]
 fn too_few_prepared_statements_fail_before_the_run_with_the_fix() {
     let _serial = serial();
@@ -1648,7 +1672,7 @@ fn too_few_prepared_statements_fail_before_the_run_with_the_fix() {
     let common = ["--tables=2", "--table-size=100", "--events=10", "--time=0"];
     let prep = sysbench_line(&db, "oltp_read_write", &common, "prepare");
     assert!(prep.status.success(), "{}", text(&prep));
-    let _restore = RestoreGlobal("max_prepared_stmt_count", global("max_prepared_stmt_count"));
+    let _restore = RestoreGlobal::save("max_prepared_stmt_count");
     admin(&["SET GLOBAL max_prepared_stmt_count = 30".to_string()]).unwrap();
     // read_write prepares 9 statements per table: 2 tables × 2 connections = 36 > 30.
     let two = sysbench_line(

@@ -98,6 +98,63 @@ impl Admin {
     }
 }
 
+/// Puts `ALTER SYSTEM` settings back when dropped, also when the test panics: each setting's
+/// line in postgresql.auto.conf as it was (set again, or reset when there was none), then a
+/// reload. A test that changes the shared server (here through a variant under test) restores
+/// it on its own, without relying on the product it tests.
+struct RestoreSystem(Vec<(&'static str, Option<String>)>);
+
+impl RestoreSystem {
+    /// Saves the postgresql.auto.conf values of `names`.
+    fn save(admin: &Admin, names: &[&'static str]) -> RestoreSystem {
+        RestoreSystem(
+            names
+                .iter()
+                .map(|&name| {
+                    let set = admin.column(&format!(
+                        "SELECT setting FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf' AND name = '{name}' ORDER BY seqno DESC LIMIT 1"
+                    ));
+                    (name, set.into_iter().next().flatten())
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for RestoreSystem {
+    fn drop(&mut self) {
+        let Some(admin) = Admin::connect("postgres") else {
+            return;
+        };
+        for (name, value) in &self.0 {
+            let sql = match value {
+                Some(v) => format!("ALTER SYSTEM SET {name} = '{}'", v.replace('\'', "''")),
+                None => format!("ALTER SYSTEM RESET {name}"),
+            };
+            let _ = admin.rt.block_on(admin.client.batch_execute(&sql));
+        }
+        let _ = admin
+            .rt
+            .block_on(admin.client.batch_execute("SELECT pg_reload_conf()"));
+    }
+}
+
+/// Drops a role when dropped, also when the test panics: a test leaves no role of its own on the
+/// shared server.
+struct DropRole(&'static str);
+
+impl Drop for DropRole {
+    fn drop(&mut self) {
+        if let Some(admin) = Admin::connect("postgres") {
+            let _ = admin.rt.block_on(
+                admin
+                    .client
+                    .batch_execute(&format!("DROP ROLE IF EXISTS {}", self.0)),
+            );
+        }
+    }
+}
+
 /// Serialises the tests of this file: they create databases and read server statistics.
 static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -109,11 +166,9 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 fn database(name: &str) -> Option<String> {
     let db = format!("sbsuite_t_{name}");
     let Some(admin) = Admin::connect("postgres") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but no PostgreSQL server accepts postgres@{HOST}:{PORT}: .ci/run starts one"
-        );
-        eprintln!("skipped: no PostgreSQL server accepts postgres@{HOST}:{PORT}");
+        common::skip(&format!(
+            "no PostgreSQL server accepts postgres@{HOST}:{PORT} (.ci/run starts one)"
+        ));
         return None;
     };
     admin.exec(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
@@ -604,6 +659,7 @@ fn wrong_password_fails_clearly_without_leaking_it() {
     let admin = Admin::connect("postgres").unwrap();
     let role = "sbsuite_t_pw";
     let secret = "not-the-Pa55word";
+    let _role = DropRole(role);
     admin.exec(&format!(
         "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') THEN CREATE ROLE {role} LOGIN; END IF; END $$; ALTER ROLE {role} LOGIN PASSWORD 'the-right-one-42'"
     ));
@@ -619,13 +675,9 @@ fn wrong_password_fails_clearly_without_leaking_it() {
     });
     if !checked {
         drop_database(&db);
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but pg_hba.conf lets {role} in without its password: .ci/run adds a scram-sha-256 line for it"
-        );
-        eprintln!(
-            "skipped: pg_hba.conf does not check {role}'s password over TCP (add `host all {role} 127.0.0.1/32 scram-sha-256` first)"
-        );
+        common::skip(&format!(
+            "pg_hba.conf does not check {role}'s password over TCP (add `host all {role} 127.0.0.1/32 scram-sha-256` first, as .ci/run does)"
+        ));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -938,6 +990,7 @@ fn set_global_variant_uses_alter_system_and_is_restored() {
         return;
     };
     let admin = Admin::connect("postgres").unwrap();
+    let _restore = RestoreSystem::save(&admin, &["work_mem", "random_page_cost"]);
     let before = admin.column("SHOW work_mem")[0].clone().unwrap();
     let auto_before = admin.int(
         "SELECT count(*) FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf' AND name IN ('work_mem', 'random_page_cost')",

@@ -41,11 +41,8 @@ pub fn or_skip<T>(server: Result<T, String>) -> Option<T> {
     match server {
         Ok(s) => Some(s),
         Err(e) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI is set but the test's private server did not start: {e}"
-            );
-            eprintln!("skipped: no private server: {e}");
+            // Fails under CI; else logged for `.ci/run`'s summary.
+            super::skip(&format!("the test's private server did not start: {e}"));
             None
         }
     }
