@@ -274,9 +274,120 @@ fn errors_without_a_line_have_one() {
     }
 }
 
+/// The backticked names in `text` (`` `a`, `b` `` → a, b).
+fn backticked(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The README's column lists: results.csv's table (the first cell of each row; `*axes…*` kept
+/// as a placeholder) and intervals.csv's fixed columns (the first backticked list of its
+/// paragraph), each from its `### ` section.
+fn readme_columns(readme: &str) -> (Vec<String>, Vec<String>) {
+    let section = |title: &str| {
+        let start = readme
+            .find(title)
+            .unwrap_or_else(|| panic!("README.md has no `{title}` section"));
+        let rest = &readme[start + title.len()..];
+        rest[..rest.find("\n### ").unwrap_or(rest.len())].to_string()
+    };
+    let results = section("### results.csv")
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| column"))
+        .flat_map(|l| {
+            let cell = l.split('|').nth(1).unwrap().trim();
+            if cell.starts_with("*axes") {
+                vec!["*axes*".to_string()]
+            } else {
+                backticked(cell)
+            }
+        })
+        .collect();
+    let intervals = section("### intervals.csv");
+    let list = backticked(&intervals)
+        .into_iter()
+        .find(|s| s.contains(", "))
+        .expect("intervals.csv's column list");
+    let intervals = list.split(',').map(|c| c.trim().to_string()).collect();
+    (results, intervals)
+}
+
+/// The header line of the CSV file at `path`, as column names.
+fn header(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let line = text.lines().next().unwrap_or_default();
+    line.split(',').map(str::to_string).collect()
+}
+
+/// README's column lists are the columns a real run writes: a small cpu suite with one extra
+/// matrix axis, its results.csv and intervals.csv headers read back from disk.
 #[test]
 fn readme_documents_the_csv_columns_exactly() {
     let readme = std::fs::read_to_string("README.md").unwrap();
+    let (documented, interval_fixed) = readme_columns(&readme);
+
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("cols.toml");
+    std::fs::write(
+        &suite,
+        "[suite]\nname = \"cols\"\n\n[defaults]\nworkload = \"cpu\"\ntime = 0\nevents = 10\n\n[matrix]\nthreads = [1]\ncpu_max_prime = [500]\n",
+    )
+    .unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let run = std::fs::read_dir(dir.path().join("results/cols"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+
+    // The axis placeholder stands for the suite's extra axis.
+    let expected: Vec<String> = documented
+        .iter()
+        .map(|c| match c.as_str() {
+            "*axes*" => "cpu_max_prime".to_string(),
+            c => c.to_string(),
+        })
+        .collect();
+    assert!(
+        documented.iter().any(|c| c == "*axes*"),
+        "README's results.csv table has an *axes…* row: {documented:?}"
+    );
+    assert_eq!(
+        header(&run.join("results.csv")),
+        expected,
+        "README.md's results.csv columns (in order) vs the header a run writes"
+    );
+
+    // intervals.csv: its fixed columns, then "the same workload columns as results.csv" (the
+    // table's rows between the fairness columns and `status`).
+    let from = documented
+        .iter()
+        .position(|c| c == "fairness_time_stddev")
+        .unwrap();
+    let to = documented.iter().position(|c| c == "status").unwrap();
+    let expected: Vec<String> = interval_fixed
+        .iter()
+        .chain(&documented[from + 1..to])
+        .cloned()
+        .collect();
+    assert_eq!(
+        header(&run.join("intervals.csv")),
+        expected,
+        "README.md's intervals.csv columns (in order) vs the header a run writes"
+    );
+    // The README's text is the library's (one source for `--help`-style docs and the README).
     assert!(
         readme.contains(sbsuite::results::RESULTS_COLUMNS_DOC.trim()),
         "README.md must contain results::RESULTS_COLUMNS_DOC verbatim"

@@ -5,6 +5,9 @@
 //! Each test uses its own database `sbsuite_t_<name>` (created and dropped here) so tests can
 //! run in parallel. Without a reachable server at 127.0.0.1:3306 (user root, empty password)
 //! the tests print why and pass, unless `CI` is set: then they fail.
+//!
+//! The tests that restart the server or start it with TLS never touch the shared server: each
+//! starts a private throwaway MariaDB (`common::private_server`) and drops it at its end.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -13,7 +16,8 @@ use mysql_async::prelude::Queryable;
 
 mod common;
 
-use common::{all_files_text, report_count, results, sbsuite};
+use common::private_server::{PrivateMariaDb, or_skip};
+use common::{all_files_text, read_until_started, report_count, results, sbsuite};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 3306;
@@ -26,17 +30,27 @@ fn rt() -> tokio::runtime::Runtime {
 }
 
 fn opts(db: Option<&str>) -> mysql_async::OptsBuilder {
+    opts_at(PORT, db)
+}
+
+/// [`opts`] for the server on `port` (a test's private server).
+fn opts_at(port: u16, db: Option<&str>) -> mysql_async::OptsBuilder {
     mysql_async::OptsBuilder::default()
         .ip_or_hostname(HOST)
-        .tcp_port(PORT)
+        .tcp_port(port)
         .user(Some("root"))
         .db_name(db)
 }
 
 /// Runs `sql` statements on a fresh admin connection; `None` when the server is unreachable.
 fn admin(sql: &[String]) -> Option<()> {
+    admin_at(PORT, sql)
+}
+
+/// [`admin`] on the server on `port`.
+fn admin_at(port: u16, sql: &[String]) -> Option<()> {
     rt().block_on(async {
-        let mut c = mysql_async::Conn::new(opts(None)).await.ok()?;
+        let mut c = mysql_async::Conn::new(opts_at(port, None)).await.ok()?;
         for s in sql {
             c.query_drop(s).await.ok()?;
         }
@@ -60,11 +74,9 @@ fn database(name: &str) -> Option<String> {
         format!("CREATE DATABASE {db}"),
     ]);
     if ok.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but no MySQL/MariaDB server accepts root@{HOST}:{PORT}: .ci/run starts one"
-        );
-        eprintln!("skipped: no MySQL/MariaDB server accepts root@{HOST}:{PORT}");
+        common::skip(&format!(
+            "no MySQL/MariaDB server accepts root@{HOST}:{PORT} (.ci/run starts one)"
+        ));
         return None;
     }
     Some(db)
@@ -120,11 +132,22 @@ fn rows(db: &str, table: &str) -> i64 {
 }
 
 fn suite(dir: &Path, db: &str, target_extra: &str, defaults: &str) -> std::path::PathBuf {
+    suite_at(dir, &format!("{HOST}:{PORT}"), db, target_extra, defaults)
+}
+
+/// [`suite`] for the server at `addr` (a test's private server).
+fn suite_at(
+    dir: &Path,
+    addr: &str,
+    db: &str,
+    target_extra: &str,
+    defaults: &str,
+) -> std::path::PathBuf {
     let path = dir.join("suite.toml");
     std::fs::write(
         &path,
         format!(
-            "[suite]\nname = \"t\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n{target_extra}\n\n[defaults]\n{defaults}\n"
+            "[suite]\nname = \"t\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{addr}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n{target_extra}\n\n[defaults]\n{defaults}\n"
         ),
     )
     .unwrap();
@@ -356,19 +379,23 @@ fn killed_connections_reconnect_and_are_counted() {
             format!("--mysql-db={db}"),
             "--table-size=200".into(),
             "--threads=2".into(),
-            "--time=3".into(),
+            // Long enough for the kill to land inside the run on a slow machine: it comes as
+            // soon as both workers are seen connected, once the run has started.
+            "--time=8".into(),
             action.into(),
         ]
     };
     let prep = sbsuite().args(args("prepare")).output().unwrap();
     assert!(prep.status.success(), "{prep:?}");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sbsuite"))
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sbsuite"))
         .args(args("run"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1200));
+    // The workers connect before the clock starts: once the run reports `Threads started!`,
+    // the processlist shows them (polled until it does, within a bound).
+    let seen = read_until_started(&mut child, 1);
     let killed = rt().block_on(async {
         let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
         let me: u64 = c
@@ -376,12 +403,19 @@ fn killed_connections_reconnect_and_are_counted() {
             .await
             .unwrap()
             .unwrap();
-        let ids: Vec<u64> = c
-            .query(format!(
-                "SELECT id FROM information_schema.processlist WHERE db = '{db}' AND id <> {me}"
-            ))
-            .await
-            .unwrap();
+        let start = std::time::Instant::now();
+        let ids = loop {
+            let ids: Vec<u64> = c
+                .query(format!(
+                    "SELECT id FROM information_schema.processlist WHERE db = '{db}' AND id <> {me}"
+                ))
+                .await
+                .unwrap();
+            if ids.len() >= 2 || start.elapsed() > std::time::Duration::from_secs(30) {
+                break ids;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
         for id in &ids {
             let _ = c.query_drop(format!("KILL {id}")).await;
         }
@@ -390,7 +424,7 @@ fn killed_connections_reconnect_and_are_counted() {
     });
     let out = child.wait_with_output().unwrap();
     drop_database(&db);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&seen) + String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
         "{stdout}\n{}",
@@ -721,8 +755,13 @@ fn reconnect_option_reopens_the_connection_every_n_events() {
 }
 
 fn global(name: &str) -> String {
+    global_at(PORT, name)
+}
+
+/// [`global`] of the server on `port`.
+fn global_at(port: u16, name: &str) -> String {
     rt().block_on(async {
-        let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
+        let mut c = mysql_async::Conn::new(opts_at(port, None)).await.unwrap();
         let v: Option<String> = c
             .query_first(format!("SELECT CAST(@@GLOBAL.{name} AS CHAR)"))
             .await
@@ -732,8 +771,37 @@ fn global(name: &str) -> String {
     })
 }
 
+/// Puts a global server variable back when dropped, also when the test panics: a test that
+/// changes the shared server (itself or through a variant under test) restores it on its own,
+/// without relying on the product it tests.
+struct RestoreGlobal(&'static str, String);
+
+impl RestoreGlobal {
+    /// Saves the current value of the numeric variable `name`.
+    fn save(name: &'static str) -> RestoreGlobal {
+        RestoreGlobal(name, global(name))
+    }
+}
+
+impl Drop for RestoreGlobal {
+    fn drop(&mut self) {
+        admin(&[format!("SET GLOBAL {} = {}", self.0, self.1)]);
+    }
+}
+
 /// A suite with a `baseline` variant (unless `time` is long) and a `relaxed` one.
 fn variant_suite(dir: &Path, db: &str, variant: &str, time: u32) -> std::path::PathBuf {
+    variant_suite_at(dir, &format!("{HOST}:{PORT}"), db, variant, time)
+}
+
+/// [`variant_suite`] for the server at `addr`.
+fn variant_suite_at(
+    dir: &Path,
+    addr: &str,
+    db: &str,
+    variant: &str,
+    time: u32,
+) -> std::path::PathBuf {
     let path = dir.join("variants.toml");
     let baseline = if time < 10 {
         "[[variant]]\nname = \"baseline\"\n\n"
@@ -743,7 +811,7 @@ fn variant_suite(dir: &Path, db: &str, variant: &str, time: u32) -> std::path::P
     std::fs::write(
         &path,
         format!(
-            "[suite]\nname = \"v\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_write_only\"\ntable_size = 500\nthreads = 2\ntime = {time}\nreport_interval = 0\n\n{baseline}[[variant]]\nname = \"relaxed\"\n{variant}\n"
+            "[suite]\nname = \"v\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{addr}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_write_only\"\ntable_size = 500\nthreads = 2\ntime = {time}\nreport_interval = 0\n\n{baseline}[[variant]]\nname = \"relaxed\"\n{variant}\n"
         ),
     )
     .unwrap();
@@ -778,6 +846,10 @@ fn set_global_variant_is_applied_captured_and_restored() {
     let Some(db) = database("setglobal") else {
         return;
     };
+    let _restore = [
+        RestoreGlobal::save("innodb_flush_log_at_trx_commit"),
+        RestoreGlobal::save("sync_binlog"),
+    ];
     let before = (
         global("innodb_flush_log_at_trx_commit"),
         global("sync_binlog"),
@@ -913,6 +985,7 @@ fn kill_9_mid_variant_then_restore_puts_the_server_back() {
     let Some(db) = database("restore") else {
         return;
     };
+    let _restore = RestoreGlobal::save("innodb_flush_log_at_trx_commit");
     let before = global("innodb_flush_log_at_trx_commit");
     let dir = tempfile::tempdir().unwrap();
     let path = variant_suite(
@@ -968,60 +1041,28 @@ fn kill_9_mid_variant_then_restore_puts_the_server_back() {
     );
 }
 
-/// Restarts the local MariaDB as `.ci/run` starts it, with `--defaults-extra-file=FILE` while
-/// FILE exists: the command a `restart` variant runs to apply and to undo its rendered file.
-fn restart_command(file: &Path) -> String {
-    let f = file.display();
-    format!(
-        "start-stop-daemon --stop --quiet --oknodo --exec /usr/sbin/mariadbd --retry 60 && if [ -f {f} ]; then start-stop-daemon --start --background --exec /usr/sbin/mariadbd -- --defaults-extra-file={f}; else start-stop-daemon --start --background --exec /usr/sbin/mariadbd; fi"
-    )
-}
-
-/// Puts the server back to its normal start (no extra file) if a test left it otherwise.
-struct ServerGuard(std::path::PathBuf);
-
-impl Drop for ServerGuard {
-    fn drop(&mut self) {
-        if self.0.exists() {
-            let _ = std::fs::remove_file(&self.0);
-            // Back to the normal start, and ready before the next test.
-            let _ = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(format!(
-                    "{} && for i in $(seq 1 120); do mysqladmin --user=root --host=127.0.0.1 ping >/dev/null 2>&1 && exit 0; sleep 0.5; done",
-                    restart_command(&self.0)
-                ))
-                .status();
-        }
-    }
+/// A private throwaway MariaDB started with the server `options`, with a fresh database
+/// `sbsuite_t_<name>` on it, for a test that restarts or reconfigures the server: those never
+/// touch the shared one. `None` (after saying why) when none can start, outside CI.
+fn private_server(name: &str, options: &[&str]) -> Option<(PrivateMariaDb, String)> {
+    let server = or_skip(PrivateMariaDb::start(options))?;
+    let db = format!("sbsuite_t_{name}");
+    admin_at(server.port(), &[format!("CREATE DATABASE {db}")])
+        .expect("CREATE DATABASE on the private server");
+    Some((server, db))
 }
 
 #[test]
 fn restart_variant_renders_its_file_restarts_verifies_and_restores() {
-    let _serial = serial();
-    if !std::path::Path::new("/usr/sbin/mariadbd").exists()
-        || !std::process::Command::new("sh")
-            .arg("-c")
-            .arg("command -v start-stop-daemon")
-            .stdout(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI needs the local MariaDB started by start-stop-daemon (see .ci/run)"
-        );
-        eprintln!("skipped: no local mariadbd to restart");
-        return;
-    }
-    let Some(db) = database("restart") else {
+    // Its own server: no `serial()`, nothing shared is read or restarted.
+    let Some((server, db)) = private_server("restart", &[]) else {
         return;
     };
-    let before = global("back_log");
+    let port = server.port();
+    let before = global_at(port, "back_log");
     let wanted = if before == "77" { "78" } else { "77" };
     let dir = tempfile::tempdir().unwrap();
     let cnf = dir.path().join("zz-sbsuite.cnf");
-    let _guard = ServerGuard(cnf.clone());
     std::fs::write(
         dir.path().join("backlog.cnf.j2"),
         "# rendered by sbsuite for {{ variant }}\n[mysqld]\nback_log = {{ back_log }}\n",
@@ -1030,9 +1071,9 @@ fn restart_variant_renders_its_file_restarts_verifies_and_restores() {
     let variant = format!(
         "restart = {{ template = \"backlog.cnf.j2\", path = \"{}\", command = \"{}\", ready_timeout = 60, settings = {{ back_log = {wanted} }} }}\nset_global = {{ sync_binlog = 3 }}",
         cnf.display(),
-        restart_command(&cnf).replace('"', "\\\"")
+        server.restart_command(&cnf).replace('"', "\\\"")
     );
-    let path = variant_suite(dir.path(), &db, &variant, 1);
+    let path = variant_suite_at(dir.path(), &server.addr(), &db, &variant, 1);
     let out = sbsuite()
         .arg("run")
         .arg(&path)
@@ -1041,10 +1082,14 @@ fn restart_variant_renders_its_file_restarts_verifies_and_restores() {
         .args(["--progress", "off"])
         .output()
         .unwrap();
-    let after = (global("back_log"), global("sync_binlog"));
-    drop_database(&db);
+    let after = (global_at(port, "back_log"), global_at(port, "sync_binlog"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        server.starts(),
+        3,
+        "started once, restarted to apply the file and again to undo it"
+    );
     assert_eq!(after, (before.clone(), "0".to_string()), "restored");
     assert!(
         !cnf.exists(),
@@ -1079,13 +1124,14 @@ fn kill_9_then_resume_finishes_every_row_once_and_restores_the_server() {
     let Some(db) = database("resume") else {
         return;
     };
+    let _restore = RestoreGlobal::save("innodb_flush_log_at_trx_commit");
     let before = global("innodb_flush_log_at_trx_commit");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("resume.toml");
     std::fs::write(
         &path,
         format!(
-            "[suite]\nname = \"r\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 1000\ntime = 2\nreport_interval = 1\n\n[matrix]\nthreads = [1, 2, 3]\n\n[[variant]]\nname = \"relaxed\"\nset_global = {{ innodb_flush_log_at_trx_commit = 2 }}\n"
+            "[suite]\nname = \"r\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 1000\ntime = 3\nreport_interval = 1\n\n[matrix]\nthreads = [1, 2, 3]\n\n[[variant]]\nname = \"relaxed\"\nset_global = {{ innodb_flush_log_at_trx_commit = 2 }}\n"
         ),
     )
     .unwrap();
@@ -1101,26 +1147,30 @@ fn kill_9_then_resume_finishes_every_row_once_and_restores_the_server() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Kill it during the second run: once the first run's row is on disk.
+    // Kill it inside the second run (step 3), once its first interval row is on disk: the
+    // resume must drop that partial step's rows and run it again. The step has 2 s left then.
     let start = std::time::Instant::now();
     let run = loop {
         assert!(
             start.elapsed().as_secs() < 60,
-            "the first run never finished"
+            "step 3 never wrote an interval row"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the suite ended before step 3 wrote an interval row"
         );
         if let Some(Ok(e)) = std::fs::read_dir(results_dir.join("r"))
             .ok()
             .and_then(|mut d| d.next())
         {
             let run = e.path();
-            let text = std::fs::read_to_string(run.join("results.csv")).unwrap_or_default();
-            if text.lines().count() >= 2 {
+            let text = std::fs::read_to_string(run.join("intervals.csv")).unwrap_or_default();
+            if text.lines().any(|l| l.split(',').nth(1) == Some("3")) {
                 break run;
             }
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    std::thread::sleep(std::time::Duration::from_millis(500));
     child.kill().unwrap();
     child.wait().unwrap();
     let during = global("innodb_flush_log_at_trx_commit");
@@ -1179,7 +1229,7 @@ fn kill_9_then_resume_finishes_every_row_once_and_restores_the_server() {
             .filter(|l| l.split(',').nth(1) == Some(step))
             .count();
         assert_eq!(
-            n, 2,
+            n, 3,
             "step {step}: one interval row per second, none duplicated:\n{intervals}"
         );
     }
@@ -1207,9 +1257,9 @@ chmod 0755 . && chmod 0644 ./*
     assert!(ok, "openssl could not make the test certificates");
 }
 
-fn ssl_accepts() -> i64 {
+fn ssl_accepts(port: u16) -> i64 {
     rt().block_on(async {
-        let mut c = mysql_async::Conn::new(opts(None)).await.unwrap();
+        let mut c = mysql_async::Conn::new(opts_at(port, None)).await.unwrap();
         let row: Option<(String, i64)> = c
             .query_first("SHOW GLOBAL STATUS LIKE 'Ssl_accepts'")
             .await
@@ -1221,66 +1271,46 @@ fn ssl_accepts() -> i64 {
 
 #[test]
 fn tls_modes_encrypt_and_verify_against_a_tls_enabled_server() {
-    let _serial = serial();
-    let tools = ["openssl", "start-stop-daemon"].iter().all(|t| {
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("command -v {t}"))
-            .stdout(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    });
-    if !tools || !Path::new("/usr/sbin/mariadbd").exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI needs openssl and the local MariaDB started by start-stop-daemon"
-        );
-        eprintln!("skipped: no openssl or no local mariadbd to restart with TLS");
+    let openssl = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("command -v openssl")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !openssl {
+        common::skip("no openssl to make the test certificates (apt-get install -y openssl)");
         return;
     }
-    let Some(db) = database("tls") else {
-        return;
-    };
     let dir = tempfile::tempdir().unwrap();
     let certs = dir.path().join("certs");
     std::fs::create_dir(&certs).unwrap();
     make_certs(&certs);
-    let cnf = dir.path().join("zz-tls.cnf");
-    let _guard = ServerGuard(cnf.clone());
-    std::fs::write(
-        &cnf,
-        format!(
-            "[mysqld]\nssl_ca = {c}/ca.pem\nssl_cert = {c}/server.pem\nssl_key = {c}/server.key\n",
-            c = certs.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let restarted = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "{} && for i in $(seq 1 60); do mysqladmin --user=root --host=127.0.0.1 ping >/dev/null 2>&1 && exit 0; sleep 0.5; done; exit 1",
-            restart_command(&cnf)
-        ))
-        .status()
-        .unwrap()
-        .success();
-    assert!(restarted, "MariaDB did not come back with TLS enabled");
+    // Its own server, started with TLS on: no `serial()`, nothing shared is restarted.
+    let c = certs.display();
+    let Some((server, db)) = private_server(
+        "tls",
+        &[
+            &format!("--ssl-ca={c}/ca.pem"),
+            &format!("--ssl-cert={c}/server.pem"),
+            &format!("--ssl-key={c}/server.key"),
+        ],
+    ) else {
+        return;
+    };
+    let port = server.port();
+    assert_eq!(global_at(port, "have_ssl"), "YES", "TLS on in the server");
     let run = |ssl: &str, ca: Option<&str>| {
         let ca_line = ca
             .map(|c| format!("ssl_ca = \"{}/{c}\"\n", certs.display()))
             .unwrap_or_default();
-        let path = suite(
+        let path = suite_at(
             dir.path(),
+            &server.addr(),
             &db,
             &format!("ssl = \"{ssl}\"\n{ca_line}"),
             "workload = \"oltp_point_select\"\ntable_size = 100\nthreads = 2\ntime = 1\nreport_interval = 0",
         );
-        let before = ssl_accepts();
+        let before = ssl_accepts(port);
         let out = sbsuite()
             .arg("run")
             .arg(&path)
@@ -1292,7 +1322,7 @@ fn tls_modes_encrypt_and_verify_against_a_tls_enabled_server() {
             .args(["--progress", "off"])
             .output()
             .unwrap();
-        (out, ssl_accepts() - before)
+        (out, ssl_accepts(port) - before)
     };
     // required: encrypted, certificate not checked; verify_ca: the chain must lead to ssl_ca;
     // verify_identity: the certificate must also name 127.0.0.1.
@@ -1300,8 +1330,6 @@ fn tls_modes_encrypt_and_verify_against_a_tls_enabled_server() {
     let verify_ca = run("verify_ca", Some("ca.pem"));
     let identity = run("verify_identity", Some("ca.pem"));
     let wrong_ca = run("verify_ca", Some("other.pem"));
-    drop(_guard);
-    drop_database(&db);
     for (name, (out, accepted)) in [
         ("required", &required),
         ("verify_ca", &verify_ca),
@@ -1635,15 +1663,6 @@ fn a_socket_list_spreads_connections_round_robin() {
     assert!(rows[1]["error"].contains("no-such.sock"), "{rows:?}");
 }
 
-/// Puts a global server variable back when dropped (also when the test panics).
-struct RestoreGlobal(&'static str, String);
-
-impl Drop for RestoreGlobal {
-    fn drop(&mut self) {
-        admin(&[format!("SET GLOBAL {} = {}", self.0, self.1)]);
-    }
-}
-
 #[test]
 fn too_few_prepared_statements_fail_before_the_run_with_the_fix() {
     let _serial = serial();
@@ -1653,7 +1672,7 @@ fn too_few_prepared_statements_fail_before_the_run_with_the_fix() {
     let common = ["--tables=2", "--table-size=100", "--events=10", "--time=0"];
     let prep = sysbench_line(&db, "oltp_read_write", &common, "prepare");
     assert!(prep.status.success(), "{}", text(&prep));
-    let _restore = RestoreGlobal("max_prepared_stmt_count", global("max_prepared_stmt_count"));
+    let _restore = RestoreGlobal::save("max_prepared_stmt_count");
     admin(&["SET GLOBAL max_prepared_stmt_count = 30".to_string()]).unwrap();
     // read_write prepares 9 statements per table: 2 tables × 2 connections = 36 > 30.
     let two = sysbench_line(

@@ -13,6 +13,10 @@
 //! `postgres` superuser over 127.0.0.1:5432), and the tests of this file run one at a time.
 //! Without a reachable server the tests print why and pass, unless `CI` is set: then they fail
 //! (`.ci/run` starts the server and adds the password-checked roles to pg_hba.conf).
+//!
+//! The TLS test runs against a private throwaway PostgreSQL with TLS on
+//! (`common::private_server`), never the shared one: it must not depend on how the shared
+//! server is configured, and never skips under CI.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -22,6 +26,7 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 mod common;
 
+use common::private_server::{PrivatePostgres, or_skip};
 use common::{all_files_text, report_count, results, sbsuite};
 
 const HOST: &str = "127.0.0.1";
@@ -42,11 +47,16 @@ struct Admin {
 
 impl Admin {
     fn connect(db: &str) -> Option<Admin> {
+        Admin::connect_at(PORT, db)
+    }
+
+    /// [`Admin::connect`] to the server on `port` (a test's private server).
+    fn connect_at(port: u16, db: &str) -> Option<Admin> {
         let rt = rt();
         let client = rt.block_on(async {
             let mut c = tokio_postgres::Config::new();
             c.host(HOST)
-                .port(PORT)
+                .port(port)
                 .user("postgres")
                 .dbname(db)
                 .connect_timeout(Duration::from_secs(10));
@@ -88,6 +98,63 @@ impl Admin {
     }
 }
 
+/// Puts `ALTER SYSTEM` settings back when dropped, also when the test panics: each setting's
+/// line in postgresql.auto.conf as it was (set again, or reset when there was none), then a
+/// reload. A test that changes the shared server (here through a variant under test) restores
+/// it on its own, without relying on the product it tests.
+struct RestoreSystem(Vec<(&'static str, Option<String>)>);
+
+impl RestoreSystem {
+    /// Saves the postgresql.auto.conf values of `names`.
+    fn save(admin: &Admin, names: &[&'static str]) -> RestoreSystem {
+        RestoreSystem(
+            names
+                .iter()
+                .map(|&name| {
+                    let set = admin.column(&format!(
+                        "SELECT setting FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf' AND name = '{name}' ORDER BY seqno DESC LIMIT 1"
+                    ));
+                    (name, set.into_iter().next().flatten())
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for RestoreSystem {
+    fn drop(&mut self) {
+        let Some(admin) = Admin::connect("postgres") else {
+            return;
+        };
+        for (name, value) in &self.0 {
+            let sql = match value {
+                Some(v) => format!("ALTER SYSTEM SET {name} = '{}'", v.replace('\'', "''")),
+                None => format!("ALTER SYSTEM RESET {name}"),
+            };
+            let _ = admin.rt.block_on(admin.client.batch_execute(&sql));
+        }
+        let _ = admin
+            .rt
+            .block_on(admin.client.batch_execute("SELECT pg_reload_conf()"));
+    }
+}
+
+/// Drops a role when dropped, also when the test panics: a test leaves no role of its own on the
+/// shared server.
+struct DropRole(&'static str);
+
+impl Drop for DropRole {
+    fn drop(&mut self) {
+        if let Some(admin) = Admin::connect("postgres") {
+            let _ = admin.rt.block_on(
+                admin
+                    .client
+                    .batch_execute(&format!("DROP ROLE IF EXISTS {}", self.0)),
+            );
+        }
+    }
+}
+
 /// Serialises the tests of this file: they create databases and read server statistics.
 static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -99,11 +166,9 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 fn database(name: &str) -> Option<String> {
     let db = format!("sbsuite_t_{name}");
     let Some(admin) = Admin::connect("postgres") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but no PostgreSQL server accepts postgres@{HOST}:{PORT}: .ci/run starts one"
-        );
-        eprintln!("skipped: no PostgreSQL server accepts postgres@{HOST}:{PORT}");
+        common::skip(&format!(
+            "no PostgreSQL server accepts postgres@{HOST}:{PORT} (.ci/run starts one)"
+        ));
         return None;
     };
     admin.exec(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
@@ -594,6 +659,7 @@ fn wrong_password_fails_clearly_without_leaking_it() {
     let admin = Admin::connect("postgres").unwrap();
     let role = "sbsuite_t_pw";
     let secret = "not-the-Pa55word";
+    let _role = DropRole(role);
     admin.exec(&format!(
         "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') THEN CREATE ROLE {role} LOGIN; END IF; END $$; ALTER ROLE {role} LOGIN PASSWORD 'the-right-one-42'"
     ));
@@ -609,13 +675,9 @@ fn wrong_password_fails_clearly_without_leaking_it() {
     });
     if !checked {
         drop_database(&db);
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but pg_hba.conf lets {role} in without its password: .ci/run adds a scram-sha-256 line for it"
-        );
-        eprintln!(
-            "skipped: pg_hba.conf does not check {role}'s password over TCP (add `host all {role} 127.0.0.1/32 scram-sha-256` first)"
-        );
+        common::skip(&format!(
+            "pg_hba.conf does not check {role}'s password over TCP (add `host all {role} 127.0.0.1/32 scram-sha-256` first, as .ci/run does)"
+        ));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -757,32 +819,19 @@ fn unreachable_host_fails_clearly_with_a_failed_row() {
 
 #[test]
 fn tls_modes_encrypt_and_verify_as_libpq() {
-    let _serial = serial();
-    let Some(db) = database("tls") else { return };
-    let admin = Admin::connect("postgres").unwrap();
-    let ssl = admin.column("SHOW ssl")[0].clone().unwrap_or_default();
-    let cert = admin.column("SHOW ssl_cert_file")[0]
-        .clone()
-        .unwrap_or_default();
-    drop(admin);
-    let readable = std::fs::read(&cert).is_ok();
-    if ssl != "on" || !readable {
-        drop_database(&db);
-        eprintln!(
-            "skipped: the server has no TLS (ssl = {ssl}) or its certificate {cert} is not readable here"
-        );
+    // A private server with TLS on: the shared one may have none, or a certificate this user
+    // cannot read, and the test must never skip under CI. Nothing shared is read: no `serial()`.
+    let Some(server) = or_skip(PrivatePostgres::start()) else {
         return;
-    }
-    ok(
-        "prepare",
-        &line(
-            &db,
-            "oltp_point_select",
-            &["--table-size=10", "--pgsql-sslmode=disable"],
-            "prepare",
-        ),
-    );
-    // The server's own certificate (self-signed on Debian: CN = localhost) is its CA; another
+    };
+    let port = server.port();
+    let db = "sbsuite_t_tls";
+    let admin = Admin::connect_at(port, "postgres").expect("the private server accepts postgres");
+    admin.exec(&format!("CREATE DATABASE {db}"));
+    assert_eq!(admin.column("SHOW ssl"), [Some("on".to_string())]);
+    drop(admin);
+    let cert = server.cert().to_str().unwrap().to_string();
+    // The server's own certificate (self-signed, for `localhost` only) is its CA; another
     // self-signed certificate is a wrong one.
     let dir = tempfile::tempdir().unwrap();
     let other = dir.path().join("other.pem");
@@ -804,6 +853,7 @@ fn tls_modes_encrypt_and_verify_as_libpq() {
             "oltp_point_select",
             "--db-driver=pgsql",
             &format!("--pgsql-host={host}"),
+            &format!("--pgsql-port={port}"),
             "--pgsql-user=postgres",
             &format!("--pgsql-db={db}"),
             "--table-size=10",
@@ -811,6 +861,14 @@ fn tls_modes_encrypt_and_verify_as_libpq() {
         ]
         .map(String::from)
     };
+    ok(
+        "prepare",
+        &sbsuite()
+            .args(args(HOST, "disable"))
+            .arg("prepare")
+            .output()
+            .unwrap(),
+    );
     let run = |client: &str, host: &str, mode: &str, ca: &str| {
         sbsuite()
             .env("SBSUITE_PGSQL_CLIENT", client)
@@ -820,14 +878,17 @@ fn tls_modes_encrypt_and_verify_as_libpq() {
             .output()
             .unwrap()
     };
-    // Each case through both clients: the same verification, the same errors.
+    // Each case through both clients: the same verification, the same errors. `localhost` in a
+    // sysbench line is the local server's socket directory, where libpq ignores sslmode: here
+    // the private server's (verify-full by name over TCP: src/db/pgsql/wire/tests.rs).
+    let socket_dir = server.socket_dir().to_str().unwrap().to_string();
     let mut outcomes: Vec<(&str, &str, &str, &str, std::process::Output)> = Vec::new();
     for client in ["wire", "tokio"] {
         for (host, mode, ca) in [
             ("127.0.0.1", "prefer", cert.as_str()),
             ("127.0.0.1", "require", &cert),
             ("127.0.0.1", "verify-ca", &cert),
-            ("localhost", "verify-full", &cert),
+            (&socket_dir, "verify-full", &cert),
             ("127.0.0.1", "verify-full", &cert),
             ("127.0.0.1", "verify-ca", &other),
         ] {
@@ -842,7 +903,7 @@ fn tls_modes_encrypt_and_verify_as_libpq() {
         a.extend(["--time=30".into(), "run".into()]);
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         let (mut child, _) = common::spawn_until_started_with(&a, &[]);
-        let admin = Admin::connect("postgres").unwrap();
+        let admin = Admin::connect_at(port, "postgres").unwrap();
         let ssl = admin.column(&format!(
             "SELECT s.ssl::text FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) WHERE a.datname = '{db}' AND a.application_name = 'sbsuite'"
         ));
@@ -850,7 +911,6 @@ fn tls_modes_encrypt_and_verify_as_libpq() {
         let _ = child.wait();
         encrypted.push((mode, ssl));
     }
-    drop_database(&db);
     for (mode, ssl) in encrypted {
         assert_eq!(ssl, [Some("true".to_string())], "{mode}: pg_stat_ssl.ssl");
     }
@@ -930,6 +990,7 @@ fn set_global_variant_uses_alter_system_and_is_restored() {
         return;
     };
     let admin = Admin::connect("postgres").unwrap();
+    let _restore = RestoreSystem::save(&admin, &["work_mem", "random_page_cost"]);
     let before = admin.column("SHOW work_mem")[0].clone().unwrap();
     let auto_before = admin.int(
         "SELECT count(*) FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf' AND name IN ('work_mem', 'random_page_cost')",

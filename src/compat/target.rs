@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::db::{
-    DEFAULT_CONNECT_TIMEOUT, DbError, Driver, IgnoreErrors, PsMode, Secret, SqliteOptions, SslMode,
-    Target,
+    DEFAULT_CONNECT_TIMEOUT, DbError, Driver, IgnoreErrors, Limits, PsMode, Secret, SqliteOptions,
+    SslMode, Target,
 };
 use crate::value::Value;
 
@@ -126,6 +126,7 @@ pub fn from_sysbench(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, DbE
         ssl_cert: None,
         ssl_key: None,
         connect_timeout: Duration::from_secs(DEFAULT_CONNECT_TIMEOUT),
+        limits: Limits::default(),
         compression: sysbench_bool(get, "mysql_compression")?,
         dry_run: sysbench_bool(get, "mysql_dry_run")?,
         sqlite: SqliteOptions::default(),
@@ -196,6 +197,7 @@ fn from_sysbench_pgsql(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, D
         ssl_cert: None,
         ssl_key: None,
         connect_timeout: Duration::from_secs(DEFAULT_CONNECT_TIMEOUT),
+        limits: Limits::default(),
         compression: false,
         dry_run: false,
         sqlite: SqliteOptions::default(),

@@ -29,8 +29,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub use self::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
 pub use self::dialect::{Dialect, ServerAdmin, TableSpec};
 pub use self::target::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_SQLITE_PATH, DbError, Driver, IgnoreErrors, PsMode, RawTarget,
-    Secret, Sockets, SqliteOptions, SslMode, Target, parse_host,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_PACKET, DEFAULT_QUERY_TIMEOUT, DEFAULT_SQLITE_PATH,
+    DbError, Driver, IgnoreErrors, Limits, MAX_ADMIN_ROWS, PsMode, RawTarget, Secret, Sockets,
+    SqliteOptions, SslMode, Target, parse_host,
 };
 
 /// The `SBSUITE_*` environment variables that pick a database's client (process switches,

@@ -27,6 +27,95 @@ use crate::value::Value;
 /// and a small server takes its time to accept them all (sysbench's client has no limit).
 pub const DEFAULT_CONNECT_TIMEOUT: u64 = 60;
 
+/// Seconds a connection waits for the server during a statement before giving up (`[target]
+/// query_timeout`; 0 = wait forever). Generous: a statement of a benchmark answers in
+/// milliseconds, and prepare's CREATE INDEX on ten million rows in about a minute here; a server
+/// that says nothing for five minutes is stuck, and a night's suite should go on without it.
+pub const DEFAULT_QUERY_TIMEOUT: u64 = 300;
+
+/// The largest message or packet a client accepts from the server (`[target] max_packet`), in
+/// bytes: far above any row of a benchmark (sysbench's rows are 200 bytes; MySQL's own
+/// `max_allowed_packet` defaults to 16 MiB or 64 MiB), small enough that a broken or hostile
+/// server cannot make the client allocate gigabytes per connection.
+pub const DEFAULT_MAX_PACKET: usize = 64 << 20;
+
+/// The most rows an administrative query collects (`SHOW GLOBAL VARIABLES`, `pg_settings`: a
+/// few hundred on real servers): a server that never ends its result set is an error, not a
+/// process that grows until it aborts.
+pub const MAX_ADMIN_ROWS: usize = 100_000;
+
+/// How long a connection may wait and how much it may take from the server: the bounds every
+/// client applies after connecting (the handshake has `connect_timeout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The longest wait for the server during one statement (reads and writes); `None`: no
+    /// limit (`query_timeout = 0`).
+    pub query_timeout: Option<Duration>,
+    /// The largest message or packet accepted from the server, in bytes.
+    pub max_packet: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            query_timeout: Some(Duration::from_secs(DEFAULT_QUERY_TIMEOUT)),
+            max_packet: DEFAULT_MAX_PACKET,
+        }
+    }
+}
+
+impl Limits {
+    /// `query_timeout` and `max_packet` of a `[target]`, checked.
+    fn from_raw(raw: &RawTarget) -> Result<Limits, DbError> {
+        let max_packet = match &raw.max_packet {
+            None => DEFAULT_MAX_PACKET as u64,
+            Some(Value::Int(n)) if *n > 0 => *n as u64,
+            Some(Value::Str(s)) => crate::value::parse_size(s).map_err(|e| {
+                DbError::Invalid(format!(
+                    "[target] max_packet = \"{s}\": {e}: write bytes (67108864) or a size (\"64M\")"
+                ))
+            })?,
+            Some(v) => {
+                return Err(DbError::Invalid(format!(
+                    "[target] max_packet = {v}: write a positive number of bytes (67108864) or a size (\"64M\")"
+                )));
+            }
+        };
+        // Below 64 KiB even a server's greeting or a column definition may not fit.
+        if max_packet < 64 << 10 {
+            return Err(DbError::Invalid(format!(
+                "[target] max_packet = {max_packet} bytes is too small for the protocol: use at least 64K (the default is 64M)"
+            )));
+        }
+        Ok(Limits {
+            query_timeout: match raw.query_timeout.unwrap_or(DEFAULT_QUERY_TIMEOUT) {
+                0 => None,
+                s => Some(Duration::from_secs(s)),
+            },
+            max_packet: usize::try_from(max_packet).unwrap_or(usize::MAX),
+        })
+    }
+
+    /// The text of a statement that outlived `query_timeout`, with the fix.
+    pub fn timed_out(&self) -> String {
+        match self.query_timeout {
+            Some(d) => format!(
+                "the server did not answer within query_timeout = {} s (raise [target] query_timeout, or set it to 0 to wait forever, if statements really take that long)",
+                d.as_secs()
+            ),
+            None => "the server did not answer".to_string(),
+        }
+    }
+
+    /// The text of a message larger than `max_packet`, with the fix.
+    pub fn too_large(&self, server: &str, size: u64) -> String {
+        format!(
+            "the {server} server sent a message of {size} bytes, more than max_packet = {} bytes (raise [target] max_packet if rows really are that large)",
+            self.max_packet
+        )
+    }
+}
+
 // The database of a `[target]` (`driver = "mysql" | "pgsql" | "sqlite"`); everything that
 // differs between them is its `dialect()`. (A `//` comment: a doc comment would change
 // schemas/suite.schema.json.)
@@ -184,6 +273,8 @@ pub struct Target {
     pub ssl_cert: Option<PathBuf>,
     pub ssl_key: Option<PathBuf>,
     pub connect_timeout: Duration,
+    /// `query_timeout` and `max_packet`: what a connection waits for and accepts after connecting.
+    pub limits: Limits,
     /// MySQL: compressed protocol (through mysql_async; the wire client does not compress).
     pub compression: bool,
     /// Every workload call pretends to succeed without a server (sysbench's
@@ -331,6 +422,7 @@ impl Target {
                     .unwrap_or(DEFAULT_CONNECT_TIMEOUT)
                     .max(1),
             ),
+            limits: Limits::from_raw(raw)?,
             compression: raw.compression.unwrap_or(false),
             dry_run: raw.dry_run.unwrap_or(false),
             sqlite,
@@ -353,6 +445,7 @@ impl Target {
             ssl_cert: None,
             ssl_key: None,
             connect_timeout: Duration::from_secs(DEFAULT_CONNECT_TIMEOUT),
+            limits: Limits::default(),
             compression: false,
             dry_run: false,
             sqlite: SqliteOptions::default(),
@@ -435,6 +528,15 @@ pub struct RawTarget {
     /// Seconds to wait for a connection (default 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_timeout: Option<u64>,
+    /// Seconds to wait for the server during a statement before the step fails (default 300;
+    /// 0 waits forever). Raise it when single statements (CREATE INDEX on huge tables) take
+    /// longer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_timeout: Option<u64>,
+    /// The largest message the server may send, in bytes or with a unit (`"64M"`, `"1G"`;
+    /// default 64 MiB): a bound on what one connection allocates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_packet: Option<Value>,
     /// TLS: `"disabled"` (default), `"preferred"`, `"required"`, `"verify_ca"` or
     /// `"verify_identity"` (PostgreSQL's sslmode names disable, prefer, require, verify-ca and
     /// verify-full work too).
@@ -499,6 +601,31 @@ mod tests {
         let pg = Target::from_raw(&raw("driver = \"pgsql\"\nhosts = [\"db\"]")).unwrap();
         assert_eq!(pg.hosts, vec![("db".to_string(), 5432)]);
         assert!(pg.ignore_errors.contains("40p01"));
+    }
+
+    #[test]
+    fn limits_default_parse_and_refuse_nonsense() {
+        let l = |extra: &str| Target::from_raw(&raw(&format!("driver = \"mysql\"\n{extra}")));
+        let d = l("").unwrap().limits;
+        assert_eq!(d.query_timeout, Some(Duration::from_secs(300)));
+        assert_eq!(d.max_packet, 64 << 20);
+        let t = l("query_timeout = 0\nmax_packet = \"1G\"").unwrap().limits;
+        assert_eq!((t.query_timeout, t.max_packet), (None, 1 << 30));
+        assert_eq!(
+            l("max_packet = 1048576").unwrap().limits.max_packet,
+            1 << 20
+        );
+        for bad in [
+            "max_packet = \"lots\"",
+            "max_packet = -1",
+            "max_packet = 100",
+        ] {
+            let e = l(bad).expect_err(bad).to_string();
+            assert!(e.contains("[target] max_packet"), "{bad}: {e}");
+        }
+        let m = d.too_large("MySQL", 1 << 31);
+        assert!(m.contains("2147483648") && m.contains("max_packet"), "{m}");
+        assert!(d.timed_out().contains("query_timeout = 300 s"));
     }
 
     #[test]

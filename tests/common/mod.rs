@@ -2,6 +2,12 @@
 
 use assert_cmd::Command;
 
+pub mod private_server;
+#[allow(dead_code)] // not every test binary skips
+mod skip;
+#[allow(unused_imports)]
+pub use skip::skip;
+
 /// The built `sbsuite` binary, with the developer's own SBSUITE_* variables removed (they
 /// would override suite keys).
 #[allow(dead_code)] // not every test binary uses every helper

@@ -27,7 +27,7 @@ use super::shared::{kind_of_code, load_rows};
 use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
 pub use crate::db::io::WireError;
 use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
-use crate::db::target::{SslMode, Target};
+use crate::db::target::{Limits, SslMode, Target};
 
 const CLIENT_LONG_PASSWORD: u32 = 1;
 const CLIENT_LONG_FLAG: u32 = 1 << 2;
@@ -134,6 +134,8 @@ struct Stmt {
 pub struct WireConnection {
     /// The socket and its read buffer.
     io: Reader,
+    /// `query_timeout` and `max_packet` of the target.
+    limits: Limits,
     /// The command being written (header placeholder + payload), reused.
     out: Vec<u8>,
     /// The sequence id the next packet (read or written) carries.
@@ -175,7 +177,11 @@ impl WireConnection {
         loop {
             let left = t.connect_timeout.saturating_sub(start.elapsed());
             let mut c = WireConnection {
-                io: Reader::new(connect_stream(t, n, left.max(Duration::from_millis(1)))?),
+                io: Reader::new(
+                    connect_stream(t, n, left.max(Duration::from_millis(1)))?,
+                    t.limits.max_packet,
+                ),
+                limits: t.limits,
                 out: Vec::with_capacity(256),
                 seq: 0,
                 caps: 0,
@@ -338,6 +344,10 @@ impl WireConnection {
                     "the server accepted the connection but did not answer within connect_timeout (raise [target] connect_timeout or check the server)",
                     ErrKind::Unreachable,
                 )
+            }
+            ReadError::TooLarge(n) => {
+                let m = self.limits.too_large("MySQL", n as u64);
+                self.protocol(m)
             }
             ReadError::Io(e) => self.lost(e),
         }

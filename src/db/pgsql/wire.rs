@@ -44,7 +44,7 @@ use super::shared::{Phase, parse_i64, socket_dir_and_port, state_error};
 use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
 pub use crate::db::io::WireError;
 use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
-use crate::db::target::{SslMode, Target};
+use crate::db::target::{Limits, SslMode, Target};
 use crate::db::tls;
 
 // Authentication request codes of the `R` message.
@@ -73,6 +73,8 @@ struct Stmt {
 pub struct WireConnection {
     /// The socket and its read buffer.
     io: Reader,
+    /// `query_timeout` and `max_packet` of the target.
+    limits: Limits,
     /// The messages being written, reused.
     out: BytesMut,
     stmts: Vec<Stmt>,
@@ -300,7 +302,8 @@ impl WireConnection {
             Stream::Unix(stream)
         };
         let mut c = WireConnection {
-            io: Reader::new(stream),
+            io: Reader::new(stream, t.limits.max_packet),
+            limits: t.limits,
             out: BytesMut::with_capacity(256),
             stmts: Vec::new(),
             // Until the startup ends: nothing is sent on drop (no Terminate mid-auth).
@@ -465,6 +468,10 @@ impl WireConnection {
                     "the server accepted the connection but did not answer within connect_timeout (raise [target] connect_timeout or check the server)",
                     ErrKind::Unreachable,
                 )
+            }
+            ReadError::TooLarge(n) => {
+                let m = self.limits.too_large("PostgreSQL", n as u64);
+                self.protocol(m)
             }
             ReadError::Io(e) => self.lost(e),
         }

@@ -319,12 +319,13 @@ fn fed(bytes: Vec<u8>, caps: u32) -> WireConnection {
         let _ = b.write_all(&bytes);
     });
     WireConnection {
-        io: Reader {
-            stream: Stream::Unix(a),
-            buf: vec![0; 64],
-            pos: 0,
-            end: 0,
+        // A tiny buffer, so that answers cross refills.
+        io: {
+            let mut r = Reader::new(Stream::Unix(a), Limits::default().max_packet);
+            r.buf = vec![0; 64];
+            r
         },
+        limits: Limits::default(),
         out: Vec::new(),
         seq: 1,
         caps,
@@ -763,6 +764,18 @@ fn live_killed_connection_is_lost_and_stays_closed() {
     assert_eq!(e.kind, ErrKind::Lost, "{e}");
 }
 
+/// Drops the test's user (at both hosts) when dropped, also when the test panics.
+struct DropUser(&'static str);
+
+impl Drop for DropUser {
+    fn drop(&mut self) {
+        let mut c = connect(&format!("{TCP}\ndatabase = \"\""), WireOptions::default());
+        for host in ["127.0.0.1", "localhost"] {
+            let _ = c.query(&format!("DROP USER IF EXISTS '{}'@'{host}'", self.0));
+        }
+    }
+}
+
 #[test]
 fn live_passwords_auth_switch_and_unreachable_hosts() {
     if !server() {
@@ -771,6 +784,7 @@ fn live_passwords_auth_switch_and_unreachable_hosts() {
     let user = "sbsuite_t_wire_pw";
     let pw = "Wire-pw-1!";
     let mut root = connect(&format!("{TCP}\ndatabase = \"\""), WireOptions::default());
+    let dropped = DropUser(user);
     for host in ["127.0.0.1", "localhost"] {
         root.query(&format!("DROP USER IF EXISTS '{user}'@'{host}'"))
             .unwrap();
@@ -802,10 +816,7 @@ fn live_passwords_auth_switch_and_unreachable_hosts() {
                 .map(|mut c| c.query_i64("SELECT 1")),
         );
     }
-    for host in ["127.0.0.1", "localhost"] {
-        root.query(&format!("DROP USER IF EXISTS '{user}'@'{host}'"))
-            .unwrap();
-    }
+    drop(dropped);
     for (i, r) in results.into_iter().enumerate() {
         match (i % 3, r) {
             (0 | 1, Ok(v)) => assert_eq!(v.unwrap(), Some(1)),

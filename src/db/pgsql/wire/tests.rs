@@ -206,12 +206,13 @@ fn fed(bytes: Vec<u8>) -> WireConnection {
         let _ = std::io::copy(&mut b, &mut std::io::sink());
     });
     WireConnection {
-        io: Reader {
-            stream: Stream::Unix(a),
-            buf: vec![0; 64],
-            pos: 0,
-            end: 0,
+        // A tiny buffer, so that answers cross refills.
+        io: {
+            let mut r = Reader::new(Stream::Unix(a), Limits::default().max_packet);
+            r.buf = vec![0; 64];
+            r
         },
+        limits: Limits::default(),
         out: BytesMut::new(),
         stmts: Vec::new(),
         broken: false,
@@ -807,25 +808,32 @@ fn encrypted(c: &mut WireConnection) -> bool {
     v == Some(1)
 }
 
+/// Private throwaway servers (shared with the integration tests), for the TLS test.
+#[path = "../../../../tests/common/private_server.rs"]
+mod private_server;
+/// The one skip, which `private_server::or_skip` calls as `super::skip`.
+use crate::db::io::testing::skip;
+
 #[test]
 fn live_tls_modes_encrypt_verify_and_sockets_stay_plain() {
-    if !server() {
+    // A private server with TLS on: the shared one may have none, or a certificate this user
+    // cannot read, and the test must never skip under CI.
+    let Some(server) = private_server::or_skip(private_server::PrivatePostgres::start()) else {
         return;
-    }
-    let mut admin = connect(&format!("{TCP}\ndatabase = \"postgres\""));
+    };
+    let port = server.port();
+    let cert = server.cert().display().to_string();
+    let mut admin = connect(&format!(
+        "hosts = [\"{}\"]\nssl = \"disabled\"\ndatabase = \"postgres\"",
+        server.addr()
+    ));
     let ssl = admin.query_rows("SHOW ssl").unwrap()[0][0].clone();
-    let cert = admin.query_rows("SHOW ssl_cert_file").unwrap()[0][0]
-        .clone()
-        .unwrap_or_default();
-    if ssl.as_deref() != Some("on") || std::fs::read(&cert).is_err() {
-        eprintln!("skipped: the server has no TLS or its certificate {cert} is not readable");
-        return;
-    }
-    // The server's certificate is self-signed for `localhost` (Debian's snakeoil): its own CA.
+    assert_eq!(ssl.as_deref(), Some("on"));
+    // The server's certificate is self-signed for `localhost` only: its own CA.
     let tls = |host: &str, mode: &str, ca: &str| {
         WireConnection::open(
             &target(&format!(
-                "hosts = [\"{host}:5432\"]\nssl = \"{mode}\"\nssl_ca = \"{ca}\"\ndatabase = \"postgres\""
+                "hosts = [\"{host}:{port}\"]\nssl = \"{mode}\"\nssl_ca = \"{ca}\"\ndatabase = \"postgres\""
             )),
             0,
         )
@@ -863,10 +871,23 @@ fn live_tls_modes_encrypt_verify_and_sockets_stay_plain() {
     // libpq ignores sslmode on Unix sockets: plain text even when TLS is required.
     for mode in ["preferred", "required"] {
         let mut c = connect(&format!(
-            "{SOCKET}\nssl = \"{mode}\"\ndatabase = \"postgres\""
+            "socket = \"{}\"\nssl = \"{mode}\"\ndatabase = \"postgres\"",
+            server.socket().display()
         ));
         assert!(matches!(c.io.stream, Stream::Unix(_)), "{mode}");
         assert!(!encrypted(&mut c), "{mode}: socket");
+    }
+}
+
+/// Drops the test's roles when dropped, also when the test panics.
+struct DropRoles(Vec<&'static str>);
+
+impl Drop for DropRoles {
+    fn drop(&mut self) {
+        let mut admin = connect(&format!("{TCP}\ndatabase = \"postgres\""));
+        for role in &self.0 {
+            let _ = admin.query(&format!("DROP ROLE IF EXISTS {role}"));
+        }
     }
 }
 
@@ -883,6 +904,7 @@ fn live_md5_and_scram_passwords() {
         ("sbsuite_pgw_md5", "md5"),
         ("sbsuite_pgw_scram", "scram-sha-256"),
     ];
+    let dropped = DropRoles(roles.iter().map(|&(role, _)| role).collect());
     for (role, method) in roles {
         admin
             .query(&format!(
@@ -908,18 +930,12 @@ fn live_md5_and_scram_passwords() {
         .iter()
         .map(|&((role, _), ssl)| (login(role, ssl, pw), login(role, ssl, "not-the-password")))
         .collect();
-    for (role, _) in roles {
-        admin.query(&format!("DROP ROLE {role}")).unwrap();
-    }
+    drop(dropped);
     for (((role, method), ssl), (right, wrong)) in cases.into_iter().zip(results) {
         if wrong.is_ok() {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI is set but pg_hba.conf lets {role} in without its password: .ci/run adds a {method} line for it"
-            );
-            eprintln!(
-                "skipped: pg_hba.conf does not check {role}'s password over TCP (add `host all {role} 127.0.0.1/32 {method}` first)"
-            );
+            crate::db::io::testing::skip(&format!(
+                "pg_hba.conf does not check {role}'s password over TCP (add `host all {role} 127.0.0.1/32 {method}` first, as .ci/run does)"
+            ));
             continue;
         }
         match right {
