@@ -439,6 +439,10 @@ fn results_dir_stores_the_run_like_sbsuite_run() {
         .unwrap();
     let csv = std::fs::read_to_string(run.path().join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 2, "{csv}");
+    // A sysbench line keeps sysbench's `forced_shutdown` (off), though it runs as a suite,
+    // whose default is on.
+    let plan = std::fs::read_to_string(run.path().join("plan.json")).unwrap();
+    assert!(plan.contains("\"forced_shutdown\": \"off\""), "{plan}");
 }
 
 #[test]
