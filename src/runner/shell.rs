@@ -11,6 +11,10 @@
 //! not leave it behind. A command of its own group no longer gets the terminal's Ctrl-C
 //! directly: the registry forwards it.
 //!
+//! What a command started in the background and left running when it ended by itself (a
+//! restart command's server, a hook's monitor) is left alone; only a command still running at
+//! its timeout or at a stop request has its group killed.
+//!
 //! Why an anonymous file and not a pipe: a chatty command could fill a pipe and block before
 //! the runner reads it.
 
@@ -82,8 +86,8 @@ pub fn run(command: &str, timeout: Duration) -> Result<(Ended, Vec<u8>), String>
         }
     };
     drop(registration);
-    // Children of `sh` that outlived it (`cmd &`) would keep writing: the group goes too.
-    kill_group(group);
+    // A command that ended by itself leaves what it started in the background alone: a restart
+    // command starts the server that way (`mariadbd … &`), a hook a monitor (`iostat 1 > f &`).
     Ok((ended, read_back(out)))
 }
 
@@ -138,10 +142,39 @@ mod tests {
         );
     }
 
+    #[test]
+    fn what_a_finished_command_started_in_the_background_keeps_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let (ended, _) = run(
+            &format!("sleep 60 >/dev/null 2>&1 & echo $! > {}", pidfile.display()),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert!(
+            matches!(ended, Ended::Exited(s) if s.success()),
+            "{ended:?}"
+        );
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let alive = !gone_within(pid, Duration::from_millis(0));
+        // SAFETY: kill(2) on the test's own background child, found by its pid.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+        assert!(
+            alive,
+            "the background daemon of a finished command was killed"
+        );
+    }
+
     /// Whether process `pid` is gone (or a zombie awaiting its reaper) within `bound`.
     pub(crate) fn gone_within(pid: i32, bound: Duration) -> bool {
         let deadline = Instant::now() + bound;
-        while Instant::now() < deadline {
+        loop {
             match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
                 Err(_) => return true,
                 Ok(stat)
@@ -152,9 +185,9 @@ mod tests {
                 {
                     return true;
                 }
+                Ok(_) if Instant::now() >= deadline => return false,
                 Ok(_) => std::thread::sleep(Duration::from_millis(20)),
             }
         }
-        false
     }
 }

@@ -380,8 +380,11 @@ impl<'a, W: Write> StepLoop<'a, W> {
         let hook_ctx = self.hooks.context(&self.run_dir, step, hooks::Level::Step);
         let mut hook_error = None;
         let hook = self.hooks.run("before_step", &hook_ctx);
-        if step.kind != StepKind::Cleanup && self.stop.load(Ordering::SeqCst) {
-            // The stop came during the hook (which it may have killed): the step does not start.
+        if let Err(e) = hook.as_ref()
+            && e.interrupted
+            && step.kind != StepKind::Cleanup
+        {
+            // A stop request killed the hook: the step does not start.
             if let Err(e) = hook {
                 self.hook_failed(e);
             }
