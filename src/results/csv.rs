@@ -137,7 +137,7 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `file_reads_ps`, `file_writes_ps`, `file_fsyncs_ps` | fileio: operations per second (sysbench's `File operations:`) |
 | `read_mib_per_s`, `written_mib_per_s` | fileio: throughput (sysbench's `Throughput:`) |
 | `queue_length`, `concurrency` | `rate` runs: always empty here, filled in intervals.csv |
-| `status` | `ok`, `failed` (engine error, or its prepare failed) or `interrupted` (stopped by Ctrl-C/SIGTERM; the measurements cover the part that ran) |
+| `status` | `ok`, `failed` (engine error, or its prepare failed) or `interrupted` (stopped by Ctrl-C/SIGTERM, or cut short by `forced_shutdown` with `error` saying so; the measurements cover the part that ran) |
 | `error` | the error message when `failed` (or why an interrupted step ended), else empty |
 | `knee` | on the run where a `stop_when` sweep stopped: the knee (the last value before the condition) and why, e.g. `threads=64 (tps +3.1% < 5% at threads=128)`; else empty |
 
