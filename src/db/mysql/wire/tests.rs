@@ -332,6 +332,9 @@ fn fed(bytes: Vec<u8>, caps: u32) -> WireConnection {
         stmts: Vec::new(),
         broken: false,
         timed_out: false,
+        stage: Stage::Ready,
+        endpoint: "peer".into(),
+        connect_timeout: Duration::from_secs(60),
     }
 }
 
