@@ -1252,4 +1252,6 @@ impl Drop for WireConnection {
 }
 
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 mod tests;
