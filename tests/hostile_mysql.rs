@@ -183,6 +183,23 @@ fn ok_then_silence(s: TcpStream) {
     });
 }
 
+fn ok_then_silence_after_setup(s: TcpStream) {
+    // mysql_async reads `@@wait_timeout` when it connects: answered (an OK, no row).
+    serve(s, |s, sql| {
+        if sql.contains("@@wait_timeout") {
+            return false;
+        }
+        silence(s);
+        true
+    });
+}
+
+fn protocol_9(mut s: TcpStream) {
+    if s.write_all(&pk(0, b"\x095.0.0\0")).is_ok() {
+        silence(&mut s);
+    }
+}
+
 fn header_promise(s: TcpStream) {
     serve(s, |s, _| {
         // 1,000 bytes announced, 10 sent.
@@ -276,13 +293,14 @@ fn binary() -> PathBuf {
 /// Runs `sbsuite ARGS` in `dir`, killed after `limit` (a hang is a failure, not a hung test),
 /// and measures its time and peak RSS.
 #[allow(clippy::zombie_processes)] // reaped by wait4 below, which std's `wait` cannot replace
-fn run(dir: &Path, args: &[&str], limit: Duration) -> Outcome {
+fn run(dir: &Path, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Outcome {
     let mut cmd = Command::new(binary());
     for (k, _) in std::env::vars() {
         if k.starts_with("SBSUITE_") {
             cmd.env_remove(k);
         }
     }
+    cmd.envs(env.iter().copied());
     let mut child = cmd
         .args(args)
         .current_dir(dir)
@@ -361,6 +379,8 @@ struct Case {
     says: &'static [&'static str],
     /// Whether the sysbench drop-in (default deadlines of 60 s and 300 s) runs it too.
     sysbench: bool,
+    /// The environment of the client (`SBSUITE_MYSQL_CLIENT=async`: mysql_async's bounds).
+    env: &'static [(&'static str, &'static str)],
 }
 
 const CASES: &[Case] = &[
@@ -369,24 +389,28 @@ const CASES: &[Case] = &[
         script: endless_greeting,
         says: &["sent a handshake packet of 16777215 bytes"],
         sysbench: true,
+        env: &[],
     },
     Case {
         name: "greeting, then silence",
         script: greeting_then_silence,
         says: &["did not finish the authentication within connect_timeout = 2 s"],
         sysbench: false,
+        env: &[],
     },
     Case {
         name: "partial greeting",
         script: partial_greeting,
         says: &["sent 20 bytes of its greeting but not the rest within connect_timeout = 2 s"],
         sysbench: false,
+        env: &[],
     },
     Case {
         name: "greeting at 1 byte per second",
         script: trickle,
         says: &["of its greeting but not the rest within connect_timeout = 2 s"],
         sysbench: false,
+        env: &[],
     },
     Case {
         name: "auth-switch loop",
@@ -395,18 +419,21 @@ const CASES: &[Case] = &[
             "neither accepted nor refused the login after 4 authentication rounds (auth plugins used: mysql_native_password",
         ],
         sysbench: true,
+        env: &[],
     },
     Case {
         name: "OK, then silence on the first query",
         script: ok_then_silence,
         says: &["did not answer within query_timeout = 2 s"],
         sysbench: false,
+        env: &[],
     },
     Case {
         name: "a header promising bytes that never come",
         script: header_promise,
         says: &["did not answer within query_timeout = 2 s"],
         sysbench: false,
+        env: &[],
     },
     Case {
         name: "garbage after an OK",
@@ -418,18 +445,35 @@ const CASES: &[Case] = &[
             "did not answer within query_timeout = 2 s",
         ],
         sysbench: false,
+        env: &[],
     },
     Case {
         name: "endless column definitions",
         script: endless_columns,
         says: &["announced 1099511627776 columns (MySQL allows at most 4096)"],
         sysbench: true,
+        env: &[],
     },
     Case {
         name: "endless answer to SHOW GLOBAL VARIABLES",
         script: endless_capture,
         says: &["the answer to `SHOW GLOBAL VARIABLES` has more than 100000 rows"],
         sysbench: false,
+        env: &[],
+    },
+    Case {
+        name: "mysql_async: OK, then silence on the first query after its setup",
+        script: ok_then_silence_after_setup,
+        says: &["did not answer within query_timeout = 2 s"],
+        sysbench: false,
+        env: &[("SBSUITE_MYSQL_CLIENT", "async")],
+    },
+    Case {
+        name: "a greeting the wire client does not speak (protocol 9): mysql_async's error with why",
+        script: protocol_9,
+        says: &["(through mysql_async, used because the wire client found: protocol version 9)"],
+        sysbench: true,
+        env: &[],
     },
 ];
 
@@ -448,6 +492,7 @@ fn suite_case(c: &Case) -> Vec<String> {
             "--progress",
             "off",
         ],
+        c.env,
         Duration::from_secs(60),
     );
     let mut wrong = judge(c.says, &o, SUITE_BOUND);
@@ -498,6 +543,7 @@ fn sysbench_case(c: &Case) -> Vec<String> {
             "--table-size=10",
             "prepare",
         ],
+        c.env,
         Duration::from_secs(60),
     );
     judge(c.says, &o, SIZE_BOUND)
@@ -578,6 +624,7 @@ fn a_fake_that_behaves_lets_a_suite_get_past_the_handshake() {
             "--progress",
             "off",
         ],
+        &[],
         Duration::from_secs(60),
     );
     assert!(

@@ -359,6 +359,18 @@ mod tests {
     }
 
     #[test]
+    fn a_command_waits_at_most_query_timeout() {
+        let rt = io::runtime().unwrap();
+        let start = std::time::Instant::now();
+        let never = std::future::pending::<Result<(), mysql_async::Error>>();
+        let d = std::time::Duration::from_millis(100);
+        assert!(matches!(bounded(&rt, Some(d), never), Err(TimedOut)));
+        assert!(start.elapsed() >= d && start.elapsed() < std::time::Duration::from_secs(5));
+        let now = std::future::ready(Ok::<_, mysql_async::Error>(7));
+        assert!(matches!(bounded(&rt, None, now), Ok(Ok(7))));
+    }
+
+    #[test]
     fn lost_connection_codes_reconnect_and_others_do_not() {
         let server = |code| {
             mysql_async::Error::Server(mysql_async::ServerError {
