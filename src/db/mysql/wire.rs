@@ -15,6 +15,15 @@
 //! switches, COM_QUERY, COM_STMT_PREPARE / EXECUTE (binary protocol) / CLOSE, COM_QUIT, both
 //! result-set end styles (EOF packets, or OK packets with CLIENT_DEPRECATE_EOF), multi-results,
 //! and payloads of 16 MiB and more split into several packets in both directions.
+//!
+//! Bounds (#13): nothing the server announces is trusted. Every packet length is checked
+//! against `max_packet` at its header (continuations counted together) before anything is read,
+//! handshake packets against 64 KiB, column counts against MySQL's 4,096, the results of one
+//! statement, the auth rounds and the rows an admin query collects against fixed maxima; one
+//! deadline covers connect + greeting + authentication (`connect_timeout`) and one each command
+//! (`query_timeout`, armed as each command starts). A bound that trips breaks the
+//! connection (the stream is out of step) with an error that says which bound and how to change
+//! it; `src/db/mysql/wire/fuzz.rs` checks that no server transcript panics or hangs the client.
 
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
