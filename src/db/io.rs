@@ -351,7 +351,8 @@ impl Reader {
                 self.pos = 0;
             }
             if self.buf.len() - self.pos < need {
-                let size = (self.pos + need).max(self.buf.len() * 2);
+                // Doubling, but never past `max` (a 64 MiB message must not cost 128 MiB).
+                let size = (self.pos + need).max((self.buf.len() * 2).min(self.max));
                 self.buf.resize(size, 0);
             }
             match self.stream.read(&mut self.buf[self.end..]) {

@@ -8,6 +8,13 @@
 //! Options are built with `OptsBuilder`, never by formatting a URL, so the password never
 //! exists as text outside the one connect call. Error kinds and bulk loading are the ones the
 //! wire client uses ([`super::shared`]).
+//!
+//! The same bounds as the wire client: every command waits at most `query_timeout` (then the
+//! connection is dropped: it is mid-answer), mysql_async's `max_allowed_packet` is
+//! `max_packet` (it refuses larger packets; its range is 1 KiB to 1 GiB), and `query_rows`
+//! collects at most [`MAX_ADMIN_ROWS`] rows and `max_packet` bytes.
+
+use std::future::Future;
 
 use mysql_async::prelude::Queryable;
 use mysql_async::{ClientIdentity, Conn, OptsBuilder, Params, SslOpts, Statement};
@@ -15,7 +22,7 @@ use mysql_async::{ClientIdentity, Conn, OptsBuilder, Params, SslOpts, Statement}
 use super::shared::{kind_of_code, load_rows};
 use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
 use crate::db::io;
-use crate::db::target::{SslMode, Target};
+use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
 
 /// The MySQL error number of `e`, if the server gave one.
 fn error_code(e: &mysql_async::Error) -> Option<u16> {
@@ -71,6 +78,8 @@ pub fn open_async(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError>
         stmts: Vec::new(),
         values: Vec::with_capacity(8),
         target: (t.clone(), n),
+        limits: t.limits,
+        endpoint: t.endpoint(n),
     }))
 }
 
@@ -85,6 +94,7 @@ async fn connect(t: &Target, n: usize) -> Result<Conn, SqlError> {
         .stmt_cache_size(STMT_CACHE)
         .tcp_keepalive(Some(std::time::Duration::from_secs(30)))
         .prefer_socket(false)
+        .max_allowed_packet(Some(t.limits.max_packet))
         .compression(t.compression.then(mysql_async::Compression::default));
     if t.sockets.is_empty() {
         let (host, port) = &t.hosts[n % t.hosts.len()];
@@ -126,10 +136,55 @@ struct MysqlConnection {
     /// Where it connected (endpoint `n` of the target): a stop request kills this session
     /// from a second connection there ([`Connection::interrupter`]).
     target: (Target, usize),
+    /// `query_timeout` and `max_packet` of the target.
+    limits: Limits,
+    /// The server (`host:port` or the socket path), for messages.
+    endpoint: String,
 }
 
 fn closed() -> SqlError {
     SqlError::client("connection closed", ErrKind::Lost)
+}
+
+/// The command was not answered within `query_timeout`.
+struct TimedOut;
+
+/// Runs one command on the connection's runtime, for at most `timeout`.
+fn bounded<T>(
+    rt: &tokio::runtime::Runtime,
+    timeout: Option<std::time::Duration>,
+    command: impl Future<Output = Result<T, mysql_async::Error>>,
+) -> Result<Result<T, mysql_async::Error>, TimedOut> {
+    rt.block_on(async {
+        match timeout {
+            Some(d) => tokio::time::timeout(d, command).await.map_err(|_| TimedOut),
+            None => Ok(command.await),
+        }
+    })
+}
+
+impl MysqlConnection {
+    /// The result of a [`bounded`] command: a timeout drops the connection (it is mid-answer)
+    /// and is an error of kind `Other` without a code, as in the wire client.
+    fn done<T>(
+        &mut self,
+        r: Result<Result<T, mysql_async::Error>, TimedOut>,
+    ) -> Result<T, SqlError> {
+        match r {
+            Ok(r) => r.map_err(|e| sql_error(&e)),
+            Err(TimedOut) => {
+                self.conn = None;
+                Err(SqlError::client(
+                    format!(
+                        "MySQL server at {}: {}",
+                        self.endpoint,
+                        self.limits.timed_out()
+                    ),
+                    ErrKind::Other,
+                ))
+            }
+        }
+    }
 }
 
 impl Connection for MysqlConnection {
@@ -151,10 +206,8 @@ impl Connection for MysqlConnection {
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
         let conn = self.conn.as_mut().ok_or_else(closed)?;
-        let stmt = self
-            .rt
-            .block_on(conn.prep(sql))
-            .map_err(|e| sql_error(&e))?;
+        let r = bounded(&self.rt, self.limits.query_timeout, conn.prep(sql));
+        let stmt = self.done(r)?;
         self.stmts.push(stmt);
         Ok(self.stmts.len() - 1)
     }
@@ -170,13 +223,14 @@ impl Connection for MysqlConnection {
             P::Int(i) => mysql_async::Value::Int(i),
             P::Str(s) => mysql_async::Value::Bytes(s.as_bytes().to_vec()),
         }));
-        let r = self.rt.block_on(async {
+        let r = bounded(&self.rt, self.limits.query_timeout, async {
             let result = conn.exec_iter(stmt, Params::Positional(values)).await?;
             let rows = !result.columns_ref().is_empty();
             result.drop_result().await?;
             Ok::<bool, mysql_async::Error>(rows)
         });
-        let rows = r.map_err(|e| sql_error(&e))?;
+        let rows = self.done(r)?;
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
         Ok(Done {
             rows,
             affected: conn.affected_rows(),
@@ -185,13 +239,14 @@ impl Connection for MysqlConnection {
 
     fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
         let conn = self.conn.as_mut().ok_or_else(closed)?;
-        let r = self.rt.block_on(async {
+        let r = bounded(&self.rt, self.limits.query_timeout, async {
             let result = conn.query_iter(sql).await?;
             let rows = !result.columns_ref().is_empty();
             result.drop_result().await?;
             Ok::<bool, mysql_async::Error>(rows)
         });
-        let rows = r.map_err(|e| sql_error(&e))?;
+        let rows = self.done(r)?;
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
         Ok(Done {
             rows,
             affected: conn.affected_rows(),
@@ -200,38 +255,45 @@ impl Connection for MysqlConnection {
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, SqlError> {
         let conn = self.conn.as_mut().ok_or_else(closed)?;
-        let row: Option<Option<i64>> = self
-            .rt
-            .block_on(conn.query_first(sql))
-            .map_err(|e| sql_error(&e))?;
-        Ok(row.flatten())
+        let r = bounded(
+            &self.rt,
+            self.limits.query_timeout,
+            conn.query_first::<Option<i64>, _>(sql),
+        );
+        Ok(self.done(r)?.flatten())
     }
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
         let conn = self.conn.as_mut().ok_or_else(closed)?;
-        let rows: Vec<mysql_async::Row> = self
-            .rt
-            .block_on(conn.query(sql))
-            .map_err(|e| sql_error(&e))?;
-        Ok(rows
-            .into_iter()
-            .map(|row| {
-                row.unwrap()
-                    .into_iter()
-                    .map(|v| match v {
-                        mysql_async::Value::NULL => None,
-                        mysql_async::Value::Bytes(b) => {
-                            Some(String::from_utf8_lossy(&b).into_owned())
-                        }
-                        mysql_async::Value::Int(i) => Some(i.to_string()),
-                        mysql_async::Value::UInt(u) => Some(u.to_string()),
-                        mysql_async::Value::Float(f) => Some(f.to_string()),
-                        mysql_async::Value::Double(d) => Some(d.to_string()),
-                        other => Some(other.as_sql(true).trim_matches('\'').to_string()),
-                    })
-                    .collect()
-            })
-            .collect())
+        let max_bytes = self.limits.max_packet;
+        let r = bounded(&self.rt, self.limits.query_timeout, async {
+            let mut result = conn.query_iter(sql).await?;
+            let mut rows = Vec::new();
+            let mut bytes = 0usize;
+            while let Some(row) = result.next().await? {
+                let row: Vec<Option<String>> = row.unwrap().into_iter().map(text).collect();
+                bytes += row.iter().flatten().map(String::len).sum::<usize>();
+                if rows.len() >= MAX_ADMIN_ROWS || bytes > max_bytes {
+                    // Mid-result: the connection is dropped below.
+                    return Ok(Err(rows.len()));
+                }
+                rows.push(row);
+            }
+            result.drop_result().await?;
+            Ok::<_, mysql_async::Error>(Ok(rows))
+        });
+        match self.done(r)? {
+            Ok(rows) => Ok(rows),
+            Err(_) => {
+                self.conn = None;
+                Err(SqlError::client(
+                    format!(
+                        "the answer to `{sql}` has more than {MAX_ADMIN_ROWS} rows or {max_bytes} bytes (max_packet): a server that never ends its result set"
+                    ),
+                    ErrKind::Other,
+                ))
+            }
+        }
     }
 
     fn load(
@@ -249,6 +311,19 @@ impl Connection for MysqlConnection {
             // measured.
             let _ = self.rt.block_on(conn.disconnect());
         }
+    }
+}
+
+/// A value of an admin query as text.
+fn text(v: mysql_async::Value) -> Option<String> {
+    match v {
+        mysql_async::Value::NULL => None,
+        mysql_async::Value::Bytes(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+        mysql_async::Value::Int(i) => Some(i.to_string()),
+        mysql_async::Value::UInt(u) => Some(u.to_string()),
+        mysql_async::Value::Float(f) => Some(f.to_string()),
+        mysql_async::Value::Double(d) => Some(d.to_string()),
+        other => Some(other.as_sql(true).trim_matches('\'').to_string()),
     }
 }
 
@@ -301,6 +376,18 @@ mod tests {
         assert!(ca.client_identity().is_some());
         let full = ssl_opts(&target("ssl = \"verify_identity\"")).expect("tls");
         assert!(!full.accept_invalid_certs() && !full.skip_domain_validation());
+    }
+
+    #[test]
+    fn a_command_waits_at_most_query_timeout() {
+        let rt = io::runtime().unwrap();
+        let start = std::time::Instant::now();
+        let never = std::future::pending::<Result<(), mysql_async::Error>>();
+        let d = std::time::Duration::from_millis(100);
+        assert!(matches!(bounded(&rt, Some(d), never), Err(TimedOut)));
+        assert!(start.elapsed() >= d && start.elapsed() < std::time::Duration::from_secs(5));
+        let now = std::future::ready(Ok::<_, mysql_async::Error>(7));
+        assert!(matches!(bounded(&rt, None, now), Ok(Ok(7))));
     }
 
     #[test]

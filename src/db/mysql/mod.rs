@@ -35,12 +35,31 @@ static CHOICE: Choice = Choice::new(CLIENT_ENV, "async", "mysql_async", "MySQL")
 pub fn open(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError> {
     if t.ssl == SslMode::Disabled
         && !t.compression
-        && let Some(c) = CHOICE.open_wire(|| wire::open(t, n))?
+        && let Some(c) = CHOICE.open_wire(|| {
+            wire::open(t, n).inspect_err(|e| {
+                if let wire::WireError::Unsupported(why) = e {
+                    let _ = FALLBACK.set(why.clone());
+                }
+            })
+        })?
     {
         return Ok(c);
     }
-    async_client::open_async(t, n)
+    async_client::open_async(t, n).map_err(|mut e| {
+        // What mysql_async says about a server the wire client could not speak to ("Driver
+        // error: Unexpected packet") means little without the reason it was used.
+        if let Some(why) = FALLBACK.get() {
+            e.message = format!(
+                "{} (through mysql_async, used because the wire client found: {why})",
+                e.message
+            );
+        }
+        e
+    })
 }
+
+/// Why the wire client handed the process's connections to mysql_async (the first reason).
+static FALLBACK: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 /// MySQL/MariaDB's SQL and administration.
 pub struct MysqlDialect;

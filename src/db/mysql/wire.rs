@@ -15,6 +15,15 @@
 //! switches, COM_QUERY, COM_STMT_PREPARE / EXECUTE (binary protocol) / CLOSE, COM_QUIT, both
 //! result-set end styles (EOF packets, or OK packets with CLIENT_DEPRECATE_EOF), multi-results,
 //! and payloads of 16 MiB and more split into several packets in both directions.
+//!
+//! Bounds (#13): nothing the server announces is trusted. Every packet length is checked
+//! against `max_packet` at its header (continuations counted together) before anything is read,
+//! handshake packets against 64 KiB, column counts against MySQL's 4,096, the results of one
+//! statement, the auth rounds and the rows an admin query collects against fixed maxima; one
+//! deadline covers connect + greeting + authentication (`connect_timeout`) and one each command
+//! (`query_timeout`, armed as each command starts). A bound that trips breaks the
+//! connection (the stream is out of step) with an error that says which bound and how to change
+//! it; `src/db/mysql/wire/fuzz.rs` checks that no server transcript panics or hangs the client.
 
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
@@ -27,7 +36,7 @@ use super::shared::{kind_of_code, load_rows};
 use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
 pub use crate::db::io::WireError;
 use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
-use crate::db::target::{Limits, SslMode, Target};
+use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
 
 const CLIENT_LONG_PASSWORD: u32 = 1;
 const CLIENT_LONG_FLAG: u32 = 1 << 2;
@@ -61,6 +70,25 @@ const UTF8MB4_GENERAL_CI: u8 = 45;
 /// The first wait for the server's greeting before connecting again (see
 /// [`WireConnection::open`]).
 const GREETING_WAIT: Duration = Duration::from_secs(1);
+
+/// The most columns a result set or statement may have: MySQL's own limit is 4,096
+/// (ER_TOO_MANY_FIELDS), so a server announcing more is broken, and its column definitions
+/// are not read one by one for ever.
+const MAX_COLUMNS: u64 = 4096;
+
+/// The largest packet of the handshake (greeting, auth switch, auth data): real ones are a
+/// few hundred bytes, so anything larger is not a MySQL server, and a peer sending endless
+/// 16 MiB packets before authentication costs no memory.
+const MAX_HANDSHAKE_PACKET: usize = 64 << 10;
+
+/// Packets after the client's handshake response before the server must have said OK or
+/// refused: an auth switch, caching_sha2's fast-auth note and the OK are three.
+const MAX_AUTH_ROUNDS: usize = 4;
+
+/// The most results one command may return (SERVER_MORE_RESULTS_EXISTS): far above any
+/// multi-statement or stored procedure of a benchmark; a server that never says "last" is
+/// an error even without a `query_timeout`.
+const MAX_RESULTS: usize = 1 << 20;
 
 /// Protocol choices; the defaults are what `open` uses, the others let tests cover both
 /// sides of a choice against the same server.
@@ -144,8 +172,25 @@ pub struct WireConnection {
     stmts: Vec<Stmt>,
     /// Set after an I/O or protocol error: the stream is out of step and unusable.
     broken: bool,
-    /// Set when a read timed out (only the handshake has a read timeout).
+    /// Set when a read timed out.
     timed_out: bool,
+    /// Where the connection is: what a timeout means and how large a packet may be.
+    stage: Stage,
+    /// The server (`host:port` or the socket path), for messages.
+    endpoint: String,
+    /// The handshake's time limit, for messages.
+    connect_timeout: Duration,
+}
+
+/// The phases of a connection, for bounds and messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Waiting for (the rest of) the server's greeting.
+    Greeting,
+    /// Between the greeting and the server's OK.
+    Auth,
+    /// Authenticated: commands.
+    Ready,
 }
 
 /// A server error packet as a [`SqlError`] (the kinds of `mysql::sql_error`).
@@ -173,6 +218,9 @@ impl WireConnection {
             .password()
             .map_err(|e| SqlError::client(e.to_string(), ErrKind::Other))?;
         let start = Instant::now();
+        // One deadline for connect, greeting and authentication together, whatever the server
+        // sends (a trickle of bytes, endless auth packets).
+        let deadline = start + t.connect_timeout;
         let mut wait = GREETING_WAIT;
         loop {
             let left = t.connect_timeout.saturating_sub(start.elapsed());
@@ -189,22 +237,30 @@ impl WireConnection {
                 // Until the handshake ends: nothing is sent on drop (no COM_QUIT mid-auth).
                 broken: true,
                 timed_out: false,
+                stage: Stage::Greeting,
+                endpoint: t.endpoint(n),
+                connect_timeout: t.connect_timeout,
             };
+            c.io.set_deadline(Some(deadline));
             // The first wait for the greeting is short: when many clients connect at once and
             // the server's accept queue (`back_log`) overflows, Linux can drop the last packet
             // of the TCP handshake, and that connection never gets a greeting (measured: 119
             // of 1,024 simultaneous connects to a MariaDB with back_log = 80). A new
             // connection then succeeds; the waits double until connect_timeout.
-            c.read_timeout(Some(wait.min(left).max(Duration::from_millis(1))))?;
-            match c.handshake(t, password.as_deref().unwrap_or(""), o, start) {
+            c.socket_timeout(wait.min(left).max(Duration::from_millis(1)))?;
+            match c.handshake(t, password.as_deref().unwrap_or(""), o, deadline) {
                 Ok(()) => {
                     c.broken = false;
-                    // Commands wait as long as the server takes.
-                    c.read_timeout(None)?;
+                    c.stage = Stage::Ready;
+                    // Every command and every socket read and write is bounded by
+                    // query_timeout from now on (`start` arms it).
+                    c.io.set_timeout(t.limits.query_timeout).map_err(|e| {
+                        SqlError::client(format!("socket setup: {e}"), ErrKind::Unreachable)
+                    })?;
                     return Ok(c);
                 }
-                // No greeting yet (sequence id still 0) and time left: connect again.
-                Err(_) if c.timed_out && c.seq == 0 && start.elapsed() < t.connect_timeout => {
+                // Not a byte of a greeting yet and time left: connect again.
+                Err(_) if c.timed_out && c.io.end == 0 && Instant::now() < deadline => {
                     wait *= 2;
                 }
                 Err(e) => return Err(e),
@@ -212,8 +268,13 @@ impl WireConnection {
         }
     }
 
-    fn read_timeout(&self, d: Option<Duration>) -> Result<(), WireError> {
-        self.io.stream.set_read_timeout(d).map_err(|e| {
+    /// Sets the socket's read and write timeouts for the handshake.
+    fn socket_timeout(&self, d: Duration) -> Result<(), WireError> {
+        let set = || {
+            self.io.stream.set_read_timeout(Some(d))?;
+            self.io.stream.set_write_timeout(Some(d))
+        };
+        set().map_err(|e| {
             WireError::Sql(SqlError::client(
                 format!("socket setup: {e}"),
                 ErrKind::Unreachable,
@@ -227,16 +288,19 @@ impl WireConnection {
         t: &Target,
         password: &str,
         o: WireOptions,
-        start: Instant,
+        deadline: Instant,
     ) -> Result<(), WireError> {
         self.seq = 0;
-        let r = self.packet()?;
-        // The greeting came: the rest of the handshake may take what is left of the timeout.
-        self.read_timeout(Some(
-            t.connect_timeout
-                .saturating_sub(start.elapsed())
+        // The first byte within the short wait; then the greeting has begun, and the rest of
+        // the handshake may take what is left until the deadline.
+        self.fill(1)?;
+        self.socket_timeout(
+            deadline
+                .saturating_duration_since(Instant::now())
                 .max(Duration::from_millis(1)),
-        ))?;
+        )?;
+        let r = self.packet()?;
+        self.stage = Stage::Auth;
         let hs = parse_handshake(&self.io.buf[r])?;
         let mut want = CLIENT_LONG_PASSWORD
             | CLIENT_LONG_FLAG
@@ -288,13 +352,19 @@ impl WireConnection {
         self.out.extend_from_slice(plugin.name().as_bytes());
         self.out.push(0);
         self.send()?;
-        // OK, an error, an auth switch or more auth data; a few rounds at most.
-        for _ in 0..4 {
+        // OK, an error, an auth switch or more auth data; a few rounds at most. A server that
+        // goes on is broken: a clear error, not a fallback to mysql_async, which would only
+        // meet the same server.
+        let mut plugins = vec![plugin.name()];
+        for _ in 0..MAX_AUTH_ROUNDS {
             let r = self.packet()?;
             match auth_step(&self.io.buf[r], &mut plugin, password)? {
                 AuthStep::Done => return Ok(()),
                 AuthStep::Wait => {}
                 AuthStep::Send(data) => {
+                    if !plugins.contains(&plugin.name()) {
+                        plugins.push(plugin.name());
+                    }
                     self.out.clear();
                     self.out.extend_from_slice(&[0; 4]);
                     self.out.extend_from_slice(&data);
@@ -302,9 +372,14 @@ impl WireConnection {
                 }
             }
         }
-        Err(WireError::Unsupported(
-            "the authentication exchange did not end".into(),
-        ))
+        Err(WireError::Sql(SqlError::client(
+            format!(
+                "the MySQL server at {} neither accepted nor refused the login after {MAX_AUTH_ROUNDS} authentication rounds (auth plugins used: {}): a broken server or proxy",
+                self.endpoint,
+                plugins.join(", ")
+            ),
+            ErrKind::Other,
+        )))
     }
 
     fn lost(&mut self, what: impl std::fmt::Display) -> SqlError {
@@ -336,20 +411,67 @@ impl WireConnection {
     fn read_failed(&mut self, e: ReadError) -> SqlError {
         match e {
             ReadError::Closed => self.lost("the server closed the connection"),
-            ReadError::TimedOut => {
-                // Only the handshake has a read timeout.
-                self.broken = true;
-                self.timed_out = true;
-                SqlError::client(
-                    "the server accepted the connection but did not answer within connect_timeout (raise [target] connect_timeout or check the server)",
-                    ErrKind::Unreachable,
-                )
-            }
-            ReadError::TooLarge(n) => {
-                let m = self.limits.too_large("MySQL", n as u64);
-                self.protocol(m)
-            }
+            ReadError::TimedOut => self.timeout(),
+            ReadError::TooLarge(n) => self.too_large(n),
             ReadError::Io(e) => self.lost(e),
+        }
+    }
+
+    /// A read or write that timed out: the stream is out of step. During the handshake the
+    /// server is unreachable (the engine may try again); a command that outlived
+    /// query_timeout is an error of its own (kind `Other`, no code), so a setup step fails
+    /// with the reason instead of reconnecting to a server that hangs again.
+    fn timeout(&mut self) -> SqlError {
+        self.broken = true;
+        self.timed_out = true;
+        let ep = &self.endpoint;
+        let secs = self.connect_timeout.as_secs();
+        match self.stage {
+            Stage::Greeting if self.io.end == 0 => SqlError::client(
+                format!(
+                    "the server at {ep} accepted the connection but did not answer within connect_timeout = {secs} s (raise [target] connect_timeout or check the server)"
+                ),
+                ErrKind::Unreachable,
+            ),
+            Stage::Greeting => SqlError::client(
+                format!(
+                    "the server at {ep} sent {} bytes of its greeting but not the rest within connect_timeout = {secs} s: is it a MySQL server? (raise [target] connect_timeout if it is just slow)",
+                    self.io.end
+                ),
+                ErrKind::Unreachable,
+            ),
+            Stage::Auth => SqlError::client(
+                format!(
+                    "the MySQL server at {ep} did not finish the authentication within connect_timeout = {secs} s (raise [target] connect_timeout or check the server)"
+                ),
+                ErrKind::Unreachable,
+            ),
+            Stage::Ready => SqlError::client(
+                format!("MySQL server at {ep}: {}", self.limits.timed_out()),
+                ErrKind::Other,
+            ),
+        }
+    }
+
+    /// A packet larger than the stage allows (`max_packet`, or a few KiB in the handshake):
+    /// refused before it is read.
+    fn too_large(&mut self, size: usize) -> SqlError {
+        let m = match self.stage {
+            Stage::Ready => self.limits.too_large("MySQL", size as u64),
+            _ => format!(
+                "the server at {} sent a handshake packet of {size} bytes (a MySQL greeting or authentication packet is below {} KiB): is it a MySQL server?",
+                self.endpoint,
+                MAX_HANDSHAKE_PACKET >> 10
+            ),
+        };
+        self.protocol(m)
+    }
+
+    /// The largest logical packet accepted now.
+    fn packet_limit(&self) -> usize {
+        match self.stage {
+            Stage::Ready => self.limits.max_packet,
+            _ => MAX_HANDSHAKE_PACKET.min(self.limits.max_packet),
         }
     }
 
@@ -361,7 +483,9 @@ impl WireConnection {
             self.seq = seq.wrapping_add(1);
             return Ok(());
         }
-        if len > 0 && len < MAX_PAYLOAD && self.fill(len).is_ok() {
+        // An error packet is small; a larger one is not looked into (no large read for a
+        // packet that is wrong anyway).
+        if len > 0 && len <= MAX_HANDSHAKE_PACKET && self.fill(len).is_ok() {
             let p = &self.io.buf[self.io.pos..self.io.pos + len];
             if p[0] == 0xFF {
                 let (code, message) = parse_err(p);
@@ -378,7 +502,8 @@ impl WireConnection {
     }
 
     /// Reads the next packet header (4 bytes) and returns its payload length; the payload
-    /// starts at `pos`.
+    /// starts at `pos`. A length above the limit ([`Self::packet_limit`]) is refused before
+    /// anything of it is read.
     fn header(&mut self) -> Result<usize, SqlError> {
         self.fill(4)?;
         let h = &self.io.buf[self.io.pos..self.io.pos + 4];
@@ -386,6 +511,9 @@ impl WireConnection {
         let seq = h[3];
         self.io.pos += 4;
         self.check_seq(seq, len)?;
+        if len > self.packet_limit() {
+            return Err(self.too_large(len));
+        }
         Ok(len)
     }
 
@@ -394,7 +522,13 @@ impl WireConnection {
     fn packet(&mut self) -> Result<Range<usize>, SqlError> {
         let mut chunk = self.header()?;
         let mut total = 0;
+        let limit = self.packet_limit();
         loop {
+            // Checked before the buffer grows: endless continuation packets cost at most
+            // `limit` bytes.
+            if total + chunk > limit {
+                return Err(self.too_large(total + chunk));
+            }
             // `pos` stays at the payload's start while it grows, so refills keep it.
             self.fill(total + chunk)?;
             total += chunk;
@@ -425,6 +559,11 @@ impl WireConnection {
     /// Skips the `columns` column definitions of a result set (and the EOF after them unless
     /// CLIENT_DEPRECATE_EOF).
     fn skip_definitions(&mut self, columns: u64) -> Result<(), SqlError> {
+        if columns > MAX_COLUMNS {
+            return Err(self.protocol(format!(
+                "the server announced {columns} columns (MySQL allows at most {MAX_COLUMNS})"
+            )));
+        }
         for _ in 0..columns {
             self.skip_packet()?;
         }
@@ -434,10 +573,16 @@ impl WireConnection {
         Ok(())
     }
 
-    /// Skips one logical packet (and its continuations) without keeping it.
+    /// Skips one logical packet (and its continuations, `max_packet` bytes in all at most)
+    /// without keeping it.
     fn skip_packet(&mut self) -> Result<(), SqlError> {
+        let mut total = 0;
         loop {
             let len = self.header()?;
+            total += len;
+            if total > self.packet_limit() {
+                return Err(self.too_large(total));
+            }
             self.discard(len)?;
             if len < MAX_PAYLOAD {
                 return Ok(());
@@ -450,6 +595,13 @@ impl WireConnection {
     fn send(&mut self) -> Result<(), SqlError> {
         self.seq = frame(&mut self.out, self.seq);
         if let Err(e) = self.io.stream.write_all(&self.out) {
+            // A server that stops reading: the socket's write timeout.
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) {
+                return Err(self.timeout());
+            }
             return Err(self.lost(e));
         }
         if self.out.capacity() > 1 << 20 {
@@ -464,6 +616,17 @@ impl WireConnection {
     fn start(&mut self, cmd: u8) -> Result<(), SqlError> {
         if self.broken {
             return Err(SqlError::client("connection closed", ErrKind::Lost));
+        }
+        // Unread bytes before a command answer nothing that was asked: the stream is out of
+        // step. Except an error packet the server sends on its own before closing (a killed
+        // connection), which the answer's first header reports ([`Self::check_seq`]).
+        let left = &self.io.buf[self.io.pos..self.io.end];
+        if !left.is_empty() && left.get(4) != Some(&0xFF) {
+            let n = left.len();
+            return Err(self.protocol(format!(
+                "the server at {} sent {n} bytes that answer no command",
+                self.endpoint
+            )));
         }
         self.seq = 0;
         self.io.rewind();
@@ -482,7 +645,7 @@ impl WireConnection {
         let mut done = Done::default();
         let mut first: Result<Option<i64>, SqlError> = Ok(None);
         let mut captured = !value;
-        loop {
+        for _ in 0..MAX_RESULTS {
             let r = self.packet()?;
             let p = &self.io.buf[r];
             let status = match p.first() {
@@ -524,6 +687,9 @@ impl WireConnection {
                 return first.map(|v| (done, v));
             }
         }
+        Err(self.protocol(format!(
+            "the server sent more than {MAX_RESULTS} results for one statement"
+        )))
     }
 
     /// Skips row packets up to the end of a result set and returns the end's status flags;
@@ -538,8 +704,14 @@ impl WireConnection {
         let mut continued = false;
         let mut value: Result<Option<i64>, SqlError> = Ok(None);
         let mut want = capture;
+        // The length of the current row so far (a row of several packets).
+        let mut row = 0usize;
         loop {
             let len = self.header()?;
+            row = if continued { row + len } else { len };
+            if row > self.limits.max_packet {
+                return Err(self.too_large(row));
+            }
             if !continued && len > 0 {
                 self.fill(1)?;
                 match self.io.buf[self.io.pos] {
@@ -692,7 +864,9 @@ fn first_text_i64(p: &[u8]) -> Result<Option<i64>, SqlError> {
     let mut at = 0;
     let bad = || SqlError::client("the first column is not a text value", ErrKind::Other);
     let len = usize::try_from(lenenc(p, &mut at).ok_or_else(bad)?).map_err(|_| bad())?;
-    let text = p.get(at..at + len).ok_or_else(bad)?;
+    let text = p
+        .get(at..at.checked_add(len).ok_or_else(bad)?)
+        .ok_or_else(bad)?;
     let text = std::str::from_utf8(text).map_err(|_| bad())?;
     text.trim().parse().map(Some).map_err(|_| {
         SqlError::client(
@@ -882,6 +1056,12 @@ impl Connection for WireConnection {
         let id = u32::from_le_bytes([p[1], p[2], p[3], p[4]]);
         let columns = u16::from_le_bytes([p[5], p[6]]);
         let params = u16::from_le_bytes([p[7], p[8]]);
+        // Parameters are bounded by the u16 (65,535, MySQL's own limit); columns by MySQL's.
+        if u64::from(columns) > MAX_COLUMNS {
+            return Err(self.protocol(format!(
+                "the server announced {columns} columns for a statement (MySQL allows at most {MAX_COLUMNS})"
+            )));
+        }
         for n in [params, columns] {
             if n > 0 {
                 for _ in 0..n {
@@ -969,7 +1149,14 @@ impl Connection for WireConnection {
         let r = self.packet()?;
         let p = &self.io.buf[r];
         match p.first() {
-            Some(0x00) => return Ok(Vec::new()),
+            Some(0x00) => {
+                let more =
+                    parse_ok(p).is_some_and(|ok| ok.status & SERVER_MORE_RESULTS_EXISTS != 0);
+                if more {
+                    self.result(false)?;
+                }
+                return Ok(Vec::new());
+            }
             Some(0xFF) => {
                 let (code, message) = parse_err(p);
                 return Err(self.failed(code, message));
@@ -981,20 +1168,36 @@ impl Connection for WireConnection {
             return Err(self.protocol("bad column count"));
         };
         self.skip_definitions(columns)?;
-        // Admin queries (server variables): whole rows, every value as text. A statement of
-        // several results is not expected here; only the first result set is read.
+        // Admin queries (server variables): whole rows, every value as text, at most
+        // MAX_ADMIN_ROWS rows and max_packet bytes (a server that never ends its result set
+        // is an error, not a client that grows until it aborts).
         let end_limit = if self.deprecate_eof() { MAX_PAYLOAD } else { 9 };
         let mut rows = Vec::new();
-        loop {
+        let mut bytes = 0usize;
+        let status = loop {
             let r = self.packet()?;
             let p = &self.io.buf[r];
             match p.first() {
-                Some(0xFE) if p.len() < end_limit => break,
+                Some(0xFE) if p.len() < end_limit => {
+                    let status = if self.deprecate_eof() {
+                        parse_ok(p).map(|ok| ok.status)
+                    } else {
+                        parse_eof(p)
+                    };
+                    break status.unwrap_or(0);
+                }
                 Some(0xFF) => {
                     let (code, message) = parse_err(p);
                     return Err(self.failed(code, message));
                 }
                 _ => {}
+            }
+            bytes += p.len();
+            if rows.len() >= MAX_ADMIN_ROWS || bytes > self.limits.max_packet {
+                return Err(self.protocol(format!(
+                    "the answer to `{sql}` has more than {MAX_ADMIN_ROWS} rows or {} bytes (max_packet): a server that never ends its result set",
+                    self.limits.max_packet
+                )));
             }
             let mut row = Vec::with_capacity(columns as usize);
             let mut at = 0;
@@ -1004,17 +1207,21 @@ impl Connection for WireConnection {
                     row.push(None);
                     continue;
                 }
-                let Some(n) = lenenc(p, &mut at) else {
+                let Some(bytes) = lenenc(p, &mut at)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .and_then(|n| p.get(at..at.checked_add(n)?))
+                else {
                     return Err(self.protocol("bad text row"));
                 };
-                let end = at + n as usize;
-                let Some(bytes) = p.get(at..end) else {
-                    return Err(self.protocol("short text row"));
-                };
+                at += bytes.len();
                 row.push(Some(String::from_utf8_lossy(bytes).into_owned()));
-                at = end;
             }
             rows.push(row);
+        };
+        // Further results (a statement of several) are read and dropped, so the connection
+        // stays in step.
+        if status & SERVER_MORE_RESULTS_EXISTS != 0 {
+            self.result(false)?;
         }
         Ok(rows)
     }
@@ -1057,5 +1264,7 @@ impl Drop for WireConnection {
     }
 }
 
+#[cfg(test)]
+mod fuzz;
 #[cfg(test)]
 mod tests;

@@ -332,6 +332,9 @@ fn fed(bytes: Vec<u8>, caps: u32) -> WireConnection {
         stmts: Vec::new(),
         broken: false,
         timed_out: false,
+        stage: Stage::Ready,
+        endpoint: "peer".into(),
+        connect_timeout: Duration::from_secs(60),
     }
 }
 
@@ -443,6 +446,566 @@ fn a_packet_over_16_mib_is_joined_in_place() {
     let mut c = fed(bytes, 0);
     let r = c.packet().unwrap();
     assert!(c.io.buf[r] == payload[..]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// bounds and deadlines (#13): what a broken or hostile peer can make the client do
+
+/// `Limits` of `max_packet` bytes and a `query_timeout` of `timeout_ms` (0: none).
+pub(super) fn limits(max_packet: usize, timeout_ms: u64) -> Limits {
+    Limits {
+        query_timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms)),
+        max_packet,
+    }
+}
+
+/// An authenticated connection (`caps`, `limits`) to a peer run by `peer` on its own thread.
+pub(super) fn peer_conn(
+    limits: Limits,
+    caps: u32,
+    peer: impl FnOnce(UnixStream) + Send + 'static,
+) -> WireConnection {
+    let (a, b) = UnixStream::pair().unwrap();
+    std::thread::spawn(move || peer(b));
+    let mut io = Reader::new(Stream::Unix(a), limits.max_packet);
+    io.set_timeout(limits.query_timeout).unwrap();
+    WireConnection {
+        io,
+        limits,
+        out: Vec::new(),
+        seq: 0,
+        caps,
+        stmts: Vec::new(),
+        broken: false,
+        timed_out: false,
+        stage: Stage::Ready,
+        endpoint: "peer".into(),
+        connect_timeout: Duration::from_secs(60),
+    }
+}
+
+/// Reads (and drops) what the client sends until it goes.
+pub(super) fn drain(s: &mut UnixStream) {
+    let mut buf = [0u8; 4096];
+    while matches!(std::io::Read::read(s, &mut buf), Ok(n) if n > 0) {}
+}
+
+/// A peer that sends `bytes` and stays until the client goes.
+pub(super) fn answers(bytes: Vec<u8>) -> impl FnOnce(UnixStream) + Send + 'static {
+    move |mut s| {
+        let _ = s.write_all(&bytes);
+        drain(&mut s);
+    }
+}
+
+/// A peer that answers each command with the next of `answers`, then stays until the
+/// client goes.
+pub(super) fn replies(answers: Vec<Vec<u8>>) -> impl FnOnce(UnixStream) + Send + 'static {
+    move |mut s| {
+        for a in answers {
+            let mut h = [0u8; 4];
+            if std::io::Read::read_exact(&mut s, &mut h).is_err() {
+                return;
+            }
+            let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
+            let mut p = vec![0; len];
+            if std::io::Read::read_exact(&mut s, &mut p).is_err() || s.write_all(&a).is_err() {
+                return;
+            }
+        }
+        drain(&mut s);
+    }
+}
+
+/// A peer that sends `head` and then `unit` for ever (until the client goes).
+fn endless(
+    head: Vec<u8>,
+    unit: impl Fn(u8) -> Vec<u8> + Send + 'static,
+) -> impl FnOnce(UnixStream) + Send + 'static {
+    move |mut s| {
+        if s.write_all(&head).is_err() {
+            return;
+        }
+        let mut seq = 0u8;
+        let mut batch = Vec::new();
+        loop {
+            batch.clear();
+            while batch.len() < 64 << 10 {
+                batch.extend(unit(seq));
+                seq = seq.wrapping_add(1);
+            }
+            if s.write_all(&batch).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Asserts that `r` failed with a message containing `says`, in less than `within`.
+#[track_caller]
+fn fails<T>(r: Result<T, SqlError>, start: Instant, within: Duration, says: &str) -> SqlError {
+    let took = start.elapsed();
+    let Err(e) = r else {
+        panic!("no error (after {took:?})");
+    };
+    assert!(e.message.contains(says), "{e}");
+    assert!(took < within, "took {took:?}: {e}");
+    e
+}
+
+/// The column definition of the crafted result sets.
+const DEF: &[u8] =
+    b"\x03def\x00\x00\x00\x01x\x01x\x0c\x3f\x00\x0b\x00\x00\x00\x08\x81\x00\x00\x00\x00";
+
+#[test]
+fn a_packet_over_max_packet_is_refused_before_it_is_read() {
+    // One header announcing 16 MiB − 1 with max_packet = 1 MiB: refused at the header, the
+    // read buffer never grows.
+    let mut c = peer_conn(
+        limits(1 << 20, 0),
+        0,
+        endless(Vec::new(), |seq| {
+            let mut p = vec![0xFF, 0xFF, 0xFF, seq.wrapping_add(1)];
+            p.resize(4 + MAX_PAYLOAD, b'x');
+            p
+        }),
+    );
+    let e = fails(
+        c.query("SELECT 1"),
+        Instant::now(),
+        Duration::from_secs(5),
+        "16777215 bytes, more than max_packet = 1048576 bytes",
+    );
+    assert_eq!(e.kind, ErrKind::Other);
+    assert!(c.broken);
+    assert!(c.io.buf.len() <= READ_BUF_TEST, "{}", c.io.buf.len());
+    assert_eq!(c.query("SELECT 1").unwrap_err().kind, ErrKind::Lost);
+}
+
+/// The read buffer's initial size ([`crate::db::io::READ_BUF`]).
+const READ_BUF_TEST: usize = crate::db::io::READ_BUF;
+
+#[test]
+fn continuation_packets_are_joined_only_up_to_max_packet() {
+    // max_packet = 20 MiB: the first 16 MiB packet is read, its continuation (32 MiB in all)
+    // refused before it is; the buffer stays within max_packet.
+    let mut c = peer_conn(
+        limits(20 << 20, 0),
+        0,
+        endless(Vec::new(), |seq| {
+            let mut p = vec![0xFF, 0xFF, 0xFF, seq.wrapping_add(1)];
+            p.resize(4 + MAX_PAYLOAD, b'x');
+            p
+        }),
+    );
+    let start = Instant::now();
+    fails(
+        c.query("SELECT 1"),
+        start,
+        Duration::from_secs(10),
+        &format!("{} bytes, more than max_packet", 2 * MAX_PAYLOAD),
+    );
+    assert!(
+        c.io.buf.len() <= (20 << 20) + (4 << 10),
+        "{}",
+        c.io.buf.len()
+    );
+    // A skipped packet (a column definition) is bounded the same way.
+    let mut head = pk(1, &[1]);
+    head.extend_from_slice(&[0xFF, 0xFF, 0xFF, 2]);
+    head.resize(head.len() + MAX_PAYLOAD, b'd');
+    let mut c = peer_conn(
+        limits(20 << 20, 0),
+        0,
+        endless(head, |seq| {
+            let mut p = vec![0xFF, 0xFF, 0xFF, seq.wrapping_add(3)];
+            p.resize(4 + MAX_PAYLOAD, b'd');
+            p
+        }),
+    );
+    fails(
+        c.query("SELECT 1"),
+        start,
+        Duration::from_secs(10),
+        "more than max_packet",
+    );
+    assert!(
+        c.io.buf.len() <= 1 << 20,
+        "skipped, not kept: {}",
+        c.io.buf.len()
+    );
+}
+
+#[test]
+fn column_counts_above_mysqls_limit_are_a_protocol_error() {
+    // 2^40 columns, then definitions for ever.
+    let mut head = vec![0xFE];
+    head.extend_from_slice(&(1u64 << 40).to_le_bytes());
+    let mut c = peer_conn(
+        limits(1 << 20, 0),
+        CLIENT_DEPRECATE_EOF,
+        endless(pk(1, &head), |seq| pk(seq.wrapping_add(2), DEF)),
+    );
+    let start = Instant::now();
+    fails(
+        c.query("SELECT 1"),
+        start,
+        Duration::from_secs(5),
+        "announced 1099511627776 columns (MySQL allows at most 4096)",
+    );
+    let mut c = peer_conn(
+        limits(1 << 20, 0),
+        CLIENT_DEPRECATE_EOF,
+        endless(pk(1, &head), |seq| pk(seq.wrapping_add(2), DEF)),
+    );
+    fails(
+        c.query_rows("SHOW GLOBAL VARIABLES"),
+        start,
+        Duration::from_secs(5),
+        "announced 1099511627776 columns",
+    );
+    // A prepared statement of 5,000 columns.
+    let mut ok = vec![0x00, 1, 0, 0, 0];
+    ok.extend_from_slice(&5000u16.to_le_bytes());
+    ok.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    let mut c = peer_conn(
+        limits(1 << 20, 0),
+        CLIENT_DEPRECATE_EOF,
+        endless(pk(1, &ok), |seq| pk(seq.wrapping_add(2), DEF)),
+    );
+    fails(
+        c.prepare("SELECT 1"),
+        start,
+        Duration::from_secs(5),
+        "5000 columns for a statement",
+    );
+}
+
+/// A one-column result set's head (CLIENT_DEPRECATE_EOF), rows from sequence id 3.
+fn one_column() -> Vec<u8> {
+    let mut b = pk(1, &[1]);
+    b.extend(pk(2, DEF));
+    b
+}
+
+#[test]
+fn admin_queries_collect_at_most_max_admin_rows_and_max_packet_bytes() {
+    let start = Instant::now();
+    // Endless small rows: the row cap.
+    let mut c = peer_conn(
+        limits(64 << 20, 0),
+        CLIENT_DEPRECATE_EOF,
+        endless(one_column(), |seq| pk(seq.wrapping_add(3), b"\x05value")),
+    );
+    let e = fails(
+        c.query_rows("SHOW GLOBAL VARIABLES"),
+        start,
+        Duration::from_secs(20),
+        "the answer to `SHOW GLOBAL VARIABLES` has more than 100000 rows",
+    );
+    assert_eq!(e.kind, ErrKind::Other);
+    assert!(c.broken, "the rest of the answer is unread");
+    // Endless rows of 60 KiB: the byte cap (64 KiB × 1 MiB … here 1 MiB) long before the row cap.
+    let mut row = vec![0xFC, 0x60, 0xEA];
+    row.resize(3 + 60_000, b'v');
+    let mut c = peer_conn(
+        limits(1 << 20, 0),
+        CLIENT_DEPRECATE_EOF,
+        endless(one_column(), move |seq| pk(seq.wrapping_add(3), &row)),
+    );
+    fails(
+        c.query_rows("SELECT VERSION()"),
+        start,
+        Duration::from_secs(20),
+        "or 1048576 bytes (max_packet)",
+    );
+}
+
+#[test]
+fn further_results_of_an_admin_query_are_read_so_the_connection_stays_in_step() {
+    let mut b = one_column();
+    b.extend(pk(3, b"\x01a"));
+    // End of the first result: SERVER_MORE_RESULTS_EXISTS; then an OK.
+    b.extend(pk(4, &[0xFE, 0, 0, 0x0A, 0, 0, 0]));
+    b.extend(pk(5, &[0x00, 0, 0, 0x02, 0, 0, 0]));
+    let next = pk(1, &[0x00, 0, 0, 0x02, 0, 0, 0]);
+    let mut c = peer_conn(
+        limits(1 << 20, 300),
+        CLIENT_DEPRECATE_EOF,
+        replies(vec![b, next]),
+    );
+    assert_eq!(
+        c.query_rows("CALL p()").unwrap(),
+        vec![vec![Some("a".to_string())]]
+    );
+    assert_eq!(c.query("DO 1").unwrap(), Done::default());
+    assert!(!c.broken);
+}
+
+#[test]
+fn a_text_row_announcing_more_than_it_holds_is_an_error_not_a_panic() {
+    // EOF style, where a 9-byte packet starting with 0xFE is a row: a value length of
+    // 2^64 − 1 (an overflow if added unchecked).
+    let mut b = one_column();
+    b.extend(pk(3, &[0xFE, 0, 0, 2, 0]));
+    b.extend(pk(
+        4,
+        &[0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],
+    ));
+    b.extend(pk(5, &[0xFE, 0, 0, 2, 0]));
+    let mut c = peer_conn(limits(1 << 20, 300), 0, answers(b.clone()));
+    fails(
+        c.query_rows("SHOW GLOBAL VARIABLES"),
+        Instant::now(),
+        Duration::from_secs(5),
+        "bad text row",
+    );
+    let mut c = peer_conn(limits(1 << 20, 300), 0, answers(b));
+    fails(
+        c.query_i64("SELECT 1"),
+        Instant::now(),
+        Duration::from_secs(5),
+        "not a text value",
+    );
+}
+
+#[test]
+fn endless_multi_results_end_at_max_results() {
+    // OK packets with SERVER_MORE_RESULTS_EXISTS for ever.
+    let mut c = peer_conn(
+        limits(1 << 20, 0),
+        CLIENT_DEPRECATE_EOF,
+        endless(Vec::new(), |seq| {
+            pk(seq.wrapping_add(1), &[0x00, 0, 0, 0x0A, 0, 0, 0])
+        }),
+    );
+    let e = fails(
+        c.query("CALL p()"),
+        Instant::now(),
+        Duration::from_secs(60),
+        "more than 1048576 results",
+    );
+    assert_eq!(e.kind, ErrKind::Other);
+}
+
+#[test]
+fn a_silent_server_fails_the_command_at_query_timeout_and_the_connection_is_closed() {
+    for what in ["query", "query_i64", "query_rows", "prepare", "execute"] {
+        let mut c = peer_conn(limits(1 << 20, 300), 0, |mut s| drain(&mut s));
+        c.stmts.push(Stmt { id: 1, params: 0 });
+        let start = Instant::now();
+        let r = match what {
+            "query" => c.query("SELECT 1").map(|_| ()),
+            "query_i64" => c.query_i64("SELECT 1").map(|_| ()),
+            "query_rows" => c.query_rows("SELECT 1").map(|_| ()),
+            "prepare" => c.prepare("SELECT 1").map(|_| ()),
+            _ => c.execute(0, &[]).map(|_| ()),
+        };
+        let e = fails(
+            r,
+            start,
+            Duration::from_secs(5),
+            "MySQL server at peer: the server did not answer within query_timeout = 0 s",
+        );
+        assert!(
+            start.elapsed() >= Duration::from_millis(250),
+            "{what}: {:?}",
+            start.elapsed()
+        );
+        // Not `Lost` (the engine would reconnect to a server that hangs again), no code
+        // (never in ignore_errors unless `all`).
+        assert_eq!((e.code.as_str(), e.kind), ("", ErrKind::Other), "{what}");
+        assert!(c.broken, "{what}");
+        assert_eq!(c.query("SELECT 1").unwrap_err().kind, ErrKind::Lost);
+    }
+}
+
+#[test]
+fn a_trickle_or_a_header_promising_more_fails_within_twice_the_timeout() {
+    // A row stream at one byte per 20 ms: every read succeeds, the deadline ends it.
+    let mut c = peer_conn(limits(1 << 20, 300), CLIENT_DEPRECATE_EOF, |mut s| {
+        let mut b = one_column();
+        b.extend((0..10_000u32).flat_map(|i| pk((i % 250 + 3) as u8, b"\x01x")));
+        for byte in b {
+            if s.write_all(&[byte]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let start = Instant::now();
+    fails(
+        c.query("SELECT 1"),
+        start,
+        Duration::from_secs(5),
+        "did not answer within query_timeout",
+    );
+    // 1,000 bytes announced, 10 sent.
+    let mut b = vec![0xE8, 0x03, 0x00, 0x01];
+    b.extend_from_slice(b"0123456789");
+    let mut c = peer_conn(limits(1 << 20, 300), 0, answers(b));
+    let start = Instant::now();
+    fails(
+        c.query("SELECT 1"),
+        start,
+        Duration::from_secs(5),
+        "did not answer within query_timeout",
+    );
+}
+
+#[test]
+fn bytes_before_a_command_are_a_protocol_error_but_a_killed_connections_error_is_reported() {
+    let mut b = pk(1, &[0x00, 0, 0, 2, 0, 0, 0]);
+    b.extend_from_slice(b"\x01\x02\x03");
+    let mut c = peer_conn(limits(1 << 20, 300), 0, answers(b));
+    c.query("DO 1").unwrap();
+    // Wait until the garbage is in (it came with the OK, so it is read with it).
+    fails(
+        c.query("DO 1"),
+        Instant::now(),
+        Duration::from_secs(5),
+        "sent 3 bytes that answer no command",
+    );
+    // An error packet sent on its own (MariaDB's KILL) is the next command's error.
+    let mut b = pk(1, &[0x00, 0, 0, 2, 0, 0, 0]);
+    let mut err = vec![0xFF, 0x87, 0x07, b'#'];
+    err.extend_from_slice(b"70100Connection was killed");
+    b.extend(pk(0, &err));
+    let mut c = peer_conn(limits(1 << 20, 300), 0, answers(b));
+    c.query("DO 1").unwrap();
+    let e = c.query("DO 1").unwrap_err();
+    assert_eq!((e.code.as_str(), e.kind), ("1927", ErrKind::Lost), "{e}");
+}
+
+/// A fake server running `script` for each connection; its port.
+fn tcp_server(script: fn(std::net::TcpStream)) -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || script(s));
+        }
+    });
+    port
+}
+
+fn tcp_silence(s: &mut std::net::TcpStream) {
+    let mut buf = [0u8; 4096];
+    while matches!(std::io::Read::read(s, &mut buf), Ok(n) if n > 0) {}
+}
+
+const FAKE_CAPS: u32 = CLIENT_PROTOCOL_41
+    | CLIENT_SECURE_CONNECTION
+    | CLIENT_PLUGIN_AUTH
+    | CLIENT_DEPRECATE_EOF
+    | CLIENT_CONNECT_WITH_DB;
+
+/// Opens a connection to `port` with connect_timeout = 1 s; the error.
+fn open_error(port: u16) -> (SqlError, Duration) {
+    let t = target(&format!(
+        "hosts = [\"127.0.0.1:{port}\"]\nconnect_timeout = 1"
+    ));
+    let start = Instant::now();
+    match WireConnection::open(&t, 0, WireOptions::default()) {
+        Err(WireError::Sql(e)) => (e, start.elapsed()),
+        Err(WireError::Unsupported(m)) => panic!("unsupported: {m}"),
+        Ok(_) => panic!("connected"),
+    }
+}
+
+#[test]
+fn the_handshake_has_one_deadline_and_says_what_went_wrong() {
+    // A partial greeting, then silence: after connect_timeout, and the message says so.
+    let (e, took) = open_error(tcp_server(|mut s| {
+        let g = pk(0, &greeting(FAKE_CAPS, "mysql_native_password"));
+        if std::io::Write::write_all(&mut s, &g[..20]).is_ok() {
+            tcp_silence(&mut s);
+        }
+    }));
+    assert!(
+        e.message.contains(
+            "sent 20 bytes of its greeting but not the rest within connect_timeout = 1 s"
+        ),
+        "{e}"
+    );
+    assert_eq!(e.kind, ErrKind::Unreachable);
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    // The greeting at one byte per 100 ms: the overall deadline, not a timeout per read.
+    let (e, took) = open_error(tcp_server(|mut s| {
+        for b in pk(0, &greeting(FAKE_CAPS, "mysql_native_password")) {
+            if std::io::Write::write_all(&mut s, &[b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        tcp_silence(&mut s);
+    }));
+    assert!(
+        e.message
+            .contains("of its greeting but not the rest within connect_timeout = 1 s"),
+        "{e}"
+    );
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    // A greeting, then nothing after the login.
+    let (e, took) = open_error(tcp_server(|mut s| {
+        let g = pk(0, &greeting(FAKE_CAPS, "mysql_native_password"));
+        if std::io::Write::write_all(&mut s, &g).is_ok() {
+            tcp_silence(&mut s);
+        }
+    }));
+    assert!(
+        e.message
+            .contains("did not finish the authentication within connect_timeout = 1 s"),
+        "{e}"
+    );
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    // Endless 16 MiB packets as a greeting: refused at the first header.
+    let (e, took) = open_error(tcp_server(|mut s| {
+        let mut p = vec![0xFF, 0xFF, 0xFF, 0];
+        p.resize(4 + MAX_PAYLOAD, b'g');
+        while std::io::Write::write_all(&mut s, &p).is_ok() {
+            p[3] = p[3].wrapping_add(1);
+        }
+    }));
+    assert!(
+        e.message
+            .contains("sent a handshake packet of 16777215 bytes"),
+        "{e}"
+    );
+    assert!(took < Duration::from_secs(4), "{took:?}");
+}
+
+#[test]
+fn an_endless_auth_switch_loop_is_an_error_naming_the_plugins_not_a_fallback() {
+    let (e, took) = open_error(tcp_server(|mut s| {
+        let g = pk(0, &greeting(FAKE_CAPS, "mysql_native_password"));
+        if std::io::Write::write_all(&mut s, &g).is_err() {
+            return;
+        }
+        let mut seq = 2u8;
+        let mut switch = vec![0xFE];
+        switch.extend_from_slice(b"caching_sha2_password\0abcdefghijklmnopqrst\0");
+        loop {
+            let mut h = [0u8; 4];
+            if std::io::Read::read_exact(&mut s, &mut h).is_err() {
+                return;
+            }
+            let len = usize::from(h[0]) | usize::from(h[1]) << 8;
+            let mut p = vec![0; len];
+            if std::io::Read::read_exact(&mut s, &mut p).is_err()
+                || std::io::Write::write_all(&mut s, &pk(seq, &switch)).is_err()
+            {
+                return;
+            }
+            seq = seq.wrapping_add(2);
+        }
+    }));
+    assert!(
+        e.message.contains("neither accepted nor refused the login after 4 authentication rounds (auth plugins used: mysql_native_password, caching_sha2_password)"),
+        "{e}"
+    );
+    assert_eq!(e.kind, ErrKind::Other);
+    assert!(took < Duration::from_secs(4), "{took:?}");
 }
 
 // ---------------------------------------------------------------------------------------------
