@@ -26,6 +26,14 @@
 //!
 //! The password is read from the target at connect time and handed to `tokio_postgres::Config`
 //! only; it is never formatted into text.
+//!
+//! Bounds against a server that hangs or floods (`[target] query_timeout`, `max_packet`): the
+//! connect, TLS and authentication end within `connect_timeout`; every command within
+//! `query_timeout` (a `tokio::time::timeout` around its `block_on`; a COPY per chunk sent and
+//! for the server's final answer), after which the connection is dropped; `query_rows` keeps at
+//! most [`MAX_ADMIN_ROWS`] rows and `max_packet` bytes. What tokio-postgres reads is not bounded
+//! by `max_packet`: its codec takes a message of any announced size, growing its buffer as the
+//! bytes arrive (so memory grows only with what the server really sends, within the timeout).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -43,10 +51,10 @@ use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage, Socket, Statemen
 use super::encode::{
     COPY_CHUNK, binary_row, binary_type, copy_header, copy_sql, numbered, put_param,
 };
-use super::shared::{Phase, parse_i64, socket_dir_and_port, state_error};
+use super::shared::{Phase, parse_i64, socket_dir_and_port, state_error, too_many_rows};
 use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
 use crate::db::io;
-use crate::db::target::{SslMode, Target};
+use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
 use crate::db::tls;
 
 /// Opens connection number `n` of `t` through tokio-postgres.
@@ -76,6 +84,7 @@ pub fn open_tokio(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError>
     let (client, io) = connected?;
     Ok(Box::new(PgConnection {
         driver: Driver::new(rt),
+        limits: t.limits,
         client: Some(client),
         io: Some(io),
         lost: None,
@@ -126,6 +135,17 @@ impl Wake for LocalWake {
 /// Polls of a request and its connection in one `drive` turn before it yields.
 const MAX_ROUNDS: u32 = 64;
 
+/// A command that outlived `query_timeout`.
+struct TimedOut;
+
+/// Awaits `f` for at most `timeout` (`None`: as long as it takes).
+async fn within<F: Future>(timeout: Option<Duration>, f: F) -> Result<F::Output, TimedOut> {
+    match timeout {
+        None => Ok(f.await),
+        Some(t) => tokio::time::timeout(t, f).await.map_err(|_| TimedOut),
+    }
+}
+
 /// The runtime and the wake-up filter of one connection.
 struct Driver {
     rt: tokio::runtime::Runtime,
@@ -149,57 +169,61 @@ impl Driver {
     /// answer and hands it over, and the request completes, without a task switch or a
     /// spurious wake-up. When the connection ends, `io` becomes `None` and its error (a FATAL
     /// `57P01` from `pg_terminate_backend`, a reset socket) goes to `lost`, for the message of
-    /// the request's "connection closed".
+    /// the request's "connection closed". Gives up after `timeout` (`None`: never).
     fn drive<F: Future>(
         &self,
         io: &mut Option<Io>,
         lost: &mut Option<(String, String)>,
+        timeout: Option<Duration>,
         fut: F,
-    ) -> F::Output {
+    ) -> Result<F::Output, TimedOut> {
         let mut fut = std::pin::pin!(fut);
         let wake = &self.wake;
-        self.rt.block_on(std::future::poll_fn(|cx| {
-            if let Ok(mut outer) = wake.outer.lock()
-                && !outer.as_ref().is_some_and(|w| w.will_wake(cx.waker()))
-            {
-                *outer = Some(cx.waker().clone());
-            }
-            let mut local = Context::from_waker(&self.waker);
-            wake.polling.store(true, Ordering::Relaxed);
-            let mut rounds = 0;
-            let result = loop {
-                wake.again.store(false, Ordering::Relaxed);
-                if let Poll::Ready(v) = fut.as_mut().poll(&mut local) {
-                    break Poll::Ready(v);
-                }
-                if let Some(conn) = io.as_mut()
-                    && let Poll::Ready(r) = conn.as_mut().poll(&mut local)
+        self.rt.block_on(within(
+            timeout,
+            std::future::poll_fn(|cx| {
+                if let Ok(mut outer) = wake.outer.lock()
+                    && !outer.as_ref().is_some_and(|w| w.will_wake(cx.waker()))
                 {
-                    *io = None;
-                    if let Err(e) = r {
-                        let code = e.code().map(|c| c.code().to_string()).unwrap_or_default();
-                        *lost = Some((code, describe(&e)));
+                    *outer = Some(cx.waker().clone());
+                }
+                let mut local = Context::from_waker(&self.waker);
+                wake.polling.store(true, Ordering::Relaxed);
+                let mut rounds = 0;
+                let result = loop {
+                    wake.again.store(false, Ordering::Relaxed);
+                    if let Poll::Ready(v) = fut.as_mut().poll(&mut local) {
+                        break Poll::Ready(v);
                     }
-                }
-                if let Poll::Ready(v) = fut.as_mut().poll(&mut local) {
-                    break Poll::Ready(v);
-                }
-                if !wake.again.load(Ordering::Relaxed) {
-                    break Poll::Pending;
-                }
-                rounds += 1;
-                if rounds == MAX_ROUNDS {
-                    // Back to the scheduler now and then (a long COPY): it renews tokio's
-                    // cooperative budget, whose exhaustion is also a self-wake.
-                    cx.waker().wake_by_ref();
-                    break Poll::Pending;
-                }
-            };
-            // One thread: nothing can wake `local` between the last poll and this store
-            // except the runtime's driver, which runs after we return.
-            wake.polling.store(false, Ordering::Relaxed);
-            result
-        }))
+                    if let Some(conn) = io.as_mut()
+                        && let Poll::Ready(r) = conn.as_mut().poll(&mut local)
+                    {
+                        *io = None;
+                        if let Err(e) = r {
+                            let code = e.code().map(|c| c.code().to_string()).unwrap_or_default();
+                            *lost = Some((code, describe(&e)));
+                        }
+                    }
+                    if let Poll::Ready(v) = fut.as_mut().poll(&mut local) {
+                        break Poll::Ready(v);
+                    }
+                    if !wake.again.load(Ordering::Relaxed) {
+                        break Poll::Pending;
+                    }
+                    rounds += 1;
+                    if rounds == MAX_ROUNDS {
+                        // Back to the scheduler now and then (a long COPY): it renews tokio's
+                        // cooperative budget, whose exhaustion is also a self-wake.
+                        cx.waker().wake_by_ref();
+                        break Poll::Pending;
+                    }
+                };
+                // One thread: nothing can wake `local` between the last poll and this store
+                // except the runtime's driver, which runs after we return.
+                wake.polling.store(false, Ordering::Relaxed);
+                result
+            }),
+        ))
     }
 }
 
@@ -326,6 +350,8 @@ fn open_client(client: &Option<Client>) -> Result<&Client, SqlError> {
 /// A `tokio-postgres` connection driven from one OS thread through its own runtime.
 struct PgConnection {
     driver: Driver,
+    /// `query_timeout` and `max_packet` of the target.
+    limits: Limits,
     /// `None` once closed.
     client: Option<Client>,
     /// The connection future, polled by [`drive`]; `None` once it ended.
@@ -337,6 +363,24 @@ struct PgConnection {
 }
 
 impl PgConnection {
+    /// A command's result, or its timeout: the connection is dropped then (an answer may
+    /// still be on its way, and the server may never send it), so later calls see a closed
+    /// connection. As in the wire client, a timeout is not a lost connection: the step fails
+    /// with the reason instead of reconnecting to a server that hangs.
+    fn timed<T>(&mut self, r: Result<T, TimedOut>) -> Result<T, SqlError> {
+        r.map_err(|TimedOut| {
+            self.drop_connection();
+            SqlError::client(self.limits.timed_out(), ErrKind::Other)
+        })
+    }
+
+    /// Closes the socket without waiting for the server (its state is unknown).
+    fn drop_connection(&mut self) {
+        self.client = None;
+        self.io = None;
+        self.stmts.clear();
+    }
+
     /// An error of a call on the open connection; a closed connection names why the
     /// connection task ended (e.g. `57P01 terminating connection due to administrator
     /// command`).
@@ -357,27 +401,30 @@ impl PgConnection {
     /// of the first row.
     fn simple(&mut self, sql: &str, first: bool) -> Result<(Done, Option<String>), SqlError> {
         let client = open_client(&self.client)?;
-        let r = self.driver.drive(&mut self.io, &mut self.lost, async {
-            let mut stream = std::pin::pin!(client.simple_query_raw(sql).await?);
-            let mut done = Done::default();
-            let mut value = None;
-            let mut seen_row = false;
-            while let Some(m) = stream.next().await {
-                match m? {
-                    SimpleQueryMessage::RowDescription(_) => done.rows = true,
-                    SimpleQueryMessage::Row(row) => {
-                        if first && !seen_row {
-                            value = row.try_get(0)?.map(str::to_string);
+        let timeout = self.limits.query_timeout;
+        let r = self
+            .driver
+            .drive(&mut self.io, &mut self.lost, timeout, async {
+                let mut stream = std::pin::pin!(client.simple_query_raw(sql).await?);
+                let mut done = Done::default();
+                let mut value = None;
+                let mut seen_row = false;
+                while let Some(m) = stream.next().await {
+                    match m? {
+                        SimpleQueryMessage::RowDescription(_) => done.rows = true,
+                        SimpleQueryMessage::Row(row) => {
+                            if first && !seen_row {
+                                value = row.try_get(0)?.map(str::to_string);
+                            }
+                            seen_row = true;
                         }
-                        seen_row = true;
+                        SimpleQueryMessage::CommandComplete(n) => done.affected = n,
+                        _ => {}
                     }
-                    SimpleQueryMessage::CommandComplete(n) => done.affected = n,
-                    _ => {}
                 }
-            }
-            Ok::<_, tokio_postgres::Error>((done, value))
-        });
-        r.map_err(|e| self.error(&e))
+                Ok::<_, tokio_postgres::Error>((done, value))
+            });
+        self.timed(r)?.map_err(|e| self.error(&e))
     }
 }
 
@@ -385,10 +432,13 @@ impl Connection for PgConnection {
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
         let client = open_client(&self.client)?;
         let text = numbered(sql);
-        let stmt = self
-            .driver
-            .drive(&mut self.io, &mut self.lost, client.prepare(&text))
-            .map_err(|e| self.error(&e))?;
+        let r = self.driver.drive(
+            &mut self.io,
+            &mut self.lost,
+            self.limits.query_timeout,
+            client.prepare(&text),
+        );
+        let stmt = self.timed(r)?.map_err(|e| self.error(&e))?;
         let rows = !stmt.columns().is_empty();
         self.stmts.push((stmt, rows));
         Ok(self.stmts.len() - 1)
@@ -403,9 +453,10 @@ impl Connection for PgConnection {
         let r = self.driver.drive(
             &mut self.io,
             &mut self.lost,
+            self.limits.query_timeout,
             client.execute_raw(stmt, params.iter().map(|p| Arg(*p))),
         );
-        match r {
+        match self.timed(r)? {
             Ok(affected) => Ok(Done { rows, affected }),
             Err(e) => Err(self.error(&e)),
         }
@@ -422,20 +473,38 @@ impl Connection for PgConnection {
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
         let client = open_client(&self.client)?;
-        let r = self.driver.drive(&mut self.io, &mut self.lost, async {
-            let mut out = Vec::new();
-            for m in client.simple_query(sql).await? {
-                if let SimpleQueryMessage::Row(row) = m {
-                    out.push(
-                        (0..row.len())
+        let max_packet = self.limits.max_packet;
+        let timeout = self.limits.query_timeout;
+        let r = self
+            .driver
+            .drive(&mut self.io, &mut self.lost, timeout, async {
+                // Streamed, not `simple_query`, which collects an answer of any size.
+                let mut stream = std::pin::pin!(client.simple_query_raw(sql).await?);
+                let mut out = Vec::new();
+                let mut kept = 0;
+                while let Some(m) = stream.next().await {
+                    if let SimpleQueryMessage::Row(row) = m? {
+                        let values: Vec<Option<String>> = (0..row.len())
                             .map(|i| row.get(i).map(str::to_string))
-                            .collect(),
-                    );
+                            .collect();
+                        kept += values.iter().flatten().map(String::len).sum::<usize>();
+                        if out.len() == MAX_ADMIN_ROWS || kept > max_packet {
+                            return Ok(None);
+                        }
+                        out.push(values);
+                    }
                 }
+                Ok::<_, tokio_postgres::Error>(Some(out))
+            });
+        match self.timed(r)? {
+            Ok(Some(rows)) => Ok(rows),
+            Ok(None) => {
+                // The rest of the answer may never end: the connection goes.
+                self.drop_connection();
+                Err(too_many_rows(&self.limits))
             }
-            Ok::<_, tokio_postgres::Error>(out)
-        });
-        r.map_err(|e| self.error(&e))
+            Err(e) => Err(self.error(&e)),
+        }
     }
 
     fn load(
@@ -446,33 +515,33 @@ impl Connection for PgConnection {
     ) -> Result<(), SqlError> {
         let client = open_client(&self.client)?;
         let sql = copy_sql(table, with_id);
-        let r = self.driver.drive(&mut self.io, &mut self.lost, async {
-            let sink = client
-                .copy_in::<_, bytes::Bytes>(sql.as_str())
-                .await
-                .map_err(LoadError::Pg)?;
-            let mut sink = std::pin::pin!(sink);
-            let mut buf = BytesMut::with_capacity(COPY_CHUNK + 512);
-            copy_header(&mut buf);
-            let mut row = DataRow::default();
-            while fill(&mut row) {
-                binary_row(&mut buf, &row, with_id).map_err(LoadError::Row)?;
-                if buf.len() >= COPY_CHUNK {
-                    sink.send(buf.split().freeze())
-                        .await
-                        .map_err(LoadError::Pg)?;
+        let t = self.limits.query_timeout;
+        // Not one timeout for the whole COPY (millions of rows may take longer than
+        // `query_timeout`): one for its start, each chunk sent, and the server's final answer.
+        let r = self
+            .driver
+            .drive(&mut self.io, &mut self.lost, None, async {
+                let sink = within(t, client.copy_in::<_, bytes::Bytes>(sql.as_str())).await??;
+                let mut sink = std::pin::pin!(sink);
+                let mut buf = BytesMut::with_capacity(COPY_CHUNK + 512);
+                copy_header(&mut buf);
+                let mut row = DataRow::default();
+                while fill(&mut row) {
+                    binary_row(&mut buf, &row, with_id).map_err(LoadError::Row)?;
+                    if buf.len() >= COPY_CHUNK {
+                        within(t, sink.send(buf.split().freeze())).await??;
+                    }
                 }
-            }
-            buf.put_i16(-1);
-            sink.send(buf.split().freeze())
-                .await
-                .map_err(LoadError::Pg)?;
-            sink.as_mut().finish().await.map_err(LoadError::Pg)
-        });
+                buf.put_i16(-1);
+                within(t, sink.send(buf.split().freeze())).await??;
+                within(t, sink.as_mut().finish()).await??;
+                Ok(())
+            });
         match r {
-            Ok(_) => Ok(()),
-            Err(LoadError::Pg(e)) => Err(self.error(&e)),
-            Err(LoadError::Row(m)) => Err(SqlError::client(m, ErrKind::Other)),
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(LoadError::Pg(e))) => Err(self.error(&e)),
+            Ok(Err(LoadError::Row(m))) => Err(SqlError::client(m, ErrKind::Other)),
+            Err(TimedOut) | Ok(Err(LoadError::TimedOut)) => self.timed(Err(TimedOut)),
         }
     }
 
@@ -491,10 +560,24 @@ impl Connection for PgConnection {
     }
 }
 
-/// Why a COPY failed: the server, or a row that does not fit the INTEGER columns.
+/// Why a COPY failed: the server, a row that does not fit the INTEGER columns, or a step that
+/// outlived `query_timeout`.
 enum LoadError {
     Pg(tokio_postgres::Error),
     Row(String),
+    TimedOut,
+}
+
+impl From<tokio_postgres::Error> for LoadError {
+    fn from(e: tokio_postgres::Error) -> LoadError {
+        LoadError::Pg(e)
+    }
+}
+
+impl From<TimedOut> for LoadError {
+    fn from(TimedOut: TimedOut) -> LoadError {
+        LoadError::TimedOut
+    }
 }
 
 #[cfg(test)]
