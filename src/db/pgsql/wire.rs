@@ -927,3 +927,6 @@ impl Drop for WireConnection {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod fuzz;
