@@ -23,6 +23,17 @@
 //! with named statements prepared once per connection, the simple query protocol, and
 //! `COPY … FROM STDIN` for loading. The password is read from the target at connect time and
 //! only ever goes into the authentication messages.
+//!
+//! Bounds against a broken or hostile server (issue #13), at the cost of one clock read per
+//! command and per socket read: every message header is checked against `[target]
+//! max_packet` before its body is read or skipped; the connect, TLS handshake
+//! ([`Stream::tls_until`]) and startup share one `connect_timeout` deadline, with at most
+//! `MAX_AUTH_ROUNDS` authentication requests and `MAX_STARTUP_MESSAGES` messages; after
+//! it every command is armed once ([`Reader::rewind`]) and every socket read and write is
+//! bounded by `query_timeout`; `query_rows` keeps at most `MAX_ADMIN_ROWS` rows and
+//! `max_packet` bytes. A command that times out breaks the connection and fails with
+//! [`Limits::timed_out`] (not as a lost connection: reconnecting to a hung server would hang
+//! again).
 
 use std::io::{ErrorKind as IoKind, Read as _, Write as _};
 use std::net::TcpStream;
@@ -486,7 +497,7 @@ impl WireConnection {
         self.broken = true;
         match self.phase {
             Phase::Connect => SqlError::client(
-                "the server accepted the connection but did not finish the startup within connect_timeout (raise [target] connect_timeout or check the server)",
+                "the server accepted the connection but did not answer within connect_timeout (raise [target] connect_timeout or check the server)",
                 ErrKind::Unreachable,
             ),
             Phase::Use => SqlError::client(self.limits.timed_out(), ErrKind::Other),
