@@ -164,6 +164,35 @@ impl Stream {
         Ok(Stream::Tls(Box::new(rustls::StreamOwned::new(conn, tcp))))
     }
 
+    /// As [`Stream::tls`], but the handshake ends by `deadline` whatever the server does: a
+    /// server that trickles its handshake a byte at a time keeps every `read` short, so the
+    /// socket's own timeout never fires and `complete_io` would loop for as long as it likes.
+    /// Every read and write of the handshake waits at most until `deadline`; past it, the
+    /// error is [`io::ErrorKind::TimedOut`]. The socket's timeouts are left as the last read
+    /// or write set them: the caller sets its own for what follows.
+    pub fn tls_until(
+        mut tcp: TcpStream,
+        config: Arc<rustls::ClientConfig>,
+        host: &str,
+        deadline: Instant,
+    ) -> io::Result<Stream> {
+        let name = rustls::pki_types::ServerName::try_from(host.to_owned()).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("`{host}` is not a host name for TLS: {e}"),
+            )
+        })?;
+        let mut conn = rustls::ClientConnection::new(config, name).map_err(io::Error::other)?;
+        let mut until = Until {
+            tcp: &mut tcp,
+            deadline,
+        };
+        while conn.is_handshaking() {
+            conn.complete_io(&mut until)?;
+        }
+        Ok(Stream::Tls(Box::new(rustls::StreamOwned::new(conn, tcp))))
+    }
+
     pub fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.write_all(buf),
@@ -204,6 +233,44 @@ impl Stream {
                 r => r,
             },
         }
+    }
+}
+
+/// A TCP socket whose every read and write waits at most until `deadline` (one system call
+/// more per read or write: for handshakes only, see [`Stream::tls_until`]).
+struct Until<'a> {
+    tcp: &'a mut TcpStream,
+    deadline: Instant,
+}
+
+impl Until<'_> {
+    /// The time left, or the error once there is none.
+    fn left(&self) -> io::Result<Duration> {
+        match self.deadline.checked_duration_since(Instant::now()) {
+            Some(d) if !d.is_zero() => Ok(d),
+            _ => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the deadline passed during the handshake",
+            )),
+        }
+    }
+}
+
+impl Read for Until<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.tcp.set_read_timeout(Some(self.left()?))?;
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for Until<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tcp.set_write_timeout(Some(self.left()?))?;
+        self.tcp.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.tcp.flush()
     }
 }
 

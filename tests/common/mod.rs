@@ -12,7 +12,16 @@ pub use skip::skip;
 /// would override suite keys).
 #[allow(dead_code)] // not every test binary uses every helper
 pub fn sbsuite() -> Command {
-    let mut cmd = Command::cargo_bin("sbsuite").unwrap();
+    Command::from_std(sbsuite_process())
+}
+
+/// [`sbsuite`] as a `std::process::Command`, for tests that spawn and wait for the child
+/// themselves.
+#[allow(dead_code)]
+pub fn sbsuite_process() -> std::process::Command {
+    use assert_cmd::cargo::CommandCargoExt;
+
+    let mut cmd = std::process::Command::cargo_bin("sbsuite").unwrap();
     for (k, _) in std::env::vars() {
         if k.starts_with("SBSUITE_") {
             cmd.env_remove(k);

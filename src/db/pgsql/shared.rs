@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::db::conn::{Connection, ErrKind, SqlError};
+use crate::db::target::{Limits, MAX_ADMIN_ROWS};
 
 /// The port a PostgreSQL server listens on by default.
 pub const DEFAULT_PORT: u16 = 5432;
@@ -59,6 +60,20 @@ pub fn state_error(state: &str, message: String, phase: Phase) -> SqlError {
         kind = ErrKind::Unreachable;
     }
     SqlError::new(state, message, kind)
+}
+
+/// The error of an administrative query (a capture's `pg_settings`, `SHOW`) whose answer
+/// passed [`MAX_ADMIN_ROWS`] rows or `max_packet` bytes (both clients' `query_rows`): a server
+/// that never ends its result would otherwise grow the process until it aborts. The client
+/// drops the connection (the rest of the answer may never end).
+pub fn too_many_rows(limits: &Limits) -> SqlError {
+    SqlError::client(
+        format!(
+            "the server answered an administrative query with more than {MAX_ADMIN_ROWS} rows or max_packet = {} bytes (sbsuite reads no more)",
+            limits.max_packet
+        ),
+        ErrKind::Other,
+    )
 }
 
 /// The first column of `sql`'s first row as an integer (both clients' `query_i64`).

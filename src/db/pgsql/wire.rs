@@ -23,8 +23,19 @@
 //! with named statements prepared once per connection, the simple query protocol, and
 //! `COPY … FROM STDIN` for loading. The password is read from the target at connect time and
 //! only ever goes into the authentication messages.
+//!
+//! Bounds against a broken or hostile server (issue #13), at the cost of one clock read per
+//! command and per socket read: every message header is checked against `[target]
+//! max_packet` before its body is read or skipped; the connect, TLS handshake
+//! ([`Stream::tls_until`]) and startup share one `connect_timeout` deadline, with at most
+//! `MAX_AUTH_ROUNDS` authentication requests and `MAX_STARTUP_MESSAGES` messages; after
+//! it every command is armed once ([`Reader::rewind`]) and every socket read and write is
+//! bounded by `query_timeout`; `query_rows` keeps at most `MAX_ADMIN_ROWS` rows and
+//! `max_packet` bytes. A command that times out breaks the connection and fails with
+//! [`Limits::timed_out`] (not as a lost connection: reconnecting to a hung server would hang
+//! again).
 
-use std::io::{Read as _, Write as _};
+use std::io::{ErrorKind as IoKind, Read as _, Write as _};
 use std::net::TcpStream;
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
@@ -40,11 +51,11 @@ use tokio_postgres::types::Type;
 use super::encode::{
     COPY_CHUNK, binary_row, binary_type, copy_header, copy_sql, numbered, put_param,
 };
-use super::shared::{Phase, parse_i64, socket_dir_and_port, state_error};
+use super::shared::{Phase, parse_i64, socket_dir_and_port, state_error, too_many_rows};
 use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
 pub use crate::db::io::WireError;
 use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
-use crate::db::target::{Limits, SslMode, Target};
+use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
 use crate::db::tls;
 
 // Authentication request codes of the `R` message.
@@ -54,6 +65,16 @@ const AUTH_MD5: i32 = 5;
 const AUTH_SASL: i32 = 10;
 const AUTH_SASL_CONTINUE: i32 = 11;
 const AUTH_SASL_FINAL: i32 = 12;
+
+/// The most authentication requests (`R` messages) a startup accepts: SCRAM-SHA-256 takes four
+/// (SASL, SASLContinue, SASLFinal, AuthenticationOk), md5 and cleartext two. More is a server
+/// that loops, not a login.
+const MAX_AUTH_ROUNDS: usize = 8;
+
+/// The most messages a startup accepts before ReadyForQuery: PostgreSQL sends about twenty
+/// (the authentication, a ParameterStatus per reported setting, BackendKeyData, a few notices).
+/// A flood of them is an error at once rather than at `connect_timeout`.
+const MAX_STARTUP_MESSAGES: usize = 10_000;
 
 /// Opens connection number `n` of `t` (endpoint `n` modulo the endpoints, as `pgsql::open`).
 pub fn open(t: &Target, n: usize) -> Result<Box<dyn Connection>, WireError> {
@@ -75,6 +96,8 @@ pub struct WireConnection {
     io: Reader,
     /// `query_timeout` and `max_packet` of the target.
     limits: Limits,
+    /// Whether the startup is still running: a timeout then is `connect_timeout`'s.
+    phase: Phase,
     /// The messages being written, reused.
     out: BytesMut,
     stmts: Vec<Stmt>,
@@ -263,8 +286,12 @@ fn nul_error(e: std::io::Error) -> SqlError {
 }
 
 impl WireConnection {
+    /// Connects, negotiates TLS, authenticates and reads up to the first ReadyForQuery, all
+    /// within one `connect_timeout` (however the server trickles or loops); after that every
+    /// command and every socket read and write is bounded by `query_timeout`.
     pub fn open(t: &Target, n: usize) -> Result<WireConnection, WireError> {
         let start = Instant::now();
+        let deadline = start + t.connect_timeout;
         let left = || {
             t.connect_timeout
                 .saturating_sub(start.elapsed())
@@ -284,7 +311,7 @@ impl WireConnection {
             })?;
             match t.ssl {
                 SslMode::Disabled => Stream::Tcp(tcp),
-                _ => start_tls(tcp, t, host, left())?,
+                _ => start_tls(tcp, t, host, deadline)?,
             }
         } else {
             // libpq ignores sslmode on Unix sockets (the server refuses TLS there).
@@ -304,25 +331,28 @@ impl WireConnection {
         let mut c = WireConnection {
             io: Reader::new(stream, t.limits.max_packet),
             limits: t.limits,
+            phase: Phase::Connect,
             out: BytesMut::with_capacity(256),
             stmts: Vec::new(),
             // Until the startup ends: nothing is sent on drop (no Terminate mid-auth).
             broken: true,
         };
-        // The startup may take what is left of the timeout; statements wait as long as the
-        // server takes.
-        c.read_timeout(Some(left()))?;
+        // The startup takes what is left of `connect_timeout`: one blocking read or write
+        // waits at most that long, and the deadline ends a server that trickles or loops.
+        c.set_timeout(Some(left()))?;
+        c.io.set_deadline(Some(deadline));
         let password = t
             .password()
             .map_err(|e| SqlError::client(e.to_string(), ErrKind::Other))?;
         c.startup(t, password.as_deref()).map_err(at_connect)?;
-        c.read_timeout(None)?;
+        c.set_timeout(t.limits.query_timeout)?;
+        c.phase = Phase::Use;
         c.broken = false;
         Ok(c)
     }
 
-    fn read_timeout(&self, d: Option<Duration>) -> Result<(), WireError> {
-        self.io.stream.set_read_timeout(d).map_err(|e| {
+    fn set_timeout(&mut self, d: Option<Duration>) -> Result<(), WireError> {
+        self.io.set_timeout(d).map_err(|e| {
             WireError::Sql(SqlError::client(
                 format!("socket setup: {e}"),
                 ErrKind::Unreachable,
@@ -350,11 +380,26 @@ impl WireConnection {
             ))
         };
         let mut scram: Option<ScramSha256> = None;
+        let (mut messages, mut auth_rounds) = (0, 0);
         loop {
+            messages += 1;
+            if messages > MAX_STARTUP_MESSAGES {
+                let what = format!(
+                    "more than {MAX_STARTUP_MESSAGES} messages during the startup without ReadyForQuery"
+                );
+                return Err(self.protocol(what).into());
+            }
             let (tag, r) = self.message()?;
             let body = &self.io.buf[r];
             match tag {
                 b'R' => {
+                    auth_rounds += 1;
+                    if auth_rounds > MAX_AUTH_ROUNDS {
+                        let what = format!(
+                            "the server asked for authentication more than {MAX_AUTH_ROUNDS} times (PostgreSQL needs at most 4 rounds)"
+                        );
+                        return Err(self.protocol(what).into());
+                    }
                     let Some(code) = body
                         .get(..4)
                         .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
@@ -442,6 +487,29 @@ impl WireConnection {
         }
     }
 
+    /// The server did not answer in time: during the startup within `connect_timeout`
+    /// (unreachable: the engine may try again), after it within `query_timeout`. The
+    /// connection is dropped either way (an answer may still be on its way). A statement that
+    /// timed out is not a lost connection: reconnecting to a server that hangs would only hang
+    /// again, so the step fails with the reason (an empty code: `ignore_errors = "all"` alone
+    /// skips it).
+    fn timed_out(&mut self) -> SqlError {
+        self.broken = true;
+        match self.phase {
+            Phase::Connect => SqlError::client(
+                "the server accepted the connection but did not answer within connect_timeout (raise [target] connect_timeout or check the server)",
+                ErrKind::Unreachable,
+            ),
+            Phase::Use => SqlError::client(self.limits.timed_out(), ErrKind::Other),
+        }
+    }
+
+    /// [`too_many_rows`]: the rest of the answer is not read, the connection goes.
+    fn too_many_rows(&mut self) -> SqlError {
+        self.broken = true;
+        too_many_rows(&self.limits)
+    }
+
     fn lost(&mut self, what: impl std::fmt::Display) -> SqlError {
         self.broken = true;
         SqlError::client(format!("connection closed ({what})"), ErrKind::Lost)
@@ -461,14 +529,7 @@ impl WireConnection {
     fn read_failed(&mut self, e: ReadError) -> SqlError {
         match e {
             ReadError::Closed => self.lost("the server closed the connection"),
-            ReadError::TimedOut => {
-                // Only the startup has a read timeout.
-                self.broken = true;
-                SqlError::client(
-                    "the server accepted the connection but did not answer within connect_timeout (raise [target] connect_timeout or check the server)",
-                    ErrKind::Unreachable,
-                )
-            }
+            ReadError::TimedOut => self.timed_out(),
             ReadError::TooLarge(n) => {
                 let m = self.limits.too_large("PostgreSQL", n as u64);
                 self.protocol(m)
@@ -487,6 +548,12 @@ impl WireConnection {
         let len = i32::from_be_bytes([h[1], h[2], h[3], h[4]]);
         if len < 4 {
             return Err(self.protocol(format!("message `{}` of length {len}", tag.escape_ascii())));
+        }
+        // Before a byte of the body is read or skipped: a `R` promising 2 GiB must not make
+        // the client allocate (or wait for) 2 GiB.
+        if len as usize - 4 > self.limits.max_packet {
+            let m = self.limits.too_large("PostgreSQL", len as u64 + 1);
+            return Err(self.protocol(m));
         }
         self.io.pos += 5;
         Ok((tag, len as usize - 4))
@@ -519,10 +586,14 @@ impl WireConnection {
 
     /// Sends `out` in one write.
     fn send(&mut self) -> Result<(), SqlError> {
-        if let Err(e) = self.io.stream.write_all(&self.out) {
-            return Err(self.lost(e));
+        match self.io.stream.write_all(&self.out) {
+            Ok(()) => Ok(()),
+            // The socket's write timeout: a server that stopped reading.
+            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {
+                Err(self.timed_out())
+            }
+            Err(e) => Err(self.lost(e)),
         }
-        Ok(())
     }
 
     /// Reads the answer to the messages sent, up to ReadyForQuery: rows skipped by length
@@ -533,13 +604,21 @@ impl WireConnection {
         let mut a = Answer::default();
         let mut failed: Option<ServerError> = None;
         let mut first_seen = false;
+        // What `Want::Rows` kept so far: its bytes.
+        let mut kept = 0;
         loop {
             let (tag, len) = self.header()?;
             match tag {
                 b'D' => {
                     let values = match want {
                         Want::First if !first_seen => 1,
-                        Want::Rows => usize::MAX,
+                        Want::Rows => {
+                            kept += len;
+                            if a.rows.len() == MAX_ADMIN_ROWS || kept > self.limits.max_packet {
+                                return Err(self.too_many_rows());
+                            }
+                            usize::MAX
+                        }
                         _ => {
                             self.discard(len)?;
                             continue;
@@ -649,6 +728,7 @@ impl WireConnection {
                 self.out.clear();
                 frontend::copy_fail(&m, &mut self.out).map_err(nul_error)?;
                 self.send()?;
+                self.io.arm();
                 let _ = self.answer(Want::Drain);
                 return Err(SqlError::client(m, ErrKind::Other));
             }
@@ -663,6 +743,10 @@ impl WireConnection {
         end_copy_data(&mut self.out)?;
         frontend::copy_done(&mut self.out);
         self.send()?;
+        // The COPY's own clock starts when its last row is sent: streaming millions of rows
+        // may take longer than `query_timeout` (each write is bounded by the socket's write
+        // timeout), the server's answer to the whole may not.
+        self.io.arm();
         self.answer(Want::Drain).map(|_| ())
     }
 }
@@ -693,7 +777,7 @@ fn start_tls(
     mut tcp: TcpStream,
     t: &Target,
     host: &str,
-    timeout: Duration,
+    deadline: Instant,
 ) -> Result<Stream, WireError> {
     let failed = |e: std::io::Error| {
         let what = match e.kind() {
@@ -707,7 +791,11 @@ fn start_tls(
     };
     let mut request = BytesMut::with_capacity(8);
     frontend::ssl_request(&mut request);
-    tcp.set_read_timeout(Some(timeout)).map_err(failed)?;
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1));
+    tcp.set_read_timeout(Some(left)).map_err(failed)?;
+    tcp.set_write_timeout(Some(left)).map_err(failed)?;
     tcp.write_all(&request).map_err(failed)?;
     // One byte, not more: what follows an `S` belongs to the TLS handshake.
     let mut answer = [0u8; 1];
@@ -721,7 +809,8 @@ fn start_tls(
         .into()),
         b'S' => {
             let config = Arc::new(tls::client_config(t)?);
-            Stream::tls(tcp, config, host).map_err(|e| {
+            // The handshake ends by the startup's deadline, however the server sends it.
+            Stream::tls_until(tcp, config, host, deadline).map_err(|e| {
                 let what = match e.kind() {
                     std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
                         io::timed_out(&e, t.connect_timeout)
@@ -853,3 +942,6 @@ impl Drop for WireConnection {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod fuzz;

@@ -213,6 +213,7 @@ fn fed(bytes: Vec<u8>) -> WireConnection {
             r
         },
         limits: Limits::default(),
+        phase: Phase::Use,
         out: BytesMut::new(),
         stmts: Vec::new(),
         broken: false,
@@ -364,9 +365,14 @@ fn auth(code: i32, data: &[u8]) -> Vec<u8> {
 
 /// A target for a peer on `port` (password and TLS mode as given).
 fn peer_target(port: u16, extra: &str) -> Target {
+    let timeout = if extra.contains("connect_timeout") {
+        ""
+    } else {
+        "connect_timeout = 5\n"
+    };
     target_as(
         "alice",
-        &format!("hosts = [\"127.0.0.1:{port}\"]\ndatabase = \"db\"\nconnect_timeout = 5\n{extra}"),
+        &format!("hosts = [\"127.0.0.1:{port}\"]\ndatabase = \"db\"\n{timeout}{extra}"),
     )
 }
 
@@ -953,4 +959,294 @@ fn live_md5_and_scram_passwords() {
             Ok(_) => unreachable!(),
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// bounds and deadlines against a broken or hostile server (issue #13)
+
+/// [`fed`] with `limits`.
+fn fed_with(bytes: Vec<u8>, limits: Limits) -> WireConnection {
+    let mut c = fed(bytes);
+    c.io = Reader::new(
+        std::mem::replace(
+            &mut c.io.stream,
+            Stream::Unix(UnixStream::pair().unwrap().0),
+        ),
+        limits.max_packet,
+    );
+    c.io.set_timeout(limits.query_timeout).unwrap();
+    c.limits = limits;
+    c
+}
+
+fn small_limits() -> Limits {
+    Limits {
+        query_timeout: Some(Duration::from_secs(1)),
+        max_packet: 1 << 20,
+    }
+}
+
+/// An answer that asks for more than max_packet: refused from the header alone, in every mode
+/// (the rows skipped by length too), with the size and the key in the message.
+#[test]
+fn a_message_larger_than_max_packet_is_refused_from_its_header() {
+    for (tag, want) in [
+        (b'R', Want::Drain),
+        (b'D', Want::Drain),
+        (b'D', Want::Rows),
+        (b'T', Want::First),
+        (b'd', Want::Drain),
+    ] {
+        let mut b = vec![tag];
+        b.extend_from_slice(&0x7FFF_FFFFi32.to_be_bytes());
+        b.extend_from_slice(&[0; 100]);
+        let mut c = fed_with(b, small_limits());
+        let e = c.answer(want).unwrap_err();
+        assert!(
+            e.message.contains("message of 2147483648 bytes")
+                && e.message.contains("max_packet = 1048576"),
+            "{e}"
+        );
+        assert_eq!(e.kind, ErrKind::Other);
+        assert!(c.broken);
+        assert!(c.io.buf.len() <= 64 << 10, "nothing was allocated");
+    }
+    // Just above the limit: refused; at the limit: read.
+    for (size, ok) in [((1 << 20) + 1, false), (1 << 20, true)] {
+        let mut b = msg(b'D', &vec![0; size]);
+        b.extend(ready());
+        let r = fed_with(b, small_limits()).answer(Want::Drain);
+        assert_eq!(r.is_ok(), ok, "{size}: {:?}", r.err());
+    }
+}
+
+#[test]
+fn an_endless_admin_result_is_cut_at_max_admin_rows_or_max_packet() {
+    // Rows of no columns: 7 bytes each, so the row count is the bound that ends it.
+    let rows: Vec<u8> = (0..MAX_ADMIN_ROWS + 1)
+        .flat_map(|_| msg(b'D', &[0, 0]))
+        .collect();
+    let mut c = fed_with(rows.clone(), small_limits());
+    let e = c.answer(Want::Rows).unwrap_err();
+    assert!(e.message.contains("more than 100000 rows"), "{e}");
+    assert!(c.broken);
+    // Exactly the limit is fine.
+    let mut ok = rows[..rows.len() - 7].to_vec();
+    ok.extend(ready());
+    let a = fed_with(ok, small_limits()).answer(Want::Rows).unwrap();
+    assert_eq!(a.rows.len(), MAX_ADMIN_ROWS);
+    // Big rows: max_packet bytes in all.
+    let big = data_row(&[Some(&"x".repeat(100 << 10))]);
+    let mut c = fed_with(big.repeat(11), small_limits());
+    let e = c.answer(Want::Rows).unwrap_err();
+    assert!(e.message.contains("max_packet = 1048576 bytes"), "{e}");
+    // The rows a benchmark skips are not counted.
+    let mut b = big.repeat(11);
+    b.extend(ready());
+    assert!(fed_with(b, small_limits()).answer(Want::Drain).is_ok());
+}
+
+/// Runs `server` on one accepted connection while the client opens `t`; the peer thread is
+/// returned, for tests that go on using the connection.
+fn open_peer(
+    extra: &str,
+    server: impl FnOnce(TcpStream) + Send + 'static,
+) -> (
+    Result<WireConnection, WireError>,
+    std::thread::JoinHandle<()>,
+    Duration,
+) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let peer = std::thread::spawn(move || {
+        let (s, _) = listener.accept().unwrap();
+        server(s);
+    });
+    let start = Instant::now();
+    let r = WireConnection::open(&peer_target(port, extra), 0);
+    (r, peer, start.elapsed())
+}
+
+/// A peer's startup up to ReadyForQuery (trust).
+fn accept_startup(s: &mut TcpStream) {
+    read_frontend(s, false);
+    let mut b = auth(AUTH_OK, &[]);
+    b.extend(ready());
+    s.write_all(&b).unwrap();
+}
+
+fn sql_error(r: Result<WireConnection, WireError>) -> SqlError {
+    match r {
+        Err(WireError::Sql(e)) => e,
+        Err(WireError::Unsupported(m)) => panic!("unsupported: {m}"),
+        Ok(_) => panic!("connected"),
+    }
+}
+
+#[test]
+fn startup_loops_of_a_server_end_at_a_bound() {
+    // An endless md5 challenge: refused after a few rounds, not after connect_timeout.
+    let (r, peer, took) = open_peer("password = \"pw\"\nssl = \"disabled\"", |mut s| {
+        read_frontend(&mut s, false);
+        loop {
+            if s.write_all(&auth(AUTH_MD5, &[1, 2, 3, 4])).is_err() {
+                return;
+            }
+            let mut b = [0u8; 256];
+            if matches!(s.read(&mut b), Ok(0) | Err(_)) {
+                return;
+            }
+        }
+    });
+    let e = sql_error(r);
+    assert!(
+        e.message.contains("authentication more than 8 times"),
+        "{e}"
+    );
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    peer.join().unwrap();
+
+    // Endless ParameterStatus (and AuthenticationOk, notices): a message count ends it.
+    let (r, peer, took) = open_peer("ssl = \"disabled\"", |mut s| {
+        read_frontend(&mut s, false);
+        s.write_all(&auth(AUTH_OK, &[])).unwrap();
+        let mut b = Vec::new();
+        for _ in 0..100 {
+            b.extend(msg(b'S', b"server_version\x0015.0\0"));
+            b.extend(msg(b'N', &error_body("NOTICE", "00000", "hi", None)));
+        }
+        while s.write_all(&b).is_ok() {}
+    });
+    let e = sql_error(r);
+    assert!(e.message.contains("more than 10000 messages"), "{e}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    peer.join().unwrap();
+}
+
+/// A peer that sends `bytes` one at a time, every 50 ms, until the client goes.
+fn trickle(s: &mut TcpStream, bytes: &[u8]) {
+    for b in bytes.iter().cycle() {
+        if s.write_all(&[*b]).is_err() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_trickling_or_silent_startup_ends_at_connect_timeout() {
+    let mut endless = auth(AUTH_OK, &[]);
+    endless.extend(msg(b'S', b"a\0b\0"));
+    for (what, extra) in [
+        ("trickle", "ssl = \"disabled\""),
+        ("silent", "ssl = \"disabled\""),
+        ("tls trickle", "ssl = \"required\""),
+    ] {
+        let bytes = endless.clone();
+        let (r, peer, took) = open_peer(&format!("connect_timeout = 1\n{extra}"), move |mut s| {
+            match what {
+                "trickle" => {
+                    read_frontend(&mut s, false);
+                    trickle(&mut s, &bytes);
+                }
+                "silent" => {
+                    read_frontend(&mut s, false);
+                    let _ = s.read_to_end(&mut Vec::new());
+                }
+                _ => {
+                    let mut req = [0u8; 8];
+                    s.read_exact(&mut req).unwrap();
+                    s.write_all(b"S").unwrap();
+                    // A handshake record that promises 16 KiB and never completes it.
+                    trickle(&mut s, &[0x16, 3, 3, 0x40, 0]);
+                }
+            }
+        });
+        let e = sql_error(r);
+        assert!(e.message.contains("connect_timeout"), "{what}: {e}");
+        assert!(took >= Duration::from_millis(900), "{what}: {took:?}");
+        assert!(took < Duration::from_secs(4), "{what}: {took:?}");
+        peer.join().unwrap();
+    }
+}
+
+#[test]
+fn a_statement_the_server_never_finishes_fails_at_query_timeout() {
+    let mut rows = Vec::new();
+    for _ in 0..100 {
+        rows.extend(data_row(&[Some("1")]));
+    }
+    for what in ["silent", "trickle", "endless rows"] {
+        let bytes = rows.clone();
+        let (r, peer, _) = open_peer("ssl = \"disabled\"\nquery_timeout = 1", move |mut s| {
+            accept_startup(&mut s);
+            read_frontend(&mut s, true);
+            match what {
+                "silent" => {
+                    let _ = s.read_to_end(&mut Vec::new());
+                }
+                "trickle" => trickle(&mut s, &bytes),
+                _ => while s.write_all(&bytes).is_ok() {},
+            }
+        });
+        let mut c = r.unwrap_or_else(|e| panic!("{e:?}"));
+        let start = Instant::now();
+        let e = c.query("SELECT 1").unwrap_err();
+        let took = start.elapsed();
+        assert!(
+            e.message.contains("within query_timeout = 1 s"),
+            "{what}: {e}"
+        );
+        assert_eq!((e.code.as_str(), e.kind), ("", ErrKind::Other), "{what}");
+        assert!(took >= Duration::from_millis(900), "{what}: {took:?}");
+        assert!(took < Duration::from_secs(4), "{what}: {took:?}");
+        // The connection is gone: the next call says so at once.
+        let e = c.query("SELECT 1").unwrap_err();
+        assert_eq!(e.kind, ErrKind::Lost, "{what}: {e}");
+        drop(c);
+        peer.join().unwrap();
+    }
+}
+
+#[test]
+fn a_server_that_stops_reading_fails_the_write_at_query_timeout() {
+    let (r, peer, _) = open_peer("ssl = \"disabled\"\nquery_timeout = 1", |mut s| {
+        accept_startup(&mut s);
+        // Reads nothing more until the client is gone.
+        let mut b = [0u8; 1];
+        let _ = s.peek(&mut b);
+        std::thread::sleep(Duration::from_secs(4));
+    });
+    let mut c = r.unwrap_or_else(|e| panic!("{e:?}"));
+    // Far more than the socket buffers hold.
+    let sql = format!("SELECT '{}'", "x".repeat(64 << 20));
+    let start = Instant::now();
+    let e = c.query(&sql).unwrap_err();
+    assert!(e.message.contains("within query_timeout = 1 s"), "{e}");
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
+    drop(c);
+    peer.join().unwrap();
+}
+
+#[test]
+fn a_huge_message_during_the_startup_is_refused_at_once() {
+    let (r, peer, took) = open_peer("ssl = \"disabled\"", |mut s| {
+        read_frontend(&mut s, false);
+        let mut b = vec![b'R'];
+        b.extend_from_slice(&0x7FFF_FFFFi32.to_be_bytes());
+        let _ = s.write_all(&b);
+        let _ = s.read_to_end(&mut Vec::new());
+    });
+    let e = sql_error(r);
+    assert!(
+        e.message.contains("message of 2147483648 bytes") && e.message.contains("max_packet"),
+        "{e}"
+    );
+    assert_eq!(e.kind, ErrKind::Other, "not retried");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    peer.join().unwrap();
 }
