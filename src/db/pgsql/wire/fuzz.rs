@@ -7,7 +7,7 @@
 //! part of the mix), no buffer beyond `max_packet`.
 //!
 //! `SBSUITE_FUZZ_SECS` sets how long it runs (default 15 s, so `cargo test` stays fast;
-//! bench/fuzz-wire-pgsql.sh runs it for minutes), `SBSUITE_FUZZ_SEED` the seed (default: from
+//! `bench/fuzz-wire.sh SECS pgsql` runs it for minutes), `SBSUITE_FUZZ_SEED` the seed (default: from
 //! the clock, printed), `SBSUITE_FUZZ_CASE` one case to replay (its seed, as a failure prints
 //! it).
 
