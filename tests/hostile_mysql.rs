@@ -15,10 +15,8 @@ mod common;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 // ---------------------------------------------------------------------------------------------
 // the fake server
@@ -273,14 +271,7 @@ fn endless_capture(s: TcpStream) {
 // the client
 
 /// How a child ended.
-struct Outcome {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-    /// Peak resident set size in KiB.
-    max_rss_kib: i64,
-}
+use common::measure::Measured as Outcome;
 
 /// The binary under test.
 fn binary() -> PathBuf {
@@ -292,7 +283,6 @@ fn binary() -> PathBuf {
 
 /// Runs `sbsuite ARGS` in `dir`, killed after `limit` (a hang is a failure, not a hung test),
 /// and measures its time and peak RSS.
-#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std's `wait` cannot replace
 fn run(dir: &Path, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Outcome {
     let mut cmd = Command::new(binary());
     for (k, _) in std::env::vars() {
@@ -301,56 +291,8 @@ fn run(dir: &Path, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Outc
         }
     }
     cmd.envs(env.iter().copied());
-    let mut child = cmd
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    let pid = child.id() as libc::pid_t;
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let stdout = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let stderr = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let reaped = Arc::new(AtomicBool::new(false));
-    let (stop, stopped) = std::sync::mpsc::channel::<()>();
-    let watchdog = {
-        let reaped = reaped.clone();
-        std::thread::spawn(move || {
-            if stopped.recv_timeout(limit).is_err() && !reaped.load(Ordering::SeqCst) {
-                // SAFETY: kill(2) of our own unreaped child.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-        })
-    };
-    let mut status = 0;
-    // SAFETY: rusage is plain data, filled by wait4(2) for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let elapsed = start.elapsed();
-    reaped.store(true, Ordering::SeqCst);
-    let _ = stop.send(());
-    watchdog.join().unwrap();
-    assert_eq!(r, pid, "wait4: {}", std::io::Error::last_os_error());
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    Outcome {
-        code,
-        stdout: stdout.join().unwrap(),
-        stderr: stderr.join().unwrap(),
-        elapsed,
-        max_rss_kib: usage.ru_maxrss,
-    }
+    cmd.args(args).current_dir(dir);
+    common::measure::measured(cmd, limit)
 }
 
 /// The suite of a case: OLTP read-only on a tiny table, deadlines of 2 s.

@@ -15,8 +15,7 @@ mod common;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What a hostile server does on each connection.
 #[derive(Clone, Copy, Debug)]
@@ -202,66 +201,13 @@ fn hostile(script: Script) -> u16 {
     port
 }
 
-/// How a child ended.
-struct Ended {
-    code: Option<i32>,
-    took: Duration,
-    /// Peak resident set size, KiB.
-    max_rss_kib: i64,
-    stderr: String,
-    stdout: String,
-}
+use common::measure::Measured as Ended;
 
 /// Runs `sbsuite ARGS` to its end (killed after `limit`), with its peak RSS from `wait4`.
 fn run(args: &[&str], limit: Duration) -> Ended {
-    let mut child = common::sbsuite_process()
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    let pid = child.id() as libc::pid_t;
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let stdout = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let stderr = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    // A child that hangs is killed (ours, by its pid), so the test fails instead of hanging.
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        if done_rx.recv_timeout(limit).is_err() {
-            // SAFETY: signals our own child, not yet reaped (the waiter holds off until we
-            // are told it ended, and then this branch is not taken).
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-    });
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child by its pid; `status` and `usage` are valid out-pointers.
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(rc, pid, "wait4: {}", std::io::Error::last_os_error());
-    let took = start.elapsed();
-    let _ = done_tx.send(());
-    watchdog.join().unwrap();
-    // Reaped already: `Child` must not wait again; dropping it does not.
-    drop(child);
-    Ended {
-        code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
-        took,
-        max_rss_kib: usage.ru_maxrss,
-        stderr: stderr.join().unwrap(),
-        stdout: stdout.join().unwrap(),
-    }
+    let mut cmd = common::sbsuite_process();
+    cmd.args(args);
+    common::measure::measured(cmd, limit)
 }
 
 /// Connect and query timeouts of the suite runs, seconds.
@@ -340,8 +286,8 @@ fn suite_runs_against_a_hostile_server_fail_fast_clearly_and_small() {
         let mut problems = Vec::new();
         // Each connection of the run (capture, prepare, cleanup) may wait twice its deadline;
         // the rest is the binary's own start and a loaded machine.
-        if e.took > Duration::from_secs(3 * 2 * DEADLINE + 10) {
-            problems.push(format!("took {:?}", e.took));
+        if e.elapsed > Duration::from_secs(3 * 2 * DEADLINE + 10) {
+            problems.push(format!("took {:?}", e.elapsed));
         }
         if e.code == Some(0) || e.code.is_none() {
             problems.push(format!("exit {:?}", e.code));
@@ -364,7 +310,7 @@ fn suite_runs_against_a_hostile_server_fail_fast_clearly_and_small() {
         }
         eprintln!(
             "{script:?}: {:.1} s, exit {:?}, peak RSS {} KiB",
-            e.took.as_secs_f64(),
+            e.elapsed.as_secs_f64(),
             e.code,
             e.max_rss_kib
         );
@@ -428,13 +374,13 @@ fn sysbench_runs_against_a_hostile_server_fail_fast_clearly_and_small() {
         let want = expected(script);
         eprintln!(
             "sysbench {script:?}: {:.1} s, exit {:?}, peak RSS {} KiB",
-            e.took.as_secs_f64(),
+            e.elapsed.as_secs_f64(),
             e.code,
             e.max_rss_kib
         );
         let mut problems = Vec::new();
-        if e.took > Duration::from_secs(15) {
-            problems.push(format!("took {:?}", e.took));
+        if e.elapsed > Duration::from_secs(15) {
+            problems.push(format!("took {:?}", e.elapsed));
         }
         if e.code == Some(0) || e.code.is_none() {
             problems.push(format!("exit {:?}", e.code));

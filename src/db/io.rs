@@ -10,7 +10,7 @@
 //! first), so a typical answer costs one `read` system call. The protocols differ in framing
 //! and errors, so each client maps [`ReadError`] and [`ConnectError`] to its own messages.
 //!
-//! TLS ([`Stream::tls`]) is a blocking rustls client over the TCP socket: rustls decrypts into
+//! TLS ([`Stream::tls_until`]) is a blocking rustls client over the TCP socket: rustls decrypts into
 //! its own plaintext queue and [`Reader::fill`] copies from there into the one read buffer,
 //! so the parsing code does not change; a write is encrypted and flushed at once.
 
@@ -144,29 +144,10 @@ pub enum Stream {
 
 impl Stream {
     /// Runs a TLS handshake as a client of `host` (an IP address or a DNS name, checked
-    /// against the certificate when `config` verifies names) over `tcp`; the socket's read
-    /// timeout bounds it.
-    pub fn tls(
-        mut tcp: TcpStream,
-        config: Arc<rustls::ClientConfig>,
-        host: &str,
-    ) -> io::Result<Stream> {
-        let name = rustls::pki_types::ServerName::try_from(host.to_owned()).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("`{host}` is not a host name for TLS: {e}"),
-            )
-        })?;
-        let mut conn = rustls::ClientConnection::new(config, name).map_err(io::Error::other)?;
-        while conn.is_handshaking() {
-            conn.complete_io(&mut tcp)?;
-        }
-        Ok(Stream::Tls(Box::new(rustls::StreamOwned::new(conn, tcp))))
-    }
-
-    /// As [`Stream::tls`], but the handshake ends by `deadline` whatever the server does: a
-    /// server that trickles its handshake a byte at a time keeps every `read` short, so the
-    /// socket's own timeout never fires and `complete_io` would loop for as long as it likes.
+    /// against the certificate when `config` verifies names) over `tcp`, ending by `deadline`
+    /// whatever the server does: a server that trickles its handshake a byte at a time keeps
+    /// every `read` short, so the socket's own timeout would never fire and `complete_io`
+    /// would loop for as long as it likes.
     /// Every read and write of the handshake waits at most until `deadline`; past it, the
     /// error is [`io::ErrorKind::TimedOut`]. The socket's timeouts are left as the last read
     /// or write set them: the caller sets its own for what follows.

@@ -14,7 +14,7 @@
 //! Scope (everything else is [`WireError::Unsupported`] and `pgsql::open` falls back to
 //! tokio-postgres): protocol 3.0 over a Unix socket (always plain text, as libpq) or TCP, in
 //! plain text (`sslmode = disable`) or TLS: every other mode sends an SSLRequest and, when the
-//! server answers `S`, runs a blocking rustls handshake ([`Stream::tls`]) with the
+//! server answers `S`, runs a blocking rustls handshake ([`Stream::tls_until`]) with the
 //! configuration the tokio-postgres path uses ([`crate::db::tls`]: `prefer`/`require` encrypt
 //! without verifying, `verify-ca` checks the chain against `ssl_ca`, `verify-full` also the
 //! host name; the client certificate when given). A server answering `N` gets plain text for
