@@ -1,4 +1,4 @@
-//! `sbsuite import FILE…`: sysbench text logs (1.0, 0.5, 0.4) → a results directory with the
+//! `sbsuite import FILE…`: sysbench text logs (1.1, 1.0, 0.5, 0.4) → a results directory with the
 //! same `results.csv` and `intervals.csv` columns `sbsuite run` writes, so years of kept
 //! sysbench output can be compared with new runs by the same tools.
 //!
@@ -55,7 +55,7 @@ pub enum ImportError {
         source: std::io::Error,
     },
     #[error(
-        "{} holds no sysbench report (no `General statistics:` / `Test execution summary:` block and no `[ Ns ]` interim lines); give the saved output of `sysbench … run`",
+        "{} holds no sysbench report (no `General statistics:` / `Throughput:` / `Test execution summary:` block and no `[ Ns ]` interim lines); give the saved output of `sysbench … run`",
         .0.display()
     )]
     NoReport(PathBuf),
@@ -75,6 +75,16 @@ pub fn command(req: &ImportRequest) -> Result<(), ImportError> {
                 "warning: {}:{}: the log does not name its workload (no command line before the report); recorded as `unknown` — pass --workload NAME",
                 s.file.display(),
                 s.report.line
+            );
+        }
+        for u in &s.report.unread {
+            eprintln!(
+                "warning: {}:{}: cannot read the `{}` field (`{}`); {}",
+                s.file.display(),
+                u.line,
+                u.field,
+                u.text,
+                u.instead
             );
         }
         if !s.report.is_complete() {
