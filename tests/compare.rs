@@ -781,3 +781,77 @@ fn issue_13_a_gate_with_nothing_to_compare_fails() {
     ]);
     assert_eq!(code, 0, "no errors on either side is a pass: {out}{err}");
 }
+
+/// Imports `log` (under tests/fixtures/sysbench) into `root` with `sbsuite import`; returns the
+/// run directory.
+fn import_log(root: &std::path::Path, log: &str) -> std::path::PathBuf {
+    let out = sbsuite()
+        .arg("import")
+        .arg(format!("tests/fixtures/sysbench/{log}"))
+        .arg("--out")
+        .arg(root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let suite = root.join("imported");
+    let dir = std::fs::read_dir(&suite)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(dir.join("origin.json").is_file(), "{}", dir.display());
+    dir
+}
+
+/// Issue #14 item 10: an imported sysbench log against a run of sbsuite says, above the table
+/// and in JSON, that the tools differ; an import made before `origin.json` existed is still
+/// known by its suite.toml; two runs of one tool say nothing.
+#[test]
+fn a_comparison_across_tools_says_so_above_the_table_and_in_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let imported = import_log(tmp.path(), "reconstructed/oltp_read_write_1.1.txt");
+    let imported = imported.to_str().unwrap();
+    let base = format!("{FX}/baseline");
+
+    let (code, out, err) = compare(&[imported, &base]);
+    assert_eq!(code, 0, "{err}");
+    let warning = "warning: different tools: the baseline was measured by sysbench 1.1 (imported log), the other side by sbsuite; their clients' CPU cost differs (sbsuite's OLTP clients use less CPU than sysbench's, which on a small machine shows as higher server throughput), so part of a difference may be the tool, not the system";
+    let at = out.find(warning).unwrap_or_else(|| panic!("{out}"));
+    let grid = out.find("key ").unwrap_or_else(|| panic!("{out}"));
+    assert!(at < grid, "above the table: {out}");
+
+    let (_, md, _) = compare(&[imported, &base, "--format", "markdown"]);
+    let at = md.find(warning).unwrap_or_else(|| panic!("{md}"));
+    assert!(at < md.find("| key |").unwrap(), "{md}");
+
+    let (_, json, _) = compare(&[&base, imported, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let tools = &v["comparisons"][0]["tools"];
+    assert_eq!(tools["base"], "sbsuite", "{json}");
+    assert_eq!(tools["other"], "sysbench 1.1 (imported log)", "{json}");
+    assert!(
+        tools["note"].as_str().unwrap().starts_with(
+            "different tools: the baseline was measured by sbsuite, the other side by sysbench 1.1"
+        ),
+        "{json}"
+    );
+
+    // An import from before origin.json: its suite.toml header says where it came from.
+    std::fs::remove_file(std::path::Path::new(imported).join("origin.json")).unwrap();
+    let (_, out, _) = compare(&[&base, imported]);
+    assert!(
+        out.contains("warning: different tools: the baseline was measured by sbsuite, the other side by sysbench (imported log);"),
+        "{out}"
+    );
+
+    // One tool on both sides: no line, no JSON field.
+    let (_, out, _) = compare(&[imported, imported]);
+    assert!(!out.contains("different tools"), "{out}");
+    let (_, json, _) = compare(&[&base, &format!("{FX}/relaxed"), "--format", "json"]);
+    assert!(!json.contains("\"tools\""), "{json}");
+}

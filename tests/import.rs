@@ -513,6 +513,169 @@ fn sysbench_0_5_with_interim_lines() {
     assert_eq!(column(&imp.intervals, "qps"), ["", "", ""]);
 }
 
+/// Issue #14 item 8: sysbench 1.1's report (`Throughput:` with events/s, time elapsed and the
+/// total number of events in place of 1.0's `General statistics:`) and its banner
+/// (`sysbench 1.1.0-<commit> (…)`).
+#[test]
+fn sysbench_1_1_cpu_and_oltp_read_write() {
+    let imp = import(
+        &[
+            "reconstructed/cpu_1.1.txt",
+            "reconstructed/oltp_read_write_1.1.txt",
+        ],
+        &[],
+    );
+    assert_eq!(column(&imp.rows, "status"), ["ok", "ok"], "{}", imp.stderr);
+    check(
+        &imp.rows[0],
+        &[
+            ("name", "cpu-t2"),
+            ("workload", "cpu"),
+            ("seconds", "10.0012"),
+            ("events", "8814"),
+            // The Throughput block's eps (four decimals), not CPU speed's rounded one.
+            ("eps", "881.2942"),
+            ("lat_min", "2.12"),
+            ("lat_avg", "2.27"),
+            ("lat_max", "14.95"),
+            ("lat_p95", "2.48"),
+            ("lat_sum", "19996.67"),
+            ("fairness_events_stddev", "12"),
+            ("error", ""),
+        ],
+    );
+    check(
+        &imp.rows[1],
+        &[
+            ("name", "oltp_read_write-t4"),
+            ("seconds", "10.0552"),
+            ("events", "4296"),
+            ("eps", "427.2416"),
+            ("tps", "427.24"),
+            ("qps", "8544.83"),
+            ("reads", "60144"),
+            ("lat_p95", "17.63"),
+            ("lat_max", "185.66"),
+            ("fairness_time_stddev", "0"),
+        ],
+    );
+    assert_eq!(column(&imp.intervals, "step"), ["1", "1", "2", "2"]);
+    assert_eq!(
+        column(&imp.intervals, "eps"),
+        ["880.95", "881.64", "425.97", "428.6"]
+    );
+    assert!(
+        imp.stdout.contains("(sysbench 1.1, 2 interim lines)"),
+        "{}",
+        imp.stdout
+    );
+    assert!(!imp.stderr.contains("warning"), "{}", imp.stderr);
+    let suite = std::fs::read_to_string(imp.dir.join("suite.toml")).unwrap();
+    assert!(!suite.contains("secret"), "{suite}");
+}
+
+/// Issue #14 item 8: a 1.1 report pasted from a web page (indentation and blank lines gone,
+/// fields run together, the last field cut): everything readable is read, the row stays ok,
+/// and the field that could not be read is named with its file and line.
+#[test]
+fn a_pasted_sysbench_1_1_log_is_read_field_by_field() {
+    let file = "reconstructed/oltp_read_only_1.1_pasted.txt";
+    let imp = import(&[file], &[]);
+    check(
+        &imp.rows[0],
+        &[
+            ("status", "ok"),
+            ("workload", "oltp_read_only"),
+            ("threads", "16"),
+            // `time elapsed: 20.0049stotal number of events: 23194`
+            ("seconds", "20.0049"),
+            ("events", "23194"),
+            ("eps", "1159.4159"),
+            ("tps", "1159.42"),
+            ("qps", "18550.66"),
+            ("reads", "324716"),
+            ("lat_min", "4.12"),
+            ("lat_avg", "13.79"),
+            // `max: 387.8195th percentile: 20.37`
+            ("lat_max", "387.81"),
+            ("lat_p95", "20.37"),
+            ("percentile", "95"),
+            // `sum: 319843.52Threads fairness:`
+            ("lat_sum", "319843.52"),
+            ("fairness_events_stddev", "21.37"),
+            ("fairness_time_stddev", ""),
+        ],
+    );
+    assert_eq!(imp.intervals.len(), 2);
+    let warnings: Vec<&str> = imp
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "warning: {FIX}/{file}:30: cannot read the `execution time (avg/stddev)` field (`execution time (avg/stddev):`); left empty"
+        )],
+        "{}",
+        imp.stderr
+    );
+}
+
+/// Issue #14 item 9: a memory report followed by a mutex report whose banner was not kept
+/// (real 1.0.20 output: memory.txt, then mutex.txt without its first line) are two rows, not
+/// one with memory's MiB/s and mutex's events; the report whose test cannot be told is named
+/// in a warning.
+#[test]
+fn a_report_without_banner_after_another_is_never_merged() {
+    let imp = import(&["memory_then_mutex.txt"], &[]);
+    assert_eq!(imp.rows.len(), 2, "{:?}", imp.rows);
+    check(
+        &imp.rows[0],
+        &[
+            ("workload", "memory"),
+            ("events", "2010859"),
+            ("seconds", "3.0166"),
+            ("mib_per_s", "650.75"),
+            ("lat_max", "1391.37"),
+        ],
+    );
+    check(
+        &imp.rows[1],
+        &[
+            ("workload", "unknown"),
+            ("threads", "2"),
+            ("events", "2"),
+            ("seconds", "4.9186"),
+            ("mib_per_s", ""),
+            ("total_mib", ""),
+            ("lat_min", "4800.53"),
+            ("status", "ok"),
+        ],
+    );
+    assert!(
+        imp.stderr.contains(&format!(
+            "warning: {FIX}/memory_then_mutex.txt:42: the log does not name its workload"
+        )),
+        "{}",
+        imp.stderr
+    );
+    assert_eq!(imp.stderr.matches("warning").count(), 1, "{}", imp.stderr);
+
+    // 1.1: the second report pasted from its `Throughput:` block on, nothing before it.
+    let imp = import(&["reconstructed/memory_mutex_1.1.txt"], &[]);
+    assert_eq!(column(&imp.rows, "workload"), ["memory", "unknown"]);
+    assert_eq!(column(&imp.rows, "events"), ["52428800", "2"]);
+    assert_eq!(column(&imp.rows, "mib_per_s"), ["5119.59", ""]);
+    assert_eq!(column(&imp.rows, "lat_max"), ["12.41", "4891.49"]);
+    assert!(
+        imp.stderr
+            .contains("memory_mutex_1.1.txt:39: the log does not name its workload"),
+        "{}",
+        imp.stderr
+    );
+}
+
 #[test]
 fn an_imported_run_can_be_reported() {
     let imp = import(&["cpu_loop.txt"], &[]);

@@ -149,6 +149,7 @@ pub fn compare_sides(
             .filter(|k| !base.contains_key(k))
             .collect(),
         notes: Vec::new(),
+        tools: None,
         few_samples: few,
         measured: METRICS
             .iter()

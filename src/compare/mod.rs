@@ -10,7 +10,9 @@
 //!   axis; the column compared `--by` is left out of the key) with the repetitions as samples,
 //!   and turns them into lines with verdicts; keys on one side only are listed, never dropped
 //!   silently. [`stats`] holds the statistics, [`gates`] the `--fail-on` regression gates,
-//!   [`setup`] the suite and server-variable differences shown above the numbers;
+//!   [`setup`] the suite and server-variable differences shown above the numbers (and
+//!   [`Tools`], when the two runs were measured by different tools: an imported sysbench log
+//!   against a run of sbsuite);
 //!   [`CompareError`] and [`GateError`] say why a comparison or a gate could not be made.
 //! - Per metric: medians, a 95 % CI per side, delta in % of the baseline, and Welch's t-test
 //!   ([`stats`]); with one sample a side there is no verdict, only the raw delta, and gates
@@ -146,11 +148,45 @@ pub struct Comparison {
     pub only_other: Vec<Vec<(String, String)>>,
     /// Differences above the table: suite lines and server variables.
     pub notes: Vec<String>,
+    /// Set when the two sides were measured by different tools (JSON: `tools`, left out when
+    /// they were not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Tools>,
     pub few_samples: bool,
     /// The metrics with samples on both sides of at least one matched key: a gate on any other
     /// metric has nothing to evaluate ([`CompareError::GateHasNothing`]).
     #[serde(skip)]
     pub measured: Vec<&'static str>,
+}
+
+/// The tools of the two sides of a comparison, when they differ. Said above the numbers
+/// because a tool is part of what is measured: its clients' CPU cost differs (sbsuite's OLTP
+/// clients use less CPU than sysbench's, which on a small machine shows as higher server
+/// throughput), so part of a difference may be the tool and not the system.
+#[derive(Clone, Debug, Serialize)]
+pub struct Tools {
+    /// The baseline's tool (`sysbench 1.0 (imported log)`).
+    pub base: String,
+    /// The other side's tool (`sbsuite`).
+    pub other: String,
+    /// The sentence every text format prints.
+    pub note: String,
+}
+
+impl Tools {
+    /// `Some` when `a` and `b` name different tools (versions of one tool do not count).
+    pub fn differ(a: &load::Origin, b: &load::Origin) -> Option<Tools> {
+        (a.tool != b.tool).then(|| {
+            let (base, other) = (a.describe(), b.describe());
+            Tools {
+                note: format!(
+                    "different tools: the baseline was measured by {base}, the other side by {other}; their clients' CPU cost differs (sbsuite's OLTP clients use less CPU than sysbench's, which on a small machine shows as higher server throughput), so part of a difference may be the tool, not the system"
+                ),
+                base,
+                other,
+            }
+        })
+    }
 }
 
 /// A matrix key as `column=value …` (empty cells left out).
@@ -247,6 +283,7 @@ fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareErr
         gates,
     );
     c.notes = bad;
+    c.tools = Tools::differ(&ra.origin, &rb.origin);
     if let (Some(sa), Some(sb)) = (&ra.suite_text, &rb.suite_text) {
         let d = setup::line_diff(sa, sb);
         if !d.is_empty() {

@@ -1,4 +1,4 @@
-//! `sbsuite import FILE…`: sysbench text logs (1.0, 0.5, 0.4) → a results directory with the
+//! `sbsuite import FILE…`: sysbench text logs (1.1, 1.0, 0.5, 0.4) → a results directory with the
 //! same `results.csv` and `intervals.csv` columns `sbsuite run` writes, so years of kept
 //! sysbench output can be compared with new runs by the same tools.
 //!
@@ -18,7 +18,8 @@ use indexmap::IndexMap;
 use crate::engine::{IntervalSample, LatencySummary, SqlCounters, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::csv::fmt_float;
-use crate::results::{ResultStore, ResultsError, RowStatus, RunRow};
+use crate::results::load::{IMPORTED_SUITE_HEADER, Origin};
+use crate::results::{ResultStore, ResultsError, RowStatus, RunRow, write_origin};
 use crate::value::{Options, Value};
 
 use self::parse::Report;
@@ -55,7 +56,7 @@ pub enum ImportError {
         source: std::io::Error,
     },
     #[error(
-        "{} holds no sysbench report (no `General statistics:` / `Test execution summary:` block and no `[ Ns ]` interim lines); give the saved output of `sysbench … run`",
+        "{} holds no sysbench report (no `General statistics:` / `Throughput:` / `Test execution summary:` block and no `[ Ns ]` interim lines); give the saved output of `sysbench … run`",
         .0.display()
     )]
     NoReport(PathBuf),
@@ -75,6 +76,16 @@ pub fn command(req: &ImportRequest) -> Result<(), ImportError> {
                 "warning: {}:{}: the log does not name its workload (no command line before the report); recorded as `unknown` — pass --workload NAME",
                 s.file.display(),
                 s.report.line
+            );
+        }
+        for u in &s.report.unread {
+            eprintln!(
+                "warning: {}:{}: cannot read the `{}` field (`{}`); {}",
+                s.file.display(),
+                u.line,
+                u.field,
+                u.text,
+                u.instead
             );
         }
         if !s.report.is_complete() {
@@ -208,9 +219,8 @@ fn build_plan(suite: &str, sources: &[Source], default_workload: Option<&str>) -
 /// record of where each step came from, shown by `sbsuite report` and compared by `compare`.
 fn suite_text(suite: &str, sources: &[Source], plan: &Plan) -> String {
     let mut t = String::new();
-    t.push_str(
-        "# Imported by `sbsuite import` from sysbench text output: a record of the sources,\n",
-    );
+    t.push_str(IMPORTED_SUITE_HEADER);
+    t.push_str(" from sysbench text output: a record of the sources,\n");
     t.push_str("# not a runnable suite. One run step per report:\n");
     for (step, s) in plan.steps.iter().zip(sources) {
         let _ = writeln!(
@@ -253,6 +263,7 @@ fn store(
     sources: &[Source],
 ) -> Result<PathBuf, crate::results::ResultsError> {
     let mut store = ResultStore::create(root, plan, suite_text, Utc::now())?;
+    write_origin(store.dir(), &origin(sources))?;
     for (step, s) in plan.steps.iter().zip(sources) {
         let r = &s.report;
         for iv in &r.intervals {
@@ -277,6 +288,22 @@ fn store(
         store.write_foreign_run(&row, &printed_cells(r))?;
     }
     Ok(store.dir().to_path_buf())
+}
+
+/// `origin.json` of an import: sysbench, with the versions the reports' banners gave, so a
+/// comparison with a run of sbsuite says that the tools differ.
+fn origin(sources: &[Source]) -> Origin {
+    let mut versions: Vec<&str> = sources
+        .iter()
+        .filter_map(|s| s.report.version.map(|v| v.as_str()))
+        .collect();
+    versions.sort_unstable();
+    versions.dedup();
+    Origin {
+        tool: "sysbench".into(),
+        version: (!versions.is_empty()).then(|| versions.join(", ")),
+        imported_by: Some(format!("sbsuite {}", env!("CARGO_PKG_VERSION"))),
+    }
 }
 
 /// The cells taken as printed instead of recomputed from counts and the total time.

@@ -1,4 +1,5 @@
-//! A parser for sysbench's text output: 1.0.x (`General statistics:` / `Latency (ms):`),
+//! A parser for sysbench's text output: 1.1 (`Throughput:` with `events/s (eps):`, `time
+//! elapsed:`, `total number of events:`), 1.0.x (`General statistics:` / `Latency (ms):`),
 //! 0.5 and early 1.0 (`response time:`) and 0.4.12 (`OLTP test statistics:`,
 //! `Test execution summary:`, `per-request statistics:`), with the interim `[ 10s ] …` lines of
 //! each version and the cpu, memory, fileio and SQL blocks.
@@ -8,6 +9,18 @@
 //! line that precedes it), prompts and other text between reports are ignored, and a value is
 //! taken exactly as printed (a rate of `135.94` stays `135.94`, never recomputed from counts),
 //! because the point of importing is comparing those very numbers.
+//!
+//! Two reports are never merged: a report whose banner was not kept starts where the previous
+//! one's statistics are over (its `Running the test…` header, or a summary block after a
+//! complete one, or a summary block seen twice — [`opens_another_report`]), since a merged row
+//! would pair one test's throughput with another's events.
+//!
+//! Logs pasted from web pages and chat lose indentation and blank lines (harmless: lines are
+//! trimmed and blank lines skipped) and sometimes run two fields together on one line
+//! (`max: 387.8195th percentile: 155.80`): [`split_fields`] cuts such lines at the labels of the
+//! final report. A field whose value still cannot be read is left empty and recorded in
+//! [`Report::unread`], so the import can warn naming the line and the field; the row stays `ok`
+//! as long as its throughput figures were read.
 
 use crate::compat::args;
 use crate::compat::convert::{redact, split_words};
@@ -21,6 +34,10 @@ pub enum Version {
     V05,
     /// 1.0.x: `General statistics:`, `Latency (ms):`, `[ 10s ] thds: …` interim lines.
     V10,
+    /// 1.1 (built from git, `sysbench 1.1.0-df89d34 (…)`): 1.0's blocks, with `Throughput:`
+    /// (`events/s (eps):`, `time elapsed:`, `total number of events:`) in place of
+    /// `General statistics:`.
+    V11,
 }
 
 impl Version {
@@ -29,6 +46,7 @@ impl Version {
             Version::V04 => "0.4",
             Version::V05 => "0.5",
             Version::V10 => "1.0",
+            Version::V11 => "1.1",
         }
     }
 }
@@ -73,6 +91,22 @@ pub struct Interval {
     pub metrics: Metrics,
 }
 
+/// A field of the final report whose value could not be read (a pasted log's damage).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unread {
+    /// 1-based line of the field.
+    pub line: usize,
+    /// The field's label as printed (`max`, `time elapsed`).
+    pub field: String,
+    /// The text read for it.
+    pub text: String,
+    /// What was done instead: left empty, or derived from other printed figures.
+    pub instead: &'static str,
+}
+
+/// What an unread field becomes by default.
+const LEFT_EMPTY: &str = "left empty";
+
 /// One report: the header, the interim lines and the final statistics.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
@@ -106,6 +140,11 @@ pub struct Report {
     pub fatal: Option<String>,
     /// `[ Ns ] Checkpoint report:` made this report (statistics since the previous one).
     pub checkpoint: Option<f64>,
+    /// Fields of the final report that were there but could not be read.
+    pub unread: Vec<Unread>,
+    /// The summary block headers seen so far: a second one of the same kind is another
+    /// report's ([`opens_another_report`]).
+    headers: Vec<&'static str>,
     /// 0.4/0.5 fileio totals (reads, writes, other) and MiB (read, written), turned into
     /// rates by [`finalize`].
     file_counts: Option<[Option<f64>; 3]>,
@@ -216,16 +255,7 @@ pub fn parse(text: &str) -> Vec<Report> {
             if body.starts_with("Checkpoint report") {
                 // The statistics that follow cover the period since the previous checkpoint:
                 // they become their own report, the next period another one.
-                let header = Report {
-                    line: lineno,
-                    version: cur.version,
-                    command: cur.command.clone(),
-                    workload: cur.workload.clone(),
-                    threads: cur.threads,
-                    percentile: cur.percentile,
-                    checkpoint: None,
-                    ..Report::default()
-                };
+                let header = continuation(&cur, lineno);
                 if cur.is_complete() {
                     finish(&mut cur, &mut reports);
                     cur = header;
@@ -236,15 +266,7 @@ pub fn parse(text: &str) -> Vec<Report> {
             }
             if cur.is_complete() {
                 // Interim lines after a checkpoint's statistics belong to the next period.
-                let next = Report {
-                    line: lineno,
-                    version: cur.version,
-                    command: cur.command.clone(),
-                    workload: cur.workload.clone(),
-                    threads: cur.threads,
-                    percentile: cur.percentile,
-                    ..Report::default()
-                };
+                let next = continuation(&cur, lineno);
                 finish(&mut cur, &mut reports);
                 cur = next;
             }
@@ -252,8 +274,25 @@ pub fn parse(text: &str) -> Vec<Report> {
             continue;
         }
 
-        header_line(&mut cur, line);
-        block = final_line(&mut cur, line, block);
+        for field in split_fields(line) {
+            if opens_another_report(&cur, field) {
+                // A report whose banner was not kept: never merged into the one before. The
+                // final report after a checkpoint's statistics belongs to the same run.
+                let next = Report {
+                    line: lineno,
+                    ..if cur.checkpoint.is_some() {
+                        continuation(&cur, lineno)
+                    } else {
+                        Report::default()
+                    }
+                };
+                finish(&mut cur, &mut reports);
+                cur = next;
+                block = Block::None;
+            }
+            header_line(&mut cur, field);
+            block = final_line(&mut cur, field, block, lineno);
+        }
     }
     if started {
         finish(&mut cur, &mut reports);
@@ -261,7 +300,182 @@ pub fn parse(text: &str) -> Vec<Report> {
     reports
 }
 
-/// `sysbench 1.0.20 (using …)`, `sysbench 0.4.12:  multi-threaded …`, `sysbench 0.5:  …`.
+/// The next period of the same run (after a checkpoint): its header, no statistics.
+fn continuation(cur: &Report, line: usize) -> Report {
+    Report {
+        line,
+        version: cur.version,
+        command: cur.command.clone(),
+        workload: cur.workload.clone(),
+        threads: cur.threads,
+        percentile: cur.percentile,
+        ..Report::default()
+    }
+}
+
+/// Summary block headers: each opens a report's final statistics once.
+const SUMMARY_HEADERS: [&str; 9] = [
+    "General statistics:",
+    "Test execution summary:",
+    "SQL statistics:",
+    "OLTP test statistics:",
+    "CPU speed:",
+    "File operations:",
+    "Latency (ms):",
+    "per-request statistics:",
+    "Threads fairness:",
+];
+
+/// Whether `field` starts another report than `cur` although no banner or command line said
+/// so (a log pasted without its second banner): the header of a run (`Running the test with
+/// following options:`, `Threads started!`) after `cur` has statistics or interim lines; a
+/// block that precedes the totals (`General statistics:`, `SQL statistics:`, `Throughput:`,
+/// memory's `Total operations:` …) after `cur` has its totals; or a summary header `cur` has
+/// already seen (a first report whose totals were lost). 1.1 prints `Throughput:` twice in
+/// fileio reports (volumes, then events/s) before its totals, so that one repeat is allowed.
+fn opens_another_report(cur: &Report, field: &str) -> bool {
+    if matches!(
+        field,
+        "Running the test with following options:"
+            | "Initializing worker threads..."
+            | "Threads started!"
+    ) {
+        return cur.has_content();
+    }
+    let before_totals = field == "Throughput:"
+        || field.starts_with("Total operations:")
+        || field.starts_with("Operations performed:")
+        || field.contains(" transferred (")
+        || (SUMMARY_HEADERS.contains(&field)
+            && !matches!(
+                field,
+                "Latency (ms):" | "per-request statistics:" | "Threads fairness:"
+            ));
+    if before_totals && cur.is_complete() {
+        return true;
+    }
+    SUMMARY_HEADERS.contains(&field) && cur.headers.contains(&field)
+}
+
+/// Labels of the final report's fields and blocks, where [`split_fields`] cuts a line into
+/// which a paste ran two fields (`sum: 10001.78Threads fairness:`).
+const FIELD_LABELS: [&str; 35] = [
+    "General statistics:",
+    "Test execution summary:",
+    "SQL statistics:",
+    "OLTP test statistics:",
+    "Throughput:",
+    "Latency (ms):",
+    "Threads fairness:",
+    "CPU speed:",
+    "File operations:",
+    "queries performed:",
+    "read:",
+    "write:",
+    "other:",
+    "total:",
+    "transactions:",
+    "queries:",
+    "ignored errors:",
+    "reconnects:",
+    "events/s (eps):",
+    "time elapsed:",
+    "total time:",
+    "total number of events:",
+    "events per second:",
+    "min:",
+    "avg:",
+    "max:",
+    "sum:",
+    "events (avg/stddev):",
+    "execution time (avg/stddev):",
+    "percentile stats:",
+    "reads/s:",
+    "writes/s:",
+    "fsyncs/s:",
+    "read, MiB/s:",
+    "written, MiB/s:",
+];
+
+/// The fields of one line: the line itself, or its pieces when a paste ran fields together.
+/// Only lines that start with a label are cut, and a label is a cut only where it cannot be the end of a word (`min:` in `admin:` is not; after
+/// a number, `s` or `ms` it is: `10.0022stotal number of events:`). A percentile label glued
+/// to a latency value (`max: 387.8195th percentile: 155.80`) is cut two decimals after the
+/// point, because sysbench prints every latency with two (`%.2f`): `387.81` and `95th …`.
+fn split_fields(line: &str) -> Vec<&str> {
+    if line.starts_with("FATAL") || line.starts_with("WARNING") {
+        return vec![line];
+    }
+    let mut found: Vec<(usize, usize)> = FIELD_LABELS
+        .iter()
+        .flat_map(|l| line.match_indices(l).map(|(i, m)| (i, m.len())))
+        .collect();
+    for (k, m) in line.match_indices("th percentile:") {
+        let digits = line[..k]
+            .bytes()
+            .rev()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        let start = k - digits;
+        if digits == 0 {
+            continue;
+        }
+        if start > 0 && line.as_bytes()[start - 1] == b'.' {
+            // `387.8195th`: the value's two decimals, then the percentile.
+            if digits > 2 {
+                found.push((start + 2, k + m.len() - start - 2));
+            }
+        } else {
+            found.push((start, k + m.len() - start));
+        }
+    }
+    found.sort_unstable();
+    // Only a line that is itself a field of the report is cut: prose quoting fields is not.
+    if found.first().is_none_or(|f| f.0 != 0) {
+        return vec![line];
+    }
+    // A label inside another (none today, but `total:` could be inside a longer one) is not
+    // a cut.
+    let mut cuts: Vec<usize> = Vec::new();
+    let mut end = 0;
+    for (i, len) in found {
+        if i < end {
+            continue;
+        }
+        end = i + len;
+        if i == 0 {
+            continue;
+        }
+        let before: Vec<char> = line[..i].chars().rev().take(3).collect();
+        let word_end = match before.as_slice() {
+            [c, ..] if !c.is_alphabetic() => true,
+            // A unit after a number: `10.0022s`, `0.87ms`.
+            ['s', p, ..] if p.is_ascii_digit() => true,
+            ['s', 'm', p, ..] if p.is_ascii_digit() => true,
+            _ => false,
+        };
+        if word_end {
+            cuts.push(i);
+        }
+    }
+    if cuts.is_empty() {
+        return vec![line];
+    }
+    let mut out = Vec::new();
+    let mut from = 0;
+    for c in cuts.into_iter().chain([line.len()]) {
+        let piece = line[from..c].trim();
+        if !piece.is_empty() {
+            out.push(piece);
+        }
+        from = c;
+    }
+    out
+}
+
+/// `sysbench 1.0.20 (using …)`, `sysbench 0.4.12:  multi-threaded …`, `sysbench 0.5:  …`,
+/// `sysbench 1.1.0-df89d34 (using bundled LuaJIT 2.1.0-beta3)` (1.1 is only built from git,
+/// and says its commit).
 fn banner(line: &str) -> Option<Version> {
     let rest = line.strip_prefix("sysbench ")?;
     let ver: String = rest
@@ -269,6 +483,9 @@ fn banner(line: &str) -> Option<Version> {
         .take_while(|c| c.is_ascii_digit() || *c == '.')
         .collect();
     let after = &rest[ver.len()..];
+    let after = after.strip_prefix('-').map_or(after, |commit| {
+        commit.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '.')
+    });
     if ver.is_empty() || !(after.starts_with(':') || after.starts_with(" (") || after.is_empty()) {
         return None;
     }
@@ -277,8 +494,10 @@ fn banner(line: &str) -> Option<Version> {
         Version::V04
     } else if ver.starts_with("0.5") || after.starts_with(':') {
         Version::V05
-    } else {
+    } else if ver == "1" || ver.starts_with("1.0") {
         Version::V10
+    } else {
+        Version::V11
     })
 }
 
@@ -386,11 +605,42 @@ fn header_line(r: &mut Report, line: &str) {
     }
 }
 
-/// One line of the final report; returns the block the next lines belong to.
-fn final_line(r: &mut Report, line: &str, block: Block) -> Block {
+/// The number of a field, or `None` recorded in [`Report::unread`] (line `at`).
+fn field(r: &mut Report, at: usize, label: &str, value: &str, read: Option<f64>) -> Option<f64> {
+    if read.is_none() {
+        r.unread.push(Unread {
+            line: at,
+            field: label.to_string(),
+            text: format!("{label}:{value}").trim().to_string(),
+            instead: LEFT_EMPTY,
+        });
+    }
+    read
+}
+
+/// One line (field) of the final report at line `at`; returns the block the next lines
+/// belong to.
+fn final_line(r: &mut Report, line: &str, block: Block, at: usize) -> Block {
     if let Some(msg) = line.strip_prefix("FATAL:") {
         r.fatal.get_or_insert_with(|| msg.trim().to_string());
         return block;
+    }
+    if let Some(h) = SUMMARY_HEADERS.iter().find(|h| **h == line) {
+        r.headers.push(h);
+    }
+    // Blocks only one test prints name it when nothing before the report did.
+    let named = match line {
+        "CPU speed:" => Some("cpu"),
+        "File operations:" => Some("fileio"),
+        l if l.starts_with("Total operations:") || l.contains("MiB transferred (") => {
+            Some("memory")
+        }
+        _ => None,
+    };
+    if let Some(w) = named
+        && r.workload.is_none()
+    {
+        r.workload = Some(w.into());
     }
     match line {
         "SQL statistics:" | "OLTP test statistics:" => {
@@ -401,7 +651,7 @@ fn final_line(r: &mut Report, line: &str, block: Block) -> Block {
         "Threads fairness:" => return Block::Fairness,
         "File operations:" => return Block::FileOps,
         "Throughput:" => return Block::Throughput,
-        "General statistics:" | "Test execution summary:" => return Block::None,
+        "General statistics:" | "Test execution summary:" | "CPU speed:" => return Block::None,
         _ => {}
     }
     let Some((label, value)) = line.split_once(':') else {
@@ -413,18 +663,41 @@ fn final_line(r: &mut Report, line: &str, block: Block) -> Block {
         return block;
     };
     let label = label.trim();
+    let num = |r: &mut Report| field(r, at, label, value, number(value));
+    let metric = match (block, label) {
+        (Block::FileOps, "reads/s") => Some("file_reads_ps"),
+        (Block::FileOps, "writes/s") => Some("file_writes_ps"),
+        (Block::FileOps, "fsyncs/s") => Some("file_fsyncs_ps"),
+        (Block::Throughput, "read, MiB/s") => Some("read_mib_per_s"),
+        (Block::Throughput, "written, MiB/s") => Some("written_mib_per_s"),
+        _ => None,
+    };
+    if let Some(name) = metric {
+        let v = num(r);
+        push_metric(r, name, v);
+        return block;
+    }
     match (block, label) {
-        (_, "total time") => r.seconds = number(value),
-        (_, "total number of events") => r.events = number(value).map(|v| v as u64),
+        (_, "total time") => r.seconds = num(r),
+        (_, "total number of events") => r.events = num(r).map(|v| v as u64),
         (_, "total time taken by event execution") => {
-            r.lat_sum = number(value).map(|s| s * 1000.0);
+            r.lat_sum = num(r).map(|s| s * 1000.0);
         }
-        (_, "events per second") => r.eps = number(value),
-        (Block::Sql, _) => sql_line(r, label, value),
-        (Block::Latency, "min") => r.lat_min = number(value),
-        (Block::Latency, "avg") => r.lat_avg = number(value),
-        (Block::Latency, "max") => r.lat_max = number(value),
-        (Block::Latency, "sum") => r.lat_sum = number(value),
+        (_, "events per second") => r.eps = num(r),
+        // 1.1's Throughput block; its eps (four decimals) replaces cpu's `events per second`.
+        (_, "events/s (eps)") => {
+            r.eps = num(r);
+            r.version.get_or_insert(Version::V11);
+        }
+        (_, "time elapsed") => {
+            r.seconds = num(r);
+            r.version.get_or_insert(Version::V11);
+        }
+        (Block::Sql, _) => sql_line(r, label, value, at),
+        (Block::Latency, "min") => r.lat_min = num(r),
+        (Block::Latency, "avg") => r.lat_avg = num(r),
+        (Block::Latency, "max") => r.lat_max = num(r),
+        (Block::Latency, "sum") => r.lat_sum = num(r),
         (Block::Latency, "percentile stats") => r.percentile = Some(0.0),
         (Block::Latency, l) if l.ends_with("percentile") => {
             // `95th percentile` (1.0), `approx.  95 percentile` (0.4/0.5).
@@ -438,25 +711,49 @@ fn final_line(r: &mut Report, line: &str, block: Block) -> Block {
                 .trim_end_matches("nd")
                 .trim_end_matches("rd");
             r.percentile = number(p).or(r.percentile);
-            r.lat_pct = number(value);
+            r.lat_pct = num(r);
         }
-        (Block::Fairness, l) if l.starts_with("events") => r.fairness_events = pair(value),
-        (Block::Fairness, l) if l.starts_with("execution time") => r.fairness_time = pair(value),
-        (Block::FileOps, "reads/s") => push_metric(r, "file_reads_ps", number(value)),
-        (Block::FileOps, "writes/s") => push_metric(r, "file_writes_ps", number(value)),
-        (Block::FileOps, "fsyncs/s") => push_metric(r, "file_fsyncs_ps", number(value)),
-        (Block::Throughput, "read, MiB/s") => push_metric(r, "read_mib_per_s", number(value)),
-        (Block::Throughput, "written, MiB/s") => push_metric(r, "written_mib_per_s", number(value)),
+        (Block::Fairness, l) if l.starts_with("events") => {
+            r.fairness_events = pair(value);
+            field(r, at, label, value, r.fairness_events.map(|p| p.0));
+        }
+        (Block::Fairness, l) if l.starts_with("execution time") => {
+            r.fairness_time = pair(value);
+            field(r, at, label, value, r.fairness_time.map(|p| p.0));
+        }
         (_, "Operations performed") => operations_performed(r, value),
         _ => {}
     }
     block
 }
 
-fn sql_line(r: &mut Report, label: &str, value: &str) {
+fn sql_line(r: &mut Report, label: &str, value: &str, at: usize) {
+    let counted = matches!(
+        label,
+        "read"
+            | "write"
+            | "other"
+            | "transactions"
+            | "queries"
+            | "read/write requests"
+            | "other operations"
+            | "ignored errors"
+            | "deadlocks"
+            | "reconnects"
+    );
+    if !counted {
+        return;
+    }
+    let count = field(r, at, label, value, number(value)).map_or(0, |v| v as u64);
+    let rate = if matches!(
+        label,
+        "transactions" | "queries" | "read/write requests" | "other operations"
+    ) {
+        field(r, at, label, value, per_sec(value))
+    } else {
+        None
+    };
     let sql = r.sql.get_or_insert_with(Sql::default);
-    let count = number(value).map(|v| v as u64).unwrap_or(0);
-    let rate = per_sec(value);
     match label {
         "read" => sql.reads = count,
         "write" => sql.writes = count,
@@ -526,6 +823,18 @@ fn fileio_04_sizes(r: &mut Report, line: &str) {
 /// Derives what 0.4/0.5 fileio reports print as totals into the per-second columns 1.0 prints
 /// (count or volume / total time).
 fn finalize(r: &mut Report) {
+    // A pasted 1.1 report whose `time elapsed` was lost still printed its throughput: the
+    // time is the one those figures imply.
+    if r.seconds.is_none()
+        && let (Some(events), Some(eps)) = (r.events, r.eps.filter(|e| *e > 0.0))
+        && let Some(u) = r
+            .unread
+            .iter_mut()
+            .find(|u| u.field == "time elapsed" || u.field == "total time")
+    {
+        r.seconds = Some(events as f64 / eps);
+        u.instead = "taken as total number of events / events/s";
+    }
     let Some(secs) = r.seconds.filter(|s| *s > 0.0) else {
         return;
     };
@@ -742,6 +1051,11 @@ mod tests {
             banner("sysbench 1.0:  multi-threaded system evaluation benchmark"),
             Some(Version::V05)
         );
+        assert_eq!(
+            banner("sysbench 1.1.0-df89d34 (using bundled LuaJIT 2.1.0-beta3)"),
+            Some(Version::V11)
+        );
+        assert_eq!(banner("sysbench 1.1.0-bbee5d5"), Some(Version::V11));
         assert_eq!(banner("sysbench is great"), None);
     }
 
@@ -861,5 +1175,97 @@ mod tests {
         assert!(!reports[0].is_complete());
         assert_eq!(reports[0].intervals.len(), 1);
         assert!(reports[0].fatal.as_deref().unwrap().contains("error 2013"));
+    }
+
+    #[test]
+    fn fields_run_together_by_a_paste_are_cut_at_their_labels() {
+        assert_eq!(
+            split_fields("max: 387.8195th percentile: 155.80"),
+            ["max: 387.81", "95th percentile: 155.80"]
+        );
+        assert_eq!(
+            split_fields("max: 2133.89999th percentile: 816.63"),
+            ["max: 2133.89", "999th percentile: 816.63"]
+        );
+        assert_eq!(
+            split_fields("time elapsed: 20.0049stotal number of events: 23194"),
+            ["time elapsed: 20.0049s", "total number of events: 23194"]
+        );
+        assert_eq!(
+            split_fields("sum: 319843.52Threads fairness:"),
+            ["sum: 319843.52", "Threads fairness:"]
+        );
+        assert_eq!(
+            split_fields("min: 0.87msavg: 1.20ms"),
+            ["min: 0.87ms", "avg: 1.20ms"]
+        );
+        // Whole fields and words that end like a label stay whole.
+        assert_eq!(
+            split_fields("95th percentile:                        0.30"),
+            ["95th percentile:                        0.30"]
+        );
+        assert_eq!(split_fields("admin: yes"), ["admin: yes"]);
+        assert_eq!(
+            split_fields("a paste (`time elapsed: 2.0stotal number of events: 9`)"),
+            ["a paste (`time elapsed: 2.0stotal number of events: 9`)"]
+        );
+        assert_eq!(
+            split_fields("execution time (avg/stddev):   10.0018/0.00"),
+            ["execution time (avg/stddev):   10.0018/0.00"]
+        );
+        assert_eq!(
+            split_fields("FATAL: thread 1 max: 3 avg: 2"),
+            ["FATAL: thread 1 max: 3 avg: 2"]
+        );
+    }
+
+    #[test]
+    fn a_lost_time_elapsed_is_implied_by_the_printed_throughput() {
+        let text = "Throughput:\nevents/s (eps): 100.0000\ntime elapsed: ??s\ntotal number of events: 1000\nLatency (ms):\nmin: 1.00\navg:\n";
+        let reports = parse(text);
+        assert_eq!(reports.len(), 1);
+        let r = &reports[0];
+        assert!(r.is_complete());
+        assert_eq!(r.seconds, Some(10.0));
+        assert_eq!(r.version, Some(Version::V11));
+        assert_eq!(r.lat_min, Some(1.0));
+        let unread: Vec<_> = r
+            .unread
+            .iter()
+            .map(|u| (u.line, u.field.as_str(), u.instead))
+            .collect();
+        assert_eq!(
+            unread,
+            [
+                (
+                    3,
+                    "time elapsed",
+                    "taken as total number of events / events/s"
+                ),
+                (7, "avg", LEFT_EMPTY)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_1_1_fileio_report_with_two_throughput_blocks_is_one_report() {
+        let text = "sysbench 1.1.0-df89d34 (using bundled LuaJIT 2.1.0-beta3)\nFile operations:\n    reads/s:                      2646.27\n    writes/s:                     1764.18\n    fsyncs/s:                     178.18\n\nThroughput:\n    read, MiB/s:                  41.35\n    written, MiB/s:               27.57\n\nThroughput:\n    events/s (eps):                      5199.3333\n    time elapsed:                        3.0000s\n    total number of events:              15598\n";
+        let reports = parse(text);
+        assert_eq!(reports.len(), 1);
+        assert_eq!(reports[0].workload.as_deref(), Some("fileio"));
+        assert_eq!(reports[0].events, Some(15598));
+        assert!(reports[0].metrics.contains(&("read_mib_per_s", 41.35)));
+    }
+
+    #[test]
+    fn the_final_report_after_a_checkpoint_is_a_report_of_the_same_run() {
+        let text = "$ sysbench cpu --threads=2 run\nsysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n[ 5s ] Checkpoint report:\nGeneral statistics:\n    total time:                          5.0000s\n    total number of events:              100\nGeneral statistics:\n    total time:                          10.0000s\n    total number of events:              210\n";
+        let reports = parse(text);
+        assert_eq!(reports.len(), 2);
+        assert_eq!(reports[0].checkpoint, Some(5.0));
+        assert_eq!(reports[1].checkpoint, None);
+        assert_eq!(reports[1].workload.as_deref(), Some("cpu"));
+        assert_eq!(reports[1].events, Some(210));
+        assert_eq!(reports[1].line, 7);
     }
 }

@@ -6,6 +6,10 @@
 //! one of them accepts the others accept too, and a change to the column contract
 //! ([`super::csv`]) has one reader to follow. The writer side stays in [`super::ResultStore`].
 //!
+//! Which tool measured a run is [`Origin`]: `origin.json` when the directory has one (written by
+//! `sbsuite import`), else the `suite.toml` header of imports made before that file existed,
+//! else `sbsuite` — so every existing directory still says where its numbers came from.
+//!
 //! Everything but `results.csv` is optional, so runs written by older builds, imported logs and
 //! hand-copied result files still load; a missing or malformed `results.csv` is a typed
 //! [`LoadError`] that names the file and what to do. `intervals.csv` (the time series, the
@@ -15,9 +19,72 @@ use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::{INTERVALS_FILE, PLAN_FILE, RESULTS_FILE, SUITE_FILE};
+use super::{INTERVALS_FILE, ORIGIN_FILE, PLAN_FILE, RESULTS_FILE, SUITE_FILE};
+
+/// The first line of the `suite.toml` that `sbsuite import` writes: how directories imported
+/// before `origin.json` existed are still known as sysbench's.
+pub const IMPORTED_SUITE_HEADER: &str = "# Imported by `sbsuite import`";
+
+/// The tool that measured a run (`origin.json`). Comparisons say when the two sides differ:
+/// the clients of two tools do not cost the same, and on a small machine a client that uses
+/// less CPU leaves more to the server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Origin {
+    /// `sbsuite` or `sysbench`.
+    pub tool: String,
+    /// The tool's version as its output said (`1.0`; `0.4, 1.0` when a log held several),
+    /// when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The sbsuite that imported the run (`sbsuite 0.1.0`), for imported runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported_by: Option<String>,
+}
+
+impl Origin {
+    /// A run of `sbsuite run` (directories without `origin.json`).
+    pub fn sbsuite() -> Origin {
+        Origin {
+            tool: "sbsuite".into(),
+            version: None,
+            imported_by: None,
+        }
+    }
+
+    /// `sysbench 1.0 (imported log)`, `sbsuite`.
+    pub fn describe(&self) -> String {
+        let mut t = self.tool.clone();
+        if let Some(v) = &self.version {
+            t.push(' ');
+            t.push_str(v);
+        }
+        if self.tool != "sbsuite" {
+            t.push_str(" (imported log)");
+        }
+        t
+    }
+
+    /// The origin of the run in `dir`: `origin.json`, else an imported `suite.toml`'s header,
+    /// else `sbsuite run`. An unreadable `origin.json` falls back the same way: the record is
+    /// context for a comparison, not a reason to refuse one.
+    fn of(dir: &Path, suite_text: Option<&str>) -> Origin {
+        if let Ok(text) = std::fs::read_to_string(dir.join(ORIGIN_FILE))
+            && let Ok(o) = serde_json::from_str::<Origin>(&text)
+        {
+            return o;
+        }
+        if suite_text.is_some_and(|t| t.starts_with(IMPORTED_SUITE_HEADER)) {
+            return Origin {
+                tool: "sysbench".into(),
+                version: None,
+                imported_by: Some("sbsuite".into()),
+            };
+        }
+        Origin::sbsuite()
+    }
+}
 
 /// The directory of captured server variables inside a run directory.
 pub const SERVER_DIR: &str = "server";
@@ -184,6 +251,8 @@ pub struct Run {
     pub suite_text: Option<String>,
     /// `server/<variant>.csv`: variant → variable name → value.
     pub servers: BTreeMap<String, BTreeMap<String, String>>,
+    /// The tool that measured the run.
+    pub origin: Origin,
 }
 
 impl Run {
@@ -264,7 +333,9 @@ pub fn load(path: &Path, parts: Parts) -> Result<Run, LoadError> {
     };
     let suite_text = std::fs::read_to_string(dir.join(SUITE_FILE)).ok();
     let name = run_name(&dir, &rows);
+    let origin = Origin::of(&dir, suite_text.as_deref());
     Ok(Run {
+        origin,
         path: path.to_path_buf(),
         servers: servers(&dir.join(SERVER_DIR)),
         dir,

@@ -39,6 +39,9 @@ pub const PLAN_FILE: &str = "plan.json";
 pub const RESULTS_FILE: &str = "results.csv";
 pub const INTERVALS_FILE: &str = "intervals.csv";
 pub const HISTOGRAMS_DIR: &str = "histograms";
+/// Which tool produced the numbers of a run that `sbsuite run` did not measure
+/// ([`load::Origin`]); absent in the directories of `sbsuite run`.
+pub const ORIGIN_FILE: &str = "origin.json";
 /// One line per prepare/cleanup step start and end: what `--resume` needs beyond the rows.
 pub const JOURNAL_FILE: &str = "journal.log";
 /// The events of the journal: a step started, finished, failed or was stopped.
@@ -291,6 +294,18 @@ impl ResultStore {
         self.results.sync()?;
         self.intervals.sync()
     }
+}
+
+/// Writes `origin.json` into run directory `dir`: the record of a run measured by another
+/// tool (`sbsuite import`), read back by [`load::load`].
+pub fn write_origin(dir: &Path, origin: &load::Origin) -> Result<(), ResultsError> {
+    let path = dir.join(ORIGIN_FILE);
+    let mut json = serde_json::to_string_pretty(origin).map_err(|source| ResultsError::Json {
+        path: path.clone(),
+        source,
+    })?;
+    json.push('\n');
+    fs::write(&path, json).map_err(io_err(&path))
 }
 
 /// The journal's last event per step index (`start`, `done`, `failed`, `interrupted`).

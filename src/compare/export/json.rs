@@ -1,5 +1,7 @@
 //! JSON: `{"method": …, "comparisons": [Comparison…]}`, the serde shape of
-//! [`Comparison`] (numbers unrounded), for scripts.
+//! [`Comparison`] (numbers unrounded), for scripts. A comparison has a `tools` object
+//! (`base`, `other`, `note`) only when its two sides were measured by different tools, so the
+//! shape of every other comparison is unchanged.
 
 use super::{Exporter, METHOD};
 use crate::compare::Comparison;

@@ -83,7 +83,7 @@ fn side_text(s: &Option<SideStats>) -> String {
 }
 
 /// The text shared by the table and markdown formats: per comparison a heading, the method
-/// and warnings, the setup notes, the grid (lines then geomeans) drawn by `grid`, and the keys
+/// and warnings (a difference of tools first: it qualifies every number), the setup notes, the grid (lines then geomeans) drawn by `grid`, and the keys
 /// found on one side only.
 fn text_report(
     cs: &[Comparison],
@@ -94,6 +94,9 @@ fn text_report(
     for c in cs {
         out.push_str(&heading(c));
         out.push_str(&format!("method: {METHOD}\n"));
+        if let Some(t) = &c.tools {
+            out.push_str(&format!("warning: {}\n", t.note));
+        }
         if c.few_samples {
             out.push_str("warning: fewer than 6 samples on a side: verdicts have little power (raise [suite] repeat)\n");
         }

@@ -471,6 +471,7 @@ mod tests {
             intervals,
             suite_text: None,
             servers: Default::default(),
+            origin: crate::results::load::Origin::sbsuite(),
         }
     }
 
