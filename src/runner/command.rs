@@ -157,9 +157,9 @@ pub fn check_offline(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// What only a reachable server can tell, so `plan` cannot check it: each entry is (when it
-/// applies, what is checked, which command checks it). `plan` lists the ones that apply to
-/// its suite.
+/// What only a reachable server can tell, so `plan` cannot check it: each entry is when it
+/// applies and what is checked, by which command. `plan` lists the ones that apply to its
+/// suite, so a user knows what its clean result does not promise.
 pub const SERVER_CHECKS: [(ServerCheck, &str); 3] = [
     (
         ServerCheck::Target,
