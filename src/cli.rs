@@ -21,6 +21,12 @@ pub enum Command {
     /// Run a suite: every step of its plan, results under <results_dir>/<suite>/<run-id>/.
     Run(RunArgs),
     /// Print the numbered steps of a suite with resolved options and an estimate; runs nothing.
+    ///
+    /// Runs every check of `validate` that needs no server: syntax, keys, types, the matrix,
+    /// templates, the environment variables the password template reads, and variants
+    /// against the target. What needs the server is listed at the end of the text output:
+    /// that it is reachable and the login works (checked by `run`), and that each variant's
+    /// set_global variables exist and are settable (`validate` and `run`).
     Plan(PlanArgs),
     /// Check suite files (syntax, keys, types, matrix, templates) without running anything.
     Validate(ValidateArgs),

@@ -37,7 +37,10 @@ fn every_shipped_suite_and_example_validates() {
         }
     }
     assert!(files.len() >= 4, "{files:?}");
+    // The passwords their templates read must be set: an unset one is an error (#14).
     sbsuite()
+        .env("MYSQL_PASSWORD", "x")
+        .env("OB_PASSWORD", "x")
         .arg("validate")
         .args(&files)
         .assert()
@@ -48,6 +51,7 @@ fn every_shipped_suite_and_example_validates() {
 #[test]
 fn plan_of_the_oceanbase_loop() {
     let out = sbsuite()
+        .env("OB_PASSWORD", "x")
         .args(["plan", "suites/oceanbase.toml", "--format", "json"])
         .output()
         .unwrap();
@@ -66,6 +70,7 @@ fn plan_of_the_oceanbase_loop() {
     // Secrets never reach the plan output.
     assert!(!String::from_utf8_lossy(&out.stdout).contains("password"));
     sbsuite()
+        .env("OB_PASSWORD", "x")
         .args(["plan", "suites/oceanbase.toml"])
         .assert()
         .success()
@@ -392,4 +397,262 @@ fn readme_documents_the_csv_columns_exactly() {
         readme.contains(sbsuite::results::RESULTS_COLUMNS_DOC.trim()),
         "README.md must contain results::RESULTS_COLUMNS_DOC verbatim"
     );
+}
+
+/// A suite whose password template reads `var`, against a closed port (nothing could connect).
+fn password_suite(dir: &Path, password: &str) -> std::path::PathBuf {
+    write(
+        dir,
+        "pw.toml",
+        &format!(
+            "[suite]\nname = \"pw\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:1\"]\nuser = \"root\"\npassword = \"{password}\"\n\n[defaults]\nworkload = \"oltp_point_select\"\ntime = 1\n"
+        ),
+    )
+}
+
+/// #14: an unset environment variable in the password template is found by `validate`, `plan`
+/// and `run` before anything runs: exit 2, the variable, file:line and key named with the fix,
+/// no results directory; a `default` makes it optional; the password itself is never printed.
+#[test]
+fn an_unset_password_variable_stops_every_command_before_work() {
+    const VAR: &str = "EARLY_TEST_DB_PASSWORD";
+    let dir = tempfile::tempdir().unwrap();
+    let file = password_suite(dir.path(), &format!("{{{{ env.{VAR} }}}}"));
+    for command in ["validate", "plan", "run"] {
+        let out = sbsuite()
+            .current_dir(dir.path())
+            .env_remove(VAR)
+            .arg(command)
+            .arg(&file)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        for needle in [
+            &format!("environment variable {VAR} is not set"),
+            "pw.toml:8:12",
+            "key: target.password",
+            &format!("export {VAR}"),
+        ] {
+            assert!(stderr.contains(needle), "{command}: {needle} in {stderr}");
+        }
+        assert!(!dir.path().join("results").exists(), "{command}");
+    }
+    // Set, the suite plans, and its value appears nowhere.
+    let out = sbsuite()
+        .env(VAR, "s3cr3t-pw-value")
+        .arg("plan")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(!format!("{out:?}").contains("s3cr3t-pw-value"));
+    // An optional variable is no error.
+    let optional = password_suite(dir.path(), &format!("{{{{ env.{VAR} | default('') }}}}"));
+    sbsuite()
+        .env_remove(VAR)
+        .arg("validate")
+        .arg(&optional)
+        .assert()
+        .success();
+}
+
+/// #14: a password never appears in an error, whether the file, an environment variable or
+/// `--set` wrote it; a password that looks like a number is a password.
+#[test]
+fn a_password_is_never_printed_in_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = password_suite(dir.path(), "x");
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("password = \"x\"", "password = 98765");
+    std::fs::write(&file, text).unwrap();
+    let out = sbsuite().arg("validate").arg(&file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("key: target.password"), "{stderr}");
+    assert!(!stderr.contains("98765"), "{stderr}");
+    let file = password_suite(dir.path(), "x");
+    sbsuite()
+        .env("SBSUITE_TARGET__PASSWORD", "12345")
+        .arg("validate")
+        .arg(&file)
+        .assert()
+        .success();
+    let out = sbsuite()
+        .arg("validate")
+        .arg(&file)
+        .args(["--set", "target.password=pw-{{ env.EARLY_TEST_UNSET }}"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("EARLY_TEST_UNSET is not set"), "{stderr}");
+    assert!(!stderr.contains("pw-{{"), "{stderr}");
+}
+
+/// #14: a hook has no `env`: refused by `validate` before anything runs, with the shell's `$X`
+/// as the fix (it used to fail when the hook first ran, mid-suite).
+#[test]
+fn a_hook_reading_env_is_refused_before_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "hook.toml",
+        "[suite]\nname = \"hook\"\n\n[defaults]\nworkload = \"cpu\"\ntime = 1\n\n[hooks]\nbefore_suite = \"echo {{ env.HOOK_DIR }}\"\n",
+    );
+    for command in ["validate", "plan", "run"] {
+        let out = sbsuite()
+            .current_dir(dir.path())
+            .arg(command)
+            .arg(&file)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert!(stderr.contains("hook.toml:9:16"), "{command}: {stderr}");
+        assert!(stderr.contains("key: hooks.before_suite"), "{stderr}");
+        assert!(stderr.contains("write $HOOK_DIR instead"), "{stderr}");
+        assert!(!dir.path().join("results").exists(), "{command}");
+    }
+}
+
+/// #14: a bad key or value from `SBSUITE_*` or `--set` is named by that variable or option,
+/// with the fix in its own syntax; a comma list gets the bracket syntax.
+#[test]
+fn errors_from_layers_name_the_variable_or_option() {
+    /// (environment, extra arguments, what stderr must contain).
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str], &'a [&'a str]);
+    let cases: &[Case] = &[
+        (
+            &[("SBSUITE_DEFAULTS__TREADS", "3")],
+            &[],
+            &[
+                "error: SBSUITE_DEFAULTS__TREADS: unknown option `treads`",
+                "--> environment variable SBSUITE_DEFAULTS__TREADS",
+                "set SBSUITE_DEFAULTS__THREADS instead",
+            ],
+        ),
+        (
+            &[("SBSUITE_SUITE__REPAET", "3")],
+            &[],
+            &[
+                "error: SBSUITE_SUITE__REPAET: unknown key `repaet`",
+                "SBSUITE_SUITE__REPEAT",
+            ],
+        ),
+        (
+            &[("SBSUITE_THREADS", "3")],
+            &[],
+            &["error: SBSUITE_THREADS:", "set SBSUITE_DEFAULTS__THREADS"],
+        ),
+        (
+            &[("SBSUITE_DEFAULTS_TIME", "3")],
+            &[],
+            &["two underscores separate keys: SBSUITE_DEFAULTS__TIME"],
+        ),
+        (
+            &[],
+            &["--set", "treads=3"],
+            &[
+                "error: --set treads=3: unknown option `treads`",
+                "--> command-line option --set treads=3",
+                "write --set threads=3",
+            ],
+        ),
+        (
+            &[],
+            &["--set", "matrix.threads=8,16"],
+            &[
+                "error: --set matrix.threads=8,16:",
+                "--set 'matrix.threads=[8,16]'",
+            ],
+        ),
+        (
+            &[],
+            &["--set", "matrix.workload=cpu,memory"],
+            &["--set 'matrix.workload=[\"cpu\",\"memory\"]'"],
+        ),
+        (
+            &[("SBSUITE_MATRIX__THREADS", "8,16")],
+            &[],
+            &["SBSUITE_MATRIX__THREADS='[8,16]'"],
+        ),
+    ];
+    for (env, args, needles) in cases {
+        let out = sbsuite()
+            .args(["plan", "suites/quickstart.toml"])
+            .args(*args)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{env:?} {args:?}: {stderr}");
+        for needle in *needles {
+            assert!(
+                stderr.contains(needle),
+                "{env:?} {args:?}: {needle} in {stderr}"
+            );
+        }
+        assert!(
+            !stderr.contains("quickstart.toml:"),
+            "no file position: {stderr}"
+        );
+    }
+    // The bracket syntax the hint gives is accepted.
+    sbsuite()
+        .args([
+            "plan",
+            "suites/quickstart.toml",
+            "--set",
+            "matrix.threads=[8,16]",
+        ])
+        .assert()
+        .success();
+}
+
+/// #14: `plan` runs the checks of `validate` that need no server (a variant that changes
+/// server settings without a server target is refused by both), and lists at its end what
+/// only the server can tell; a suite without a server gets no such list.
+#[test]
+fn plan_checks_what_validate_checks_without_a_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "v.toml",
+        "[suite]\nname = \"v\"\n\n[defaults]\nworkload = \"cpu\"\ntime = 1\n\n[[variant]]\nname = \"big\"\nset_global = { max_connections = 500 }\n",
+    );
+    for command in ["validate", "plan"] {
+        let out = sbsuite().arg(command).arg(&file).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert!(stderr.contains("v.toml:10:"), "{command}: {stderr}");
+        assert!(
+            stderr.contains("no MySQL/MariaDB or PostgreSQL [target]"),
+            "{stderr}"
+        );
+    }
+    let file = write(
+        dir.path(),
+        "v.toml",
+        "[suite]\nname = \"v\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:1\"]\n\n[defaults]\nworkload = \"oltp_point_select\"\ntime = 1\n\n[[variant]]\nname = \"big\"\nset_global = { max_connections = 500 }\n",
+    );
+    let out = sbsuite().arg("plan").arg(&file).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    let note = stdout
+        .split_once("Not checked by plan (needs the server):\n")
+        .map(|(_, note)| note)
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(note.contains("reachable and the user can log in"), "{note}");
+    assert!(
+        note.contains("set_global variable exists and is settable"),
+        "{note}"
+    );
+    let out = sbsuite()
+        .args(["plan", "suites/quickstart.toml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Not checked by plan"));
 }

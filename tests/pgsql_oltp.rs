@@ -975,11 +975,16 @@ fn convert_turns_a_pgsql_line_into_a_pgsql_target() {
     );
     assert!(!toml.contains("s3cret"), "{toml}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("PGSQL_PASSWORD"));
-    // The suite it prints is valid as written.
+    // The suite it prints is valid as written, once the variable it names is exported (#14).
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.toml");
     std::fs::write(&path, toml.as_bytes()).unwrap();
-    let v = sbsuite().arg("validate").arg(&path).output().unwrap();
+    let v = sbsuite()
+        .env("PGSQL_PASSWORD", "x")
+        .arg("validate")
+        .arg(&path)
+        .output()
+        .unwrap();
     assert!(v.status.success(), "{v:?}");
 }
 

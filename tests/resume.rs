@@ -360,7 +360,9 @@ fn resume_with_a_redacted_literal_password_is_refused_with_the_fix() {
     let (code, stderr) = resume(&run, &[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.contains("export the environment variable it names; nothing has run"),
+        stderr.contains("environment variable DB_PASSWORD is not set")
+            && stderr.contains("export DB_PASSWORD")
+            && stderr.ends_with("nothing has run\n"),
         "{stderr}"
     );
     assert!(!run.join("journal.log").exists(), "nothing ran");

@@ -427,4 +427,30 @@ fn stop_when_skips_the_rest_of_a_sweep_and_marks_the_knee() {
         "{}",
         r[2][knee]
     );
+    // #14: `sbsuite runs` lists the finished sweep as complete, with the run it skipped.
+    let listed = sbsuite()
+        .args(["runs", "--results-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listed.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("sweep "))
+        .unwrap_or_default();
+    assert!(
+        line.contains(" 3 (+1 skipped by stop_when) ") && line.contains(" ok "),
+        "{text}"
+    );
+    assert!(!line.contains("incomplete"), "{text}");
+    let listed = sbsuite()
+        .args(["runs", "--format", "json", "--results-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(json[0]["status"], "ok", "{json}");
+    assert_eq!(json[0]["runs"], 3, "{json}");
+    assert_eq!(json[0]["planned"], 4, "{json}");
+    assert_eq!(json[0]["skipped_by_stop_when"], 1, "{json}");
 }

@@ -61,10 +61,19 @@ pub(super) fn runs(root: &Path, format: Format) -> Exit {
         "path".into(),
     ]];
     for r in &runs {
-        let count = match r.planned {
+        // Runs a `stop_when` sweep skipped past its knee are finished by design: the count is
+        // of the runs the sweep needed, and says how many it left out.
+        let needed = r.planned.map(|p| p.saturating_sub(r.skipped_by_stop_when));
+        let mut count = match needed {
             Some(p) if p != r.runs => format!("{}/{p}", r.runs),
             _ => r.runs.to_string(),
         };
+        if r.skipped_by_stop_when > 0 {
+            count.push_str(&format!(
+                " (+{} skipped by stop_when)",
+                r.skipped_by_stop_when
+            ));
+        }
         let status = match (r.failed, r.interrupted) {
             (0, 0) => r.status.clone(),
             (f, 0) => format!("{} ({f} failed)", r.status),

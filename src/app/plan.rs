@@ -10,10 +10,13 @@ use crate::suite::{self, SetOverride, Suite};
 /// `sbsuite plan FILE`: the ordered steps, as text or JSON.
 pub(super) fn plan(args: &PlanArgs) -> Exit {
     match load_plan(&args.file, &args.overrides) {
-        Ok((_, plan)) => {
+        Ok((suite, plan)) => {
             let file = args.file.display().to_string();
             let text = match args.format {
-                Format::Text => plan::render_text(&plan, &file),
+                Format::Text => {
+                    plan::render_text(&plan, &file)
+                        + &server_note(&crate::runner::server_checks(&suite, &plan))
+                }
                 Format::Json => plan::render_json(&plan, &file),
             };
             print(&text)
@@ -38,8 +41,24 @@ pub(super) fn validate(args: &ValidateArgs) -> Exit {
     exit
 }
 
-/// Loads a suite with its `--set` overrides and builds its plan; errors are printed here and
-/// `Err` holds the exit code.
+/// The end of `plan`'s text: what it could not check because that needs the server (#14).
+/// Empty for a suite without a server (cpu, fileio, SQLite): `plan` then checked everything
+/// `validate` does.
+fn server_note(checks: &[&str]) -> String {
+    if checks.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from("Not checked by plan (needs the server):\n");
+    for c in checks {
+        text.push_str(&format!("  - {c}\n"));
+    }
+    text
+}
+
+/// Loads a suite with its `--set` overrides, builds its plan and runs the checks that need no
+/// server ([`crate::runner::check_offline`]: the password's environment variables, variants
+/// against the target), so `plan`, `validate`, `run` and `restore` refuse the same suites
+/// before anything runs; errors are printed here and `Err` holds the exit code.
 pub(super) fn load_plan(file: &Path, overrides: &Overrides) -> Result<(Suite, Plan), Exit> {
     let mut sets = Vec::new();
     for s in &overrides.set {
@@ -47,5 +66,6 @@ pub(super) fn load_plan(file: &Path, overrides: &Overrides) -> Result<(Suite, Pl
     }
     let suite = suite::load(file, &sets).map_err(fail_config)?;
     let plan = plan::build(&suite).map_err(fail_config)?;
+    crate::runner::check_offline(&suite, &plan).map_err(fail_config)?;
     Ok((suite, plan))
 }

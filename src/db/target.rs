@@ -255,6 +255,65 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+/// Why a password template cannot be rendered. Holds variable names, never the template's
+/// output.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PasswordError {
+    /// The template reads environment variables that are not set.
+    #[error("environment variable {} is not set", .0.join(", "))]
+    Unset(Vec<String>),
+    /// Any other rendering error (minijinja's error kind).
+    #[error("the template could not be rendered ({0})")]
+    Render(String),
+}
+
+impl PasswordError {
+    /// What to do about it.
+    pub fn help(&self) -> String {
+        match self {
+            PasswordError::Unset(vars) => format!(
+                "export {} before running (for an empty password write {{{{ env.{} | default('') }}}})",
+                vars.join(" and "),
+                vars[0]
+            ),
+            PasswordError::Render(_) => {
+                "write password = \"{{ env.DB_PASSWORD }}\" and export DB_PASSWORD".into()
+            }
+        }
+    }
+}
+
+/// Renders a password template with `env` as the `env` value, strictly: an unset variable is
+/// an error (unless the template gives it a default: `{{ env.X | default('') }}`), named by
+/// the variables the template reads (`env.X`) that `env` lacks.
+pub fn render_password(
+    template: &str,
+    env: &std::collections::BTreeMap<String, String>,
+) -> Result<String, PasswordError> {
+    let mut jinja = minijinja::Environment::new();
+    jinja.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    let compiled = jinja
+        .template_from_str(template)
+        .map_err(|e| PasswordError::Render(format!("{:?}", e.kind())))?;
+    compiled
+        .render(minijinja::context! { env => env })
+        .map_err(|e| {
+            let mut unset: Vec<String> = compiled
+                .undeclared_variables(true)
+                .iter()
+                .filter_map(|v| v.strip_prefix("env."))
+                .filter(|v| !env.contains_key(*v))
+                .map(str::to_string)
+                .collect();
+            unset.sort();
+            if unset.is_empty() {
+                PasswordError::Render(format!("{:?}", e.kind()))
+            } else {
+                PasswordError::Unset(unset)
+            }
+        })
+}
+
 /// A validated connection target. Cloning is cheap enough for once-per-step use.
 #[derive(Clone)]
 pub struct Target {
@@ -455,25 +514,28 @@ impl Target {
     /// Renders the password template with `env` = the process environment. Called at connect
     /// time only; the error never quotes the template's output.
     pub fn password(&self) -> Result<Option<String>, DbError> {
-        let template = match &self.secret {
-            None => return Ok(None),
-            Some(Secret(SecretText::Literal(p))) => return Ok(Some(p.clone())),
-            Some(Secret(SecretText::Template(t))) => t,
-        };
-        let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
-        let mut jinja = minijinja::Environment::new();
-        jinja.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
-        jinja
-            .render_str(template, minijinja::context! { env => env })
-            .map(Some)
-            .map_err(|e| {
-                DbError::Invalid(format!(
-                    "[target] password: the template could not be rendered ({:?}): export the environment variable it names",
-                    e.kind()
-                ))
-            })
+        self.render_password()
+            .map_err(|e| DbError::Invalid(format!("[target] password: {e}; {}", e.help())))
     }
 
+    /// Whether the password template renders in this process's environment, checked before
+    /// anything runs (`validate`, `plan`, `run`) so that an unset variable is found at once,
+    /// not at the first login after the results directory exists. The password is rendered
+    /// and dropped, never shown.
+    pub fn check_password(&self) -> Result<(), PasswordError> {
+        self.render_password().map(drop)
+    }
+
+    fn render_password(&self) -> Result<Option<String>, PasswordError> {
+        match &self.secret {
+            None => Ok(None),
+            Some(Secret(SecretText::Literal(p))) => Ok(Some(p.clone())),
+            Some(Secret(SecretText::Template(t))) => {
+                let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+                render_password(t, &env).map(Some)
+            }
+        }
+    }
     /// Where connection number `n` (0-based, in opening order) goes, for messages.
     pub fn endpoint(&self, n: usize) -> String {
         self.driver.dialect().endpoint(self, n)
@@ -626,6 +688,27 @@ mod tests {
         let m = d.too_large("MySQL", 1 << 31);
         assert!(m.contains("2147483648") && m.contains("max_packet"), "{m}");
         assert!(d.timed_out().contains("query_timeout = 300 s"));
+    }
+
+    #[test]
+    fn an_unset_password_variable_is_named_and_a_default_is_allowed() {
+        let env: std::collections::BTreeMap<String, String> =
+            [("SET".to_string(), "s3cret".to_string())].into();
+        assert_eq!(
+            render_password("{{ env.UNSET_PW }}", &env),
+            Err(PasswordError::Unset(vec!["UNSET_PW".into()]))
+        );
+        assert_eq!(
+            render_password("{{ env.UNSET_PW | default('') }}", &env).as_deref(),
+            Ok("")
+        );
+        assert_eq!(
+            render_password("{{ env.SET }}", &env).as_deref(),
+            Ok("s3cret")
+        );
+        let e = render_password("{{ env.SET }}{{ env.B }}{{ env.A }}", &env).unwrap_err();
+        assert_eq!(e, PasswordError::Unset(vec!["A".into(), "B".into()]));
+        assert!(e.help().contains("export A and B"), "{}", e.help());
     }
 
     #[test]

@@ -65,6 +65,26 @@ pub struct Plan {
     pub target: Option<String>,
 }
 
+/// The `stop_when` sweep a run belongs to along `axis`: the runs that share the variant, the
+/// repetition and every other matrix value (`None` when the run has no such axis value). One
+/// function for the runner, which stops sweeps, and for `sbsuite runs`, which must tell a run
+/// skipped by a stopped sweep from one that never ran.
+pub fn sweep_key(
+    variant: &str,
+    repetition: u32,
+    params: &indexmap::IndexMap<String, Value>,
+    axis: &str,
+) -> Option<String> {
+    params.get(axis)?;
+    let mut k = format!("{variant}|{repetition}");
+    for (name, v) in params {
+        if name != axis {
+            k.push_str(&format!("|{name}={v}"));
+        }
+    }
+    Some(k)
+}
+
 mod expand;
 mod render;
 

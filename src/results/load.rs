@@ -434,6 +434,9 @@ pub struct RunInfo {
     pub started: String,
     pub runs: usize,
     pub planned: Option<usize>,
+    /// Planned runs that a `stop_when` sweep skipped past its knee: finished by design, so
+    /// they do not make the run incomplete (#14).
+    pub skipped_by_stop_when: usize,
     pub failed: usize,
     pub interrupted: usize,
     pub status: String,
@@ -457,12 +460,16 @@ pub fn list(root: &Path) -> Result<Vec<RunInfo>, LoadError> {
             let Ok(run) = load(&dir, Parts::Results) else {
                 continue;
             };
-            let planned = planned_runs(&dir);
+            let steps = planned_runs(&dir);
+            let planned = steps.as_ref().map(Vec::len);
+            let skipped = steps
+                .as_deref()
+                .map_or(0, |steps| skipped_by_stop_when(steps, &run.rows));
             let count = |st: &str| run.rows.iter().filter(|r| r.get("status") == st).count();
             let (failed, interrupted) = (count("failed"), count("interrupted"));
             let status = if interrupted > 0 {
                 "interrupted"
-            } else if planned.is_some_and(|p| p > run.rows.len()) {
+            } else if planned.is_some_and(|p| p > run.rows.len() + skipped) {
                 "incomplete"
             } else if failed > 0 {
                 "failed"
@@ -480,6 +487,7 @@ pub fn list(root: &Path) -> Result<Vec<RunInfo>, LoadError> {
                     .to_string(),
                 runs: run.rows.len(),
                 planned,
+                skipped_by_stop_when: skipped,
                 failed,
                 interrupted,
                 status: status.into(),
@@ -491,17 +499,69 @@ pub fn list(root: &Path) -> Result<Vec<RunInfo>, LoadError> {
     Ok(out)
 }
 
-/// How many run steps the stored plan.json holds (`None` without a readable plan).
-fn planned_runs(dir: &Path) -> Option<usize> {
+/// A run step of the stored plan.json, with what places it in a `stop_when` sweep.
+#[derive(Debug, serde::Deserialize)]
+struct PlannedRun {
+    index: usize,
+    kind: String,
+    variant: String,
+    repetition: u32,
+    params: indexmap::IndexMap<String, crate::value::Value>,
+}
+
+/// The run steps of the stored plan.json (`None` without a readable plan).
+fn planned_runs(dir: &Path) -> Option<Vec<PlannedRun>> {
     let text = std::fs::read_to_string(dir.join(PLAN_FILE)).ok()?;
     let plan: serde_json::Value = serde_json::from_str(&text).ok()?;
     let steps = plan.get("steps")?.as_array()?;
     Some(
         steps
             .iter()
-            .filter(|s| s.get("kind").and_then(|k| k.as_str()) == Some("run"))
-            .count(),
+            .filter_map(|s| serde_json::from_value::<PlannedRun>(s.clone()).ok())
+            .filter(|s| s.kind == "run")
+            .collect(),
     )
+}
+
+/// How many planned runs without a row come after the knee of their `stop_when` sweep: the
+/// runner writes no row for them, and marks the run that stopped the sweep with its `knee`
+/// cell, which begins with the axis (`threads=64 (…)`, or `threads below 1 (…)` when the first
+/// value already met the condition; see `runner::sweep`).
+fn skipped_by_stop_when(steps: &[PlannedRun], rows: &[Row]) -> usize {
+    let by_index: HashMap<usize, &PlannedRun> = steps.iter().map(|s| (s.index, s)).collect();
+    let mut stopped: Vec<(&str, String, usize)> = Vec::new();
+    let mut with_row = std::collections::HashSet::new();
+    for row in rows {
+        let Some(step) = row.get("step").parse().ok().and_then(|i| by_index.get(&i)) else {
+            continue;
+        };
+        with_row.insert(step.index);
+        let knee = row.get("knee");
+        if knee.is_empty() {
+            continue;
+        }
+        let axis = step.params.keys().find(|axis| {
+            knee.strip_prefix(axis.as_str())
+                .is_some_and(|rest| rest.starts_with('=') || rest.starts_with(" below "))
+        });
+        if let Some(axis) = axis
+            && let Some(key) =
+                crate::plan::sweep_key(&step.variant, step.repetition, &step.params, axis)
+        {
+            stopped.push((axis.as_str(), key, step.index));
+        }
+    }
+    steps
+        .iter()
+        .filter(|s| !with_row.contains(&s.index))
+        .filter(|s| {
+            stopped.iter().any(|(axis, key, at)| {
+                s.index > *at
+                    && crate::plan::sweep_key(&s.variant, s.repetition, &s.params, axis).as_ref()
+                        == Some(key)
+            })
+        })
+        .count()
 }
 
 #[cfg(test)]

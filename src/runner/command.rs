@@ -120,6 +120,91 @@ pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
     Ok((suite, plan))
 }
 
+/// The checks before a run that need no server, shared by `plan`, `validate` and `run` (#14):
+/// the password template renders in this environment (an unset `env.X` is named with the line
+/// of `password`; the password itself is never shown), and a variant that changes server
+/// settings has a MySQL/MariaDB or PostgreSQL `[target]`. What needs the server is
+/// [`SERVER_CHECKS`].
+pub fn check_offline(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
+    let target = plan.steps.iter().find_map(|s| s.target.as_ref());
+    // SQLite has no login: a password there is never rendered, so it is not checked either.
+    if let Some(t) = target.filter(|t| t.has_server())
+        && let Err(e) = t.check_password()
+    {
+        return Err(suite
+            .error(
+                &[Seg::key("target"), Seg::key("password")],
+                format!("the password template cannot be rendered: {e}"),
+            )
+            .with_help(format!("{}; nothing has run", e.help())));
+    }
+    for (i, v) in suite.variants.iter().enumerate() {
+        if v.set_global.is_empty() && v.restart.is_none() {
+            continue;
+        }
+        let key = if v.set_global.is_empty() {
+            "restart"
+        } else {
+            "set_global"
+        };
+        if !target.is_some_and(|t| t.has_server()) {
+            let path = [Seg::key("variant"), Seg::Index(i), Seg::key(key)];
+            return Err(suite
+                .error(&path, format!("variant `{}` changes server settings, but the suite has no MySQL/MariaDB or PostgreSQL [target]", v.name))
+                .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove the variant's set_global/restart"));
+        }
+    }
+    Ok(())
+}
+
+/// What only a reachable server can tell, so `plan` cannot check it: each entry is when it
+/// applies and what is checked, by which command. `plan` lists the ones that apply to its
+/// suite, so a user knows what its clean result does not promise.
+pub const SERVER_CHECKS: [(ServerCheck, &str); 3] = [
+    (
+        ServerCheck::Target,
+        "the server is reachable and the user can log in (`run`, at the first step)",
+    ),
+    (
+        ServerCheck::SetGlobal,
+        "each variant's set_global variable exists and is settable at runtime (`validate` when the server is reachable, `run` before anything runs)",
+    ),
+    (
+        ServerCheck::Restart,
+        "each restart variant's settings read back as written (`run`, after the restart)",
+    ),
+];
+
+/// When a [`SERVER_CHECKS`] entry applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerCheck {
+    /// The suite has a MySQL/MariaDB or PostgreSQL target.
+    Target,
+    /// A variant has `set_global`.
+    SetGlobal,
+    /// A variant has `restart`.
+    Restart,
+}
+
+/// The [`SERVER_CHECKS`] that apply to `suite`'s plan.
+pub fn server_checks(suite: &Suite, plan: &Plan) -> Vec<&'static str> {
+    let server = plan
+        .steps
+        .iter()
+        .find_map(|s| s.target.as_ref())
+        .is_some_and(|t| t.has_server());
+    let applies = |c: ServerCheck| match c {
+        ServerCheck::Target => server,
+        ServerCheck::SetGlobal => server && suite.variants.iter().any(|v| !v.set_global.is_empty()),
+        ServerCheck::Restart => server && suite.variants.iter().any(|v| v.restart.is_some()),
+    };
+    SERVER_CHECKS
+        .iter()
+        .filter(|(c, _)| applies(*c))
+        .map(|(_, text)| *text)
+        .collect()
+}
+
 /// The server changes of the suite's variants, checked: a variant with `set_global` or
 /// `restart` needs a MySQL/MariaDB or PostgreSQL `[target]`, and every runtime variable must
 /// exist and be settable on the server (a restart variant's settings can only be checked once
@@ -131,23 +216,17 @@ pub fn check_variants(
     plan: &Plan,
     unreachable_ok: bool,
 ) -> Result<HashMap<String, server::VariantSettings>, ConfigError> {
+    check_offline(suite, plan)?;
     let target = plan.steps.iter().find_map(|s| s.target.clone());
     let mut variants = HashMap::new();
     for (i, v) in suite.variants.iter().enumerate() {
         if v.set_global.is_empty() && v.restart.is_none() {
             continue;
         }
-        let key = if v.set_global.is_empty() {
-            "restart"
-        } else {
-            "set_global"
-        };
-        let path = [Seg::key("variant"), Seg::Index(i), Seg::key(key)];
+        let path = [Seg::key("variant"), Seg::Index(i), Seg::key("set_global")];
+        // check_offline refused server changes without a server target.
         let Some(t) = target.as_ref().filter(|t| t.has_server()) else {
-            let e = suite
-                .error(&path, format!("variant `{}` changes server settings, but the suite has no MySQL/MariaDB or PostgreSQL [target]", v.name))
-                .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove the variant's set_global/restart");
-            return Err(e);
+            continue;
         };
         if v.restart.is_none() {
             match server::check(t, &v.set_global) {

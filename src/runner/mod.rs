@@ -41,7 +41,10 @@ use crate::plan::{Plan, Step, StepKind};
 use crate::results::ResultsError;
 use crate::suite::raw::{OnError, RawHooks};
 
-pub use self::command::{ResumeError, check_variants, load_for_resume};
+pub use self::command::{
+    ResumeError, SERVER_CHECKS, ServerCheck, check_offline, check_variants, load_for_resume,
+    server_checks,
+};
 pub use self::progress::ProgressMode;
 pub use self::signal::{SignalError, stop_flag};
 

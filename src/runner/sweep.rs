@@ -39,14 +39,7 @@ impl Sweeps {
 
     /// The sweep of `step` along `axis`, or `None` when the step has no such axis value.
     fn key(step: &Step, axis: &str) -> Option<String> {
-        step.params.get(axis)?;
-        let mut k = format!("{}|{}", step.variant, step.repetition);
-        for (name, v) in &step.params {
-            if name != axis {
-                k.push_str(&format!("|{name}={v}"));
-            }
-        }
-        Some(k)
+        crate::plan::sweep_key(&step.variant, step.repetition, &step.params, axis)
     }
 
     /// Why `step` is not run: its sweep stopped at a knee.

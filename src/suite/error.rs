@@ -59,7 +59,13 @@ impl ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "error: {}", self.message)?;
+        // A value from a layer is fixed there, so the error leads with the variable or option
+        // (#14); the suite file is only what it was layered over.
+        match &self.origin {
+            Origin::Env(var) => writeln!(f, "error: {var}: {}", self.message)?,
+            Origin::Set(opt) => writeln!(f, "error: --set {opt}: {}", self.message)?,
+            _ => writeln!(f, "error: {}", self.message)?,
+        }
         let file = self.file.display();
         match &self.origin {
             Origin::File {
@@ -68,6 +74,14 @@ impl fmt::Display for ConfigError {
                 source_line,
             } => {
                 let gutter = line.to_string().len();
+                // A literal password is never shown, even back to its author (CI logs keep
+                // errors): only a template (`{{ env.X }}`) is.
+                let source_line = if self.key == "target.password" && !source_line.contains("{{") {
+                    let keep: String = source_line.chars().take(col.saturating_sub(1)).collect();
+                    format!("{keep}{}", super::stored::REDACTED)
+                } else {
+                    source_line.clone()
+                };
                 writeln!(f, "{:gutter$}--> {file}:{line}:{col}", "")?;
                 writeln!(f, "{:gutter$} |", "")?;
                 writeln!(f, "{line} | {source_line}")?;
@@ -78,10 +92,14 @@ impl fmt::Display for ConfigError {
                     .collect();
                 writeln!(f, "{:gutter$} | {caret_pad}^", "")?;
             }
-            Origin::Env(var) => {
-                writeln!(f, "  --> {file} (overridden by environment variable {var})")?
-            }
-            Origin::Set(opt) => writeln!(f, "  --> {file} (overridden by --set {opt})")?,
+            Origin::Env(var) => writeln!(
+                f,
+                "  --> environment variable {var} (layered over the suite file {file})"
+            )?,
+            Origin::Set(opt) => writeln!(
+                f,
+                "  --> command-line option --set {opt} (layered over the suite file {file})"
+            )?,
             Origin::Unknown => writeln!(f, "  --> {file}")?,
         }
         if !self.key.is_empty() {
@@ -132,12 +150,18 @@ pub fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<String> {
+    closest(word, candidates).map(|c| format!("did you mean `{c}`?"))
+}
+
+/// The candidate [`did_you_mean`] suggests, for help that spells the fix in another syntax
+/// (an environment variable, a `--set` option).
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(word, c), c))
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| format!("did you mean `{c}`?"))
+        .map(|(_, c)| c)
 }
 
 #[cfg(test)]

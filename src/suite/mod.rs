@@ -12,6 +12,7 @@
 //! then bounds the plan's size, so that no suite file can make `plan` hang or balloon.
 
 pub mod error;
+mod layers;
 pub mod raw;
 pub mod source;
 pub mod stored;
@@ -31,6 +32,9 @@ use crate::value::Value;
 
 /// Prefix of the environment variables that override suite keys.
 pub const ENV_PREFIX: &str = "SBSUITE_";
+
+/// The tables of a suite file, in the order the schema lists them.
+pub const TOP_LEVEL_KEYS: [&str; 6] = ["suite", "target", "defaults", "matrix", "variant", "hooks"];
 
 /// `SBSUITE_*` variables that are process switches, not suite keys.
 pub const ENV_SWITCHES: &[&str] = crate::db::CLIENT_ENVS;
@@ -165,8 +169,17 @@ impl SetOverride {
             ));
         }
         let mut path: Vec<String> = key.split('.').map(str::to_string).collect();
-        if path.len() == 1 && !["suite", "target", "defaults", "matrix", "variant"].contains(&key) {
+        if path.len() == 1 && !TOP_LEVEL_KEYS.contains(&key) {
             path.insert(0, "defaults".to_string());
+        }
+        if is_password(&path) {
+            // The one secret: taken as written (a password may look like a number), and never
+            // repeated in an error, which names the option by `text`.
+            return Ok(SetOverride {
+                path,
+                value: Value::Str(value.to_string()),
+                text: format!("{key}={}", stored::REDACTED),
+            });
         }
         Ok(SetOverride {
             path,
@@ -174,6 +187,12 @@ impl SetOverride {
             text: text.to_string(),
         })
     }
+}
+
+/// Whether a key path is `[target] password`, the one secret: a layer takes its value as
+/// written, and no error repeats it.
+fn is_password(path: &[String]) -> bool {
+    matches!(path, [t, p] if t == "target" && p == "password")
 }
 
 /// A figment provider for one layer we parsed ourselves (the file, or the `--set` options).
@@ -306,7 +325,12 @@ pub fn load_text(
             continue;
         };
         let path: Vec<String> = rest.split("__").map(|s| s.to_ascii_lowercase()).collect();
-        let value = figment::value::Value::serialize(Value::parse_loose(raw)).map_err(|e| {
+        let value = if is_password(&path) {
+            Value::Str(raw.clone())
+        } else {
+            Value::parse_loose(raw)
+        };
+        let value = figment::value::Value::serialize(value).map_err(|e| {
             ConfigError::new(
                 file,
                 Origin::Env(name.clone()),
@@ -344,11 +368,17 @@ pub fn load_text(
     }
 
     let origins = Origins { map, overrides };
+    let hints = |mut errors: ConfigErrors| {
+        for e in &mut errors.0 {
+            layers::list_hint(e, env);
+        }
+        errors
+    };
     let raw: RawSuite = figment
         .extract()
-        .map_err(|e| figment_errors(file, &origins, e))?;
+        .map_err(|e| hints(figment_errors(file, &origins, e)))?;
     let raw = stored::in_file_order(raw, &table);
-    validate::validate(file, raw, origins)
+    validate::validate(file, raw, origins).map_err(hints)
 }
 
 fn to_dict(file: &Path, map: &SourceMap, table: &toml::Table) -> Result<Dict, ConfigError> {
@@ -406,7 +436,10 @@ fn figment_errors(file: &Path, origins: &Origins, err: figment::Error) -> Config
                 } else {
                     format!("[{}]", parent.join("."))
                 };
-                let help = error::did_you_mean(name, expected.iter().copied())
+                let keys: Vec<&str> = e.path.iter().map(String::as_str).collect();
+                let closest = error::closest(name, expected.iter().copied());
+                let help = layers::unknown_key_help(&origins.origin(&path, true), &keys, closest)
+                    .or_else(|| error::did_you_mean(name, expected.iter().copied()))
                     .unwrap_or_else(|| format!("known keys: {}", expected.join(", ")));
                 (format!("unknown key `{name}` in {table}"), Some(help), true)
             }
@@ -423,6 +456,12 @@ fn figment_errors(file: &Path, origins: &Origins, err: figment::Error) -> Config
                 };
                 (format!("missing key `{name}` in {table}"), Some(help), true)
             }
+            // The password's value is never repeated (the file may hold a literal one).
+            Kind::InvalidType(_, expected) if is_password(&e.path) => (
+                format!("wrong type: expected {expected}"),
+                Some("write password = \"{{ env.DB_PASSWORD }}\" and export DB_PASSWORD".into()),
+                false,
+            ),
             Kind::InvalidType(actual, expected) => (
                 format!("wrong type: expected {expected}, found {actual}"),
                 None,

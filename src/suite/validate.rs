@@ -101,10 +101,20 @@ impl Checker<'_> {
         if name == "workload" || registry::any_option(name).is_some() {
             return true;
         }
-        let help = did_you_mean(name, registry::all_option_names().chain(["workload"]))
-            .unwrap_or_else(|| {
-                "run `sbsuite workloads` to list the options of each workload".into()
-            });
+        let keys: Vec<&str> = path
+            .iter()
+            .filter_map(|s| match s {
+                Seg::Key(k) => Some(k.as_str()),
+                Seg::Index(_) => None,
+            })
+            .collect();
+        let closest = super::error::closest(name, registry::all_option_names().chain(["workload"]));
+        let help =
+            super::layers::unknown_key_help(&self.origins.origin(path, true), &keys, closest)
+                .or_else(|| did_you_mean(name, registry::all_option_names().chain(["workload"])))
+                .unwrap_or_else(|| {
+                    "run `sbsuite workloads` to list the options of each workload".into()
+                });
         self.err(path, true, format!("unknown option `{name}`"), Some(help));
         false
     }
@@ -177,13 +187,33 @@ pub(super) fn validate(
 
     if let Some(hooks) = &raw.hooks {
         for (key, command) in hooks.all() {
-            if let Err(e) = minijinja::Environment::new().template_from_str(command) {
-                c.err(
+            let jinja = minijinja::Environment::new();
+            match jinja.template_from_str(command) {
+                Err(e) => c.err(
                     &[Seg::key("hooks"), Seg::key(key)],
                     false,
                     format!("invalid {key} template: {e}"),
                     Some("hooks are shell commands with minijinja placeholders, e.g. \"echo {{ step }} >> steps.txt\"".into()),
-                );
+                ),
+                // A hook has no `env` value (only `password` does): the shell expands `$X`
+                // itself, and keeps a secret out of hooks.log, which records each command as
+                // run. Refused here rather than when the hook first runs, mid-suite (#14).
+                Ok(t) if t.undeclared_variables(false).contains("env") => {
+                    let vars: Vec<String> = t
+                        .undeclared_variables(true)
+                        .iter()
+                        .filter_map(|v| v.strip_prefix("env."))
+                        .map(|v| format!("${v}"))
+                        .collect();
+                    let example = vars.first().map_or("$DB_HOST", String::as_str);
+                    c.err(
+                        &[Seg::key("hooks"), Seg::key(key)],
+                        false,
+                        format!("{key} uses `env`, which hooks do not have"),
+                        Some(format!("hooks run under sh -c with sbsuite's environment: write {example} instead of {{{{ env.… }}}} (the shell expands it, and a secret stays out of hooks.log)")),
+                    );
+                }
+                Ok(_) => {}
             }
         }
         if hooks.timeout == 0 {
