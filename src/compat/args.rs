@@ -472,6 +472,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
             None => return Err(ArgsError::NoTest),
         },
     };
+    // sysbench looks the test up before the command: `sysbench run` is an unknown test `run`.
+    lookup_test(&test)?;
     let action = match words.next().as_deref() {
         Some("prepare") => Some(Action::Prepare),
         Some("run") => Some(Action::Run),
@@ -735,6 +737,8 @@ mod tests {
         assert!(matches!(p("nope run"), Err(ArgsError::UnknownTest { .. })));
         assert!(matches!(p("cpu"), Err(ArgsError::NoCommand(_))));
         assert!(matches!(p("cpu go"), Err(ArgsError::UnknownCommand(_))));
+        // As in sysbench, the first word is the test even when it is a command (#14).
+        assert!(matches!(p("run"), Err(ArgsError::UnknownTest { test, .. }) if test == "run"));
     }
 
     #[test]

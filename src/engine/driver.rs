@@ -1299,7 +1299,7 @@ mod tests {
         // only turns a hang into a failure.
         assert!(o.seconds < 10.0, "{}", o.seconds);
         assert!(text.starts_with(
-            "WARNING: Both event and time limits are disabled, running an endless test\nsbsuite "
+            "WARNING: Both event and time limits are disabled, running an endless test\nsysbench 1.0.20-compatible (sbsuite "
         ));
         assert!(text.contains("General statistics:"), "final report printed");
     }

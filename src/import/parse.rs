@@ -261,7 +261,8 @@ pub fn parse(text: &str) -> Vec<Report> {
     reports
 }
 
-/// `sysbench 1.0.20 (using …)`, `sysbench 0.4.12:  multi-threaded …`, `sysbench 0.5:  …`.
+/// `sysbench 1.0.20 (using …)`, `sysbench 0.4.12:  multi-threaded …`, `sysbench 0.5:  …`,
+/// and sbsuite's own `sysbench 1.0.20-compatible (sbsuite …)` (1.0.20's report format).
 fn banner(line: &str) -> Option<Version> {
     let rest = line.strip_prefix("sysbench ")?;
     let ver: String = rest
@@ -269,6 +270,7 @@ fn banner(line: &str) -> Option<Version> {
         .take_while(|c| c.is_ascii_digit() || *c == '.')
         .collect();
     let after = &rest[ver.len()..];
+    let after = after.strip_prefix("-compatible").unwrap_or(after);
     if ver.is_empty() || !(after.starts_with(':') || after.starts_with(" (") || after.is_empty()) {
         return None;
     }
@@ -741,6 +743,10 @@ mod tests {
         assert_eq!(
             banner("sysbench 1.0:  multi-threaded system evaluation benchmark"),
             Some(Version::V05)
+        );
+        assert_eq!(
+            banner("sysbench 1.0.20-compatible (sbsuite 0.1.0)"),
+            Some(Version::V10)
         );
         assert_eq!(banner("sysbench is great"), None);
     }
