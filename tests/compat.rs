@@ -230,10 +230,11 @@ fn legacy_options_print_their_warnings() {
         "WARNING: `oltp` is sysbench 0.4/0.5's OLTP test: running its sysbench 1.0 equivalent `oltp_read_write`",
         "WARNING: --oltp-table-size is a sysbench 0.4/0.5 option, use --table-size instead\n",
         "WARNING: --oltp-user-delay-min is ignored: sysbench 1.0 has no think time",
-        "WARNING: --verbosity is ignored:",
     ] {
         assert!(stderr.contains(w), "`{w}`\n{stderr}");
     }
+    // --verbosity is honoured now (#14), so it draws no warning.
+    assert!(!stderr.contains("--verbosity"), "{stderr}");
     // A connection option on a system test is accepted but reported as ignored.
     let out = sbsuite()
         .args(words("sysbench cpu --mysql-host=db1 --sbsuite-dry-run run"))

@@ -275,6 +275,8 @@ fn refused_lines_exit_and_print_as_sysbench() {
         &["cpu", "--time=abc", "run"],
         &["cpu", "--cpu-max-prime=abc", "run"],
         &["cpu", "frob"],
+        &["cpu", "--verbosity=0", "frob"],
+        &["memory", "--verbosity=0", "cleanup"],
         &["cpu", "run", "extra"],
         &["cpu"],
     ] {
@@ -305,4 +307,64 @@ fn refused_lines_exit_and_print_as_sysbench() {
     assert_eq!(ours.0, theirs.0);
     assert_eq!(first_fatal(&ours.1), first_fatal(&theirs.1));
     assert_eq!(ours.1.first(), theirs.1.first(), "the banner");
+}
+
+/// #14 item 2: `--verbosity` 0–5 prints what sysbench prints at that level: nothing below 3
+/// (no warnings or errors occur here), the report at 3, the progress notes (`Doing …`,
+/// `Event limit exceeded, exiting...`, `Done.`) at 4, the `DEBUG:` lines at 5 and with
+/// `--debug`. One thread, so sysbench's DEBUG lines come in a fixed order.
+#[test]
+fn verbosity_levels_print_what_sysbench_prints() {
+    if !sysbench_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for level in ["0", "1", "2", "3", "4", "5"] {
+        let v = format!("--verbosity={level}");
+        for args in [
+            &[
+                "cpu",
+                "--events=20",
+                "--time=0",
+                "--cpu-max-prime=2000",
+                &v,
+                "run",
+            ][..],
+            &["memory", "--memory-total-size=1M", &v, "run"],
+            &["threads", "--events=10", "--time=0", &v, "run"],
+            &["mutex", "--mutex-locks=100", &v, "run"],
+        ] {
+            assert_same_shape((dir.path(), dir.path()), args);
+        }
+    }
+    assert_same_shape(
+        (dir.path(), dir.path()),
+        &[
+            "cpu",
+            "--events=5",
+            "--time=0",
+            "--verbosity=1",
+            "--debug",
+            "run",
+        ],
+    );
+    // fileio: prepare and cleanup report through sysbench's logger (silent below 3); at 5 the
+    // run also names each file it opens.
+    let (theirs, ours) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for level in ["0", "3", "4", "5"] {
+        let v = format!("--verbosity={level}");
+        for cmd in ["prepare", "run", "cleanup"] {
+            let args = [
+                "fileio",
+                "--file-total-size=1M",
+                "--file-num=2",
+                "--events=10",
+                "--time=0",
+                "--file-test-mode=rndrd",
+                &v,
+                cmd,
+            ];
+            assert_same_shape((theirs.path(), ours.path()), &args);
+        }
+    }
 }

@@ -108,10 +108,6 @@ const IGNORED: &[(&str, &str)] = &[
         "db_debug",
         "sbsuite has no client call trace; failing statements are in the error message",
     ),
-    (
-        "verbosity",
-        "sbsuite prints sysbench's default (level 3) output",
-    ),
     ("luajit_cmd", "sbsuite runs no Lua"),
     (
         "thread_init_timeout",
