@@ -1,9 +1,13 @@
 //! `sbsuite sysbench ARGS…` (a sysbench command line run as-is) and `sbsuite convert` (such
 //! lines turned into a suite file).
 
-use super::{Exit, fail, fail_config, print};
+use std::io::Write;
+
+use super::{Exit, fail, print};
 use crate::compat::{self, ConvertCommandError, Outcome, SysbenchError};
 
+/// Exit codes follow sysbench, not the suite commands: 0, or 1 for every refused line and
+/// failed step (sysbench has no "bad input" code; scripts test for 1), 130 when interrupted.
 pub(super) fn sysbench(raw: &[String]) -> Exit {
     match compat::sysbench(raw) {
         Ok(Outcome::Done) => Exit::Ok,
@@ -13,18 +17,35 @@ pub(super) fn sysbench(raw: &[String]) -> Exit {
         Ok(Outcome::Suite(s)) if s.interrupted => Exit::Interrupted,
         Ok(Outcome::Suite(s)) if s.steps_failed > 0 => Exit::Failed,
         Ok(Outcome::Suite(_)) => Exit::Ok,
-        Err(e) => match e {
-            SysbenchError::Step(e) => {
-                eprintln!("FATAL: {e}");
-                Exit::Failed
-            }
-            SysbenchError::Config(e) => fail_config(e),
-            e @ (SysbenchError::Signal(_) | SysbenchError::Run(_)) => fail(Exit::Failed, e),
-            e @ (SysbenchError::Args(_)
-            | SysbenchError::Target(_)
-            | SysbenchError::ResultsNeedRun(_)
-            | SysbenchError::Convert(_)) => fail(Exit::BadInput, e),
-        },
+        Err(e) => {
+            refuse(raw, &e);
+            Exit::Failed
+        }
+    }
+}
+
+/// sysbench's own report of the refusal (banner, line, stream), then sbsuite's explanation on
+/// stderr unless sysbench's line already is it (a step's `FATAL:`).
+fn refuse(raw: &[String], e: &SysbenchError) {
+    let Some(r) = e.refusal(raw) else {
+        match e {
+            SysbenchError::Config(c) => eprint!("{c}"),
+            e => eprintln!("error: {e}"),
+        }
+        return;
+    };
+    let mut stdout = std::io::stdout().lock();
+    if r.banner && compat::verbosity_of(raw) >= 3 {
+        let _ = writeln!(stdout, "{}\n", compat::banner_line());
+    }
+    if r.stdout {
+        let _ = writeln!(stdout, "{}", r.line);
+    } else {
+        eprintln!("{}", r.line);
+    }
+    let _ = stdout.flush();
+    if !matches!(e, SysbenchError::Step(_)) {
+        eprintln!("error: {e}");
     }
 }
 

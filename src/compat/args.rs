@@ -108,10 +108,6 @@ const IGNORED: &[(&str, &str)] = &[
         "db_debug",
         "sbsuite has no client call trace; failing statements are in the error message",
     ),
-    (
-        "verbosity",
-        "sbsuite prints sysbench's default (level 3) output",
-    ),
     ("luajit_cmd", "sbsuite runs no Lua"),
     (
         "thread_init_timeout",
@@ -472,6 +468,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
             None => return Err(ArgsError::NoTest),
         },
     };
+    // sysbench looks the test up before the command: `sysbench run` is an unknown test `run`.
+    lookup_test(&test)?;
     let action = match words.next().as_deref() {
         Some("prepare") => Some(Action::Prepare),
         Some("run") => Some(Action::Run),
@@ -735,6 +733,8 @@ mod tests {
         assert!(matches!(p("nope run"), Err(ArgsError::UnknownTest { .. })));
         assert!(matches!(p("cpu"), Err(ArgsError::NoCommand(_))));
         assert!(matches!(p("cpu go"), Err(ArgsError::UnknownCommand(_))));
+        // As in sysbench, the first word is the test even when it is a command (#14).
+        assert!(matches!(p("run"), Err(ArgsError::UnknownTest { test, .. }) if test == "run"));
     }
 
     #[test]

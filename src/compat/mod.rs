@@ -63,6 +63,150 @@ pub enum SysbenchError {
     Config(ConfigErrors),
     #[error(transparent)]
     Run(#[from] RunError),
+    /// `cpu prepare`, `memory cleanup`…: the test has no data, and sysbench refuses the line.
+    #[error("the {test} test has no data to {command}: only `run` (and `help`) apply to it")]
+    NotImplemented { test: String, command: &'static str },
+}
+
+/// How sysbench 1.0.20 reports a line it refuses, so scripts that grep its text, read its
+/// stream or test for exit code 1 keep working: the edge prints this, then sbsuite's own
+/// explanation (which names the fix) on stderr.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// sysbench prints its banner first: it parses the general options' values (and extra
+    /// words) before the banner, everything else after it.
+    pub banner: bool,
+    /// sysbench's logger (`FATAL: …`) writes to stdout, its option parser to stderr.
+    pub stdout: bool,
+    /// sysbench's first error line, with the same wording.
+    pub line: String,
+}
+
+impl SysbenchError {
+    /// sysbench's report of the same refusal (checked side by side with sysbench 1.0.20), or
+    /// `None` for sbsuite's own failures (`--sbsuite-results`, suite conversion, signals).
+    /// `raw` is the command line, for the option as typed (sysbench quotes it verbatim).
+    pub fn refusal(&self, raw: &[String]) -> Option<Refusal> {
+        let after_banner = |stdout: bool, line: String| {
+            Some(Refusal {
+                banner: true,
+                stdout,
+                line,
+            })
+        };
+        match self {
+            SysbenchError::Args(e) => match e {
+                ArgsError::Unknown { name, .. } | ArgsError::OtherTest { name, .. } => {
+                    let typed =
+                        typed_option(raw, name).map_or_else(|| format!("--{name}"), str::to_string);
+                    after_banner(false, format!("invalid option: {typed}"))
+                }
+                ArgsError::BadValue { name, .. } | ArgsError::NeedsValue { name, .. } => {
+                    let value = typed_option(raw, name)
+                        .and_then(|t| t.split_once('=').map(|(_, v)| v))
+                        .unwrap_or_default();
+                    Some(Refusal {
+                        banner: !GENERAL.iter().any(|o| o.name == name),
+                        stdout: false,
+                        line: format!("Invalid value for the '{name}' option: '{value}'"),
+                    })
+                }
+                ArgsError::UnknownTest { test, .. } => after_banner(
+                    true,
+                    format!(
+                        "FATAL: Cannot find benchmark '{test}': no such built-in test, file or module"
+                    ),
+                ),
+                ArgsError::NoCommand(test) => after_banner(
+                    false,
+                    format!(
+                        "The '{test}' test requires a command argument. See 'sysbench {test} help'"
+                    ),
+                ),
+                ArgsError::UnknownCommand(command) => {
+                    after_banner(false, format!("Unknown command: {command}"))
+                }
+                ArgsError::Extra(word) => Some(Refusal {
+                    banner: false,
+                    stdout: false,
+                    line: format!("Unrecognized command line argument: {word}"),
+                }),
+                // sysbench reads a script from stdin without a test; the rest are sbsuite's.
+                ArgsError::NoTest | ArgsError::ConfigFile { .. } | ArgsError::NoEquivalent(_) => {
+                    None
+                }
+            },
+            SysbenchError::NotImplemented { test, command } => after_banner(
+                false,
+                format!("'{test}' test does not implement the '{command}' command."),
+            ),
+            SysbenchError::Target(e) => {
+                let driver = typed_option(raw, "db_driver")
+                    .and_then(|t| t.split_once('=').map(|(_, v)| v))
+                    .filter(|d| !matches!(*d, "mysql" | "pgsql"));
+                let line = match driver {
+                    Some(d) => format!("FATAL: invalid database driver name: '{d}'"),
+                    None => format!("FATAL: {e}"),
+                };
+                after_banner(true, line)
+            }
+            // The step printed the banner already. sysbench's logger would print this on
+            // stdout; it stays on stderr, where sbsuite's step errors have always been (scripts
+            // and tests read them there) and where its own wording differs from sysbench's anyway.
+            SysbenchError::Step(e) => Some(Refusal {
+                banner: false,
+                stdout: false,
+                line: format!("FATAL: {e}"),
+            }),
+            SysbenchError::Signal(_)
+            | SysbenchError::ResultsNeedRun(_)
+            | SysbenchError::Convert(_)
+            | SysbenchError::Config(_)
+            | SysbenchError::Run(_) => None,
+        }
+    }
+}
+
+/// The last command-line word setting option `name` (`_` form), as typed: `--cpu-max-prime=x`.
+fn typed_option<'a>(raw: &'a [String], name: &str) -> Option<&'a str> {
+    raw.iter().rev().map(String::as_str).find(|w| {
+        w.strip_prefix("--")
+            .map(|body| body.split('=').next().unwrap_or(body).replace('-', "_"))
+            .is_some_and(|n| n == name)
+    })
+}
+
+/// `--verbosity` as typed (sysbench's default 3 when absent or unreadable): decides whether a
+/// refused line gets the banner, which sysbench prints at level 3 and above.
+pub fn verbosity_of(raw: &[String]) -> u8 {
+    typed_option(raw, "verbosity")
+        .and_then(|t| t.split_once('=').map(|(_, v)| v))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+}
+
+/// The banner sysbench prints before refusing a line (see [`Refusal::banner`]).
+pub fn banner_line() -> String {
+    banner()
+}
+
+/// sysbench 1.0.20's refusal of a command a test does not have: the built-in tests without data
+/// have no `prepare`/`cleanup`, and only the OLTP scripts sharing `oltp_common.lua` (the
+/// `sbtest` data family) have `prewarm`; sysbench calls any other command unknown.
+fn refuse_command(inv: &Invocation, action: Action) -> Result<(), SysbenchError> {
+    let family = inv.workload.data.family;
+    match action {
+        Action::Prepare | Action::Cleanup if family.is_none() => {
+            Err(SysbenchError::NotImplemented {
+                test: inv.test.clone(),
+                command: action.as_str(),
+            })
+        }
+        Action::Prewarm if family != Some(crate::engine::oltp::DATA_FAMILY) => {
+            Err(ArgsError::UnknownCommand(action.as_str().to_string()).into())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `sbsuite sysbench ARGS…`: parse like sysbench, then help, prepare/cleanup or run. What
@@ -90,6 +234,7 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
         let _ = write!(stdout, "{}", help(&inv, raw.iter().any(|a| a == "--help")));
         return Ok(Outcome::Done);
     }
+    refuse_command(&inv, action)?;
     let options = inv.options();
     if inv.dry_run {
         let _ = write!(stdout, "{}", dry_run(&inv, action));
@@ -204,10 +349,7 @@ fn with_results(raw: &[String], action: Action, dir: &Path) -> Result<RunSummary
 }
 
 fn banner() -> String {
-    format!(
-        "sbsuite {} (sysbench 1.0.20 compatible)",
-        env!("CARGO_PKG_VERSION")
-    )
+    crate::engine::console::banner_line()
 }
 
 /// sysbench's help layout: `  --name=TYPE` padded to the section's widest, then the

@@ -172,6 +172,14 @@ pub static GENERAL: &[OptSpec] = &[
         help: "print more debugging info (per-thread statistics)",
     },
     OptSpec {
+        name: "verbosity",
+        kind: Kind::Int { min: 0, max: 5 },
+        default: Some("3"),
+        help: "how much to print, as sysbench's levels: 0 only fatal errors, 1 and 2 add alerts \
+               and warnings, 3 the banner and reports, 4 progress notes, 5 debug lines; \
+               `debug` implies 5",
+    },
+    OptSpec {
         name: "validate",
         kind: Kind::Bool,
         default: Some("false"),
@@ -203,8 +211,12 @@ pub struct RunConfig {
     pub histogram: bool,
     /// Unmeasured warmup before the measured run; `None` = none.
     pub warmup: Option<Duration>,
-    /// sysbench's `--debug` lines.
+    /// sysbench's `--debug` lines (the per-thread statistics).
     pub debug: bool,
+    /// sysbench's log level (0–5, default 3; `debug` makes it 5): below 3 only `FATAL:`,
+    /// `ALERT:` and `WARNING:` lines are printed ([`super::console::LevelFilter`]); 4 adds
+    /// the progress notes (`Done.`), 5 the `DEBUG:` lines.
+    pub verbosity: u8,
     /// `rand_seed` (0 = from the clock): for the header, the rate generator and the workloads'
     /// [`super::random::Rng::for_thread`].
     pub seed: u64,
@@ -289,6 +301,13 @@ impl RunConfig {
             histogram: o.flag("histogram")?,
             warmup: secs("warmup_time")?,
             debug: o.flag("debug")?,
+            // sysbench's `--debug` sets the level to 5 whatever `--verbosity` says.
+            // Absent (a hand-built Options) is the spec default, 3, not 0.
+            verbosity: match o.get("verbosity")? {
+                _ if o.flag("debug")? => 5,
+                Some(_) => u8::try_from(o.uint("verbosity")?).unwrap_or(5),
+                None => 3,
+            },
             seed: o.uint("rand_seed")?,
             rand: RandOptions {
                 rand_type: o.text("rand_type")?.to_string(),
@@ -368,6 +387,8 @@ mod tests {
             time: Some(Duration::from_secs(10)),
             percentile: 99.9,
             stack_size: MIN_STACK,
+            // Not given: sysbench's default level.
+            verbosity: 3,
             ..RunConfig::default()
         };
         assert_eq!(cfg, expected);

@@ -3,7 +3,7 @@
 //! Every layout here was compared character by character with `sysbench cpu … run` (1.0.20):
 //! general-statistics values start at column 42, latency lines are 53 characters wide with the
 //! value right-aligned, the fairness values follow a 35-character label. The only intended
-//! differences are the first banner line (`sbsuite <version> (sysbench 1.0.20 compatible)`) and
+//! differences are the first banner line (`sysbench 1.0.20-compatible (sbsuite <version>)`) and
 //! non-integer percentiles (sysbench rejects them): `99.9th percentile:` keeps the value column.
 //! The general options' lines were captured from sysbench 1.0.20 too: the banner's optional
 //! lines (`--rate`, `--report-checkpoints`, `--debug`, `--rand-seed`), the `--rate` queue line
@@ -32,13 +32,20 @@ pub fn write_endless_warning(out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
-/// sysbench's first line (naming sbsuite instead) and the blank line after it.
-pub fn write_banner(out: &mut dyn Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "sbsuite {} (sysbench 1.0.20 compatible)",
+/// sysbench's first line. It starts with `sysbench 1.0.20` because log parsers anchor on
+/// `^sysbench <version>` to find a report (and its format); the rest says honestly that sbsuite
+/// wrote it, where sysbench names its LuaJIT. One line for `sbsuite sysbench` and suite runs alike,
+/// so a log reads the same whichever command produced it.
+pub fn banner_line() -> String {
+    format!(
+        "sysbench 1.0.20-compatible (sbsuite {})",
         env!("CARGO_PKG_VERSION")
-    )?;
+    )
+}
+
+/// The first line ([`banner_line`]) and the blank line after it.
+pub fn write_banner(out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}", banner_line())?;
     writeln!(out)
 }
 
@@ -160,7 +167,7 @@ pub fn write_histogram(out: &mut dyn Write, counts: &[u64]) -> io::Result<()> {
     writeln!(out, " ")
 }
 
-/// `--debug`: the worker start lines sysbench prints before `Threads started!`.
+/// Verbosity 5 (`--debug`): the worker start lines sysbench prints before `Threads started!`.
 pub fn write_debug_started(out: &mut dyn Write, threads: usize) -> io::Result<()> {
     for id in 0..threads {
         writeln!(out, "DEBUG: Worker thread (#{id}) started")?;
@@ -169,16 +176,94 @@ pub fn write_debug_started(out: &mut dyn Write, threads: usize) -> io::Result<()
     Ok(())
 }
 
-/// `--debug`: the lines after the workers stopped, `time_exits` of them on the time limit.
-pub fn write_debug_done(out: &mut dyn Write, time_exits: usize) -> io::Result<()> {
-    if time_exits > 0 {
-        writeln!(out, "Time limit exceeded, exiting...")?;
-        if time_exits > 1 {
-            writeln!(out, "(last message repeated {} times)", time_exits - 1)?;
+/// Verbosity 4 and up: the lines after the workers stopped, one per worker that stopped on the
+/// time limit and one per worker that stopped on the event limit, each repeat folded the way
+/// sysbench's logger folds it (`(last message repeated N times)`).
+pub fn write_debug_done(
+    out: &mut dyn Write,
+    time_exits: usize,
+    event_exits: usize,
+) -> io::Result<()> {
+    for (exits, line) in [
+        (time_exits, "Time limit exceeded, exiting..."),
+        (event_exits, "Event limit exceeded, exiting..."),
+    ] {
+        if exits > 0 {
+            writeln!(out, "{line}")?;
+            if exits > 1 {
+                writeln!(out, "(last message repeated {} times)", exits - 1)?;
+            }
         }
     }
     writeln!(out, "Done.")?;
     writeln!(out)
+}
+
+/// sysbench's log levels for lines written at level 3 (everything this module prints) when
+/// `verbosity` is below 3: sysbench prints a message only when its level is at most the
+/// verbosity, so 0 keeps `FATAL:` lines, 1 adds `ALERT:`, 2 adds `WARNING:`, and the banner,
+/// interim lines and reports (level 3) are dropped. Filtering whole lines at the edge of the
+/// output keeps every writer in the engines free of level checks.
+pub struct LevelFilter<'a> {
+    inner: &'a mut dyn Write,
+    verbosity: u8,
+    /// The line being written, until its newline decides its fate.
+    line: Vec<u8>,
+}
+
+impl<'a> LevelFilter<'a> {
+    pub fn new(inner: &'a mut dyn Write, verbosity: u8) -> Self {
+        LevelFilter {
+            inner,
+            verbosity,
+            line: Vec::new(),
+        }
+    }
+
+    fn keeps(&self, line: &[u8]) -> bool {
+        let level = if line.starts_with(b"FATAL: ") {
+            0
+        } else if line.starts_with(b"ALERT: ") {
+            1
+        } else if line.starts_with(b"WARNING: ") {
+            2
+        } else if line.starts_with(b"DEBUG: ") {
+            5
+        } else {
+            3
+        };
+        level <= self.verbosity
+    }
+}
+
+impl Write for LevelFilter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut rest = buf;
+        while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+            self.line.extend_from_slice(&rest[..=end]);
+            if self.keeps(&self.line) {
+                self.inner.write_all(&self.line)?;
+            }
+            self.line.clear();
+            rest = &rest[end + 1..];
+        }
+        self.line.extend_from_slice(rest);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A last line without its newline is still a line.
+impl Drop for LevelFilter<'_> {
+    fn drop(&mut self) {
+        if !self.line.is_empty() && self.keeps(&self.line) {
+            let _ = self.inner.write_all(&self.line);
+            let _ = self.inner.flush();
+        }
+    }
 }
 
 /// `--debug`: sysbench's per-thread statistics after the final report.
@@ -466,7 +551,7 @@ General statistics:
         write_threads_started(&mut buf).expect("write");
         let text = String::from_utf8(buf).expect("utf8");
         let expected = format!(
-            "sbsuite {} (sysbench 1.0.20 compatible)\n\nRunning the test with following options:\nNumber of threads: 2\nReport intermediate results every 1 second(s)\nInitializing random number generator from current time\n\n\nInitializing worker threads...\n\nThreads started!\n\n",
+            "sysbench 1.0.20-compatible (sbsuite {})\n\nRunning the test with following options:\nNumber of threads: 2\nReport intermediate results every 1 second(s)\nInitializing random number generator from current time\n\n\nInitializing worker threads...\n\nThreads started!\n\n",
             env!("CARGO_PKG_VERSION")
         );
         assert_eq!(text, expected);
@@ -516,11 +601,47 @@ General statistics:
         w.record(16_100_000);
         let mut buf = Vec::new();
         write_debug_per_thread(&mut buf, &[w]).expect("write");
-        write_debug_done(&mut buf, 2).expect("write");
+        write_debug_done(&mut buf, 2, 0).expect("write");
         let text = String::from_utf8(buf).expect("utf8");
         assert_eq!(
             text,
             "DEBUG: Verbose per-thread statistics:\n\nDEBUG:     thread #  0: min: 0.0000s  avg: 0.0081s  max: 0.0161s  events: 2\nDEBUG:                  total time taken by event execution: 0.0161s\n\nTime limit exceeded, exiting...\n(last message repeated 1 times)\nDone.\n\n"
+        );
+    }
+
+    /// sysbench's rule: a line is printed when its level (FATAL 0, ALERT 1, WARNING 2, plain
+    /// 3, DEBUG 5) is at most the verbosity; lines split across writes are judged whole, and a
+    /// last line without a newline is judged when the filter goes away.
+    #[test]
+    fn level_filter_keeps_the_lines_sysbench_prints_at_each_level() {
+        let text = "sysbench 1.0.20-compatible\nFATAL: f\nALERT: a\nWARNING: w\nDEBUG: d\nDone.";
+        let at = |verbosity: u8| {
+            let mut buf = Vec::new();
+            {
+                let mut f = LevelFilter::new(&mut buf, verbosity);
+                for chunk in text.as_bytes().chunks(5) {
+                    f.write_all(chunk).expect("write");
+                }
+            }
+            String::from_utf8(buf).expect("utf-8")
+        };
+        assert_eq!(at(0), "FATAL: f\n");
+        assert_eq!(at(1), "FATAL: f\nALERT: a\n");
+        assert_eq!(at(2), "FATAL: f\nALERT: a\nWARNING: w\n");
+        assert_eq!(
+            at(3),
+            "sysbench 1.0.20-compatible\nFATAL: f\nALERT: a\nWARNING: w\nDone."
+        );
+        assert_eq!(at(5), text);
+    }
+
+    #[test]
+    fn done_lines_count_time_and_event_exits() {
+        let mut buf = Vec::new();
+        write_debug_done(&mut buf, 0, 3).expect("write");
+        assert_eq!(
+            String::from_utf8_lossy(&buf),
+            "Event limit exceeded, exiting...\n(last message repeated 2 times)\nDone.\n\n"
         );
     }
 }

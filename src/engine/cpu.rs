@@ -141,6 +141,11 @@ impl Workload for Cpu {
         writeln!(out)
     }
 
+    fn info_banner(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "Doing CPU performance benchmark")?;
+        writeln!(out)
+    }
+
     fn new_worker<'a>(
         &'a self,
         _id: usize,

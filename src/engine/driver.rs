@@ -82,6 +82,13 @@ pub trait Workload: Sync {
     /// printed between the general banner and `Initializing worker threads...`.
     fn banner(&self, out: &mut dyn Write) -> io::Result<()>;
 
+    /// sysbench's level-4 lines before the banner (`Doing CPU performance benchmark`), printed
+    /// at `verbosity` 4 and up. Most tests have none.
+    fn info_banner(&self, out: &mut dyn Write) -> io::Result<()> {
+        let _ = out;
+        Ok(())
+    }
+
     /// Creates the state of worker `id` (0-based). Runs on that worker's thread before the clock
     /// starts; an error aborts the run before any event. `stop` is the run's stop flag as the
     /// driver forwards it, for a worker that waits inside an event (a reconnect) to give up.
@@ -681,6 +688,9 @@ fn run_inner(
             console::write_endless_warning(out)?;
         }
         console::write_header(out, cfg)?;
+        if cfg.verbosity >= 4 {
+            workload.info_banner(out)?;
+        }
         workload.banner(out)?;
         console::write_workers_starting(out)?;
         out.flush()
@@ -860,11 +870,12 @@ fn finish(
     let cfg = &shared.cfg;
     let mut workers = Vec::with_capacity(results.len());
     let mut interrupted = forced.is_some();
-    let mut time_exits = 0;
+    let (mut time_exits, mut event_exits) = (0, 0);
     for r in results {
         let (stats, exit) = r?;
         interrupted |= exit == Exit::Interrupted;
         time_exits += usize::from(exit == Exit::TimeLimit);
+        event_exits += usize::from(exit == Exit::EventLimit);
         workers.push(stats);
     }
     // Hand-overs that a checkpoint did not wait for belong to the final period.
@@ -876,8 +887,8 @@ fn finish(
     let mut outcome = build_outcome(&workers, seconds, cfg.percentile, interrupted)?;
     workload.finish_outcome(&mut outcome);
     let report = (|| {
-        if cfg.debug {
-            console::write_debug_done(out, time_exits)?;
+        if cfg.verbosity >= 4 {
+            console::write_debug_done(out, time_exits, event_exits)?;
         }
         if cfg.histogram {
             console::write_histogram(out, &log_histogram::from_hdr(&outcome.histogram))?;
@@ -923,7 +934,7 @@ fn collect(
     stop: &AtomicBool,
 ) -> io::Result<Collected> {
     let cfg = &shared.cfg;
-    if cfg.debug {
+    if cfg.verbosity >= 5 {
         console::write_debug_started(out, cfg.threads)?;
     }
     console::write_threads_started(out)?;
@@ -1299,7 +1310,7 @@ mod tests {
         // only turns a hang into a failure.
         assert!(o.seconds < 10.0, "{}", o.seconds);
         assert!(text.starts_with(
-            "WARNING: Both event and time limits are disabled, running an endless test\nsbsuite "
+            "WARNING: Both event and time limits are disabled, running an endless test\nsysbench 1.0.20-compatible (sbsuite "
         ));
         assert!(text.contains("General statistics:"), "final report printed");
     }
@@ -1621,6 +1632,7 @@ mod tests {
     fn debug_and_histogram_lines() {
         let cfg = RunConfig {
             debug: true,
+            verbosity: 5,
             histogram: true,
             ..config(2, 100, 0, 0)
         };

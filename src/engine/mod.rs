@@ -190,7 +190,8 @@ pub fn run_step_with_target(
     let config = RunConfig::from_options(options)?;
     let spec = spec_of(workload)?;
     let engine = make(spec, options, &config, target)?;
-    driver::run_owned(engine, &config, out, on_interval, stop)
+    let mut filtered = console::LevelFilter::new(out, config.verbosity);
+    driver::run_owned(engine, &config, &mut filtered, on_interval, stop)
 }
 
 /// Runs a prepare (or cleanup when `cleanup`) step of a workload that has data.
@@ -214,14 +215,30 @@ pub fn prepare_step_with_target(
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
     let spec = spec_of(workload)?;
-    let engine = make(spec, options, &RunConfig::for_prepare(options)?, target)?;
+    let config = RunConfig::for_prepare(options)?;
+    let engine = make(spec, options, &config, target)?;
     // sysbench prints its banner line and a blank line before a prepare or cleanup of a test
     // that has data; the others have nothing to prepare and stay silent.
     if spec.data.family.is_some() {
-        console::write_banner(out)
-            .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
+        write_banner_at(out, config.verbosity)?;
     }
-    engine.prepare(cleanup, out, stop)
+    // sysbench's Lua scripts (the database workloads) report their progress with Lua's
+    // `print`, which no verbosity silences; fileio reports through its logger, at level 3.
+    if spec.needs_target {
+        engine.prepare(cleanup, out, stop)
+    } else {
+        engine.prepare(
+            cleanup,
+            &mut console::LevelFilter::new(out, config.verbosity),
+            stop,
+        )
+    }
+}
+
+/// The banner before a prepare, cleanup or prewarm: a level-3 line, as in sysbench.
+fn write_banner_at(out: &mut dyn Write, verbosity: u8) -> Result<(), EngineError> {
+    console::write_banner(&mut console::LevelFilter::new(out, verbosity))
+        .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))
 }
 
 /// Runs sysbench's `prewarm` command of a workload that has data.
@@ -233,9 +250,10 @@ pub fn prewarm_step_with_target(
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
     let spec = spec_of(workload)?;
-    let engine = make(spec, options, &RunConfig::for_prepare(options)?, target)?;
-    console::write_banner(out)
-        .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
+    let config = RunConfig::for_prepare(options)?;
+    let engine = make(spec, options, &config, target)?;
+    write_banner_at(out, config.verbosity)?;
+    // Only the Lua scripts have `prewarm`: their `print` ignores the verbosity.
     engine.prewarm(out, stop)
 }
 

@@ -185,6 +185,10 @@ impl Workload for MutexTest {
         Ok(())
     }
 
+    fn info_banner(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "Doing mutex performance test")
+    }
+
     fn new_worker<'a>(
         &'a self,
         id: usize,

@@ -117,6 +117,16 @@ impl Workload for Threads {
         Ok(())
     }
 
+    fn info_banner(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "Doing thread subsystem performance test")?;
+        writeln!(
+            out,
+            "Thread yields per test: {} Locks used: {}",
+            self.yields,
+            self.locks.len()
+        )
+    }
+
     fn new_worker<'a>(
         &'a self,
         _id: usize,

@@ -475,7 +475,8 @@ fn split_fields(line: &str) -> Vec<&str> {
 
 /// `sysbench 1.0.20 (using …)`, `sysbench 0.4.12:  multi-threaded …`, `sysbench 0.5:  …`,
 /// `sysbench 1.1.0-df89d34 (using bundled LuaJIT 2.1.0-beta3)` (1.1 is only built from git,
-/// and says its commit).
+/// and says its commit), and sbsuite's own `sysbench 1.0.20-compatible (sbsuite …)` (1.0.20's
+/// report format; the suffix after `-` is skipped like a commit).
 fn banner(line: &str) -> Option<Version> {
     let rest = line.strip_prefix("sysbench ")?;
     let ver: String = rest
@@ -1056,6 +1057,10 @@ mod tests {
             Some(Version::V11)
         );
         assert_eq!(banner("sysbench 1.1.0-bbee5d5"), Some(Version::V11));
+        assert_eq!(
+            banner("sysbench 1.0.20-compatible (sbsuite 0.1.0)"),
+            Some(Version::V10)
+        );
         assert_eq!(banner("sysbench is great"), None);
     }
 

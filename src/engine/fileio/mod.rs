@@ -238,6 +238,8 @@ pub struct Config {
     pub events: u64,
     pub seed: u64,
     pub percentile: f64,
+    /// The general `verbosity`: at 5 the banner names each file opened, as sysbench does.
+    pub verbosity: u8,
 }
 
 fn fail(msg: String) -> EngineError {
@@ -348,6 +350,7 @@ impl Config {
             threads: run.threads.max(1),
             events: run.events,
             seed: run.seed,
+            verbosity: run.verbosity,
             percentile: run.percentile,
         })
     }
@@ -719,7 +722,14 @@ impl Workload for FileIo {
             IoMode::Mmap => "fast mmaped",
         };
         writeln!(out, "Using {io_words} I/O mode")?;
-        writeln!(out, "Doing {} test", mode.describe())
+        writeln!(out, "Doing {} test", mode.describe())?;
+        // `before_run` opened the files; sysbench reports that here at level 5.
+        if c.verbosity >= 5 {
+            for i in 0..c.files {
+                writeln!(out, "DEBUG: Opening file: test_file.{i}")?;
+            }
+        }
+        Ok(())
     }
 
     fn new_worker<'a>(

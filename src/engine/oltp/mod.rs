@@ -117,6 +117,10 @@ pub static SELECT_RANDOM_RANGES: WorkloadSpec = script(
 static COMMON: &[&[OptSpec]] = &[OLTP_COMMON];
 
 /// The spec of one OLTP script.
+/// The data family of every script sharing sysbench's `oltp_common.lua` (the `sbtest` tables):
+/// they share one prepare, and only they have sysbench's `prewarm` command.
+pub const DATA_FAMILY: &str = "sbtest";
+
 const fn script(
     name: &'static str,
     summary: &'static str,
@@ -129,7 +133,7 @@ const fn script(
         summary,
         options,
         data: DataSpec {
-            family: Some("sbtest"),
+            family: Some(DATA_FAMILY),
             keys: SBTEST_KEYS,
             fresh_per_run,
         },
