@@ -405,6 +405,46 @@ fn partial_loops_exclude_the_combinations_never_run() {
     assert_eq!(cells, [(1, 1000), (2, 1000), (2, 2000)]);
 }
 
+/// #14: every option of a converted line becomes a suite key or a note naming it and why.
+#[test]
+fn convert_maps_or_names_every_option() {
+    let line = "sysbench --test=oltp --oltp-reconnect-mode=transaction --oltp-user-delay-min=1 \
+                --oltp-user-delay-max=9 --oltp-connect-delay=5 --num-threads=4 --init-rng=off \
+                --max-requests=0 run";
+    let (toml, notes) = convert(line);
+    // 0.4's per-transaction reconnect is 1.0's reconnect after every event.
+    assert!(toml.contains("reconnect = 1\n"), "{toml}");
+    assert!(toml.contains("threads = 4\n"), "{toml}");
+    for (option, why) in [
+        ("--oltp-user-delay-min", "no think time"),
+        ("--oltp-user-delay-max", "no think time"),
+        ("--oltp-connect-delay", "connects once per thread"),
+        ("--init-rng", "--rand-seed"),
+        ("--max-requests", "only above 0"),
+    ] {
+        assert!(
+            notes.contains(&format!("note: {option} is left out: "))
+                && notes.lines().any(|l| l.contains(option) && l.contains(why)),
+            "{option}: {notes}"
+        );
+    }
+    // Modes 1.0 cannot express are named, not mapped.
+    let (toml, notes) = convert("sysbench --test=oltp --oltp-reconnect-mode=query run");
+    assert!(!toml.contains("reconnect ="), "{toml}");
+    assert!(
+        notes.contains("note: --oltp-reconnect-mode is left out: ")
+            && notes.contains("`query` has no equivalent"),
+        "{notes}"
+    );
+    // The converted suite validates, and the same line run directly means the same.
+    let (toml, _) = convert("sysbench --test=oltp --oltp-reconnect-mode=transaction run");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.toml");
+    std::fs::write(&file, &toml).unwrap();
+    sbsuite().arg("validate").arg(&file).assert().success();
+    assert!(dry("--test=oltp --oltp-reconnect-mode=transaction run").contains("reconnect = 1\n"));
+}
+
 #[test]
 fn convert_after_double_dash_keeps_sizes_and_validates() {
     let out = sbsuite()

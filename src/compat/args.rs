@@ -251,6 +251,21 @@ pub enum Warning {
     Stderr(String),
 }
 
+/// What became of one option of the command line. Every option token gets exactly one, so
+/// `convert` can account for all of them: an option either sets something a suite can say or
+/// is reported with the reason it is left out, never dropped silently (#14).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Chose the test or the command (`--test`, `--help`, `--version`, the 0.4 mode selectors).
+    Command,
+    /// Set this 1.0 option in [`Invocation::given`].
+    Set(String),
+    /// Kept in [`Invocation::connection`] (a `[target]` key in a suite).
+    Connection,
+    /// Changes nothing here; the reason, for the user.
+    Dropped(String),
+}
+
 /// A parsed, checked sysbench command line.
 #[derive(Clone, Debug)]
 pub struct Invocation {
@@ -263,6 +278,8 @@ pub struct Invocation {
     pub given: IndexMap<String, Given>,
     pub connection: Connection,
     pub warnings: Vec<Warning>,
+    /// Every option as typed (`_` form, e.g. `oltp_user_delay_min`), in order, with its fate.
+    pub fates: Vec<(String, Fate)>,
     /// `--sbsuite-dry-run`: print the resolved workload and options instead of running.
     pub dry_run: bool,
     /// `--sbsuite-results=DIR`: also store results like `sbsuite run`.
@@ -517,6 +534,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
         given: IndexMap::new(),
         connection: Connection::default(),
         warnings,
+        fates: Vec::new(),
         dry_run: false,
         results_dir: None,
         version,
@@ -529,23 +547,33 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
         let name = name.as_str();
         let raw = raw.as_deref();
         let system = !workload.needs_target;
-        if matches!(name, "test" | "help" | "version") {
-            continue;
-        }
-        if name == "sbsuite_dry_run" {
-            inv.dry_run = raw.is_none_or(is_on);
-        } else if name == "sbsuite_results" {
-            inv.results_dir = raw.filter(|r| !r.is_empty()).map(PathBuf::from);
+        // Every branch says what became of the option, so none can vanish unreported.
+        let fate = if matches!(name, "test" | "help" | "version") {
+            Fate::Command
+        } else if name == "sbsuite_dry_run" || name == "sbsuite_results" {
+            if name == "sbsuite_dry_run" {
+                inv.dry_run = raw.is_none_or(is_on);
+            } else {
+                inv.results_dir = raw.filter(|r| !r.is_empty()).map(PathBuf::from);
+            }
+            Fate::Dropped("it is a switch of `sbsuite sysbench`, not a suite setting".into())
         } else if let Some(&(alias, target, above)) = DEPRECATED.iter().find(|d| d.0 == name) {
             let g = coerce(workload, target, raw).map_err(|e| rename_err(e, alias))?;
             if g.value.as_i64().is_some_and(|v| v > above) {
                 deprecated.push((alias, target, g));
-            } else if alias == "max_time" {
-                inv.warnings.push(Warning::Stderr(format!(
-                    "WARNING: --max-time={} is ignored, as in sysbench 1.0: the run still stops \
-                     after --time seconds (default 10); use --time=0 for no time limit",
-                    g.raw
-                )));
+                Fate::Set(target.to_string())
+            } else {
+                if alias == "max_time" {
+                    inv.warnings.push(Warning::Stderr(format!(
+                        "WARNING: --max-time={} is ignored, as in sysbench 1.0: the run still \
+                         stops after --time seconds (default 10); use --time=0 for no time limit",
+                        g.raw
+                    )));
+                }
+                Fate::Dropped(format!(
+                    "sysbench 1.0 applies it only above {above}; set --{} instead",
+                    dashed(target)
+                ))
             }
         } else if let Some(&(old, new)) = RENAMED.iter().find(|r| r.0 == name) {
             let g = coerce(workload, new, raw).map_err(|e| rename_err(e, old))?;
@@ -555,16 +583,25 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
                 dashed(new)
             )));
             inv.given.insert(new.to_string(), g);
+            Fate::Set(new.to_string())
         } else if LEGACY_SELECTORS.contains(&name) {
-            let what = if legacy {
-                format!("selects `{}`", workload.name)
+            if legacy {
+                inv.warnings.push(Warning::Stderr(format!(
+                    "WARNING: --{} is a sysbench 0.4/0.5 option and selects `{}`",
+                    dashed(name),
+                    workload.name
+                )));
+                Fate::Command
             } else {
-                format!("is ignored: the test `{}` is already chosen", workload.name)
-            };
-            inv.warnings.push(Warning::Stderr(format!(
-                "WARNING: --{} is a sysbench 0.4/0.5 option and {what}",
-                dashed(name)
-            )));
+                let why = format!("the test `{}` is already chosen", workload.name);
+                inv.warnings.push(Warning::Stderr(format!(
+                    "WARNING: --{} is a sysbench 0.4/0.5 option and is ignored: {why}",
+                    dashed(name)
+                )));
+                Fate::Dropped(why)
+            }
+        } else if name == "oltp_reconnect_mode" && workload.option("reconnect").is_some() {
+            reconnect_mode(workload, raw, &mut inv)?
         } else if matches!(name, "init_rng" | "rand_init" | "seed_rng") {
             let (seed, note) = if name == "seed_rng" {
                 let g = coerce(workload, "rand_seed", raw).map_err(|e| rename_err(e, name))?;
@@ -588,14 +625,21 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
                 "WARNING: --{} is a sysbench 0.4/0.5 option, use --rand-seed instead{note}",
                 dashed(name)
             )));
-            if let Some(g) = seed {
-                inv.given.insert("rand_seed".into(), g);
+            match seed {
+                Some(g) => {
+                    inv.given.insert("rand_seed".into(), g);
+                    Fate::Set("rand_seed".into())
+                }
+                None => Fate::Dropped("off is the default; use --rand-seed=N".into()),
             }
         } else if name == "batch" {
             batch = Some(raw.is_none_or(is_on));
+            // Settled after the loop, when --batch and --batch-delay are both known.
+            Fate::Set("report_interval".into())
         } else if name == "batch_delay" {
             batch_delay =
                 Some(coerce(workload, "report_interval", raw).map_err(|e| rename_err(e, name))?);
+            Fate::Set("report_interval".into())
         } else if CONNECTION_OPTIONS.contains(&name) {
             if system {
                 inv.warnings.push(Warning::Stderr(format!(
@@ -607,15 +651,19 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
             inv.connection
                 .options
                 .insert(name.to_string(), raw.unwrap_or("on").to_string());
+            Fate::Connection
         } else if let Some((_, why)) = IGNORED.iter().find(|i| i.0 == name) {
             inv.warnings.push(Warning::Stderr(format!(
                 "WARNING: --{} is ignored: {why}",
                 dashed(name)
             )));
+            Fate::Dropped((*why).to_string())
         } else {
             let g = coerce(workload, name, raw)?;
             inv.given.insert(name.to_string(), g);
-        }
+            Fate::Set(name.to_string())
+        };
+        inv.fates.push((name.to_string(), fate));
     }
     for (alias, target, g) in deprecated {
         inv.warnings.push(Warning::Stdout(format!(
@@ -635,12 +683,57 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
             g.raw
         )));
         inv.given.insert("report_interval".into(), g);
-    } else if batch_delay.is_some() {
-        inv.warnings.push(Warning::Stderr(
-            "WARNING: --batch-delay is ignored without --batch (use --report-interval)".into(),
-        ));
+    } else {
+        if batch_delay.is_some() {
+            inv.warnings.push(Warning::Stderr(
+                "WARNING: --batch-delay is ignored without --batch (use --report-interval)".into(),
+            ));
+        }
+        for (name, fate) in &mut inv.fates {
+            if name == "batch" || name == "batch_delay" {
+                *fate = Fate::Dropped("--batch is off; use --report-interval".into());
+            }
+        }
     }
     Ok(inv)
+}
+
+/// sysbench 0.4's `--oltp-reconnect-mode`: `transaction` (reconnect after every transaction)
+/// is 1.0's `--reconnect=1`, since an OLTP event is one transaction; `session` (the 0.4
+/// default) is `--reconnect=0`. `query` and `random` have no 1.0 form and are reported.
+fn reconnect_mode(
+    workload: &WorkloadSpec,
+    raw: Option<&str>,
+    inv: &mut Invocation,
+) -> Result<Fate, ArgsError> {
+    let mode = raw.unwrap_or("");
+    let every = match mode {
+        "session" => "0",
+        "transaction" => "1",
+        "query" | "random" => {
+            let why = format!(
+                "sysbench 1.0 reconnects only after every N transactions (--reconnect=N); \
+                 `{mode}` has no equivalent"
+            );
+            inv.warnings.push(Warning::Stderr(format!(
+                "WARNING: --oltp-reconnect-mode={mode} is ignored: {why}"
+            )));
+            return Ok(Fate::Dropped(why));
+        }
+        other => {
+            return Err(ArgsError::BadValue {
+                name: "oltp_reconnect_mode".into(),
+                reason: format!("`{other}`: expected one of session, transaction, query, random"),
+            });
+        }
+    };
+    let g = coerce(workload, "reconnect", Some(every))?;
+    inv.warnings.push(Warning::Stderr(format!(
+        "WARNING: --oltp-reconnect-mode is a sysbench 0.4/0.5 option, use --reconnect={every} \
+         instead"
+    )));
+    inv.given.insert("reconnect".into(), g);
+    Ok(Fate::Set("reconnect".into()))
 }
 
 /// Errors about an alias name the option the user typed, not its 1.0 target.
@@ -770,6 +863,27 @@ mod tests {
         assert_eq!(o.text("mysql_storage_engine"), "myisam");
         assert_eq!(inv.connection.get("mysql_db"), Some("test"));
         assert!(p("--test=oltp --oltp-test-mode=sp run").is_err());
+    }
+
+    #[test]
+    fn every_option_gets_a_fate() {
+        let line = "--test=oltp --oltp-reconnect-mode=transaction --oltp-user-delay-min=1 \
+                    --num-threads=1 --batch-delay=5 --mysql-host=h --oltp-read-only=on \
+                    --table-size=10 run";
+        let inv = p(line).unwrap();
+        assert_eq!(inv.fates.len(), line.matches("--").count());
+        assert_eq!(inv.options().int("reconnect"), 1);
+        let fate = |n: &str| inv.fates.iter().find(|f| f.0 == n).map(|f| f.1.clone());
+        assert_eq!(
+            fate("oltp_reconnect_mode"),
+            Some(Fate::Set("reconnect".into()))
+        );
+        assert_eq!(fate("mysql_host"), Some(Fate::Connection));
+        assert_eq!(fate("oltp_read_only"), Some(Fate::Command));
+        for dropped in ["oltp_user_delay_min", "num_threads", "batch_delay"] {
+            assert!(matches!(fate(dropped), Some(Fate::Dropped(_))), "{dropped}");
+        }
+        assert!(p("--test=oltp --oltp-reconnect-mode=often run").is_err());
     }
 
     #[test]

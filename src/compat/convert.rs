@@ -6,7 +6,9 @@
 //! ran, so the suite's plan runs exactly the given lines. Each line goes through the same
 //! parser as `sbsuite sysbench` ([`super::args`]), so a line that would not run does not
 //! convert either. Passwords never reach the output: `[target]` gets an `{{ env.… }}` template
-//! and the echoed command lines are redacted.
+//! and the echoed command lines are redacted. No option is dropped silently: the parser gives
+//! every option a [`args::Fate`], and each one the suite does not carry becomes a note naming
+//! it and why.
 
 use indexmap::IndexMap;
 
@@ -229,6 +231,8 @@ pub fn convert(lines: &[(usize, Vec<String>)]) -> Result<(String, Vec<String>), 
         }
     }
 
+    notes.extend(unconsumed(&parsed, &keys));
+
     let mut out = String::from("#:schema ../schemas/suite.schema.json\n");
     out.push_str("# Converted by `sbsuite convert` from:\n");
     for (_, _, words) in &parsed {
@@ -274,6 +278,30 @@ pub fn convert(lines: &[(usize, Vec<String>)]) -> Result<(String, Vec<String>), 
         }
     }
     Ok((out, notes))
+}
+
+/// One note for every option of the converted lines that the suite does not carry, naming it
+/// and why (#14: `convert` never drops an option silently). It reads each option's
+/// [`args::Fate`], so an option a future parser branch adds is covered without a list here:
+/// settings must reach a suite key in `written`, connection options are accounted for by
+/// [`target`], and everything else is reported with the parser's reason.
+fn unconsumed(parsed: &[(usize, Invocation, &Vec<String>)], written: &[String]) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    for (_, inv, _) in parsed {
+        for (name, fate) in &inv.fates {
+            let why = match fate {
+                args::Fate::Command | args::Fate::Connection => continue,
+                args::Fate::Set(key) if written.contains(key) => continue,
+                args::Fate::Set(key) => format!("its setting `{key}` has no place in the suite"),
+                args::Fate::Dropped(why) => why.clone(),
+            };
+            let note = format!("note: --{} is left out: {why}", name.replace('_', "-"));
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+    }
+    notes
 }
 
 /// The value as a suite file writes it: sizes keep the user's suffix (`8K`), the rest is the
