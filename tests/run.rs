@@ -454,3 +454,70 @@ fn stop_when_skips_the_rest_of_a_sweep_and_marks_the_knee() {
     assert_eq!(json[0]["planned"], 4, "{json}");
     assert_eq!(json[0]["skipped_by_stop_when"], 1, "{json}");
 }
+
+/// A host that accepts connections and never answers (the listener is never `accept`ed: the
+/// kernel completes the handshakes, nothing replies): the capture waits out `connect_timeout`
+/// once and fails the first dataset, whose prepare and cleanup do not connect again; the second
+/// dataset tries its prepare once. Two timeouts in all, where each capture, prepare and cleanup
+/// used to wait out its own (five, 10 s).
+#[test]
+fn an_unreachable_host_costs_one_connect_timeout_per_dataset() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.toml");
+    std::fs::write(
+        &suite,
+        format!(
+            "[suite]\nname = \"unreach\"\n[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:{port}\"]\n\
+             user = \"root\"\nconnect_timeout = 2\n[defaults]\nworkload = \"oltp_read_only\"\n\
+             time = 1\n[matrix]\ntable_size = [10, 20]\nthreads = [1, 2]\n"
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .args(["--progress", "plain", "--results-dir"])
+        .arg(dir.path().join("results"))
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    // Two timeouts of 2 s, with room for a loaded machine; five (10 s) before.
+    assert!(
+        took < Duration::from_secs(7),
+        "took {took:?}\n{stdout}\n{stderr}"
+    );
+    let cleanups: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("] cleanup sbtest"))
+        .collect();
+    assert_eq!(cleanups.len(), 2, "{stdout}");
+    for (line, at) in cleanups.iter().zip(["capture", "prepare"]) {
+        assert!(
+            line.ends_with(&format!(": skipped, the server was unreachable at {at}")),
+            "{stdout}"
+        );
+    }
+    let (header, rows) = rows(&run_dir(&dir.path().join("results"), "unreach").join("results.csv"));
+    let (status, error) = (col(&header, "status"), col(&header, "error"));
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    let why = |r: &Vec<String>| (r[status].clone(), r[error].clone());
+    for (i, r) in rows.iter().enumerate() {
+        let (s, e) = why(r);
+        let at = if i < 2 { "capture" } else { "prepare" };
+        assert_eq!(s, "failed", "{r:?}");
+        assert!(
+            e.starts_with(&format!(
+                "skipped: the server was unreachable at {at}: cannot connect to 127.0.0.1:{port}"
+            )),
+            "{r:?}"
+        );
+        assert!(e.contains("connect_timeout = 2 s"), "{r:?}");
+    }
+    drop(listener);
+}

@@ -71,6 +71,15 @@ impl SqlError {
     pub fn client(message: impl Into<String>, kind: ErrKind) -> SqlError {
         SqlError::new("", message, kind)
     }
+
+    /// Whether no connection could be opened at all (no route, timed out, refused, unknown
+    /// host, no socket): the client's own [`ErrKind::Unreachable`] errors (no code, or MySQL's
+    /// client codes 2002/2003/2005), not a server that answered "too many connections" or
+    /// "starting up", which may let the next connection in.
+    pub fn host_unreachable(&self) -> bool {
+        self.kind == ErrKind::Unreachable
+            && (self.code.is_empty() || matches!(self.code.as_str(), "2002" | "2003" | "2005"))
+    }
 }
 
 impl fmt::Display for SqlError {
@@ -153,4 +162,22 @@ pub trait Connection {
 
     /// Closes the connection politely (errors do not matter any more).
     fn close(self: Box<Self>);
+}
+
+#[cfg(test)]
+mod host_unreachable_tests {
+    use super::*;
+
+    #[test]
+    fn only_the_clients_own_connect_failures_mean_the_host_is_unreachable() {
+        let client = SqlError::client("timed out", ErrKind::Unreachable);
+        let refused = SqlError::new("2003", "Can't connect", ErrKind::Unreachable);
+        // The server answered: the next connection may get in.
+        let too_many = SqlError::new("1040", "Too many connections", ErrKind::Unreachable);
+        let starting = SqlError::new("57P03", "starting up", ErrKind::Unreachable);
+        let lost = SqlError::client("reset", ErrKind::Lost);
+        assert!(client.host_unreachable() && refused.host_unreachable());
+        assert!(!too_many.host_unreachable() && !starting.host_unreachable());
+        assert!(!lost.host_unreachable());
+    }
 }

@@ -57,6 +57,11 @@ pub enum EngineError {
     NoEngine(String),
     #[error("{0}")]
     Failed(String),
+    /// The setup connection could not be opened at all
+    /// ([`crate::db::SqlError::host_unreachable`]): the runner skips what depends on it rather
+    /// than waiting out `connect_timeout` again.
+    #[error("{0}")]
+    Unreachable(String),
 }
 
 /// One interim report (one line of sysbench's `[ 10s ] …` output), also stored in intervals.csv.

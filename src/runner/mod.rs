@@ -155,6 +155,13 @@ pub trait StepExecutor {
         let _ = (variant, run_dir);
         Ok(())
     }
+
+    /// Why the server could not be reached at all by the `begin_variant` just done (its
+    /// capture), if it could not: the step loop then fails the variant's first dataset without
+    /// waiting out `connect_timeout` again for its prepare and cleanup.
+    fn take_unreachable(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// The real executor: the engines of [`crate::engine`], and the variants' server settings.
@@ -167,6 +174,8 @@ pub struct EngineExecutor {
     pub base_dir: PathBuf,
     /// What the current variant changed, until it is restored.
     applied: Option<server::Saved>,
+    /// The capture of the variant just begun found the server unreachable: why.
+    unreachable: Option<String>,
 }
 
 impl StepExecutor for EngineExecutor {
@@ -263,10 +272,25 @@ impl StepExecutor for EngineExecutor {
         // The effective settings of every variant, the baseline too, so that runs compare. A
         // capture that fails (a server that hides its variables, or is down: then the steps
         // say so themselves) costs the record, not the runs.
-        if let Err(e) = server::capture(target, variant, run_dir) {
-            eprintln!("[sbsuite] warning: variant {variant}: server variables not captured: {e}");
+        match server::capture(target, variant, run_dir) {
+            Ok(_) => {}
+            Err(server::CheckError::Unreachable(e)) => {
+                eprintln!(
+                    "[sbsuite] warning: variant {variant}: server variables not captured: {e}"
+                );
+                self.unreachable = Some(e);
+            }
+            Err(e) => {
+                eprintln!(
+                    "[sbsuite] warning: variant {variant}: server variables not captured: {e}"
+                );
+            }
         }
         Ok(())
+    }
+
+    fn take_unreachable(&mut self) -> Option<String> {
+        self.unreachable.take()
     }
 
     fn end_variant(&mut self, _variant: &str, run_dir: &Path) -> Result<(), String> {
@@ -297,6 +321,7 @@ pub fn run_plan(
         target,
         base_dir: ctx.base_dir.clone(),
         applied: None,
+        unreachable: None,
     };
     preflight(plan, &executor)?;
     let stop = signal::install()?;
@@ -498,6 +523,12 @@ mod tests {
         fail_variant: Option<&'static str>,
         /// Runs cut short by forced_shutdown (no stop request), with this reason.
         cut_short: HashSet<usize>,
+        /// Prepares that cannot reach the server.
+        unreachable: HashSet<usize>,
+        /// The variant whose capture (in `begin_variant`) cannot reach the server.
+        capture_unreachable: Option<&'static str>,
+        /// Set by `begin_variant`, taken by `take_unreachable`.
+        pending_unreachable: Option<String>,
     }
 
     impl StepExecutor for Script {
@@ -521,6 +552,9 @@ mod tests {
             writeln!(out, "{} done", step.kind.as_str()).unwrap();
             if self.fail.contains(&step.index) {
                 return Err(EngineError::Failed("table sbtest1 exists".into()));
+            }
+            if self.unreachable.contains(&step.index) {
+                return Err(EngineError::Unreachable("connect timed out".into()));
             }
             Ok(())
         }
@@ -578,7 +612,14 @@ mod tests {
             if self.fail_variant == Some(variant) {
                 return Err("SET GLOBAL x failed".into());
             }
+            if self.capture_unreachable == Some(variant) {
+                self.pending_unreachable = Some("capture timed out".into());
+            }
             Ok(())
+        }
+
+        fn take_unreachable(&mut self) -> Option<String> {
+            self.pending_unreachable.take()
         }
 
         fn end_variant(&mut self, variant: &str, _run_dir: &Path) -> Result<(), String> {
@@ -972,6 +1013,75 @@ mod tests {
         );
         assert_eq!((summary.steps_ok, summary.steps_failed), (4, 4));
         assert!(report.contains("==> [2/8] run a (variant default): skipped, prepare failed\n"));
+    }
+
+    #[test]
+    fn an_unreachable_prepare_fails_its_runs_and_skips_its_cleanup() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut script = Script {
+            unreachable: HashSet::from([1]),
+            ..Default::default()
+        };
+        let (summary, report) = run(&mut script, tmp.path());
+        let why = "skipped: the server was unreachable at prepare: connect timed out";
+        assert_eq!(
+            rows(&summary.results_csv),
+            [
+                row("2", "failed", why),
+                row("3", "failed", why),
+                row("4", "failed", why),
+                row("7", "ok", ""),
+            ]
+        );
+        // The next dataset tries again.
+        use StepKind::*;
+        assert_eq!(
+            script.calls,
+            [(1, Prepare), (6, Prepare), (7, Run), (8, Cleanup)]
+        );
+        assert_eq!(
+            (
+                summary.steps_ok,
+                summary.steps_failed,
+                summary.steps_skipped
+            ),
+            (3, 4, 1)
+        );
+        assert!(report.contains(
+            "==> [5/8] cleanup cleanup-1 (variant default): skipped, the server was unreachable at prepare\n"
+        ));
+    }
+
+    #[test]
+    fn an_unreachable_capture_fails_the_first_dataset_without_connecting_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut script = Script {
+            capture_unreachable: Some("a"),
+            ..Default::default()
+        };
+        let summary = run_with(&mut script, ctx(tmp.path()));
+        let why = "skipped: the server was unreachable at capture: capture timed out";
+        assert_eq!(
+            rows(&summary.results_csv),
+            [
+                row("2", "failed", why),
+                row("3", "failed", why),
+                row("4", "failed", why),
+                row("7", "ok", ""),
+            ]
+        );
+        let expected = [
+            "begin a", "end a", "begin b", "step 6", "step 7", "step 8", "end b",
+        ];
+        assert_eq!(script.variant_calls, expected);
+        assert_eq!(
+            (
+                summary.steps_ok,
+                summary.steps_failed,
+                summary.steps_skipped
+            ),
+            (3, 4, 1)
+        );
     }
 
     #[test]

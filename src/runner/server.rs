@@ -493,9 +493,28 @@ pub fn pending(run_dir: &Path) -> Result<Vec<(PathBuf, Saved)>, String> {
 }
 
 /// Writes the server's effective variables and version to `server/<variant>.csv`
-/// (`name,value`, sorted as the server lists them).
-pub fn capture(target: &Target, variant: &str, run_dir: &Path) -> Result<PathBuf, String> {
-    let mut conn = connect(target)?;
+/// (`name,value`, sorted as the server lists them). [`CheckError::Unreachable`] when no
+/// connection could be opened at all, so that the runner does not wait for it again.
+pub fn capture(target: &Target, variant: &str, run_dir: &Path) -> Result<PathBuf, CheckError> {
+    let conn = Connector::new(target.clone())
+        .connect_server(0)
+        .map_err(|e| {
+            let message = format!("cannot connect to {}: {e}", target.endpoint(0));
+            if e.host_unreachable() {
+                CheckError::Unreachable(message)
+            } else {
+                CheckError::Invalid(message)
+            }
+        })?;
+    capture_on(conn, target, variant, run_dir).map_err(CheckError::Invalid)
+}
+
+fn capture_on(
+    mut conn: Box<dyn Connection>,
+    target: &Target,
+    variant: &str,
+    run_dir: &Path,
+) -> Result<PathBuf, String> {
     let Some(admin) = admin(target) else {
         conn.close();
         return Err("no server variables to capture for SQLite".into());

@@ -29,6 +29,12 @@
 //! loop re-arms the registry ([`StepLoop::settle`]) before the work a stop still owes, and runs
 //! cleanups and restores [`interrupt::shielded`], so the first signal never breaks them.
 //!
+//! An unreachable server (the variant's capture or a dataset's prepare could not open a
+//! connection at all, [`EngineError::Unreachable`]) fails that dataset: its prepare (after a
+//! failed capture) and its runs are recorded failed with the reason, its cleanup is skipped,
+//! none of them connecting again, since each attempt would only wait out `connect_timeout`
+//! once more. The next dataset tries again, once.
+//!
 //! Each policy this loop implements is pinned by the scripted-executor tests in `runner/mod.rs`.
 
 use std::collections::{HashMap, HashSet};
@@ -54,6 +60,13 @@ enum Dataset {
     PrepareFailed(String),
     /// The prepare was stopped; its runs are skipped anyway, its cleanup runs.
     PrepareInterrupted,
+    /// No connection to the server could be opened (at `at`: `capture` or `prepare`): its
+    /// runs fail and its cleanup is skipped without connecting again, since each attempt would
+    /// only wait out `connect_timeout` once more.
+    Unreachable {
+        at: &'static str,
+        why: String,
+    },
 }
 
 /// Steps by how they ended, for the [`RunSummary`].
@@ -110,6 +123,9 @@ pub(super) struct StepLoop<'a, W: Write> {
     /// before_dataset hook skipped entirely.
     skip_runs: HashSet<usize>,
     skip_all: HashSet<usize>,
+    /// The dataset entered with its variant, and why the variant's capture could not reach
+    /// the server: that dataset's prepare is failed without connecting.
+    capture_unreachable: Option<(usize, String)>,
 }
 
 impl<'a, W: Write> StepLoop<'a, W> {
@@ -163,6 +179,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             datasets: HashMap::new(),
             skip_runs: HashSet::new(),
             skip_all: HashSet::new(),
+            capture_unreachable: None,
         };
         if let Err(e) = this
             .hooks
@@ -258,6 +275,9 @@ impl<'a, W: Write> StepLoop<'a, W> {
         let prev_step = self.last_step.replace(step);
         if new_dataset {
             self.leave_dataset();
+            // Only the dataset entered with the variant is failed by its capture: the next one
+            // may try again.
+            self.capture_unreachable = None;
         }
         if new_variant {
             self.leave_variant(prev_step);
@@ -314,6 +334,10 @@ impl<'a, W: Write> StepLoop<'a, W> {
         match self.executor.begin_variant(&step.variant, &self.run_dir) {
             Ok(()) => {
                 self.current = Some(step.variant.as_str());
+                self.capture_unreachable = self
+                    .executor
+                    .take_unreachable()
+                    .map(|why| (step.dataset, why));
                 let c = self
                     .hooks
                     .context(&self.run_dir, step, hooks::Level::Variant);
@@ -364,6 +388,17 @@ impl<'a, W: Write> StepLoop<'a, W> {
             } else {
                 self.counts.skipped += 1;
             }
+            return None;
+        }
+        if step.kind == StepKind::Cleanup
+            && let Some(Dataset::Unreachable { at, .. }) = self.datasets.get(&step.dataset)
+        {
+            let line = format!(
+                "{}: skipped, the server was unreachable at {at}",
+                self.header(position, step)
+            );
+            let _ = writeln!(self.out, "{line}");
+            self.counts.skipped += 1;
             return None;
         }
         let wanted = match step.kind {
@@ -423,6 +458,23 @@ impl<'a, W: Write> StepLoop<'a, W> {
                 .insert(step.dataset, Dataset::PrepareFailed(msg));
             return None;
         }
+        if !cleanup
+            && let Some((_, why)) = self
+                .capture_unreachable
+                .take_if(|(dataset, _)| *dataset == step.dataset)
+        {
+            // Not journaled: nothing was made, and a resume prepares it again.
+            let _ = writeln!(self.out, "{header}: skipped, the server was unreachable");
+            self.counts.failed += 1;
+            self.fail_note(
+                position,
+                step,
+                &format!("not run, the server was unreachable at capture: {why}"),
+            );
+            self.datasets
+                .insert(step.dataset, Dataset::Unreachable { at: "capture", why });
+            return Some(true);
+        }
         self.progress.step_started(position, step);
         let _ = writeln!(self.out, "{header}");
         if !cleanup
@@ -468,8 +520,13 @@ impl<'a, W: Write> StepLoop<'a, W> {
                 failed = true;
                 self.fail_note(position, step, &e.to_string());
                 if !cleanup {
-                    self.datasets
-                        .insert(step.dataset, Dataset::PrepareFailed(e.to_string()));
+                    let state = match e {
+                        EngineError::Unreachable(why) => {
+                            Dataset::Unreachable { at: "prepare", why }
+                        }
+                        e => Dataset::PrepareFailed(e.to_string()),
+                    };
+                    self.datasets.insert(step.dataset, state);
                 }
                 "failed"
             }
@@ -497,11 +554,16 @@ impl<'a, W: Write> StepLoop<'a, W> {
                 self.counts.skipped += 1;
                 return None;
             }
+            Some(Dataset::Unreachable { at, why }) => Some(format!(
+                "skipped: the server was unreachable at {at}: {why}"
+            )),
             Some(Dataset::Ready) | None => None,
         };
         if let Some(error) = prepare_error.or(hook_error) {
             let what = if error.starts_with("prepare failed") {
                 "prepare failed"
+            } else if error.starts_with("skipped: the server was unreachable") {
+                "the server was unreachable"
             } else {
                 "before_step hook failed"
             };

@@ -29,12 +29,18 @@ fn connect(w: &Oltp) -> Result<Box<dyn Connection>, EngineError> {
 }
 
 /// One connection for setup work (prepare, cleanup, checks), its failure as an engine error
-/// naming the endpoint, user and database.
+/// naming the endpoint, user and database ([`EngineError::Unreachable`] when no connection
+/// could be opened at all).
 pub(super) fn connect_with(connector: &Connector) -> Result<Box<dyn Connection>, EngineError> {
     let t = &connector.target;
-    connector
-        .connect_at(0)
-        .map_err(|e| EngineError::Failed(t.driver.dialect().connect_failed(t, &e)))
+    connector.connect_at(0).map_err(|e| {
+        let message = t.driver.dialect().connect_failed(t, &e);
+        if e.host_unreachable() {
+            EngineError::Unreachable(message)
+        } else {
+            EngineError::Failed(message)
+        }
+    })
 }
 
 /// Before a run: a SQLite file that is not there fails with the fix, instead of being created
