@@ -458,6 +458,39 @@ mod skip;
 
 #[cfg(test)]
 pub mod testing {
+    /// splitmix64, for the protocol fuzzers (`mysql/wire/fuzz.rs`, `pgsql/wire/fuzz.rs`):
+    /// small, fast and deterministic per seed, so a failing case reruns from its seed.
+    pub struct FuzzRng(pub u64);
+
+    impl FuzzRng {
+        #[allow(clippy::should_implement_trait)] // a generator, not an iterator
+        pub fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        /// A number in `0..n` (`n` > 0).
+        pub fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        /// True with probability `percent` %.
+        pub fn chance(&mut self, percent: usize) -> bool {
+            self.below(100) < percent
+        }
+
+        pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+            (0..n).map(|_| self.next() as u8).collect()
+        }
+
+        pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+            &items[self.below(items.len())]
+        }
+    }
+
     use crate::db::target::{RawTarget, Target};
 
     /// A target of `driver` as `user`, with more `[target]` lines.

@@ -17,6 +17,7 @@ use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::db::io::testing::FuzzRng as Rng;
 
 /// The bounds the fuzzed connections run with: small, so that a length near them is cheap.
 const LIMITS: Limits = Limits {
@@ -28,37 +29,6 @@ const LIMITS: Limits = Limits {
 /// case after a timeout fail at once: the connection is broken), twice it at most; the rest is
 /// a loaded machine.
 const CASE_LIMIT: Duration = Duration::from_secs(5);
-
-/// splitmix64: small, fast and good enough to pick mutations.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n` > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// True with probability `percent` %.
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
 
 /// A server transcript being built: the bytes and where each message starts.
 #[derive(Default)]
