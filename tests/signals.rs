@@ -104,42 +104,36 @@ impl Drop for Database {
     }
 }
 
-/// A table lock held by the test's own session on its own thread until released (or
-/// dropped): `LOCK TABLES` waits for the lock, so it cannot run on the test's thread.
-struct TableLock {
+/// A lock held by the test's own session on its own thread until released (or dropped): taking
+/// it waits, so it cannot run on the test's thread. `id` tells the session apart.
+struct Held<T> {
     release: Option<mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
-    /// The session's id, to tell it apart in the processlist.
-    id: u64,
+    id: T,
 }
 
-impl TableLock {
-    /// Takes `LOCK TABLES <table> <mode>` in `db`; returns once the lock is held.
-    fn take(db: &str, table: &str, mode: &str) -> TableLock {
+impl<T: Send + 'static> Held<T> {
+    /// Runs `hold` on a thread: it takes the lock, sends its session's id, and keeps the lock
+    /// until its receiver says release. Returns once the lock is held.
+    fn on_thread(
+        what: &str,
+        hold: impl FnOnce(mpsc::Sender<T>, mpsc::Receiver<()>) + Send + 'static,
+    ) -> Held<T> {
         let (held_tx, held_rx) = mpsc::channel();
         let (release_tx, release_rx) = mpsc::channel::<()>();
-        let (db, sql) = (db.to_string(), format!("LOCK TABLES {table} {mode}"));
-        let thread = std::thread::spawn(move || {
-            rt().block_on(async {
-                let mut c = mysql_async::Conn::new(opts(Some(&db))).await.unwrap();
-                let id: Option<u64> = c.query_first("SELECT CONNECTION_ID()").await.unwrap();
-                c.query_drop(&sql).await.unwrap();
-                held_tx.send(id.unwrap()).unwrap();
-                let _ = release_rx.recv();
-                let _ = c.query_drop("UNLOCK TABLES").await;
-                let _ = c.disconnect().await;
-            })
-        });
+        let thread = std::thread::spawn(move || hold(held_tx, release_rx));
         let id = held_rx
             .recv_timeout(Duration::from_secs(120))
-            .expect("the test's LOCK TABLES was not granted within 120 s");
-        TableLock {
+            .unwrap_or_else(|_| panic!("the test's {what} was not granted within 120 s"));
+        Held {
             release: Some(release_tx),
             thread: Some(thread),
             id,
         }
     }
+}
 
+impl<T> Held<T> {
     fn release(&mut self) {
         if let Some(tx) = self.release.take() {
             let _ = tx.send(());
@@ -150,10 +144,26 @@ impl TableLock {
     }
 }
 
-impl Drop for TableLock {
+impl<T> Drop for Held<T> {
     fn drop(&mut self) {
         self.release();
     }
+}
+
+/// `LOCK TABLES <table> <mode>` in `db`, held by the test's own session.
+fn table_lock(db: &str, table: &str, mode: &str) -> Held<u64> {
+    let (db, sql) = (db.to_string(), format!("LOCK TABLES {table} {mode}"));
+    Held::on_thread("LOCK TABLES", move |held_tx, release_rx| {
+        rt().block_on(async {
+            let mut c = mysql_async::Conn::new(opts(Some(&db))).await.unwrap();
+            let id: Option<u64> = c.query_first("SELECT CONNECTION_ID()").await.unwrap();
+            c.query_drop(&sql).await.unwrap();
+            held_tx.send(id.unwrap()).unwrap();
+            let _ = release_rx.recv();
+            let _ = c.query_drop("UNLOCK TABLES").await;
+            let _ = c.disconnect().await;
+        })
+    })
 }
 
 /// Kills the child when the test fails before it ended.
@@ -262,7 +272,7 @@ fn blocked_prepare(
     dir: &Path,
     child_stderr: &Path,
     env: &[(&str, &str)],
-) -> (Reap, TableLock, PathBuf) {
+) -> (Reap, Held<u64>, PathBuf) {
     let suite = mysql_suite(
         dir,
         &db.0,
@@ -276,7 +286,7 @@ fn blocked_prepare(
         Duration::from_secs(60),
         || db.table_exists("sbtest1"),
     );
-    let lock = TableLock::take(&db.0, "sbtest1", "READ");
+    let lock = table_lock(&db.0, "sbtest1", "READ");
     wait_for(
         "the prepare waits for the test's lock",
         Duration::from_secs(60),
@@ -424,7 +434,7 @@ fn sigterm_ends_a_blocked_sysbench_line_prepare_as_interrupted() {
         Duration::from_secs(60),
         || db.table_exists("sbtest1"),
     );
-    let lock = TableLock::take(&db.0, "sbtest1", "READ");
+    let lock = table_lock(&db.0, "sbtest1", "READ");
     wait_for(
         "the prepare waits for the test's lock",
         Duration::from_secs(60),
@@ -525,7 +535,7 @@ fn a_stuck_run_is_forced_down_by_default_and_the_suite_goes_on() {
     let mut child = spawn_run(&suite, &results, Stdio::piped(), &stderr);
     common::read_until_started(&mut child.0, 1);
     let started = Instant::now();
-    let mut lock = TableLock::take(&db.0, "sbtest1", "WRITE");
+    let mut lock = table_lock(&db.0, "sbtest1", "WRITE");
     let run = run_dir(&results, "sig");
     let csv = run.join("results.csv");
     wait_for("the first run's row", Duration::from_secs(60), || {
@@ -654,66 +664,33 @@ impl Drop for PgDatabase {
 }
 
 /// `LOCK TABLE <table> IN ACCESS EXCLUSIVE MODE` in an open transaction of the test's own
-/// session, on its own thread, until released (or dropped).
-struct PgLock {
-    release: Option<mpsc::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    pid: i64,
-}
-
-impl PgLock {
-    fn take(db: &str, table: &str) -> PgLock {
-        let (held_tx, held_rx) = mpsc::channel();
-        let (release_tx, release_rx) = mpsc::channel::<()>();
-        let (db, table) = (db.to_string(), table.to_string());
-        let thread = std::thread::spawn(move || {
-            rt().block_on(async {
-                let mut c = tokio_postgres::Config::new();
-                c.host(HOST).port(PG_PORT).user("postgres").dbname(&db);
-                let (client, conn) = c.connect(NoTls).await.unwrap();
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                });
-                let pid: i32 = client
-                    .query_one("SELECT pg_backend_pid()", &[])
-                    .await
-                    .unwrap()
-                    .get(0);
-                client
-                    .batch_execute(&format!(
-                        "BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"
-                    ))
-                    .await
-                    .unwrap();
-                held_tx.send(i64::from(pid)).unwrap();
-                let _ = tokio::task::spawn_blocking(move || release_rx.recv()).await;
-                let _ = client.batch_execute("ROLLBACK").await;
-            })
-        });
-        let pid = held_rx
-            .recv_timeout(Duration::from_secs(120))
-            .expect("the test's LOCK TABLE was not granted within 120 s");
-        PgLock {
-            release: Some(release_tx),
-            thread: Some(thread),
-            pid,
-        }
-    }
-
-    fn release(&mut self) {
-        if let Some(tx) = self.release.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for PgLock {
-    fn drop(&mut self) {
-        self.release();
-    }
+/// session (its backend pid is the id).
+fn pg_lock(db: &str, table: &str) -> Held<i64> {
+    let (db, table) = (db.to_string(), table.to_string());
+    Held::on_thread("LOCK TABLE", move |held_tx, release_rx| {
+        rt().block_on(async {
+            let mut c = tokio_postgres::Config::new();
+            c.host(HOST).port(PG_PORT).user("postgres").dbname(&db);
+            let (client, conn) = c.connect(NoTls).await.unwrap();
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            let pid: i32 = client
+                .query_one("SELECT pg_backend_pid()", &[])
+                .await
+                .unwrap()
+                .get(0);
+            client
+                .batch_execute(&format!(
+                    "BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"
+                ))
+                .await
+                .unwrap();
+            held_tx.send(i64::from(pid)).unwrap();
+            let _ = tokio::task::spawn_blocking(move || release_rx.recv()).await;
+            let _ = client.batch_execute("ROLLBACK").await;
+        })
+    })
 }
 
 /// A prepare blocked by the test's lock on PostgreSQL: the first SIGTERM breaks it (journal
@@ -747,11 +724,11 @@ fn pg_blocked_prepare_then_sigterm(name: &str, client: &str) {
         Duration::from_secs(60),
         || db.table_exists("sbtest1"),
     );
-    let mut lock = PgLock::take(&db.0, "sbtest1");
+    let mut lock = pg_lock(&db.0, "sbtest1");
     wait_for(
         "the prepare waits for the test's lock",
         Duration::from_secs(60),
-        || db.waiting_sessions(lock.pid) > 0,
+        || db.waiting_sessions(lock.id) > 0,
     );
     let run = run_dir(&results, "sig");
     sigterm(&child.0);
