@@ -457,6 +457,66 @@ fn an_unset_password_variable_stops_every_command_before_work() {
         .success();
 }
 
+/// #14: a restart variant's template is rendered before anything runs, strictly: a name it uses
+/// that is not defined (a typo of a setting) or an unset `env.X` stops `validate`, `plan` and
+/// `run` with exit 2, naming the template's key and line and the name, instead of writing an
+/// empty value into the server's configuration when the variant's turn comes.
+#[test]
+fn a_restart_template_with_an_undefined_name_stops_every_command_before_work() {
+    const VAR: &str = "EARLY_TEST_DATADIR";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("restart.toml");
+    let suite = |template: &str| {
+        std::fs::write(dir.path().join("redo.cnf.j2"), template).unwrap();
+        std::fs::write(
+            &file,
+            "[suite]\nname = \"restart\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:1\"]\nuser = \"root\"\n\n[defaults]\nworkload = \"oltp_point_select\"\ntime = 1\n\n[[variant]]\nname = \"redo\"\nrestart = { template = \"redo.cnf.j2\", path = \"/nonexistent/zz.cnf\", command = \"false\", settings = { innodb_log_file_size = \"2G\" } }\n",
+        )
+        .unwrap();
+    };
+    for (template, needles) in [
+        (
+            "[mysqld]\ninnodb_log_file_size = {{ innodb_log_fle_size }}\n",
+            vec![
+                "uses `innodb_log_fle_size`, which is not defined",
+                "innodb_log_file_size",
+            ],
+        ),
+        (
+            "[mysqld]\ndatadir = {{ env.EARLY_TEST_DATADIR }}\n",
+            vec!["environment variable EARLY_TEST_DATADIR which is not set"],
+        ),
+    ] {
+        suite(template);
+        for command in ["validate", "plan", "run"] {
+            let out = sbsuite()
+                .current_dir(dir.path())
+                .env_remove(VAR)
+                .arg(command)
+                .arg(&file)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+            for needle in needles
+                .iter()
+                .chain(&["restart.toml:15:24", "key: variant[0].restart.template"])
+            {
+                assert!(stderr.contains(needle), "{command}: {needle} in {stderr}");
+            }
+            assert!(!dir.path().join("results").exists(), "{command}");
+        }
+    }
+    // Defined, the suite plans.
+    suite("[mysqld]\ndatadir = {{ env.EARLY_TEST_DATADIR }}\n");
+    sbsuite()
+        .env(VAR, "/data")
+        .arg("plan")
+        .arg(&file)
+        .assert()
+        .success();
+}
+
 /// #14: a password never appears in an error, whether the file, an environment variable or
 /// `--set` wrote it; a password that looks like a number is a password.
 #[test]

@@ -122,8 +122,9 @@ pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
 
 /// The checks before a run that need no server, shared by `plan`, `validate` and `run` (#14):
 /// the password template renders in this environment (an unset `env.X` is named with the line
-/// of `password`; the password itself is never shown), and a variant that changes server
-/// settings has a MySQL/MariaDB or PostgreSQL `[target]`. What needs the server is
+/// of `password`; the password itself is never shown), a variant that changes server
+/// settings has a MySQL/MariaDB or PostgreSQL `[target]`, and each restart variant's template
+/// exists and renders (every name defined, every `env.X` set). What needs the server is
 /// [`SERVER_CHECKS`].
 pub fn check_offline(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
     let target = plan.steps.iter().find_map(|s| s.target.as_ref());
@@ -152,6 +153,22 @@ pub fn check_offline(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
             return Err(suite
                 .error(&path, format!("variant `{}` changes server settings, but the suite has no MySQL/MariaDB or PostgreSQL [target]", v.name))
                 .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove the variant's set_global/restart"));
+        }
+        // The template is rendered now, not when the variant's turn comes hours later: a
+        // missing file, a typo in a name or an unset `env.X` stops the suite before it starts.
+        if let Some(r) = &v.restart {
+            let base_dir = suite.file.parent().unwrap_or(Path::new("."));
+            if let Err(message) = server::render_template(&v.name, r, base_dir) {
+                let path = [
+                    Seg::key("variant"),
+                    Seg::Index(i),
+                    Seg::key("restart"),
+                    Seg::key("template"),
+                ];
+                return Err(suite
+                    .error(&path, message)
+                    .with_help("fix the template or the variant's settings; nothing has run"));
+            }
         }
     }
     Ok(())

@@ -16,6 +16,7 @@
 //!   commands, and the messages around them. A target without a server (SQLite) has no
 //!   admin, and every entry point here says so.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -318,7 +319,16 @@ pub fn apply_restart(
     Ok(saved)
 }
 
-fn render_template(variant: &str, restart: &RawRestart, base_dir: &Path) -> Result<String, String> {
+/// Renders a restart variant's template strictly: it sees `variant`, `settings`, each setting
+/// by name and `env` (the process environment); a name it uses that none of these defines, or
+/// an unset `env.X`, is an error naming it (#14) — a typo must not write an empty value into
+/// the server's configuration. [`check_offline`](super::command::check_offline) renders it
+/// once before anything runs, so these errors come from `validate`, `plan` and `run` at once.
+pub(crate) fn render_template(
+    variant: &str,
+    restart: &RawRestart,
+    base_dir: &Path,
+) -> Result<String, String> {
     let mut file = PathBuf::from(&restart.template);
     if !file.exists() && file.is_relative() && base_dir.join(&file).exists() {
         file = base_dir.join(&file);
@@ -329,29 +339,64 @@ fn render_template(variant: &str, restart: &RawRestart, base_dir: &Path) -> Resu
             restart.template
         )
     })?;
-    let mut env = minijinja::Environment::new();
-    env.set_undefined_behavior(minijinja::UndefinedBehavior::Chainable);
-    let mut ctx = std::collections::BTreeMap::new();
-    let settings: std::collections::BTreeMap<String, String> = restart
+    let mut jinja = minijinja::Environment::new();
+    jinja.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    let template = jinja
+        .template_from_str(&source)
+        .map_err(|e| format!("restart template {}: {e}", file.display()))?;
+    let settings: BTreeMap<String, String> = restart
         .settings
         .iter()
         .map(|(k, v)| (k.clone(), value_text(v)))
         .collect();
-    for (k, v) in &settings {
-        ctx.insert(k.clone(), minijinja::Value::from(v.clone()));
-    }
+    let env: BTreeMap<String, String> = std::env::vars().collect();
+    let mut ctx: BTreeMap<String, minijinja::Value> = settings
+        .iter()
+        .map(|(k, v)| (k.clone(), minijinja::Value::from(v.clone())))
+        .collect();
     ctx.insert("variant".into(), minijinja::Value::from(variant));
-    ctx.insert(
-        "settings".into(),
-        minijinja::Value::from(
-            settings
-                .iter()
-                .map(|(k, v)| (k.clone(), minijinja::Value::from(v.clone())))
-                .collect::<std::collections::BTreeMap<_, _>>(),
-        ),
-    );
-    env.render_str(&source, ctx)
-        .map_err(|e| format!("restart template {}: {e}", file.display()))
+    ctx.insert("settings".into(), minijinja::Value::from(settings.clone()));
+    ctx.insert("env".into(), minijinja::Value::from(env.clone()));
+    template.render(&ctx).map_err(|e| {
+        let mut unset = Vec::new();
+        let mut undefined = Vec::new();
+        for name in template.undeclared_variables(true) {
+            match name.strip_prefix("env.") {
+                Some(var) if !env.contains_key(var) => unset.push(var.to_string()),
+                Some(_) => {}
+                None => {
+                    let top = name.split('.').next().unwrap_or(&name);
+                    if !ctx.contains_key(top) {
+                        undefined.push(format!("`{top}`"));
+                    }
+                }
+            }
+        }
+        unset.sort();
+        undefined.sort();
+        undefined.dedup();
+        let file = file.display();
+        if !unset.is_empty() {
+            format!(
+                "restart template {file} reads environment variable {} which is not set: export it (or write {{{{ env.{} | default('') }}}})",
+                unset.join(", "),
+                unset[0]
+            )
+        } else if !undefined.is_empty() {
+            let known: Vec<&str> = settings.keys().map(String::as_str).collect();
+            format!(
+                "restart template {file} uses {}, which is not defined: templates see variant, settings, env and each setting by name ({})",
+                undefined.join(", "),
+                if known.is_empty() {
+                    "this variant has no settings".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )
+        } else {
+            format!("restart template {file}: {e}")
+        }
+    })
 }
 
 /// Runs `command` with `sh -c` ([`super::shell`]: its own process group, killed by a stop
@@ -578,6 +623,52 @@ mod tests {
         };
         let e = render_template("v", &missing, dir.path()).unwrap_err();
         assert!(e.contains("restart template nope.j2 cannot be read"), "{e}");
+    }
+
+    #[test]
+    fn restart_templates_refuse_undefined_names_and_unset_environment_variables() {
+        let dir = tempfile::tempdir().unwrap();
+        let restart = |text: &str| {
+            std::fs::write(dir.path().join("t.j2"), text).unwrap();
+            let mut settings = IndexMap::new();
+            settings.insert("innodb_log_file_size".to_string(), Value::Str("2G".into()));
+            RawRestart {
+                template: "t.j2".into(),
+                path: "/x".into(),
+                command: "true".into(),
+                ready_timeout: 1,
+                settings,
+            }
+        };
+        // A typo would otherwise write `innodb_log_file_size = ` into the server's file.
+        let e = render_template("v", &restart("x = {{ innodb_log_fle_size }}"), dir.path())
+            .unwrap_err();
+        assert!(
+            e.contains("uses `innodb_log_fle_size`, which is not defined")
+                && e.contains("innodb_log_file_size"),
+            "{e}"
+        );
+        let e = render_template(
+            "v",
+            &restart("datadir = {{ env.SBSUITE_TEST_SURELY_UNSET_VAR }}"),
+            dir.path(),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("environment variable SBSUITE_TEST_SURELY_UNSET_VAR which is not set"),
+            "{e}"
+        );
+        let with_default = "d = {{ env.SBSUITE_TEST_SURELY_UNSET_VAR | default('none') }}";
+        assert_eq!(
+            render_template("v", &restart(with_default), dir.path()).unwrap(),
+            "d = none"
+        );
+        // PATH is set in every test environment.
+        let path = std::env::var("PATH").unwrap();
+        assert_eq!(
+            render_template("v", &restart("p = {{ env.PATH }}"), dir.path()).unwrap(),
+            format!("p = {path}")
+        );
     }
 
     #[test]
