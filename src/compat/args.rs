@@ -139,6 +139,11 @@ const IGNORED: &[(&str, &str)] = &[
     ("mysql_create_options", "use --create-table-options"),
 ];
 
+/// Why sbsuite ignores the valid sysbench option `name` (it warns and goes on), if it does.
+pub fn ignored(name: &str) -> Option<&'static str> {
+    IGNORED.iter().find(|i| i.0 == name).map(|i| i.1)
+}
+
 /// 0.4/0.5 option → 1.0 option, warned as "a sysbench 0.4/0.5 option".
 pub const RENAMED: &[(&str, &str)] = &[
     ("oltp_table_size", "table_size"),
@@ -284,6 +289,9 @@ pub struct Invocation {
     pub dry_run: bool,
     /// `--sbsuite-results=DIR`: also store results like `sbsuite run`.
     pub results_dir: Option<PathBuf>,
+    /// `--help`: sysbench's general help, whatever the test and command (it wins over
+    /// `--version`).
+    pub help: bool,
     pub version: bool,
 }
 
@@ -537,6 +545,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
         fates: Vec::new(),
         dry_run: false,
         results_dir: None,
+        help,
         version,
     };
     let mut deprecated: Vec<(&str, &str, Given)> = Vec::new();
@@ -652,12 +661,12 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
                 .options
                 .insert(name.to_string(), raw.unwrap_or("on").to_string());
             Fate::Connection
-        } else if let Some((_, why)) = IGNORED.iter().find(|i| i.0 == name) {
+        } else if let Some(why) = ignored(name) {
             inv.warnings.push(Warning::Stderr(format!(
                 "WARNING: --{} is ignored: {why}",
                 dashed(name)
             )));
-            Fate::Dropped((*why).to_string())
+            Fate::Dropped(why.to_string())
         } else {
             let g = coerce(workload, name, raw)?;
             inv.given.insert(name.to_string(), g);
