@@ -570,6 +570,21 @@ fn help_has_sysbench_shape() {
         &["fileio", "help"]
     )));
     assert_help_shape(dir.path(), &["--verbosity=0", "memory", "help"]);
+    // `--help` wins over everything else on the line; `TEST help` does not read the test's
+    // option values, but refuses unknown options and bad general values.
+    for args in [
+        &["nosuch", "--help"][..],
+        &["cpu", "--bogus=1", "--help"],
+        &["cpu", "--threads=x", "--help"],
+        &["cpu", "--cpu-max-prime=x", "help"],
+        &["fileio", "--file-num=0", "--file-test-mode=zzz", "help"],
+        &["cpu", "--help=off", "help"],
+        &["cpu", "--bogus=1", "help"],
+        &["cpu", "--threads=x", "help"],
+        &["cpu", "--memory-block-size=1K", "help"],
+    ] {
+        assert_help_shape(dir.path(), args);
+    }
     // bulk_insert has no options, and sysbench refuses its help.
     assert_help_shape(dir.path(), &["bulk_insert", "help"]);
     for script in [

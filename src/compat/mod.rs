@@ -220,8 +220,13 @@ fn refuse_command(inv: &Invocation, action: Action) -> Result<(), SysbenchError>
 /// sysbench prints (warnings, help, reports) goes to stdout/stderr as sysbench does; errors are
 /// returned.
 pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
-    let inv = args::parse(raw)?;
     let mut stdout = std::io::stdout().lock();
+    // sysbench prints its general help for `--help` whatever else the line says.
+    if args::wants_help(raw) {
+        let _ = write!(stdout, "{}", help::general());
+        return Ok(Outcome::Done);
+    }
+    let inv = args::parse(raw)?;
     for w in &inv.warnings {
         match w {
             Warning::Stdout(t) => {
@@ -229,11 +234,6 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
             }
             Warning::Stderr(t) => eprintln!("{t}"),
         }
-    }
-    // sysbench prints its general help for `--help` whatever else the line says.
-    if inv.help {
-        let _ = write!(stdout, "{}", help::general());
-        return Ok(Outcome::Done);
     }
     if inv.version {
         let _ = writeln!(stdout, "{}", banner());
