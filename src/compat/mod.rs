@@ -7,6 +7,8 @@
 //! line means the same whether it is run here directly or converted into a suite. Running goes
 //! through the same engines and the same option resolution as `sbsuite run`
 //! ([`crate::engine::spec::WorkloadSpec::resolve_options`]), never a second copy of either.
+//! The help (`--help`, `TEST help`) keeps sysbench's layout for the tools that scrape it
+//! ([`help`]).
 
 pub mod args;
 pub mod convert;
