@@ -275,7 +275,8 @@ fn help_lists_options_in_sysbench_layout() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.ends_with(
-            "\n\ncpu options:\n  --cpu-max-prime=N upper limit for primes generator [10000]\n\n"
+            "\n\ncpu options:\n  --cpu-max-prime=N each event tests every number up to this one \
+             for primality [10000]\n\n"
         ),
         "{text}"
     );
@@ -285,9 +286,22 @@ fn help_lists_options_in_sysbench_layout() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("  --memory-hugetlb[=on|off]   allocate memory from HugeTLB pool [off]\n"),
+        text.contains(
+            "  --memory-hugetlb[=on|off]   back the buffers with huge pages (HugeTLB) [off]\n"
+        ),
         "{text}"
     );
+    // sbsuite's own options follow sysbench's list, under their own heading (#14).
+    let out = sbsuite()
+        .args(["sysbench", "fileio", "help"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (theirs, ours) = text
+        .split_once("\nsbsuite extensions:\n")
+        .expect("extensions");
+    assert!(theirs.contains("  --file-rw-ratio=N ") && !theirs.contains("--file-dir"));
+    assert!(ours.starts_with("  --file-dir=STRING "), "{ours}");
 }
 
 fn convert(stdin: &str) -> (String, String) {

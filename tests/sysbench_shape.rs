@@ -368,3 +368,243 @@ fn verbosity_levels_print_what_sysbench_prints() {
         }
     }
 }
+
+/// One line of a help text as tools scrape it (#14 item 6): headings as written, an option line
+/// as its `--name=TYPE` column, the column its description starts at (the alignment) and its
+/// `[default]`, a list entry (`  cpu - …`) as its name. Descriptions are sbsuite's own words,
+/// so they are not compared; other text lines (usage, the closing hint) only by kind.
+#[derive(Debug, PartialEq)]
+enum HelpLine {
+    Blank,
+    Banner,
+    Heading(String),
+    Option {
+        left: String,
+        column: usize,
+        default: Option<String>,
+    },
+    Entry(String),
+    Text,
+}
+
+/// An option line's description, without its `[default]`.
+fn description(line: &str) -> &str {
+    let rest = line
+        .trim_start()
+        .split_once(' ')
+        .map_or("", |r| r.1)
+        .trim_start();
+    match rest.rfind(" [") {
+        Some(i) if rest.ends_with(']') => &rest[..i],
+        _ if rest.starts_with('[') && rest.ends_with(']') => "",
+        _ => rest,
+    }
+}
+
+fn help_shape(text: &str) -> Vec<HelpLine> {
+    text.lines()
+        .map(|line| {
+            if line.is_empty() {
+                return HelpLine::Blank;
+            }
+            if mask_banner(line).is_some() {
+                return HelpLine::Banner;
+            }
+            if let Some(opt) = line.strip_prefix("  --") {
+                let left = opt.split(' ').next().unwrap_or(opt);
+                let after = 2 + 2 + left.len();
+                let column = after + line[after..].len() - line[after..].trim_start().len();
+                let default = line
+                    .rfind(" [")
+                    .filter(|&i| i >= after && line.ends_with(']'))
+                    .map(|i| line[i + 2..line.len() - 1].to_string());
+                return HelpLine::Option {
+                    left: format!("--{left}"),
+                    column,
+                    default,
+                };
+            }
+            if let Some(entry) = line.strip_prefix("  ")
+                && let Some((name, _)) = entry.split_once(" - ")
+                && !name.contains(' ')
+            {
+                return HelpLine::Entry(name.to_string());
+            }
+            if !line.starts_with(' ') && line.ends_with(':') {
+                return HelpLine::Heading(line.to_string());
+            }
+            HelpLine::Text
+        })
+        .collect()
+}
+
+/// sysbench's help for these arguments and sbsuite's, each with its shape: same exit code,
+/// same first stderr line, sysbench's lines first and in sysbench's shape, then only
+/// sbsuite's extras under headings sysbench does not have. Returns the extra lines.
+fn assert_help_shape(dir: &Path, args: &[&str]) -> Vec<HelpLine> {
+    let theirs = Command::new("sysbench")
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let ours = common::sbsuite()
+        .arg("sysbench")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        ours.status.code(),
+        theirs.status.code(),
+        "exit code of {args:?}"
+    );
+    let first_err = |o: &std::process::Output| {
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .next()
+            .map(str::to_string)
+    };
+    assert_eq!(first_err(&ours), first_err(&theirs), "stderr of {args:?}");
+    let (their_text, our_text) = (
+        String::from_utf8_lossy(&theirs.stdout).to_string(),
+        String::from_utf8_lossy(&ours.stdout).to_string(),
+    );
+    let theirs = help_shape(&their_text);
+    let mut ours = help_shape(&our_text);
+    for line in &mut ours {
+        // sbsuite's --file-block-size also takes sizes such as 16K (so does sysbench's, though
+        // it prints N): the value column says SIZE, as for every size option.
+        if let HelpLine::Option { left, .. } = line
+            && left == "--file-block-size=SIZE"
+        {
+            *left = "--file-block-size=N".into();
+        }
+    }
+    let show = || format!("--- sbsuite ---\n{our_text}\n--- sysbench ---\n{their_text}");
+    assert!(
+        ours.len() >= theirs.len(),
+        "{args:?} is shorter\n{}",
+        show()
+    );
+    for (i, (o, t)) in ours.iter().zip(&theirs).enumerate() {
+        assert_eq!(o, t, "{args:?}: line {}\n{}", i + 1, show());
+    }
+    // Descriptions are ours: none is sysbench's text.
+    let options = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("  --"))
+            .map(|l| description(l).to_lowercase())
+            .collect()
+    };
+    for (o, t) in options(&our_text).iter().zip(options(&their_text)) {
+        assert!(
+            o != &t || o.is_empty(),
+            "{args:?}: sysbench's description `{t}`"
+        );
+    }
+    // The rest is sbsuite's own, under its own headings, with no option sysbench listed.
+    let extra = ours.split_off(theirs.len());
+    let name = |l: &HelpLine| match l {
+        HelpLine::Option { left, .. } => Some(
+            left.split(['=', '['])
+                .next()
+                .unwrap_or(left)
+                .replace('_', "-"),
+        ),
+        _ => None,
+    };
+    let listed: Vec<String> = theirs.iter().filter_map(name).collect();
+    if let Some(first) = extra.iter().find(|l| **l != HelpLine::Blank) {
+        assert_eq!(
+            first,
+            &HelpLine::Heading("sbsuite extensions:".into()),
+            "{args:?}\n{}",
+            show()
+        );
+    }
+    for line in &extra {
+        if let Some(n) = name(line) {
+            assert!(!listed.contains(&n), "{args:?}: {n} is listed twice");
+        }
+        if let HelpLine::Heading(h) = line {
+            assert!(
+                !theirs.contains(line),
+                "{args:?}: heading {h} is sysbench's"
+            );
+        }
+    }
+    extra
+}
+
+/// #14 item 6: `--help` and each test's `help` have sysbench 1.0.20's shape — the same
+/// headings, option names (`-` for the compiled-in tests, `_` for the Lua scripts, sorted as
+/// sysbench sorts them), alignment, `[default]` values, stream and exit code — and sbsuite's
+/// extra options come after them under `sbsuite extensions:`.
+#[test]
+fn help_has_sysbench_shape() {
+    if !sysbench_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scripts = Path::new("/usr/share/sysbench");
+    let has_extensions =
+        |extra: &[HelpLine]| extra.iter().any(|l| matches!(l, HelpLine::Option { .. }));
+    for args in [
+        &["--help"][..],
+        &["cpu", "--help"],
+        &["cpu", "run", "--help"],
+    ] {
+        let extra = assert_help_shape(dir.path(), args);
+        assert!(
+            has_extensions(&extra),
+            "{args:?}: sbsuite's extensions are listed"
+        );
+    }
+    for test in ["cpu", "memory", "threads", "mutex"] {
+        let extra = assert_help_shape(dir.path(), &[test, "help"]);
+        assert!(extra.is_empty(), "{test}: {extra:?}");
+    }
+    assert!(has_extensions(&assert_help_shape(
+        dir.path(),
+        &["fileio", "help"]
+    )));
+    assert_help_shape(dir.path(), &["--verbosity=0", "memory", "help"]);
+    // `--help` wins over everything else on the line; `TEST help` does not read the test's
+    // option values, but refuses unknown options and bad general values.
+    for args in [
+        &["nosuch", "--help"][..],
+        &["cpu", "--bogus=1", "--help"],
+        &["cpu", "--threads=x", "--help"],
+        &["cpu", "--cpu-max-prime=x", "help"],
+        &["fileio", "--file-num=0", "--file-test-mode=zzz", "help"],
+        &["cpu", "--help=off", "help"],
+        &["cpu", "--bogus=1", "help"],
+        &["cpu", "--threads=x", "help"],
+        &["cpu", "--memory-block-size=1K", "help"],
+    ] {
+        assert_help_shape(dir.path(), args);
+    }
+    // bulk_insert has no options, and sysbench refuses its help.
+    assert_help_shape(dir.path(), &["bulk_insert", "help"]);
+    for script in [
+        "oltp_read_write",
+        "oltp_read_only",
+        "oltp_write_only",
+        "oltp_point_select",
+        "oltp_update_index",
+        "oltp_update_non_index",
+        "oltp_insert",
+        "oltp_delete",
+        "select_random_points",
+        "select_random_ranges",
+    ] {
+        let extra = assert_help_shape(dir.path(), &[script, "help"]);
+        assert!(has_extensions(&extra), "{script}");
+        let path = scripts.join(format!("{script}.lua"));
+        if path.exists() {
+            assert_help_shape(dir.path(), &[path.to_str().unwrap(), "help"]);
+            assert_help_shape(scripts, &[&format!("{script}.lua"), "help"]);
+        }
+    }
+}

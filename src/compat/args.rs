@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use indexmap::IndexMap;
 
+use crate::engine::config::GENERAL;
 use crate::engine::option::Kind;
 use crate::engine::registry;
 use crate::engine::spec::WorkloadSpec;
@@ -138,6 +139,11 @@ const IGNORED: &[(&str, &str)] = &[
     ),
     ("mysql_create_options", "use --create-table-options"),
 ];
+
+/// Why sbsuite ignores the valid sysbench option `name` (it warns and goes on), if it does.
+pub fn ignored(name: &str) -> Option<&'static str> {
+    IGNORED.iter().find(|i| i.0 == name).map(|i| i.1)
+}
 
 /// 0.4/0.5 option → 1.0 option, warned as "a sysbench 0.4/0.5 option".
 pub const RENAMED: &[(&str, &str)] = &[
@@ -450,6 +456,15 @@ fn unknown(spec: &WorkloadSpec, name: &str) -> ArgsError {
     }
 }
 
+/// Whether the line asks for sysbench's general help (`--help`, `--help=on`): sysbench prints it
+/// and exits 0 whatever else the line holds, before it looks at the test or any other option.
+pub fn wants_help(args: &[String]) -> bool {
+    args.iter().any(|a| {
+        a.strip_prefix("--help")
+            .is_some_and(|rest| rest.is_empty() || rest.strip_prefix('=').is_some_and(is_on))
+    })
+}
+
 /// Parses everything after `sysbench` (or `sbsuite sysbench`).
 pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
     let tokens = tokenize(args)?;
@@ -652,16 +667,27 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
                 .options
                 .insert(name.to_string(), raw.unwrap_or("on").to_string());
             Fate::Connection
-        } else if let Some((_, why)) = IGNORED.iter().find(|i| i.0 == name) {
+        } else if let Some(why) = ignored(name) {
             inv.warnings.push(Warning::Stderr(format!(
                 "WARNING: --{} is ignored: {why}",
                 dashed(name)
             )));
-            Fate::Dropped((*why).to_string())
+            Fate::Dropped(why.to_string())
         } else {
-            let g = coerce(workload, name, raw)?;
-            inv.given.insert(name.to_string(), g);
-            Fate::Set(name.to_string())
+            match coerce(workload, name, raw) {
+                Ok(g) => {
+                    inv.given.insert(name.to_string(), g);
+                    Fate::Set(name.to_string())
+                }
+                // sysbench's `TEST help` lists the test's options without reading their values
+                // (it still refuses unknown options and bad general values).
+                Err(ArgsError::BadValue { .. } | ArgsError::NeedsValue { .. })
+                    if action == Some(Action::Help) && !GENERAL.iter().any(|o| o.name == name) =>
+                {
+                    Fate::Dropped("`help` does not read the test's option values".into())
+                }
+                Err(e) => return Err(e),
+            }
         };
         inv.fates.push((name.to_string(), fate));
     }
@@ -884,6 +910,29 @@ mod tests {
             assert!(matches!(fate(dropped), Some(Fate::Dropped(_))), "{dropped}");
         }
         assert!(p("--test=oltp --oltp-reconnect-mode=often run").is_err());
+    }
+
+    #[test]
+    fn help_skips_the_tests_option_values_but_not_unknown_options() {
+        let args =
+            |line: &str| -> Vec<String> { line.split_whitespace().map(String::from).collect() };
+        assert!(wants_help(&args("nosuch --bogus=1 --help")));
+        assert!(wants_help(&args("cpu run --help=on")));
+        assert!(!wants_help(&args("cpu --help=off help")));
+        let inv = p("fileio --file-num=0 --file-test-mode=zzz help").unwrap();
+        assert_eq!(inv.action, Some(Action::Help));
+        assert!(matches!(
+            p("fileio --file-num=0 run"),
+            Err(ArgsError::BadValue { .. })
+        ));
+        assert!(matches!(
+            p("cpu --threads=x help"),
+            Err(ArgsError::BadValue { .. })
+        ));
+        assert!(matches!(
+            p("cpu --bogus=1 help"),
+            Err(ArgsError::Unknown { .. })
+        ));
     }
 
     #[test]

@@ -7,9 +7,12 @@
 //! line means the same whether it is run here directly or converted into a suite. Running goes
 //! through the same engines and the same option resolution as `sbsuite run`
 //! ([`crate::engine::spec::WorkloadSpec::resolve_options`]), never a second copy of either.
+//! The help (`--help`, `TEST help`) keeps sysbench's layout for the tools that scrape it
+//! ([`help`]).
 
 pub mod args;
 pub mod convert;
+pub mod help;
 pub mod target;
 
 use std::io::{Read, Write};
@@ -18,13 +21,12 @@ use std::path::Path;
 use crate::db::DbError;
 use crate::engine::EngineError;
 use crate::engine::config::GENERAL;
-use crate::engine::option::{Kind, OptSpec};
 use crate::engine::registry;
 use crate::runner::{RunError, RunSummary, SignalError};
 use crate::suite::ConfigErrors;
 use crate::value::Value;
 
-use self::args::{Action, ArgsError, Invocation, Warning, placeholder};
+use self::args::{Action, ArgsError, Invocation, Warning};
 use self::convert::ConvertError;
 
 /// How `sbsuite sysbench` ended without an error.
@@ -66,6 +68,9 @@ pub enum SysbenchError {
     /// `cpu prepare`, `memory cleanup`…: the test has no data, and sysbench refuses the line.
     #[error("the {test} test has no data to {command}: only `run` (and `help`) apply to it")]
     NotImplemented { test: String, command: &'static str },
+    /// `bulk_insert help`: a script without options has no help, in sysbench as here.
+    #[error("the {test} test has no options of its own, so it has no help: see `--help`")]
+    NoHelp { test: String },
 }
 
 /// How sysbench 1.0.20 reports a line it refuses, so scripts that grep its text, read its
@@ -140,6 +145,10 @@ impl SysbenchError {
                 false,
                 format!("'{test}' test does not implement the '{command}' command."),
             ),
+            SysbenchError::NoHelp { test } => after_banner(
+                false,
+                format!("'{test}' test does not implement the 'help' command."),
+            ),
             SysbenchError::Target(e) => {
                 let driver = typed_option(raw, "db_driver")
                     .and_then(|t| t.split_once('=').map(|(_, v)| v))
@@ -213,8 +222,13 @@ fn refuse_command(inv: &Invocation, action: Action) -> Result<(), SysbenchError>
 /// sysbench prints (warnings, help, reports) goes to stdout/stderr as sysbench does; errors are
 /// returned.
 pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
-    let inv = args::parse(raw)?;
     let mut stdout = std::io::stdout().lock();
+    // sysbench prints its general help for `--help` whatever else the line says.
+    if args::wants_help(raw) {
+        let _ = write!(stdout, "{}", help::general());
+        return Ok(Outcome::Done);
+    }
+    let inv = args::parse(raw)?;
     for w in &inv.warnings {
         match w {
             Warning::Stdout(t) => {
@@ -231,7 +245,14 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
         return Ok(Outcome::Done);
     };
     if action == Action::Help {
-        let _ = write!(stdout, "{}", help(&inv, raw.iter().any(|a| a == "--help")));
+        let text = help::test(&inv.test, inv.workload).ok_or_else(|| SysbenchError::NoHelp {
+            test: inv.test.clone(),
+        })?;
+        // The banner, as before sysbench's other output, from verbosity 3 on.
+        if verbosity_of(raw) >= 3 {
+            let _ = writeln!(stdout, "{}\n", banner());
+        }
+        let _ = write!(stdout, "{text}");
         return Ok(Outcome::Done);
     }
     refuse_command(&inv, action)?;
@@ -350,88 +371,6 @@ fn with_results(raw: &[String], action: Action, dir: &Path) -> Result<RunSummary
 
 fn banner() -> String {
     crate::engine::console::banner_line()
-}
-
-/// sysbench's help layout: `  --name=TYPE` padded to the section's widest, then the
-/// description and `[default]`.
-fn help(inv: &Invocation, general: bool) -> String {
-    let mut text = format!("{}\n\n", banner());
-    let section = |title: &str, opts: &mut dyn Iterator<Item = &OptSpec>| {
-        let rows: Vec<(String, String)> = opts
-            .map(|o| {
-                let name = o.name.replace('_', "-");
-                let left = match o.kind {
-                    Kind::Bool => format!("--{name}[=on|off]"),
-                    k => format!("--{name}={}", placeholder(&k)),
-                };
-                let default = match o.default_value() {
-                    Some(Value::List(items)) => format!(
-                        " [{}]",
-                        items
-                            .iter()
-                            .map(Value::to_string)
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    ),
-                    Some(Value::Int(_)) if matches!(o.kind, Kind::Size) => {
-                        format!(" [{}]", o.default.unwrap_or_default())
-                    }
-                    Some(v) => format!(" [{v}]"),
-                    None => String::new(),
-                };
-                // sysbench lists an enum's choices in braces after the description.
-                let choices = match o.kind {
-                    Kind::Enum(c) if !o.help.contains('{') => format!(" {{{}}}", c.join(",")),
-                    _ => String::new(),
-                };
-                (left, format!("{}{choices}{default}", o.help))
-            })
-            .collect();
-        let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-        let mut s = format!("{title}:\n");
-        for (left, right) in rows {
-            s.push_str(&format!("  {left:<width$} {right}\n"));
-        }
-        s.push('\n');
-        s
-    };
-    if general {
-        text.push_str(
-            "Usage:\n  sbsuite sysbench [options]... [testname] [command]\n\n\
-             Commands implemented by most tests: prepare run cleanup help\n\n",
-        );
-        text.push_str(&section("General options", &mut GENERAL.iter()));
-        text.push_str("sysbench 0.4/0.5 forms (accepted with a warning):\n");
-        let mut aliases: Vec<(String, String)> = args::DEPRECATED
-            .iter()
-            .map(|(a, t, _)| (format!("--{}", a.replace('_', "-")), t.to_string()))
-            .chain(
-                args::RENAMED
-                    .iter()
-                    .map(|(a, t)| (format!("--{}", a.replace('_', "-")), t.to_string())),
-            )
-            .collect();
-        aliases.push((
-            "--init-rng, --rand-init, --seed-rng".into(),
-            "rand_seed".into(),
-        ));
-        aliases.push(("--batch, --batch-delay".into(), "report_interval".into()));
-        let width = aliases.iter().map(|a| a.0.len()).max().unwrap_or(0);
-        for (alias, target) in aliases {
-            text.push_str(&format!(
-                "  {alias:<width$} alias for --{}\n",
-                target.replace('_', "-")
-            ));
-        }
-        text.push('\n');
-    } else {
-        let own = inv.workload.options.iter().flat_map(|g| g.iter());
-        text.push_str(&section(
-            &format!("{} options", inv.workload.name),
-            &mut own.into_iter(),
-        ));
-    }
-    text
 }
 
 /// `--sbsuite-dry-run`: what would run, in suite-file syntax.

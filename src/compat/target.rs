@@ -42,6 +42,13 @@ fn sysbench_bool(get: &dyn Fn(&str) -> Option<String>, name: &str) -> Result<boo
     }
 }
 
+/// sysbench's defaults for the connection options (`sbsuite sysbench --help` prints them).
+pub const DEFAULT_HOST: &str = "localhost";
+pub const MYSQL_DEFAULT_PORT: &str = "3306";
+pub const PGSQL_DEFAULT_PORT: &str = "5432";
+pub const DEFAULT_USER: &str = "sbtest";
+pub const DEFAULT_DATABASE: &str = "sbtest";
+
 /// Where MySQL/MariaDB packages put the server socket (libmysqlclient's "localhost").
 const DEFAULT_SOCKETS: &[&str] = &[
     "/run/mysqld/mysqld.sock",
@@ -66,7 +73,7 @@ pub fn from_sysbench(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, DbE
     let names = {
         let h = list("mysql_host");
         if h.is_empty() {
-            vec!["localhost".to_string()]
+            vec![DEFAULT_HOST.to_string()]
         } else {
             h
         }
@@ -74,7 +81,7 @@ pub fn from_sysbench(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, DbE
     let ports = {
         let p = list("mysql_port");
         if p.is_empty() {
-            vec!["3306".to_string()]
+            vec![MYSQL_DEFAULT_PORT.to_string()]
         } else {
             p
         }
@@ -116,9 +123,9 @@ pub fn from_sysbench(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, DbE
         driver: Driver::Mysql,
         hosts,
         sockets,
-        user: get("mysql_user").unwrap_or_else(|| "sbtest".into()),
+        user: get("mysql_user").unwrap_or_else(|| DEFAULT_USER.into()),
         secret: password,
-        database: get("mysql_db").unwrap_or_else(|| "sbtest".into()),
+        database: get("mysql_db").unwrap_or_else(|| DEFAULT_DATABASE.into()),
         ps_mode,
         ignore_errors,
         ssl,
@@ -149,8 +156,8 @@ fn from_sysbench_pgsql(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, D
     };
     let mut hosts = Vec::new();
     let mut sockets = Vec::new();
-    for h in or("pgsql_host", "localhost") {
-        for p in or("pgsql_port", "5432") {
+    for h in or("pgsql_host", DEFAULT_HOST) {
+        for p in or("pgsql_port", PGSQL_DEFAULT_PORT) {
             let port: u16 = p.parse().map_err(|_| {
                 DbError::Invalid(format!("--pgsql-port: `{p}` is not a port number"))
             })?;
@@ -186,9 +193,9 @@ fn from_sysbench_pgsql(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, D
         driver: Driver::Pgsql,
         hosts,
         sockets,
-        user: get("pgsql_user").unwrap_or_else(|| "sbtest".into()),
+        user: get("pgsql_user").unwrap_or_else(|| DEFAULT_USER.into()),
         secret: get("pgsql_password").map(Secret::literal),
-        database: get("pgsql_db").unwrap_or_else(|| "sbtest".into()),
+        database: get("pgsql_db").unwrap_or_else(|| DEFAULT_DATABASE.into()),
         ps_mode: sysbench_ps_mode(get)?,
         ignore_errors: IgnoreErrors::default_for(Driver::Pgsql),
         ssl,

@@ -31,7 +31,7 @@ pub static GENERAL: &[OptSpec] = &[
             max: 100_000,
         },
         default: Some("1"),
-        help: "number of worker threads (one database connection each)",
+        help: "worker threads running events in parallel (each OLTP thread holds its own connection)",
     },
     OptSpec {
         name: "events",
@@ -40,7 +40,7 @@ pub static GENERAL: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("0"),
-        help: "limit for the total number of events, 0 = no limit",
+        help: "stop after this many events in all (0: no event limit)",
     },
     OptSpec {
         name: "time",
@@ -49,7 +49,7 @@ pub static GENERAL: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("10"),
-        help: "limit for the total execution time in seconds, 0 = no limit",
+        help: "stop after this many seconds (0: no time limit)",
     },
     OptSpec {
         name: "report_interval",
@@ -58,7 +58,7 @@ pub static GENERAL: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("0"),
-        help: "seconds between intermediate reports, 0 = none",
+        help: "print a progress line every N seconds (0: only the final report)",
     },
     OptSpec {
         name: "percentile",
@@ -67,19 +67,19 @@ pub static GENERAL: &[OptSpec] = &[
             max: 100.0,
         },
         default: Some("95"),
-        help: "latency percentile to report (any value, e.g. 99.9); p50, p95 and p99 are always stored",
+        help: "which latency percentile the report shows (fractions such as 99.9 work; 0 hides it); p50, p95 and p99 are always stored",
     },
     OptSpec {
         name: "forced_shutdown",
         kind: Kind::Str,
         default: Some("off"),
-        help: "seconds (N) or percentage of time (N%) to wait after the time limit before forcing shutdown, or 'off'",
+        help: "grace period after the time limit before the run is ended by force: N seconds, N% of --time, or off",
     },
     OptSpec {
         name: "thread_stack_size",
         kind: Kind::Size,
         default: Some("64K"),
-        help: "size of stack per thread",
+        help: "stack reserved for each worker thread (at least 512K is used)",
     },
     OptSpec {
         name: "rate",
@@ -88,19 +88,19 @@ pub static GENERAL: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("0"),
-        help: "average events per second (Poisson arrivals; latency counts queue time), 0 = unlimited",
+        help: "target events per second, arriving as a Poisson process; latency includes the wait in the queue (0: as fast as possible)",
     },
     OptSpec {
         name: "report_checkpoints",
         kind: Kind::List(None),
         default: Some("\"\""),
-        help: "seconds at which to print a full report and reset the statistics, e.g. \"10,20\"",
+        help: "times (seconds from the start) at which a full report is printed and the counters start over, e.g. \"10,20\"",
     },
     OptSpec {
         name: "histogram",
         kind: Kind::Bool,
         default: Some("false"),
-        help: "print the latency histogram in the report",
+        help: "add a latency histogram to the final report",
     },
     OptSpec {
         name: "warmup_time",
@@ -115,7 +115,7 @@ pub static GENERAL: &[OptSpec] = &[
         name: "rand_type",
         kind: Kind::Enum(&["uniform", "gaussian", "special", "pareto", "zipfian"]),
         default: Some("special"),
-        help: "random numbers distribution",
+        help: "how random row ids are drawn",
     },
     OptSpec {
         name: "rand_spec_iter",
@@ -124,19 +124,19 @@ pub static GENERAL: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("12"),
-        help: "number of iterations for the special and gaussian distributions",
+        help: "draws averaged per number by the special and gaussian distributions",
     },
     OptSpec {
         name: "rand_spec_pct",
         kind: Kind::Int { min: 0, max: 100 },
         default: Some("1"),
-        help: "percentage of values treated as 'special' (special distribution)",
+        help: "size of the hot set, as a percentage of all values (special distribution)",
     },
     OptSpec {
         name: "rand_spec_res",
         kind: Kind::Int { min: 0, max: 100 },
         default: Some("75"),
-        help: "percentage of 'special' values to use (special distribution)",
+        help: "percentage of draws that land in the hot set (special distribution)",
     },
     OptSpec {
         name: "rand_pareto_h",
@@ -145,7 +145,7 @@ pub static GENERAL: &[OptSpec] = &[
             max: 0.999999,
         },
         default: Some("0.2"),
-        help: "parameter h for the pareto distribution",
+        help: "skew h of the pareto distribution (0.5 is uniform; smaller is more skewed)",
     },
     OptSpec {
         name: "rand_zipfian_exp",
@@ -169,7 +169,7 @@ pub static GENERAL: &[OptSpec] = &[
         name: "debug",
         kind: Kind::Bool,
         default: Some("false"),
-        help: "print more debugging info (per-thread statistics)",
+        help: "print DEBUG lines and per-thread statistics (implies verbosity 5)",
     },
     OptSpec {
         name: "verbosity",
@@ -183,7 +183,7 @@ pub static GENERAL: &[OptSpec] = &[
         name: "validate",
         kind: Kind::Bool,
         default: Some("false"),
-        help: "perform validation checks where possible (fileio checksums)",
+        help: "verify data where a test can (fileio writes and checks block checksums)",
     },
 ];
 

@@ -27,7 +27,7 @@ use super::{EngineError, StepOutcome, console};
 /// The cpu workload's entry in [`super::registry`].
 pub static SPEC: WorkloadSpec = WorkloadSpec {
     name: "cpu",
-    summary: "CPU performance test (prime numbers by trial division)",
+    summary: "CPU speed: primes up to a limit by trial division",
     options: &[OPTIONS],
     data: NO_DATA,
     needs_target: false,
@@ -42,7 +42,7 @@ static OPTIONS: &[OptSpec] = &[OptSpec {
         max: UNBOUNDED,
     },
     default: Some("10000"),
-    help: "upper limit for primes generator",
+    help: "each event tests every number up to this one for primality",
 }];
 
 /// The cpu workload, and its typed configuration.

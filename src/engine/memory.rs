@@ -43,7 +43,7 @@ use crate::value::Options;
 /// The memory workload's entry in [`super::registry`].
 pub static SPEC: WorkloadSpec = WorkloadSpec {
     name: "memory",
-    summary: "Memory functions speed test",
+    summary: "memory speed: block reads and writes over a buffer",
     options: &[OPTIONS],
     data: NO_DATA,
     needs_target: false,
@@ -56,37 +56,37 @@ static OPTIONS: &[OptSpec] = &[
         name: "memory_block_size",
         kind: Kind::Size,
         default: Some("1K"),
-        help: "size of memory block for test (a power of 2, at least 8)",
+        help: "bytes one event reads or writes (a power of 2, at least 8)",
     },
     OptSpec {
         name: "memory_total_size",
         kind: Kind::Size,
         default: Some("100G"),
-        help: "total size of data to transfer",
+        help: "the run ends after this much memory has been read or written in all",
     },
     OptSpec {
         name: "memory_scope",
         kind: Kind::Enum(&["global", "local"]),
         default: Some("global"),
-        help: "memory access scope",
+        help: "global: all threads share one buffer; local: each thread has its own",
     },
     OptSpec {
         name: "memory_hugetlb",
         kind: Kind::Bool,
         default: Some("false"),
-        help: "allocate memory from HugeTLB pool",
+        help: "back the buffers with huge pages (HugeTLB)",
     },
     OptSpec {
         name: "memory_oper",
         kind: Kind::Enum(&["read", "write", "none"]),
         default: Some("write"),
-        help: "type of memory operations",
+        help: "what an event does to its block",
     },
     OptSpec {
         name: "memory_access_mode",
         kind: Kind::Enum(&["seq", "rnd"]),
         default: Some("seq"),
-        help: "memory access mode",
+        help: "seq walks the buffer in order, rnd picks blocks at random",
     },
 ];
 

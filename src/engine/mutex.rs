@@ -35,7 +35,7 @@ use super::{EngineError, StepOutcome};
 /// itself without `time` or `events`.
 pub static SPEC: WorkloadSpec = WorkloadSpec {
     name: "mutex",
-    summary: "Mutex performance test",
+    summary: "mutex speed: lock/unlock on a shared array of mutexes",
     options: &[OPTIONS],
     data: NO_DATA,
     needs_target: false,
@@ -51,7 +51,7 @@ static OPTIONS: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("4096"),
-        help: "total size of mutex array",
+        help: "mutexes in the shared array; each lock takes one at random",
     },
     OptSpec {
         name: "mutex_locks",
@@ -60,7 +60,7 @@ static OPTIONS: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("50000"),
-        help: "number of mutex locks to do per thread",
+        help: "lock/unlock pairs in each thread's single event",
     },
     OptSpec {
         name: "mutex_loops",
@@ -69,7 +69,7 @@ static OPTIONS: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("10000"),
-        help: "number of empty loops to do outside mutex lock",
+        help: "busy-loop iterations between two locks, outside the lock",
     },
 ];
 

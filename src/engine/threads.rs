@@ -23,7 +23,7 @@ use super::{EngineError, StepOutcome};
 /// The threads workload's entry in [`super::registry`].
 pub static SPEC: WorkloadSpec = WorkloadSpec {
     name: "threads",
-    summary: "Threads subsystem performance test (yields under contended locks)",
+    summary: "scheduler speed: yields under contended locks",
     options: &[OPTIONS],
     data: NO_DATA,
     needs_target: false,
@@ -39,7 +39,7 @@ static OPTIONS: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("1000"),
-        help: "number of yields to do per request",
+        help: "lock, yield, unlock rounds per event",
     },
     OptSpec {
         name: "thread_locks",
@@ -48,7 +48,7 @@ static OPTIONS: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("8"),
-        help: "number of locks per thread",
+        help: "mutexes shared by all threads (an event uses one of them)",
     },
 ];
 

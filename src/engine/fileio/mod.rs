@@ -45,7 +45,7 @@ use super::{EngineError, IntervalSample, Metrics, StepOutcome, console};
 /// number and total size of the files, their directory and whether blocks carry checksums.
 pub static SPEC: WorkloadSpec = WorkloadSpec {
     name: "fileio",
-    summary: "File I/O test",
+    summary: "file I/O speed: sequential and random reads and writes",
     options: &[OPTIONS],
     data: DataSpec {
         family: Some("fileio"),
@@ -68,31 +68,31 @@ static OPTIONS: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("128"),
-        help: "number of files to create",
+        help: "how many files the data set is split into",
     },
     OptSpec {
         name: "file_block_size",
         kind: Kind::Size,
         default: Some("16384"),
-        help: "block size to use in all IO operations",
+        help: "bytes per read or write request",
     },
     OptSpec {
         name: "file_total_size",
         kind: Kind::Size,
         default: Some("2G"),
-        help: "total size of files to create",
+        help: "size of all files together",
     },
     OptSpec {
         name: "file_test_mode",
         kind: Kind::Enum(FILE_TEST_MODES),
         default: None,
-        help: "test mode {seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw} (required for run)",
+        help: "access pattern: sequential write, rewrite or read, random read, write or both (required for run)",
     },
     OptSpec {
         name: "file_io_mode",
         kind: Kind::Enum(&["sync", "async", "mmap"]),
         default: Some("sync"),
-        help: "file operations mode {sync,async,mmap}",
+        help: "how requests are issued: blocking calls, io_uring, or memory-mapped files",
     },
     OptSpec {
         name: "file_async_backlog",
@@ -101,13 +101,13 @@ static OPTIONS: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("128"),
-        help: "number of asynchronous operations to queue per thread",
+        help: "requests each thread keeps in flight in async mode",
     },
     OptSpec {
         name: "file_extra_flags",
         kind: Kind::List(Some(&["sync", "dsync", "direct"])),
         default: Some("\"\""),
-        help: "list of additional flags to use to open files {sync,dsync,direct}",
+        help: "extra open() flags: O_SYNC, O_DSYNC, O_DIRECT",
     },
     OptSpec {
         name: "file_fsync_freq",
@@ -116,25 +116,25 @@ static OPTIONS: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("100"),
-        help: "do fsync() after this number of requests (0 - don't use fsync())",
+        help: "sync after every N requests (0: never)",
     },
     OptSpec {
         name: "file_fsync_all",
         kind: Kind::Bool,
         default: Some("false"),
-        help: "do fsync() after each write operation",
+        help: "sync after every write request",
     },
     OptSpec {
         name: "file_fsync_end",
         kind: Kind::Bool,
         default: Some("true"),
-        help: "do fsync() at the end of test",
+        help: "sync every file when the run ends",
     },
     OptSpec {
         name: "file_fsync_mode",
         kind: Kind::Enum(&["fsync", "fdatasync"]),
         default: Some("fsync"),
-        help: "which method to use for synchronization {fsync, fdatasync}",
+        help: "the system call that syncs",
     },
     OptSpec {
         name: "file_merged_requests",
@@ -143,19 +143,19 @@ static OPTIONS: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("0"),
-        help: "merge at most this number of IO requests if possible (0 - don't merge)",
+        help: "combine up to N adjacent requests into one (0: never)",
     },
     OptSpec {
         name: "file_rw_ratio",
         kind: Kind::Float { min: 0.0, max: 1e9 },
         default: Some("1.5"),
-        help: "reads/writes ratio for combined test",
+        help: "reads per write in rndrw mode",
     },
     OptSpec {
         name: "file_dir",
         kind: Kind::Str,
         default: Some("."),
-        help: "directory for the test files (sbsuite extension; sysbench uses the working directory)",
+        help: "directory for the test files (sysbench always uses the working directory)",
     },
 ];
 

@@ -27,7 +27,7 @@ pub static OLTP_COMMON: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("1"),
-        help: "number of tables",
+        help: "how many sbtest tables",
     },
     OptSpec {
         name: "table_size",
@@ -36,7 +36,7 @@ pub static OLTP_COMMON: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("10000"),
-        help: "number of rows per table",
+        help: "rows in each table",
     },
     OptSpec {
         name: "range_size",
@@ -45,7 +45,7 @@ pub static OLTP_COMMON: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("100"),
-        help: "range size for range SELECT queries",
+        help: "rows each range SELECT covers",
     },
     OptSpec {
         name: "point_selects",
@@ -54,7 +54,7 @@ pub static OLTP_COMMON: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("10"),
-        help: "number of point SELECT queries per transaction",
+        help: "primary-key lookups per transaction",
     },
     OptSpec {
         name: "simple_ranges",
@@ -63,7 +63,7 @@ pub static OLTP_COMMON: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("1"),
-        help: "number of simple range SELECT queries per transaction",
+        help: "plain BETWEEN SELECTs per transaction",
     },
     OptSpec {
         name: "sum_ranges",
@@ -72,7 +72,7 @@ pub static OLTP_COMMON: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("1"),
-        help: "number of SELECT SUM() queries per transaction",
+        help: "SUM(k) range SELECTs per transaction",
     },
     OptSpec {
         name: "order_ranges",
@@ -81,7 +81,7 @@ pub static OLTP_COMMON: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("1"),
-        help: "number of SELECT ORDER BY queries per transaction",
+        help: "sorted (ORDER BY c) range SELECTs per transaction",
     },
     OptSpec {
         name: "distinct_ranges",
@@ -90,7 +90,7 @@ pub static OLTP_COMMON: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("1"),
-        help: "number of SELECT DISTINCT queries per transaction",
+        help: "DISTINCT c range SELECTs per transaction",
     },
     OptSpec {
         name: "index_updates",
@@ -99,7 +99,7 @@ pub static OLTP_COMMON: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("1"),
-        help: "number of UPDATE index queries per transaction",
+        help: "UPDATEs of the indexed column k per transaction",
     },
     OptSpec {
         name: "non_index_updates",
@@ -108,7 +108,7 @@ pub static OLTP_COMMON: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("1"),
-        help: "number of UPDATE non-index queries per transaction",
+        help: "UPDATEs of the unindexed column c per transaction",
     },
     OptSpec {
         name: "delete_inserts",
@@ -117,13 +117,13 @@ pub static OLTP_COMMON: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("1"),
-        help: "number of DELETE/INSERT combinations per transaction",
+        help: "DELETE-then-INSERT pairs per transaction",
     },
     OptSpec {
         name: "range_selects",
         kind: OptKind::Bool,
         default: Some("true"),
-        help: "enable/disable all range SELECT queries",
+        help: "off skips all four kinds of range SELECT",
     },
     OptSpec {
         name: "auto_inc",
@@ -135,7 +135,7 @@ pub static OLTP_COMMON: &[OptSpec] = &[
         name: "skip_trx",
         kind: OptKind::Bool,
         default: Some("false"),
-        help: "don't start explicit transactions",
+        help: "send statements in autocommit mode, without BEGIN/COMMIT",
     },
     OptSpec {
         name: "reconnect",
@@ -150,7 +150,7 @@ pub static OLTP_COMMON: &[OptSpec] = &[
         name: "secondary",
         kind: OptKind::Bool,
         default: Some("false"),
-        help: "use a secondary index in place of the PRIMARY KEY",
+        help: "make id a plain (secondary) index rather than the PRIMARY KEY",
     },
     OptSpec {
         name: "create_secondary",
@@ -162,7 +162,7 @@ pub static OLTP_COMMON: &[OptSpec] = &[
         name: "mysql_storage_engine",
         kind: OptKind::Str,
         default: Some("innodb"),
-        help: "storage engine, if MySQL is used",
+        help: "ENGINE of the tables on MySQL and MariaDB",
     },
     OptSpec {
         name: "prewarm",
@@ -186,7 +186,7 @@ pub static RANDOM_POINTS: &[OptSpec] = &[OptSpec {
         max: UNBOUNDED,
     },
     default: Some("10"),
-    help: "number of random points in the IN() list",
+    help: "values in each SELECT's IN() list",
 }];
 
 /// The options of select_random_ranges besides [`OLTP_COMMON`].
@@ -198,7 +198,7 @@ pub static RANDOM_RANGES: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("10"),
-        help: "number of random BETWEEN ranges",
+        help: "BETWEEN ranges OR-ed together in each SELECT",
     },
     OptSpec {
         name: "delta",
@@ -207,7 +207,7 @@ pub static RANDOM_RANGES: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("5"),
-        help: "size of the BETWEEN ranges",
+        help: "width of each BETWEEN range",
     },
 ];
 
