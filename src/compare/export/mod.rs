@@ -56,6 +56,19 @@ pub fn render(cs: &[Comparison], format: Format, color: bool) -> String {
 pub const METHOD: &str =
     "Welch's two-sided t-test on the repetitions (α = 0.05); medians; 95 % t-interval of the mean";
 
+/// The method line of a comparison: [`METHOD`], whose test is the paired t-test when the
+/// comparison paired its repetitions.
+pub fn method(c: &Comparison) -> String {
+    if !c.paired {
+        return METHOD.to_string();
+    }
+    let rest = METHOD.split_once(';').map_or("", |(_, rest)| rest);
+    format!(
+        "{}, two-sided, on the log ratios of repetitions run back to back (α = 0.05);{rest}",
+        c.test
+    )
+}
+
 /// The columns of the table and markdown grids.
 const HEAD: [&str; 7] = ["key", "metric", "base", "other", "delta", "p", "verdict"];
 
@@ -93,7 +106,7 @@ fn text_report(
     let mut out = String::new();
     for c in cs {
         out.push_str(&heading(c));
-        out.push_str(&format!("method: {METHOD}\n"));
+        out.push_str(&format!("method: {}\n", method(c)));
         if let Some(t) = &c.tools {
             out.push_str(&format!("warning: {}\n", t.note));
         }
