@@ -317,8 +317,13 @@ fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareErr
 
 /// The first value of column `by` in run `path` as the baseline against each other value.
 fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, CompareError> {
-    let r = load_run(path)?;
-    let bad = check_cells(&r, gates)?;
+    compare_by(&load_run(path)?, by, gates)
+}
+
+/// `--by COLUMN` on a run already read: the first value of column `by` as the baseline
+/// against each other value. The report's section on variants shows these comparisons.
+pub fn compare_by(r: &Run, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, CompareError> {
+    let bad = check_cells(r, gates)?;
     if !r.header.iter().any(|h| h == by) {
         return Err(CompareError::NoSuchColumn {
             by: by.to_string(),
@@ -340,10 +345,10 @@ fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, C
         }
     }
     let [first, rest @ ..] = values.as_slice() else {
-        return Err(one_value(by, "", &r));
+        return Err(one_value(by, "", r));
     };
     if rest.is_empty() {
-        return Err(one_value(by, first, &r));
+        return Err(one_value(by, first, r));
     }
     let with = |v: &str| -> Vec<_> {
         r.rows
@@ -353,7 +358,7 @@ fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, C
     };
     let base_rows = with(first);
     // Variants of an interleaved or randomized run ran each repetition back to back.
-    let compare = if by == "variant" && variant_order(&r).pairs_repetitions() {
+    let compare = if by == "variant" && variant_order(r).pairs_repetitions() {
         matching::compare_paired
     } else {
         compare_sides

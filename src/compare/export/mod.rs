@@ -4,11 +4,11 @@
 //! [`Format::exporter`].
 //!
 //! Why here and not in `src/report/`: these exporters render [`Comparison`]s, the output of
-//! compare's analysis, and nothing else; `report/` draws runs (the HTML page) and shares no
-//! data type with them. Kept under `compare/`, the layering stays one-way and acyclic:
-//! `compare → results` and `report → results`, with neither of `compare` and `report`
-//! importing the other (exporters in `report/` would need `report → compare` for the types
-//! while `compare::command` needs `compare → report` to print: a cycle).
+//! compare's analysis, and nothing else; `report/` draws runs (the HTML page). Kept under
+//! `compare/`, the layering stays one-way and acyclic: `compare → results` and
+//! `report → results`, and `report → compare` only for the page's section on variants (the
+//! verdicts of `compare --by variant`, with [`side_text`] and [`method`]); `compare` never
+//! imports `report`.
 //!
 //! Exporters only format: every number and verdict is decided by the analysis. The text of
 //! every format is a contract pinned byte for byte by tests/golden (tests/compare.rs).
@@ -85,7 +85,8 @@ fn num(v: f64) -> String {
     }
 }
 
-fn side_text(s: &Option<SideStats>) -> String {
+/// A side of a line as the grids show it: `median [ci] n=N`, or `—` when not measured.
+pub fn side_text(s: &Option<SideStats>) -> String {
     match s {
         None => "—".into(),
         Some(s) => match (s.ci_low, s.ci_high) {
