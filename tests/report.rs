@@ -458,6 +458,16 @@ fn a_variant_study_is_grouped_by_variant_with_the_comparisons_verdicts() {
     );
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert_self_contained(&html);
+    // The throughput chart: one line per variant across the matrix points (threads).
+    assert!(html.contains("<title>Transactions per second vs threads</title>"));
+    for variant in ["baseline", "tuned"] {
+        assert!(
+            html.contains(&format!(
+                "oltp_read_only · {variant}: threads (log2 scale) = 16"
+            )),
+            "{variant}"
+        );
+    }
     let section = &html[html
         .find("<h2 id=\"variants\">Variants</h2>")
         .expect("a variants section")

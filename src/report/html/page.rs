@@ -90,7 +90,20 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
     if charts.sweep.iter().any(|c| !c.missing.is_empty()) {
         h.push_str("<p class=\"note\">A red × on the x axis marks a step without a measurement (failed or interrupted); hover it for the error.</p>\n");
     }
-    if charts.x.column.is_none() {
+    if !charts.x.points.is_empty() {
+        let points: Vec<String> = charts
+            .x
+            .points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("{} = {}", i + 1, escape(p)))
+            .collect();
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">No numeric matrix axis varies, so the x axis numbers the matrix points, one line per variant: {}.</p>",
+            points.join(", ")
+        );
+    } else if charts.x.column.is_none() {
         h.push_str(
             "<p class=\"note\">No matrix axis varies, so the x axis is the step number.</p>\n",
         );
