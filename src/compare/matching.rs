@@ -108,7 +108,6 @@ pub fn compare_paired(
     )
 }
 
-#[allow(clippy::too_many_arguments)]
 fn compare_with(
     base_name: &str,
     other_name: &str,
