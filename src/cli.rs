@@ -59,12 +59,17 @@ pub enum Command {
     /// `sbsuite compare RUN --by variant` compares each variant (or any other key column) with
     /// the first. Per metric (tps, qps, p95, p99, avg latency, errors): medians, 95 % CI,
     /// delta, Welch's t-test verdict; `--fail-on "tps:-5%,p95:+10%"` exits 1 on a
-    /// significant regression (for CI).
+    /// significant regression (for CI). Variants of a run made with `[suite] variant_order =
+    /// "interleaved"` or `"randomized"` ran each repetition back to back: `--by variant` pairs
+    /// them by repetition and uses a paired t-test on their log ratios (the method line says
+    /// which test).
     Compare(CompareArgs),
     /// List the runs under the results directory (suite, run id, start, rows, status).
     Runs(RunsArgs),
     /// Draw runs as one self-contained HTML page: throughput and latency vs threads, each
-    /// step's interim time series, the results table, the suite and the server variables.
+    /// step's interim time series, the results table, the suite and the server variables; a
+    /// run of several variants also gets each metric per variant with `compare --by variant`'s
+    /// verdicts.
     ///
     /// `sbsuite report A B` overlays two runs. Nothing is fetched when the page is viewed
     /// (inline SVG, no scripts); `--svg DIR` also writes every chart as a standalone .svg file.

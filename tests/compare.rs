@@ -855,3 +855,68 @@ fn a_comparison_across_tools_says_so_above_the_table_and_in_json() {
     let (_, json, _) = compare(&[&base, &format!("{FX}/relaxed"), "--format", "json"]);
     assert!(!json.contains("\"tools\""), "{json}");
 }
+
+/// A run of two variants whose throughput drifts up across four repetitions (718 → 1010 tps)
+/// with `tuned` about 5 % faster in every pair, stored with `variant_order`.
+fn drifting_run(dir: &std::path::Path, order: &str) -> std::path::PathBuf {
+    let run = dir.join(order);
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(
+        run.join("suite.toml"),
+        format!("[suite]\nname = \"drift\"\nrepeat = 4\nvariant_order = \"{order}\"\n\n[defaults]\nworkload = \"oltp_point_select\"\n\n[[variant]]\nname = \"baseline\"\n\n[[variant]]\nname = \"tuned\"\n"),
+    )
+    .unwrap();
+    let mut csv = String::from(
+        "run_id,step,name,variant,workload,threads,repetition,started_at,tps,status,error,knee\n",
+    );
+    let pairs = [
+        (718.0, 760.0),
+        (843.0, 880.0),
+        (951.0, 1001.0),
+        (1010.0, 1050.0),
+    ];
+    for (i, (a, b)) in pairs.iter().enumerate() {
+        for (j, (variant, tps)) in [("baseline", a), ("tuned", b)].iter().enumerate() {
+            let step = 2 * i + j + 1;
+            csv.push_str(&format!(
+                "r,{step},s,{variant},oltp_point_select,1,{},2026-11-01T10:00:00.000Z,{tps},ok,,\n",
+                i + 1
+            ));
+        }
+    }
+    std::fs::write(run.join("results.csv"), csv).unwrap();
+    run
+}
+
+#[test]
+fn variants_run_back_to_back_are_compared_with_the_paired_test_which_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = drifting_run(dir.path(), "interleaved");
+    let (code, out, err) = compare(&[run.to_str().unwrap(), "--by", "variant"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("method: paired t-test over 4 pairs per key, two-sided, on the log ratios of repetitions run back to back (α = 0.05);"),
+        "{out}"
+    );
+    // scipy.stats.ttest_rel on the log ratios: p = 0.0013.
+    let tps = line(&out, "workload=oltp_point_select threads=1", "tps");
+    assert!(tps.contains("0.001") && tps.ends_with("better"), "{tps}");
+    let (code, json, _) = compare(&[run.to_str().unwrap(), "--by", "variant", "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let c = &v["comparisons"][0];
+    assert_eq!(c["test"], "paired t-test over 4 pairs per key");
+    assert_eq!(c["lines"][0]["pairs"], 4);
+
+    // The same numbers run blocked: the drift is noise to Welch's test, which finds nothing.
+    let run = drifting_run(dir.path(), "blocked");
+    let (code, out, err) = compare(&[run.to_str().unwrap(), "--by", "variant"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("method: Welch's two-sided t-test"), "{out}");
+    let tps = line(&out, "workload=oltp_point_select threads=1", "tps");
+    assert!(tps.contains("0.660") && tps.ends_with('~'), "{tps}");
+    let (_, json, _) = compare(&[run.to_str().unwrap(), "--by", "variant", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["comparisons"][0]["test"], "Welch's t-test");
+    assert!(v["comparisons"][0]["lines"][0].get("pairs").is_none());
+}

@@ -922,6 +922,95 @@ fn set_global_variant_is_applied_captured_and_restored() {
 }
 
 #[test]
+fn interleaved_variants_alternate_on_one_dataset_and_reapply_settings_per_run() {
+    let _serial = serial();
+    let Some(db) = database("interleave") else {
+        return;
+    };
+    let _restore = [RestoreGlobal::save("innodb_flush_log_at_trx_commit")];
+    let before = global("innodb_flush_log_at_trx_commit");
+    assert_ne!(
+        before, "2",
+        "the server must not start with the variant's value"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen.txt");
+    let path = dir.path().join("interleaved.toml");
+    // Each step's hook reads the setting the server has while the step starts.
+    std::fs::write(
+        &path,
+        format!(
+            "[suite]\nname = \"il\"\nrepeat = 2\nvariant_order = \"interleaved\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 200\ntime = 1\nreport_interval = 0\n\n[matrix]\nthreads = [1, 2]\n\n[hooks]\nbefore_step = \"echo {{{{ kind }}}} {{{{ variant }}}} $(mysql -h {HOST} -P {PORT} -u root -N -e 'SELECT @@GLOBAL.innodb_flush_log_at_trx_commit') >> {}\"\n\n[[variant]]\nname = \"baseline\"\n\n[[variant]]\nname = \"relaxed\"\nset_global = {{ innodb_flush_log_at_trx_commit = 2 }}\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .output()
+        .unwrap();
+    let after = global("innodb_flush_log_at_trx_commit");
+    drop_database(&db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(after, before, "settings restored after the run");
+    let rows = results(&dir.path().join("results"));
+    let order: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{} t{} r{}", r["variant"], r["threads"], r["repetition"]))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "baseline t1 r1",
+            "relaxed t1 r1",
+            "relaxed t2 r1",
+            "baseline t2 r1",
+            "relaxed t1 r2",
+            "baseline t1 r2",
+            "baseline t2 r2",
+            "relaxed t2 r2",
+        ]
+    );
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+    // One prepare and one cleanup for both variants, and every run saw its own variant's
+    // setting: applied again at each switch, put back for the baseline.
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let lines: Vec<&str> = seen.lines().collect();
+    assert_eq!(
+        lines.first(),
+        Some(&format!("prepare baseline {before}").as_str()),
+        "{seen}"
+    );
+    assert_eq!(lines.last(), Some(&"cleanup relaxed 2"), "{seen}");
+    let runs: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("run "))
+        .collect();
+    let expected: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let value = if r["variant"] == "relaxed" {
+                "2"
+            } else {
+                before.as_str()
+            };
+            format!("run {} {value}", r["variant"])
+        })
+        .collect();
+    assert_eq!(runs, expected, "{seen}");
+    assert_eq!(lines.len(), 10, "{seen}");
+}
+
+#[test]
 fn unknown_or_read_only_variables_are_refused_before_anything_runs() {
     let _serial = serial();
     let Some(db) = database("badvar") else {

@@ -405,3 +405,110 @@ fn headless_chromium_renders_the_charts() {
         "no pixel of the first line's colour: the charts did not render"
     );
 }
+
+/// #14: a run of two variants is shown per variant: per metric a row per matrix point and a
+/// column per variant, with the change and verdict of `sbsuite compare --by variant` (here the
+/// paired test, since the variants ran interleaved).
+#[test]
+fn a_variant_study_is_grouped_by_variant_with_the_comparisons_verdicts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    // threads 8: tuned ~5 % faster in every pair despite drift; threads 16: the same.
+    let data = [
+        ("8", [(718, 760), (843, 880), (951, 1001)]),
+        ("16", [(900, 910), (1000, 990), (1100, 1105)]),
+    ];
+    let mut owned: Vec<Vec<(&str, String)>> = Vec::new();
+    let mut step = 0;
+    for (threads, pairs) in &data {
+        for (rep, (a, b)) in pairs.iter().enumerate() {
+            for (variant, tps) in [("baseline", a), ("tuned", b)] {
+                step += 1;
+                owned.push(vec![
+                    ("run_id", "r1".into()),
+                    ("step", step.to_string()),
+                    ("name", format!("ro-t{threads}")),
+                    ("variant", variant.into()),
+                    ("workload", "oltp_read_only".into()),
+                    ("threads", threads.to_string()),
+                    ("repetition", (rep + 1).to_string()),
+                    ("eps", tps.to_string()),
+                    ("tps", tps.to_string()),
+                    ("status", "ok".into()),
+                ]);
+            }
+        }
+    }
+    let rows: Vec<Vec<(&str, &str)>> = owned
+        .iter()
+        .map(|r| r.iter().map(|(c, v)| (*c, v.as_str())).collect())
+        .collect();
+    let refs: Vec<&[(&str, &str)]> = rows.iter().map(Vec::as_slice).collect();
+    handmade_run(&dir, &refs);
+    std::fs::write(
+        dir.join("suite.toml"),
+        "[suite]\nname = \"v\"\nrepeat = 3\nvariant_order = \"interleaved\"\n",
+    )
+    .unwrap();
+    let out = report(&[dir.as_os_str()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert_self_contained(&html);
+    // The throughput chart: one line per variant across the matrix points (threads).
+    assert!(html.contains("<title>Transactions per second vs threads</title>"));
+    for variant in ["baseline", "tuned"] {
+        assert!(
+            html.contains(&format!(
+                "oltp_read_only · {variant}: threads (log2 scale) = 16"
+            )),
+            "{variant}"
+        );
+    }
+    let section = &html[html
+        .find("<h2 id=\"variants\">Variants</h2>")
+        .expect("a variants section")
+        ..html.find("<h2 id=\"time-series\">").unwrap()];
+    assert!(
+        section.contains("variant=baseline → variant=tuned: paired t-test over 3 pairs per key"),
+        "{section}"
+    );
+    assert!(
+        section.contains("<h3>tps (higher is better)</h3>"),
+        "{section}"
+    );
+    assert!(
+        section.contains("<tr><th>matrix point</th><th>baseline</th><th>tuned</th><th>change</th><th>verdict</th></tr>"),
+        "{section}"
+    );
+    // One row per matrix point, each variant's median in its column; the same verdicts as
+    // `sbsuite compare --by variant`.
+    let row = |threads: &str| {
+        let start = section
+            .find(&format!(
+                "<tr><td>workload=oltp_read_only threads={threads}</td>"
+            ))
+            .unwrap_or_else(|| panic!("no row for threads={threads}: {section}"));
+        &section[start..start + section[start..].find("</tr>").unwrap()]
+    };
+    let t8 = row("8");
+    assert!(t8.contains(">843.0 ") && t8.contains(">880.0 "), "{t8}");
+    assert!(t8.contains("<td class=\"better\">better (p 0.0"), "{t8}");
+    let t16 = row("16");
+    assert!(t16.contains("<td class=\"\">~ (p "), "{t16}");
+    let compare = sbsuite()
+        .args(["compare", "--by", "variant"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&compare.stdout);
+    let verdicts: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("workload=") && l.contains(" tps "))
+        .map(|l| l.split_whitespace().last().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["better", "~"], "{text}");
+}

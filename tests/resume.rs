@@ -380,3 +380,46 @@ fn resume_with_a_redacted_literal_password_is_refused_with_the_fix() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("cannot connect to 127.0.0.1:1"), "{stderr}");
 }
+
+/// #14: a randomized variant order drawn without a seed is stored with the run (suite.toml's
+/// `order_seed`), so a resume after kill -9 rebuilds the same order and finishes it.
+#[test]
+fn a_randomized_variant_order_resumes_in_its_own_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let suite = dir.path().join("rv.toml");
+    std::fs::write(
+        &suite,
+        "[suite]\nname = \"rv\"\nrepeat = 2\nvariant_order = \"randomized\"\n\n[defaults]\nworkload = \"cpu\"\ntime = 1\ncpu_max_prime = 2000\n\n[matrix]\nthreads = [1, 2]\n\n[[variant]]\nname = \"a\"\n\n[[variant]]\nname = \"b\"\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    kill_9_during_step(&work, &suite, &results, 3);
+    let run = run_dir(&results, "rv");
+    let stored = std::fs::read_to_string(run.join("suite.toml")).unwrap();
+    assert!(stored.contains("order_seed = "), "{stored}");
+    assert_eq!(step_rows(&run).len(), 2);
+
+    let (code, stderr) = resume_in(&work, &run, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let planned = planned_runs(&run);
+    assert_eq!(planned.len(), 8);
+    assert_eq!(
+        step_rows(&run),
+        planned
+            .iter()
+            .map(|&i| (i, "ok".to_string()))
+            .collect::<Vec<_>>()
+    );
+    // The rows follow the plan: each block (threads, repetition) holds both variants.
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("plan.json")).unwrap()).unwrap();
+    assert_eq!(plan["variant_order"], "randomized");
+    let steps = plan["steps"].as_array().unwrap();
+    for block in steps.chunks(2) {
+        assert_eq!(block[0]["params"], block[1]["params"]);
+        assert_eq!(block[0]["repetition"], block[1]["repetition"]);
+        assert_ne!(block[0]["variant"], block[1]["variant"]);
+    }
+}

@@ -42,7 +42,43 @@ fn side(rows: &[&Row], key_cols: &[String]) -> (Side, Vec<Vec<(String, String)>>
     (out, order)
 }
 
-/// Compares `base_rows` with `other_rows`, keyed by `key_cols`.
+/// Per key and metric, the samples of the two sides paired by repetition: (base, other) for
+/// each repetition with an `ok` row and a number on both sides.
+type Pairs = BTreeMap<Vec<(String, String)>, BTreeMap<&'static str, Vec<(f64, f64)>>>;
+
+fn pairs(base_rows: &[&Row], other_rows: &[&Row], key_cols: &[String]) -> Pairs {
+    let index = |rows: &[&Row]| -> BTreeMap<(Vec<(String, String)>, String), Row> {
+        rows.iter()
+            .filter(|r| r.cell("status") == Some("ok"))
+            .map(|r| {
+                let key = key_cols
+                    .iter()
+                    .map(|c| (c.clone(), r.cell(c).unwrap_or_default().to_string()))
+                    .collect();
+                ((key, r.get("repetition").to_string()), (*r).clone())
+            })
+            .collect()
+    };
+    let other = index(other_rows);
+    let mut out = Pairs::new();
+    for ((key, rep), b) in index(base_rows) {
+        let Some(o) = other.get(&(key.clone(), rep)) else {
+            continue;
+        };
+        for m in METRICS {
+            if let (Ok(Some(x)), Ok(Some(y))) = (m.read(&b), m.read(o)) {
+                out.entry(key.clone())
+                    .or_default()
+                    .entry(m.name)
+                    .or_default()
+                    .push((x, y));
+            }
+        }
+    }
+    out
+}
+
+/// Compares `base_rows` with `other_rows`, keyed by `key_cols`, with Welch's t-test.
 pub fn compare_sides(
     base_name: &str,
     other_name: &str,
@@ -51,6 +87,41 @@ pub fn compare_sides(
     key_cols: &[String],
     gates: &[Gate],
 ) -> Comparison {
+    compare_with(
+        base_name, other_name, base_rows, other_rows, key_cols, gates, false,
+    )
+}
+
+/// [`compare_sides`] for two sides whose repetitions ran back to back (variants of a run with
+/// `variant_order = "interleaved"` or `"randomized"`): repetition i of one side is paired with
+/// repetition i of the other, and the verdicts use the paired t-test ([`stats::paired_p`]).
+pub fn compare_paired(
+    base_name: &str,
+    other_name: &str,
+    base_rows: &[&Row],
+    other_rows: &[&Row],
+    key_cols: &[String],
+    gates: &[Gate],
+) -> Comparison {
+    compare_with(
+        base_name, other_name, base_rows, other_rows, key_cols, gates, true,
+    )
+}
+
+fn compare_with(
+    base_name: &str,
+    other_name: &str,
+    base_rows: &[&Row],
+    other_rows: &[&Row],
+    key_cols: &[String],
+    gates: &[Gate],
+    paired: bool,
+) -> Comparison {
+    let pairs = if paired {
+        pairs(base_rows, other_rows, key_cols)
+    } else {
+        Pairs::new()
+    };
     let (base, base_order) = side(base_rows, key_cols);
     let (other, other_order) = side(other_rows, key_cols);
     let mut lines = Vec::new();
@@ -101,8 +172,15 @@ pub fn compare_sides(
                     ratios.entry(m.name).or_default().push(o.median / b.median);
                 }
             }
-            let p = match (&bs, &os) {
-                (Some(b), Some(o)) => stats::welch_p(b, o),
+            let these = paired.then(|| {
+                pairs
+                    .get(key)
+                    .and_then(|p| p.get(m.name))
+                    .map_or(&[][..], Vec::as_slice)
+            });
+            let p = match (&bs, &os, these) {
+                (Some(_), Some(_), Some(these)) => stats::paired_p(these),
+                (Some(b), Some(o), None) => stats::welch_p(b, o),
                 _ => None,
             };
             let verdict = match (p, change) {
@@ -123,6 +201,7 @@ pub fn compare_sides(
                 other: os.as_ref().map(SideStats::from),
                 delta_pct: delta,
                 p_value: p,
+                pairs: these.map(<[_]>::len),
                 verdict,
                 gate_failed: gates::check(gates, m.name, change, p),
             });
@@ -135,9 +214,23 @@ pub fn compare_sides(
             stats::geomean(r).map(|g| (m.name, (g - 1.0) * 100.0))
         })
         .collect();
+    let test = if paired {
+        let counts = lines.iter().filter_map(|l| l.pairs);
+        let (least, most) = (counts.clone().min().unwrap_or(0), counts.max().unwrap_or(0));
+        let n = if least == most {
+            least.to_string()
+        } else {
+            format!("{least}–{most}")
+        };
+        format!("paired t-test over {n} pairs per key")
+    } else {
+        "Welch's t-test".to_string()
+    };
     Comparison {
         base: base_name.to_string(),
         other: other_name.to_string(),
+        test,
+        paired,
         lines,
         geomean,
         only_base: base_order

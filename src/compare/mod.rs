@@ -16,7 +16,9 @@
 //!   [`CompareError`] and [`GateError`] say why a comparison or a gate could not be made.
 //! - Per metric: medians, a 95 % CI per side, delta in % of the baseline, and Welch's t-test
 //!   ([`stats`]); with one sample a side there is no verdict, only the raw delta, and gates
-//!   say so.
+//!   say so. The variants of a run made with `variant_order = "interleaved"` or
+//!   `"randomized"` (read from its suite.toml) ran each repetition back to back: `--by
+//!   variant` pairs them by repetition and uses the paired t-test instead, and says so.
 //! - A metric cell that is not a number (`abc`, `NaN`, `inf`: a hand-edited or foreign file)
 //!   is never a sample. Each run is checked once before comparing (`check_cells`, reading
 //!   cells through [`Metric::read`] like the comparison does): under a gate on that metric the
@@ -112,6 +114,9 @@ pub struct Line {
     /// (other − base) / base in %, of the medians.
     pub delta_pct: Option<f64>,
     pub p_value: Option<f64>,
+    /// The pairs of repetitions the paired t-test used (JSON: left out under Welch's test).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<usize>,
     /// `better`, `worse`, `~` (not significant), `n/a` (one sample a side).
     pub verdict: String,
     pub gate_failed: Option<String>,
@@ -141,6 +146,12 @@ impl From<&Summary> for SideStats {
 pub struct Comparison {
     pub base: String,
     pub other: String,
+    /// The significance test of the verdicts: `Welch's t-test`, or `paired t-test over N pairs
+    /// per key` for variants of a run whose repetitions ran back to back.
+    pub test: String,
+    /// Whether the verdicts come from the paired t-test.
+    #[serde(skip)]
+    pub paired: bool,
     pub lines: Vec<Line>,
     /// Per metric: the geometric mean of other/base medians over matched keys, as a delta %.
     pub geomean: Vec<(&'static str, f64)>,
@@ -306,8 +317,13 @@ fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareErr
 
 /// The first value of column `by` in run `path` as the baseline against each other value.
 fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, CompareError> {
-    let r = load_run(path)?;
-    let bad = check_cells(&r, gates)?;
+    compare_by(&load_run(path)?, by, gates)
+}
+
+/// `--by COLUMN` on a run already read: the first value of column `by` as the baseline
+/// against each other value. The report's section on variants shows these comparisons.
+pub fn compare_by(r: &Run, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, CompareError> {
+    let bad = check_cells(r, gates)?;
     if !r.header.iter().any(|h| h == by) {
         return Err(CompareError::NoSuchColumn {
             by: by.to_string(),
@@ -329,10 +345,10 @@ fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, C
         }
     }
     let [first, rest @ ..] = values.as_slice() else {
-        return Err(one_value(by, "", &r));
+        return Err(one_value(by, "", r));
     };
     if rest.is_empty() {
-        return Err(one_value(by, first, &r));
+        return Err(one_value(by, first, r));
     }
     let with = |v: &str| -> Vec<_> {
         r.rows
@@ -341,9 +357,15 @@ fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, C
             .collect()
     };
     let base_rows = with(first);
+    // Variants of an interleaved or randomized run ran each repetition back to back.
+    let compare = if by == "variant" && variant_order(r).pairs_repetitions() {
+        matching::compare_paired
+    } else {
+        compare_sides
+    };
     let mut out = Vec::new();
     for v in rest {
-        let mut c = compare_sides(
+        let mut c = compare(
             &format!("{by}={first}"),
             &format!("{by}={v}"),
             &base_rows,
@@ -365,6 +387,17 @@ fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, C
         out.push(c);
     }
     Ok(out)
+}
+
+/// The `[suite] variant_order` of a run, from its stored suite.toml: `blocked` when it says
+/// none (runs made before the key existed, imported logs).
+fn variant_order(r: &Run) -> crate::suite::raw::VariantOrder {
+    r.suite_text
+        .as_deref()
+        .and_then(|t| toml::from_str::<toml::Table>(t).ok())
+        .and_then(|t| t.get("suite")?.get("variant_order").cloned())
+        .and_then(|v| v.try_into().ok())
+        .unwrap_or_default()
 }
 
 fn one_value(by: &str, value: &str, r: &Run) -> CompareError {

@@ -212,6 +212,8 @@ fn build_plan(suite: &str, sources: &[Source], default_workload: Option<&str>) -
         axes: vec!["workload".into(), "threads".into()],
         steps,
         target: None,
+        variant_order: Default::default(),
+        order_seed: None,
     }
 }
 

@@ -18,6 +18,7 @@ use super::{Plan, Step, StepKind};
 use crate::engine::option::Kind;
 use crate::engine::registry;
 use crate::engine::spec::WorkloadSpec;
+use crate::suite::raw::VariantOrder;
 use crate::suite::source::Seg;
 use crate::suite::{ConfigError, ConfigErrors, Matrix, Suite};
 use crate::value::{Options, Value};
@@ -146,7 +147,8 @@ struct Run {
     options: Options,
 }
 
-/// Builds the ordered plan: variant → dataset → prepare → runs (sweep × repeat) → cleanup.
+/// Builds the ordered plan: variant → dataset → prepare → runs (sweep × repeat) → cleanup, or
+/// with interleaved variants dataset → prepare → runs (sweep × repeat × variants) → cleanup.
 pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     let mut errors = Vec::new();
     let mut runs: Vec<Run> = Vec::new();
@@ -272,109 +274,100 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     env.add_template("step", &template).map_err(name_error)?;
     let tmpl = env.get_template("step").map_err(name_error)?;
 
+    // Every pass of a dataset (one prepare, its runs, one cleanup), each run as (run,
+    // repetition, variant) in execution order.
+    let passes = passes(suite, &runs, &datasets, variants.len());
+    // How many steps still use each run's options: the last one takes them instead of
+    // copying, so a plan of 100,000 steps holds one copy, not two.
+    let mut uses = vec![suite.repeat as usize * variants.len(); runs.len()];
+
     let mut steps: Vec<Step> = Vec::new();
     let mut dataset_id = 0;
-    for (v, variant) in variants.iter().enumerate() {
-        let last_variant = v + 1 == variants.len();
-        for (key, members) in &datasets {
-            let has_data = key.is_some();
-            let fresh = runs[members[0]].spec.data.fresh_per_run;
-            // A fresh-per-run workload gets its own dataset for every repetition.
-            let passes: Vec<Vec<(usize, u32)>> = if fresh && has_data {
-                (1..=suite.repeat)
-                    .flat_map(|r| members.iter().map(move |&m| vec![(m, r)]))
-                    .collect()
-            } else {
-                vec![
-                    (1..=suite.repeat)
-                        .flat_map(|r| members.iter().map(move |&m| (m, r)))
-                        .collect(),
-                ]
-            };
-            for pass in passes {
-                if has_data {
-                    dataset_id += 1;
-                }
-                let ds = if has_data { dataset_id } else { 0 };
-                let first = &runs[members[0]];
-                let data_step = |kind: StepKind| Step {
-                    index: 0,
-                    kind,
-                    name: data_step_name(first, &axes),
-                    variant: variant.clone(),
-                    workload: first.spec.name.to_string(),
-                    dataset: ds,
-                    repetition: 0,
-                    params: first.cell.clone(),
-                    options: first.options.clone(),
-                    estimated_seconds: None,
-                    target: first.spec.needs_target.then(|| target.clone()).flatten(),
-                };
-                // Both made before the runs, which may move their options (see below).
-                let (prepare, cleanup) = if has_data {
-                    (
-                        Some(data_step(StepKind::Prepare)),
-                        Some(data_step(StepKind::Cleanup)),
-                    )
-                } else {
-                    (None, None)
-                };
-                steps.extend(prepare);
-                for (m, rep) in pass {
-                    let run = &runs[m];
-                    let mut params = run.cell.clone();
-                    for a in &axes {
-                        if !params.contains_key(a) {
-                            // Empty for an axis that does not apply to the workload.
-                            let v = run
-                                .options
-                                .get(a)
-                                .cloned()
-                                .unwrap_or(Value::Str(String::new()));
-                            params.insert(a.clone(), v);
-                        }
-                    }
-                    params.sort_by_cached_key(|k, _| axes.iter().position(|a| a == k));
-                    let vars = NameVars {
-                        params: &params,
-                        options: &run.options,
-                        step: [
-                            ("workload", Value::Str(run.spec.name.into())),
-                            ("variant", Value::Str(variant.clone())),
-                            ("repetition", Value::Int(rep as i64)),
-                            ("dataset", Value::Int(ds as i64)),
-                        ],
-                    };
-                    let name = tmpl
-                        .render(minijinja::Value::from(minijinja::value::Serde(&vars)))
-                        .map_err(name_error)?;
-                    let workload = run.spec.name.to_string();
-                    let estimated_seconds = estimate(&run.options);
-                    let step_target = run.spec.needs_target.then(|| target.clone()).flatten();
-                    // A run's last step takes its options instead of copying them: a plan of
-                    // 100,000 steps holds one copy, not two.
-                    let options = if last_variant && rep == suite.repeat {
-                        std::mem::take(&mut runs[m].options)
-                    } else {
-                        run.options.clone()
-                    };
-                    steps.push(Step {
-                        index: 0,
-                        kind: StepKind::Run,
-                        name,
-                        variant: variant.clone(),
-                        workload,
-                        dataset: ds,
-                        repetition: rep,
-                        params,
-                        options,
-                        estimated_seconds,
-                        target: step_target,
-                    });
-                }
-                steps.extend(cleanup);
-            }
+    for (d, pass) in passes {
+        let (key, members) = &datasets[d];
+        let has_data = key.is_some();
+        if has_data {
+            dataset_id += 1;
         }
+        let ds = if has_data { dataset_id } else { 0 };
+        let first = &runs[members[0]];
+        // The prepare runs under the first run's variant and the cleanup under the last
+        // one's: no switch of settings just for them.
+        let data_step = |kind: StepKind, v: usize| Step {
+            index: 0,
+            kind,
+            name: data_step_name(first, &axes),
+            variant: variants[v].clone(),
+            workload: first.spec.name.to_string(),
+            dataset: ds,
+            repetition: 0,
+            params: first.cell.clone(),
+            options: first.options.clone(),
+            estimated_seconds: None,
+            target: first.spec.needs_target.then(|| target.clone()).flatten(),
+        };
+        // Both made before the runs, which may move their options (see `uses`).
+        let (prepare, cleanup) = match (has_data, pass.first(), pass.last()) {
+            (true, Some(f), Some(l)) => (
+                Some(data_step(StepKind::Prepare, f.2)),
+                Some(data_step(StepKind::Cleanup, l.2)),
+            ),
+            _ => (None, None),
+        };
+        steps.extend(prepare);
+        for (m, rep, v) in pass {
+            let variant = &variants[v];
+            let run = &runs[m];
+            let mut params = run.cell.clone();
+            for a in &axes {
+                if !params.contains_key(a) {
+                    // Empty for an axis that does not apply to the workload.
+                    let v = run
+                        .options
+                        .get(a)
+                        .cloned()
+                        .unwrap_or(Value::Str(String::new()));
+                    params.insert(a.clone(), v);
+                }
+            }
+            params.sort_by_cached_key(|k, _| axes.iter().position(|a| a == k));
+            let vars = NameVars {
+                params: &params,
+                options: &run.options,
+                step: [
+                    ("workload", Value::Str(run.spec.name.into())),
+                    ("variant", Value::Str(variant.clone())),
+                    ("repetition", Value::Int(rep as i64)),
+                    ("dataset", Value::Int(ds as i64)),
+                ],
+            };
+            let name = tmpl
+                .render(minijinja::Value::from(minijinja::value::Serde(&vars)))
+                .map_err(name_error)?;
+            let workload = run.spec.name.to_string();
+            let estimated_seconds = estimate(&run.options);
+            let step_target = run.spec.needs_target.then(|| target.clone()).flatten();
+            uses[m] -= 1;
+            let options = if uses[m] == 0 {
+                std::mem::take(&mut runs[m].options)
+            } else {
+                run.options.clone()
+            };
+            steps.push(Step {
+                index: 0,
+                kind: StepKind::Run,
+                name,
+                variant: variant.clone(),
+                workload,
+                dataset: ds,
+                repetition: rep,
+                params,
+                options,
+                estimated_seconds,
+                target: step_target,
+            });
+        }
+        steps.extend(cleanup);
     }
     for (i, s) in steps.iter_mut().enumerate() {
         s.index = i + 1;
@@ -388,7 +381,112 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
         axes,
         steps,
         target,
+        variant_order: suite.variant_order,
+        order_seed: (suite.variant_order == VariantOrder::Randomized).then_some(suite.order_seed),
     })
+}
+
+/// A pass over a dataset: the dataset's index, and its runs as (run, repetition, variant).
+type Pass = (usize, Vec<(usize, u32, usize)>);
+
+/// The passes of the plan in execution order.
+///
+/// `blocked`: variant → dataset → pass, a pass holding the whole sweep once per repetition
+/// (a fresh-per-run workload: one pass per run and repetition). `interleaved` and
+/// `randomized`: dataset → pass, every variant inside the pass, as one block per matrix point
+/// and repetition ([`VariantBlocks`]); a fresh-per-run workload gets one pass per block member,
+/// in the block's order. Variants never shape data (they hold server settings only), so one
+/// prepare serves them all.
+fn passes(
+    suite: &Suite,
+    runs: &[Run],
+    datasets: &[(Option<Vec<Value>>, Vec<usize>)],
+    variants: usize,
+) -> Vec<Pass> {
+    let mut out: Vec<Pass> = Vec::new();
+    let mut blocks = VariantBlocks::new(suite.variant_order, suite.order_seed, variants);
+    let fresh = |d: usize| {
+        let (key, members) = &datasets[d];
+        key.is_some() && runs[members[0]].spec.data.fresh_per_run
+    };
+    if suite.variant_order == VariantOrder::Blocked {
+        for v in 0..variants {
+            for (d, (_, members)) in datasets.iter().enumerate() {
+                let all = (1..=suite.repeat).flat_map(|r| members.iter().map(move |&m| (m, r, v)));
+                if fresh(d) {
+                    out.extend(all.map(|run| (d, vec![run])));
+                } else {
+                    out.push((d, all.collect()));
+                }
+            }
+        }
+        return out;
+    }
+    for (d, (_, members)) in datasets.iter().enumerate() {
+        let mut pass = Vec::new();
+        for r in 1..=suite.repeat {
+            for (point, &m) in members.iter().enumerate() {
+                for v in blocks.next(point, r) {
+                    if fresh(d) {
+                        out.push((d, vec![(m, r, v)]));
+                    } else {
+                        pass.push((m, r, v));
+                    }
+                }
+            }
+        }
+        if !pass.is_empty() {
+            out.push((d, pass));
+        }
+    }
+    out
+}
+
+/// The order of the variants inside each block (one matrix point, one repetition) of an
+/// interleaved or randomized plan.
+///
+/// `interleaved` alternates forward and reversed order (A B, B A, A B, ...) with the
+/// repetition, so each point sees every variant first as often as the others (a linear drift
+/// cancels out of the pairs' mean); it also alternates with the point, so neighbouring blocks
+/// meet on the same variant (A B | B A) and half the switches of settings are saved.
+/// `randomized` shuffles each block (Fisher-Yates) with a generator seeded by `order_seed`,
+/// drawn in plan order, so the same seed and suite give the same plan.
+struct VariantBlocks {
+    order: VariantOrder,
+    variants: usize,
+    rng: crate::engine::random::Rng,
+}
+
+impl VariantBlocks {
+    fn new(order: VariantOrder, seed: u64, variants: usize) -> VariantBlocks {
+        VariantBlocks {
+            order,
+            variants,
+            // The top bit keeps the seed non-zero: the generator reads 0 as "from the clock".
+            rng: crate::engine::random::Rng::for_thread(seed | 1 << 63, 0),
+        }
+    }
+
+    /// The variants of the block of the `point`-th run of a dataset (0-based) in repetition
+    /// `rep` (1-based), in the order they run.
+    fn next(&mut self, point: usize, rep: u32) -> Vec<usize> {
+        let mut block: Vec<usize> = (0..self.variants).collect();
+        match self.order {
+            VariantOrder::Blocked => {}
+            VariantOrder::Interleaved => {
+                if (point + rep as usize - 1) % 2 == 1 {
+                    block.reverse();
+                }
+            }
+            VariantOrder::Randomized => {
+                for i in (1..block.len()).rev() {
+                    let j = (self.rng.next_u64() % (i as u64 + 1)) as usize;
+                    block.swap(i, j);
+                }
+            }
+        }
+        block
+    }
 }
 
 /// Each workload's spec defaults, made once per plan instead of once per cell: making a

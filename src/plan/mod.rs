@@ -1,7 +1,9 @@
 //! Expansion of a validated suite into an ordered plan of prepare / run / cleanup steps.
 //!
 //! Order: variant → dataset (the options that shape data) → prepare → every run of that
-//! dataset (matrix order, the whole sweep once per repetition) → cleanup. A dataset is prepared
+//! dataset (matrix order, the whole sweep once per repetition) → cleanup. With
+//! `variant_order = "interleaved"` or `"randomized"` the variants move inside the dataset:
+//! each run (matrix point and repetition) becomes a block of one run per variant. A dataset is prepared
 //! once for all runs that share it; a workload that changes its data gets a fresh prepare per run.
 
 use serde::Serialize;
@@ -63,6 +65,17 @@ pub struct Plan {
     /// one; says so when it is the default SQLite file of a suite without `[target]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
+    /// `[suite] variant_order` (left out of the JSON when `blocked`, the order of every plan
+    /// before it existed, so their stored plans still match on `--resume`).
+    #[serde(skip_serializing_if = "is_blocked")]
+    pub variant_order: crate::suite::raw::VariantOrder,
+    /// The seed of a `randomized` order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
+}
+
+fn is_blocked(order: &crate::suite::raw::VariantOrder) -> bool {
+    *order == crate::suite::raw::VariantOrder::Blocked
 }
 
 /// The `stop_when` sweep a run belongs to along `axis`: the runs that share the variant, the

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::{Plan, StepKind};
+use crate::suite::raw::VariantOrder;
 use crate::value::Value;
 
 /// Formats seconds as `1h02m03s`, `2m05s` or `45s`.
@@ -56,6 +57,22 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
     );
     if let Some(t) = &plan.target {
         let _ = writeln!(out, "Target: {t}");
+    }
+    match (plan.variant_order, plan.order_seed) {
+        (VariantOrder::Blocked, _) => {}
+        (VariantOrder::Randomized, Some(seed)) => {
+            let _ = writeln!(
+                out,
+                "Variant order: randomized, seed {seed} (order_seed = {seed} in [suite] repeats this order): the variants of each matrix point and repetition run back to back on one dataset"
+            );
+        }
+        (order, _) => {
+            let _ = writeln!(
+                out,
+                "Variant order: {}: the variants of each matrix point and repetition run back to back on one dataset, alternating A B / B A",
+                order.as_str()
+            );
+        }
     }
     let mut specs = SpecLookups::default();
     let width = plan.steps.len().to_string().len();
@@ -150,6 +167,9 @@ struct JsonPlan<'a> {
     target: Option<&'a str>,
     estimated_seconds: f64,
     steps_without_estimate: usize,
+    variant_order: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    order_seed: Option<u64>,
     steps: &'a [super::Step],
 }
 
@@ -162,6 +182,8 @@ pub fn render_json(plan: &Plan, file: &str) -> String {
         target: plan.target.as_deref(),
         estimated_seconds: known,
         steps_without_estimate: unknown,
+        variant_order: plan.variant_order.as_str(),
+        order_seed: plan.order_seed,
         steps: &plan.steps,
     };
     serde_json::to_string_pretty(&json).unwrap_or_default() + "\n"

@@ -392,3 +392,190 @@ fn a_suite_run_forces_shutdown_by_default_unless_the_suite_sets_it() {
     let events = "[suite]\nname = \"c\"\n[defaults]\nworkload = \"cpu\"\ntime = 0\nevents = 100\n";
     assert_eq!(forced(events), ["off"]);
 }
+
+/// Two variants over two thread counts, repeated twice, in the given order.
+fn ordered(order: &str, extra: &str) -> Plan {
+    plan(&format!(
+        "[suite]\nname = \"v\"\nrepeat = 2\nvariant_order = \"{order}\"\n{extra}\n[target]\ndriver = \"mysql\"\n[defaults]\nworkload = \"oltp_read_only\"\ntime = 10\n[matrix]\nthreads = [1, 2]\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nset_global = {{ sync_binlog = 3 }}\n"
+    ))
+}
+
+/// `kind variant threads repetition` per step.
+fn order_of(p: &Plan) -> Vec<String> {
+    p.steps
+        .iter()
+        .map(|s| match s.kind {
+            StepKind::Run => format!(
+                "run {} t{} r{}",
+                s.variant,
+                s.options.int("threads"),
+                s.repetition
+            ),
+            k => format!("{} {} ds{}", k.as_str(), s.variant, s.dataset),
+        })
+        .collect()
+}
+
+#[test]
+fn blocked_variants_are_the_outer_loop_each_with_its_own_dataset() {
+    let p = ordered("blocked", "");
+    assert_eq!(
+        order_of(&p),
+        [
+            "prepare a ds1",
+            "run a t1 r1",
+            "run a t2 r1",
+            "run a t1 r2",
+            "run a t2 r2",
+            "cleanup a ds1",
+            "prepare b ds2",
+            "run b t1 r1",
+            "run b t2 r1",
+            "run b t1 r2",
+            "run b t2 r2",
+            "cleanup b ds2",
+        ]
+    );
+    assert!(!render_text(&p, "t.toml").contains("Variant order"));
+    assert!(render_json(&p, "t.toml").contains("\"variant_order\": \"blocked\""));
+    assert!(
+        !serde_json::to_string(&p).unwrap().contains("variant_order"),
+        "stored plans stay as before"
+    );
+}
+
+#[test]
+fn interleaved_variants_alternate_per_point_and_repetition_on_one_dataset() {
+    let p = ordered("interleaved", "");
+    // Each point's repetitions alternate a b / b a, and neighbouring blocks meet on the same
+    // variant.
+    assert_eq!(
+        order_of(&p),
+        [
+            "prepare a ds1",
+            "run a t1 r1",
+            "run b t1 r1",
+            "run b t2 r1",
+            "run a t2 r1",
+            "run b t1 r2",
+            "run a t1 r2",
+            "run a t2 r2",
+            "run b t2 r2",
+            "cleanup b ds1",
+        ]
+    );
+    let text = render_text(&p, "t.toml");
+    assert!(text.contains("Variant order: interleaved: the variants of each matrix point and repetition run back to back on one dataset, alternating A B / B A"), "{text}");
+    assert!(render_json(&p, "t.toml").contains("\"variant_order\": \"interleaved\""));
+    // Every run of the blocked plan is there, once.
+    let runs = |p: &Plan| {
+        let mut r: Vec<String> = order_of(p)
+            .into_iter()
+            .filter(|s| s.starts_with("run"))
+            .collect();
+        r.sort();
+        r
+    };
+    assert_eq!(runs(&p), runs(&ordered("blocked", "")));
+}
+
+#[test]
+fn randomized_variants_shuffle_each_block_reproducibly_from_the_seed() {
+    let p = ordered("randomized", "order_seed = 7");
+    assert_eq!(p.order_seed, Some(7));
+    let again = ordered("randomized", "order_seed = 7");
+    assert_eq!(order_of(&p), order_of(&again));
+    let text = render_text(&p, "t.toml");
+    assert!(
+        text.contains(
+            "Variant order: randomized, seed 7 (order_seed = 7 in [suite] repeats this order)"
+        ),
+        "{text}"
+    );
+    assert!(render_json(&p, "t.toml").contains("\"order_seed\": 7"));
+    // Blocks of one run per variant, on one dataset.
+    let runs: Vec<&Step> = p.steps.iter().filter(|s| s.kind == StepKind::Run).collect();
+    assert_eq!(runs.len(), 8);
+    for block in runs.chunks(2) {
+        assert_eq!(block[0].params, block[1].params);
+        assert_eq!(block[0].repetition, block[1].repetition);
+        assert_ne!(block[0].variant, block[1].variant);
+    }
+    assert!(p.steps.iter().all(|s| s.dataset == 1));
+    // Some seed gives another order than interleaving's, and seeds differ from each other.
+    let orders: std::collections::HashSet<Vec<String>> = (0..20)
+        .map(|seed| order_of(&ordered("randomized", &format!("order_seed = {seed}"))))
+        .collect();
+    assert!(orders.len() > 5, "{orders:?}");
+}
+
+#[test]
+fn a_randomized_order_without_a_seed_gets_one_stored_with_the_suite() {
+    let s = suite::load_text(
+        Path::new("t.toml"),
+        "[suite]\nname = \"v\"\nvariant_order = \"randomized\"\n[defaults]\nworkload = \"cpu\"\ntime = 1\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n",
+        &[],
+        &[],
+    )
+    .unwrap();
+    let seed = s.order_seed;
+    assert!(
+        s.resolved_toml.contains(&format!("order_seed = {seed}")),
+        "{}",
+        s.resolved_toml
+    );
+    // The stored suite plans the same order (what --resume rebuilds).
+    let stored = suite::load_text(Path::new("suite.toml"), &s.resolved_toml, &[], &[]).unwrap();
+    assert_eq!(stored.order_seed, seed);
+    assert_eq!(
+        order_of(&build(&s).unwrap()),
+        order_of(&build(&stored).unwrap())
+    );
+}
+
+#[test]
+fn interleaving_a_restart_variant_or_a_negative_seed_is_refused() {
+    let text = "[suite]\nname = \"v\"\nvariant_order = \"interleaved\"\n[target]\ndriver = \"mysql\"\n[defaults]\nworkload = \"oltp_read_only\"\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"big-redo\"\nrestart = { template = \"t.j2\", path = \"/tmp/x.cnf\", command = \"true\" }\n";
+    let e = suite::load_text(Path::new("t.toml"), text, &[], &[])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("t.toml:3:"), "{e}");
+    assert!(e.contains("variant_order = \"interleaved\" cannot switch variant `big-redo`: it has a `restart` section"), "{e}");
+    assert!(e.contains("use variant_order = \"blocked\""), "{e}");
+    let e = suite::load_text(
+        Path::new("t.toml"),
+        "[suite]\nname = \"v\"\nvariant_order = \"randomized\"\norder_seed = -1\n[defaults]\nworkload = \"cpu\"\n",
+        &[],
+        &[],
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("order_seed must be 0 or more, found -1"), "{e}");
+}
+
+#[test]
+fn interleaved_fresh_per_run_workloads_prepare_per_run() {
+    // oltp_insert without auto_inc prepares empty tables for each run.
+    let p = plan(
+        "[suite]\nname = \"v\"\nrepeat = 2\nvariant_order = \"interleaved\"\n[target]\ndriver = \"mysql\"\n[defaults]\nworkload = \"oltp_insert\"\nauto_inc = false\ntime = 10\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n",
+    );
+    assert_eq!(
+        order_of(&p),
+        [
+            "prepare a ds1",
+            "run a t1 r1",
+            "cleanup a ds1",
+            "prepare b ds2",
+            "run b t1 r1",
+            "cleanup b ds2",
+            "prepare b ds3",
+            "run b t1 r2",
+            "cleanup b ds3",
+            "prepare a ds4",
+            "run a t1 r2",
+            "cleanup a ds4",
+        ]
+    );
+}

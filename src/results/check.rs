@@ -291,6 +291,8 @@ mod tests {
         Plan {
             suite: "s".into(),
             target: None,
+            variant_order: Default::default(),
+            order_seed: None,
             axes: vec!["workload".into(), "threads".into()],
             steps: vec![
                 step(1, Prepare, "sbtest", 1),

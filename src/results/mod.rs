@@ -431,6 +431,8 @@ mod tests {
         Plan {
             suite: "my suite/x".into(),
             target: None,
+            variant_order: Default::default(),
+            order_seed: None,
             axes: vec![
                 "workload".into(),
                 "table_size".into(),

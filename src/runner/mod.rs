@@ -142,8 +142,9 @@ pub trait StepExecutor {
         stop: &AtomicBool,
     ) -> Result<StepOutcome, EngineError>;
 
-    /// Before the first step of each variant (variants are contiguous in a plan): apply its
-    /// server settings. An error fails the variant's runs; nothing of it is executed.
+    /// Before the first step of each stretch of a variant's steps (one stretch per variant in
+    /// a blocked plan; with interleaved variants, every switch): apply its server settings.
+    /// An error fails the stretch's runs; nothing of it is executed.
     fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
         let _ = (variant, run_dir);
         Ok(())
@@ -308,8 +309,9 @@ impl StepExecutor for EngineExecutor {
 }
 
 /// Runs `plan` with the engines of this build, stopping gracefully on the first Ctrl-C/SIGTERM.
-/// `variants` holds each variant's server changes (applied before its first step, restored
-/// after its last).
+/// `variants` holds each variant's server changes (applied before each stretch of its steps,
+/// restored after it: once per variant in a blocked plan, at every switch in an interleaved
+/// one, where each run thus gets its variant's settings applied and read back anew).
 pub fn run_plan(
     plan: &Plan,
     ctx: &RunContext,
@@ -468,6 +470,8 @@ mod tests {
         Plan {
             suite: "unit".into(),
             target: None,
+            variant_order: Default::default(),
+            order_seed: None,
             axes: vec!["threads".into()],
             steps: steps
                 .iter()
@@ -712,6 +716,112 @@ mod tests {
         assert_eq!(
             script.variant_calls,
             ["begin a", "step 1", "step 2", "step 5", "end a"]
+        );
+    }
+
+    /// An interleaved plan: one dataset prepared under `a`, runs a b b a, cleanup under `a`.
+    fn interleaved_plan() -> Plan {
+        use StepKind::*;
+        let steps = [
+            (Prepare, "prepare-1", "a"),
+            (Run, "x", "a"),
+            (Run, "x", "b"),
+            (Run, "x", "b"),
+            (Run, "x", "a"),
+            (Cleanup, "cleanup-1", "a"),
+        ];
+        Plan {
+            suite: "unit".into(),
+            target: None,
+            variant_order: crate::suite::raw::VariantOrder::Interleaved,
+            order_seed: None,
+            axes: vec!["threads".into()],
+            steps: steps
+                .iter()
+                .enumerate()
+                .map(|(i, (k, n, v))| Step {
+                    variant: v.to_string(),
+                    ..step(i + 1, *k, n, 1)
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn interleaved_variants_switch_settings_inside_one_dataset() {
+        let root = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let log = root.path().join("hooks.txt");
+        let mut c = ctx(root.path());
+        c.hooks = hooks_logging_to(&log, OnError::Stop);
+        let mut script = Script::default();
+        let summary =
+            run_plan_with(&interleaved_plan(), &c, &mut script, &stop, Vec::new()).unwrap();
+        assert_eq!(summary.steps_failed, 0);
+        assert_eq!(
+            script.variant_calls,
+            [
+                "begin a", "step 1", "step 2", "end a", "begin b", "step 3", "step 4", "end b",
+                "begin a", "step 5", "step 6", "end a"
+            ]
+        );
+        // The dataset is entered once, whatever the variants do inside it.
+        let hooks = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(hooks.matches("before_dataset 1").count(), 1, "{hooks}");
+        assert_eq!(hooks.matches("after_dataset 1").count(), 1, "{hooks}");
+        assert_eq!(hooks.matches("before_variant b").count(), 1, "{hooks}");
+        assert_eq!(hooks.matches("before_variant a").count(), 2, "{hooks}");
+    }
+
+    #[test]
+    fn an_interleaved_variant_that_cannot_be_applied_fails_only_its_runs() {
+        let root = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let mut script = Script {
+            fail_variant: Some("b"),
+            ..Default::default()
+        };
+        let summary = run_plan_with(
+            &interleaved_plan(),
+            &ctx(root.path()),
+            &mut script,
+            &stop,
+            Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(summary.steps_failed, 2, "b's two runs");
+        assert_eq!(
+            script.variant_calls,
+            [
+                "begin a", "step 1", "step 2", "end a", "begin b", "begin a", "step 5", "step 6",
+                "end a"
+            ]
+        );
+        // The first variant fails: its prepare is skipped, so b's runs fail with that reason
+        // and there is nothing to clean up.
+        let root = tempfile::tempdir().unwrap();
+        let mut script = Script {
+            fail_variant: Some("a"),
+            ..Default::default()
+        };
+        let summary = run_plan_with(
+            &interleaved_plan(),
+            &ctx(root.path()),
+            &mut script,
+            &stop,
+            Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(summary.steps_failed, 4);
+        assert_eq!(
+            script.variant_calls,
+            ["begin a", "begin b", "end b", "begin a"]
+        );
+        let run_dir = summary.results_csv.parent().unwrap().to_path_buf();
+        let r = rows(&run_dir.join("results.csv"));
+        assert!(
+            r[1].2.contains("prepare failed: variant `a` not applied"),
+            "{r:?}"
         );
     }
 

@@ -327,6 +327,8 @@ mod tests {
                 .map(|(i, e)| step(i, *e))
                 .collect(),
             target: None,
+            variant_order: Default::default(),
+            order_seed: None,
         };
         let p = Progress::new(ProgressMode::Off, true, &plan);
         assert_eq!(p.rest_after, [6.0, 6.0, 1.0, 0.0]);

@@ -270,7 +270,9 @@ impl<'a, W: Write> StepLoop<'a, W> {
     /// Leaves the dataset and the variant `step` is not part of, and enters its own.
     fn cross_boundaries(&mut self, step: &'a Step, was_stopping: bool) {
         let new_variant = self.entered.is_none_or(|(v, _)| v != step.variant);
-        let new_dataset = new_variant || self.entered.is_some_and(|(_, d)| d != step.dataset);
+        // Dataset ids are unique in a plan, so a blocked plan's new variant is a new dataset
+        // too; an interleaved plan switches variants inside one dataset.
+        let new_dataset = self.entered.is_none_or(|(_, d)| d != step.dataset);
         self.entered = Some((step.variant.as_str(), step.dataset));
         let prev_step = self.last_step.replace(step);
         if new_dataset {
@@ -375,9 +377,14 @@ impl<'a, W: Write> StepLoop<'a, W> {
     /// its dataset is skipped, or the suite is stopping (cleanups of prepared datasets still
     /// run); then its before_step hook, which a cleanup runs past whatever it says.
     fn admit(&mut self, position: usize, step: &Step, stopping: bool) -> Option<Admitted> {
-        if let Some(e) = &self.variant_error {
+        // A cleanup of data that is in place runs whatever variant failed: with interleaved
+        // variants the dataset was prepared under another one.
+        let prepared = matches!(self.datasets.get(&step.dataset), Some(Dataset::Ready));
+        if let Some(e) = &self.variant_error
+            && !(step.kind == StepKind::Cleanup && prepared)
+        {
+            let error = format!("variant `{}` not applied: {e}", step.variant);
             if step.kind == StepKind::Run && !stopping {
-                let error = format!("variant `{}` not applied: {e}", step.variant);
                 self.counts.failed += 1;
                 let line = format!(
                     "{}: skipped, variant not applied",
@@ -386,6 +393,11 @@ impl<'a, W: Write> StepLoop<'a, W> {
                 let _ = writeln!(self.out, "{line}");
                 self.write_failed_run(step, Utc::now(), &error);
             } else {
+                if step.kind == StepKind::Prepare {
+                    // The other variants' runs of an interleaved dataset fail with the reason.
+                    self.datasets
+                        .insert(step.dataset, Dataset::PrepareFailed(error));
+                }
                 self.counts.skipped += 1;
             }
             return None;

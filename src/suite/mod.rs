@@ -49,6 +49,10 @@ pub struct Suite {
     pub step_name: Option<String>,
     /// What a failed step does to the rest of the suite.
     pub on_error: raw::OnError,
+    /// When each variant's runs happen.
+    pub variant_order: raw::VariantOrder,
+    /// The seed of a `randomized` variant order (drawn when the file has none; 0 otherwise).
+    pub order_seed: u64,
     /// `[hooks]` (all unset when the file has none).
     pub hooks: raw::RawHooks,
     pub target: Option<RawTarget>,

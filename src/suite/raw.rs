@@ -131,6 +131,49 @@ pub struct SuiteSection {
     /// cleanups and variant restores still run).
     #[serde(default)]
     pub on_error: OnError,
+    /// How the runs of several `[[variant]]`s are ordered: `blocked` (default: every run of
+    /// one variant, then the next), `interleaved` (on one shared dataset, each matrix point's
+    /// repetition runs every variant back to back, in A B / B A order alternating) or
+    /// `randomized` (the same blocks, each in a shuffled order drawn from `order_seed`).
+    #[serde(default)]
+    pub variant_order: VariantOrder,
+    /// The seed of `variant_order = "randomized"`; without it one is drawn and stored in the
+    /// run's suite.toml, so the order can be repeated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub order_seed: Option<i64>,
+}
+
+/// `[suite] variant_order`: when each variant's runs happen.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum VariantOrder {
+    /// Every run of the first variant, then every run of the next (each variant prepares its
+    /// own datasets); the only order for `restart` variants.
+    #[default]
+    Blocked,
+    /// Variants alternate per matrix point and repetition (A B, then B A, ...) on one shared
+    /// dataset, so drift (warming caches, growing tables) hits them alike.
+    Interleaved,
+    /// Like `interleaved`, each block's variants in a shuffled order (seeded by `order_seed`).
+    Randomized,
+}
+
+impl VariantOrder {
+    /// The name used in the suite file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VariantOrder::Blocked => "blocked",
+            VariantOrder::Interleaved => "interleaved",
+            VariantOrder::Randomized => "randomized",
+        }
+    }
+
+    /// Whether the variants' repetitions of one matrix point ran back to back, so that a
+    /// comparison may pair them.
+    pub fn pairs_repetitions(self) -> bool {
+        self != VariantOrder::Blocked
+    }
 }
 
 fn one() -> i64 {

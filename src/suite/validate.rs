@@ -130,7 +130,7 @@ fn workload_names() -> String {
 
 pub(super) fn validate(
     file: &Path,
-    raw: RawSuite,
+    mut raw: RawSuite,
     origins: Origins,
 ) -> Result<Suite, ConfigErrors> {
     let mut c = Checker {
@@ -245,6 +245,8 @@ pub(super) fn validate(
         }
     }
 
+    variant_order(&mut c, &mut raw);
+
     let mut defaults = IndexMap::new();
     for (key, v) in &raw.defaults {
         let path = [Seg::key("defaults"), Seg::key(key)];
@@ -273,6 +275,8 @@ pub(super) fn validate(
         results_dir: PathBuf::from(raw.suite.results_dir),
         step_name: raw.suite.step_name,
         on_error: raw.suite.on_error,
+        variant_order: raw.suite.variant_order,
+        order_seed: raw.suite.order_seed.unwrap_or(0) as u64,
         hooks: raw.hooks.unwrap_or_default(),
         target: raw.target,
         defaults,
@@ -281,6 +285,47 @@ pub(super) fn validate(
         resolved_toml,
         origins,
     })
+}
+
+/// `[suite] variant_order` and `order_seed`. Interleaving switches the server's settings
+/// between runs, which a `restart` variant would do by restarting the server before every run
+/// (and cold caches would then be part of every measurement): refused, since `blocked` is
+/// the order that suits it. A randomized order without a seed gets one drawn here, written
+/// into the resolved suite (stored with the run), so `--resume` rebuilds the same plan and a
+/// later run can repeat the order.
+fn variant_order(c: &mut Checker<'_>, raw: &mut RawSuite) {
+    use super::raw::VariantOrder;
+    let order = raw.suite.variant_order;
+    if order != VariantOrder::Blocked
+        && let Some(i) = raw.variant.iter().position(|v| v.restart.is_some())
+    {
+        c.err(
+            &[Seg::key("suite"), Seg::key("variant_order")],
+            false,
+            format!(
+                "variant_order = \"{}\" cannot switch variant `{}`: it has a `restart` section, and switching to it restarts the server before every run",
+                order.as_str(),
+                raw.variant[i].name
+            ),
+            Some("use variant_order = \"blocked\" (the default) for restart variants, or move settings the server can change at runtime to `set_global`".into()),
+        );
+    }
+    match raw.suite.order_seed {
+        Some(seed) if seed < 0 => c.err(
+            &[Seg::key("suite"), Seg::key("order_seed")],
+            false,
+            format!("order_seed must be 0 or more, found {seed}"),
+            Some("e.g. order_seed = 42".into()),
+        ),
+        None if order == VariantOrder::Randomized => {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64);
+            // Positive and well below 2^53, so it survives TOML and JSON readers alike.
+            raw.suite.order_seed = Some((nanos % 1_000_000_000_000) as i64);
+        }
+        _ => {}
+    }
 }
 
 /// Every run the plan may hold: cells × repetitions × variants, for any combination of axes

@@ -4,11 +4,11 @@
 //! [`Format::exporter`].
 //!
 //! Why here and not in `src/report/`: these exporters render [`Comparison`]s, the output of
-//! compare's analysis, and nothing else; `report/` draws runs (the HTML page) and shares no
-//! data type with them. Kept under `compare/`, the layering stays one-way and acyclic:
-//! `compare → results` and `report → results`, with neither of `compare` and `report`
-//! importing the other (exporters in `report/` would need `report → compare` for the types
-//! while `compare::command` needs `compare → report` to print: a cycle).
+//! compare's analysis, and nothing else; `report/` draws runs (the HTML page). Kept under
+//! `compare/`, the layering stays one-way and acyclic: `compare → results` and
+//! `report → results`, and `report → compare` only for the page's section on variants (the
+//! verdicts of `compare --by variant`, with [`side_text`] and [`method`]); `compare` never
+//! imports `report`.
 //!
 //! Exporters only format: every number and verdict is decided by the analysis. The text of
 //! every format is a contract pinned byte for byte by tests/golden (tests/compare.rs).
@@ -56,6 +56,19 @@ pub fn render(cs: &[Comparison], format: Format, color: bool) -> String {
 pub const METHOD: &str =
     "Welch's two-sided t-test on the repetitions (α = 0.05); medians; 95 % t-interval of the mean";
 
+/// The method line of a comparison: [`METHOD`], whose test is the paired t-test when the
+/// comparison paired its repetitions.
+pub fn method(c: &Comparison) -> String {
+    if !c.paired {
+        return METHOD.to_string();
+    }
+    let rest = METHOD.split_once(';').map_or("", |(_, rest)| rest);
+    format!(
+        "{}, two-sided, on the log ratios of repetitions run back to back (α = 0.05);{rest}",
+        c.test
+    )
+}
+
 /// The columns of the table and markdown grids.
 const HEAD: [&str; 7] = ["key", "metric", "base", "other", "delta", "p", "verdict"];
 
@@ -72,7 +85,8 @@ fn num(v: f64) -> String {
     }
 }
 
-fn side_text(s: &Option<SideStats>) -> String {
+/// A side of a line as the grids show it: `median [ci] n=N`, or `—` when not measured.
+pub fn side_text(s: &Option<SideStats>) -> String {
     match s {
         None => "—".into(),
         Some(s) => match (s.ci_low, s.ci_high) {
@@ -93,7 +107,7 @@ fn text_report(
     let mut out = String::new();
     for c in cs {
         out.push_str(&heading(c));
-        out.push_str(&format!("method: {METHOD}\n"));
+        out.push_str(&format!("method: {}\n", method(c)));
         if let Some(t) = &c.tools {
             out.push_str(&format!("warning: {}\n", t.note));
         }

@@ -2,8 +2,9 @@
 //! swept axis, and each step's interim time series.
 //!
 //! The x axis is the first axis that actually varies — `threads`, else another numeric matrix
-//! axis, else the step number — so a sweep over table sizes is drawn against table size and a
-//! list of unrelated steps still gets a readable chart. One line per workload × variant × the
+//! axis, else the matrix point in a run of several variants (one line per variant), else the
+//! step number — so a sweep over table sizes is drawn against table size and a list of
+//! unrelated steps still gets a readable chart. One line per workload × variant × the
 //! other varying axes (× run when two runs are overlaid); repetitions are averaged into one
 //! point. The same line keeps its colour in both runs; the second run is dashed.
 
@@ -22,13 +23,23 @@ pub struct Tagged<'a> {
 /// The x axis of the "vs" charts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct XAxis {
-    /// The results.csv column, `None` for the step number.
+    /// The results.csv column, `None` for the step number (or the matrix point).
     pub column: Option<String>,
     pub log2: bool,
+    /// A run of several variants without a varying numeric axis is drawn against its matrix
+    /// points, not its step numbers (which interleaved variants share out between them): the
+    /// points' texts (`workload=… threads=…`) in first-seen order, x being the 1-based
+    /// position. Empty otherwise.
+    pub points: Vec<String>,
+    /// The columns that make a matrix point (the key columns but `variant`).
+    pub point_columns: Vec<String>,
 }
 
 impl XAxis {
     pub fn name(&self) -> &str {
+        if !self.points.is_empty() {
+            return "matrix point";
+        }
         self.column.as_deref().unwrap_or("step")
     }
 
@@ -43,9 +54,24 @@ impl XAxis {
     fn value(&self, row: &Row) -> Option<f64> {
         match &self.column {
             Some(c) => row.num(c),
+            None if !self.points.is_empty() => {
+                let point = point_text(row, &self.point_columns);
+                let at = self.points.iter().position(|p| *p == point)?;
+                Some(at as f64 + 1.0)
+            }
             None => row.num("step"),
         }
     }
+}
+
+/// A row's matrix point as `column=value …` (empty cells left out).
+fn point_text(row: &Row, columns: &[String]) -> String {
+    columns
+        .iter()
+        .filter(|c| !row.get(c).is_empty())
+        .map(|c| format!("{c}={}", row.get(c)))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Picks the x axis: the first of `threads` and the other matrix axes with more than one
@@ -70,12 +96,39 @@ pub fn x_axis(runs: &[Tagged]) -> XAxis {
             return XAxis {
                 log2: all_powers_of_two(&values),
                 column: Some(c),
+                points: Vec::new(),
+                point_columns: Vec::new(),
             };
+        }
+    }
+    let mut variants: Vec<&str> = runs
+        .iter()
+        .flat_map(|t| t.run.rows.iter().map(|r| r.get("variant")))
+        .collect();
+    variants.sort_unstable();
+    variants.dedup();
+    let mut points = Vec::new();
+    let mut point_columns: Vec<String> = Vec::new();
+    if variants.len() > 1 {
+        for t in runs {
+            for c in t.run.key_columns() {
+                if c != "variant" && !point_columns.contains(c) {
+                    point_columns.push(c.clone());
+                }
+            }
+        }
+        for r in runs.iter().flat_map(|t| &t.run.rows) {
+            let p = point_text(r, &point_columns);
+            if !points.contains(&p) {
+                points.push(p);
+            }
         }
     }
     XAxis {
         column: None,
         log2: false,
+        points,
+        point_columns,
     }
 }
 
@@ -119,8 +172,12 @@ impl Keys {
         }
     }
 
-    /// The line a row belongs to, without the run (so both runs share its colour).
+    /// The line a row belongs to, without the run (so both runs share its colour): its
+    /// variant alone when x is the matrix point (which says everything else).
     fn line(&self, row: &Row) -> String {
+        if !self.x.points.is_empty() {
+            return row.get("variant").to_string();
+        }
         let mut parts = vec![row.get("workload").to_string()];
         if self.variants {
             parts.push(row.get("variant").to_string());
@@ -510,7 +567,9 @@ mod tests {
             x_axis(&tagged(&r)),
             XAxis {
                 column: Some("threads".into()),
-                log2: true
+                log2: true,
+                points: Vec::new(),
+                point_columns: Vec::new(),
             }
         );
         let r = run(
@@ -693,5 +752,50 @@ mod tests {
         assert_eq!(point_select.series[0].color, tput.series[1].color);
         // The lost step has eps but no latency.
         assert!(charts.series[2].1.is_some() && charts.series[2].2.is_none());
+    }
+
+    #[test]
+    fn several_variants_without_a_numeric_axis_are_drawn_per_variant_against_the_matrix_point() {
+        // Interleaved: the variants share out the step numbers.
+        let r = run(
+            &[],
+            vec![
+                row("1", "cpu", "4", &[("eps", "10"), ("variant", "a")]),
+                row("2", "cpu", "4", &[("eps", "12"), ("variant", "b")]),
+                row("3", "threads", "4", &[("eps", "30"), ("variant", "b")]),
+                row("4", "threads", "4", &[("eps", "33"), ("variant", "a")]),
+            ],
+            vec![],
+        );
+        let charts = build(&tagged(&r));
+        assert_eq!(charts.x.name(), "matrix point");
+        assert_eq!(
+            charts.x.points,
+            ["workload=cpu threads=4", "workload=threads threads=4"]
+        );
+        let cpu = &charts.sweep[0];
+        assert_eq!(cpu.title, "cpu: Events per second vs matrix point");
+        let lines: Vec<(&str, &[(f64, f64)])> = cpu
+            .series
+            .iter()
+            .map(|s| (s.label.as_str(), s.points.as_slice()))
+            .collect();
+        assert_eq!(
+            lines,
+            [("a", &[(1.0, 10.0)][..]), ("b", &[(1.0, 12.0)][..])]
+        );
+        let threads = &charts.sweep[1];
+        assert_eq!(threads.series[0].label, "b");
+        assert_eq!(threads.series[0].points, [(2.0, 30.0)]);
+        // One variant: still the step number.
+        let one = run(
+            &[],
+            vec![
+                row("1", "cpu", "4", &[("eps", "1")]),
+                row("2", "threads", "4", &[("eps", "2")]),
+            ],
+            vec![],
+        );
+        assert_eq!(build(&tagged(&one)).x.name(), "step");
     }
 }

@@ -1,4 +1,5 @@
-//! The HTML page around the charts: header, results table, suites, server variables.
+//! The HTML page around the charts: header, the variants compared (a run of several
+//! variants), results table, suites, server variables.
 //!
 //! One file with inline CSS and inline SVG and no script, so it opens from disk, from a mail
 //! attachment or from a CI artifact with no network, and prints as it shows. Long lists
@@ -9,7 +10,7 @@ use std::fmt::Write as _;
 
 use super::charts::{Charts, Tagged};
 use super::svg::escape;
-use crate::results::load::Row;
+use crate::results::load::{Row, Run};
 
 const STYLE: &str = "
 body{font-family:sans-serif;margin:24px;color:#222;background:#fff;max-width:1320px}
@@ -22,6 +23,7 @@ table{border-collapse:collapse;font-size:12px;margin:6px 0}
 th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f4f4f4} td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.failed td{background:#fdecea} tr.interrupted td{background:#fff6e0}
+td.better{color:#176f2c;font-weight:bold} td.worse{color:#b3261e;font-weight:bold}
 pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:8px;font-size:12px;overflow:auto;max-height:480px}
 details{margin:6px 0} summary{cursor:pointer;color:#245}
 .note{color:#666;font-size:12px}
@@ -88,7 +90,20 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
     if charts.sweep.iter().any(|c| !c.missing.is_empty()) {
         h.push_str("<p class=\"note\">A red × on the x axis marks a step without a measurement (failed or interrupted); hover it for the error.</p>\n");
     }
-    if charts.x.column.is_none() {
+    if !charts.x.points.is_empty() {
+        let points: Vec<String> = charts
+            .x
+            .points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("{} = {}", i + 1, escape(p)))
+            .collect();
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">No numeric matrix axis varies, so the x axis numbers the matrix points, one line per variant: {}.</p>",
+            points.join(", ")
+        );
+    } else if charts.x.column.is_none() {
         h.push_str(
             "<p class=\"note\">No matrix axis varies, so the x axis is the step number.</p>\n",
         );
@@ -98,6 +113,10 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
         h.push_str(&c.to_svg(false));
     }
     h.push_str("</div>\n");
+
+    if let [one] = runs {
+        variants(&mut h, one.run);
+    }
 
     h.push_str("<h2 id=\"time-series\">Time series</h2>\n");
     if charts.series.is_empty() {
@@ -148,6 +167,123 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
     server_variables(&mut h, runs);
     h.push_str("</body>\n</html>\n");
     h
+}
+
+/// A variant study (a run of several variants): per metric, one table with a row per matrix
+/// point and a column per variant, each other variant with its change against the first one
+/// and the verdict. The numbers and verdicts are `sbsuite compare RUN --by variant`'s
+/// ([`crate::compare::compare_by`]), so the page and the command never disagree.
+fn variants(h: &mut String, run: &Run) {
+    let mut names: Vec<&str> = run.rows.iter().map(|r| r.get("variant")).collect();
+    names.dedup();
+    names.sort_unstable();
+    names.dedup();
+    if names.len() < 2 {
+        return;
+    }
+    h.push_str("<h2 id=\"variants\">Variants</h2>\n");
+    let cs = match crate::compare::compare_by(run, "variant", &[]) {
+        Ok(cs) => cs,
+        Err(e) => {
+            let _ = writeln!(
+                h,
+                "<p class=\"note\">The variants cannot be compared: {}</p>",
+                escape(&e.to_string())
+            );
+            return;
+        }
+    };
+    for c in &cs {
+        let _ = writeln!(
+            h,
+            "<p class=\"meta\">{} → {}: {}</p>",
+            escape(&c.base),
+            escape(&c.other),
+            escape(&crate::compare::export::method(c))
+        );
+    }
+    if cs.iter().any(|c| c.few_samples) {
+        h.push_str("<p class=\"note\">Fewer than 6 samples on a side: verdicts have little power (raise [suite] repeat).</p>\n");
+    }
+    let column = |side: &str| side.strip_prefix("variant=").unwrap_or(side).to_string();
+    for m in crate::compare::METRICS {
+        // Matrix points in the order the comparisons met them.
+        let mut keys: Vec<&Vec<(String, String)>> = Vec::new();
+        for c in &cs {
+            for l in c.lines.iter().filter(|l| l.metric == m.name) {
+                if !keys.contains(&&l.key) {
+                    keys.push(&l.key);
+                }
+            }
+        }
+        if keys.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            h,
+            "<h3>{} ({} is better)</h3>\n<table>\n<tr><th>matrix point</th><th>{}</th>",
+            escape(m.name),
+            if m.higher_is_better {
+                "higher"
+            } else {
+                "lower"
+            },
+            escape(&column(&cs[0].base))
+        );
+        for c in &cs {
+            let _ = write!(
+                h,
+                "<th>{}</th><th>change</th><th>verdict</th>",
+                escape(&column(&c.other))
+            );
+        }
+        h.push_str("</tr>\n");
+        for key in keys {
+            let line = |c| line_of(c, m.name, key);
+            let base = cs.iter().find_map(|c| line(c)?.base.clone());
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td class=\"n\">{}</td>",
+                escape(&crate::compare::key_text(key)),
+                escape(&crate::compare::export::side_text(&base))
+            );
+            for c in &cs {
+                let Some(l) = line(c) else {
+                    h.push_str("<td></td><td></td><td></td>");
+                    continue;
+                };
+                let p = l
+                    .p_value
+                    .map(|p| format!(" (p {p:.3})"))
+                    .unwrap_or_default();
+                let _ = write!(
+                    h,
+                    "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"{}\">{}{}</td>",
+                    escape(&crate::compare::export::side_text(&l.other)),
+                    l.delta_pct.map(|d| format!("{d:+.1}%")).unwrap_or_default(),
+                    match l.verdict.as_str() {
+                        v @ ("better" | "worse") => v,
+                        _ => "",
+                    },
+                    escape(&l.verdict),
+                    p
+                );
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</table>\n");
+    }
+}
+
+/// The line of `metric` at matrix point `key` in comparison `c`.
+fn line_of<'c>(
+    c: &'c crate::compare::Comparison,
+    metric: &str,
+    key: &[(String, String)],
+) -> Option<&'c crate::compare::Line> {
+    c.lines
+        .iter()
+        .find(|l| l.metric == metric && l.key.as_slice() == key)
 }
 
 /// Rates with 2 decimals, latencies with 2 (3 below 10 ms), counts as integers.
