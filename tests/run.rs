@@ -453,6 +453,31 @@ fn stop_when_skips_the_rest_of_a_sweep_and_marks_the_knee() {
     assert_eq!(json[0]["runs"], 3, "{json}");
     assert_eq!(json[0]["planned"], 4, "{json}");
     assert_eq!(json[0]["skipped_by_stop_when"], 1, "{json}");
+    // #14: resuming it rebuilds the sweep from the kept rows: the value the knee skipped stays
+    // skipped (it used to run, judged by nothing), and no row is added or lost.
+    let out = sbsuite()
+        .arg("run")
+        .arg("--resume")
+        .arg(run_dir(dir.path(), "sweep"))
+        .args(["--progress", "plain"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("skipped, stop_when: knee cpu_max_prime=200"),
+        "{stdout}"
+    );
+    let (header, again) = rows(&run_dir(dir.path(), "sweep").join("results.csv"));
+    let primes: Vec<&str> = again
+        .iter()
+        .map(|x| x[col(&header, "cpu_max_prime")].as_str())
+        .collect();
+    assert_eq!(primes, ["100", "200", "400000"], "800000 never ran");
 }
 
 /// A host that accepts connections and never answers (the listener is never `accept`ed: the

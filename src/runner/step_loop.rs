@@ -151,6 +151,12 @@ impl<'a, W: Write> StepLoop<'a, W> {
             ),
         };
         let resume = resume_plan(plan, &finished_runs, &journal);
+        let mut sweeps = Sweeps::new(ctx.stop_when.clone());
+        if let Some(dir) = &ctx.resume
+            && !ctx.stop_when.is_empty()
+        {
+            sweeps.replay(plan, &kept_rows(dir));
+        }
         let progress = Progress::new(ctx.progress, ctx.quiet, plan);
         let out = ReportOut::new(progress.bar(), report);
         let run_dir = store.dir().to_path_buf();
@@ -167,7 +173,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             progress,
             out,
             hooks,
-            sweeps: Sweeps::new(ctx.stop_when.clone()),
+            sweeps,
             counts: Counts::default(),
             fatal: None,
             halted: false,
@@ -818,4 +824,17 @@ fn closing_note(s: &RunSummary) -> String {
         count(s.steps_kept, "kept from before the resume"),
         s.results_csv.display()
     )
+}
+
+/// The rows a resumed run kept, by step index (for [`Sweeps::replay`]). The run directory was
+/// just checked by [`ResultStore::reopen`]; a file that cannot be read again replays nothing.
+fn kept_rows(dir: &std::path::Path) -> HashMap<usize, crate::results::load::Row> {
+    crate::results::load::load(dir, crate::results::load::Parts::Results)
+        .map(|run| {
+            run.rows
+                .into_iter()
+                .filter_map(|row| Some((row.get("step").parse().ok()?, row)))
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use crate::engine::StepOutcome;
 use crate::plan::Step;
+use crate::results::load::Row;
 use crate::suite::StopWhen;
 
 /// The state of every sweep of a run.
@@ -23,6 +24,32 @@ pub struct Sweeps {
     stopped: HashMap<(usize, String), String>,
     /// Knees in the order they were found, for the end-of-suite report.
     pub knees: Vec<String>,
+}
+
+/// What the conditions read of a run: its rate (tps, or eps without SQL), qps and latencies.
+#[derive(Clone, Copy)]
+struct Measured {
+    tps: f64,
+    qps: Option<f64>,
+    p95_ms: f64,
+    p99_ms: f64,
+    avg_ms: f64,
+}
+
+impl Measured {
+    /// A results.csv row of an `ok` run (the columns `observe` would have computed).
+    fn of_row(row: &Row) -> Option<Measured> {
+        if row.get("status") != "ok" {
+            return None;
+        }
+        Some(Measured {
+            tps: row.num("tps").or_else(|| row.num("eps"))?,
+            qps: row.num("qps"),
+            p95_ms: row.num("lat_p95")?,
+            p99_ms: row.num("lat_p99")?,
+            avg_ms: row.num("lat_avg")?,
+        })
+    }
 }
 
 fn pct(new: f64, old: f64) -> Option<f64> {
@@ -53,15 +80,45 @@ impl Sweeps {
     /// Records a finished run; returns the knee text when it stops its sweep.
     pub fn observe(&mut self, step: &Step, o: &StepOutcome) -> Option<String> {
         let secs = o.seconds.max(1e-9);
-        let tps = match &o.sql {
-            Some(sql) => sql.transactions as f64 / secs,
-            None => o.events as f64 / secs,
+        let measured = Measured {
+            tps: match &o.sql {
+                Some(sql) => sql.transactions as f64 / secs,
+                None => o.events as f64 / secs,
+            },
+            qps: o
+                .sql
+                .as_ref()
+                .map(|s| (s.reads + s.writes + s.other) as f64 / secs),
+            p95_ms: o.latency.p95_ms,
+            p99_ms: o.latency.p99_ms,
+            avg_ms: o.latency.avg_ms,
         };
-        let qps = o
-            .sql
-            .as_ref()
-            .map(|s| (s.reads + s.writes + s.other) as f64 / secs);
-        let l = &o.latency;
+        self.observe_measured(step, &measured)
+    }
+
+    /// `--resume`: the sweeps as the stopped run left them, from its `ok` rows (`rows`: the
+    /// results.csv rows by step index), fed in plan order, so a sweep that had found its knee
+    /// stays stopped instead of running the values it skipped (#14). The knees found again are
+    /// listed at the end of the suite, as the run found them.
+    pub fn replay(&mut self, plan: &crate::plan::Plan, rows: &HashMap<usize, Row>) {
+        if self.conds.is_empty() {
+            return;
+        }
+        for step in &plan.steps {
+            if let Some(m) = rows.get(&step.index).and_then(Measured::of_row) {
+                self.observe_measured(step, &m);
+            }
+        }
+    }
+
+    fn observe_measured(&mut self, step: &Step, m: &Measured) -> Option<String> {
+        let Measured {
+            tps,
+            qps,
+            p95_ms,
+            p99_ms,
+            avg_ms,
+        } = *m;
         let mut knee = None;
         for (i, c) in self.conds.iter().enumerate() {
             let Some(key) = Self::key(step, &c.axis) else {
@@ -89,9 +146,9 @@ impl Sweeps {
                 why = Some(format!("qps {g:+.1}% < {limit}%"));
             }
             for (name, limit, got) in [
-                ("p95", c.p95_above, l.p95_ms),
-                ("p99", c.p99_above, l.p99_ms),
-                ("avg latency", c.avg_above, l.avg_ms),
+                ("p95", c.p95_above, p95_ms),
+                ("p99", c.p99_above, p99_ms),
+                ("avg latency", c.avg_above, avg_ms),
             ] {
                 if why.is_none()
                     && let Some(limit) = limit
