@@ -57,9 +57,11 @@ pub enum Command {
     ///
     /// `sbsuite compare A B` matches the steps of two runs by their matrix keys;
     /// `sbsuite compare RUN --by variant` compares each variant (or any other key column) with
-    /// the first. Per metric (tps, qps, p95, p99, avg latency, errors): medians, 95 % CI,
-    /// delta, Welch's t-test verdict; `--fail-on "tps:-5%,p95:+10%"` exits 1 on a
-    /// significant regression (for CI).
+    /// the first. Per metric (tps, qps, p95, p99, avg latency, errors): medians, 95 %
+    /// intervals (of the geometric mean: they stay positive), delta with the interval of the
+    /// ratio, Welch's t-test verdict on the ln values, and where a difference is not
+    /// significant the repetitions that would detect a 5 % and a 10 % change;
+    /// `--fail-on "tps:-5%,p95:+10%"` exits 1 on a significant regression (for CI).
     Compare(CompareArgs),
     /// List the runs under the results directory (suite, run id, start, rows, status).
     Runs(RunsArgs),

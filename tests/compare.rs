@@ -73,7 +73,10 @@ fn the_same_distribution_is_not_significant_and_one_sided_keys_are_listed() {
         "variant=default workload=oltp_read_write threads=64",
         "tps",
     );
-    assert!(tie.contains("+0.0%  1.000"), "{tie}");
+    assert!(tie.contains("+0.0% [-0.9, +1.0]  1.000"), "{tie}");
+    // Six quiet repetitions a side already detect a 5 % change: "not significant" means no
+    // such change, and no repetitions-needed line is printed.
+    assert!(!out.contains("not significant:"), "{out}");
     assert!(
         out.contains("only in tests/fixtures/compare/rerun: variant=default workload=oltp_read_write threads=128"),
         "{out}"
@@ -854,4 +857,74 @@ fn a_comparison_across_tools_says_so_above_the_table_and_in_json() {
     assert!(!out.contains("different tools"), "{out}");
     let (_, json, _) = compare(&[&base, &format!("{FX}/relaxed"), "--format", "json"]);
     assert!(!json.contains("\"tools\""), "{json}");
+}
+
+/// Issue #14, item 21: two noisy repetitions a side used to print a t-interval below zero
+/// (`118.1 [-184.2, 420.4]`) and only "raise [suite] repeat". The intervals of a positive
+/// metric stay positive (geometric mean per side, ratio of geometric means for the delta), the
+/// method is named, and the repetitions that would detect a 5 % and a 10 % change are said,
+/// with their assumptions, in the text and in JSON.
+#[test]
+fn issue_14_two_noisy_repetitions_have_positive_intervals_and_say_how_many_are_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write_run(
+        dir.path(),
+        "base",
+        &[(32, "94.3", "30.0"), (32, "141.9", "30.3")],
+    );
+    let other = write_run(
+        dir.path(),
+        "other",
+        &[(32, "120.0", "30.1"), (32, "150.0", "30.2")],
+    );
+    let (code, out, err) = compare(&[base.to_str().unwrap(), other.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("per side of the geometric mean"), "{out}");
+    // Expected intervals (python3, scipy 1.17): exp(mean(ln x) ± t(0.975, 1)·sd(ln x)/√2) =
+    // [8.62, 1551.4] and [32.51, 553.8]; the ratio interval from
+    // ttest_ind(ln b, ln a, equal_var=False).confidence_interval(): [-69.7, +343.7] %.
+    let tps = line(
+        &out,
+        "variant=default workload=oltp_read_write threads=32",
+        "tps",
+    );
+    assert!(
+        tps.contains("118.1 [8.62, 1551.4] n=2")
+            && tps.contains("135.0 [32.51, 553.8] n=2")
+            && tps.contains("+14.3% [-69.7, +343.7]")
+            && tps.ends_with('~'),
+        "{tps}"
+    );
+    // statsmodels TTestIndPower().solve_power(effect_size=ln(1.05)/0.232799, alpha=0.05,
+    // power=0.8) = 358.35 → 359; ln(1.10): 94.62 → 95 (0.232799 = √((s²_a + s²_b)/2) of the
+    // ln values).
+    assert!(
+        out.contains("not significant: tps (1 key): at the noise measured (sd of ln 0.2328) a 5 % change needs 359 repetitions a side, a 10 % change 95"),
+        "{out}"
+    );
+    assert!(
+        out.contains("power 0.8 in a two-sided two-sample t-test at α = 0.05"),
+        "{out}"
+    );
+    assert!(
+        out.contains("raise [suite] repeat; how far: below"),
+        "{out}"
+    );
+    let (_, json, _) = compare(&[
+        base.to_str().unwrap(),
+        other.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["power"]["power"], 0.8);
+    assert_eq!(v["power"]["alpha"], 0.05);
+    let tps = &v["comparisons"][0]["lines"][0];
+    assert_eq!(tps["metric"], "tps");
+    assert_eq!(tps["test"], "welch-ln");
+    assert_eq!(tps["base"]["ci_method"], "geometric-mean");
+    assert!(tps["base"]["ci_low"].as_f64().unwrap() > 0.0, "{tps}");
+    assert!(tps["delta_ci_low"].as_f64().unwrap() > -100.0, "{tps}");
+    assert_eq!(tps["reps_needed"]["change_5pct"], 359);
+    assert_eq!(tps["reps_needed"]["change_10pct"], 95);
 }

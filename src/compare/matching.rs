@@ -11,7 +11,7 @@ use crate::results::load::Row;
 
 use super::gates::{self, Gate};
 use super::stats::{self, ALPHA};
-use super::{Comparison, Line, METRICS, SideStats};
+use super::{Comparison, Line, METRICS, RepsNeeded, SideStats, TEST_LOG, TEST_RAW};
 
 /// The rows of one side grouped by key: key → samples per metric.
 type Side = BTreeMap<Vec<(String, String)>, BTreeMap<&'static str, Vec<f64>>>;
@@ -101,8 +101,19 @@ pub fn compare_sides(
                     ratios.entry(m.name).or_default().push(o.median / b.median);
                 }
             }
-            let p = match (&bs, &os) {
-                (Some(b), Some(o)) => stats::welch_p(b, o),
+            // The ln-scale test where both sides are positive, so that the verdict is
+            // significant exactly when the interval of the ratio excludes 0 %.
+            let (ratio, raw) = match (&bs, &os) {
+                (Some(b), Some(o)) => match stats::log_welch(b, o) {
+                    Some(r) => (Some(r), None),
+                    None => (None, stats::welch_p(b, o)),
+                },
+                _ => (None, None),
+            };
+            let p = ratio.map(|r| r.p).or(raw);
+            let test = match (ratio, raw) {
+                (Some(_), _) => Some(TEST_LOG),
+                (None, Some(_)) => Some(TEST_RAW),
                 _ => None,
             };
             let verdict = match (p, change) {
@@ -122,7 +133,14 @@ pub fn compare_sides(
                 base: bs.as_ref().map(SideStats::from),
                 other: os.as_ref().map(SideStats::from),
                 delta_pct: delta,
+                delta_ci_low: ratio.map(|r| r.ratio_ci_pct.0),
+                delta_ci_high: ratio.map(|r| r.ratio_ci_pct.1),
                 p_value: p,
+                test,
+                reps_needed: match (&bs, &os) {
+                    (Some(b), Some(o)) if verdict == "~" => RepsNeeded::between(b, o),
+                    _ => None,
+                },
                 verdict,
                 gate_failed: gates::check(gates, m.name, change, p),
             });

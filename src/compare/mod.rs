@@ -14,9 +14,11 @@
 //!   [`Tools`], when the two runs were measured by different tools: an imported sysbench log
 //!   against a run of sbsuite);
 //!   [`CompareError`] and [`GateError`] say why a comparison or a gate could not be made.
-//! - Per metric: medians, a 95 % CI per side, delta in % of the baseline, and Welch's t-test
-//!   ([`stats`]); with one sample a side there is no verdict, only the raw delta, and gates
-//!   say so.
+//! - Per metric: medians, a 95 % interval per side (of the geometric mean for positive
+//!   samples), delta in % of the baseline with the 95 % interval of the ratio of geometric
+//!   means, and Welch's t-test on the ln values ([`stats`]); with one sample a side there is
+//!   no verdict, only the raw delta, and gates say so. A difference that is not significant
+//!   says how many repetitions would detect a 5 % and a 10 % change at the noise measured.
 //! - A metric cell that is not a number (`abc`, `NaN`, `inf`: a hand-edited or foreign file)
 //!   is never a sample. Each run is checked once before comparing (`check_cells`, reading
 //!   cells through [`Metric::read`] like the comparison does): under a gate on that metric the
@@ -111,10 +113,65 @@ pub struct Line {
     pub other: Option<SideStats>,
     /// (other − base) / base in %, of the medians.
     pub delta_pct: Option<f64>,
+    /// 95 % interval of the change of geometric means (other / base − 1, in %): both sides
+    /// positive with 2 samples or more ([`stats::log_welch`]); `None` otherwise.
+    pub delta_ci_low: Option<f64>,
+    pub delta_ci_high: Option<f64>,
     pub p_value: Option<f64>,
+    /// The test behind `p_value`: [`TEST_LOG`] or [`TEST_RAW`]; `None` without a test.
+    pub test: Option<&'static str>,
     /// `better`, `worse`, `~` (not significant), `n/a` (one sample a side).
     pub verdict: String,
     pub gate_failed: Option<String>,
+    /// For a difference that is not significant (`~`) between two positive sides whose noise
+    /// was measured: the repetitions a side that would detect a 5 % and a 10 % change (JSON:
+    /// left out otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reps_needed: Option<RepsNeeded>,
+}
+
+/// [`Line::test`] of Welch's test on the ln values (both sides positive).
+pub const TEST_LOG: &str = "welch-ln";
+/// [`Line::test`] of Welch's test on the raw values (a side with a sample ≤ 0).
+pub const TEST_RAW: &str = "welch";
+
+/// How many repetitions a side would detect a change at the noise measured
+/// ([`stats::reps_needed`]; the assumptions are [`export::POWER_NOTE`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct RepsNeeded {
+    /// The sd of the ln values, pooled over both sides: √((s²_base + s²_other) / 2).
+    pub sd_ln: f64,
+    /// Repetitions a side for a 5 % change; `None` (JSON null) for more than
+    /// [`stats::MAX_REPS`].
+    pub change_5pct: Option<usize>,
+    /// The same for a 10 % change.
+    pub change_10pct: Option<usize>,
+}
+
+impl RepsNeeded {
+    /// The repetitions needed between two positive sides with measured noise, when the
+    /// samples are too few for it: `None` when the repetitions of the smaller side already
+    /// detect a 5 % change (then "not significant" means no such change), when a side has a
+    /// sample ≤ 0 or a single sample, or when neither has any spread.
+    pub fn between(a: &Summary, b: &Summary) -> Option<RepsNeeded> {
+        let ((_, sa), (_, sb)) = (a.log?, b.log?);
+        if a.n < 2 || b.n < 2 {
+            return None;
+        }
+        let sd_ln = ((sa.powi(2) + sb.powi(2)) / 2.0).sqrt();
+        if sd_ln == 0.0 {
+            return None;
+        }
+        let change_5pct = stats::reps_needed(sd_ln, 5.0);
+        if change_5pct.is_some_and(|n| n <= a.n.min(b.n)) {
+            return None;
+        }
+        Some(RepsNeeded {
+            sd_ln,
+            change_5pct,
+            change_10pct: stats::reps_needed(sd_ln, 10.0),
+        })
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -123,6 +180,8 @@ pub struct SideStats {
     pub median: f64,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// The method of the interval: `geometric-mean` (all samples positive) or `t-mean`.
+    pub ci_method: &'static str,
 }
 
 impl From<&Summary> for SideStats {
@@ -132,6 +191,7 @@ impl From<&Summary> for SideStats {
             median: s.median,
             ci_low: s.ci.map(|c| c.0),
             ci_high: s.ci.map(|c| c.1),
+            ci_method: s.ci_method(),
         }
     }
 }
