@@ -1046,6 +1046,9 @@ fn set_global_variant_uses_alter_system_and_is_restored() {
         tuned.starts_with("name,value\nversion,\"PostgreSQL "),
         "{tuned}"
     );
+    // #14: the server's host facts: its version and the address it answered on (TCP here).
+    assert!(tuned.contains("\nserver_version,"), "{tuned}");
+    assert!(tuned.contains("\ninet_server_addr,127.0.0.1\n"), "{tuned}");
     let rows = results(&dir.path().join("results"));
     assert_eq!(rows.len(), 2);
     assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");

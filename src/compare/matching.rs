@@ -167,6 +167,7 @@ pub fn compare_sides(
             .filter(|k| !base.contains_key(k))
             .collect(),
         notes: Vec::new(),
+        hosts: Vec::new(),
         tools: None,
         few_samples: few,
         measured: METRICS

@@ -3,14 +3,16 @@
 //!
 //! Shape, and why:
 //! - Everything comes from the stored results, read through the one reader of a run directory
-//!   ([`crate::results::load`]): results.csv, `suite.toml`, `server/*.csv`. So old runs
+//!   ([`crate::results::load`]): results.csv, `suite.toml`, `server/*.csv`, `host.json`. So old runs
 //!   compare with new ones and nothing needs a server.
 //! - Analysis only, split by concern: this file holds the request and the comparison types;
 //!   [`matching`] matches rows by their matrix keys (variant, workload, threads and every other
 //!   axis; the column compared `--by` is left out of the key) with the repetitions as samples,
 //!   and turns them into lines with verdicts; keys on one side only are listed, never dropped
 //!   silently. [`stats`] holds the statistics, [`gates`] the `--fail-on` regression gates,
-//!   [`setup`] the suite and server-variable differences shown above the numbers (and
+//!   [`setup`] the differences shown above the numbers: the machines (the client's
+//!   `host.json`, each variant's server build and host from its capture; "unknown" for a run
+//!   without them, never an error), the suite and the server variables (and
 //!   [`Tools`], when the two runs were measured by different tools: an imported sysbench log
 //!   against a run of sbsuite);
 //!   [`CompareError`] and [`GateError`] say why a comparison or a gate could not be made.
@@ -206,8 +208,11 @@ pub struct Comparison {
     pub geomean: Vec<(&'static str, f64)>,
     pub only_base: Vec<Vec<(String, String)>>,
     pub only_other: Vec<Vec<(String, String)>>,
-    /// Differences above the table: suite lines and server variables.
+    /// Differences above the table: machines, suite lines and server variables.
     pub notes: Vec<String>,
+    /// The machines that differ (client `host.json`, each variant's server build and host),
+    /// or are unknown; their lines are also in `notes`.
+    pub hosts: Vec<setup::HostDiff>,
     /// Set when the two sides were measured by different tools (JSON: `tools`, left out when
     /// they were not).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -344,6 +349,16 @@ fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareErr
     );
     c.notes = bad;
     c.tools = Tools::differ(&ra.origin, &rb.origin);
+    c.hosts.extend(setup::client_diff(
+        (&c.base, &ra.host),
+        (&c.other, &rb.host),
+    ));
+    for (variant, va) in &ra.servers {
+        if let Some(vb) = rb.servers.get(variant) {
+            c.hosts.extend(setup::server_host_diff(variant, va, vb));
+        }
+    }
+    c.notes.extend(c.hosts.iter().map(setup::HostDiff::text));
     if let (Some(sa), Some(sb)) = (&ra.suite_text, &rb.suite_text) {
         let d = setup::line_diff(sa, sb);
         if !d.is_empty() {
@@ -415,6 +430,10 @@ fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, C
         if by == "variant"
             && let (Some(a), Some(b)) = (r.servers.get(*first), r.servers.get(*v))
         {
+            if let Some(h) = setup::server_host_diff(&format!("{first} → {v}"), a, b) {
+                c.notes.push(h.text());
+                c.hosts.push(h);
+            }
             let d = setup::server_diff(a, b);
             if !d.is_empty() {
                 c.notes
