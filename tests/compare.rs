@@ -827,6 +827,13 @@ fn a_comparison_across_tools_says_so_above_the_table_and_in_json() {
     let at = out.find(warning).unwrap_or_else(|| panic!("{out}"));
     let grid = out.find("key ").unwrap_or_else(|| panic!("{out}"));
     assert!(at < grid, "above the table: {out}");
+    // #14: an import has no host facts: unknown, not an error.
+    assert!(
+        out.contains(&format!(
+            "client host unknown for {imported} (no host.json)\n"
+        )),
+        "{out}"
+    );
 
     let (_, md, _) = compare(&[imported, &base, "--format", "markdown"]);
     let at = md.find(warning).unwrap_or_else(|| panic!("{md}"));
@@ -836,6 +843,11 @@ fn a_comparison_across_tools_says_so_above_the_table_and_in_json() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let tools = &v["comparisons"][0]["tools"];
     assert_eq!(tools["base"], "sbsuite", "{json}");
+    assert_eq!(
+        v["comparisons"][0]["hosts"][0]["unknown"][0],
+        format!("{imported} (no host.json)"),
+        "{json}"
+    );
     assert_eq!(tools["other"], "sysbench 1.1 (imported log)", "{json}");
     assert!(
         tools["note"].as_str().unwrap().starts_with(
