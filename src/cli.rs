@@ -57,12 +57,14 @@ pub enum Command {
     ///
     /// `sbsuite compare A B` matches the steps of two runs by their matrix keys;
     /// `sbsuite compare RUN --by variant` compares each variant (or any other key column) with
-    /// the first. Per metric (tps, qps, p95, p99, avg latency, errors): medians, 95 % CI,
-    /// delta, Welch's t-test verdict; `--fail-on "tps:-5%,p95:+10%"` exits 1 on a
-    /// significant regression (for CI). Variants of a run made with `[suite] variant_order =
-    /// "interleaved"` or `"randomized"` ran each repetition back to back: `--by variant` pairs
-    /// them by repetition and uses a paired t-test on their log ratios (the method line says
-    /// which test).
+    /// the first. Per metric (tps, qps, p95, p99, avg latency, errors): medians, 95 %
+    /// intervals (of the geometric mean: they stay positive), delta with the interval of the
+    /// ratio, Welch's t-test verdict on the ln values, and where a difference is not
+    /// significant the repetitions that would detect a 5 % and a 10 % change;
+    /// `--fail-on "tps:-5%,p95:+10%"` exits 1 on a significant regression (for CI). Variants
+    /// of a run made with `[suite] variant_order = "interleaved"` or `"randomized"` ran each
+    /// repetition back to back: `--by variant` pairs them by repetition and uses a paired
+    /// t-test on their log ratios (the method line says which test).
     Compare(CompareArgs),
     /// List the runs under the results directory (suite, run id, start, rows, status).
     Runs(RunsArgs),

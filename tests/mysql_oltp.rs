@@ -901,6 +901,14 @@ fn set_global_variant_is_applied_captured_and_restored() {
         .path();
     let relaxed = std::fs::read_to_string(run.join("server/relaxed.csv")).unwrap();
     assert!(relaxed.starts_with("name,value\nversion,"), "{relaxed}");
+    // #14: the server's build and host facts are in the capture, as the server states them.
+    for fact in ["version_comment", "hostname", "innodb_buffer_pool_size"] {
+        let value = global(fact);
+        assert!(
+            relaxed.contains(&format!("\n{fact},{value}\n")),
+            "{fact} = {value}: {relaxed}"
+        );
+    }
     assert!(
         relaxed.contains("\ninnodb_flush_log_at_trx_commit,2\n"),
         "{relaxed}"

@@ -1046,6 +1046,9 @@ fn set_global_variant_uses_alter_system_and_is_restored() {
         tuned.starts_with("name,value\nversion,\"PostgreSQL "),
         "{tuned}"
     );
+    // #14: the server's host facts: its version and the address it answered on (TCP here).
+    assert!(tuned.contains("\nserver_version,"), "{tuned}");
+    assert!(tuned.contains("\ninet_server_addr,127.0.0.1\n"), "{tuned}");
     let rows = results(&dir.path().join("results"));
     assert_eq!(rows.len(), 2);
     assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
@@ -1074,4 +1077,121 @@ fn set_global_variant_uses_alter_system_and_is_restored() {
         assert!(stderr.contains(expect), "{stderr}");
         assert!(!dir.path().join("bad").exists());
     }
+}
+
+/// Issue #14, item 19: the same suite against the shared PostgreSQL and MariaDB servers; each
+/// run's capture holds its server's build and host facts, and `compare` shows the server facts
+/// that differ above the table (and in JSON), while the client (one machine) does not differ.
+#[test]
+fn issue_14_compare_shows_the_server_host_facts_that_differ() {
+    let _serial = serial();
+    let Some(db) = database("hostfacts") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, target: &str| {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "[suite]\nname = \"{name}\"\n\n[target]\n{target}\n\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 100\ntime = 1\nthreads = 1\n"
+            ),
+        )
+        .unwrap();
+        let out = sbsuite()
+            .arg("run")
+            .arg(&path)
+            .arg("--results-dir")
+            .arg(dir.path().join("results"))
+            .args(["--progress", "off"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_dir(dir.path().join("results").join(name))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
+    };
+    let pg = run(
+        "pg",
+        &format!(
+            "driver = \"pgsql\"\nhosts = [\"{HOST}:{PORT}\"]\nuser = \"postgres\"\ndatabase = \"{db}\""
+        ),
+    );
+    // The MariaDB side in a database of its own (created and dropped here).
+    let maria_admin = |sql: &str| {
+        use mysql_async::prelude::Queryable;
+        rt().block_on(async {
+            let opts = mysql_async::OptsBuilder::default()
+                .ip_or_hostname(HOST)
+                .tcp_port(3306)
+                .user(Some("root"));
+            let mut c = mysql_async::Conn::new(opts).await.ok()?;
+            c.query_drop(sql).await.ok()?;
+            let _ = c.disconnect().await;
+            Some(())
+        })
+    };
+    let maria_db = "sbsuite_t_hostfacts";
+    if maria_admin(&format!("CREATE DATABASE IF NOT EXISTS {maria_db}")).is_none() {
+        drop_database(&db);
+        common::skip("no MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)");
+        return;
+    }
+    let maria = run(
+        "maria",
+        &format!(
+            "driver = \"mysql\"\nhosts = [\"{HOST}:3306\"]\nuser = \"root\"\ndatabase = \"{maria_db}\""
+        ),
+    );
+    maria_admin(&format!("DROP DATABASE IF EXISTS {maria_db}"));
+    drop_database(&db);
+    let compare = |format: &str| {
+        let out = sbsuite()
+            .arg("compare")
+            .arg(&maria)
+            .arg(&pg)
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    };
+    let text = compare("table");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("server host of variant default differs: version '"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("MariaDB") && line.contains("vs 'PostgreSQL "),
+        "{line}"
+    );
+    // MariaDB tells its hostname, PostgreSQL the address it answered on.
+    assert!(
+        line.contains(", hostname '") && line.contains(" vs unknown"),
+        "{line}"
+    );
+    assert!(
+        line.contains("inet_server_addr unknown vs '127.0.0.1'"),
+        "{line}"
+    );
+    assert!(!text.contains("client host"), "one machine: {text}");
+    assert!(text.find(line).unwrap() < text.find("key ").unwrap());
+    let json: serde_json::Value = serde_json::from_str(&compare("json")).unwrap();
+    let hosts = &json["comparisons"][0]["hosts"];
+    assert_eq!(hosts[0]["host"], "server", "{hosts}");
+    assert_eq!(hosts[0]["variant"], "default", "{hosts}");
+    assert_eq!(hosts[0]["fields"][0]["fact"], "version", "{hosts}");
 }

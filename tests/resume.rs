@@ -118,6 +118,7 @@ fn kill_9_then_resume_finishes_every_planned_run_once_with_no_leftovers() {
         );
         let before = step_rows(&run);
         assert_eq!(before.len(), nth - 1, "killed in step {nth}: {before:?}");
+        let host_before = std::fs::read_to_string(run.join("host.json")).unwrap();
 
         let out = sbsuite()
             .current_dir(&work)
@@ -141,6 +142,11 @@ fn kill_9_then_resume_finishes_every_planned_run_once_with_no_leftovers() {
         for kept in &before {
             assert!(rows.contains(kept), "{kept:?} kept");
         }
+        // #14: the client machine recorded at the start is kept (resumed on the same one).
+        assert_eq!(
+            std::fs::read_to_string(run.join("host.json")).unwrap(),
+            host_before
+        );
         assert_eq!(
             leftovers(&work, "sbtest.db"),
             Vec::<String>::new(),

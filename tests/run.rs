@@ -546,3 +546,117 @@ fn an_unreachable_host_costs_one_connect_timeout_per_dataset() {
     }
     drop(listener);
 }
+
+/// Issue #14, item 19: every run directory records its client machine in `host.json` (the
+/// facts read where Linux keeps them), and `compare` shows the facts that differ between two
+/// runs above the table and in JSON; a run without the file (an older build, an import) still
+/// compares, its machine "unknown".
+#[test]
+fn issue_14_a_run_records_its_client_host_and_compare_shows_the_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("h.toml");
+    std::fs::write(
+        &suite,
+        "[suite]\nname = \"h\"\n[defaults]\nworkload = \"cpu\"\ntime = 0\nevents = 50\ncpu_max_prime = 200\n[matrix]\nthreads = [1]\n",
+    )
+    .unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .arg("--results-dir")
+        .arg(dir.path())
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = run_dir(dir.path(), "h");
+    let text = std::fs::read_to_string(run.join("host.json")).unwrap();
+    let host: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(host["schema"], 1, "{text}");
+    let client = &host["client"];
+    // The facts as this machine states them.
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+    let processors = cpuinfo
+        .lines()
+        .filter(|l| l.split(':').next().map(str::trim) == Some("processor"))
+        .count();
+    assert_eq!(client["logical_cores"], processors, "{text}");
+    let model = client["cpu_model"].as_str().unwrap_or_default();
+    assert!(
+        !model.is_empty() && cpuinfo.contains(model),
+        "cpu model from /proc/cpuinfo: {text}"
+    );
+    assert!(client["memory_bytes"].as_u64().unwrap() > 1 << 20, "{text}");
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert_eq!(client["kernel"], kernel.trim(), "{text}");
+    assert_eq!(client["sbsuite_version"], env!("CARGO_PKG_VERSION"));
+    assert!(!client["hostname"].as_str().unwrap_or_default().is_empty());
+    assert!(!run.join("host.json.tmp").exists());
+
+    // Another machine (the file edited) and an older run (no file).
+    let copy = |name: &str| {
+        let to = dir.path().join(name);
+        std::fs::create_dir(&to).unwrap();
+        for e in std::fs::read_dir(&run).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() {
+                std::fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+            }
+        }
+        to
+    };
+    let other = copy("other");
+    let mut edited = host.clone();
+    edited["client"]["cpu_model"] = "Intel(R) Xeon(R) Platinum 8481C".into();
+    edited["client"]["logical_cores"] = 64.into();
+    std::fs::write(other.join("host.json"), edited.to_string()).unwrap();
+    let old = copy("old");
+    std::fs::remove_file(old.join("host.json")).unwrap();
+    let compare = |a: &Path, b: &Path, format: &str| {
+        let out = sbsuite()
+            .arg("compare")
+            .arg(a)
+            .arg(b)
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    };
+    let table = compare(&run, &other, "table");
+    let expect = format!(
+        "client host differs: cpu '{model}' vs 'Intel(R) Xeon(R) Platinum 8481C', cores {processors} vs 64\n"
+    );
+    assert!(table.contains(&expect), "{table}");
+    let table_pos = table.find("key ").unwrap();
+    assert!(table.find(&expect).unwrap() < table_pos, "above the table");
+    let md = compare(&run, &other, "markdown");
+    assert!(md.contains(&expect), "{md}");
+    let json: serde_json::Value = serde_json::from_str(&compare(&run, &other, "json")).unwrap();
+    let hosts = &json["comparisons"][0]["hosts"];
+    assert_eq!(hosts[0]["host"], "client", "{hosts}");
+    assert_eq!(hosts[0]["fields"][0]["fact"], "cpu");
+    assert_eq!(hosts[0]["fields"][1]["other"], "64");
+    assert_eq!(hosts[0]["fields"].as_array().unwrap().len(), 2, "{hosts}");
+    // The same machine: no line.
+    assert!(!compare(&run, &copy("same"), "table").contains("client host"));
+    // No host.json: loads, and says the machine is unknown.
+    let table = compare(&run, &old, "table");
+    assert!(
+        table.contains(&format!(
+            "client host unknown for {} (no host.json)",
+            old.display()
+        )),
+        "{table}"
+    );
+}

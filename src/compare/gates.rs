@@ -2,7 +2,9 @@
 //! compared line crosses one.
 //!
 //! A gate fails only on a difference that counts: significant at [`ALPHA`] when there is a
-//! test, or the raw delta when each side has a single sample (no test is possible then; the
+//! test (for positive metrics Welch's test on the ln values, so significant exactly when the
+//! delta's ratio interval excludes 0 %; the crossing itself is judged on the delta of the
+//! medians, as before), or the raw delta when each side has a single sample (no test is possible then; the
 //! failure text says which), so noise never fails a build. A gate that cannot be evaluated at
 //! all (a metric cell that is not a number, or no values to compare) is refused by
 //! [`super::compare`] before any line is checked here, so it never reads as a pass.

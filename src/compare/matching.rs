@@ -11,7 +11,10 @@ use crate::results::load::Row;
 
 use super::gates::{self, Gate};
 use super::stats::{self, ALPHA};
-use super::{Comparison, Line, METRICS, SideStats};
+use super::{
+    Comparison, Line, METRICS, RepsNeeded, SideStats, TEST_LOG, TEST_PAIRED_LOG, TEST_PAIRED_RAW,
+    TEST_RAW,
+};
 
 /// The rows of one side grouped by key: key → samples per metric.
 type Side = BTreeMap<Vec<(String, String)>, BTreeMap<&'static str, Vec<f64>>>;
@@ -178,10 +181,34 @@ fn compare_with(
                     .and_then(|p| p.get(m.name))
                     .map_or(&[][..], Vec::as_slice)
             });
-            let p = match (&bs, &os, these) {
-                (Some(_), Some(_), Some(these)) => stats::paired_p(these),
-                (Some(b), Some(o), None) => stats::welch_p(b, o),
-                _ => None,
+            // The ln-scale tests where every value is positive, so that the verdict is
+            // significant exactly when the interval of the ratio excludes 0 %.
+            let (ratio, p, test, reps_needed) = match (&bs, &os, these) {
+                (Some(_), Some(_), Some(these)) => match stats::paired(these) {
+                    Some(t) => match t.ratio_ci_pct {
+                        Some(ci) => (
+                            Some(ci),
+                            Some(t.p),
+                            Some(TEST_PAIRED_LOG),
+                            RepsNeeded::paired(t.sd_ln, these.len()),
+                        ),
+                        None => (None, Some(t.p), Some(TEST_PAIRED_RAW), None),
+                    },
+                    None => (None, None, None, None),
+                },
+                (Some(b), Some(o), None) => match stats::log_welch(b, o) {
+                    Some(r) => (
+                        Some(r.ratio_ci_pct),
+                        Some(r.p),
+                        Some(TEST_LOG),
+                        RepsNeeded::between(b, o),
+                    ),
+                    None => {
+                        let p = stats::welch_p(b, o);
+                        (None, p, p.map(|_| TEST_RAW), None)
+                    }
+                },
+                _ => (None, None, None, None),
             };
             let verdict = match (p, change) {
                 (_, None) => "n/a".to_string(),
@@ -200,8 +227,12 @@ fn compare_with(
                 base: bs.as_ref().map(SideStats::from),
                 other: os.as_ref().map(SideStats::from),
                 delta_pct: delta,
+                delta_ci_low: ratio.map(|r| r.0),
+                delta_ci_high: ratio.map(|r| r.1),
                 p_value: p,
                 pairs: these.map(<[_]>::len),
+                test,
+                reps_needed: reps_needed.filter(|_| verdict == "~"),
                 verdict,
                 gate_failed: gates::check(gates, m.name, change, p),
             });
@@ -242,6 +273,7 @@ fn compare_with(
             .filter(|k| !base.contains_key(k))
             .collect(),
         notes: Vec::new(),
+        hosts: Vec::new(),
         tools: None,
         few_samples: few,
         measured: METRICS

@@ -3,22 +3,28 @@
 //!
 //! Shape, and why:
 //! - Everything comes from the stored results, read through the one reader of a run directory
-//!   ([`crate::results::load`]): results.csv, `suite.toml`, `server/*.csv`. So old runs
+//!   ([`crate::results::load`]): results.csv, `suite.toml`, `server/*.csv`, `host.json`. So old runs
 //!   compare with new ones and nothing needs a server.
 //! - Analysis only, split by concern: this file holds the request and the comparison types;
 //!   [`matching`] matches rows by their matrix keys (variant, workload, threads and every other
 //!   axis; the column compared `--by` is left out of the key) with the repetitions as samples,
 //!   and turns them into lines with verdicts; keys on one side only are listed, never dropped
 //!   silently. [`stats`] holds the statistics, [`gates`] the `--fail-on` regression gates,
-//!   [`setup`] the suite and server-variable differences shown above the numbers (and
+//!   [`setup`] the differences shown above the numbers: the machines (the client's
+//!   `host.json`, each variant's server build and host from its capture; "unknown" for a run
+//!   without them, never an error), the suite and the server variables (and
 //!   [`Tools`], when the two runs were measured by different tools: an imported sysbench log
 //!   against a run of sbsuite);
 //!   [`CompareError`] and [`GateError`] say why a comparison or a gate could not be made.
-//! - Per metric: medians, a 95 % CI per side, delta in % of the baseline, and Welch's t-test
-//!   ([`stats`]); with one sample a side there is no verdict, only the raw delta, and gates
-//!   say so. The variants of a run made with `variant_order = "interleaved"` or
-//!   `"randomized"` (read from its suite.toml) ran each repetition back to back: `--by
-//!   variant` pairs them by repetition and uses the paired t-test instead, and says so.
+//! - Per metric: medians, a 95 % interval per side (of the geometric mean for positive
+//!   samples), delta in % of the baseline with the 95 % interval of the ratio of geometric
+//!   means, and Welch's t-test on the ln values ([`stats`]); with one sample a side there is
+//!   no verdict, only the raw delta, and gates say so. A difference that is not significant
+//!   says how many repetitions would detect a 5 % and a 10 % change at the noise measured.
+//!   The variants of a run made with `variant_order = "interleaved"` or `"randomized"` (read
+//!   from its suite.toml) ran each repetition back to back: `--by variant` pairs them by
+//!   repetition and uses the paired t-test on their log ratios instead (its interval and
+//!   repetitions needed too), and says so.
 //! - A metric cell that is not a number (`abc`, `NaN`, `inf`: a hand-edited or foreign file)
 //!   is never a sample. Each run is checked once before comparing (`check_cells`, reading
 //!   cells through [`Metric::read`] like the comparison does): under a gate on that metric the
@@ -113,13 +119,88 @@ pub struct Line {
     pub other: Option<SideStats>,
     /// (other − base) / base in %, of the medians.
     pub delta_pct: Option<f64>,
+    /// 95 % interval of the change of geometric means (other / base − 1, in %): both sides
+    /// positive with 2 samples or more ([`stats::log_welch`]); `None` otherwise.
+    pub delta_ci_low: Option<f64>,
+    pub delta_ci_high: Option<f64>,
     pub p_value: Option<f64>,
     /// The pairs of repetitions the paired t-test used (JSON: left out under Welch's test).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pairs: Option<usize>,
+    /// The test behind `p_value`: [`TEST_LOG`], [`TEST_RAW`], [`TEST_PAIRED_LOG`] or
+    /// [`TEST_PAIRED_RAW`]; `None` without a test.
+    pub test: Option<&'static str>,
     /// `better`, `worse`, `~` (not significant), `n/a` (one sample a side).
     pub verdict: String,
     pub gate_failed: Option<String>,
+    /// For a difference that is not significant (`~`) between two positive sides whose noise
+    /// was measured: the repetitions a side that would detect a 5 % and a 10 % change (JSON:
+    /// left out otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reps_needed: Option<RepsNeeded>,
+}
+
+/// [`Line::test`] of Welch's test on the ln values (both sides positive).
+pub const TEST_LOG: &str = "welch-ln";
+/// [`Line::test`] of Welch's test on the raw values (a side with a sample ≤ 0).
+pub const TEST_RAW: &str = "welch";
+/// [`Line::test`] of the paired t-test on the ln ratios (every value positive).
+pub const TEST_PAIRED_LOG: &str = "paired-ln";
+/// [`Line::test`] of the paired t-test on the differences (a value ≤ 0, e.g. errors 0).
+pub const TEST_PAIRED_RAW: &str = "paired";
+
+/// How many repetitions a side would detect a change at the noise measured
+/// ([`stats::reps_needed`]; the assumptions are [`export::POWER_NOTE`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct RepsNeeded {
+    /// The sd of the ln values, pooled over both sides: √((s²_base + s²_other) / 2).
+    pub sd_ln: f64,
+    /// Repetitions a side for a 5 % change; `None` (JSON null) for more than
+    /// [`stats::MAX_REPS`].
+    pub change_5pct: Option<usize>,
+    /// The same for a 10 % change.
+    pub change_10pct: Option<usize>,
+}
+
+impl RepsNeeded {
+    /// The repetitions needed between two positive sides with measured noise, when the
+    /// samples are too few for it: `None` when the repetitions of the smaller side already
+    /// detect a 5 % change (then "not significant" means no such change), when a side has a
+    /// sample ≤ 0 or a single sample, or when neither has any spread.
+    pub fn between(a: &Summary, b: &Summary) -> Option<RepsNeeded> {
+        let ((_, sa), (_, sb)) = (a.log?, b.log?);
+        if a.n < 2 || b.n < 2 {
+            return None;
+        }
+        let sd_ln = ((sa.powi(2) + sb.powi(2)) / 2.0).sqrt();
+        if sd_ln == 0.0 {
+            return None;
+        }
+        let change_5pct = stats::reps_needed(sd_ln, 5.0, false);
+        if change_5pct.is_some_and(|n| n <= a.n.min(b.n)) {
+            return None;
+        }
+        Some(RepsNeeded {
+            sd_ln,
+            change_5pct,
+            change_10pct: stats::reps_needed(sd_ln, 10.0, false),
+        })
+    }
+
+    /// [`RepsNeeded::between`] for a paired comparison: the pairs needed at the sd of the ln
+    /// ratios within the `n` pairs measured (`None` under the same conditions).
+    pub fn paired(sd_ln: Option<f64>, n: usize) -> Option<RepsNeeded> {
+        let sd_ln = sd_ln.filter(|sd| *sd > 0.0)?;
+        let change_5pct = stats::reps_needed(sd_ln, 5.0, true);
+        if n < 2 || change_5pct.is_some_and(|needed| needed <= n) {
+            return None;
+        }
+        Some(RepsNeeded {
+            sd_ln,
+            change_5pct,
+            change_10pct: stats::reps_needed(sd_ln, 10.0, true),
+        })
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -128,6 +209,8 @@ pub struct SideStats {
     pub median: f64,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// The method of the interval: `geometric-mean` (all samples positive) or `t-mean`.
+    pub ci_method: &'static str,
 }
 
 impl From<&Summary> for SideStats {
@@ -137,6 +220,7 @@ impl From<&Summary> for SideStats {
             median: s.median,
             ci_low: s.ci.map(|c| c.0),
             ci_high: s.ci.map(|c| c.1),
+            ci_method: s.ci_method(),
         }
     }
 }
@@ -157,8 +241,11 @@ pub struct Comparison {
     pub geomean: Vec<(&'static str, f64)>,
     pub only_base: Vec<Vec<(String, String)>>,
     pub only_other: Vec<Vec<(String, String)>>,
-    /// Differences above the table: suite lines and server variables.
+    /// Differences above the table: machines, suite lines and server variables.
     pub notes: Vec<String>,
+    /// The machines that differ (client `host.json`, each variant's server build and host),
+    /// or are unknown; their lines are also in `notes`.
+    pub hosts: Vec<setup::HostDiff>,
     /// Set when the two sides were measured by different tools (JSON: `tools`, left out when
     /// they were not).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -295,6 +382,16 @@ fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareErr
     );
     c.notes = bad;
     c.tools = Tools::differ(&ra.origin, &rb.origin);
+    c.hosts.extend(setup::client_diff(
+        (&c.base, &ra.host),
+        (&c.other, &rb.host),
+    ));
+    for (variant, va) in &ra.servers {
+        if let Some(vb) = rb.servers.get(variant) {
+            c.hosts.extend(setup::server_host_diff(variant, va, vb));
+        }
+    }
+    c.notes.extend(c.hosts.iter().map(setup::HostDiff::text));
     if let (Some(sa), Some(sb)) = (&ra.suite_text, &rb.suite_text) {
         let d = setup::line_diff(sa, sb);
         if !d.is_empty() {
@@ -377,6 +474,10 @@ pub fn compare_by(r: &Run, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, 
         if by == "variant"
             && let (Some(a), Some(b)) = (r.servers.get(*first), r.servers.get(*v))
         {
+            if let Some(h) = setup::server_host_diff(&format!("{first} → {v}"), a, b) {
+                c.notes.push(h.text());
+                c.hosts.push(h);
+            }
             let d = setup::server_diff(a, b);
             if !d.is_empty() {
                 c.notes

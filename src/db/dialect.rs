@@ -275,6 +275,14 @@ pub trait ServerAdmin: Sync {
 
     /// The queries of a capture: the server version, then `(name, value)` rows.
     fn capture_sql(&self) -> (&'static str, &'static str);
+
+    /// Host facts a capture adds that its variables lack, as `(name, single-value query)`;
+    /// each is cheap and needs no privilege, and one that fails is recorded as
+    /// `unreadable: <error>` instead of failing the capture. MySQL/MariaDB's variables already
+    /// hold `hostname`, `version_comment`, `innodb_buffer_pool_size`…: none by default.
+    fn host_facts_sql(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
 }
 
 /// `text` as a SQL string literal (quotes doubled, backslashes escaped).

@@ -10,6 +10,8 @@
 //! `sbsuite import`), else the `suite.toml` header of imports made before that file existed,
 //! else `sbsuite` — so every existing directory still says where its numbers came from.
 //!
+//! The client machine is `host.json` ([`super::host`]), unknown in directories without one.
+//!
 //! Everything but `results.csv` is optional, so runs written by older builds, imported logs and
 //! hand-copied result files still load; a missing or malformed `results.csv` is a typed
 //! [`LoadError`] that names the file and what to do. `intervals.csv` (the time series, the
@@ -253,6 +255,9 @@ pub struct Run {
     pub servers: BTreeMap<String, BTreeMap<String, String>>,
     /// The tool that measured the run.
     pub origin: Origin,
+    /// The client machine (`host.json`), or why it is unknown (`no host.json`: an older
+    /// build or an imported run; a file that does not parse).
+    pub host: Result<super::host::HostRecord, String>,
 }
 
 impl Run {
@@ -336,6 +341,7 @@ pub fn load(path: &Path, parts: Parts) -> Result<Run, LoadError> {
     let origin = Origin::of(&dir, suite_text.as_deref());
     Ok(Run {
         origin,
+        host: super::host::read(&dir),
         path: path.to_path_buf(),
         servers: servers(&dir.join(SERVER_DIR)),
         dir,

@@ -1,5 +1,6 @@
 //! The on-disk result store of one run: `results/<suite>/<run-id>/` with the resolved suite,
-//! the plan, `results.csv`, `intervals.csv` and one HDR histogram per run step.
+//! the plan, `results.csv`, `intervals.csv`, one HDR histogram per run step, and the client
+//! machine's facts ([`host`]: `host.json`, written by `sbsuite run`).
 //!
 //! Shaped for crash safety rather than speed: every file is created up front (so a run that
 //! dies in its first step still leaves a readable, self-describing directory), and every row is
@@ -16,6 +17,7 @@
 pub mod check;
 pub mod csv;
 pub mod histogram;
+pub mod host;
 pub mod load;
 
 use std::fs;

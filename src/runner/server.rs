@@ -538,7 +538,9 @@ pub fn pending(run_dir: &Path) -> Result<Vec<(PathBuf, Saved)>, String> {
 }
 
 /// Writes the server's effective variables and version to `server/<variant>.csv`
-/// (`name,value`, sorted as the server lists them). [`CheckError::Unreachable`] when no
+/// (`name,value`, sorted as the server lists them), then the host facts its variables lack
+/// ([`ServerAdmin::host_facts_sql`]): the server side of what `host.json` records for the
+/// client, read back by `compare` ([`crate::compare::setup::SERVER_FACTS`]). [`CheckError::Unreachable`] when no
 /// connection could be opened at all, so that the runner does not wait for it again.
 pub fn capture(target: &Target, variant: &str, run_dir: &Path) -> Result<PathBuf, CheckError> {
     let conn = Connector::new(target.clone())
@@ -573,6 +575,13 @@ fn capture_on(
             let name = it.next().flatten().unwrap_or_default();
             let value = it.next().flatten().unwrap_or_default();
             rows.push((name, value));
+        }
+        for (name, sql) in admin.host_facts_sql() {
+            let value = match first_value(conn.as_mut(), sql) {
+                Ok(v) => v.unwrap_or_default(),
+                Err(e) => format!("unreadable: {e}"),
+            };
+            rows.push((name.to_string(), value));
         }
         Ok::<_, SqlError>(rows)
     })();

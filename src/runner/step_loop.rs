@@ -51,7 +51,7 @@ use super::{ResumePlan, RunContext, RunError, RunSummary, StepExecutor, resume_p
 use crate::db::interrupt;
 use crate::engine::{EngineError, IntervalSample, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
-use crate::results::{ResultStore, ResultsError, RowStatus, RunRow};
+use crate::results::{ResultStore, ResultsError, RowStatus, RunRow, host};
 use crate::suite::raw::OnError;
 
 /// What the loop knows about a dataset's latest prepare.
@@ -150,6 +150,13 @@ impl<'a, W: Write> StepLoop<'a, W> {
                 Default::default(),
             ),
         };
+        // The client machine (`host.json`): recorded when the run starts, kept on a resume
+        // (another machine resuming is appended).
+        let client = host::HostFacts::collect(Utc::now());
+        match &ctx.resume {
+            Some(_) => host::record_resume(store.dir(), client)?,
+            None => host::write_new(store.dir(), client)?,
+        }
         let resume = resume_plan(plan, &finished_runs, &journal);
         let mut sweeps = Sweeps::new(ctx.stop_when.clone());
         if let Some(dir) = &ctx.resume

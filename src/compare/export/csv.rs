@@ -1,11 +1,11 @@
 //! CSV: one record per compared line and per geomean (key `geomean`), numbers unrounded, for
 //! spreadsheets. The columns are a contract (tests/golden).
 
-use super::Exporter;
-use crate::compare::{Comparison, key_text};
+use super::{Exporter, reps_count};
+use crate::compare::{Comparison, RepsNeeded, key_text};
 
 /// The header, in order.
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 16] = [
     "base",
     "other",
     "key",
@@ -18,6 +18,10 @@ pub const COLUMNS: [&str; 12] = [
     "p_value",
     "verdict",
     "gate",
+    "delta_ci_low",
+    "delta_ci_high",
+    "reps_5pct",
+    "reps_10pct",
 ];
 
 pub struct Csv;
@@ -29,6 +33,12 @@ impl Exporter for Csv {
         for c in cs {
             for l in &c.lines {
                 let f = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+                // Empty where no repetitions are needed (a verdict, or no noise measured).
+                let reps = |n: fn(&RepsNeeded) -> Option<usize>| {
+                    l.reps_needed
+                        .as_ref()
+                        .map_or(String::new(), |r| reps_count(n(r)))
+                };
                 let _ = w.write_record([
                     c.base.clone(),
                     c.other.clone(),
@@ -45,6 +55,10 @@ impl Exporter for Csv {
                     f(l.p_value),
                     l.verdict.clone(),
                     l.gate_failed.clone().unwrap_or_default(),
+                    f(l.delta_ci_low),
+                    f(l.delta_ci_high),
+                    reps(|r| r.change_5pct),
+                    reps(|r| r.change_10pct),
                 ]);
             }
             for (m, g) in &c.geomean {
@@ -58,6 +72,10 @@ impl Exporter for Csv {
                     String::new(),
                     String::new(),
                     g.to_string(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
                     String::new(),
                     String::new(),
                     String::new(),

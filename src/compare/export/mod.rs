@@ -18,7 +18,8 @@ pub mod json;
 pub mod markdown;
 pub mod table;
 
-use super::{Comparison, SideStats, key_text};
+use super::stats::MAX_REPS;
+use super::{Comparison, Line, METRICS, RepsNeeded, SideStats, key_text};
 
 /// Renders comparisons in one format.
 pub trait Exporter {
@@ -53,8 +54,11 @@ pub fn render(cs: &[Comparison], format: Format, color: bool) -> String {
 }
 
 /// The method line every format states.
-pub const METHOD: &str =
-    "Welch's two-sided t-test on the repetitions (α = 0.05); medians; 95 % t-interval of the mean";
+pub const METHOD: &str = "Welch's two-sided t-test on the ln of the repetitions (α = 0.05; raw values when a sample is ≤ 0); medians; 95 % intervals: per side of the geometric mean (t-interval of the mean when a sample is ≤ 0), after the delta of the ratio of geometric means as a % change";
+
+/// The assumptions of the repetitions-needed lines ([`crate::compare::RepsNeeded`]): a
+/// footnote in the text formats, `power.assumptions` in JSON.
+pub const POWER_NOTE: &str = "repetitions needed: the smallest n a side reaching power 0.8 in a two-sided two-sample t-test at α = 0.05 on ln values (exact noncentral t), equal n a side, the noise being the sd of ln values measured, pooled over both sides; a true change of the given size is then detected 4 times in 5; for variants run back to back, pairs needed in a paired t-test on the ln ratios, the noise being their sd";
 
 /// The method line of a comparison: [`METHOD`], whose test is the paired t-test when the
 /// comparison paired its repetitions.
@@ -62,9 +66,8 @@ pub fn method(c: &Comparison) -> String {
     if !c.paired {
         return METHOD.to_string();
     }
-    let rest = METHOD.split_once(';').map_or("", |(_, rest)| rest);
     format!(
-        "{}, two-sided, on the log ratios of repetitions run back to back (α = 0.05);{rest}",
+        "{}, two-sided, on the ln ratios of repetitions run back to back (α = 0.05; differences when a value is ≤ 0); medians; 95 % intervals: per side of the geometric mean (t-interval of the mean when a sample is ≤ 0), after the delta of the geometric mean of the paired ratios as a % change",
         c.test
     )
 }
@@ -85,6 +88,52 @@ fn num(v: f64) -> String {
     }
 }
 
+/// A delta cell: the change of the medians, and the interval of the ratio of geometric means
+/// when there is one.
+fn delta_text(l: &Line) -> String {
+    let Some(d) = l.delta_pct else {
+        return String::new();
+    };
+    match (l.delta_ci_low, l.delta_ci_high) {
+        (Some(lo), Some(hi)) => format!("{d:+.1}% [{lo:+.1}, {hi:+.1}]"),
+        _ => format!("{d:+.1}%"),
+    }
+}
+
+/// Per metric with undecided lines, the repetitions needed at its noisiest key: the lines of
+/// the text formats (their assumptions follow in [`POWER_NOTE`]).
+fn reps_lines(c: &Comparison) -> Vec<String> {
+    METRICS
+        .iter()
+        .filter_map(|m| {
+            let undecided: Vec<&RepsNeeded> = c
+                .lines
+                .iter()
+                .filter(|l| l.metric == m.name)
+                .filter_map(|l| l.reps_needed.as_ref())
+                .collect();
+            let worst = undecided
+                .iter()
+                .max_by(|a, b| a.sd_ln.total_cmp(&b.sd_ln))?;
+            Some(format!(
+                "not significant: {} ({} key{}): at the noise measured (sd of ln {:.4}{}) a 5 % change needs {} repetitions a side, a 10 % change {}",
+                m.name,
+                undecided.len(),
+                if undecided.len() == 1 { "" } else { "s" },
+                worst.sd_ln,
+                if undecided.len() == 1 { "" } else { ", the noisiest key" },
+                reps_count(worst.change_5pct),
+                reps_count(worst.change_10pct),
+            ))
+        })
+        .collect()
+}
+
+/// A repetitions-needed count: `>100000` beyond [`MAX_REPS`].
+fn reps_count(n: Option<usize>) -> String {
+    n.map_or(format!(">{MAX_REPS}"), |n| n.to_string())
+}
+
 /// A side of a line as the grids show it: `median [ci] n=N`, or `—` when not measured.
 pub fn side_text(s: &Option<SideStats>) -> String {
     match s {
@@ -97,8 +146,9 @@ pub fn side_text(s: &Option<SideStats>) -> String {
 }
 
 /// The text shared by the table and markdown formats: per comparison a heading, the method
-/// and warnings (a difference of tools first: it qualifies every number), the setup notes, the grid (lines then geomeans) drawn by `grid`, and the keys
-/// found on one side only.
+/// and warnings (a difference of tools first: it qualifies every number), the setup notes,
+/// the grid (lines then geomeans) drawn by `grid`, the keys found on one side only, and the
+/// repetitions needed where a difference was not significant, with their assumptions.
 fn text_report(
     cs: &[Comparison],
     heading: impl Fn(&Comparison) -> String,
@@ -111,8 +161,12 @@ fn text_report(
         if let Some(t) = &c.tools {
             out.push_str(&format!("warning: {}\n", t.note));
         }
+        let reps = reps_lines(c);
         if c.few_samples {
-            out.push_str("warning: fewer than 6 samples on a side: verdicts have little power (raise [suite] repeat)\n");
+            out.push_str(&format!(
+                "warning: fewer than 6 samples on a side: verdicts have little power (raise [suite] repeat{})\n",
+                if reps.is_empty() { "" } else { "; how far: below" }
+            ));
         }
         if c.lines
             .iter()
@@ -130,6 +184,13 @@ fn text_report(
             for k in keys {
                 out.push_str(&format!("only in {label}: {}\n", key_text(k)));
             }
+        }
+        if !reps.is_empty() {
+            for r in &reps {
+                out.push_str(r);
+                out.push('\n');
+            }
+            out.push_str(&format!("({POWER_NOTE})\n"));
         }
         out.push('\n');
     }
@@ -151,7 +212,7 @@ fn grid_rows(c: &Comparison) -> Vec<[String; 7]> {
                 l.metric.to_string(),
                 side_text(&l.base),
                 side_text(&l.other),
-                l.delta_pct.map(|d| format!("{d:+.1}%")).unwrap_or_default(),
+                delta_text(l),
                 l.p_value.map(|p| format!("{p:.3}")).unwrap_or_default(),
                 verdict,
             ]

@@ -265,4 +265,13 @@ impl ServerAdmin for PgsqlAdmin {
             "SELECT name, setting || COALESCE(unit, '') FROM pg_settings ORDER BY name",
         )
     }
+
+    /// The address the server answered on (`unix socket` for a local socket connection):
+    /// PostgreSQL does not tell its host name without privileges.
+    fn host_facts_sql(&self) -> &'static [(&'static str, &'static str)] {
+        &[(
+            "inet_server_addr",
+            "SELECT COALESCE(host(inet_server_addr()), 'unix socket')",
+        )]
+    }
 }

@@ -529,6 +529,7 @@ mod tests {
             suite_text: None,
             servers: Default::default(),
             origin: crate::results::load::Origin::sbsuite(),
+            host: Err("no host.json".into()),
         }
     }
 
