@@ -49,6 +49,8 @@ pub struct Suite {
     pub step_name: Option<String>,
     /// What a failed step does to the rest of the suite.
     pub on_error: raw::OnError,
+    /// What a run that dropped `rate` arrivals is.
+    pub rate_overflow: raw::RateOverflow,
     /// `[hooks]` (all unset when the file has none).
     pub hooks: raw::RawHooks,
     pub target: Option<RawTarget>,

@@ -131,6 +131,29 @@ pub struct SuiteSection {
     /// cleanups and variant restores still run).
     #[serde(default)]
     pub on_error: OnError,
+    /// A run whose `rate` could not be offered (arrivals dropped because every thread was busy
+    /// and the event queue was full): `fail` (default: the row is `failed`, `error` says why)
+    /// or `record` (the row stays `ok`). Either way the `dropped` column has the count.
+    #[serde(default, skip_serializing_if = "RateOverflow::is_default")]
+    pub rate_overflow: RateOverflow,
+}
+
+/// `[suite] rate_overflow`: what a run that dropped `rate` arrivals is.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RateOverflow {
+    /// The row is `failed`: the requested load was never offered, so its numbers must not be
+    /// compared as if it had been.
+    #[default]
+    Fail,
+    /// The row stays `ok` with the count in `dropped` (an overload study on purpose).
+    Record,
+}
+
+impl RateOverflow {
+    fn is_default(&self) -> bool {
+        *self == RateOverflow::default()
+    }
 }
 
 fn one() -> i64 {

@@ -273,6 +273,7 @@ pub(super) fn validate(
         results_dir: PathBuf::from(raw.suite.results_dir),
         step_name: raw.suite.step_name,
         on_error: raw.suite.on_error,
+        rate_overflow: raw.suite.rate_overflow,
         hooks: raw.hooks.unwrap_or_default(),
         target: raw.target,
         defaults,
