@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Side-by-side speed of sbsuite and sysbench 1.0.20 on this machine. For every case, the two run
 # alternately (A/B in every round, same options, same machine) so that machine noise hits both
-# alike; the script prints the median of each and the ratio sbsuite/sysbench.
+# alike; the script prints the median of each, the ratio sbsuite/sysbench of the medians, and
+# the smallest and largest ratio of one round's pair (the spread the machine's noise causes).
 #
 #   bench/sysbench-compare.sh [ROUNDS] [SECONDS] [CASE...]     (default: 5 rounds of 5 s, all cases)
 #
 # Cases live in bench/cases/*.sh; each defines `case_<name>` functions that call `ab` (below).
-# Installs sysbench from the system packages when missing (as root); builds sbsuite in release.
+# Installs sysbench from the system packages when missing (as root); builds sbsuite in release,
+# unless SBSUITE names the binary to measure (e.g. an older build, for a before/after table).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
@@ -16,8 +18,10 @@ if ! command -v sysbench >/dev/null; then
   echo "installing sysbench from the system packages" >&2
   apt-get install -y sysbench >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y sysbench >/dev/null; }
 fi
-cargo build --release --quiet
-SBSUITE=$PWD/target/release/sbsuite
+if [ -z "${SBSUITE:-}" ]; then
+  cargo build --release --quiet
+  SBSUITE=$PWD/target/release/sbsuite
+fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export ROUNDS SECS SBSUITE TMP
@@ -54,17 +58,20 @@ ab() {
     eval "$sys_cmd" >> "$TMP/a"
     eval "$sbs_cmd" >> "$TMP/b"
   done
-  local a b
+  local a b spread
   a=$(median < "$TMP/a"); b=$(median < "$TMP/b")
+  # Per-round ratios b_i/a_i of the alternating pairs: their min and max.
+  spread=$(paste -d' ' "$TMP/a" "$TMP/b" | awk '$1 > 0 {r = $2 / $1; if (n++ == 0 || r < lo) lo = r; if (n == 1 || r > hi) hi = r}
+    END {if (n) printf "%.3f,%.3f", lo, hi; else printf "nan,nan"}')
   local goal=">= 1.00"
   [ "$higher" = 1 ] || goal="<= 1.00"
-  echo "$name,$unit,$ROUNDS,$SECS,$a,$b,$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b/a}'),$goal"
+  echo "$name,$unit,$ROUNDS,$SECS,$a,$b,$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b/a}'),$spread,$goal"
 }
 export -f median sbs_metric sys_metric
 
 mkdir -p "$TMP/work"
 for f in bench/cases/*.sh; do source "$f"; done
-echo "case,unit,rounds,seconds,sysbench_median,sbsuite_median,ratio_sbsuite_over_sysbench,target"
+echo "case,unit,rounds,seconds,sysbench_median,sbsuite_median,ratio_sbsuite_over_sysbench,round_ratio_min,round_ratio_max,target"
 cases=("$@")
 if [ ${#cases[@]} -eq 0 ]; then
   mapfile -t cases < <(declare -F | awk '{print $3}' | grep '^case_' | sed 's/^case_//')

@@ -660,3 +660,96 @@ fn issue_14_a_run_records_its_client_host_and_compare_shows_the_difference() {
         "{table}"
     );
 }
+
+/// What [`run_cpu_suite`] returns: exit code, stderr, the rows of results.csv by column, and
+/// the file's text.
+type SuiteRun = (
+    Option<i32>,
+    String,
+    Vec<std::collections::HashMap<String, String>>,
+    String,
+);
+
+/// Runs `suite_text` (suite `name`) in a scratch results directory.
+fn run_cpu_suite(name: &str, suite_text: &str) -> SuiteRun {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join(format!("{name}.toml"));
+    std::fs::write(&suite, suite_text).unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .args(["--progress", "plain", "--results-dir"])
+        .arg(dir.path().join("results"))
+        .output()
+        .unwrap();
+    let results = dir.path().join("results");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        common::results(&results),
+        std::fs::read_to_string(run_dir(&results, name).join("results.csv")).unwrap(),
+    )
+}
+
+/// A one-thread cpu suite over the `rate` values `rates`, 1 s each, plus `suite_extra` lines
+/// in `[suite]`. 10^8 arrivals/s is far beyond one thread (an event takes about a
+/// millisecond), 10/s is far below it.
+fn rate_suite(rates: &str, suite_extra: &str) -> String {
+    format!(
+        "[suite]\nname = \"rate\"\n{suite_extra}\n[defaults]\nworkload = \"cpu\"\ntime = 1\n\
+         threads = 1\ncpu_max_prime = 20000\n\n[matrix]\nrate = [{rates}]\n"
+    )
+}
+
+/// #14 item 5: a run that could not offer its `rate` is `failed` with the dropped count in
+/// `dropped` and the reason in `error`, keeps its numbers, and counts as a failure for
+/// `on_error` (here `stop`: the next run never starts) and the exit code.
+#[test]
+fn a_rate_that_cannot_be_offered_fails_the_row_with_the_dropped_count() {
+    let (code, stderr, rows, _) = run_cpu_suite(
+        "rate",
+        &rate_suite("100000000, 10", "on_error = \"stop\"\n"),
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        rows.len(),
+        1,
+        "on_error = stop: the second run never ran: {rows:?}"
+    );
+    let r = &rows[0];
+    assert_eq!(r["status"], "failed", "{r:?}");
+    let dropped: u64 = r["dropped"].parse().expect("a count");
+    assert!(dropped > 0, "{r:?}");
+    assert_eq!(
+        r["error"],
+        format!(
+            "the target rate 100000000/s could not be offered: {dropped} arrivals were dropped \
+             because all 1 threads were busy and the event queue (131072 slots) was full; lower \
+             `rate` or raise `threads`, or set [suite] rate_overflow = \"record\" to keep the \
+             row ok with the count in `dropped`"
+        )
+    );
+    assert!(r["events"].parse::<u64>().expect("measured") > 0, "{r:?}");
+    assert!(stderr.contains("on_error = stop"), "{stderr}");
+}
+
+/// #14 item 5: with `rate_overflow = "record"` the overloaded run stays `ok` with its count;
+/// a rate the thread keeps up with shows 0; a run without `rate` leaves the column empty. An
+/// ok row still ends in `,ok,,` (status, error and knee stay the last columns).
+#[test]
+fn rate_overflow_record_keeps_the_row_ok_with_the_count() {
+    let (code, stderr, rows, text) = run_cpu_suite(
+        "rate",
+        &rate_suite("100000000, 10, 0", "rate_overflow = \"record\"\n"),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+    let dropped: Vec<&str> = rows.iter().map(|r| r["dropped"].as_str()).collect();
+    assert!(
+        dropped[0].parse::<u64>().expect("a count") > 0,
+        "{dropped:?}"
+    );
+    assert_eq!(dropped[1..], ["0", ""]);
+    assert!(text.lines().skip(1).all(|l| l.ends_with(",ok,,")), "{text}");
+}

@@ -73,6 +73,7 @@ fn step(s: &plan::Step) -> Result<(String, Option<sbsuite::engine::StepOutcome>)
                 &s.workload,
                 &s.options,
                 s.target.as_ref(),
+                sbsuite::engine::RateOverflow::Count,
                 &mut out,
                 &mut |_| {},
                 &stop,

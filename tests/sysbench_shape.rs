@@ -309,6 +309,55 @@ fn refused_lines_exit_and_print_as_sysbench() {
     assert_eq!(ours.1.first(), theirs.1.first(), "the banner");
 }
 
+/// #14 item 5: a `--rate` the threads cannot keep up with stops both tools as soon as the
+/// event queue is full: no report, sysbench's `FATAL: The event queue is full…` line on
+/// stdout, exit code 1 (sbsuite's explanation may follow on stderr). 10^6 arrivals/s against
+/// one thread whose events take a millisecond (cpu) or much longer (threads): both fill the
+/// 131072 slots within a fraction of a second, so the hour-long time limit is never reached.
+#[test]
+fn a_rate_that_cannot_be_offered_is_fatal_as_in_sysbench() {
+    if !sysbench_available() {
+        return;
+    }
+    for args in [
+        &["cpu", "--threads=1", "--rate=1000000", "--time=3600", "run"][..],
+        &[
+            "threads",
+            "--threads=1",
+            "--rate=1000000",
+            "--time=3600",
+            "run",
+        ],
+        &[
+            "cpu",
+            "--threads=1",
+            "--rate=1000000",
+            "--time=3600",
+            "--verbosity=0",
+            "run",
+        ],
+    ] {
+        let [theirs, ours] = refused_by_both(args);
+        assert_eq!(ours.0, Some(1), "exit code of {args:?}");
+        assert_eq!(ours.0, theirs.0, "exit code of {args:?}");
+        assert_eq!(ours.1, theirs.1, "stdout of {args:?}");
+        assert_eq!(
+            ours.1.last().map(String::as_str),
+            Some(
+                "FATAL: The event queue is full. This means the worker threads are unable to keep \
+                 up with the specified event generation rate"
+            ),
+            "{args:?}"
+        );
+        assert!(theirs.2.is_empty(), "sysbench's stderr: {:?}", theirs.2);
+        assert!(
+            ours.2.iter().all(|l| l.starts_with("error: ")),
+            "stderr of {args:?}: {:?}",
+            ours.2
+        );
+    }
+}
+
 /// #14 item 2: `--verbosity` 0–5 prints what sysbench prints at that level: nothing below 3
 /// (no warnings or errors occur here), the report at 3, the progress notes (`Doing …`,
 /// `Event limit exceeded, exiting...`, `Done.`) at 4, the `DEBUG:` lines at 5 and with

@@ -37,6 +37,7 @@ pub(super) fn run(args: RunArgs) -> Exit {
         base_dir,
         hooks: suite.hooks.clone(),
         on_error: suite.on_error,
+        rate_overflow: suite.rate_overflow,
         resume: args.resume.clone(),
         stop_when: suite.matrix.stop_when.clone(),
         results_root: args.results_dir.unwrap_or(suite.results_dir),

@@ -44,7 +44,9 @@ fn refuse(raw: &[String], e: &SysbenchError) {
         eprintln!("{}", r.line);
     }
     let _ = stdout.flush();
-    if !matches!(e, SysbenchError::Step(_)) {
+    if let Some(hint) = e.hint() {
+        eprintln!("error: {hint}");
+    } else if !matches!(e, SysbenchError::Step(_)) {
         eprintln!("error: {e}");
     }
 }

@@ -88,6 +88,17 @@ pub struct Refusal {
 }
 
 impl SysbenchError {
+    /// sbsuite's explanation after sysbench's line, when sysbench's own names no fix.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            SysbenchError::Step(EngineError::RateOverflow) => Some(
+                "--rate asks for more events per second than --threads can start, so the \
+                 requested load was never offered: lower --rate or raise --threads",
+            ),
+            _ => None,
+        }
+    }
+
     /// sysbench's report of the same refusal (checked side by side with sysbench 1.0.20), or
     /// `None` for sbsuite's own failures (`--sbsuite-results`, suite conversion, signals).
     /// `raw` is the command line, for the option as typed (sysbench quotes it verbatim).
@@ -161,10 +172,11 @@ impl SysbenchError {
             }
             // The step printed the banner already. sysbench's logger would print this on
             // stdout; it stays on stderr, where sbsuite's step errors have always been (scripts
-            // and tests read them there) and where its own wording differs from sysbench's anyway.
+            // and tests read them there) and where its own wording differs from sysbench's anyway
+            // — except a full rate queue, whose line is sysbench's word for word, on its stream.
             SysbenchError::Step(e) => Some(Refusal {
                 banner: false,
-                stdout: false,
+                stdout: matches!(e, EngineError::RateOverflow),
                 line: format!("FATAL: {e}"),
             }),
             SysbenchError::Signal(_)
@@ -290,6 +302,7 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
                 workload,
                 &options,
                 target.as_ref(),
+                crate::engine::RateOverflow::Fatal,
                 &mut stdout,
                 &mut |_| {},
                 &stop,
@@ -359,6 +372,7 @@ fn with_results(raw: &[String], action: Action, dir: &Path) -> Result<RunSummary
         base_dir: std::path::PathBuf::from("."),
         hooks: Default::default(),
         on_error: Default::default(),
+        rate_overflow: suite.rate_overflow,
         resume: None,
         stop_when: Vec::new(),
         results_root: dir.to_path_buf(),

@@ -224,6 +224,21 @@ pub struct RunConfig {
     pub rand: RandOptions,
     /// `validate`: checks where a workload can make them (fileio's checksums).
     pub validate: bool,
+    /// What a full `rate` queue does (not an option: the caller decides).
+    pub rate_overflow: RateOverflow,
+}
+
+/// What the driver does when `rate` offers an arrival while the event queue
+/// ([`super::driver::RATE_QUEUE_SLOTS`]) is full because every worker is busy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RateOverflow {
+    /// Drop the arrival, count it, run on, and report the count as the [`super::DROPPED`]
+    /// metric: the runner decides what it means for the row (`[suite] rate_overflow`).
+    #[default]
+    Count,
+    /// Stop the run at the first dropped arrival, without a report, with
+    /// [`super::EngineError::RateOverflow`]: sysbench 1.0.20's behaviour, for `sbsuite sysbench`.
+    Fatal,
 }
 
 /// The option tables [`RunConfig`] reads.
@@ -318,6 +333,7 @@ impl RunConfig {
                 zipfian_exp: o.float("rand_zipfian_exp")?,
             },
             validate: o.flag("validate")?,
+            rate_overflow: RateOverflow::Count,
         })
     }
 

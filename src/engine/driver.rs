@@ -35,8 +35,11 @@
 //!   one per event and count latency from it (queue wait + execution: coordinated omission is
 //!   not hidden). The queue is a `Mutex<VecDeque>` + `Condvar` preallocated to sysbench's 131072
 //!   slots: the same structure as sysbench's, one uncontended-in-practice lock per event, only
-//!   in rate mode. A full queue does not abort the run (sysbench: "FATAL: The event queue is
-//!   full"): the arrival is dropped, counted, and a warning after the report gives the count.
+//!   in rate mode. A full queue means the requested load is not being offered. With
+//!   [`RateOverflow::Fatal`] (`sbsuite sysbench`) the first such arrival stops the run without a
+//!   report, as sysbench's "FATAL: The event queue is full" does; with [`RateOverflow::Count`]
+//!   (suites) the arrival is dropped and counted, the count is the outcome's
+//!   [`super::DROPPED`] metric (the runner fails the row on it), and a warning follows the report.
 //! * The calling thread is the collector: it sleeps to the next due moment (report tick,
 //!   warmup end, checkpoint, forced shutdown) on an absolute schedule, and is unparked by the
 //!   last worker to leave. A tick after the time limit, or one that no worker lived to see, is
@@ -64,7 +67,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
-use super::config::RunConfig;
+use super::config::{RateOverflow, RunConfig};
 use super::random::Rng;
 use super::{EngineError, IntervalSample, StepOutcome, console};
 use crate::stats::{self, BUCKETS, IntervalSlot, WorkerStats, log_histogram};
@@ -176,6 +179,16 @@ pub enum EventResult {
 /// sysbench's event queue size for `rate`.
 pub const RATE_QUEUE_SLOTS: usize = 131_072;
 
+/// The event queue size of a run started on this thread: [`RATE_QUEUE_SLOTS`], or in unit
+/// tests the small size a test sets, so that it overflows whatever the machine's load.
+fn rate_queue_slots() -> usize {
+    #[cfg(test)]
+    if let Some(slots) = tests::QUEUE_SLOTS.get() {
+        return slots;
+    }
+    RATE_QUEUE_SLOTS
+}
+
 /// How often the collector forwards the stop flag and re-checks its schedule at most.
 const POLL: Duration = Duration::from_millis(20);
 
@@ -205,6 +218,8 @@ struct RateQueue {
     closed: AtomicBool,
     /// Arrivals not queued because the queue was full.
     dropped: AtomicU64,
+    /// Set by the generator when an arrival was dropped under [`RateOverflow::Fatal`].
+    overflowed: AtomicBool,
     /// Events being executed (the interim `concurrency`).
     in_flight: AtomicUsize,
 }
@@ -223,6 +238,7 @@ impl RateQueue {
             cv: Condvar::new(),
             closed: AtomicBool::new(false),
             dropped: AtomicU64::new(0),
+            overflowed: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
         }
     }
@@ -231,15 +247,17 @@ impl RateQueue {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn push(&self, at: Instant) {
+    /// Queues an arrival; `false` (and one more `dropped`) when the queue is full.
+    fn push(&self, at: Instant) -> bool {
         let mut q = self.lock();
         if q.len() >= self.capacity {
             self.dropped.fetch_add(1, Ordering::Relaxed);
-            return;
+            return false;
         }
         q.push_back(at);
         drop(q);
         self.cv.notify_one();
+        true
     }
 
     /// The next intended start, or `Wait` after a short timeout so that the caller re-checks
@@ -493,7 +511,12 @@ fn generate(shared: &Shared, start: Instant) {
             }
             thread::sleep((next - now).min(POLL));
         }
-        queue.push(next);
+        if !queue.push(next) && shared.cfg.rate_overflow == RateOverflow::Fatal {
+            queue.overflowed.store(true, Ordering::Relaxed);
+            shared.abort.store(true, Ordering::Relaxed);
+            queue.close();
+            return;
+        }
     }
     // Let the workers reach the deadline, then release the idle ones.
     if let Some(d) = deadline {
@@ -718,7 +741,7 @@ fn run_inner(
         epoch: AtomicU64::new(0),
         abort: AtomicBool::new(false),
         interrupt: AtomicBool::new(false),
-        queue: (cfg.rate > 0).then(|| RateQueue::new(RATE_QUEUE_SLOTS)),
+        queue: (cfg.rate > 0).then(|| RateQueue::new(rate_queue_slots())),
         collector: thread::current(),
     });
 
@@ -823,6 +846,13 @@ fn run_inner(
     if let Some(e) = write_error {
         return (Err(e), abandoned);
     }
+    if shared
+        .queue
+        .as_ref()
+        .is_some_and(|q| q.overflowed.load(Ordering::Relaxed))
+    {
+        return (Err(EngineError::RateOverflow), abandoned);
+    }
     let result = finish(
         &shared,
         workload,
@@ -886,6 +916,10 @@ fn finish(
     }
     let mut outcome = build_outcome(&workers, seconds, cfg.percentile, interrupted)?;
     workload.finish_outcome(&mut outcome);
+    if let Some(q) = &shared.queue {
+        let dropped = q.dropped.load(Ordering::Relaxed);
+        outcome.metrics.push((super::DROPPED, dropped as f64));
+    }
     let report = (|| {
         if cfg.verbosity >= 4 {
             console::write_debug_done(out, time_exits, event_exits)?;
@@ -910,9 +944,9 @@ fn finish(
             if dropped > 0 {
                 writeln!(
                     out,
-                    "WARNING: {dropped} events were not run: the event queue ({RATE_QUEUE_SLOTS} \
-                     slots) was full, the workers could not keep up with --rate={}",
-                    cfg.rate
+                    "WARNING: {dropped} events were not run: the event queue ({} slots) was \
+                     full, the workers could not keep up with --rate={}",
+                    q.capacity, cfg.rate
                 )?;
                 writeln!(out)?;
             }
@@ -1024,6 +1058,9 @@ fn collect(
                 sample
                     .metrics
                     .push(("concurrency", q.in_flight.load(Ordering::Relaxed) as f64));
+                sample
+                    .metrics
+                    .push((super::DROPPED, q.dropped.load(Ordering::Relaxed) as f64));
             }
             match workload.interim(&mut sample) {
                 Some(line) => writeln!(out, "{line}")?,
@@ -1222,6 +1259,12 @@ mod tests {
     }
 
     const SPIN: Duration = Duration::from_micros(20);
+
+    thread_local! {
+        /// [`super::rate_queue_slots`] of runs this test thread starts, when set.
+        pub(super) static QUEUE_SLOTS: std::cell::Cell<Option<usize>> =
+            const { std::cell::Cell::new(None) };
+    }
 
     #[test]
     fn events_cap_is_exact_across_threads() {
@@ -1607,12 +1650,63 @@ mod tests {
     }
 
     #[test]
+    fn a_rate_the_workers_cannot_keep_up_with_is_counted_or_fatal() {
+        // One worker needing 5 ms per event against 10^8 arrivals/s: a queue of 4 slots fills
+        // within the first event.
+        QUEUE_SLOTS.set(Some(4));
+        let slow = Fake {
+            spin: Duration::from_millis(5),
+            per_thread: None,
+            until: None,
+        };
+        let cfg = RunConfig {
+            rate: 100_000_000,
+            seed: 5,
+            ..config(1, 0, 300, 0)
+        };
+        let (o, _, text) = run_fake(&slow, &cfg, &AtomicBool::new(false));
+        let dropped = crate::engine::metric(&o.metrics, crate::engine::DROPPED).expect("counted");
+        assert!(dropped > 0.0, "{dropped}");
+        assert!(
+            text.contains(&format!("WARNING: {} events were not run", dropped as u64)),
+            "{text}"
+        );
+
+        // sysbench's behaviour: the first dropped arrival ends the run, long before its hour,
+        // with no report.
+        let cfg = RunConfig {
+            rate: 100_000_000,
+            rate_overflow: RateOverflow::Fatal,
+            ..config(1, 0, 3_600_000, 0)
+        };
+        let mut out = Vec::new();
+        let err = run(&slow, &cfg, &mut out, &mut |_| {}, &AtomicBool::new(false))
+            .expect_err("the queue overflows");
+        assert!(matches!(err, EngineError::RateOverflow), "{err}");
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(text.ends_with("Threads started!\n\n"), "{text}");
+
+        // A rate the worker keeps up with drops nothing, and says so.
+        let cfg = RunConfig {
+            rate: 20,
+            ..config(1, 0, 300, 0)
+        };
+        let (o, _, text) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+        assert_eq!(
+            crate::engine::metric(&o.metrics, crate::engine::DROPPED),
+            Some(0.0)
+        );
+        assert!(!text.contains("WARNING"), "{text}");
+    }
+
+    #[test]
     fn rate_queue_counts_what_it_cannot_hold() {
         let q = RateQueue::new(2);
         let t = Instant::now();
-        for i in 0..5 {
-            q.push(t + Duration::from_millis(i));
-        }
+        let queued: Vec<bool> = (0..5)
+            .map(|i| q.push(t + Duration::from_millis(i)))
+            .collect();
+        assert_eq!(queued, [true, true, false, false, false]);
         assert_eq!((q.len(), q.dropped.load(Ordering::Relaxed)), (2, 3));
         assert!(
             matches!(q.pop(), Ticket::Start(at) if at == t),

@@ -44,7 +44,7 @@ pub mod threads;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
-pub use self::config::RunConfig;
+pub use self::config::{RateOverflow, RunConfig};
 pub use self::registry::engine_for;
 use self::spec::{Setup, WorkloadSpec};
 use crate::db::Target;
@@ -62,6 +62,14 @@ pub enum EngineError {
     /// than waiting out `connect_timeout` again.
     #[error("{0}")]
     Unreachable(String),
+    /// `rate` offered more arrivals than the workers could start and the run was set to stop
+    /// then ([`config::RateOverflow::Fatal`]): sysbench 1.0.20's words, which `sbsuite sysbench`
+    /// prints as its `FATAL:` line.
+    #[error(
+        "The event queue is full. This means the worker threads are unable to keep up with the \
+         specified event generation rate"
+    )]
+    RateOverflow,
 }
 
 /// One interim report (one line of sysbench's `[ 10s ] …` output), also stored in intervals.csv.
@@ -103,7 +111,15 @@ pub const METRICS: &[(&str, &str)] = &[
         "rate: events waiting in the queue (intervals only)",
     ),
     ("concurrency", "rate: events in progress (intervals only)"),
+    (
+        DROPPED,
+        "rate: arrivals dropped because every thread was busy and the queue was full",
+    ),
 ];
+
+/// The metric that counts `rate` arrivals the run could not offer (see
+/// [`config::RateOverflow`]): 0 when every arrival was queued, absent without `rate`.
+pub const DROPPED: &str = "dropped";
 
 /// The value of metric `name`, if the workload reported it.
 pub fn metric(metrics: &Metrics, name: &str) -> Option<f64> {
@@ -155,7 +171,15 @@ pub fn run_step(
     on_interval: &mut dyn FnMut(&IntervalSample),
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
-    run_step_with_target(workload, options, None, out, on_interval, stop)
+    run_step_with_target(
+        workload,
+        options,
+        None,
+        RateOverflow::Count,
+        out,
+        on_interval,
+        stop,
+    )
 }
 
 /// The spec of `workload`, or [`EngineError::NoEngine`].
@@ -183,16 +207,21 @@ fn make(
 }
 
 /// [`run_step`] for workloads that need a database: `target` is the suite's `[target]` (or a
-/// sysbench line's `--mysql-*` options); system workloads ignore it.
+/// sysbench line's `--mysql-*` options); system workloads ignore it. `overflow` says what a
+/// `rate` the workers cannot keep up with does (suites count, `sbsuite sysbench` stops).
 pub fn run_step_with_target(
     workload: &str,
     options: &Options,
     target: Option<&Target>,
+    overflow: RateOverflow,
     out: &mut dyn Write,
     on_interval: &mut dyn FnMut(&IntervalSample),
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
-    let config = RunConfig::from_options(options)?;
+    let config = RunConfig {
+        rate_overflow: overflow,
+        ..RunConfig::from_options(options)?
+    };
     let spec = spec_of(workload)?;
     let engine = make(spec, options, &config, target)?;
     let mut filtered = console::LevelFilter::new(out, config.verbosity);

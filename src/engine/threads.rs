@@ -2,16 +2,20 @@
 //!
 //! Each event takes the next number of one global atomic counter, picks mutex
 //! `number mod thread_locks`, and `thread_yields` times locks it, yields the CPU
-//! (`sched_yield` through [`std::thread::yield_now`]) and unlocks it — sysbench 1.0.20's event.
+//! (`sched_yield`) and unlocks it — sysbench 1.0.20's event.
 //!
-//! The mutexes are `std::sync::Mutex<()>`: on Linux a futex word with an uncontended fast path
-//! of one compare-and-swap, the same cost as glibc's `pthread_mutex_lock`, and no allocation.
-//! Each sits on its own cache lines so that threads working on different mutexes do not
-//! false-share (sysbench packs its `pthread_mutex_t`s; padding can only help). The counter is
-//! the only shared write per event, once per event rather than per yield.
+//! The test measures how the scheduler and the lock hand the CPU around, so the lock and the
+//! yield are sysbench's own, not merely equivalent ones (#14): glibc's `pthread_mutex_t` of the
+//! default type, initialised with default attributes, and `libc::sched_yield`. Rust's
+//! `std::sync::Mutex` is also a futex word, but it spins (about 100 reads) before it parks,
+//! and glibc's default mutex never spins: with dozens of threads per core the spinning
+//! waiters steal the time slices the holder needs to get back to its unlock, which made this
+//! workload 15–29 % slower than sysbench at 64–512 threads. The mutexes are one contiguous
+//! array as sysbench allocates them (neighbours share cache lines, as there). The counter is
+//! the only other shared write per event, once per event, as in sysbench.
 
+use std::cell::UnsafeCell;
 use std::io::{self, Write};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::config::UNBOUNDED;
@@ -52,13 +56,64 @@ static OPTIONS: &[OptSpec] = &[
     },
 ];
 
-#[repr(align(128))]
-struct Padded(Mutex<()>);
+/// One of sysbench's mutexes: a glibc `pthread_mutex_t` of the default type, used only through
+/// the pthread functions, at a fixed address (the boxed slice of [`Locks`]) from its
+/// initialisation to its destruction.
+struct PthreadMutex(UnsafeCell<libc::pthread_mutex_t>);
+
+// SAFETY: a pthread mutex exists to be locked and unlocked from many threads; the cell is only
+// ever passed to the pthread functions, which synchronise all access to it.
+unsafe impl Sync for PthreadMutex {}
+
+impl PthreadMutex {
+    fn lock(&self) {
+        // SAFETY: the mutex was initialised in place by `Locks::new` and is destroyed only when
+        // the `Locks` is dropped, after every worker has finished.
+        let rc = unsafe { libc::pthread_mutex_lock(self.0.get()) };
+        debug_assert_eq!(rc, 0, "pthread_mutex_lock");
+    }
+
+    /// Unlocks the mutex; the caller locked it on this thread.
+    fn unlock(&self) {
+        // SAFETY: initialised and alive as in `lock`, and held by this thread: every call
+        // follows this thread's own `lock` of the same mutex.
+        let rc = unsafe { libc::pthread_mutex_unlock(self.0.get()) };
+        debug_assert_eq!(rc, 0, "pthread_mutex_unlock");
+    }
+}
+
+/// sysbench's array of `thread_locks` mutexes, contiguous, initialised in place.
+struct Locks(Box<[PthreadMutex]>);
+
+impl Locks {
+    fn new(n: usize) -> Self {
+        let locks: Box<[PthreadMutex]> = (0..n)
+            .map(|_| PthreadMutex(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER)))
+            .collect();
+        for m in locks.iter() {
+            // SAFETY: the mutex sits at its final heap address and has never been used; NULL
+            // attributes make it the default type, as sysbench's `pthread_mutex_init` does.
+            // With those, glibc's init cannot fail.
+            unsafe { libc::pthread_mutex_init(m.0.get(), std::ptr::null()) };
+        }
+        Self(locks)
+    }
+}
+
+impl Drop for Locks {
+    fn drop(&mut self) {
+        for m in self.0.iter() {
+            // SAFETY: `&mut self`: no worker holds a reference any more, so every mutex is
+            // unlocked and unused, and it is never touched again.
+            unsafe { libc::pthread_mutex_destroy(m.0.get()) };
+        }
+    }
+}
 
 /// The threads workload.
 pub struct Threads {
     yields: u64,
-    locks: Box<[Padded]>,
+    locks: Locks,
     /// sysbench's request counter: which mutex the next event uses.
     next: AtomicU64,
 }
@@ -82,14 +137,14 @@ impl Threads {
             })?;
         Ok(Self {
             yields,
-            locks: (0..n).map(|_| Padded(Mutex::new(()))).collect(),
+            locks: Locks::new(n),
             next: AtomicU64::new(0),
         })
     }
 
     /// The mutex index of the next event (advances the shared counter).
     fn next_lock(&self) -> usize {
-        (self.next.fetch_add(1, Ordering::Relaxed) % self.locks.len() as u64) as usize
+        (self.next.fetch_add(1, Ordering::Relaxed) % self.locks.0.len() as u64) as usize
     }
 }
 
@@ -100,12 +155,12 @@ struct ThreadsWorker<'a> {
 impl Worker for ThreadsWorker<'_> {
     fn event(&mut self) -> EventResult {
         let w = self.workload;
-        let lock = &w.locks[w.next_lock()].0;
+        let lock = &w.locks.0[w.next_lock()];
         for _ in 0..w.yields {
-            // A poisoned mutex guards nothing here (the data is `()`), so poisoning is ignored.
-            let guard = lock.lock().unwrap_or_else(|e| e.into_inner());
-            std::thread::yield_now();
-            drop(guard);
+            lock.lock();
+            // SAFETY: sched_yield has no preconditions (and cannot fail on Linux).
+            unsafe { libc::sched_yield() };
+            lock.unlock();
         }
         EventResult::Done
     }
@@ -123,7 +178,7 @@ impl Workload for Threads {
             out,
             "Thread yields per test: {} Locks used: {}",
             self.yields,
-            self.locks.len()
+            self.locks.0.len()
         )
     }
 
@@ -160,10 +215,12 @@ mod tests {
             10,
             "one counter step per event"
         );
-        assert!(
-            t.locks.iter().all(|l| l.0.try_lock().is_ok()),
-            "all unlocked"
-        );
+        // SAFETY: initialised mutexes of `t`, unlocked again right after a successful try.
+        let all_unlocked = t.locks.0.iter().all(|m| unsafe {
+            libc::pthread_mutex_trylock(m.0.get()) == 0
+                && libc::pthread_mutex_unlock(m.0.get()) == 0
+        });
+        assert!(all_unlocked, "every event unlocks what it locked");
     }
 
     #[test]

@@ -137,7 +137,8 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `file_reads_ps`, `file_writes_ps`, `file_fsyncs_ps` | fileio: operations per second (sysbench's `File operations:`) |
 | `read_mib_per_s`, `written_mib_per_s` | fileio: throughput (sysbench's `Throughput:`) |
 | `queue_length`, `concurrency` | `rate` runs: always empty here, filled in intervals.csv |
-| `status` | `ok`, `failed` (engine error, or its prepare failed) or `interrupted` (stopped by Ctrl-C/SIGTERM, or cut short by `forced_shutdown` with `error` saying so; the measurements cover the part that ran) |
+| `dropped` | `rate` runs: arrivals dropped because every thread was busy and the event queue (131072) was full, i.e. load the run never offered (`0` when all was offered; empty without `rate`) |
+| `status` | `ok`, `failed` (engine error, its prepare failed, or a `rate` run dropped arrivals and the suite does not set `rate_overflow = "record"`: the measurements stay, `error` says why) or `interrupted` (stopped by Ctrl-C/SIGTERM, or cut short by `forced_shutdown` with `error` saying so; the measurements cover the part that ran) |
 | `error` | the error message when `failed` (or why an interrupted step ended), else empty |
 | `knee` | on the run where a `stop_when` sweep stopped: the knee (the last value before the condition) and why, e.g. `threads=64 (tps +3.1% < 5% at threads=128)`; else empty |
 
@@ -150,8 +151,9 @@ does not exist (a failed step, `tps` of a cpu run, a rate over zero seconds) is 
 One row per interim report (sysbench's `[ 10s ] …` lines): `run_id, step, name, variant, time,
 threads, eps, tps, qps, reads_ps, writes_ps, other_ps, lat_pct, percentile, errors_ps,
 reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `written_mib_per_s`,
-`queue_length`, `concurrency`). `time` is seconds since the step started; `*_ps` are per-second
-rates over the interval; `lat_pct` is the latency (ms) at `percentile` over the interval. SQL and
+`queue_length`, `concurrency`, `dropped`). `time` is seconds since the step started; `*_ps` are
+per-second rates over the interval; `lat_pct` is the latency (ms) at `percentile` over the
+interval; `dropped` counts the arrivals dropped since the step started. SQL and
 workload columns are empty for workloads that do not have them.
 
 ### histograms/

@@ -532,7 +532,7 @@ mod tests {
         let status = cols.iter().position(|c| c == "status").unwrap();
         assert_eq!(
             cols[status - 1],
-            "concurrency",
+            "dropped",
             "metrics sit just before status"
         );
         assert_eq!(

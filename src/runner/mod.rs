@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::engine::{self, EngineError, IntervalSample, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::ResultsError;
-use crate::suite::raw::{OnError, RawHooks};
+use crate::suite::raw::{OnError, RateOverflow, RawHooks};
 
 pub use self::command::{
     ResumeError, SERVER_CHECKS, ServerCheck, check_offline, check_variants, load_for_resume,
@@ -65,6 +65,8 @@ pub struct RunContext {
     pub hooks: RawHooks,
     /// `[suite] on_error`: what a failed step does to the rest.
     pub on_error: OnError,
+    /// `[suite] rate_overflow`: whether a run that dropped `rate` arrivals fails.
+    pub rate_overflow: RateOverflow,
     /// `--resume`: the run directory of a stopped run to continue (else a new run directory).
     pub resume: Option<PathBuf>,
     /// `[matrix] stop_when` threshold sweeps.
@@ -208,6 +210,7 @@ impl StepExecutor for EngineExecutor {
             &step.workload,
             &step.options,
             step.target.as_ref(),
+            engine::RateOverflow::Count,
             out,
             on_interval,
             stop,
@@ -1006,6 +1009,7 @@ mod tests {
             base_dir: PathBuf::from("."),
             hooks: RawHooks::default(),
             on_error: OnError::Continue,
+            rate_overflow: RateOverflow::Fail,
             resume: None,
             stop_when: Vec::new(),
         }

@@ -49,10 +49,11 @@ use super::progress::{Progress, ReportOut};
 use super::sweep::Sweeps;
 use super::{ResumePlan, RunContext, RunError, RunSummary, StepExecutor, resume_plan};
 use crate::db::interrupt;
-use crate::engine::{EngineError, IntervalSample, StepOutcome};
+use crate::engine::driver::RATE_QUEUE_SLOTS;
+use crate::engine::{DROPPED, EngineError, IntervalSample, StepOutcome, metric};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::{ResultStore, ResultsError, RowStatus, RunRow, host};
-use crate::suite::raw::OnError;
+use crate::suite::raw::{OnError, RateOverflow};
 
 /// What the loop knows about a dataset's latest prepare.
 enum Dataset {
@@ -632,7 +633,14 @@ impl<'a, W: Write> StepLoop<'a, W> {
     ) -> bool {
         let (status, outcome, error) = match &result {
             Ok(o) if o.interrupted => (RowStatus::Interrupted, Some(o), o.cut_short.clone()),
-            Ok(o) => (RowStatus::Ok, Some(o), None),
+            Ok(o) => match rate_not_offered(step, o)
+                .filter(|_| self.ctx.rate_overflow == RateOverflow::Fail)
+            {
+                // The numbers stay on the row, but a run that never offered its load must not
+                // be compared (or swept) as if it had.
+                Some(why) => (RowStatus::Failed, Some(o), Some(why)),
+                None => (RowStatus::Ok, Some(o), None),
+            },
             Err(e) if self.stop.load(Ordering::SeqCst) => {
                 (RowStatus::Interrupted, None, Some(e.to_string()))
             }
@@ -844,4 +852,24 @@ fn kept_rows(dir: &std::path::Path) -> HashMap<usize, crate::results::load::Row>
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Why a run that dropped `rate` arrivals (its [`DROPPED`] metric) did not measure what was
+/// asked, with the fix: the `error` of its row under `rate_overflow = "fail"`. `None` when
+/// nothing was dropped (or the run had no `rate`).
+fn rate_not_offered(step: &Step, o: &StepOutcome) -> Option<String> {
+    let dropped = metric(&o.metrics, DROPPED).filter(|&d| d > 0.0)?;
+    let option = |key| {
+        step.options
+            .get(key)
+            .map_or_else(|| "?".to_string(), |v| v.to_string())
+    };
+    Some(format!(
+        "the target rate {}/s could not be offered: {dropped} arrivals were dropped because all \
+         {} threads were busy and the event queue ({RATE_QUEUE_SLOTS} slots) was full; lower \
+         `rate` or raise `threads`, or set [suite] rate_overflow = \"record\" to keep the row \
+         ok with the count in `dropped`",
+        option("rate"),
+        option("threads"),
+    ))
 }

@@ -53,6 +53,8 @@ pub struct Suite {
     pub variant_order: raw::VariantOrder,
     /// The seed of a `randomized` variant order (drawn when the file has none; 0 otherwise).
     pub order_seed: u64,
+    /// What a run that dropped `rate` arrivals is.
+    pub rate_overflow: raw::RateOverflow,
     /// `[hooks]` (all unset when the file has none).
     pub hooks: raw::RawHooks,
     pub target: Option<RawTarget>,

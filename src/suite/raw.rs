@@ -142,6 +142,11 @@ pub struct SuiteSection {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub order_seed: Option<i64>,
+    /// A run whose `rate` could not be offered (arrivals dropped because every thread was busy
+    /// and the event queue was full): `fail` (default: the row is `failed`, `error` says why)
+    /// or `record` (the row stays `ok`). Either way the `dropped` column has the count.
+    #[serde(default, skip_serializing_if = "RateOverflow::is_default")]
+    pub rate_overflow: RateOverflow,
 }
 
 /// `[suite] variant_order`: when each variant's runs happen.
@@ -173,6 +178,24 @@ impl VariantOrder {
     /// comparison may pair them.
     pub fn pairs_repetitions(self) -> bool {
         self != VariantOrder::Blocked
+    }
+}
+
+/// `[suite] rate_overflow`: what a run that dropped `rate` arrivals is.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RateOverflow {
+    /// The row is `failed`: the requested load was never offered, so its numbers must not be
+    /// compared as if it had been.
+    #[default]
+    Fail,
+    /// The row stays `ok` with the count in `dropped` (an overload study on purpose).
+    Record,
+}
+
+impl RateOverflow {
+    fn is_default(&self) -> bool {
+        *self == RateOverflow::default()
     }
 }
 

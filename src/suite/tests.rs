@@ -76,6 +76,25 @@ fn wrong_type() {
     assert!(e.message.contains("wrong type"), "{e}");
 }
 
+/// #14 item 5: `rate_overflow` takes `fail` (the default) or `record`; anything else names
+/// the key, its line and the two values.
+#[test]
+fn rate_overflow_is_fail_or_record() {
+    assert_eq!(load(GOOD).unwrap().rate_overflow, raw::RateOverflow::Fail);
+    let record = GOOD.replace("name = \"t\"", "name = \"t\"\nrate_overflow = \"record\"");
+    assert_eq!(
+        load(&record).unwrap().rate_overflow,
+        raw::RateOverflow::Record
+    );
+    let e = first_error(
+        &GOOD.replace("name = \"t\"", "name = \"t\"\nrate_overflow = \"drop\""),
+        3,
+    );
+    assert_eq!(e.key, "suite.rate_overflow");
+    assert!(e.message.contains("unknown value `drop`"), "{e}");
+    assert_eq!(e.help.as_deref(), Some("expected one of: fail, record"));
+}
+
 #[test]
 fn empty_axis() {
     let e = first_error(&GOOD.replace("threads = [1, 2]", "threads = []"), 9);

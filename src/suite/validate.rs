@@ -277,6 +277,7 @@ pub(super) fn validate(
         on_error: raw.suite.on_error,
         variant_order: raw.suite.variant_order,
         order_seed: raw.suite.order_seed.unwrap_or(0) as u64,
+        rate_overflow: raw.suite.rate_overflow,
         hooks: raw.hooks.unwrap_or_default(),
         target: raw.target,
         defaults,
