@@ -273,6 +273,50 @@ fn resume_in(work: &Path, run: &Path, extra: &[&str]) -> (Option<i32>, String) {
     )
 }
 
+/// Rewrites `file` without its `column` and without data rows past the first `keep` (a run
+/// directory as an earlier build, stopped early, left it).
+fn drop_column(file: &Path, column: &str, keep: usize) {
+    let mut r = csv::Reader::from_path(file).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+    let at = header.iter().position(|h| h == column).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).take(keep).collect();
+    let mut w = csv::Writer::from_path(file).unwrap();
+    let without = |cells: Vec<&str>| -> Vec<String> {
+        cells
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| *i != at)
+            .map(|(_, c)| c.to_string())
+            .collect()
+    };
+    w.write_record(without(header.iter().map(String::as_str).collect()))
+        .unwrap();
+    for row in rows {
+        w.write_record(without(row.iter().collect())).unwrap();
+    }
+    w.flush().unwrap();
+}
+
+/// #14: a run directory written before the `dropped` column existed still resumes: its rows
+/// are kept with the cell empty and the missing run runs, instead of "its columns are not the
+/// ones this suite writes".
+#[test]
+fn a_run_written_before_the_dropped_column_resumes() {
+    let (_dir, run) = finished_cpu_run();
+    drop_column(&run.join("results.csv"), "dropped", 1);
+    drop_column(&run.join("intervals.csv"), "dropped", usize::MAX);
+    let (code, stderr) = resume(&run, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(step_rows(&run), [(1, "ok".into()), (2, "ok".into())]);
+    for file in ["results.csv", "intervals.csv"] {
+        let mut r = csv::Reader::from_path(run.join(file)).unwrap();
+        assert!(
+            r.headers().unwrap().iter().any(|h| h == "dropped"),
+            "{file}"
+        );
+    }
+}
+
 #[test]
 fn resume_with_set_is_refused() {
     let (_dir, run) = finished_cpu_run();

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use super::csv::{extra_axis_columns, results_columns, step_cells};
 use super::{
     JOURNAL_EVENTS, JOURNAL_FILE, JOURNAL_START, RESULTS_FILE, ResultsError, io_err, is_kept,
-    journal_record, parse_journal_record, rewrite_csv,
+    journal_record, parse_journal_record, rewrite_csv, upgrade_columns,
 };
 use crate::plan::{Plan, Step, StepKind};
 
@@ -92,6 +92,9 @@ fn check_rows(dir: &Path, plan: &Plan) -> Result<Rows, RunDirError> {
         source,
     };
     let columns = results_columns(&plan.axes);
+    // A run written by an earlier build lacks the columns added since: given them (empty)
+    // first, so its rows are read like this build's.
+    upgrade_columns(&path, &columns)?;
     let extra = extra_axis_columns(&plan.axes);
     let runs: HashMap<usize, &Step> = plan
         .steps

@@ -347,6 +347,28 @@ fn is_kept(rec: &::csv::StringRecord, columns: &[String]) -> bool {
 
 /// Rewrites `path` (header `columns`) with the records `keep` accepts, through a temporary
 /// file and a rename, so a crash leaves either the old or the new file.
+/// Rewrites `path` in this build's `columns` when it was written before one of
+/// [`ADDED_COLUMNS`] existed (the cell empty in every row); a file already in `columns` is left
+/// as it is, and any other difference is the error of [`rewrite_csv`].
+pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), ResultsError> {
+    let header: Vec<String> = ::csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .and_then(|mut r| Ok(r.headers()?.iter().map(str::to_string).collect()))
+        .map_err(|source| ResultsError::Csv {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if header == columns {
+        return Ok(());
+    }
+    rewrite_csv(path, columns, |_| true)
+}
+
+/// Columns added to results.csv and intervals.csv after their first release: a run directory
+/// written before one was added still resumes, its rows with the cell empty (#14: `dropped`).
+const ADDED_COLUMNS: [&str; 1] = ["dropped"];
+
 fn rewrite_csv(
     path: &Path,
     columns: &[String],
@@ -368,14 +390,24 @@ fn rewrite_csv(
         .iter()
         .map(str::to_string)
         .collect();
-    if header != columns {
+    // Where each column of this build is in the file: a file written before a column was
+    // added (ADDED_COLUMNS) lacks it, and its rows get an empty cell there.
+    let from: Option<Vec<Option<usize>>> = columns
+        .iter()
+        .map(|c| match header.iter().position(|h| h == c) {
+            Some(i) => Some(Some(i)),
+            None if ADDED_COLUMNS.contains(&c.as_str()) => Some(None),
+            None => None,
+        })
+        .collect();
+    let Some(from) = from.filter(|f| f.iter().flatten().count() == header.len()) else {
         return Err(ResultsError::Io {
             path: path.to_path_buf(),
             source: io::Error::other(
                 "its columns are not the ones this suite writes: was the suite changed? resume needs the run's own suite.toml",
             ),
         });
-    }
+    };
     let tmp = path.with_extension("csv.tmp");
     let _ = fs::remove_file(&tmp);
     {
@@ -383,6 +415,10 @@ fn rewrite_csv(
         for rec in reader.records() {
             // A record a crash cut short does not parse or has too few fields: dropped.
             let Ok(rec) = rec else { continue };
+            if rec.len() != header.len() {
+                continue;
+            }
+            let rec: ::csv::StringRecord = from.iter().map(|i| i.map_or("", |i| &rec[i])).collect();
             if keep(&rec) {
                 out.write(rec.iter())?;
             }
