@@ -315,38 +315,74 @@ fn values_sysbench_checks_are_refused_in_its_words() {
     }
 }
 
-/// A scratch database on the shared MariaDB (`CREATE`), dropped by [`ScratchDb::drop`]; `None`
-/// after saying why when no server accepts root@127.0.0.1:3306.
-struct ScratchDb(&'static str);
+/// A scratch database on the shared MariaDB or PostgreSQL server, dropped by
+/// [`ScratchDb::drop`]; `None` after saying why when the server does not accept the test's user
+/// (root@127.0.0.1:3306, postgres@127.0.0.1:5432).
+struct ScratchDb {
+    name: &'static str,
+    pgsql: bool,
+}
 
 impl ScratchDb {
     fn mysql(name: &'static str) -> Option<ScratchDb> {
-        let created = mysql_admin(&[
-            format!("DROP DATABASE IF EXISTS {name}"),
-            format!("CREATE DATABASE {name}"),
-        ]);
+        ScratchDb::create(name, false)
+    }
+
+    fn pgsql(name: &'static str) -> Option<ScratchDb> {
+        ScratchDb::create(name, true)
+    }
+
+    fn create(name: &'static str, pgsql: bool) -> Option<ScratchDb> {
+        let created = admin(
+            pgsql,
+            &[
+                format!("DROP DATABASE IF EXISTS {name}"),
+                format!("CREATE DATABASE {name}"),
+            ],
+        );
         if created.is_none() {
-            common::skip(
-                "no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)",
-            );
+            common::skip(if pgsql {
+                "no PostgreSQL server accepts postgres@127.0.0.1:5432 (.ci/run starts one)"
+            } else {
+                "no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)"
+            });
         }
-        created.map(|()| ScratchDb(name))
+        created.map(|()| ScratchDb { name, pgsql })
     }
 }
 
 impl Drop for ScratchDb {
     fn drop(&mut self) {
-        mysql_admin(&[format!("DROP DATABASE IF EXISTS {}", self.0)]);
+        admin(
+            self.pgsql,
+            &[format!("DROP DATABASE IF EXISTS {}", self.name)],
+        );
     }
 }
 
-fn mysql_admin(sql: &[String]) -> Option<()> {
+/// Runs `sql` on a fresh admin connection; `None` when the server is unreachable or refuses.
+fn admin(pgsql: bool, sql: &[String]) -> Option<()> {
     use mysql_async::prelude::Queryable;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
+        if pgsql {
+            let mut c = tokio_postgres::Config::new();
+            c.host("127.0.0.1")
+                .port(5432)
+                .user("postgres")
+                .dbname("postgres");
+            let (client, conn) = c.connect(tokio_postgres::NoTls).await.ok()?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            for s in sql {
+                client.batch_execute(s).await.ok()?;
+            }
+            return Some(());
+        }
         let opts = mysql_async::OptsBuilder::default()
             .ip_or_hostname("127.0.0.1")
             .tcp_port(3306)
@@ -360,25 +396,17 @@ fn mysql_admin(sql: &[String]) -> Option<()> {
     })
 }
 
-/// Whether PostgreSQL accepts postgres@127.0.0.1:5432 (database `postgres`), else says why.
-fn pgsql_available() -> bool {
-    let up = std::net::TcpStream::connect("127.0.0.1:5432").is_ok();
-    if !up {
-        common::skip("no PostgreSQL server listens on 127.0.0.1:5432 (.ci/run starts one)");
-    }
-    up
-}
-
 /// #14: a run that cannot start (no server, no tables) prints what sysbench prints before it
 /// fails (banner, `Running the test with following options:` header, `Initializing worker
-/// threads...`), then its `FATAL:` lines on stdout, nothing on stderr, and exits 1. Compared,
-/// masked: the exit code, every stdout line before the first `FATAL:` line, and, for a server
-/// that cannot be reached, that first line (MySQL: equal; PostgreSQL: sysbench's line goes on
-/// with libpq's message, sbsuite's stops before it). sbsuite's own explanation follows as a
-/// second `FATAL:` line. A missing table's first line is sbsuite's (`table 'sbtest1' does not
-/// exist … run prepare first`), not sysbench's (`mysql_stmt_prepare() failed`); PostgreSQL's
-/// sysbench crashes (SIGSEGV) after its `PQprepare() failed` line, so its exit code is not
-/// compared there.
+/// threads...`), then `FATAL:` lines on stdout, nothing on stderr, and exits 1. Compared,
+/// masked: the exit code; every stdout line before the first `FATAL:` line; sysbench's first
+/// `FATAL:` lines that have a fixed form (MySQL's `unable to connect to MySQL server on host
+/// …, port …, aborting...`; for a missing table MySQL's `mysql_stmt_prepare() failed` and
+/// `MySQL error: 1146 "Table 'db.sbtest1' doesn't exist"`, PostgreSQL's `PQprepare() failed:
+/// ERROR:  relation "sbtest1" does not exist`) are sbsuite's first ones, equal; for PostgreSQL's
+/// `Connection to database failed: …` sbsuite's line is a prefix of sysbench's, which goes on
+/// with libpq's message. Then exactly one more line, sbsuite's explanation. sysbench crashes
+/// (SIGSEGV) after PostgreSQL's missing-table line, so the exit code is not compared there.
 #[test]
 fn failed_connection_and_missing_table_print_as_sysbench() {
     if !sysbench_available() {
@@ -408,71 +436,86 @@ fn failed_connection_and_missing_table_print_as_sysbench() {
             .cloned()
             .collect()
     };
-    let first_fatal = |out: &[String]| out.iter().find(|l| l.starts_with("FATAL:")).cloned();
-    let check = |args: &[&str], unreachable: bool, same_exit: bool| {
-        let [theirs, ours] = refused_by_both(args);
-        assert_eq!(ours.0, Some(1), "exit code of {args:?}");
-        if same_exit {
-            assert_eq!(ours.0, theirs.0, "exit code of {args:?}");
-        }
-        assert_eq!(
-            before_fatal(&ours.1),
-            before_fatal(&theirs.1),
-            "stdout of {args:?}"
-        );
-        assert!(
-            before_fatal(&ours.1)
-                .iter()
-                .any(|l| l == "Initializing worker threads..."),
-            "{args:?}: {:?}",
-            ours.1
-        );
-        assert!(ours.2.is_empty(), "stderr of {args:?}: {:?}", ours.2);
-        let (our_first, their_first) = (
-            first_fatal(&ours.1).unwrap(),
-            first_fatal(&theirs.1).unwrap(),
-        );
-        if unreachable {
-            assert!(
-                their_first.starts_with(&our_first),
-                "{args:?}: sysbench's {their_first:?}, sbsuite's {our_first:?}"
-            );
-            let explained = ours
-                .1
-                .iter()
-                .filter(|l| l.starts_with("FATAL: cannot connect"))
-                .count();
+    let check =
+        |args: &[&str], theirs_n: usize, prefix: bool, explanation: &str, same_exit: bool| {
+            let [theirs, ours] = refused_by_both(args);
+            assert_eq!(ours.0, Some(1), "exit code of {args:?}");
+            if same_exit {
+                assert_eq!(ours.0, theirs.0, "exit code of {args:?}");
+            }
             assert_eq!(
-                explained, 1,
-                "{args:?}: sbsuite's explanation follows: {:?}",
+                before_fatal(&ours.1),
+                before_fatal(&theirs.1),
+                "stdout of {args:?}"
+            );
+            assert!(
+                before_fatal(&ours.1)
+                    .iter()
+                    .any(|l| l == "Initializing worker threads..."),
+                "{args:?}: {:?}",
                 ours.1
             );
-        } else {
+            assert!(ours.2.is_empty(), "stderr of {args:?}: {:?}", ours.2);
+            // sysbench's first `theirs_n` FATAL lines, then sbsuite's explanation, nothing else.
+            let fatals = |out: &[String]| -> Vec<String> {
+                out.iter()
+                    .filter(|l| l.starts_with("FATAL:"))
+                    .cloned()
+                    .collect()
+            };
+            let (our_fatals, their_fatals) = (fatals(&ours.1), fatals(&theirs.1));
+            assert_eq!(our_fatals.len(), theirs_n + 1, "{args:?}: {our_fatals:?}");
+            for (o, t) in our_fatals.iter().zip(&their_fatals).take(theirs_n) {
+                if prefix {
+                    assert!(
+                        t.starts_with(o.as_str()),
+                        "{args:?}: sysbench's {t:?}, sbsuite's {o:?}"
+                    );
+                } else {
+                    assert_eq!(o, t, "{args:?}");
+                }
+            }
             assert!(
-                our_first.contains("'sbtest N' does not exist")
-                    && our_first.contains("run prepare first"),
-                "{args:?}: {our_first:?}"
+                our_fatals[theirs_n].starts_with(explanation),
+                "{args:?}: {our_fatals:?}"
             );
-        }
-    };
-    check(&line(&mysql, &["--mysql-port=1"]), true, true);
+        };
+    let (unreachable, no_table) = (
+        "FATAL: cannot connect",
+        "FATAL: table 'sbtest N' does not exist",
+    );
+    check(
+        &line(&mysql, &["--mysql-port=1"]),
+        1,
+        false,
+        unreachable,
+        true,
+    );
     if let Some(db) = ScratchDb::mysql("sbsuite_t_shape_no_tables") {
-        let db_opt = format!("--mysql-db={}", db.0);
+        let db_opt = format!("--mysql-db={}", db.name);
         let args: Vec<&str> = line(&mysql, &[])
             .into_iter()
             .take(4)
             .chain([db_opt.as_str(), "run"])
             .collect();
-        check(&args, false, true);
+        check(&args, 2, false, no_table, true);
     }
-    if pgsql_available() {
+    if let Some(db) = ScratchDb::pgsql("sbsuite_t_shape_no_tables") {
+        let unreachable_pg = "FATAL: cannot connect";
         check(
             &line(&pgsql, &["--pgsql-port=1", "--pgsql-db=postgres"]),
+            1,
             true,
+            unreachable_pg,
             true,
         );
-        // `postgres` holds no sbtest tables (sbsuite's tests use their own databases).
-        check(&line(&pgsql, &["--pgsql-db=postgres"]), false, false);
+        let db_opt = format!("--pgsql-db={}", db.name);
+        let args: Vec<&str> = line(&pgsql, &[])
+            .into_iter()
+            .take(4)
+            .chain([db_opt.as_str(), "run"])
+            .collect();
+        check(&args, 1, false, no_table, false);
     }
 }
 

@@ -192,11 +192,14 @@ impl SysbenchError {
                     },
                     None => {
                         let ours = format!("FATAL: {e}");
-                        let line = match (e, unreachable_line(raw)) {
-                            (EngineError::Unreachable(_), Some(theirs)) => {
-                                format!("{theirs}\n{ours}")
-                            }
-                            _ => ours,
+                        let theirs = match e {
+                            EngineError::Unreachable(_) => unreachable_line(raw),
+                            EngineError::NoTable { table, .. } => no_table_lines(raw, table),
+                            _ => None,
+                        };
+                        let line = match theirs {
+                            Some(theirs) => format!("{theirs}\n{ours}"),
+                            None => ours,
                         };
                         Refusal {
                             banner: false,
@@ -253,6 +256,28 @@ fn unreachable_line(raw: &[String]) -> Option<String> {
             "FATAL: Connection to database failed: connection to server at \"{}\", port {} failed",
             value("pgsql_host").unwrap_or("localhost"),
             value("pgsql_port").unwrap_or("5432")
+        )),
+        _ => None,
+    }
+}
+
+/// sysbench's lines when a run's first statement finds `table` missing (it prepares its
+/// statements in `thread_init`): MySQL's `mysql_stmt_prepare() failed` and the server's error
+/// 1146 naming `database.table`, PostgreSQL's `PQprepare() failed: ERROR:  relation … does not
+/// exist`.
+fn no_table_lines(raw: &[String], table: &str) -> Option<String> {
+    let value = |name: &str| {
+        typed_option(raw, name)
+            .and_then(|t| t.split_once('='))
+            .map(|(_, v)| v)
+    };
+    match value("db_driver").unwrap_or("mysql") {
+        "mysql" => Some(format!(
+            "FATAL: mysql_stmt_prepare() failed\nFATAL: MySQL error: 1146 \"Table '{}.{table}' doesn't exist\"",
+            value("mysql_db").unwrap_or("sbtest")
+        )),
+        "pgsql" => Some(format!(
+            "FATAL: PQprepare() failed: ERROR:  relation \"{table}\" does not exist"
         )),
         _ => None,
     }
