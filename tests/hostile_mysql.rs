@@ -493,6 +493,11 @@ fn sysbench_case(c: &Case) -> Vec<String> {
         c.env,
         Duration::from_secs(60),
     );
+    // A failed step's `FATAL:` is on stdout, as sysbench prints it (#14): judged as stderr.
+    let o = Outcome {
+        stderr: format!("{}{}", o.stderr, o.stdout),
+        ..o
+    };
     judge(c.says, &o, SIZE_BOUND)
 }
 

@@ -352,13 +352,13 @@ fn missing_database_and_missing_tables_fail_with_the_fix() {
     let empty = line(&db, "run");
     drop_database(&db);
     assert!(!nodb.status.success());
-    let e = String::from_utf8_lossy(&nodb.stderr);
+    let e = String::from_utf8_lossy(&nodb.stdout);
     assert!(
         e.contains("Unknown database") && e.contains("sbsuite_t_does_not_exist"),
         "{e}"
     );
     assert!(!empty.status.success());
-    let e = String::from_utf8_lossy(&empty.stderr);
+    let e = String::from_utf8_lossy(&empty.stdout);
     assert!(
         e.contains("'sbtest1' does not exist") && e.contains("run prepare first"),
         "{e}"
@@ -1518,7 +1518,7 @@ fn wire_and_async_clients_send_the_same_statements() {
     }
     assert_eq!(count, 1000, "delete + insert of the same id keeps the rows");
     assert!(!bogus.status.success());
-    let e = String::from_utf8_lossy(&bogus.stderr);
+    let e = String::from_utf8_lossy(&bogus.stdout);
     assert!(
         e.contains(
             "SBSUITE_MYSQL_CLIENT=libmysql is not a MySQL client: use wire (the default) or async"

@@ -768,20 +768,20 @@ fn missing_database_tables_and_connections_fail_with_the_fix() {
     );
     drop_database(&db);
     assert_eq!(nodb.status.code(), Some(1));
-    let e = String::from_utf8_lossy(&nodb.stderr);
+    let e = String::from_utf8_lossy(&nodb.stdout);
     assert!(
         e.contains("3D000") && e.contains("\"sbsuite_t_does_not_exist\" does not exist"),
         "{e}"
     );
     assert_eq!(empty.status.code(), Some(1));
-    let e = String::from_utf8_lossy(&empty.stderr);
+    let e = String::from_utf8_lossy(&empty.stdout);
     assert!(
         e.contains("'sbtest1' does not exist") && e.contains("run prepare first"),
         "{e}"
     );
     assert!(!String::from_utf8_lossy(&empty.stdout).contains("Threads started!"));
     assert_eq!(too_many.status.code(), Some(1));
-    let e = String::from_utf8_lossy(&too_many.stderr);
+    let e = String::from_utf8_lossy(&too_many.stdout);
     assert!(
         e.contains("max_connections") && e.contains("fewer than threads = 100000"),
         "{e}"

@@ -25,7 +25,7 @@ pub(super) fn sysbench(raw: &[String]) -> Exit {
 }
 
 /// sysbench's own report of the refusal (banner, line, stream), then sbsuite's explanation on
-/// stderr unless sysbench's line already is it (a step's `FATAL:`).
+/// stderr unless the line already holds it (a failed step's `FATAL: …`).
 fn refuse(raw: &[String], e: &SysbenchError) {
     let Some(r) = e.refusal(raw) else {
         match e {
@@ -46,7 +46,7 @@ fn refuse(raw: &[String], e: &SysbenchError) {
     let _ = stdout.flush();
     if let Some(hint) = e.hint() {
         eprintln!("error: {hint}");
-    } else if !matches!(e, SysbenchError::Step(_)) {
+    } else if !r.explained {
         eprintln!("error: {e}");
     }
 }

@@ -11,6 +11,7 @@
 //! ([`help`]).
 
 pub mod args;
+pub mod checks;
 pub mod convert;
 pub mod help;
 pub mod target;
@@ -85,6 +86,9 @@ pub struct Refusal {
     pub stdout: bool,
     /// sysbench's first error line, with the same wording.
     pub line: String,
+    /// `line` already holds sbsuite's explanation (a failed step's `FATAL: …`), so the edge
+    /// prints no `error: …` after it.
+    pub explained: bool,
 }
 
 impl SysbenchError {
@@ -108,6 +112,7 @@ impl SysbenchError {
                 banner: true,
                 stdout,
                 line,
+                explained: false,
             })
         };
         match self {
@@ -121,10 +126,19 @@ impl SysbenchError {
                     let value = typed_option(raw, name)
                         .and_then(|t| t.split_once('=').map(|(_, v)| v))
                         .unwrap_or_default();
+                    if let Some(r) = checks::refused_value(name, value) {
+                        return Some(Refusal {
+                            banner: !r.general,
+                            stdout: true,
+                            line: r.line,
+                            explained: false,
+                        });
+                    }
                     Some(Refusal {
                         banner: !GENERAL.iter().any(|o| o.name == name),
                         stdout: false,
                         line: format!("Invalid value for the '{name}' option: '{value}'"),
+                        explained: false,
                     })
                 }
                 ArgsError::UnknownTest { test, .. } => after_banner(
@@ -146,6 +160,7 @@ impl SysbenchError {
                     banner: false,
                     stdout: false,
                     line: format!("Unrecognized command line argument: {word}"),
+                    explained: false,
                 }),
                 // sysbench reads a script from stdin without a test; the rest are sbsuite's.
                 ArgsError::NoTest | ArgsError::ConfigFile { .. } | ArgsError::NoEquivalent(_) => {
@@ -170,15 +185,42 @@ impl SysbenchError {
                 };
                 after_banner(true, line)
             }
-            // The step printed the banner already. sysbench's logger would print this on
-            // stdout; it stays on stderr, where sbsuite's step errors have always been (scripts
-            // and tests read them there) and where its own wording differs from sysbench's anyway
-            // — except a full rate queue, whose line is sysbench's word for word, on its stream.
-            SysbenchError::Step(e) => Some(Refusal {
-                banner: false,
-                stdout: matches!(e, EngineError::RateOverflow),
-                line: format!("FATAL: {e}"),
-            }),
+            // A value sysbench checks itself, refused by sbsuite's engine before the step
+            // printed anything, gets sysbench's words (sbsuite's explanation follows on
+            // stderr). Any other failed step goes to stdout, sysbench's logger's stream, after
+            // what the step printed (for a run, the preamble up to `Initializing worker
+            // threads...`); a server that cannot be reached first gets sysbench's own line for
+            // it, which parsers match, then sbsuite's.
+            SysbenchError::Step(e) => {
+                let typed: Vec<(String, &str)> = typed_values(raw).collect();
+                let refused = checks::first_refused(typed.iter().map(|(n, v)| (n.as_str(), *v)));
+                Some(match refused {
+                    Some(r) => Refusal {
+                        banner: !r.general,
+                        stdout: true,
+                        line: r.line,
+                        explained: false,
+                    },
+                    None => {
+                        let ours = format!("FATAL: {e}");
+                        let theirs = match e {
+                            EngineError::Unreachable(_) => unreachable_line(raw),
+                            EngineError::NoTable { table, .. } => no_table_lines(raw, table),
+                            _ => None,
+                        };
+                        let line = match theirs {
+                            Some(theirs) => format!("{theirs}\n{ours}"),
+                            None => ours,
+                        };
+                        Refusal {
+                            banner: false,
+                            stdout: true,
+                            line,
+                            explained: true,
+                        }
+                    }
+                })
+            }
             SysbenchError::Signal(_)
             | SysbenchError::ResultsNeedRun(_)
             | SysbenchError::Convert(_)
@@ -195,6 +237,61 @@ fn typed_option<'a>(raw: &'a [String], name: &str) -> Option<&'a str> {
             .map(|body| body.split('=').next().unwrap_or(body).replace('-', "_"))
             .is_some_and(|n| n == name)
     })
+}
+
+/// Every `--name=value` of the command line as `(name in `_` form, value)`, in order.
+fn typed_values(raw: &[String]) -> impl Iterator<Item = (String, &str)> {
+    raw.iter().filter_map(|w| {
+        let (name, value) = w.strip_prefix("--")?.split_once('=')?;
+        Some((name.replace('-', "_"), value))
+    })
+}
+
+/// sysbench's first line when the database server cannot be reached, with the line's host and
+/// port (sysbench's defaults when absent): MySQL's
+/// `FATAL: unable to connect to MySQL server on host 'H', port P, aborting...`, PostgreSQL's
+/// `FATAL: Connection to database failed: …` (libpq's message follows it in sysbench).
+fn unreachable_line(raw: &[String]) -> Option<String> {
+    let value = |name: &str| {
+        typed_option(raw, name)
+            .and_then(|t| t.split_once('='))
+            .map(|(_, v)| v)
+    };
+    match value("db_driver").unwrap_or("mysql") {
+        "mysql" => Some(format!(
+            "FATAL: unable to connect to MySQL server on host '{}', port {}, aborting...",
+            value("mysql_host").unwrap_or("localhost"),
+            value("mysql_port").unwrap_or("3306")
+        )),
+        "pgsql" => Some(format!(
+            "FATAL: Connection to database failed: connection to server at \"{}\", port {} failed",
+            value("pgsql_host").unwrap_or("localhost"),
+            value("pgsql_port").unwrap_or("5432")
+        )),
+        _ => None,
+    }
+}
+
+/// sysbench's lines when a run's first statement finds `table` missing (it prepares its
+/// statements in `thread_init`): MySQL's `mysql_stmt_prepare() failed` and the server's error
+/// 1146 naming `database.table`, PostgreSQL's `PQprepare() failed: ERROR:  relation … does not
+/// exist`.
+fn no_table_lines(raw: &[String], table: &str) -> Option<String> {
+    let value = |name: &str| {
+        typed_option(raw, name)
+            .and_then(|t| t.split_once('='))
+            .map(|(_, v)| v)
+    };
+    match value("db_driver").unwrap_or("mysql") {
+        "mysql" => Some(format!(
+            "FATAL: mysql_stmt_prepare() failed\nFATAL: MySQL error: 1146 \"Table '{}.{table}' doesn't exist\"",
+            value("mysql_db").unwrap_or("sbtest")
+        )),
+        "pgsql" => Some(format!(
+            "FATAL: PQprepare() failed: ERROR:  relation \"{table}\" does not exist"
+        )),
+        _ => None,
+    }
 }
 
 /// `--verbosity` as typed (sysbench's default 3 when absent or unreadable): decides whether a

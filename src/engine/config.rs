@@ -299,6 +299,15 @@ impl RunConfig {
         checkpoints.sort_unstable();
         checkpoints.dedup();
         let stack = usize::try_from(o.uint("thread_stack_size")?).unwrap_or(usize::MAX);
+        // A stack of no bytes is a mistake, not a request for the minimum (sysbench refuses it).
+        // Absent (a hand-built Options) is the spec default, not 0.
+        if stack == 0 && o.get("thread_stack_size")?.is_some() {
+            return Err(EngineError::Failed(
+                "option `thread_stack_size` is 0: give a size such as 64K (the default; \
+                 sbsuite raises it to at least 512K)"
+                    .into(),
+            ));
+        }
         Ok(Self {
             threads,
             events: o.uint("events")?,

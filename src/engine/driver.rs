@@ -74,9 +74,11 @@ use crate::stats::{self, BUCKETS, IntervalSlot, WorkerStats, log_histogram};
 
 /// One kind of benchmark (cpu, memory, fileio, an OLTP script…), shared by all its workers.
 pub trait Workload: Sync {
-    /// Called once on the calling thread before anything of the run is printed: check the
-    /// options only a run needs and set up state shared by the workers (fileio checks its
-    /// `file_test_mode` and opens its files). An error fails the step with nothing printed.
+    /// Called once on the calling thread after the run's preamble (header, banner,
+    /// `Initializing worker threads...`), before any worker: check what only a run needs and
+    /// set up state shared by the workers (OLTP checks its server and tables; fileio checks its
+    /// `file_test_mode` and opens its files). An error fails the step after that preamble, as
+    /// sysbench's failed `thread_init` does.
     fn before_run(&self) -> Result<(), EngineError> {
         Ok(())
     }
@@ -703,9 +705,6 @@ fn run_inner(
             false,
         );
     }
-    if let Err(e) = workload.before_run() {
-        return (Err(e), false);
-    }
     let preamble = (|| {
         if cfg.time.is_none() && cfg.events == 0 {
             console::write_endless_warning(out)?;
@@ -720,6 +719,11 @@ fn run_inner(
     })();
     if let Err(e) = preamble {
         return (Err(io_err(e)), false);
+    }
+    // After the preamble, as sysbench fails a run it cannot start (no server, no tables, no
+    // files) after `Initializing worker threads...`: a failed step's log reads like sysbench's.
+    if let Err(e) = workload.before_run() {
+        return (Err(e), false);
     }
     // The endless-run warning above follows the user's settings, as in sysbench; the cap the
     // workers honour is the workload's (memory ignores `events`).

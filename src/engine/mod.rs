@@ -70,6 +70,10 @@ pub enum EngineError {
          specified event generation rate"
     )]
     RateOverflow,
+    /// A run found a table of its data missing (`run prepare first`): `table` is its name,
+    /// for `sbsuite sysbench` to print sysbench's own line about it first.
+    #[error("{message}")]
+    NoTable { table: String, message: String },
 }
 
 /// One interim report (one line of sysbench's `[ 10s ] …` output), also stored in intervals.csv.

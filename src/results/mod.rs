@@ -418,7 +418,11 @@ fn rewrite_csv(
             if rec.len() != header.len() {
                 continue;
             }
-            let rec: ::csv::StringRecord = from.iter().map(|i| i.map_or("", |i| &rec[i])).collect();
+            let mut mapped: ::csv::StringRecord =
+                from.iter().map(|i| i.map_or("", |i| &rec[i])).collect();
+            // `keep` may judge a record by its line in the file.
+            mapped.set_position(rec.position().cloned());
+            let rec = mapped;
             if keep(&rec) {
                 out.write(rec.iter())?;
             }

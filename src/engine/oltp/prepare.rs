@@ -314,10 +314,13 @@ pub fn check_before_run(w: &Oltp) -> Result<(), EngineError> {
     for n in 1..=w.shape.tables {
         match conn.query_i64(&format!("SELECT MAX(id) FROM sbtest{n}")) {
             Err(e) if e.kind == ErrKind::NoTable => {
-                return Err(EngineError::Failed(format!(
-                    "table 'sbtest{n}' does not exist in {db}: run prepare first (tables = {})",
-                    w.shape.tables
-                )));
+                return Err(EngineError::NoTable {
+                    table: format!("sbtest{n}"),
+                    message: format!(
+                        "table 'sbtest{n}' does not exist in {db}: run prepare first (tables = {})",
+                        w.shape.tables
+                    ),
+                });
             }
             Err(e) => return Err(failed(&format!("checking table 'sbtest{n}' failed"), &e)),
             Ok(max) => {
