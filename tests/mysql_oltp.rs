@@ -1807,3 +1807,181 @@ fn prepare_loads_every_row_in_sysbench_shape_with_both_clients() {
     }
     drop_database(&db);
 }
+
+/// The `sql` templates of issue #14 item 18 written for MariaDB, on a harmless variable.
+const SQL_MAX_CONNECT_ERRORS: &str = "sql = { apply = \"SET GLOBAL {{ name }} = {{ value }}\", read = \"SHOW GLOBAL VARIABLES LIKE '{{ name }}'\", column = \"Value\" }";
+
+#[test]
+fn sql_variant_applies_reads_back_and_restores_its_settings() {
+    use assert_cmd::cargo::CommandCargoExt;
+    let _serial = serial();
+    let Some(db) = database("sqlvar") else {
+        return;
+    };
+    let _restore = RestoreGlobal::save("max_connect_errors");
+    let before = global("max_connect_errors");
+    assert_ne!(
+        before, "4321",
+        "the server must not start with the variant's value"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = variant_suite(
+        dir.path(),
+        &db,
+        &format!("settings = {{ max_connect_errors = 4321 }}\n{SQL_MAX_CONNECT_ERRORS}"),
+        2,
+    );
+    // `plan` shows the rendered statements; `validate` reads the setting.
+    let plan = sbsuite().arg("plan").arg(&path).output().unwrap();
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        text.contains("max_connect_errors: read `SHOW GLOBAL VARIABLES LIKE 'max_connect_errors'`, apply `SET GLOBAL max_connect_errors = 4321`, restore `SET GLOBAL max_connect_errors = <original>`"),
+        "{text}"
+    );
+    let out = sbsuite().arg("validate").arg(&path).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut child = std::process::Command::cargo_bin("sbsuite")
+        .unwrap()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = watch(&mut child, "max_connect_errors", |_| false);
+    let out = child.wait_with_output().unwrap();
+    let after = global("max_connect_errors");
+    drop_database(&db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        seen.contains(&"4321".to_string()),
+        "never saw the variant applied: {seen:?}"
+    );
+    assert_eq!(after, before, "the setting is restored after the variant");
+    let run = std::fs::read_dir(dir.path().join("results/v"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let relaxed = std::fs::read_to_string(run.join("server/relaxed.csv")).unwrap();
+    assert!(relaxed.contains("\nmax_connect_errors,4321\n"), "{relaxed}");
+    assert!(!run.join("server/restore-relaxed.json").exists());
+    let rows = results(&dir.path().join("results"));
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+}
+
+#[test]
+fn sql_variant_whose_read_back_differs_fails_and_restores() {
+    let _serial = serial();
+    let Some(db) = database("sqlvarbad") else {
+        return;
+    };
+    let _restore = RestoreGlobal::save("max_connect_errors");
+    let before = global("max_connect_errors");
+    let dir = tempfile::tempdir().unwrap();
+    // MariaDB takes `0` for max_connect_errors as 1 (its minimum): the read-back differs.
+    let path = variant_suite(
+        dir.path(),
+        &db,
+        &format!("settings = {{ max_connect_errors = 0 }}\n{SQL_MAX_CONNECT_ERRORS}"),
+        1,
+    );
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .output()
+        .unwrap();
+    let after = global("max_connect_errors");
+    drop_database(&db);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("after `SET GLOBAL max_connect_errors = 0` the server reports max_connect_errors = 1 instead of 0"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("check = false"), "{stderr}");
+    assert_eq!(after, before, "the setting is put back at once");
+    let rows = results(&dir.path().join("results"));
+    let relaxed: Vec<_> = rows.iter().filter(|r| r["variant"] == "relaxed").collect();
+    assert!(
+        !relaxed.is_empty() && relaxed.iter().all(|r| r["status"] != "ok"),
+        "the variant's runs fail: {rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r["variant"] == "baseline" && r["status"] == "ok"),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn kill_9_mid_sql_variant_then_restore_runs_the_saved_statements() {
+    use assert_cmd::cargo::CommandCargoExt;
+    let _serial = serial();
+    let Some(db) = database("sqlvarkill") else {
+        return;
+    };
+    let _restore = RestoreGlobal::save("max_connect_errors");
+    let before = global("max_connect_errors");
+    let dir = tempfile::tempdir().unwrap();
+    let path = variant_suite(
+        dir.path(),
+        &db,
+        &format!("settings = {{ max_connect_errors = 4322 }}\n{SQL_MAX_CONNECT_ERRORS}"),
+        30,
+    );
+    let results_dir = dir.path().join("results");
+    let mut child = std::process::Command::cargo_bin("sbsuite")
+        .unwrap()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(&results_dir)
+        .args(["--progress", "off"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let seen = watch(&mut child, "max_connect_errors", |s| {
+        s.contains(&"4322".to_string())
+    });
+    child.kill().unwrap(); // SIGKILL: no restore can run
+    child.wait().unwrap();
+    let during = global("max_connect_errors");
+    let run = std::fs::read_dir(results_dir.join("v"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let saved =
+        std::fs::read_to_string(run.join("server/restore-relaxed.json")).unwrap_or_default();
+    let out = sbsuite().arg("restore").arg(&run).output().unwrap();
+    let after = global("max_connect_errors");
+    drop_database(&db);
+    assert!(seen.contains(&"4322".to_string()), "{seen:?}");
+    assert_eq!(during, "4322", "kill -9 leaves the variant's value");
+    assert!(
+        saved.contains(&format!("SET GLOBAL max_connect_errors = {before}")),
+        "the restore statement was saved before the change: {saved}"
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!(
+            "restored variant relaxed: `SET GLOBAL max_connect_errors = {before}`"
+        )),
+        "{out:?}"
+    );
+    assert_eq!(after, before);
+}

@@ -275,6 +275,12 @@ pub trait ServerAdmin: Sync {
 
     /// The queries of a capture: the server version, then `(name, value)` rows.
     fn capture_sql(&self) -> (&'static str, &'static str);
+
+    /// `text` as a string literal of this server's SQL, for values rendered into a variant's
+    /// `sql` templates.
+    fn string_literal(&self, text: &str) -> String {
+        quote(text)
+    }
 }
 
 /// `text` as a SQL string literal (quotes doubled, backslashes escaped).
