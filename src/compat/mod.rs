@@ -10,6 +10,7 @@
 
 pub mod args;
 pub mod convert;
+pub mod obd;
 pub mod target;
 
 use std::io::{Read, Write};
