@@ -818,6 +818,25 @@ fn variant_suite_at(
     path
 }
 
+/// Runs the suite at `path` into `results`, polling `@@GLOBAL.name` until it ends: every
+/// distinct value seen, and the run's output.
+fn run_watching(path: &Path, results: &Path, name: &str) -> (Vec<String>, std::process::Output) {
+    use assert_cmd::cargo::CommandCargoExt;
+    let mut child = std::process::Command::cargo_bin("sbsuite")
+        .unwrap()
+        .arg("run")
+        .arg(path)
+        .arg("--results-dir")
+        .arg(results)
+        .args(["--progress", "off"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = watch(&mut child, name, |_| false);
+    (seen, child.wait_with_output().unwrap())
+}
+
 /// Polls `@@GLOBAL.name` while `child` runs; returns every distinct value seen.
 fn watch(
     child: &mut std::process::Child,
@@ -841,7 +860,6 @@ fn watch(
 
 #[test]
 fn set_global_variant_is_applied_captured_and_restored() {
-    use assert_cmd::cargo::CommandCargoExt;
     let _serial = serial();
     let Some(db) = database("setglobal") else {
         return;
@@ -865,19 +883,11 @@ fn set_global_variant_is_applied_captured_and_restored() {
         "set_global = { innodb_flush_log_at_trx_commit = 2, sync_binlog = 10 }",
         2,
     );
-    let mut child = std::process::Command::cargo_bin("sbsuite")
-        .unwrap()
-        .arg("run")
-        .arg(&path)
-        .arg("--results-dir")
-        .arg(dir.path().join("results"))
-        .args(["--progress", "off"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let seen = watch(&mut child, "innodb_flush_log_at_trx_commit", |_| false);
-    let out = child.wait_with_output().unwrap();
+    let (seen, out) = run_watching(
+        &path,
+        &dir.path().join("results"),
+        "innodb_flush_log_at_trx_commit",
+    );
     let after = (
         global("innodb_flush_log_at_trx_commit"),
         global("sync_binlog"),
@@ -978,67 +988,87 @@ fn unknown_or_read_only_variables_are_refused_before_anything_runs() {
     assert!(!dir.path().join("results").exists(), "nothing ran");
 }
 
+/// A run killed with SIGKILL inside a variant leaves the restore file, and `sbsuite restore`
+/// puts the server back: for `set_global` (the saved original) and for `settings` + `sql`
+/// (the restore statement rendered with the original before the change, #14).
 #[test]
 fn kill_9_mid_variant_then_restore_puts_the_server_back() {
     use assert_cmd::cargo::CommandCargoExt;
     let _serial = serial();
-    let Some(db) = database("restore") else {
-        return;
-    };
-    let _restore = RestoreGlobal::save("innodb_flush_log_at_trx_commit");
-    let before = global("innodb_flush_log_at_trx_commit");
-    let dir = tempfile::tempdir().unwrap();
-    let path = variant_suite(
-        dir.path(),
-        &db,
-        "set_global = { innodb_flush_log_at_trx_commit = 2 }",
-        30,
-    );
-    let results_dir = dir.path().join("results");
-    let mut child = std::process::Command::cargo_bin("sbsuite")
-        .unwrap()
-        .arg("run")
-        .arg(&path)
-        .arg("--results-dir")
-        .arg(&results_dir)
-        .args(["--progress", "off"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let seen = watch(&mut child, "innodb_flush_log_at_trx_commit", |s| {
-        s.contains(&"2".to_string())
-    });
-    child.kill().unwrap(); // SIGKILL: no restore can run
-    child.wait().unwrap();
-    let during = global("innodb_flush_log_at_trx_commit");
-    let run = std::fs::read_dir(results_dir.join("v"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let pending = run.join("server/restore-relaxed.json").exists();
-    let out = sbsuite().arg("restore").arg(&run).output().unwrap();
-    let after = global("innodb_flush_log_at_trx_commit");
-    let again = sbsuite().arg("restore").arg(&run).output().unwrap();
-    drop_database(&db);
-    assert!(seen.contains(&"2".to_string()), "{seen:?}");
-    assert_eq!(during, "2", "kill -9 leaves the variant's value");
-    assert!(pending, "the originals were saved before the change");
-    assert!(out.status.success(), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains(&format!(
-            "restored variant relaxed: innodb_flush_log_at_trx_commit = {before}"
-        )),
-        "{out:?}"
-    );
-    assert_eq!(after, before);
-    assert!(!run.join("server/restore-relaxed.json").exists());
-    assert!(
-        String::from_utf8_lossy(&again.stdout).contains("nothing to restore"),
-        "{again:?}"
-    );
+    let sql = format!("settings = {{ max_connect_errors = 4322 }}\n{SQL_MAX_CONNECT_ERRORS}");
+    // (variant, variable, its value in the variant, what `restore` says with BEFORE).
+    let cases = [
+        (
+            "set_global = { innodb_flush_log_at_trx_commit = 2 }",
+            "innodb_flush_log_at_trx_commit",
+            "2",
+            "restored variant relaxed: innodb_flush_log_at_trx_commit = BEFORE",
+        ),
+        (
+            sql.as_str(),
+            "max_connect_errors",
+            "4322",
+            "restored variant relaxed: `SET GLOBAL max_connect_errors = BEFORE`",
+        ),
+    ];
+    for (i, (variant, name, value, restored)) in cases.into_iter().enumerate() {
+        // A database per case: the killed run leaves its tables behind.
+        let Some(db) = database(&format!("restore{i}")) else {
+            return;
+        };
+        let _restore = RestoreGlobal::save(name);
+        let before = global(name);
+        assert_ne!(
+            before, value,
+            "the server must not start with the variant's value"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = variant_suite(dir.path(), &db, variant, 30);
+        let results_dir = dir.path().join("results");
+        let mut child = std::process::Command::cargo_bin("sbsuite")
+            .unwrap()
+            .arg("run")
+            .arg(&path)
+            .arg("--results-dir")
+            .arg(&results_dir)
+            .args(["--progress", "off"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let seen = watch(&mut child, name, |s| s.contains(&value.to_string()));
+        child.kill().unwrap(); // SIGKILL: no restore can run
+        child.wait().unwrap();
+        let during = global(name);
+        let run = std::fs::read_dir(results_dir.join("v"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let pending = run.join("server/restore-relaxed.json").exists();
+        let out = sbsuite().arg("restore").arg(&run).output().unwrap();
+        let after = global(name);
+        let again = sbsuite().arg("restore").arg(&run).output().unwrap();
+        assert!(seen.contains(&value.to_string()), "{name}: {seen:?}");
+        assert_eq!(
+            during, value,
+            "kill -9 leaves the variant's value of {name}"
+        );
+        assert!(pending, "the originals were saved before the change");
+        assert!(out.status.success(), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(&restored.replace("BEFORE", &before)),
+            "{out:?}"
+        );
+        assert_eq!(after, before);
+        assert!(!run.join("server/restore-relaxed.json").exists());
+        drop_database(&db);
+        assert!(
+            String::from_utf8_lossy(&again.stdout).contains("nothing to restore"),
+            "{again:?}"
+        );
+    }
 }
 
 /// A private throwaway MariaDB started with the server `options`, with a fresh database
@@ -1813,7 +1843,6 @@ const SQL_MAX_CONNECT_ERRORS: &str = "sql = { apply = \"SET GLOBAL {{ name }} = 
 
 #[test]
 fn sql_variant_applies_reads_back_and_restores_its_settings() {
-    use assert_cmd::cargo::CommandCargoExt;
     let _serial = serial();
     let Some(db) = database("sqlvar") else {
         return;
@@ -1840,19 +1869,7 @@ fn sql_variant_applies_reads_back_and_restores_its_settings() {
     );
     let out = sbsuite().arg("validate").arg(&path).output().unwrap();
     assert!(out.status.success(), "{out:?}");
-    let mut child = std::process::Command::cargo_bin("sbsuite")
-        .unwrap()
-        .arg("run")
-        .arg(&path)
-        .arg("--results-dir")
-        .arg(dir.path().join("results"))
-        .args(["--progress", "off"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let seen = watch(&mut child, "max_connect_errors", |_| false);
-    let out = child.wait_with_output().unwrap();
+    let (seen, out) = run_watching(&path, &dir.path().join("results"), "max_connect_errors");
     let after = global("max_connect_errors");
     drop_database(&db);
     assert!(
@@ -1923,65 +1940,4 @@ fn sql_variant_whose_read_back_differs_fails_and_restores() {
             .any(|r| r["variant"] == "baseline" && r["status"] == "ok"),
         "{rows:?}"
     );
-}
-
-#[test]
-fn kill_9_mid_sql_variant_then_restore_runs_the_saved_statements() {
-    use assert_cmd::cargo::CommandCargoExt;
-    let _serial = serial();
-    let Some(db) = database("sqlvarkill") else {
-        return;
-    };
-    let _restore = RestoreGlobal::save("max_connect_errors");
-    let before = global("max_connect_errors");
-    let dir = tempfile::tempdir().unwrap();
-    let path = variant_suite(
-        dir.path(),
-        &db,
-        &format!("settings = {{ max_connect_errors = 4322 }}\n{SQL_MAX_CONNECT_ERRORS}"),
-        30,
-    );
-    let results_dir = dir.path().join("results");
-    let mut child = std::process::Command::cargo_bin("sbsuite")
-        .unwrap()
-        .arg("run")
-        .arg(&path)
-        .arg("--results-dir")
-        .arg(&results_dir)
-        .args(["--progress", "off"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let seen = watch(&mut child, "max_connect_errors", |s| {
-        s.contains(&"4322".to_string())
-    });
-    child.kill().unwrap(); // SIGKILL: no restore can run
-    child.wait().unwrap();
-    let during = global("max_connect_errors");
-    let run = std::fs::read_dir(results_dir.join("v"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let saved =
-        std::fs::read_to_string(run.join("server/restore-relaxed.json")).unwrap_or_default();
-    let out = sbsuite().arg("restore").arg(&run).output().unwrap();
-    let after = global("max_connect_errors");
-    drop_database(&db);
-    assert!(seen.contains(&"4322".to_string()), "{seen:?}");
-    assert_eq!(during, "4322", "kill -9 leaves the variant's value");
-    assert!(
-        saved.contains(&format!("SET GLOBAL max_connect_errors = {before}")),
-        "the restore statement was saved before the change: {saved}"
-    );
-    assert!(out.status.success(), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains(&format!(
-            "restored variant relaxed: `SET GLOBAL max_connect_errors = {before}`"
-        )),
-        "{out:?}"
-    );
-    assert_eq!(after, before);
 }

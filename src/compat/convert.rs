@@ -608,19 +608,7 @@ fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
     let db = c.get(&format!("{prefix}_db")).unwrap_or("sbtest");
     t.push_str(&format!("database = {}\n", toml_str(db)));
     if let Some(ignore) = c.get("mysql_ignore_errors") {
-        if ignore == "all" {
-            t.push_str("ignore_errors = \"all\"\n");
-        } else {
-            let codes: Vec<String> = c
-                .list("mysql_ignore_errors")
-                .into_iter()
-                .map(|e| match e.parse::<i64>() {
-                    Ok(n) => n.to_string(),
-                    Err(_) => toml_str(&e),
-                })
-                .collect();
-            t.push_str(&format!("ignore_errors = [{}]\n", codes.join(", ")));
-        }
+        t.push_str(&ignore_errors(ignore));
     }
     if let Some(mode) = c.get("db_ps_mode") {
         t.push_str(&format!("ps_mode = {}\n", toml_str(mode)));
@@ -690,7 +678,23 @@ pub fn redact(words: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn toml_str(s: &str) -> String {
+/// The `ignore_errors` line of `[target]` for a `--mysql-ignore-errors` value: `"all"`, or a
+/// list of codes (numbers bare, names quoted).
+pub(super) fn ignore_errors(value: &str) -> String {
+    if value == "all" {
+        return "ignore_errors = \"all\"\n".into();
+    }
+    let codes: Vec<String> = super::target::split_list(Some(value))
+        .into_iter()
+        .map(|e| match e.parse::<i64>() {
+            Ok(n) => n.to_string(),
+            Err(_) => toml_str(&e),
+        })
+        .collect();
+    format!("ignore_errors = [{}]\n", codes.join(", "))
+}
+
+pub(super) fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 

@@ -11,6 +11,8 @@
 //! a `[target]` the user completes ([`ObdTarget::toml`]). Every obd option is mapped or named
 //! in a note; an option obd does not have is an error, as obd would refuse it too.
 
+use super::convert::{ignore_errors, toml_str};
+
 /// What the `[target]` of an obd line is made of.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ObdTarget {
@@ -300,18 +302,7 @@ impl ObdTarget {
         t.push_str(&format!("database = {}\n", toml_str(&self.database)));
         t.push_str("# obd runs sysbench with --db-ps-mode=disable.\nps_mode = \"disable\"\n");
         if let Some(ignore) = &self.ignore_errors {
-            if ignore == "all" {
-                t.push_str("ignore_errors = \"all\"\n");
-            } else {
-                let codes: Vec<String> = super::target::split_list(Some(ignore))
-                    .into_iter()
-                    .map(|e| match e.parse::<i64>() {
-                        Ok(n) => n.to_string(),
-                        Err(_) => toml_str(&e),
-                    })
-                    .collect();
-                t.push_str(&format!("ignore_errors = [{}]\n", codes.join(", ")));
-            }
+            t.push_str(&ignore_errors(ignore));
         }
         notes.push(format!(
             "note: [target] hosts is a placeholder ({host}:{port}): obd finds the address in its deployment `{}`; the password is read from $OB_PASSWORD",
@@ -319,10 +310,6 @@ impl ObdTarget {
         ));
         t
     }
-}
-
-fn toml_str(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
 }
 
 #[cfg(test)]
