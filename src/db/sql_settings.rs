@@ -19,8 +19,17 @@ use indexmap::IndexMap;
 
 use crate::db::conn::Table;
 use crate::db::dialect::{ServerAdmin, quote, value_text};
-use crate::suite::raw::RawSqlSettings;
 use crate::value::Value;
+
+/// The templates of a variant's `sql` (the fields of the suite's `sql = { … }`).
+#[derive(Clone, Copy, Debug)]
+pub struct Templates<'a> {
+    pub apply: &'a str,
+    pub read: &'a str,
+    /// Default: `apply` with the original value.
+    pub restore: Option<&'a str>,
+    pub after: Option<&'a str>,
+}
 
 /// `name` is a plain setting name (letters, digits, `_`, `.`): it goes into SQL text.
 pub fn check_name(name: &str) -> Result<(), String> {
@@ -100,17 +109,17 @@ impl Which {
 /// Renders one template of `sql` for setting `name`; `value` is the literal for `apply` and
 /// `restore`. Undefined variables are errors (a misspelt `{{ nmae }}` must not become empty).
 pub fn render(
-    sql: &RawSqlSettings,
+    sql: Templates,
     which: Which,
     variant: &str,
     name: &str,
     value: Option<&str>,
 ) -> Result<String, String> {
     let source = match which {
-        Which::Apply => &sql.apply,
-        Which::Read => &sql.read,
-        Which::Restore => sql.restore.as_ref().unwrap_or(&sql.apply),
-        Which::After => sql.after.as_deref().unwrap_or_default(),
+        Which::Apply => sql.apply,
+        Which::Read => sql.read,
+        Which::Restore => sql.restore.unwrap_or(sql.apply),
+        Which::After => sql.after.unwrap_or_default(),
     };
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
@@ -151,7 +160,7 @@ pub struct Statements {
 pub fn statements(
     variant: &str,
     settings: &IndexMap<String, Value>,
-    sql: &RawSqlSettings,
+    sql: Templates,
     string: StringLiteral,
     restore_value: &str,
 ) -> Result<Statements, (String, String)> {
@@ -279,14 +288,12 @@ pub fn matches(wanted: &Value, actual: Option<&str>) -> bool {
 mod tests {
     use super::*;
 
-    fn sql(apply: &str, read: &str) -> RawSqlSettings {
-        RawSqlSettings {
-            apply: apply.into(),
-            read: read.into(),
-            column: None,
+    fn sql(apply: &'static str, read: &'static str) -> Templates<'static> {
+        Templates {
+            apply,
+            read,
             restore: None,
             after: None,
-            check: true,
         }
     }
 
@@ -325,8 +332,8 @@ mod tests {
             "ALTER SYSTEM SET {{ name }} = {{ value }}",
             "SHOW PARAMETERS LIKE '{{ name }}'",
         );
-        s.after = Some("SELECT '{{ variant }}'".into());
-        let st = statements("big", &settings, &s, &quote, "<original>").unwrap();
+        s.after = Some("SELECT '{{ variant }}'");
+        let st = statements("big", &settings, s, &quote, "<original>").unwrap();
         assert_eq!(
             st.settings,
             [(
@@ -342,26 +349,24 @@ mod tests {
             "ALTER SYSTEM SET {{ name }} = {{ value }",
             "SHOW {{ name }}",
         );
-        let (key, e) = statements("v", &settings, &broken, &quote, "x")
+        let (key, e) = statements("v", &settings, broken, &quote, "x")
             .err()
             .unwrap();
         assert_eq!(key, "sql.apply");
         assert!(e.contains("syntax error"), "{e}");
         let typo = sql("SET {{ name }} = {{ value }}", "SHOW {{ nmae }}");
-        let (key, e) = statements("v", &settings, &typo, &quote, "x")
-            .err()
-            .unwrap();
+        let (key, e) = statements("v", &settings, typo, &quote, "x").err().unwrap();
         assert_eq!(key, "sql.read");
         assert!(e.contains("undefined"), "{e}");
         let mut restore = sql("SET {{ name }} = {{ value }}", "SHOW {{ name }}");
-        restore.restore = Some("{% if %}".into());
-        let (key, _) = statements("v", &settings, &restore, &quote, "x")
+        restore.restore = Some("{% if %}");
+        let (key, _) = statements("v", &settings, restore, &quote, "x")
             .err()
             .unwrap();
         assert_eq!(key, "sql.restore");
         settings.insert("x; DROP".to_string(), Value::Int(1));
         let ok = sql("SET {{ name }} = {{ value }}", "SHOW {{ name }}");
-        let (key, e) = statements("v", &settings, &ok, &quote, "x").err().unwrap();
+        let (key, e) = statements("v", &settings, ok, &quote, "x").err().unwrap();
         assert_eq!(key, "settings.x; DROP");
         assert!(e.contains("not a server variable name"), "{e}");
     }

@@ -293,7 +293,7 @@ fn read_values(
     variant: &str,
     name: &str,
 ) -> Result<Vec<Option<String>>, String> {
-    let query = sql_settings::render(sql, Which::Read, variant, name, None)?;
+    let query = sql_settings::render(sql.templates(), Which::Read, variant, name, None)?;
     let table = conn
         .query_table(&query)
         .map_err(|e| format!("reading {name} with `{query}` failed: {e}"))?;
@@ -319,13 +319,21 @@ impl<'a> SqlChange<'a> {
             check_name(name)?;
             let original = read_values(conn, sql, variant, name)?.swap_remove(0);
             let wanted = sql_settings::literal(value, &literal);
-            let apply = sql_settings::render(sql, Which::Apply, variant, name, Some(&wanted))?;
+            let apply =
+                sql_settings::render(sql.templates(), Which::Apply, variant, name, Some(&wanted))?;
             let back = sql_settings::original_literal(original.as_deref(), &literal);
-            let restore = sql_settings::render(sql, Which::Restore, variant, name, Some(&back))?;
+            let restore =
+                sql_settings::render(sql.templates(), Which::Restore, variant, name, Some(&back))?;
             out.push((name.as_str(), value, apply, restore));
         }
         let after = match sql.after {
-            Some(_) => Some(sql_settings::render(sql, Which::After, variant, "", None)?),
+            Some(_) => Some(sql_settings::render(
+                sql.templates(),
+                Which::After,
+                variant,
+                "",
+                None,
+            )?),
             None => None,
         };
         Ok(SqlChange {

@@ -202,6 +202,18 @@ pub struct RawSqlSettings {
     pub check: bool,
 }
 
+impl RawSqlSettings {
+    /// The templates, for rendering ([`crate::db::sql_settings`]).
+    pub fn templates(&self) -> crate::db::sql_settings::Templates<'_> {
+        crate::db::sql_settings::Templates {
+            apply: &self.apply,
+            read: &self.read,
+            restore: self.restore.as_deref(),
+            after: self.after.as_deref(),
+        }
+    }
+}
+
 fn yes() -> bool {
     true
 }

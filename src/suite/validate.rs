@@ -314,7 +314,7 @@ fn sql_settings(c: &mut Checker, i: usize, v: &super::raw::RawVariant) {
         Some(sql) => {
             let quote: crate::db::sql_settings::StringLiteral = &crate::db::dialect::quote;
             let checked =
-                crate::db::sql_settings::statements(&v.name, &v.settings, sql, quote, "NULL");
+                crate::db::sql_settings::statements(&v.name, &v.settings, sql.templates(), quote, "NULL");
             if let Err((key, message)) = checked {
                 let help = if key.starts_with("settings.") {
                     "name the setting as the server does (letters, digits, `_` and `.`)"
