@@ -45,11 +45,14 @@ pub enum Command {
     ///
     /// `sbsuite convert -- sysbench oltp_read_only --threads=32 run` converts one line; with
     /// `-` or no arguments, one command line per stdin line: lines that differ in a few options
-    /// become one suite with those options as [matrix] axes.
+    /// become one suite with those options as [matrix] axes. Shell `for t in 8 16; do …; done`
+    /// loops are expanded first. OceanBase's `obd test sysbench DEPLOY …` lines convert too,
+    /// into the runs obd makes and a [target] to complete with the deployment's address.
     Convert(ConvertArgs),
     /// Put the server settings of a run's variants back (after a crash or kill -9).
     ///
-    /// A variant's `set_global` originals are saved in RUN_DIR/server/restore-<variant>.json
+    /// A variant's `set_global` originals (and the restore statements of its `sql` settings)
+    /// are saved in RUN_DIR/server/restore-<variant>.json
     /// before the first change and removed once restored; this applies and removes any that a
     /// stopped run left behind, connecting with the run's saved suite ([target]).
     Restore(RestoreArgs),

@@ -80,6 +80,33 @@ fn plan_of_the_oceanbase_loop() {
         .stdout(predicate::str::contains(" 2. run     oltp_read_only-t32"));
 }
 
+/// #14 item 18: the commented ALTER SYSTEM example of suites/oceanbase.toml is a valid
+/// variant once uncommented, and `plan` shows its statements (never the password).
+#[test]
+fn oceanbase_alter_system_example_plans_its_statements() {
+    let text = std::fs::read_to_string("suites/oceanbase.toml").unwrap();
+    let (head, example) = text
+        .split_once("# [[variant]]\n# name = \"big-memstore\"")
+        .unwrap();
+    let example = format!("# [[variant]]\n# name = \"big-memstore\"{example}");
+    let uncommented: String = example
+        .lines()
+        .map(|l| l.strip_prefix("# ").unwrap_or(l).to_string() + "\n")
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "ob.toml", &format!("{head}{uncommented}"));
+    let out = sbsuite()
+        .env("OB_PASSWORD", "s3cret")
+        .arg("plan")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout.contains("Variant `big-memstore` settings (sql):\n  memstore_limit_percentage: read `SHOW PARAMETERS LIKE 'memstore_limit_percentage'`, apply `ALTER SYSTEM SET memstore_limit_percentage = 60`, restore `ALTER SYSTEM SET memstore_limit_percentage = <original>`\n  freeze_trigger_percentage:"), "{stdout}");
+    assert!(!stdout.contains("s3cret"), "{stdout}");
+}
+
 #[test]
 fn set_and_env_layers() {
     sbsuite()
@@ -715,4 +742,84 @@ fn plan_checks_what_validate_checks_without_a_server() {
         .unwrap();
     assert!(out.status.success());
     assert!(!String::from_utf8_lossy(&out.stdout).contains("Not checked by plan"));
+}
+
+/// #14 item 18: a variant's `sql` templates are compiled and rendered when the suite loads:
+/// `validate` and `plan` name the file, line and key of a syntax error or an unknown variable,
+/// `settings` and `sql` come together, and SQLite (no server settings) is refused.
+#[test]
+fn sql_variant_templates_are_checked_when_the_suite_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = |variant: &str, target: &str| {
+        format!(
+            "[suite]\nname = \"v\"\n\n{target}\n[defaults]\nworkload = \"oltp_point_select\"\ntime = 1\n\n[[variant]]\nname = \"big\"\n{variant}\n"
+        )
+    };
+    let mysql = "[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:1\"]\n";
+    let cases = [
+        (
+            "settings = { memstore_limit_percentage = 60 }\nsql = { apply = \"ALTER SYSTEM SET {{ name }} = {{ value }\", read = \"SHOW PARAMETERS LIKE '{{ name }}'\", column = \"value\" }",
+            mysql,
+            "v.toml:15:",
+            "syntax error",
+            "variant[0].sql.apply",
+        ),
+        (
+            "settings = { memstore_limit_percentage = 60 }\nsql = { apply = \"ALTER SYSTEM SET {{ name }} = {{ value }}\", read = \"SHOW PARAMETERS LIKE '{{ value }}'\" }",
+            mysql,
+            "v.toml:15:",
+            "`read` sees `name` and `variant`, not `value`",
+            "variant[0].sql.read",
+        ),
+        (
+            "settings = { \"x; DROP TABLE t\" = 1 }\nsql = { apply = \"SET {{ name }} = {{ value }}\", read = \"SHOW {{ name }}\" }",
+            mysql,
+            "v.toml:14:",
+            "not a server variable name",
+            "variant[0].settings",
+        ),
+        (
+            "settings = { a = 1 }",
+            mysql,
+            "v.toml:14:",
+            "has `settings` but no `sql`",
+            "variant[0].settings",
+        ),
+        (
+            "settings = { cache_size = 1 }\nsql = { apply = \"PRAGMA {{ name }} = {{ value }}\", read = \"PRAGMA {{ name }}\" }",
+            "[target]\ndriver = \"sqlite\"\n",
+            "v.toml:14:",
+            "no MySQL/MariaDB or PostgreSQL [target]",
+            "variant[0].sql",
+        ),
+    ];
+    for (variant, target, at, message, key) in cases {
+        let file = write(dir.path(), "v.toml", &suite(variant, target));
+        for command in ["validate", "plan"] {
+            let out = sbsuite().arg(command).arg(&file).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+            assert!(stderr.contains(at), "{command}: {stderr}");
+            assert!(stderr.contains(message), "{command}: {stderr}");
+            assert!(stderr.contains(key), "{command}: {stderr}");
+        }
+    }
+    // A good one: `plan` shows the statements, strings quoted and escaped, and what it
+    // could not check.
+    let file = write(
+        dir.path(),
+        "v.toml",
+        &suite(
+            "settings = { memstore_limit_percentage = 60, syslog_level = \"WARN' --\" }\nsql = { apply = \"ALTER SYSTEM SET {{ name }} = {{ value }}\", read = \"SHOW PARAMETERS LIKE '{{ name }}'\", column = \"value\" }",
+            mysql,
+        ),
+    );
+    let out = sbsuite().arg("plan").arg(&file).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout.contains("Variant `big` settings (sql):\n  memstore_limit_percentage: read `SHOW PARAMETERS LIKE 'memstore_limit_percentage'`, apply `ALTER SYSTEM SET memstore_limit_percentage = 60`, restore `ALTER SYSTEM SET memstore_limit_percentage = <original>`\n  syslog_level: read `SHOW PARAMETERS LIKE 'syslog_level'`, apply `ALTER SYSTEM SET syslog_level = 'WARN'' --'`"), "{stdout}");
+    assert!(
+        stdout.contains("each variant's `sql.read` finds its settings"),
+        "{stdout}"
+    );
 }

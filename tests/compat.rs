@@ -526,3 +526,143 @@ fn ctrl_c_stops_an_endless_run_with_exit_130() {
         "{text}"
     );
 }
+
+/// The OceanBase deployer's loop of user-scenarios.md §3 (scripts × threads) written as a shell
+/// loop over `obd test sysbench` lines: one matrix suite with the same 18 runs as the sysbench
+/// form above, a `[target]` to complete, and every obd option mapped or named (#14 item 11).
+#[test]
+fn obd_test_sysbench_loop_converts_to_a_matrix_suite_with_a_target_to_complete() {
+    let script = "#!/bin/bash\n\
+        for script in oltp_read_only oltp_write_only oltp_read_write; do\n\
+          for threads in 32 64 128 256 512 1024; do\n\
+            obd test sysbench obce-demo --component=obproxy --tenant=sysbench_tenant \\\n\
+              --password='Pa55word' --database=test --script-name=${script}.lua \\\n\
+              --table-size=1000000 --tables=30 --threads=$threads --time=60 --interval=10 \\\n\
+              --skip-trx=on --rand-type=uniform --percentile=99 -O 2 -S \\\n\
+              --mysql-ignore-errors=6002,6004,4012,2013,4016 \\\n\
+              --sysbench-bin=/usr/bin/sysbench --sysbench-script-dir=/usr/sysbench/share/sysbench \\\n\
+              --obclient-bin=obclient\n\
+          done\n\
+        done\n";
+    let (toml, notes) = convert(script);
+    assert!(
+        !toml.contains("Pa55word") && !notes.contains("Pa55word"),
+        "{toml}{notes}"
+    );
+    for expect in [
+        "hosts = [\"OBPROXY_HOST:2883\"]\n",
+        "user = \"root@sysbench_tenant\"\n",
+        "password = \"{{ env.OB_PASSWORD }}\"\n",
+        "database = \"test\"\n",
+        "ps_mode = \"disable\"\n",
+        "ignore_errors = [6002, 6004, 4012, 2013, 4016]\n",
+        "`obd cluster display obce-demo` lists it",
+        "[defaults]\ntable_size = 1000000\ntables = 30\ntime = 60\nreport_interval = 10\nskip_trx = true\nrand_type = \"uniform\"\npercentile = 99.0\n",
+        "[matrix]\nworkload = [\"oltp_read_only\", \"oltp_write_only\", \"oltp_read_write\"]\nthreads = [32, 64, 128, 256, 512, 1024]\n",
+        "#   obd test sysbench obce-demo --component=obproxy --tenant=sysbench_tenant --password=*** ",
+    ] {
+        assert!(toml.contains(expect), "{expect}\n---\n{toml}");
+    }
+    assert!(!toml.contains("exclude"), "every combination ran: {toml}");
+    // Every obd option the suite does not carry is named.
+    for option in [
+        "--optimization",
+        "--skip-cluster-status-check",
+        "--sysbench-bin",
+        "--sysbench-script-dir",
+        "--obclient-bin",
+        "--component/--test-server",
+        "$OB_PASSWORD",
+    ] {
+        assert!(notes.contains(option), "{option}: {notes}");
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ob.toml");
+    std::fs::write(&file, &toml).unwrap();
+    let out = sbsuite()
+        .env("OB_PASSWORD", "x")
+        .args(["plan", "--format", "json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let steps = plan["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 20);
+    let runs: Vec<(String, i64)> = steps[1..19]
+        .iter()
+        .map(|s| {
+            assert_eq!(s["options"]["table_size"], 1_000_000);
+            assert_eq!(s["options"]["percentile"].as_f64(), Some(99.0));
+            (
+                s["workload"].as_str().unwrap().to_string(),
+                s["options"]["threads"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(runs[0], ("oltp_read_only".into(), 32));
+    assert_eq!(runs[17], ("oltp_read_write".into(), 1024));
+    // Without the variable it names, the suite is refused before anything runs.
+    let out = sbsuite()
+        .env_remove("OB_PASSWORD")
+        .arg("validate")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("OB_PASSWORD"));
+}
+
+/// obd's own lists (`--script-name=a,b --threads=32,64`, obd ≥ 2.x) and its defaults (30 × 20,000
+/// rows, 60 s, a report every 10 s, tenant `test`): the suite runs what obd runs.
+#[test]
+fn obd_lists_and_defaults_become_axes_and_defaults() {
+    let (toml, notes) = convert(
+        "obd test sysbench demo -t tpcc --script-name=oltp_point_select,oltp_read_only.lua --threads=8,16\n",
+    );
+    assert!(
+        toml.contains(
+            "[defaults]\ntable_size = 20000\ntables = 30\ntime = 60\nreport_interval = 10\n"
+        ),
+        "{toml}"
+    );
+    assert!(
+        toml.contains(
+            "workload = [\"oltp_point_select\", \"oltp_read_only\"]\nthreads = [8, 16]\n"
+        ),
+        "{toml}"
+    );
+    assert!(toml.contains("user = \"root@tpcc\"\n"), "{toml}");
+    assert!(
+        notes.contains("obd's default --optimization=1 tunes tenant variables"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn obd_lines_with_unknown_options_or_mixed_with_sysbench_lines_are_refused() {
+    for (input, expect) in [
+        (
+            "obd test sysbench demo --thread=8\n",
+            "line 1: `obd test sysbench` has no option --thread;",
+        ),
+        (
+            "sysbench oltp_read_only run\nobd test sysbench demo\n",
+            "line 2: obd test sysbench lines and sysbench lines mixed",
+        ),
+        (
+            "obd test sysbench a --threads=8\nobd test sysbench b --threads=16\n",
+            "line 2: the deployment",
+        ),
+    ] {
+        let out = sbsuite()
+            .args(["convert", "-"])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expect), "{expect}: {stderr}");
+    }
+}

@@ -818,6 +818,25 @@ fn variant_suite_at(
     path
 }
 
+/// Runs the suite at `path` into `results`, polling `@@GLOBAL.name` until it ends: every
+/// distinct value seen, and the run's output.
+fn run_watching(path: &Path, results: &Path, name: &str) -> (Vec<String>, std::process::Output) {
+    use assert_cmd::cargo::CommandCargoExt;
+    let mut child = std::process::Command::cargo_bin("sbsuite")
+        .unwrap()
+        .arg("run")
+        .arg(path)
+        .arg("--results-dir")
+        .arg(results)
+        .args(["--progress", "off"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = watch(&mut child, name, |_| false);
+    (seen, child.wait_with_output().unwrap())
+}
+
 /// Polls `@@GLOBAL.name` while `child` runs; returns every distinct value seen.
 fn watch(
     child: &mut std::process::Child,
@@ -841,7 +860,6 @@ fn watch(
 
 #[test]
 fn set_global_variant_is_applied_captured_and_restored() {
-    use assert_cmd::cargo::CommandCargoExt;
     let _serial = serial();
     let Some(db) = database("setglobal") else {
         return;
@@ -865,19 +883,11 @@ fn set_global_variant_is_applied_captured_and_restored() {
         "set_global = { innodb_flush_log_at_trx_commit = 2, sync_binlog = 10 }",
         2,
     );
-    let mut child = std::process::Command::cargo_bin("sbsuite")
-        .unwrap()
-        .arg("run")
-        .arg(&path)
-        .arg("--results-dir")
-        .arg(dir.path().join("results"))
-        .args(["--progress", "off"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let seen = watch(&mut child, "innodb_flush_log_at_trx_commit", |_| false);
-    let out = child.wait_with_output().unwrap();
+    let (seen, out) = run_watching(
+        &path,
+        &dir.path().join("results"),
+        "innodb_flush_log_at_trx_commit",
+    );
     let after = (
         global("innodb_flush_log_at_trx_commit"),
         global("sync_binlog"),
@@ -1075,67 +1085,87 @@ fn unknown_or_read_only_variables_are_refused_before_anything_runs() {
     assert!(!dir.path().join("results").exists(), "nothing ran");
 }
 
+/// A run killed with SIGKILL inside a variant leaves the restore file, and `sbsuite restore`
+/// puts the server back: for `set_global` (the saved original) and for `settings` + `sql`
+/// (the restore statement rendered with the original before the change, #14).
 #[test]
 fn kill_9_mid_variant_then_restore_puts_the_server_back() {
     use assert_cmd::cargo::CommandCargoExt;
     let _serial = serial();
-    let Some(db) = database("restore") else {
-        return;
-    };
-    let _restore = RestoreGlobal::save("innodb_flush_log_at_trx_commit");
-    let before = global("innodb_flush_log_at_trx_commit");
-    let dir = tempfile::tempdir().unwrap();
-    let path = variant_suite(
-        dir.path(),
-        &db,
-        "set_global = { innodb_flush_log_at_trx_commit = 2 }",
-        30,
-    );
-    let results_dir = dir.path().join("results");
-    let mut child = std::process::Command::cargo_bin("sbsuite")
-        .unwrap()
-        .arg("run")
-        .arg(&path)
-        .arg("--results-dir")
-        .arg(&results_dir)
-        .args(["--progress", "off"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let seen = watch(&mut child, "innodb_flush_log_at_trx_commit", |s| {
-        s.contains(&"2".to_string())
-    });
-    child.kill().unwrap(); // SIGKILL: no restore can run
-    child.wait().unwrap();
-    let during = global("innodb_flush_log_at_trx_commit");
-    let run = std::fs::read_dir(results_dir.join("v"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let pending = run.join("server/restore-relaxed.json").exists();
-    let out = sbsuite().arg("restore").arg(&run).output().unwrap();
-    let after = global("innodb_flush_log_at_trx_commit");
-    let again = sbsuite().arg("restore").arg(&run).output().unwrap();
-    drop_database(&db);
-    assert!(seen.contains(&"2".to_string()), "{seen:?}");
-    assert_eq!(during, "2", "kill -9 leaves the variant's value");
-    assert!(pending, "the originals were saved before the change");
-    assert!(out.status.success(), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains(&format!(
-            "restored variant relaxed: innodb_flush_log_at_trx_commit = {before}"
-        )),
-        "{out:?}"
-    );
-    assert_eq!(after, before);
-    assert!(!run.join("server/restore-relaxed.json").exists());
-    assert!(
-        String::from_utf8_lossy(&again.stdout).contains("nothing to restore"),
-        "{again:?}"
-    );
+    let sql = format!("settings = {{ max_connect_errors = 4322 }}\n{SQL_MAX_CONNECT_ERRORS}");
+    // (variant, variable, its value in the variant, what `restore` says with BEFORE).
+    let cases = [
+        (
+            "set_global = { innodb_flush_log_at_trx_commit = 2 }",
+            "innodb_flush_log_at_trx_commit",
+            "2",
+            "restored variant relaxed: innodb_flush_log_at_trx_commit = BEFORE",
+        ),
+        (
+            sql.as_str(),
+            "max_connect_errors",
+            "4322",
+            "restored variant relaxed: `SET GLOBAL max_connect_errors = BEFORE`",
+        ),
+    ];
+    for (i, (variant, name, value, restored)) in cases.into_iter().enumerate() {
+        // A database per case: the killed run leaves its tables behind.
+        let Some(db) = database(&format!("restore{i}")) else {
+            return;
+        };
+        let _restore = RestoreGlobal::save(name);
+        let before = global(name);
+        assert_ne!(
+            before, value,
+            "the server must not start with the variant's value"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = variant_suite(dir.path(), &db, variant, 30);
+        let results_dir = dir.path().join("results");
+        let mut child = std::process::Command::cargo_bin("sbsuite")
+            .unwrap()
+            .arg("run")
+            .arg(&path)
+            .arg("--results-dir")
+            .arg(&results_dir)
+            .args(["--progress", "off"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let seen = watch(&mut child, name, |s| s.contains(&value.to_string()));
+        child.kill().unwrap(); // SIGKILL: no restore can run
+        child.wait().unwrap();
+        let during = global(name);
+        let run = std::fs::read_dir(results_dir.join("v"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let pending = run.join("server/restore-relaxed.json").exists();
+        let out = sbsuite().arg("restore").arg(&run).output().unwrap();
+        let after = global(name);
+        let again = sbsuite().arg("restore").arg(&run).output().unwrap();
+        assert!(seen.contains(&value.to_string()), "{name}: {seen:?}");
+        assert_eq!(
+            during, value,
+            "kill -9 leaves the variant's value of {name}"
+        );
+        assert!(pending, "the originals were saved before the change");
+        assert!(out.status.success(), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(&restored.replace("BEFORE", &before)),
+            "{out:?}"
+        );
+        assert_eq!(after, before);
+        assert!(!run.join("server/restore-relaxed.json").exists());
+        drop_database(&db);
+        assert!(
+            String::from_utf8_lossy(&again.stdout).contains("nothing to restore"),
+            "{again:?}"
+        );
+    }
 }
 
 /// A private throwaway MariaDB started with the server `options`, with a fresh database
@@ -1903,4 +1933,108 @@ fn prepare_loads_every_row_in_sysbench_shape_with_both_clients() {
         }
     }
     drop_database(&db);
+}
+
+/// The `sql` templates of issue #14 item 18 written for MariaDB, on a harmless variable.
+const SQL_MAX_CONNECT_ERRORS: &str = "sql = { apply = \"SET GLOBAL {{ name }} = {{ value }}\", read = \"SHOW GLOBAL VARIABLES LIKE '{{ name }}'\", column = \"Value\" }";
+
+#[test]
+fn sql_variant_applies_reads_back_and_restores_its_settings() {
+    let _serial = serial();
+    let Some(db) = database("sqlvar") else {
+        return;
+    };
+    let _restore = RestoreGlobal::save("max_connect_errors");
+    let before = global("max_connect_errors");
+    assert_ne!(
+        before, "4321",
+        "the server must not start with the variant's value"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = variant_suite(
+        dir.path(),
+        &db,
+        &format!("settings = {{ max_connect_errors = 4321 }}\n{SQL_MAX_CONNECT_ERRORS}"),
+        2,
+    );
+    // `plan` shows the rendered statements; `validate` reads the setting.
+    let plan = sbsuite().arg("plan").arg(&path).output().unwrap();
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        text.contains("max_connect_errors: read `SHOW GLOBAL VARIABLES LIKE 'max_connect_errors'`, apply `SET GLOBAL max_connect_errors = 4321`, restore `SET GLOBAL max_connect_errors = <original>`"),
+        "{text}"
+    );
+    let out = sbsuite().arg("validate").arg(&path).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let (seen, out) = run_watching(&path, &dir.path().join("results"), "max_connect_errors");
+    let after = global("max_connect_errors");
+    drop_database(&db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        seen.contains(&"4321".to_string()),
+        "never saw the variant applied: {seen:?}"
+    );
+    assert_eq!(after, before, "the setting is restored after the variant");
+    let run = std::fs::read_dir(dir.path().join("results/v"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let relaxed = std::fs::read_to_string(run.join("server/relaxed.csv")).unwrap();
+    assert!(relaxed.contains("\nmax_connect_errors,4321\n"), "{relaxed}");
+    assert!(!run.join("server/restore-relaxed.json").exists());
+    let rows = results(&dir.path().join("results"));
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+}
+
+#[test]
+fn sql_variant_whose_read_back_differs_fails_and_restores() {
+    let _serial = serial();
+    let Some(db) = database("sqlvarbad") else {
+        return;
+    };
+    let _restore = RestoreGlobal::save("max_connect_errors");
+    let before = global("max_connect_errors");
+    let dir = tempfile::tempdir().unwrap();
+    // MariaDB takes `0` for max_connect_errors as 1 (its minimum): the read-back differs.
+    let path = variant_suite(
+        dir.path(),
+        &db,
+        &format!("settings = {{ max_connect_errors = 0 }}\n{SQL_MAX_CONNECT_ERRORS}"),
+        1,
+    );
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .output()
+        .unwrap();
+    let after = global("max_connect_errors");
+    drop_database(&db);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("after `SET GLOBAL max_connect_errors = 0` the server reports max_connect_errors = 1 instead of 0"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("check = false"), "{stderr}");
+    assert_eq!(after, before, "the setting is put back at once");
+    let rows = results(&dir.path().join("results"));
+    let relaxed: Vec<_> = rows.iter().filter(|r| r["variant"] == "relaxed").collect();
+    assert!(
+        !relaxed.is_empty() && relaxed.iter().all(|r| r["status"] != "ok"),
+        "the variant's runs fail: {rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r["variant"] == "baseline" && r["status"] == "ok"),
+        "{rows:?}"
+    );
 }

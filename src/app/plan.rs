@@ -15,6 +15,7 @@ pub(super) fn plan(args: &PlanArgs) -> Exit {
             let text = match args.format {
                 Format::Text => {
                     plan::render_text(&plan, &file)
+                        + &sql_statements(&suite, &plan)
                         + &server_note(&crate::runner::server_checks(&suite, &plan))
                 }
                 Format::Json => plan::render_json(&plan, &file),
@@ -39,6 +40,49 @@ pub(super) fn validate(args: &ValidateArgs) -> Exit {
         }
     }
     exit
+}
+
+/// The statements of each variant's `settings` + `sql` (#14), rendered for the target's
+/// dialect; a restore's value is the original, known only when the run reads it.
+fn sql_statements(suite: &Suite, plan: &Plan) -> String {
+    use crate::db::sql_settings::{self, string_literal};
+    let admin = plan
+        .steps
+        .iter()
+        .find_map(|s| s.target.as_ref())
+        .and_then(|t| t.driver.dialect().server());
+    let literal = string_literal(admin);
+    let mut text = String::new();
+    for v in &suite.variants {
+        let Some(sql) = &v.sql else {
+            continue;
+        };
+        // Load-time validation rendered them already: an error here cannot happen.
+        let Ok(st) = sql_settings::statements(
+            &v.name,
+            &v.settings,
+            sql.templates(),
+            &literal,
+            "<original>",
+        ) else {
+            continue;
+        };
+        text.push_str(&format!("Variant `{}` settings (sql):\n", v.name));
+        for (name, apply, read, restore) in &st.settings {
+            text.push_str(&format!(
+                "  {name}: read `{read}`, apply `{apply}`, restore `{restore}`\n"
+            ));
+        }
+        if let Some(after) = &st.after {
+            text.push_str(&format!(
+                "  after applying and after restoring: `{after}`\n"
+            ));
+        }
+        if !sql.check {
+            text.push_str("  read-back not compared (check = false)\n");
+        }
+    }
+    text
 }
 
 /// The end of `plan`'s text: what it could not check because that needs the server (#14).

@@ -53,6 +53,7 @@ pub(super) fn restore(run_dir: &Path) -> Exit {
                     .originals
                     .iter()
                     .map(|(n, v)| format!("{n} = {}", v.as_deref().unwrap_or("(default)")))
+                    .chain(saved.statements.iter().map(|s| format!("`{s}`")))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),

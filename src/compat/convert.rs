@@ -13,6 +13,8 @@
 use indexmap::IndexMap;
 
 use super::args::{self, Action, ArgsError, Invocation};
+use super::obd;
+use super::target::{ignore_errors, toml_str};
 use crate::value::Value;
 
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +29,10 @@ pub enum ConvertError {
         "the lines use different databases (line {line}: {what}); convert one target at a time"
     )]
     Targets { line: usize, what: String },
+    #[error("line {line}: {message}")]
+    Obd { line: usize, message: String },
+    #[error("line {line}: {message}")]
+    Loop { line: usize, message: String },
 }
 
 /// Splits a shell-style line into words: whitespace separates, '…' and "…" quote, `\` escapes.
@@ -81,9 +87,11 @@ pub fn split_words(line: &str) -> Option<Vec<String>> {
 }
 
 /// The command lines of a text: `#` comment lines and blanks skipped, `\` continuations joined,
-/// a leading `sysbench` dropped. Returns `(first line number, words)`.
+/// `;` separating commands, shell `for NAME in A B C; do …; done` loops (nested too) expanded
+/// with `$NAME`/`${NAME}` replaced, a leading `sysbench` dropped. Returns `(first line number,
+/// words)`.
 pub fn command_lines(text: &str) -> Result<Vec<(usize, Vec<String>)>, ConvertError> {
-    let mut out = Vec::new();
+    let mut logical = Vec::new();
     let mut pending = String::new();
     let mut start = 0;
     for (i, line) in text.lines().enumerate() {
@@ -100,8 +108,23 @@ pub fn command_lines(text: &str) -> Result<Vec<(usize, Vec<String>)>, ConvertErr
             continue;
         }
         pending.push_str(t);
-        let mut words = split_words(&pending).ok_or(ConvertError::Quote { line: start })?;
-        pending.clear();
+        logical.push((start, std::mem::take(&mut pending)));
+    }
+    if !pending.is_empty() {
+        logical.push((start, pending));
+    }
+    let mut statements = Vec::new();
+    for (line, text) in logical {
+        for s in split_statements(&text).ok_or(ConvertError::Quote { line })? {
+            statements.push((line, s));
+        }
+    }
+    let mut expanded = Vec::new();
+    let mut at = 0;
+    expand_loops(&statements, &mut at, &[], &mut expanded, false)?;
+    let mut out = Vec::new();
+    for (line, text) in expanded {
+        let mut words = split_words(&text).ok_or(ConvertError::Quote { line })?;
         if words
             .first()
             .is_some_and(|w| w.rsplit('/').next() == Some("sysbench"))
@@ -109,26 +132,204 @@ pub fn command_lines(text: &str) -> Result<Vec<(usize, Vec<String>)>, ConvertErr
             words.remove(0);
         }
         if !words.is_empty() {
-            out.push((start, words));
+            out.push((line, words));
         }
     }
-    if !pending.is_empty() {
-        let words = split_words(&pending).ok_or(ConvertError::Quote { line: start })?;
-        out.push((start, words));
-    }
     Ok(out)
+}
+
+/// The commands of one logical line: split at `;` outside quotes, and `do` at the start of a
+/// command made a command of its own (`do sysbench …` → `do`, `sysbench …`). `None` for an
+/// unbalanced quote.
+fn split_statements(text: &str) -> Option<Vec<String>> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, ';') => parts.push(std::mem::take(&mut cur)),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                cur.push(c);
+            }
+            (Some(q), c) if c == q => {
+                quote = None;
+                cur.push(c);
+            }
+            (_, '\\') => {
+                cur.push(c);
+                cur.extend(chars.next());
+            }
+            _ => cur.push(c),
+        }
+    }
+    if quote.is_some() {
+        return None;
+    }
+    parts.push(cur);
+    let mut out = Vec::new();
+    for p in parts {
+        let p = p.trim();
+        match p.strip_prefix("do ") {
+            Some(rest) => out.extend(["do".to_string(), rest.trim().to_string()]),
+            None if p.is_empty() => {}
+            None => out.push(p.to_string()),
+        }
+    }
+    Some(out)
+}
+
+/// Expands the `for` loops of `statements` from `*at`, until the `done` that closes the loop
+/// being expanded (`in_loop`) or the end. `vars` are the enclosing loops' variables.
+fn expand_loops(
+    statements: &[(usize, String)],
+    at: &mut usize,
+    vars: &[(String, String)],
+    out: &mut Vec<(usize, String)>,
+    in_loop: bool,
+) -> Result<(), ConvertError> {
+    while let Some((line, text)) = statements.get(*at) {
+        let line = *line;
+        if text == "done" {
+            if in_loop {
+                *at += 1;
+                return Ok(());
+            }
+            return Err(ConvertError::Loop {
+                line,
+                message: "`done` without a `for … do`".into(),
+            });
+        }
+        let Some(header) = text.strip_prefix("for ") else {
+            out.push((line, substitute(text, vars)));
+            *at += 1;
+            continue;
+        };
+        let words = split_words(&substitute(header, vars)).ok_or(ConvertError::Quote { line })?;
+        let (name, values) = match words.split_first() {
+            Some((name, rest)) if rest.first().is_some_and(|w| w == "in") => (name, &rest[1..]),
+            _ => {
+                return Err(ConvertError::Loop {
+                    line,
+                    message: format!("`for {header}` is not `for NAME in VALUES…`"),
+                });
+            }
+        };
+        if let Some(v) = values.iter().find(|v| v.contains("$(") || v.contains('`')) {
+            return Err(ConvertError::Loop {
+                line,
+                message: format!(
+                    "`{v}`: command substitution is not run by convert; list the values (for t in 8 16 32; do …)"
+                ),
+            });
+        }
+        *at += 1;
+        if statements.get(*at).map(|s| s.1.as_str()) != Some("do") {
+            return Err(ConvertError::Loop {
+                line,
+                message: format!("`for {name} in …` needs `; do` before its commands"),
+            });
+        }
+        *at += 1;
+        let body = *at;
+        // An empty list still has to skip its body.
+        let mut end = body;
+        expand_loops(statements, &mut end, vars, &mut Vec::new(), true)?;
+        for v in values {
+            let mut inner = vars.to_vec();
+            inner.push((name.clone(), v.clone()));
+            let mut pos = body;
+            expand_loops(statements, &mut pos, &inner, out, true)?;
+        }
+        *at = end;
+    }
+    if in_loop {
+        let line = statements.last().map_or(0, |s| s.0);
+        return Err(ConvertError::Loop {
+            line,
+            message: "a `for` loop has no `done`".into(),
+        });
+    }
+    Ok(())
+}
+
+/// `text` with `$NAME` and `${NAME}` of the loop variables replaced (innermost first).
+fn substitute(text: &str, vars: &[(String, String)]) -> String {
+    let mut text = text.to_string();
+    for (name, value) in vars.iter().rev() {
+        text = text.replace(&format!("${{{name}}}"), value);
+        let mut out = String::new();
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find(&format!("${name}")) {
+            let after = &rest[i + 1 + name.len()..];
+            out.push_str(&rest[..i]);
+            // `$t` but not `$threads` when the variable is `t`.
+            if after
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                out.push_str(&rest[i..i + 1 + name.len()]);
+            } else {
+                out.push_str(value);
+            }
+            rest = after;
+        }
+        out.push_str(rest);
+        text = out;
+    }
+    text
 }
 
 /// The suite text for these command lines, plus notes for stderr.
 pub fn convert(lines: &[(usize, Vec<String>)]) -> Result<(String, Vec<String>), ConvertError> {
     let mut notes = Vec::new();
-    let mut parsed: Vec<(usize, Invocation, &Vec<String>)> = Vec::new();
+    // Each command line as sysbench words, with the line as typed for the header: an obd line
+    // stands for the sysbench lines obd runs, and its target for all of them.
+    let mut lines_of: Vec<(usize, Vec<String>, String)> = Vec::new();
+    let mut obd_target: Option<obd::ObdTarget> = None;
     for (line, words) in lines {
-        let inv = args::parse(words).map_err(|source| ConvertError::Line {
+        if !obd::is_obd(words) {
+            if obd_target.is_some() {
+                return Err(mixed(*line));
+            }
+            lines_of.push((
+                *line,
+                words.clone(),
+                format!("sysbench {}", redact(words).join(" ")),
+            ));
+            continue;
+        }
+        if !lines_of.is_empty() && obd_target.is_none() {
+            return Err(mixed(*line));
+        }
+        let o = obd::translate(words).map_err(|message| ConvertError::Obd {
             line: *line,
-            source,
+            message,
         })?;
-        parsed.push((*line, inv, words));
+        match &obd_target {
+            Some(t) if *t != o.target => {
+                return Err(ConvertError::Targets {
+                    line: *line,
+                    what: "the deployment, component, server, user, tenant, database or ignored errors differ from the first line".into(),
+                });
+            }
+            _ => obd_target = Some(o.target.clone()),
+        }
+        for n in o.notes {
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+        for l in o.lines {
+            lines_of.push((*line, l, o.echo.clone()));
+        }
+    }
+    let mut parsed: Vec<(usize, Invocation, String)> = Vec::new();
+    for (line, words, echo) in lines_of {
+        let inv = args::parse(&words).map_err(|source| ConvertError::Line { line, source })?;
+        parsed.push((line, inv, echo));
     }
     if parsed.is_empty() {
         return Err(ConvertError::Empty);
@@ -235,8 +436,12 @@ pub fn convert(lines: &[(usize, Vec<String>)]) -> Result<(String, Vec<String>), 
 
     let mut out = String::from("#:schema ../schemas/suite.schema.json\n");
     out.push_str("# Converted by `sbsuite convert` from:\n");
-    for (_, _, words) in &parsed {
-        out.push_str(&format!("#   sysbench {}\n", redact(words).join(" ")));
+    let mut echoed: Vec<&str> = Vec::new();
+    for (_, _, echo) in &parsed {
+        if !echoed.contains(&echo.as_str()) {
+            echoed.push(echo);
+            out.push_str(&format!("#   {echo}\n"));
+        }
     }
     let workloads: Vec<&str> = rows
         .iter()
@@ -250,7 +455,10 @@ pub fn convert(lines: &[(usize, Vec<String>)]) -> Result<(String, Vec<String>), 
     let needs_target = parsed.iter().any(|p| p.1.workload.needs_target);
     if needs_target {
         out.push('\n');
-        out.push_str(&target(first, &mut notes));
+        match &obd_target {
+            Some(t) => out.push_str(&t.toml(&mut notes)),
+            None => out.push_str(&target(first, &mut notes)),
+        }
     } else if !first.connection.is_empty() {
         notes.push("note: database options dropped: system tests use no database".into());
     }
@@ -280,12 +488,20 @@ pub fn convert(lines: &[(usize, Vec<String>)]) -> Result<(String, Vec<String>), 
     Ok((out, notes))
 }
 
+/// Lines of `obd test sysbench` and of sysbench together: their targets cannot be compared.
+fn mixed(line: usize) -> ConvertError {
+    ConvertError::Targets {
+        line,
+        what: "obd test sysbench lines and sysbench lines mixed".into(),
+    }
+}
+
 /// One note for every option of the converted lines that the suite does not carry, naming it
 /// and why (#14: `convert` never drops an option silently). It reads each option's
 /// [`args::Fate`], so an option a future parser branch adds is covered without a list here:
 /// settings must reach a suite key in `written`, connection options are accounted for by
 /// [`target`], and everything else is reported with the parser's reason.
-fn unconsumed(parsed: &[(usize, Invocation, &Vec<String>)], written: &[String]) -> Vec<String> {
+fn unconsumed(parsed: &[(usize, Invocation, String)], written: &[String]) -> Vec<String> {
     let mut notes: Vec<String> = Vec::new();
     for (_, inv, _) in parsed {
         for (name, fate) in &inv.fates {
@@ -393,19 +609,7 @@ fn target(inv: &Invocation, notes: &mut Vec<String>) -> String {
     let db = c.get(&format!("{prefix}_db")).unwrap_or("sbtest");
     t.push_str(&format!("database = {}\n", toml_str(db)));
     if let Some(ignore) = c.get("mysql_ignore_errors") {
-        if ignore == "all" {
-            t.push_str("ignore_errors = \"all\"\n");
-        } else {
-            let codes: Vec<String> = c
-                .list("mysql_ignore_errors")
-                .into_iter()
-                .map(|e| match e.parse::<i64>() {
-                    Ok(n) => n.to_string(),
-                    Err(_) => toml_str(&e),
-                })
-                .collect();
-            t.push_str(&format!("ignore_errors = [{}]\n", codes.join(", ")));
-        }
+        t.push_str(&ignore_errors(ignore));
     }
     if let Some(mode) = c.get("db_ps_mode") {
         t.push_str(&format!("ps_mode = {}\n", toml_str(mode)));
@@ -475,10 +679,6 @@ pub fn redact(words: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn toml_str(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
-
 /// A value in TOML syntax.
 pub fn toml_value(v: &Value) -> String {
     fn conv(v: &Value) -> toml::Value {
@@ -525,6 +725,53 @@ mod tests {
             "{toml}"
         );
         assert!(!toml.contains("[target]"), "{toml}");
+    }
+
+    #[test]
+    fn shell_for_loops_expand_nested_with_their_variables() {
+        let text = "for s in cpu memory; do\n  for t in 1 2; do sysbench $s --threads=$t --time=${t}0 run; done\ndone\n\
+                    for t in; do sysbench cpu --threads=$t run; done\n\
+                    sysbench cpu --threads=4 run; sysbench cpu --threads=5 run\n";
+        let lines: Vec<String> = command_lines(text)
+            .unwrap()
+            .into_iter()
+            .map(|(n, w)| format!("{n}: {}", w.join(" ")))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "2: cpu --threads=1 --time=10 run",
+                "2: cpu --threads=2 --time=20 run",
+                "2: memory --threads=1 --time=10 run",
+                "2: memory --threads=2 --time=20 run",
+                "5: cpu --threads=4 run",
+                "5: cpu --threads=5 run",
+            ]
+        );
+        // `$threads` is not `$t` followed by `hreads`.
+        assert_eq!(
+            substitute("$threads $t", &[("t".into(), "8".into())]),
+            "$threads 8"
+        );
+        for (bad, expect) in [
+            ("for t in 1 2; sysbench cpu run; done", "needs `; do`"),
+            ("for t in 1 2; do sysbench cpu run", "has no `done`"),
+            ("done", "`done` without"),
+            (
+                "for t in $(seq 1 4); do sysbench cpu run; done",
+                "command substitution",
+            ),
+            (
+                "for t; do sysbench cpu run; done",
+                "not `for NAME in VALUES",
+            ),
+        ] {
+            let e = command_lines(bad).unwrap_err().to_string();
+            assert!(
+                e.contains(expect) && e.starts_with("line 1: "),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

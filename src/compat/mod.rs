@@ -14,6 +14,7 @@ pub mod args;
 pub mod checks;
 pub mod convert;
 pub mod help;
+pub mod obd;
 pub mod target;
 
 use std::io::{Read, Write};

@@ -222,6 +222,26 @@ fn sysbench_ps_mode(get: &dyn Fn(&str) -> Option<String>) -> Result<PsMode, DbEr
     }
 }
 
+/// The `ignore_errors` line of `[target]` for a `--mysql-ignore-errors` value: `"all"`, or a
+/// list of codes (numbers bare, names quoted).
+pub(super) fn ignore_errors(value: &str) -> String {
+    if value == "all" {
+        return "ignore_errors = \"all\"\n".into();
+    }
+    let codes: Vec<String> = split_list(Some(value))
+        .into_iter()
+        .map(|e| match e.parse::<i64>() {
+            Ok(n) => n.to_string(),
+            Err(_) => toml_str(&e),
+        })
+        .collect();
+    format!("ignore_errors = [{}]\n", codes.join(", "))
+}
+
+pub(super) fn toml_str(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -118,6 +118,13 @@ pub struct DataRow {
     pub pad: String,
 }
 
+/// The answer to an admin query: column names and rows, every value as text (`None`: NULL).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Table {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Option<String>>>,
+}
+
 /// One open connection. Not shared: a worker thread owns it.
 pub trait Connection {
     /// Prepares `sql` (with `?` placeholders) on the server; the id is valid until the
@@ -152,6 +159,16 @@ pub trait Connection {
             "this driver cannot read result rows",
             ErrKind::Other,
         ))
+    }
+
+    /// [`Connection::query_rows`] with the names of the result's columns, for admin queries
+    /// that pick a column by name (`SHOW GLOBAL VARIABLES`'s `Value`). The default has no
+    /// names (an empty list): a driver that cannot read them says so to whoever needs one.
+    fn query_table(&mut self, sql: &str) -> Result<Table, SqlError> {
+        Ok(Table {
+            columns: Vec::new(),
+            rows: self.query_rows(sql)?,
+        })
     }
 
     /// How to break a call of this connection that blocks, from another thread (a stop

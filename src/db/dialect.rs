@@ -283,6 +283,12 @@ pub trait ServerAdmin: Sync {
     fn host_facts_sql(&self) -> &'static [(&'static str, &'static str)] {
         &[]
     }
+
+    /// `text` as a string literal of this server's SQL, for values rendered into a variant's
+    /// `sql` templates.
+    fn string_literal(&self, text: &str) -> String {
+        quote(text)
+    }
 }
 
 /// `text` as a SQL string literal (quotes doubled, backslashes escaped).

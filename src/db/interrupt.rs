@@ -200,6 +200,10 @@ impl Connection for Guarded {
         self.inner.query_rows(sql)
     }
 
+    fn query_table(&mut self, sql: &str) -> Result<crate::db::conn::Table, SqlError> {
+        self.inner.query_table(sql)
+    }
+
     fn interrupter(&self) -> Option<Interrupter> {
         self.inner.interrupter()
     }

@@ -20,6 +20,7 @@ pub mod interrupt;
 pub mod io;
 pub mod mysql;
 pub mod pgsql;
+pub mod sql_settings;
 pub mod sqlite;
 pub mod target;
 pub mod tls;

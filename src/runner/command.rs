@@ -140,19 +140,20 @@ pub fn check_offline(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
             .with_help(format!("{}; nothing has run", e.help())));
     }
     for (i, v) in suite.variants.iter().enumerate() {
-        if v.set_global.is_empty() && v.restart.is_none() {
-            continue;
-        }
-        let key = if v.set_global.is_empty() {
-            "restart"
-        } else {
+        let key = if !v.set_global.is_empty() {
             "set_global"
+        } else if v.restart.is_some() {
+            "restart"
+        } else if v.sql.is_some() {
+            "sql"
+        } else {
+            continue;
         };
         if !target.is_some_and(|t| t.has_server()) {
             let path = [Seg::key("variant"), Seg::Index(i), Seg::key(key)];
             return Err(suite
                 .error(&path, format!("variant `{}` changes server settings, but the suite has no MySQL/MariaDB or PostgreSQL [target]", v.name))
-                .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove the variant's set_global/restart"));
+                .with_help("add [target] with driver = \"mysql\" or \"pgsql\", or remove the variant's set_global/restart/sql (SQLite has no server settings; a PRAGMA belongs in the workload)"));
         }
         // The template is rendered now, not when the variant's turn comes hours later: a
         // missing file, a typo in a name or an unset `env.X` stops the suite before it starts.
@@ -177,7 +178,7 @@ pub fn check_offline(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
 /// What only a reachable server can tell, so `plan` cannot check it: each entry is when it
 /// applies and what is checked, by which command. `plan` lists the ones that apply to its
 /// suite, so a user knows what its clean result does not promise.
-pub const SERVER_CHECKS: [(ServerCheck, &str); 3] = [
+pub const SERVER_CHECKS: [(ServerCheck, &str); 4] = [
     (
         ServerCheck::Target,
         "the server is reachable and the user can log in (`run`, at the first step)",
@@ -185,6 +186,10 @@ pub const SERVER_CHECKS: [(ServerCheck, &str); 3] = [
     (
         ServerCheck::SetGlobal,
         "each variant's set_global variable exists and is settable at runtime (`validate` when the server is reachable, `run` before anything runs)",
+    ),
+    (
+        ServerCheck::Sql,
+        "each variant's `sql.read` finds its settings on the server (`validate` when the server is reachable, `run` before anything runs); the read-back after `sql.apply` (`run`)",
     ),
     (
         ServerCheck::Restart,
@@ -201,6 +206,8 @@ pub enum ServerCheck {
     SetGlobal,
     /// A variant has `restart`.
     Restart,
+    /// A variant has `settings` + `sql`.
+    Sql,
 }
 
 /// The [`SERVER_CHECKS`] that apply to `suite`'s plan.
@@ -214,6 +221,7 @@ pub fn server_checks(suite: &Suite, plan: &Plan) -> Vec<&'static str> {
         ServerCheck::Target => server,
         ServerCheck::SetGlobal => server && suite.variants.iter().any(|v| !v.set_global.is_empty()),
         ServerCheck::Restart => server && suite.variants.iter().any(|v| v.restart.is_some()),
+        ServerCheck::Sql => server && suite.variants.iter().any(|v| v.sql.is_some()),
     };
     SERVER_CHECKS
         .iter()
@@ -237,26 +245,39 @@ pub fn check_variants(
     let target = plan.steps.iter().find_map(|s| s.target.clone());
     let mut variants = HashMap::new();
     for (i, v) in suite.variants.iter().enumerate() {
-        if v.set_global.is_empty() && v.restart.is_none() {
+        if v.set_global.is_empty() && v.restart.is_none() && v.sql.is_none() {
             continue;
         }
         let path = [Seg::key("variant"), Seg::Index(i), Seg::key("set_global")];
+        let sql_path = [Seg::key("variant"), Seg::Index(i), Seg::key("sql")];
         // check_offline refused server changes without a server target.
         let Some(t) = target.as_ref().filter(|t| t.has_server()) else {
             continue;
         };
-        if v.restart.is_none() {
-            match server::check(t, &v.set_global) {
+        // Each kind of runtime change, checked on its own (a restart variant's once it ran).
+        let checks = [
+            (!v.set_global.is_empty(), "set_global", &path),
+            (v.sql.is_some(), "sql", &sql_path),
+        ];
+        for (applies, key, path) in checks {
+            if !applies || v.restart.is_some() {
+                continue;
+            }
+            let checked = match &v.sql {
+                Some(sql) if key == "sql" => server::check_sql(t, &v.name, &v.settings, sql),
+                _ => server::check(t, &v.set_global),
+            };
+            match checked {
                 Ok(()) => {}
                 Err(server::CheckError::Unreachable(msg)) if unreachable_ok => {
                     eprintln!(
-                        "note: variant `{}`: set_global not checked against the server: {msg}",
+                        "note: variant `{}`: {key} not checked against the server: {msg}",
                         v.name
                     );
                 }
                 Err(e) => {
                     let e = suite
-                        .error(&path, format!("variant `{}`: {e}", v.name))
+                        .error(path, format!("variant `{}`: {e}", v.name))
                         .with_help(
                             "fix or remove the setting; nothing has run and no setting was changed",
                         );
@@ -269,6 +290,8 @@ pub fn check_variants(
             server::VariantSettings {
                 set_global: v.set_global.clone(),
                 restart: v.restart.clone(),
+                settings: v.settings.clone(),
+                sql: v.sql.clone(),
             },
         );
     }

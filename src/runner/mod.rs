@@ -220,9 +220,10 @@ impl StepExecutor for EngineExecutor {
     fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
         let Some(target) = self.target.as_ref().filter(|t| t.has_server()) else {
             return match self.variants.get(variant) {
-                Some(_) => {
-                    Err("set_global and restart need a MySQL/MariaDB or PostgreSQL [target]".into())
-                }
+                Some(_) => Err(
+                    "set_global, restart and sql need a MySQL/MariaDB or PostgreSQL [target]"
+                        .into(),
+                ),
                 None => Ok(()),
             };
         };
@@ -238,17 +239,18 @@ impl StepExecutor for EngineExecutor {
                 )?),
                 None => None,
             };
-            let saved = if v.set_global.is_empty() {
+            let saved = if v.set_global.is_empty() && v.sql.is_none() {
                 server::Saved {
                     variant: variant.to_string(),
                     originals: Vec::new(),
                     restart,
+                    statements: Vec::new(),
                 }
             } else {
                 // Shielded: a few quick statements, and a stop that broke them half-way
                 // would leave the server half-changed (its restore needs the same connection).
                 let applied = crate::db::interrupt::shielded(|| {
-                    server::apply(target, variant, &v.set_global, run_dir, restart.clone())
+                    server::apply(target, variant, v, run_dir, restart.clone())
                 });
                 match applied {
                     Ok(saved) => saved,
@@ -258,6 +260,7 @@ impl StepExecutor for EngineExecutor {
                                 variant: variant.to_string(),
                                 originals: Vec::new(),
                                 restart: Some(r),
+                                statements: Vec::new(),
                             };
                             // Owed even after a stop request broke the variant's setup.
                             let undone = crate::db::interrupt::shielded(|| {

@@ -24,8 +24,9 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use crate::db::dialect::{first_value, value_text};
+use crate::db::sql_settings::{self, Which, check_name};
 use crate::db::{Connection, Connector, ServerAdmin, SqlError, Target};
-use crate::suite::raw::RawRestart;
+use crate::suite::raw::{RawRestart, RawSqlSettings};
 use crate::value::Value;
 
 /// What a variant changes on the server.
@@ -33,6 +34,9 @@ use crate::value::Value;
 pub struct VariantSettings {
     pub set_global: IndexMap<String, Value>,
     pub restart: Option<RawRestart>,
+    /// Settings changed by the suite's own statements (`sql`), applied after `set_global`.
+    pub settings: IndexMap<String, Value>,
+    pub sql: Option<RawSqlSettings>,
 }
 
 /// The settings of one variant as they were before it changed them.
@@ -45,6 +49,10 @@ pub struct Saved {
     /// The config file a `restart` variant wrote, and how to undo it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart: Option<RestartSaved>,
+    /// The statements that put the variant's `settings` back, rendered with the values read
+    /// before the change (`after` last): a restore runs them in order, first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<String>,
 }
 
 /// How to undo a `restart` variant: remove `path` (or put `backup` back), run `command`,
@@ -61,21 +69,6 @@ fn connect(target: &Target) -> Result<Box<dyn Connection>, String> {
     Connector::new(target.clone())
         .connect_server(0)
         .map_err(|e| format!("cannot connect to {}: {e}", target.endpoint(0)))
-}
-
-/// `name` is a plain variable name (letters, digits, `_`, `.`): it goes into SQL text.
-fn check_name(name: &str) -> Result<(), String> {
-    if !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-    {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{name}` is not a server variable name (letters, digits, `_` and `.` only)"
-        ))
-    }
 }
 
 /// The message of a server setting on a target without a server.
@@ -136,12 +129,12 @@ fn restore_file(run_dir: &Path, variant: &str) -> PathBuf {
 pub fn apply(
     target: &Target,
     variant: &str,
-    set: &IndexMap<String, Value>,
+    v: &VariantSettings,
     run_dir: &Path,
     restart: Option<RestartSaved>,
 ) -> Result<Saved, String> {
     let mut conn = connect(target)?;
-    let result = apply_on(conn.as_mut(), target, variant, set, run_dir, restart);
+    let result = apply_on(conn.as_mut(), target, variant, v, run_dir, restart);
     conn.close();
     result
 }
@@ -150,14 +143,16 @@ fn apply_on(
     conn: &mut dyn Connection,
     target: &Target,
     variant: &str,
-    set: &IndexMap<String, Value>,
+    v: &VariantSettings,
     run_dir: &Path,
     restart: Option<RestartSaved>,
 ) -> Result<Saved, String> {
+    let set = &v.set_global;
     let mut saved = Saved {
         variant: variant.to_string(),
         originals: Vec::new(),
         restart,
+        statements: Vec::new(),
     };
     let admin = admin(target);
     for name in set.keys() {
@@ -166,6 +161,13 @@ fn apply_on(
             .ok_or_else(|| NO_SERVER.to_string())?
             .original(conn, name)?;
         saved.originals.push((name.clone(), original));
+    }
+    let sql = match &v.sql {
+        Some(sql) => Some(SqlChange::read(conn, target, variant, &v.settings, sql)?),
+        None => None,
+    };
+    if let Some(sql) = &sql {
+        saved.statements = sql.restore_all();
     }
     let effective = match admin {
         Some(a) => a.before_set(conn, &set.keys().map(String::as_str).collect::<Vec<_>>())?,
@@ -200,13 +202,18 @@ fn apply_on(
             }
         }
         admin.commit(conn, &effective, &mut || connect(target))
-    })();
+    })()
+    .and_then(|()| match &sql {
+        Some(sql) => sql.apply(conn, run_dir),
+        None => Ok(()),
+    });
     if let Err(e) = result {
         if done > 0 {
             let partial = Saved {
                 variant: saved.variant.clone(),
                 originals: saved.originals[..done.min(saved.originals.len())].to_vec(),
                 restart: None,
+                statements: Vec::new(),
             };
             if let Err(r) = restore_on(conn, target, &partial) {
                 return Err(format!(
@@ -223,9 +230,16 @@ fn apply_on(
 
 /// Sets every saved variable back, then undoes a restart variant's config file (and restarts).
 pub fn restore(target: &Target, saved: &Saved) -> Result<(), String> {
-    if !saved.originals.is_empty() {
+    if !saved.originals.is_empty() || !saved.statements.is_empty() {
         let mut conn = connect(target)?;
-        let r = restore_on(conn.as_mut(), target, saved);
+        // The `sql` settings were applied last: they go back first.
+        let r = run_all(conn.as_mut(), &saved.statements).and_then(|()| {
+            if saved.originals.is_empty() {
+                Ok(())
+            } else {
+                restore_on(conn.as_mut(), target, saved)
+            }
+        });
         conn.close();
         r?;
     }
@@ -249,6 +263,173 @@ fn restore_on(conn: &mut dyn Connection, target: &Target, saved: &Saved) -> Resu
         Some(a) => a.after_restore(conn),
         None => Ok(()),
     }
+}
+
+/// Runs `statements` in order, stopping at the first that fails.
+fn run_all(conn: &mut dyn Connection, statements: &[String]) -> Result<(), String> {
+    for s in statements {
+        conn.query(s)
+            .map_err(|e| format!("restoring with `{s}` failed: {e}"))?;
+    }
+    Ok(())
+}
+
+/// How long a read-back that differs is read again: a reload (`sql.after`) and cluster
+/// parameters (OceanBase spreads them to every server) take effect asynchronously.
+const SETTLE: Duration = Duration::from_secs(5);
+
+/// A variant's `settings` + `sql`, rendered for the target once the originals were read.
+struct SqlChange<'a> {
+    sql: &'a RawSqlSettings,
+    variant: &'a str,
+    /// Per setting: name, wanted value, apply statement, restore statement.
+    settings: Vec<(&'a str, &'a Value, String, String)>,
+    after: Option<String>,
+}
+
+/// The values `read` finds for `name` (one per row naming it).
+fn read_values(
+    conn: &mut dyn Connection,
+    sql: &RawSqlSettings,
+    variant: &str,
+    name: &str,
+) -> Result<Vec<Option<String>>, String> {
+    let query = sql_settings::render(sql.templates(), Which::Read, variant, name, None)?;
+    let table = conn
+        .query_table(&query)
+        .map_err(|e| format!("reading {name} with `{query}` failed: {e}"))?;
+    sql_settings::values(&table, sql.column.as_deref(), name)
+        .map_err(|e| format!("reading {name} with `{query}`: {e}"))
+}
+
+impl<'a> SqlChange<'a> {
+    /// Reads every setting's value before anything changes and renders the statements.
+    fn read(
+        conn: &mut dyn Connection,
+        target: &Target,
+        variant: &'a str,
+        settings: &'a IndexMap<String, Value>,
+        sql: &'a RawSqlSettings,
+    ) -> Result<SqlChange<'a>, String> {
+        let literal = sql_settings::string_literal(admin(target));
+        if admin(target).is_none() {
+            return Err(NO_SERVER.to_string());
+        }
+        let mut out = Vec::new();
+        for (name, value) in settings {
+            check_name(name)?;
+            let original = read_values(conn, sql, variant, name)?.swap_remove(0);
+            let wanted = sql_settings::literal(value, &literal);
+            let apply =
+                sql_settings::render(sql.templates(), Which::Apply, variant, name, Some(&wanted))?;
+            let back = sql_settings::original_literal(original.as_deref(), &literal);
+            let restore =
+                sql_settings::render(sql.templates(), Which::Restore, variant, name, Some(&back))?;
+            out.push((name.as_str(), value, apply, restore));
+        }
+        let after = match sql.after {
+            Some(_) => Some(sql_settings::render(
+                sql.templates(),
+                Which::After,
+                variant,
+                "",
+                None,
+            )?),
+            None => None,
+        };
+        Ok(SqlChange {
+            sql,
+            variant,
+            settings: out,
+            after,
+        })
+    }
+
+    /// The restore statements of the first `n` settings, then `after`.
+    fn restore_first(&self, n: usize) -> Vec<String> {
+        self.settings[..n]
+            .iter()
+            .map(|s| s.3.clone())
+            .chain(self.after.clone())
+            .collect()
+    }
+
+    fn restore_all(&self) -> Vec<String> {
+        self.restore_first(self.settings.len())
+    }
+
+    /// Applies every setting, runs `after`, reads each back (unless `check = false`). On an
+    /// error after something changed, the settings changed so far are restored first.
+    fn apply(&self, conn: &mut dyn Connection, run_dir: &Path) -> Result<(), String> {
+        let mut done = 0;
+        let result = (|| {
+            for (name, _, apply, _) in &self.settings {
+                conn.query(apply)
+                    .map_err(|e| format!("setting {name} with `{apply}` failed: {e}"))?;
+                done += 1;
+            }
+            if let Some(after) = &self.after {
+                conn.query(after)
+                    .map_err(|e| format!("`{after}` (sql.after) failed: {e}"))?;
+            }
+            if self.sql.check {
+                self.check(conn)?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            if done > 0
+                && let Err(r) = run_all(conn, &self.restore_first(done))
+            {
+                return Err(format!(
+                    "{e}; restoring the original values failed too ({r}): run `sbsuite restore {}`",
+                    run_dir.display()
+                ));
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Reads every setting back: each row naming it must hold the wanted value.
+    fn check(&self, conn: &mut dyn Connection) -> Result<(), String> {
+        let deadline = Instant::now() + SETTLE;
+        for (name, value, apply, _) in &self.settings {
+            loop {
+                let back = read_values(conn, self.sql, self.variant, name)?;
+                let wrong = back
+                    .iter()
+                    .find(|b| !sql_settings::matches(value, b.as_deref()));
+                let Some(wrong) = wrong else {
+                    break;
+                };
+                if Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(100));
+                    continue;
+                }
+                return Err(format!(
+                    "after `{apply}` the server reports {name} = {} instead of {}: use a value it reports as is, or set `check = false` in the variant's `sql` if it reports this setting in another form",
+                    wrong.as_deref().unwrap_or("NULL"),
+                    value_text(value)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks, changing nothing, that `read` finds every setting of a variant's `sql` on the
+/// server (`validate` and `run` before anything runs).
+pub fn check_sql(
+    target: &Target,
+    variant: &str,
+    settings: &IndexMap<String, Value>,
+    sql: &RawSqlSettings,
+) -> Result<(), CheckError> {
+    let mut conn = connect(target).map_err(CheckError::Unreachable)?;
+    let result = SqlChange::read(conn.as_mut(), target, variant, settings, sql).map(|_| ());
+    conn.close();
+    result.map_err(CheckError::Invalid)
 }
 
 /// Applies a `restart` variant: saves how to undo it, renders the template to `path` (saving a
@@ -290,6 +471,7 @@ pub fn apply_restart(
             variant: variant.to_string(),
             originals: Vec::new(),
             restart: Some(saved.clone()),
+            statements: Vec::new(),
         },
     )?;
     let result = (|| {
@@ -687,12 +869,5 @@ mod tests {
         let e = run_command("sleep 5", 1).unwrap_err();
         assert!(e.contains("did not finish within 1 s"), "{e}");
         assert!(run_command("true", 5).is_ok());
-    }
-
-    #[test]
-    fn names_are_plain_identifiers() {
-        assert!(check_name("innodb_flush_log_at_trx_commit").is_ok());
-        assert!(check_name("x; DROP TABLE t").is_err());
-        assert!(check_name("").is_err());
     }
 }

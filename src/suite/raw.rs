@@ -221,6 +221,67 @@ pub struct RawVariant {
     /// the server accepts connections.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart: Option<RawRestart>,
+    /// Settings changed by the statements of `sql` (name → value), for servers whose settings
+    /// are not MySQL variables or PostgreSQL parameters: OceanBase `ALTER SYSTEM SET` and
+    /// `ALTER proxyconfig SET`, TiDB `SET CONFIG`, CockroachDB `SET CLUSTER SETTING`.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub settings: IndexMap<String, Value>,
+    /// How `settings` are applied, read back and restored: minijinja templates of SQL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<RawSqlSettings>,
+}
+
+/// The statements of a variant's `settings` (#14). Every template sees `name` (the setting,
+/// letters, digits, `_` and `.` only), `variant`, and in `apply`/`restore` `value`: the value
+/// as a SQL literal (numbers and `true`/`false` bare, strings quoted and escaped for the
+/// target's dialect, NULL for a setting that read as NULL), so a suite value cannot end the
+/// statement. Each setting's value is read before `apply` and restored after the variant, at
+/// the end of the suite, on errors and on Ctrl-C; `sbsuite restore` runs the saved restore
+/// statements after a crash.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawSqlSettings {
+    /// Sets one setting, e.g. `"ALTER SYSTEM SET {{ name }} = {{ value }}"` (OceanBase),
+    /// `"SET GLOBAL {{ name }} = {{ value }}"` (MySQL), `"SET CONFIG tikv {{ name }} = {{ value }}"`
+    /// (TiDB), `"SET CLUSTER SETTING {{ name }} = {{ value }}"` (CockroachDB).
+    pub apply: String,
+    /// A query whose first row holds the setting's current value, e.g.
+    /// `"SHOW PARAMETERS LIKE '{{ name }}'"` or `"SHOW GLOBAL VARIABLES LIKE '{{ name }}'"`.
+    pub read: String,
+    /// The column of `read`'s first row that holds the value (by name, case-insensitive).
+    /// Default: the only column (an error when `read` returns several).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<String>,
+    /// Puts one setting back; `value` is the original. Default: `apply` with the original.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<String>,
+    /// A statement run once after the settings were applied and once after they were
+    /// restored, e.g. `"SELECT pg_reload_conf()"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    /// Whether each setting is read back after `apply` and must equal the requested value
+    /// (trimmed, ASCII case ignored; numbers compared as numbers; on/off, true/false, yes/no
+    /// and 1/0 as booleans), on every row that names it; a value that differs is read again
+    /// for up to 5 s (reloads and cluster parameters take effect asynchronously). `false` for
+    /// settings the server reports in another form (e.g. `4G` read back as bytes).
+    #[serde(default = "yes")]
+    pub check: bool,
+}
+
+impl RawSqlSettings {
+    /// The templates, for rendering ([`crate::db::sql_settings`]).
+    pub fn templates(&self) -> crate::db::sql_settings::Templates<'_> {
+        crate::db::sql_settings::Templates {
+            apply: &self.apply,
+            read: &self.read,
+            restore: self.restore.as_deref(),
+            after: self.after.as_deref(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]

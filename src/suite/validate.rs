@@ -243,6 +243,7 @@ pub(super) fn validate(
                 Some("give each [[variant]] its own name".into()),
             );
         }
+        sql_settings(&mut c, i, v);
     }
 
     variant_order(&mut c, &mut raw);
@@ -326,6 +327,49 @@ fn variant_order(c: &mut Checker<'_>, raw: &mut RawSuite) {
             raw.suite.order_seed = Some((nanos % 1_000_000_000_000) as i64);
         }
         _ => {}
+    }
+}
+
+/// A variant's `settings` and `sql` come together, and every template compiles and renders
+/// with every setting (#14): a syntax error or a misspelt variable is caught before anything
+/// runs, naming the key.
+fn sql_settings(c: &mut Checker, i: usize, v: &super::raw::RawVariant) {
+    let at = |key: &str| {
+        let mut path = vec![Seg::key("variant"), Seg::Index(i)];
+        // `sql.apply`, or `settings.<name>` (a name may hold dots itself).
+        match key.split_once('.') {
+            Some((table, rest)) => path.extend([Seg::key(table), Seg::key(rest)]),
+            None => path.push(Seg::key(key)),
+        }
+        path
+    };
+    match &v.sql {
+        None if !v.settings.is_empty() => c.err(
+            &at("settings"),
+            false,
+            format!("variant `{}` has `settings` but no `sql` to apply them", v.name),
+            Some("add sql = { apply = \"…{{ name }} = {{ value }}\", read = \"…\" }, or use set_global for MySQL variables and PostgreSQL parameters".into()),
+        ),
+        None => {}
+        Some(_) if v.settings.is_empty() => c.err(
+            &at("sql"),
+            false,
+            format!("variant `{}` has `sql` but no `settings`", v.name),
+            Some("add settings = { name = value, … }".into()),
+        ),
+        Some(sql) => {
+            let quote: crate::db::sql_settings::StringLiteral = &crate::db::dialect::quote;
+            let checked =
+                crate::db::sql_settings::statements(&v.name, &v.settings, sql.templates(), quote, "NULL");
+            if let Err((key, message)) = checked {
+                let help = if key.starts_with("settings.") {
+                    "name the setting as the server does (letters, digits, `_` and `.`)"
+                } else {
+                    "templates see `name`, `variant` and, in apply/restore, `value` (a SQL literal)"
+                };
+                c.err(&at(&key), true, message, Some(help.into()));
+            }
+        }
     }
 }
 

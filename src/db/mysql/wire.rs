@@ -33,7 +33,7 @@ use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
 use super::shared::{kind_of_code, load_rows};
-use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
+use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId, Table};
 pub use crate::db::io::WireError;
 use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
 use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
@@ -573,6 +573,31 @@ impl WireConnection {
         Ok(())
     }
 
+    /// Reads the column definitions of a text result (ColumnDefinition41: catalog, schema,
+    /// table, org_table, then the name) and their end, keeping the names.
+    fn column_names(&mut self, columns: u64) -> Result<Vec<String>, SqlError> {
+        if columns > MAX_COLUMNS {
+            return Err(self.protocol(format!(
+                "the server announced {columns} columns (MySQL allows at most {MAX_COLUMNS})"
+            )));
+        }
+        let mut names = Vec::with_capacity(columns as usize);
+        for _ in 0..columns {
+            let r = self.packet()?;
+            let p = &self.io.buf[r];
+            let mut at = 0;
+            let name = (0..5).try_fold(&[][..], |_, _| lenenc_bytes(p, &mut at));
+            let Some(name) = name else {
+                return Err(self.protocol("bad column definition"));
+            };
+            names.push(String::from_utf8_lossy(name).into_owned());
+        }
+        if !self.deprecate_eof() {
+            self.skip_packet()?;
+        }
+        Ok(names)
+    }
+
     /// Skips one logical packet (and its continuations, `max_packet` bytes in all at most)
     /// without keeping it.
     fn skip_packet(&mut self) -> Result<(), SqlError> {
@@ -805,6 +830,14 @@ fn lenenc(p: &[u8], at: &mut usize) -> Option<u64> {
     };
     *at += skip;
     Some(n)
+}
+
+/// The length-encoded string at `at` (moving `at` past it).
+fn lenenc_bytes<'a>(p: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
+    let n = usize::try_from(lenenc(p, at)?).ok()?;
+    let bytes = p.get(*at..at.checked_add(n)?)?;
+    *at += n;
+    Some(bytes)
 }
 
 /// Appends `v` as a length-encoded integer.
@@ -1143,6 +1176,10 @@ impl Connection for WireConnection {
     }
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        Ok(self.query_table(sql)?.rows)
+    }
+
+    fn query_table(&mut self, sql: &str) -> Result<Table, SqlError> {
         self.start(COM_QUERY)?;
         self.out.extend_from_slice(sql.as_bytes());
         self.send()?;
@@ -1155,7 +1192,7 @@ impl Connection for WireConnection {
                 if more {
                     self.result(false)?;
                 }
-                return Ok(Vec::new());
+                return Ok(Table::default());
             }
             Some(0xFF) => {
                 let (code, message) = parse_err(p);
@@ -1167,7 +1204,7 @@ impl Connection for WireConnection {
         let Some(columns) = lenenc(p, &mut at) else {
             return Err(self.protocol("bad column count"));
         };
-        self.skip_definitions(columns)?;
+        let names = self.column_names(columns)?;
         // Admin queries (server variables): whole rows, every value as text, at most
         // MAX_ADMIN_ROWS rows and max_packet bytes (a server that never ends its result set
         // is an error, not a client that grows until it aborts).
@@ -1207,13 +1244,9 @@ impl Connection for WireConnection {
                     row.push(None);
                     continue;
                 }
-                let Some(bytes) = lenenc(p, &mut at)
-                    .and_then(|n| usize::try_from(n).ok())
-                    .and_then(|n| p.get(at..at.checked_add(n)?))
-                else {
+                let Some(bytes) = lenenc_bytes(p, &mut at) else {
                     return Err(self.protocol("bad text row"));
                 };
-                at += bytes.len();
                 row.push(Some(String::from_utf8_lossy(bytes).into_owned()));
             }
             rows.push(row);
@@ -1223,7 +1256,10 @@ impl Connection for WireConnection {
         if status & SERVER_MORE_RESULTS_EXISTS != 0 {
             self.result(false)?;
         }
-        Ok(rows)
+        Ok(Table {
+            columns: names,
+            rows,
+        })
     }
 
     fn load(

@@ -253,6 +253,12 @@ impl ServerAdmin for PgsqlAdmin {
         }
     }
 
+    /// An escape string (`E'…'`): [`quote`]'s backslashes mean the same whatever
+    /// `standard_conforming_strings` is.
+    fn string_literal(&self, text: &str) -> String {
+        format!("E{}", quote(text))
+    }
+
     fn after_restore(&self, conn: &mut dyn Connection) -> Result<(), String> {
         conn.query("SELECT pg_reload_conf()")
             .map_err(|e| format!("pg_reload_conf() failed: {e}"))?;

@@ -52,7 +52,7 @@ use super::encode::{
     COPY_CHUNK, binary_row, binary_type, copy_header, copy_sql, numbered, put_param,
 };
 use super::shared::{Phase, parse_i64, socket_dir_and_port, state_error, too_many_rows};
-use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
+use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId, Table};
 pub use crate::db::io::WireError;
 use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
 use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
@@ -127,6 +127,8 @@ struct Answer {
     done: Done,
     first: Option<String>,
     rows: Vec<Vec<Option<String>>>,
+    /// The column names of the RowDescription, for [`Want::Rows`].
+    columns: Vec<String>,
     params: Vec<Type>,
     copy_in: bool,
 }
@@ -223,6 +225,20 @@ fn row_values(body: &[u8], limit: usize) -> Option<Vec<Option<String>>> {
         at = end;
     }
     Some(out)
+}
+
+/// A RowDescription body: the column names (each a C string followed by 18 bytes of table,
+/// attribute, type, size, modifier and format).
+fn column_names(body: &[u8]) -> Option<Vec<String>> {
+    let count = usize::try_from(i16::from_be_bytes(body.get(..2)?.try_into().ok()?)).ok()?;
+    let mut at = 2;
+    let mut names = Vec::with_capacity(count.min(1600));
+    for _ in 0..count {
+        let len = body.get(at..)?.iter().position(|&b| b == 0)?;
+        names.push(String::from_utf8_lossy(&body[at..at + len]).into_owned());
+        at += len + 1 + 18;
+    }
+    (at <= body.len()).then_some(names)
 }
 
 /// A ParameterDescription body: the placeholders' types (unknown OIDs as `UNKNOWN`, which is
@@ -639,6 +655,14 @@ impl WireConnection {
                     let r = self.body(len)?;
                     a.done.affected = tag_count(&self.io.buf[r]);
                 }
+                b'T' if want == Want::Rows => {
+                    a.done.rows = true;
+                    let r = self.body(len)?;
+                    match column_names(&self.io.buf[r]) {
+                        Some(names) => a.columns = names,
+                        None => return Err(self.protocol("a malformed RowDescription")),
+                    }
+                }
                 b'T' => {
                     a.done.rows = true;
                     self.discard(len)?;
@@ -909,6 +933,14 @@ impl Connection for WireConnection {
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
         Ok(self.simple(sql, Want::Rows)?.rows)
+    }
+
+    fn query_table(&mut self, sql: &str) -> Result<Table, SqlError> {
+        let a = self.simple(sql, Want::Rows)?;
+        Ok(Table {
+            columns: a.columns,
+            rows: a.rows,
+        })
     }
 
     fn load(

@@ -224,7 +224,14 @@ fn fed(bytes: Vec<u8>) -> WireConnection {
 fn rows_are_skipped_by_length_and_asynchronous_messages_anywhere_are_ignored() {
     let long = "x".repeat(5000);
     let mut b = msg(b'2', b"");
-    b.extend(msg(b'T', &[0, 2, 1, 2, 3]));
+    // A RowDescription of two columns: each a C string name and 18 bytes of attributes.
+    let mut description = vec![0, 2];
+    for name in ["name", "Value"] {
+        description.extend(name.as_bytes());
+        description.push(0);
+        description.extend([7; 18]);
+    }
+    b.extend(msg(b'T', &description));
     b.extend(data_row(&[None, Some("a")]));
     b.extend(msg(b'N', &error_body("NOTICE", "00000", "hi", None)));
     for i in 0..300 {
@@ -263,11 +270,17 @@ fn rows_are_skipped_by_length_and_asynchronous_messages_anywhere_are_ignored() {
     let mut c = fed(b.clone());
     let a = c.answer(Want::First).unwrap();
     assert_eq!((a.first, a.done.affected), (None, 301));
-    let mut c = fed(b);
+    let mut c = fed(b.clone());
     let a = c.answer(Want::Rows).unwrap();
     assert_eq!(a.rows.len(), 301);
+    assert_eq!(a.columns, ["name", "Value"]);
     assert_eq!(a.rows[0], [None, Some("a".to_string())]);
     assert_eq!(a.rows[300][1].as_deref().map(str::len), Some(2990));
+    // A RowDescription cut short is a protocol error, not a guess at the names.
+    let mut short = msg(b'T', &[0, 1, b'a', 0, 1, 2]);
+    short.extend(ready());
+    let e = fed(short).answer(Want::Rows).unwrap_err();
+    assert!(e.message.contains("malformed RowDescription"), "{e:?}");
 }
 
 #[test]
