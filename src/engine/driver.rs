@@ -805,7 +805,11 @@ fn run_inner(
         period_start: start,
         forced: None,
     };
-    if write_error.is_none() && !shared.abort.load(Ordering::Relaxed) {
+    // Even when the rate generator has already stopped the run (a full queue under
+    // `RateOverflow::Fatal`, possibly before this thread got here), the collector runs: it
+    // prints `Threads started!` before the FATAL, as sysbench does, and returns once the
+    // aborted workers are gone.
+    if write_error.is_none() {
         match collect(&shared, workload, start, out, on_interval, stop) {
             Ok(c) => collected = c,
             Err(e) => {
