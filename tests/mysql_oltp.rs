@@ -17,7 +17,7 @@ use mysql_async::prelude::Queryable;
 mod common;
 
 use common::private_server::{PrivateMariaDb, or_skip};
-use common::{all_files_text, read_until_started, report_count, results, sbsuite};
+use common::{all_files_text, read_until_started, report_count, results, run_dir, sbsuite};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 3306;
@@ -903,12 +903,7 @@ fn set_global_variant_is_applied_captured_and_restored() {
         "never saw the variant applied: {seen:?}"
     );
     assert_eq!(after, before, "settings restored after the variant");
-    let run = std::fs::read_dir(dir.path().join("results/v"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run = run_dir(&dir.path().join("results"), "v");
     let relaxed = std::fs::read_to_string(run.join("server/relaxed.csv")).unwrap();
     assert!(relaxed.starts_with("name,value\nversion,"), "{relaxed}");
     // #14: the server's build and host facts are in the capture, as the server states them.
@@ -1137,12 +1132,7 @@ fn kill_9_mid_variant_then_restore_puts_the_server_back() {
         child.kill().unwrap(); // SIGKILL: no restore can run
         child.wait().unwrap();
         let during = global(name);
-        let run = std::fs::read_dir(results_dir.join("v"))
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
+        let run = run_dir(&results_dir, "v");
         let pending = run.join("server/restore-relaxed.json").exists();
         let out = sbsuite().arg("restore").arg(&run).output().unwrap();
         let after = global(name);
@@ -1222,12 +1212,7 @@ fn restart_variant_renders_its_file_restarts_verifies_and_restores() {
         !cnf.exists(),
         "the rendered file is removed after the variant"
     );
-    let run = std::fs::read_dir(dir.path().join("results/v"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run = run_dir(&dir.path().join("results"), "v");
     let relaxed = std::fs::read_to_string(run.join("server/relaxed.csv")).unwrap();
     assert!(
         relaxed.contains(&format!("\nback_log,{wanted}\n")),
@@ -1979,12 +1964,7 @@ fn sql_variant_applies_reads_back_and_restores_its_settings() {
         "never saw the variant applied: {seen:?}"
     );
     assert_eq!(after, before, "the setting is restored after the variant");
-    let run = std::fs::read_dir(dir.path().join("results/v"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run = run_dir(&dir.path().join("results"), "v");
     let relaxed = std::fs::read_to_string(run.join("server/relaxed.csv")).unwrap();
     assert!(relaxed.contains("\nmax_connect_errors,4321\n"), "{relaxed}");
     assert!(!run.join("server/restore-relaxed.json").exists());

@@ -27,7 +27,7 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 mod common;
 
 use common::private_server::{PrivatePostgres, or_skip};
-use common::{all_files_text, report_count, results, sbsuite};
+use common::{all_files_text, report_count, results, run_dir, sbsuite};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 5432;
@@ -1051,12 +1051,7 @@ fn set_global_variant_uses_alter_system_and_is_restored() {
         );
         assert_eq!(after, before, "work_mem restored");
         assert_eq!(auto_after, auto_before, "postgresql.auto.conf as before");
-        let run = std::fs::read_dir(results_dir.join("t"))
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
+        let run = run_dir(&results_dir, "t");
         let tuned = std::fs::read_to_string(run.join("server/tuned.csv")).unwrap();
         assert!(
             tuned.contains("\nwork_mem,24576kB\n"),
@@ -1134,12 +1129,7 @@ fn issue_14_compare_shows_the_server_host_facts_that_differ() {
             "{name}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        std::fs::read_dir(dir.path().join("results").join(name))
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path()
+        run_dir(&dir.path().join("results"), name)
     };
     let pg = run(
         "pg",

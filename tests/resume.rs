@@ -8,7 +8,7 @@ use std::process::{Command as StdCommand, Stdio};
 mod common;
 
 use assert_cmd::cargo::CommandCargoExt;
-use common::sbsuite;
+use common::{run_dir, sbsuite};
 
 /// Axes not in alphabetical order, the first one a range (written as an inline table): both
 /// used to make the stored suite.toml rebuild another plan, so `--resume` refused every run.
@@ -26,16 +26,6 @@ cpu_max_prime = 2000
 threads = { from = 1, to = 2, factor = 2 }
 workload = ["oltp_read_only", "cpu"]
 "#;
-
-/// The only run directory under `root/<suite>/`.
-fn run_dir(root: &Path, suite: &str) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(root.join(suite))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs[0].clone()
-}
 
 /// (step, status) of every row of `results.csv`, sorted.
 fn step_rows(run: &Path) -> Vec<(usize, String)> {

@@ -1,23 +1,13 @@
 //! `sbsuite run` end to end: the real binary, the real cpu engine, results read back from disk.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
 
 use assert_cmd::cargo::CommandCargoExt;
-use common::sbsuite;
-
-/// The only run directory under `root/<suite>/`.
-fn run_dir(root: &Path, suite: &str) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(root.join(suite))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs[0].clone()
-}
+use common::{run_dir, sbsuite};
 
 fn rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     let mut r = csv::Reader::from_path(path).unwrap();

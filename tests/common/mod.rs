@@ -110,6 +110,17 @@ fn files(root: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// The only run directory under `root/<suite>/` (a suite run once into `root`).
+#[allow(dead_code)]
+pub fn run_dir(root: &std::path::Path, suite: &str) -> std::path::PathBuf {
+    let dirs: Vec<std::path::PathBuf> = std::fs::read_dir(root.join(suite))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
 /// Every row of every results.csv under `root`, as column → value.
 #[allow(dead_code)]
 pub fn results(root: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
