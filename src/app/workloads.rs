@@ -10,7 +10,7 @@ pub(super) fn workloads(name: Option<&str>) -> Exit {
         Some(n) => match registry::workload(n) {
             Some(w) => vec![w],
             None => {
-                let names: Vec<&str> = registry::WORKLOADS.iter().map(|w| w.name).collect();
+                let names: Vec<&str> = registry::all().iter().map(|w| w.name).collect();
                 return fail(
                     Exit::BadInput,
                     format_args!(
@@ -20,7 +20,7 @@ pub(super) fn workloads(name: Option<&str>) -> Exit {
                 );
             }
         },
-        None => registry::WORKLOADS.to_vec(),
+        None => registry::all(),
     };
     for w in list {
         text.push_str(&format!("{} - {}\n", w.name, w.summary));

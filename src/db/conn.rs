@@ -17,6 +17,10 @@ use std::fmt;
 pub enum P<'a> {
     Int(i64),
     Str(&'a str),
+    /// A floating-point number (custom workloads' `float` values and captured decimals).
+    Float(f64),
+    /// SQL NULL.
+    Null,
 }
 
 /// A statement prepared on one connection (index into the connection's own list).
@@ -125,6 +129,65 @@ pub struct Table {
     pub rows: Vec<Vec<Option<String>>>,
 }
 
+/// What [`Connection::execute_fetch`] and [`Connection::query_fetch`] keep of a result: the
+/// number of rows and, when asked for, the column names and the first row as text. Reused
+/// between calls (cleared by the call).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fetched {
+    /// Rows returned (0 for a statement without a result set).
+    pub rows: u64,
+    /// The result's column names (only when the first row was asked for).
+    pub columns: Vec<String>,
+    /// The first row, each value as text (`None`: NULL); empty when not asked for or no row.
+    pub first: Vec<Option<String>>,
+}
+
+impl Fetched {
+    pub fn clear(&mut self) {
+        self.rows = 0;
+        self.columns.clear();
+        self.first.clear();
+    }
+
+    /// The first row's value of column `name` (case-insensitive), `None` when there is no row,
+    /// no such column or the value is NULL.
+    pub fn value(&self, name: &str) -> Option<&str> {
+        let i = self
+            .columns
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(name))?;
+        self.first.get(i)?.as_deref()
+    }
+}
+
+/// One value of a row for [`Connection::load_rows`], reused between rows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Cell {
+    #[default]
+    Null,
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl Cell {
+    pub fn param(&self) -> P<'_> {
+        match self {
+            Cell::Null => P::Null,
+            Cell::Int(i) => P::Int(*i),
+            Cell::Float(f) => P::Float(*f),
+            Cell::Text(s) => P::Str(s),
+        }
+    }
+}
+
+/// Most placeholders one multi-row INSERT of [`Connection::load_rows`]'s default gets (below
+/// SQLite's 32,766 and the 65,535 of MySQL's and PostgreSQL's protocols).
+const LOAD_PLACEHOLDERS: usize = 30_000;
+
+/// Most rows one multi-row INSERT of [`Connection::load_rows`]'s default gets.
+const LOAD_BATCH_ROWS: usize = 500;
+
 /// One open connection. Not shared: a worker thread owns it.
 pub trait Connection {
     /// Prepares `sql` (with `?` placeholders) on the server; the id is valid until the
@@ -150,6 +213,91 @@ pub trait Connection {
         with_id: bool,
         fill: &mut dyn FnMut(&mut DataRow) -> bool,
     ) -> Result<(), SqlError>;
+
+    /// Runs a prepared statement and keeps what `out` holds of its result: the row count, and
+    /// with `first` the column names and the first row as text (custom workloads' `capture`
+    /// and `expect_rows`).
+    fn execute_fetch(
+        &mut self,
+        stmt: StmtId,
+        params: &[P<'_>],
+        first: bool,
+        out: &mut Fetched,
+    ) -> Result<Done, SqlError> {
+        let _ = (stmt, params, first, out);
+        Err(SqlError::client(
+            "this client cannot read the rows of a prepared statement",
+            ErrKind::Other,
+        ))
+    }
+
+    /// [`Connection::execute_fetch`] for a text statement.
+    fn query_fetch(&mut self, sql: &str, first: bool, out: &mut Fetched) -> Result<Done, SqlError> {
+        out.clear();
+        let table = self.query_table(sql)?;
+        out.rows = table.rows.len() as u64;
+        if first {
+            out.columns = table.columns;
+            if let Some(row) = table.rows.into_iter().next() {
+                out.first = row;
+            }
+        }
+        Ok(Done {
+            rows: true,
+            affected: 0,
+        })
+    }
+
+    /// Loads rows of any shape into `table` (custom workloads' data): `fill` writes the next
+    /// row's values (one [`Cell`] per column of `columns`, the vector already that long) and
+    /// returns false when there are no more. Returns the rows loaded. The default sends
+    /// prepared multi-row INSERTs; drivers with a faster path (COPY) override it.
+    fn load_rows(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        fill: &mut dyn FnMut(&mut [Cell]) -> bool,
+    ) -> Result<u64, SqlError> {
+        let width = columns.len().max(1);
+        let batch = (LOAD_PLACEHOLDERS / width).clamp(1, LOAD_BATCH_ROWS);
+        let insert = |rows: usize| {
+            let one = format!("({})", vec!["?"; columns.len()].join(", "));
+            format!(
+                "INSERT INTO {table} ({}) VALUES {}",
+                columns.join(", "),
+                vec![one.as_str(); rows].join(", ")
+            )
+        };
+        let full = self.prepare(&insert(batch))?;
+        let mut cells: Vec<Cell> = Vec::with_capacity(batch * columns.len());
+        let mut row = vec![Cell::Null; columns.len()];
+        let mut loaded = 0u64;
+        let mut more = true;
+        while more {
+            cells.clear();
+            let mut n = 0;
+            while n < batch {
+                if !fill(&mut row) {
+                    more = false;
+                    break;
+                }
+                cells.extend(row.iter().cloned());
+                n += 1;
+            }
+            if n == 0 {
+                break;
+            }
+            let params: Vec<P<'_>> = cells.iter().map(Cell::param).collect();
+            if n == batch {
+                self.execute(full, &params)?;
+            } else {
+                let last = self.prepare(&insert(n))?;
+                self.execute(last, &params)?;
+            }
+            loaded += n as u64;
+        }
+        Ok(loaded)
+    }
 
     /// Every row of a text query, each column as text (`None` for NULL). For the admin
     /// work around a run (server variables), never on the measured path.

@@ -192,6 +192,8 @@ fn run(
         match *p {
             P::Int(v) => stmt.raw_bind_parameter(i + 1, v),
             P::Str(s) => stmt.raw_bind_parameter(i + 1, s),
+            P::Float(f) => stmt.raw_bind_parameter(i + 1, f),
+            P::Null => stmt.raw_bind_parameter(i + 1, rusqlite::types::Null),
         }
         .map_err(err)?;
     }

@@ -144,6 +144,13 @@ pub trait Workload: Sync {
         ))
     }
 
+    /// The `check` step: verify the data after a dataset's runs (custom workloads'
+    /// `[[checks]]`). An error names the check, its query and the values found.
+    fn check(&self, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
+        let _ = (out, stop);
+        Err(EngineError::Failed("this workload has no checks".into()))
+    }
+
     /// The `prepare` (or `cleanup`) command. Workloads without data keep this no-op.
     fn prepare(
         &self,
@@ -613,6 +620,7 @@ fn build_outcome(
         interrupted,
         cut_short: None,
         metrics: Vec::new(),
+        transactions: Vec::new(),
     })
 }
 

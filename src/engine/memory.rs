@@ -49,6 +49,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     needs_target: false,
     ends_by_itself,
     build,
+    custom: None,
 };
 
 static OPTIONS: &[OptSpec] = &[
@@ -534,6 +535,7 @@ mod tests {
             interrupted: false,
             cut_short: None,
             metrics: Vec::new(),
+            transactions: Vec::new(),
         }
     }
 

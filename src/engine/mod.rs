@@ -30,6 +30,7 @@
 pub mod config;
 pub mod console;
 pub mod cpu;
+pub mod custom;
 pub mod driver;
 pub mod fileio;
 pub mod memory;
@@ -153,6 +154,25 @@ pub struct StepOutcome {
     pub cut_short: Option<String>,
     /// Workload-specific measurements over the whole run, named from [`METRICS`].
     pub metrics: Metrics,
+    /// Per transaction (and per statement when asked) of a custom workload; empty for the
+    /// built-in workloads.
+    pub transactions: Vec<TxnStats>,
+}
+
+/// What one transaction (or one statement, `statement` set) of a custom workload did in a run.
+#[derive(Clone, Debug)]
+pub struct TxnStats {
+    /// The transaction's name, or `<transaction>.<statement>` for a statement.
+    pub name: String,
+    /// Whether this is a statement's line rather than a transaction's.
+    pub statement: bool,
+    /// Committed (or, for statements, executed without error).
+    pub count: u64,
+    pub errors: u64,
+    /// Deliberate rollbacks (the `rollback` probability, `on_mismatch = "rollback"`).
+    pub rollbacks: u64,
+    /// Latencies in nanoseconds of the counted ones.
+    pub histogram: hdrhistogram::Histogram<u64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -277,6 +297,20 @@ pub fn prepare_step_with_target(
 fn write_banner_at(out: &mut dyn Write, verbosity: u8) -> Result<(), EngineError> {
     console::write_banner(&mut console::LevelFilter::new(out, verbosity))
         .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))
+}
+
+/// Runs the `check` step of a workload with checks (a custom workload's `[[checks]]`).
+pub fn check_step_with_target(
+    workload: &str,
+    options: &Options,
+    target: Option<&Target>,
+    out: &mut dyn Write,
+    stop: &AtomicBool,
+) -> Result<(), EngineError> {
+    let spec = spec_of(workload)?;
+    let config = RunConfig::for_prepare(options)?;
+    let engine = make(spec, options, &config, target)?;
+    engine.check(out, stop)
 }
 
 /// Runs sysbench's `prewarm` command of a workload that has data.

@@ -41,6 +41,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     needs_target: false,
     ends_by_itself: always,
     build,
+    custom: None,
 };
 
 static OPTIONS: &[OptSpec] = &[

@@ -30,9 +30,42 @@ pub static WORKLOADS: &[&WorkloadSpec] = &[
     &oltp::bulk::SPEC,
 ];
 
-/// The workload called `name`.
+thread_local! {
+    /// Workloads declared in the suite being loaded or run (`[workloads.NAME]`), registered by
+    /// [`register`] when the suite loads: per thread, because the suite is loaded and run on
+    /// one thread and unit tests load different suites on many threads at once.
+    static CUSTOM: std::cell::RefCell<Vec<&'static WorkloadSpec>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Makes `spec` (a workload declared in TOML) known on this thread, replacing one of the same
+/// name.
+pub fn register(spec: &'static WorkloadSpec) {
+    CUSTOM.with_borrow_mut(|c| {
+        c.retain(|w| w.name != spec.name);
+        c.push(spec);
+    });
+}
+
+/// Forgets the workloads [`register`] made known on this thread.
+pub fn clear_custom() {
+    CUSTOM.with_borrow_mut(Vec::clear);
+}
+
+/// Every workload: the built-in ones in help order, then the suite's own.
+pub fn all() -> Vec<&'static WorkloadSpec> {
+    let mut all = WORKLOADS.to_vec();
+    CUSTOM.with_borrow(|c| all.extend(c.iter().copied()));
+    all
+}
+
+/// The workload called `name` (built-in or declared in the suite).
 pub fn workload(name: &str) -> Option<&'static WorkloadSpec> {
-    WORKLOADS.iter().copied().find(|w| w.name == name)
+    WORKLOADS
+        .iter()
+        .copied()
+        .find(|w| w.name == name)
+        .or_else(|| CUSTOM.with_borrow(|c| c.iter().copied().find(|w| w.name == name)))
 }
 
 /// Whether this build can execute `workload` (every listed workload has an engine; the name is
@@ -43,8 +76,8 @@ pub fn engine_for(workload: &str) -> Option<&'static str> {
 
 /// Every option name any workload accepts, for "did you mean" suggestions.
 pub fn all_option_names() -> impl Iterator<Item = &'static str> {
-    let mut names: Vec<&'static str> = WORKLOADS
-        .iter()
+    let mut names: Vec<&'static str> = all()
+        .into_iter()
         .flat_map(|w| w.all_options().map(|o| o.name))
         .collect();
     names.sort_unstable();
@@ -54,7 +87,7 @@ pub fn all_option_names() -> impl Iterator<Item = &'static str> {
 
 /// Finds an option spec by name in any workload (types agree across workloads).
 pub fn any_option(name: &str) -> Option<&'static OptSpec> {
-    WORKLOADS.iter().find_map(|w| w.option(name))
+    all().into_iter().find_map(|w| w.option(name))
 }
 
 #[cfg(test)]

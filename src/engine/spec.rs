@@ -93,6 +93,9 @@ pub struct WorkloadSpec {
     pub ends_by_itself: fn(&Options) -> bool,
     /// Builds the workload for one step.
     pub build: Build,
+    /// The definition of a workload declared in TOML (`[workloads.NAME]`); `None` for the
+    /// built-in ones.
+    pub custom: Option<&'static super::custom::model::Def>,
 }
 
 impl WorkloadSpec {

@@ -33,6 +33,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     needs_target: false,
     ends_by_itself: never,
     build,
+    custom: None,
 };
 
 static OPTIONS: &[OptSpec] = &[

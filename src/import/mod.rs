@@ -374,6 +374,7 @@ fn outcome(r: &Report) -> Option<StepOutcome> {
         interrupted: false,
         cut_short: None,
         metrics: r.metrics.clone(),
+        transactions: Vec::new(),
     })
 }
 

@@ -509,6 +509,7 @@ mod tests {
             interrupted,
             cut_short: None,
             metrics: Vec::new(),
+            transactions: Vec::new(),
         }
     }
 

@@ -225,6 +225,7 @@ mod tests {
             interrupted: false,
             cut_short: None,
             metrics: Vec::new(),
+            transactions: Vec::new(),
         }
     }
 

@@ -55,7 +55,7 @@ impl Checker<'_> {
             return match &value {
                 Value::Str(w) if registry::workload(w).is_some() => Some(value),
                 Value::Str(w) => {
-                    let help = did_you_mean(w, registry::WORKLOADS.iter().map(|w| w.name))
+                    let help = did_you_mean(w, registry::all().iter().map(|w| w.name))
                         .map(|s| format!("{s} known workloads: {}", workload_names()))
                         .unwrap_or_else(|| format!("known workloads: {}", workload_names()));
                     self.err(path, false, format!("unknown workload `{w}`"), Some(help));
@@ -121,7 +121,7 @@ impl Checker<'_> {
 }
 
 fn workload_names() -> String {
-    registry::WORKLOADS
+    registry::all()
         .iter()
         .map(|w| w.name)
         .collect::<Vec<_>>()

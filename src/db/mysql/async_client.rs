@@ -222,6 +222,8 @@ impl Connection for MysqlConnection {
         values.extend(params.iter().map(|p| match *p {
             P::Int(i) => mysql_async::Value::Int(i),
             P::Str(s) => mysql_async::Value::Bytes(s.as_bytes().to_vec()),
+            P::Float(f) => mysql_async::Value::Double(f),
+            P::Null => mysql_async::Value::NULL,
         }));
         let r = bounded(&self.rt, self.limits.query_timeout, async {
             let result = conn.exec_iter(stmt, Params::Positional(values)).await?;

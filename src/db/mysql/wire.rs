@@ -62,6 +62,8 @@ const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_STMT_CLOSE: u8 = 0x19;
 
 const MYSQL_TYPE_LONGLONG: u8 = 0x08;
+const MYSQL_TYPE_DOUBLE: u8 = 0x05;
+const MYSQL_TYPE_NULL: u8 = 0x06;
 const MYSQL_TYPE_VAR_STRING: u8 = 0xFD;
 
 /// utf8mb4_general_ci, as mysql_async sends it.
@@ -1136,14 +1138,22 @@ impl Connection for WireConnection {
         out.push(0); // CURSOR_TYPE_NO_CURSOR
         out.extend_from_slice(&1u32.to_le_bytes()); // iteration count
         if !params.is_empty() {
-            // No NULLs; types sent with every execution (new-params-bound = 1), so a
-            // statement may get an integer one time and a string the next.
+            // Types sent with every execution (new-params-bound = 1), so a statement may get
+            // an integer one time and a string the next; NULLs in the null bitmap.
+            let bitmap = out.len();
             out.resize(out.len() + params.len().div_ceil(8), 0);
+            for (i, p) in params.iter().enumerate() {
+                if matches!(p, P::Null) {
+                    out[bitmap + i / 8] |= 1 << (i % 8);
+                }
+            }
             out.push(1);
             for p in params {
                 let ty = match p {
                     P::Int(_) => MYSQL_TYPE_LONGLONG,
                     P::Str(_) => MYSQL_TYPE_VAR_STRING,
+                    P::Float(_) => MYSQL_TYPE_DOUBLE,
+                    P::Null => MYSQL_TYPE_NULL,
                 };
                 out.extend_from_slice(&[ty, 0]);
             }
@@ -1154,6 +1164,8 @@ impl Connection for WireConnection {
                         put_lenenc(out, s.len() as u64);
                         out.extend_from_slice(s.as_bytes());
                     }
+                    P::Float(f) => out.extend_from_slice(&f.to_le_bytes()),
+                    P::Null => {}
                 }
             }
         }

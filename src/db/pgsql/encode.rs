@@ -73,6 +73,17 @@ pub fn put_param(p: P<'_>, ty: &Type, out: &mut BytesMut) -> Result<(), String> 
             }
             _ => out.put_slice(s.as_bytes()),
         },
+        P::Float(f) => match *ty {
+            Type::INT2 | Type::INT4 | Type::INT8 if f.fract() == 0.0 => {
+                return put_param(P::Int(f as i64), ty, out);
+            }
+            Type::INT2 | Type::INT4 | Type::INT8 => {
+                return Err(format!("{f} bound to a {ty} placeholder"));
+            }
+            _ => out.put_slice(f.to_string().as_bytes()),
+        },
+        // The callers send NULL as a length of -1 without calling this.
+        P::Null => {}
     }
     Ok(())
 }

@@ -277,6 +277,10 @@ fn put_bind(
     }
     out.put_i16(count);
     for (p, ty) in params.iter().zip(types) {
+        if matches!(p, P::Null) {
+            out.put_i32(-1);
+            continue;
+        }
         let at = out.len();
         out.put_i32(0);
         if binary_type(ty) {
@@ -285,6 +289,8 @@ fn put_bind(
             match *p {
                 P::Int(i) => out.put_slice(i.to_string().as_bytes()),
                 P::Str(s) => out.put_slice(s.as_bytes()),
+                P::Float(f) => out.put_slice(f.to_string().as_bytes()),
+                P::Null => {}
             }
         }
         let len = (out.len() - at - 4) as i32;

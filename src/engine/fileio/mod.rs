@@ -55,6 +55,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     needs_target: false,
     ends_by_itself: never,
     build,
+    custom: None,
 };
 
 /// fileio test modes, in sysbench's order.

@@ -30,6 +30,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     needs_target: true,
     ends_by_itself: never,
     build,
+    custom: None,
 };
 
 /// sysbench's bulk insert buffer.

@@ -140,6 +140,7 @@ const fn script(
         needs_target: true,
         ends_by_itself: never,
         build,
+        custom: None,
     }
 }
 

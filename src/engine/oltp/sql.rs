@@ -66,6 +66,10 @@ pub fn substitute(template: &str, params: &[P<'_>], out: &mut String) {
                 Some(P::Int(i)) => {
                     let _ = write!(out, "{i}");
                 }
+                Some(P::Float(f)) => {
+                    let _ = write!(out, "{f}");
+                }
+                Some(P::Null) => out.push_str("NULL"),
                 Some(P::Str(s)) => {
                     out.push('\'');
                     out.push_str(s);

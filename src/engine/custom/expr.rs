@@ -1,0 +1,244 @@
+//! Expressions of custom workloads (`rows = "warehouses * 10"`, `when = "amount > 10"`):
+//! minijinja expressions compiled once when the suite loads, evaluated over a worker's
+//! [`Frame`].
+//!
+//! Most expressions are a number or one variable (`"customers"`, `"qty"`): those are
+//! recognised when compiled and evaluated without minijinja at all. The others keep the
+//! compiled minijinja expression and the slots of the variables it reads, so an evaluation
+//! builds a context of only those (usually one to three values).
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use super::model::{Frame, Slot, Val, Vars};
+
+/// The one environment every expression is compiled in (strict: an undefined variable is an
+/// error, never an empty value).
+static ENV: LazyLock<minijinja::Environment<'static>> = LazyLock::new(|| {
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    env
+});
+
+#[derive(Clone)]
+enum Compiled {
+    Const(Val),
+    Var(Slot),
+    Jinja {
+        expr: std::sync::Arc<minijinja::Expression<'static, 'static>>,
+        /// (name, slot) of every variable the expression reads.
+        vars: Vec<(String, Slot)>,
+    },
+}
+
+/// A compiled expression.
+#[derive(Clone)]
+pub struct Expr {
+    text: String,
+    compiled: Compiled,
+}
+
+impl std::fmt::Debug for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Expr({:?})", self.text)
+    }
+}
+
+impl Expr {
+    /// Compiles `text` over the variables `vars` declares. The error names an unknown variable
+    /// (with the known ones) or minijinja's syntax error.
+    pub fn compile(text: &str, vars: &Vars) -> Result<Expr, String> {
+        let t = text.trim();
+        if let Ok(i) = t.parse::<i64>() {
+            return Ok(Expr::constant(text, Val::Int(i)));
+        }
+        if let Ok(f) = t.parse::<f64>()
+            && f.is_finite()
+        {
+            return Ok(Expr::constant(text, Val::Float(f)));
+        }
+        if is_identifier(t)
+            && let Some(slot) = vars.slot(t)
+        {
+            return Ok(Expr {
+                text: text.to_string(),
+                compiled: Compiled::Var(slot),
+            });
+        }
+        let expr = ENV
+            .compile_expression_owned(t.to_string())
+            .map_err(|e| format!("`{t}` is not a valid expression: {}", describe(&e)))?;
+        let mut names: Vec<String> = expr.undeclared_variables(false).into_iter().collect();
+        names.sort();
+        let mut bound = Vec::with_capacity(names.len());
+        for name in names {
+            match vars.slot(&name) {
+                Some(slot) => bound.push((name, slot)),
+                None => {
+                    let mut known = vars.names.clone();
+                    known.sort();
+                    return Err(format!(
+                        "`{t}` uses `{name}`, which is not defined here (known: {})",
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
+                    ));
+                }
+            }
+        }
+        Ok(Expr {
+            text: text.to_string(),
+            compiled: Compiled::Jinja {
+                expr: std::sync::Arc::new(expr),
+                vars: bound,
+            },
+        })
+    }
+
+    /// An expression that is the value `v` (`text` is what the file said).
+    pub fn constant(text: &str, v: Val) -> Expr {
+        Expr {
+            text: text.to_string(),
+            compiled: Compiled::Const(v),
+        }
+    }
+
+    /// The text as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The constant value, when the expression is one.
+    pub fn as_const(&self) -> Option<&Val> {
+        match &self.compiled {
+            Compiled::Const(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The slots the expression reads.
+    pub fn slots(&self) -> Vec<Slot> {
+        match &self.compiled {
+            Compiled::Const(_) => Vec::new(),
+            Compiled::Var(s) => vec![*s],
+            Compiled::Jinja { vars, .. } => vars.iter().map(|(_, s)| *s).collect(),
+        }
+    }
+
+    /// The value over `frame`. The error says which expression failed and why.
+    pub fn eval(&self, frame: &Frame) -> Result<Val, String> {
+        match &self.compiled {
+            Compiled::Const(v) => Ok(v.clone()),
+            Compiled::Var(s) => Ok(frame.vals.get(*s).cloned().unwrap_or_default()),
+            Compiled::Jinja { expr, vars } => {
+                let ctx: BTreeMap<&str, minijinja::Value> = vars
+                    .iter()
+                    .map(|(name, s)| {
+                        (
+                            name.as_str(),
+                            to_jinja(frame.vals.get(*s).unwrap_or(&Val::Null)),
+                        )
+                    })
+                    .collect();
+                let v = expr
+                    .eval(ctx)
+                    .map_err(|e| format!("`{}` failed: {}", self.text, describe(&e)))?;
+                Ok(from_jinja(&v))
+            }
+        }
+    }
+
+    /// [`Expr::eval`] as an integer; the error names the expression and the value.
+    pub fn eval_i64(&self, frame: &Frame) -> Result<i64, String> {
+        let v = self.eval(frame)?;
+        v.as_i64()
+            .ok_or_else(|| format!("`{}` is {v}, not an integer", self.text))
+    }
+}
+
+fn describe(e: &minijinja::Error) -> String {
+    match e.detail() {
+        Some(d) => format!("{} ({d})", e.kind()),
+        None => e.kind().to_string(),
+    }
+}
+
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn to_jinja(v: &Val) -> minijinja::Value {
+    match v {
+        Val::Null => minijinja::Value::from(()),
+        Val::Int(i) => minijinja::Value::from(*i),
+        Val::Float(f) => minijinja::Value::from(*f),
+        Val::Str(s) => minijinja::Value::from(s.as_str()),
+    }
+}
+
+fn from_jinja(v: &minijinja::Value) -> Val {
+    use minijinja::value::ValueKind;
+    match v.kind() {
+        ValueKind::Undefined | ValueKind::None => Val::Null,
+        ValueKind::Bool => Val::Int(i64::from(v.is_true())),
+        ValueKind::Number => {
+            if let Ok(i) = i64::try_from(v.clone()) {
+                Val::Int(i)
+            } else {
+                f64::try_from(v.clone()).map_or(Val::Null, Val::Float)
+            }
+        }
+        _ => v
+            .as_str()
+            .map_or_else(|| Val::Str(v.to_string()), |s| Val::Str(s.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::custom::model::VarKind;
+
+    fn vars(names: &[&str]) -> Vars {
+        Vars {
+            names: names.iter().map(|n| n.to_string()).collect(),
+            kinds: vec![VarKind::Param; names.len()],
+        }
+    }
+
+    #[test]
+    fn constants_variables_and_arithmetic() {
+        let v = vars(&["warehouses", "qty"]);
+        let frame = Frame {
+            vals: vec![Val::Int(4), Val::Int(7)],
+        };
+        assert_eq!(
+            Expr::compile("12", &v).unwrap().eval(&frame),
+            Ok(Val::Int(12))
+        );
+        assert_eq!(
+            Expr::compile("qty", &v).unwrap().eval(&frame),
+            Ok(Val::Int(7))
+        );
+        let e = Expr::compile("warehouses * 10 + qty", &v).unwrap();
+        assert_eq!(e.eval(&frame), Ok(Val::Int(47)));
+        assert_eq!(e.slots(), vec![1, 0]);
+        let cond = Expr::compile("qty > 5 and warehouses < 5", &v).unwrap();
+        assert!(cond.eval(&frame).unwrap().truthy());
+        let f = Expr::compile("qty / 2", &v).unwrap();
+        assert_eq!(f.eval(&frame), Ok(Val::Float(3.5)));
+    }
+
+    #[test]
+    fn unknown_variables_and_bad_syntax_are_refused() {
+        let v = vars(&["qty"]);
+        let e = Expr::compile("qty + nope", &v).unwrap_err();
+        assert!(e.contains("`nope`") && e.contains("known: qty"), "{e}");
+        let e = Expr::compile("qty +", &v).unwrap_err();
+        assert!(e.contains("not a valid expression"), "{e}");
+    }
+}
