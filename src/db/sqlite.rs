@@ -28,7 +28,7 @@ use std::sync::Mutex;
 
 use rusqlite::{OpenFlags, Statement};
 
-use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
+use crate::db::conn::{Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId};
 use crate::db::dialect::{Dialect, TableSpec};
 use crate::db::target::{DEFAULT_SQLITE_PATH, DbError, RawTarget, SqliteOptions, Target};
 
@@ -188,6 +188,18 @@ fn run(
     params: &[P<'_>],
     before: u64,
 ) -> Result<Done, SqlError> {
+    run_fetch(conn, stmt, params, before, None)
+}
+
+/// [`run`] that also keeps in `out` the row count and, with `first`, the column names and the
+/// first row as text (custom workloads' `capture` and `expect_rows`).
+fn run_fetch(
+    conn: &rusqlite::Connection,
+    stmt: &mut Statement<'_>,
+    params: &[P<'_>],
+    before: u64,
+    mut out: Option<(&mut Fetched, bool)>,
+) -> Result<Done, SqlError> {
     for (i, p) in params.iter().enumerate() {
         match *p {
             P::Int(v) => stmt.raw_bind_parameter(i + 1, v),
@@ -198,8 +210,25 @@ fn run(
         .map_err(err)?;
     }
     let rows = stmt.column_count() > 0;
+    if let Some((out, first)) = out.as_mut() {
+        out.clear();
+        if *first && rows {
+            out.columns
+                .extend(stmt.column_names().map(str::to_string));
+        }
+    }
+    let width = stmt.column_count();
     let mut cursor = stmt.raw_query();
-    while cursor.next().map_err(err)?.is_some() {}
+    while let Some(row) = cursor.next().map_err(err)? {
+        if let Some((out, first)) = out.as_mut() {
+            if *first && out.rows == 0 {
+                for i in 0..width {
+                    out.first.push(cell_text(row.get_ref(i).map_err(err)?));
+                }
+            }
+            out.rows += 1;
+        }
+    }
     drop(cursor);
     let after = conn.total_changes();
     Ok(Done {
@@ -210,6 +239,17 @@ fn run(
             after.saturating_sub(before)
         },
     })
+}
+
+/// A value as text, as the network clients return it (`None`: NULL).
+fn cell_text(v: rusqlite::types::ValueRef<'_>) -> Option<String> {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Null => None,
+        ValueRef::Integer(i) => Some(i.to_string()),
+        ValueRef::Real(f) => Some(f.to_string()),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
+    }
 }
 
 impl Connection for SqliteConnection {
@@ -264,6 +304,27 @@ impl Connection for SqliteConnection {
             let mut s = self.conn.prepare(sql).map_err(err)?;
             run(&self.conn, &mut s, &[], before)
         }
+    }
+
+    fn execute_fetch(
+        &mut self,
+        stmt: StmtId,
+        params: &[P<'_>],
+        first: bool,
+        out: &mut Fetched,
+    ) -> Result<Done, SqlError> {
+        let sql = self.stmts.get(stmt).ok_or_else(|| {
+            SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
+        })?;
+        let before = self.conn.total_changes();
+        let mut s = self.conn.prepare_cached(sql).map_err(err)?;
+        run_fetch(&self.conn, &mut s, params, before, Some((out, first)))
+    }
+
+    fn query_fetch(&mut self, sql: &str, first: bool, out: &mut Fetched) -> Result<Done, SqlError> {
+        let before = self.conn.total_changes();
+        let mut s = self.conn.prepare(sql).map_err(err)?;
+        run_fetch(&self.conn, &mut s, &[], before, Some((out, first)))
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, SqlError> {
