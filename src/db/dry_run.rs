@@ -39,7 +39,12 @@ impl Connection for DryRun {
         Ok(Done::default())
     }
 
-    fn query_fetch(&mut self, _sql: &str, _first: bool, out: &mut Fetched) -> Result<Done, SqlError> {
+    fn query_fetch(
+        &mut self,
+        _sql: &str,
+        _first: bool,
+        out: &mut Fetched,
+    ) -> Result<Done, SqlError> {
         out.clear();
         Ok(Done::default())
     }

@@ -213,8 +213,7 @@ fn run_fetch(
     if let Some((out, first)) = out.as_mut() {
         out.clear();
         if *first && rows {
-            out.columns
-                .extend(stmt.column_names().map(str::to_string));
+            out.columns.extend(stmt.column_names().map(str::to_string));
         }
     }
     let width = stmt.column_count();

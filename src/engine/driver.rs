@@ -1847,7 +1847,10 @@ mod tests {
         assert!(o.seconds >= 0.09, "{}", o.seconds);
         let text = String::from_utf8(out).expect("utf8");
         let fairness = text.find("Threads fairness:").expect("final report");
-        assert!(fairness < text.find("After the report").expect("hook"), "{text}");
+        assert!(
+            fairness < text.find("After the report").expect("hook"),
+            "{text}"
+        );
         assert!(text.ends_with("After the report: 6 events\n"), "{text}");
     }
 }

@@ -25,7 +25,11 @@ fn not_built(ctx: &LoadCtx<'_>, what: &str) -> EngineError {
     ))
 }
 
-pub fn prepare(ctx: &LoadCtx<'_>, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
+pub fn prepare(
+    ctx: &LoadCtx<'_>,
+    out: &mut dyn Write,
+    stop: &AtomicBool,
+) -> Result<(), EngineError> {
     let _ = (out, stop);
     Err(not_built(ctx, "prepare"))
 }

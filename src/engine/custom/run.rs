@@ -37,7 +37,7 @@ use hdrhistogram::Histogram;
 use super::expr::Expr;
 use super::generator::{Context, GenId, Gens, Local};
 use super::load::{self, LoadCtx};
-use super::model::{Bound, Def, Frame, Op, OnMismatch, Slot, Val, VarKind};
+use super::model::{Bound, Def, Frame, OnMismatch, Op, Slot, Val, VarKind};
 use crate::db::{
     Connection, Connector, Done, Driver, ErrKind, Fetched, P, PsMode, SqlError, StmtId,
 };
@@ -157,9 +157,15 @@ impl Lines {
     }
 
     fn clear(&mut self) {
-        self.txns.iter_mut().chain(self.stmts.iter_mut()).for_each(Line::clear);
+        self.txns
+            .iter_mut()
+            .chain(self.stmts.iter_mut())
+            .for_each(Line::clear);
     }
 }
+
+/// A fresh connection and its prepared statements by statement index (`None`: not prepared).
+type Opened = (Box<dyn Connection>, Vec<Option<StmtId>>);
 
 /// A custom workload built for one step.
 pub struct Custom {
@@ -240,9 +246,10 @@ impl Custom {
             let in_txn = |m: String| fail(format!("transaction `{}`: {m}", t.name));
             let mut draws = Vec::with_capacity(t.draws.len());
             for &slot in &t.draws {
-                let g = param_gens.get(slot).copied().flatten().ok_or_else(|| {
-                    in_txn(format!("`{}` is not a declared param", var(slot)))
-                })?;
+                let g =
+                    param_gens.get(slot).copied().flatten().ok_or_else(|| {
+                        in_txn(format!("`{}` is not a declared param", var(slot)))
+                    })?;
                 draws.push((slot, g));
             }
             let mut pause = |spec: &Option<super::model::GenSpec>, key: &str| {
@@ -318,7 +325,7 @@ impl Custom {
 
     /// Opens the next connection and prepares every statement that has text for the driver
     /// (none with `ps_mode = disable`).
-    fn open(&self) -> Result<(Box<dyn Connection>, Vec<Option<StmtId>>), SqlError> {
+    fn open(&self) -> Result<Opened, SqlError> {
         let mut conn = self.connector.connect()?;
         let prepared = self.connector.target.ps_mode == PsMode::Auto;
         let mut ids = Vec::with_capacity(self.stmts.len());
@@ -435,7 +442,10 @@ pub fn table_rows(def: &Def, options: &Frame) -> Result<Vec<(String, u64)>, Stri
         }
         let t = &def.load[i];
         if depth > def.load.len() {
-            return Err(format!("load table `{}`: its parents form a cycle", t.table));
+            return Err(format!(
+                "load table `{}`: its parents form a cycle",
+                t.table
+            ));
         }
         let own = t
             .rows
@@ -454,7 +464,12 @@ pub fn table_rows(def: &Def, options: &Frame) -> Result<Vec<(String, u64)>, Stri
     }
     let mut memo = vec![None; def.load.len()];
     (0..def.load.len())
-        .map(|i| Ok((def.load[i].table.clone(), rows_of(def, options, i, 0, &mut memo)?)))
+        .map(|i| {
+            Ok((
+                def.load[i].table.clone(),
+                rows_of(def, options, i, 0, &mut memo)?,
+            ))
+        })
         .collect()
 }
 
@@ -527,8 +542,7 @@ fn captured(text: &str) -> Val {
                 && !frac.is_empty()
                 && frac.bytes().all(|b| b.is_ascii_digit()) =>
         {
-            text.parse()
-                .map_or(Val::Str(text.to_string()), Val::Float)
+            text.parse().map_or(Val::Str(text.to_string()), Val::Float)
         }
         _ => Val::Str(text.to_string()),
     }
@@ -802,7 +816,7 @@ impl Session<'_> {
         let ms = ms
             .as_f64()
             .ok_or_else(|| format!("`{what}` is {ms}, not a number of milliseconds"))?;
-        if !(ms > 0.0) {
+        if ms.is_nan() || ms <= 0.0 {
             return Ok(());
         }
         let start = Instant::now();
@@ -878,7 +892,9 @@ impl Session<'_> {
         let mut params = recycle(std::mem::take(&mut self.params));
         params.extend(bound.binds.iter().map(|&s| self.frame.vals[s].param()));
         let result = match self.stmts[i] {
-            Some(id) if plan.fetch => conn.execute_fetch(id, &params, plan.first, &mut self.fetched),
+            Some(id) if plan.fetch => {
+                conn.execute_fetch(id, &params, plan.first, &mut self.fetched)
+            }
             Some(id) => conn.execute(id, &params),
             None => {
                 substitute_literals(&bound.text, &params, w.backslash_escapes, &mut self.text);
@@ -1108,9 +1124,8 @@ impl Worker for CustomWorker<'_> {
                 Ok(end) => {
                     let line = &mut self.s.lines.txns[t];
                     match end {
-                        End::Commit => line.record(
-                            u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX),
-                        ),
+                        End::Commit => line
+                            .record(u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)),
                         End::Rollback => line.rollbacks += 1,
                         End::Failed => {
                             line.errors += 1;
@@ -1165,6 +1180,10 @@ impl Worker for CustomWorker<'_> {
     fn finish(&mut self) -> Result<(), EngineError> {
         if let Some(conn) = self.s.conn.take() {
             conn.close();
+        }
+        // Lines of a period the workload has since restarted (warmup) are not results.
+        if self.s.w.epoch.0.load(Ordering::Acquire) != self.epoch {
+            self.s.lines.clear();
         }
         let lines = self.s.lines.clone();
         self.s
@@ -1295,7 +1314,9 @@ mod tests {
     }
 
     fn admin(target: &Target, sql: &[&str]) {
-        let mut c = Connector::new(target.clone()).connect_at(0).expect("connect");
+        let mut c = Connector::new(target.clone())
+            .connect_at(0)
+            .expect("connect");
         for s in sql {
             c.query(s).unwrap_or_else(|e| panic!("{s}: {e}"));
         }
@@ -1303,7 +1324,9 @@ mod tests {
     }
 
     fn count(target: &Target, sql: &str) -> i64 {
-        let mut c = Connector::new(target.clone()).connect_at(0).expect("connect");
+        let mut c = Connector::new(target.clone())
+            .connect_at(0)
+            .expect("connect");
         let n = c.query_i64(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
         c.close();
         n.unwrap_or(0)
@@ -1335,9 +1358,8 @@ mod tests {
         statement_stats: bool,
     ) -> Result<(StepOutcome, String), EngineError> {
         let spec = super::super::spec_for(def);
-        let options: Options = spec.resolve_options(|k| {
-            (k == "statement_stats").then_some(Value::Bool(statement_stats))
-        });
+        let options: Options = spec
+            .resolve_options(|k| (k == "statement_stats").then_some(Value::Bool(statement_stats)));
         let setup = Setup::new(spec, &options, cfg, target);
         let w = Custom::new(spec.custom.expect("custom"), &setup)?;
         let mut out = Vec::new();
@@ -1375,7 +1397,11 @@ mod tests {
         assert_eq!(t[2].count as i64, want_a, "statement line");
         assert!(!t[0].statement && t[2].statement);
         let sql = o.sql.as_ref().expect("sql counters");
-        assert_eq!((sql.writes, sql.other), (400, 800), "BEGIN/COMMIT are other");
+        assert_eq!(
+            (sql.writes, sql.other),
+            (400, 800),
+            "BEGIN/COMMIT are other"
+        );
         let headline = crate::engine::metric(&o.metrics, "headline").expect("headline");
         assert!((headline - want_a as f64 / o.seconds * 60.0).abs() < 1e-6);
         assert!(text.contains("Custom workload `mix`: transactions (weight) a 3, b 1\n"));
@@ -1602,10 +1628,18 @@ mod tests {
     fn literals_escape_for_each_dialect() {
         let mut out = String::new();
         let params = [P::Str("a'b\\c"), P::Int(-3), P::Float(1e300), P::Null];
-        substitute_literals("x = ? AND y = '?' AND z IN (?, ?, ?)", &params, true, &mut out);
+        substitute_literals(
+            "x = ? AND y = '?' AND z IN (?, ?, ?)",
+            &params,
+            true,
+            &mut out,
+        );
         assert_eq!(
             out,
-            format!("x = 'a''b\\\\c' AND y = '?' AND z IN (-3, {:?}, NULL)", 1e300)
+            format!(
+                "x = 'a''b\\\\c' AND y = '?' AND z IN (-3, {:?}, NULL)",
+                1e300
+            )
         );
         substitute_literals("?", &params[..1], false, &mut out);
         assert_eq!(out, "'a''b\\c'");
@@ -1689,7 +1723,12 @@ mod tests {
         b.txn("a", 3, &[n], vec![exec(a)]);
         b.txn("b", 1, &[], vec![exec(z), exec(z2)]);
         let result = run_def(b.build("mix"), target, &config(1, 400, 99), false);
-        let rows = |t: &str| count(target, &format!("SELECT count(*) FROM {table} WHERE txn = '{t}'"));
+        let rows = |t: &str| {
+            count(
+                target,
+                &format!("SELECT count(*) FROM {table} WHERE txn = '{t}'"),
+            )
+        };
         let (rows_a, rows_b) = (rows("a"), rows("b"));
         admin(target, &[&format!("DROP TABLE {table}")]);
         let (o, _) = result.unwrap();
@@ -1733,5 +1772,155 @@ mod tests {
             "hosts = [\"127.0.0.1:5432\"]\ndatabase = \"test\"",
         );
         mix_on_server(&target, "sbs_run_mix");
+    }
+
+    /// Process CPU time (user + system), seconds.
+    fn cpu_seconds() -> f64 {
+        // SAFETY: getrusage writes into the zeroed struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+        let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+        t(u.ru_utime) + t(u.ru_stime)
+    }
+
+    /// The speed target of #15: the custom engine running oltp_point_select's statement
+    /// against the built-in, alternating rounds, on MariaDB and PostgreSQL (own database
+    /// `sbs_run`). Prints QPS and client CPU per query; run alone, in release, under the lock:
+    /// `flock /tmp/sbsuite-tests.lock cargo test --release --lib -- --ignored point_select_speed --nocapture`
+    /// (`SBS_SPEED_THREADS`, `SBS_SPEED_SECS`, `SBS_SPEED_ROUNDS` change the defaults 4, 5, 3).
+    #[test]
+    #[ignore]
+    fn point_select_speed_against_the_builtin() {
+        let env = |k: &str, d: u64| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d)
+        };
+        let (threads, secs, rounds) = (
+            env("SBS_SPEED_THREADS", 4),
+            env("SBS_SPEED_SECS", 5),
+            env("SBS_SPEED_ROUNDS", 3),
+        );
+        for (driver, user, addr, admin_db) in [
+            ("mysql", "root", "127.0.0.1:3306", "test"),
+            ("pgsql", "postgres", "127.0.0.1:5432", "postgres"),
+        ] {
+            if !crate::db::io::testing::server(addr, driver) {
+                continue;
+            }
+            let at = |db: &str| {
+                crate::db::io::testing::target(
+                    driver,
+                    user,
+                    &format!("hosts = [\"{addr}\"]\ndatabase = \"{db}\""),
+                )
+            };
+            let mut c = Connector::new(at(admin_db)).connect_at(0).unwrap();
+            let _ = c.query("DROP DATABASE IF EXISTS sbs_run");
+            c.query("CREATE DATABASE sbs_run").unwrap();
+            let target = at("sbs_run");
+            let spec = &crate::engine::oltp::POINT_SELECT;
+            let options = spec.resolve_options(|k| match k {
+                "threads" => Some(Value::Int(threads as i64)),
+                "time" => Some(Value::Int(secs as i64)),
+                "events" => Some(Value::Int(0)),
+                "tables" => Some(Value::Int(1)),
+                "table_size" => Some(Value::Int(10_000)),
+                _ => None,
+            });
+            let stop = AtomicBool::new(false);
+            let mut sink = Vec::new();
+            crate::engine::prepare_step_with_target(
+                spec.name,
+                &options,
+                Some(&target),
+                false,
+                &mut sink,
+                &stop,
+            )
+            .unwrap();
+            let cfg = RunConfig::from_options(&options).unwrap();
+            let (mut builtin, mut custom) = (Vec::new(), Vec::new());
+            for _ in 0..rounds {
+                let cpu = cpu_seconds();
+                let o = crate::engine::run_step_with_target(
+                    spec.name,
+                    &options,
+                    Some(&target),
+                    crate::engine::RateOverflow::Count,
+                    &mut sink,
+                    &mut |_| {},
+                    &stop,
+                )
+                .unwrap();
+                let q = o.sql.map_or(0, |s| s.reads) as f64;
+                builtin.push((q / o.seconds, (cpu_seconds() - cpu) / q * 1e6));
+
+                let mut b = Builder::default();
+                b.var("table_size", VarKind::Option);
+                let id = b.param(
+                    "id",
+                    GenSpec::Dist {
+                        dist: super::super::model::Dist::Default,
+                        lo: Expr::constant("1", Val::Int(1)),
+                        hi: b.expr("table_size"),
+                    },
+                );
+                let sel = b.stmt(0, "SELECT c FROM sbtest1 WHERE id = :id");
+                b.txn("point", 1, &[id], vec![exec(sel)]);
+                b.transactions[0].autocommit = true;
+                let mut def = b.build("custom_point_select");
+                def.options.push(super::super::model::OptionDef {
+                    name: "table_size".into(),
+                    kind: crate::engine::option::Kind::Int {
+                        min: 1,
+                        max: i64::MAX,
+                    },
+                    default: Some("10000".into()),
+                    dataset: true,
+                    help: String::new(),
+                });
+                let cspec = super::super::spec_for(def);
+                let copts = cspec.resolve_options(|k| options.get(k).cloned());
+                let setup = Setup::new(cspec, &copts, &cfg, &target);
+                let w = Custom::new(cspec.custom.unwrap(), &setup).unwrap();
+                let cpu = cpu_seconds();
+                let o = driver::run(&w, &cfg, &mut sink, &mut |_| {}, &stop).unwrap();
+                let q = o.sql.map_or(0, |s| s.reads) as f64;
+                custom.push((q / o.seconds, (cpu_seconds() - cpu) / q * 1e6));
+                sink.clear();
+            }
+            crate::engine::prepare_step_with_target(
+                spec.name,
+                &options,
+                Some(&target),
+                true,
+                &mut sink,
+                &stop,
+            )
+            .unwrap();
+            let mut c = Connector::new(at(admin_db)).connect_at(0).unwrap();
+            let _ = c.query("DROP DATABASE IF EXISTS sbs_run");
+            let median = |v: &mut Vec<f64>| {
+                v.sort_by(|a, b| a.total_cmp(b));
+                v[v.len() / 2]
+            };
+            let (mut bq, mut bc): (Vec<f64>, Vec<f64>) = builtin.iter().copied().unzip();
+            let (mut cq, mut cc): (Vec<f64>, Vec<f64>) = custom.iter().copied().unzip();
+            let (bq, bc, cq, cc) = (
+                median(&mut bq),
+                median(&mut bc),
+                median(&mut cq),
+                median(&mut cc),
+            );
+            println!(
+                "{driver} {threads} threads: oltp_point_select {bq:.0} qps {bc:.2} µs CPU/query; \
+                 custom {cq:.0} qps {cc:.2} µs CPU/query; ratio qps {:.3} cpu {:.3} \
+                 (rounds: builtin {builtin:?} custom {custom:?})",
+                cq / bq,
+                cc / bc
+            );
+        }
     }
 }
