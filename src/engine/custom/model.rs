@@ -227,7 +227,8 @@ pub enum GenSpec {
     AString { min: Expr, max: Expr },
     /// `{ nstring = [min, max] }`: random digits of a length in [min, max].
     NString { min: Expr, max: Expr },
-    /// `{ float = [min, max], scale = n }`: uniform, rounded to `scale` decimals.
+    /// `{ float = [min, max], scale = n }`: uniform over the numbers with `scale` decimals in
+    /// [min, max].
     Float { min: Expr, max: Expr, scale: u32 },
     /// `{ syllables = "expr", words = [..] }`: each decimal digit of the value (three digits,
     /// zero-padded, as TPC-C's last names) → the word at that index, concatenated.
