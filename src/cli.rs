@@ -97,10 +97,17 @@ pub struct CompareArgs {
     #[arg(long, value_name = "COLUMN")]
     pub by: Option<String>,
     /// Regression gates: `METRIC:-N%` fails on a significant drop of N % or more,
-    /// `METRIC:+N%` on a rise (metrics: tps, qps, p95, p99, avg, errors). A gate that cannot
-    /// be evaluated (a cell that is not a number, no values on both sides) exits 2.
+    /// `METRIC:+N%` on a rise (metrics: those of --metric). A gate that cannot be evaluated
+    /// (a cell that is not a number, no values on both sides) exits 2.
     #[arg(long, value_name = "GATES")]
     pub fail_on: Option<String>,
+    /// The metrics to compare instead of the defaults (tps, qps, p95, p99, avg, errors and a
+    /// custom workload's headline): any of those, `headline` or the headline's own name
+    /// (`tpmC`), or `TXN.METRIC` for a transaction (or statement) of a custom workload, METRIC
+    /// one of count, rate, errors, rollbacks, avg, p50, p95, p99, max (`new_order.p95`).
+    /// Comma-separated or repeated.
+    #[arg(long, value_name = "METRIC", value_delimiter = ',')]
+    pub metric: Vec<String>,
     #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
     pub format: CompareFormat,
 }
@@ -133,6 +140,18 @@ pub struct ReportArgs {
     /// Also write each chart as a standalone SVG file into this directory.
     #[arg(long, value_name = "DIR")]
     pub svg: Option<PathBuf>,
+    /// `html` writes the page; `text`, `markdown` and `json` print the per-transaction table
+    /// of a custom workload's run (its transactions.csv) to stdout instead.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    pub format: ReportFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Html,
+    Text,
+    Markdown,
+    Json,
 }
 
 #[derive(Debug, clap::Args)]
