@@ -322,7 +322,10 @@ fn a_run_written_before_the_headline_columns_resumes() {
     assert_eq!(step_rows(&run), [(1, "ok".into()), (2, "ok".into())]);
     let mut r = csv::Reader::from_path(run.join("results.csv")).unwrap();
     let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
-    assert!(header.ends_with(&["knee".to_string(), "headline_name".to_string()]), "{header:?}");
+    assert!(
+        header.ends_with(&["knee".to_string(), "headline_name".to_string()]),
+        "{header:?}"
+    );
     let at = header.iter().position(|h| h == "headline").unwrap();
     assert_eq!(header[at - 1], "dropped", "{header:?}");
     for rec in r.records() {
@@ -330,7 +333,10 @@ fn a_run_written_before_the_headline_columns_resumes() {
     }
     let mut r = csv::Reader::from_path(run.join("intervals.csv")).unwrap();
     assert!(r.headers().unwrap().iter().any(|h| h == "headline"));
-    assert!(!run.join("transactions.csv").exists(), "built-in workloads have none");
+    assert!(
+        !run.join("transactions.csv").exists(),
+        "built-in workloads have none"
+    );
 }
 
 #[test]

@@ -48,9 +48,7 @@ fn tables(paths: &[PathBuf], format: ReportFormat) -> Exit {
         }
     }
     let text = match format {
-        ReportFormat::Json => {
-            serde_json::to_string_pretty(&tables).unwrap_or_default() + "\n"
-        }
+        ReportFormat::Json => serde_json::to_string_pretty(&tables).unwrap_or_default() + "\n",
         ReportFormat::Markdown => tables
             .iter()
             .map(transactions::markdown)

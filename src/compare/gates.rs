@@ -149,6 +149,9 @@ mod tests {
                 .contains("metrics: tps")
         );
         // A name of the runs' own (a headline, a transaction): resolved once they are read.
-        assert_eq!(parse_gates("new_order.p95:+10%").unwrap()[0].metric, "new_order.p95");
+        assert_eq!(
+            parse_gates("new_order.p95:+10%").unwrap()[0].metric,
+            "new_order.p95"
+        );
     }
 }

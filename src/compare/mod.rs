@@ -219,11 +219,7 @@ fn is_headline(name: &str, runs: &[&Run]) -> bool {
     name == HEADLINE || runs.iter().any(|r| r.headline_name() == Some(name))
 }
 
-fn resolve_metric(
-    name: &str,
-    option: &'static str,
-    runs: &[&Run],
-) -> Result<Metric, CompareError> {
+fn resolve_metric(name: &str, option: &'static str, runs: &[&Run]) -> Result<Metric, CompareError> {
     if let Some(m) = METRICS.iter().find(|m| m.name == name) {
         return Ok(*m);
     }

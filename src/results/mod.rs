@@ -1049,10 +1049,15 @@ mod tests {
         let p = plan(steps.to_vec());
         let mut store = ResultStore::create(tmp.path(), &p, "", now()).unwrap();
         let path = store.dir().join(TRANSACTIONS_FILE);
-        assert!(!path.exists(), "created with the first step that has transactions");
+        assert!(
+            !path.exists(),
+            "created with the first step that has transactions"
+        );
         assert!(store.transactions_path().is_none());
         let o = custom_outcome();
-        store.write_run(&ok_row(&steps[0], &o, RowStatus::Ok)).unwrap();
+        store
+            .write_run(&ok_row(&steps[0], &o, RowStatus::Ok))
+            .unwrap();
 
         // Readable at once, without closing the store.
         let (header, rows) = read_rows(&path);
@@ -1081,7 +1086,19 @@ mod tests {
         assert!((ms(&rows[0], "lat_avg_ms") - 11.5).abs() < 0.05);
         assert_eq!(
             cells(&rows[1]),
-            ["payment", "transaction", "0", "3", "0", "0", "", "", "", "", ""],
+            [
+                "payment",
+                "transaction",
+                "0",
+                "3",
+                "0",
+                "0",
+                "",
+                "",
+                "",
+                "",
+                ""
+            ],
             "nothing counted: no latency"
         );
         assert_eq!(cells(&rows[2])[..3], ["new_order.1", "statement", "4"]);
@@ -1098,7 +1115,9 @@ mod tests {
             assert_eq!(read_histogram(&hdir.join(file)).unwrap(), t.histogram);
         }
 
-        store.write_run(&ok_row(&steps[1], &o, RowStatus::Ok)).unwrap();
+        store
+            .write_run(&ok_row(&steps[1], &o, RowStatus::Ok))
+            .unwrap();
         let (_, rows) = read_rows(&path);
         let step_of: Vec<String> = rows.iter().map(|r| col(&header, r, "step")).collect();
         assert_eq!(step_of, ["2", "2", "2", "3", "3", "3"]);
@@ -1144,13 +1163,13 @@ mod tests {
     fn reopen_keeps_the_transactions_of_finished_steps_only() {
         register_headline_workload("orders", "tpmC");
         let tmp = tempfile::tempdir().unwrap();
-        let steps: Vec<Step> = (1..=3)
-            .map(|i| custom_step(i, &format!("s{i}")))
-            .collect();
+        let steps: Vec<Step> = (1..=3).map(|i| custom_step(i, &format!("s{i}"))).collect();
         let p = plan(steps.clone());
         let mut store = ResultStore::create(tmp.path(), &p, "", now()).unwrap();
         let o = custom_outcome();
-        store.write_run(&ok_row(&steps[0], &o, RowStatus::Ok)).unwrap();
+        store
+            .write_run(&ok_row(&steps[0], &o, RowStatus::Ok))
+            .unwrap();
         store
             .write_run(&ok_row(&steps[1], &o, RowStatus::Interrupted))
             .unwrap();
@@ -1163,7 +1182,10 @@ mod tests {
             let (header, rows) = read_rows(path);
             rows.iter().map(|r| col(&header, r, "step")).collect()
         };
-        assert_eq!(steps_in(&path), ["1", "1", "1", "2", "2", "2", "3", "3", "3"]);
+        assert_eq!(
+            steps_in(&path),
+            ["1", "1", "1", "2", "2", "2", "3", "3", "3"]
+        );
 
         let (mut store, finished) = ResultStore::reopen(&dir, &p).unwrap();
         assert_eq!(finished, [1].into());
