@@ -60,7 +60,8 @@ pub enum Command {
     ///
     /// `sbsuite compare A B` matches the steps of two runs by their matrix keys;
     /// `sbsuite compare RUN --by variant` compares each variant (or any other key column) with
-    /// the first. Per metric (tps, qps, p95, p99, avg latency, errors): medians, 95 %
+    /// the first. Per metric (tps, qps, p95, p99, avg latency, errors, a custom workload's
+    /// headline such as tpmC; others with --metric, e.g. `new_order.p95`): medians, 95 %
     /// intervals (of the geometric mean: they stay positive), delta with the interval of the
     /// ratio, Welch's t-test verdict on the ln values, and where a difference is not
     /// significant the repetitions that would detect a 5 % and a 10 % change;
@@ -78,6 +79,8 @@ pub enum Command {
     ///
     /// `sbsuite report A B` overlays two runs. Nothing is fetched when the page is viewed
     /// (inline SVG, no scripts); `--svg DIR` also writes every chart as a standalone .svg file.
+    /// Runs of custom workloads also get their per-transaction table (transactions.csv), which
+    /// `--format text|markdown|json` prints to stdout instead of writing the page.
     Report(ReportArgs),
     /// Turn saved sysbench text output (1.0, 0.5, 0.4.12) into a results directory.
     ///

@@ -336,6 +336,27 @@ impl Run {
             .collect()
     }
 
+    /// The HDR histogram file (ns) of transactions.csv row `i`, for merging or recomputing its
+    /// percentiles exactly: named from the step's rows up to it, as the writer named it
+    /// ([`super::transaction_histogram_files`]). `None` for no such row or a row without a
+    /// step number; the file itself may be missing (a hand-copied transactions.csv).
+    pub fn transaction_histogram_path(&self, i: usize) -> Option<PathBuf> {
+        let row = self.transactions.get(i)?;
+        let step = row.get("step");
+        let index: usize = step.parse().ok()?;
+        let names = self.transactions[..=i]
+            .iter()
+            .filter(|r| r.get("step") == step)
+            .map(|r| r.get("transaction"));
+        let file = super::transaction_histogram_files(names).pop()?;
+        Some(
+            self.dir
+                .join(super::HISTOGRAMS_DIR)
+                .join(super::transaction_histogram_dir(index, row.get("name")))
+                .join(file),
+        )
+    }
+
     /// The results.csv read: the path as given, or its `results.csv` when a directory was given.
     pub fn results_file(&self) -> PathBuf {
         if self.path.is_dir() {

@@ -1136,6 +1136,13 @@ mod tests {
             run.transactions[3].get("lat_p95_ms")
         );
         assert_eq!(joined[0].get("payment.errors"), "3");
+        // Each row's histogram, found from the row as the writer named it.
+        for (i, t) in o.transactions.iter().enumerate() {
+            let path = run.transaction_histogram_path(3 + i).unwrap();
+            assert!(path.starts_with(store.transaction_histogram_dir(&steps[1])));
+            assert_eq!(read_histogram(&path).unwrap(), t.histogram);
+        }
+        assert_eq!(run.transaction_histogram_path(6), None);
         assert_eq!(joined[0].get("new_order.1.count"), "4");
     }
 
