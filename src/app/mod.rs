@@ -57,7 +57,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Restore(args) => restore::restore(&args.run_dir),
         Command::Compare(args) => compare::compare(args),
         Command::Runs(args) => compare::runs(&args.results_dir, args.format),
-        Command::Report(args) => report::report(&args.runs, args.out, args.svg),
+        Command::Report(args) => report::report(&args.runs, args.out, args.svg, args.format),
         Command::Import(args) => import::import(args),
     };
     exit.into()

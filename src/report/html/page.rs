@@ -133,6 +133,12 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
     h.push_str("<h2 id=\"results\">Results</h2>\n");
     results_table(&mut h, runs);
 
+    let tables: Vec<(String, crate::report::transactions::Table)> = runs
+        .iter()
+        .filter_map(|t| Some((t.tag.clone(), crate::report::transactions::table(t.run)?)))
+        .collect();
+    crate::report::transactions::html(&mut h, &tables);
+
     h.push_str("<h2 id=\"suite\">Suite</h2>\n");
     for t in runs {
         let name = format!(
@@ -182,7 +188,7 @@ fn variants(h: &mut String, run: &Run) {
         return;
     }
     h.push_str("<h2 id=\"variants\">Variants</h2>\n");
-    let cs = match crate::compare::compare_by(run, "variant", &[]) {
+    let cs = match crate::compare::compare_by(run, "variant", &[], &[]) {
         Ok(cs) => cs,
         Err(e) => {
             let _ = writeln!(
@@ -206,7 +212,7 @@ fn variants(h: &mut String, run: &Run) {
         h.push_str("<p class=\"note\">Fewer than 6 samples on a side: verdicts have little power (raise [suite] repeat).</p>\n");
     }
     let column = |side: &str| side.strip_prefix("variant=").unwrap_or(side).to_string();
-    for m in crate::compare::METRICS {
+    for m in &cs[0].metrics {
         // Matrix points in the order the comparisons met them.
         let mut keys: Vec<&Vec<(String, String)>> = Vec::new();
         for c in &cs {
@@ -317,6 +323,13 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
     let has_tps = any("tps");
     let has_qps = any("qps");
     let has_errors = any("errors");
+    // A custom workload's headline, under its own name (`tpmC`).
+    let headline = any("headline").then(|| {
+        runs.iter()
+            .find_map(|t| t.run.headline_name())
+            .unwrap_or("headline")
+            .to_string()
+    });
 
     h.push_str("<table>\n<tr>");
     let mut head: Vec<String> = Vec::new();
@@ -339,6 +352,9 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
             .into_iter()
             .map(String::from),
     );
+    if let Some(name) = &headline {
+        head.push(name.clone());
+    }
     if has_errors {
         head.push("errors".into());
     }
@@ -380,6 +396,9 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
         }
         for c in ["lat_avg", "lat_p95", "lat_p99"] {
             num(h, cell(r, c));
+        }
+        if headline.is_some() {
+            num(h, cell(r, "headline"));
         }
         if has_errors {
             num(h, cell(r, "errors"));
