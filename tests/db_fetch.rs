@@ -684,6 +684,18 @@ fn pgsql_types(tokio: bool) {
         &types,
     );
     let mut q = Fetched::default();
+    // A text query of several: the first result set's rows and names.
+    c.query_fetch(
+        "BEGIN; SELECT 1 AS a UNION SELECT 2; SELECT 3 AS b; COMMIT",
+        true,
+        &mut q,
+    )
+    .unwrap();
+    assert_eq!(
+        (q.rows, q.columns.clone(), q.first.clone()),
+        (2, vec!["a".to_string()], vec![s("1")]),
+        "{what}"
+    );
     let e = c.query_fetch("SELECT * FROM sbs_db_missing", true, &mut q);
     assert_eq!(e.unwrap_err().code, "42P01");
     c.query_fetch("SELECT 5 AS five", true, &mut q).unwrap();

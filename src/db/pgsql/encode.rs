@@ -187,6 +187,35 @@ mod tests {
     }
 
     #[test]
+    fn captured_text_binds_to_integer_placeholders_and_floats_go_as_exact_text() {
+        let mut out = BytesMut::new();
+        put_param(P::Str(" 42"), &Type::INT4, &mut out).unwrap();
+        assert_eq!(&out[..], &42i32.to_be_bytes());
+        out.clear();
+        put_param(P::Float(7.0), &Type::INT8, &mut out).unwrap();
+        assert_eq!(&out[..], &7i64.to_be_bytes());
+        let e = put_param(P::Float(2.5), &Type::INT4, &mut out).unwrap_err();
+        assert!(
+            e.contains("2.5 bound to a int4 placeholder is not an integer"),
+            "{e}"
+        );
+        let e = put_param(P::Str("4.0"), &Type::INT2, &mut out).unwrap_err();
+        assert!(e.contains("text `4.0`"), "{e}");
+        for (p, want) in [
+            (P::Float(0.1), "0.1"),
+            (P::Float(1e20), "100000000000000000000"),
+            (P::Float(f64::NAN), "NaN"),
+            (P::Float(f64::NEG_INFINITY), "-Infinity"),
+            (P::Int(-3), "-3"),
+            (P::Str("2024-01-01"), "2024-01-01"),
+        ] {
+            out.clear();
+            put_text(p, &mut out);
+            assert_eq!(&out[..], want.as_bytes());
+        }
+    }
+
+    #[test]
     fn binary_copy_rows_have_sysbench_columns() {
         let mut buf = BytesMut::new();
         let row = DataRow {

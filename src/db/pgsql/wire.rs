@@ -138,8 +138,11 @@ struct Answer {
     columns: Vec<String>,
     params: Vec<Type>,
     copy_in: bool,
-    /// DataRows seen, for [`Want::Count`] and [`Want::FirstRow`].
+    /// DataRows of the first result set, for [`Want::Count`] and [`Want::FirstRow`].
     count: u64,
+    /// Whether the first result set has ended (a text query of several: later rows are not
+    /// counted, as in the MySQL clients).
+    counted: bool,
 }
 
 /// A server error or notice: its fields.
@@ -645,6 +648,10 @@ impl WireConnection {
                             }
                             usize::MAX
                         }
+                        Want::Count | Want::FirstRow if a.counted => {
+                            self.discard(len)?;
+                            continue;
+                        }
                         Want::FirstRow if a.count == 0 => {
                             a.count = 1;
                             usize::MAX
@@ -673,6 +680,7 @@ impl WireConnection {
                 b'C' => {
                     let r = self.body(len)?;
                     a.done.affected = tag_count(&self.io.buf[r]);
+                    a.counted |= a.done.rows;
                 }
                 b'T' if matches!(want, Want::Rows | Want::Describe | Want::FirstRow) => {
                     // FirstRow: the names of the first result (a text query of several).
