@@ -28,7 +28,7 @@ use std::sync::Mutex;
 
 use rusqlite::{OpenFlags, Statement};
 
-use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
+use crate::db::conn::{Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId};
 use crate::db::dialect::{Dialect, TableSpec};
 use crate::db::target::{DEFAULT_SQLITE_PATH, DbError, RawTarget, SqliteOptions, Target};
 
@@ -180,14 +180,8 @@ struct SqliteConnection {
     stmts: Vec<String>,
 }
 
-/// Binds `params` to `stmt` (1-based), runs it to the end without reading any column, and
-/// says what it did. `before` is `conn.total_changes()` before the call.
-fn run(
-    conn: &rusqlite::Connection,
-    stmt: &mut Statement<'_>,
-    params: &[P<'_>],
-    before: u64,
-) -> Result<Done, SqlError> {
+/// Binds `params` to `stmt` (1-based).
+fn bind(stmt: &mut Statement<'_>, params: &[P<'_>]) -> Result<(), SqlError> {
     for (i, p) in params.iter().enumerate() {
         match *p {
             P::Int(v) => stmt.raw_bind_parameter(i + 1, v),
@@ -197,6 +191,18 @@ fn run(
         }
         .map_err(err)?;
     }
+    Ok(())
+}
+
+/// Binds `params` to `stmt` (1-based), runs it to the end without reading any column, and
+/// says what it did. `before` is `conn.total_changes()` before the call.
+fn run(
+    conn: &rusqlite::Connection,
+    stmt: &mut Statement<'_>,
+    params: &[P<'_>],
+    before: u64,
+) -> Result<Done, SqlError> {
+    bind(stmt, params)?;
     let rows = stmt.column_count() > 0;
     let mut cursor = stmt.raw_query();
     while cursor.next().map_err(err)?.is_some() {}
@@ -210,6 +216,64 @@ fn run(
             after.saturating_sub(before)
         },
     })
+}
+
+/// [`run`] that keeps what `out` asks for: the rows counted, with `first` the column names
+/// and the first row as text ([`value_text`]).
+fn fetch(
+    conn: &rusqlite::Connection,
+    stmt: &mut Statement<'_>,
+    params: &[P<'_>],
+    before: u64,
+    first: bool,
+    out: &mut Fetched,
+) -> Result<Done, SqlError> {
+    out.clear();
+    bind(stmt, params)?;
+    let columns = stmt.column_count();
+    if first {
+        out.columns = stmt.column_names().map(str::to_string).collect();
+    }
+    let mut cursor = stmt.raw_query();
+    while let Some(row) = cursor.next().map_err(err)? {
+        if first && out.rows == 0 {
+            for i in 0..columns {
+                out.first
+                    .push(value_text(conn, row.get_ref(i).map_err(err)?)?);
+            }
+        }
+        out.rows += 1;
+    }
+    drop(cursor);
+    let after = conn.total_changes();
+    Ok(Done {
+        rows: columns > 0,
+        affected: if columns > 0 {
+            0
+        } else {
+            after.saturating_sub(before)
+        },
+    })
+}
+
+/// A value as SQLite's own text of it (`CAST(x AS TEXT)`): integers in decimal, reals as
+/// SQLite writes them (asked from SQLite itself: its float-to-text rules, `%!.17g` with
+/// round-trip shortening, change between versions), text as is, blobs as their bytes read as
+/// UTF-8; `None` for NULL.
+fn value_text(
+    conn: &rusqlite::Connection,
+    v: rusqlite::types::ValueRef<'_>,
+) -> Result<Option<String>, SqlError> {
+    use rusqlite::types::ValueRef;
+    Ok(Some(match v {
+        ValueRef::Null => return Ok(None),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(f) => conn
+            .prepare_cached("SELECT CAST(?1 AS TEXT)")
+            .and_then(|mut s| s.query_row([f], |r| r.get(0)))
+            .map_err(err)?,
+        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+    }))
 }
 
 impl Connection for SqliteConnection {
@@ -253,6 +317,27 @@ impl Connection for SqliteConnection {
         let before = self.conn.total_changes();
         let mut s = self.conn.prepare_cached(sql).map_err(err)?;
         run(&self.conn, &mut s, params, before)
+    }
+
+    fn execute_fetch(
+        &mut self,
+        stmt: StmtId,
+        params: &[P<'_>],
+        first: bool,
+        out: &mut Fetched,
+    ) -> Result<Done, SqlError> {
+        let sql = self.stmts.get(stmt).ok_or_else(|| {
+            SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
+        })?;
+        let before = self.conn.total_changes();
+        let mut s = self.conn.prepare_cached(sql).map_err(err)?;
+        fetch(&self.conn, &mut s, params, before, first, out)
+    }
+
+    fn query_fetch(&mut self, sql: &str, first: bool, out: &mut Fetched) -> Result<Done, SqlError> {
+        let before = self.conn.total_changes();
+        let mut s = self.conn.prepare(sql).map_err(err)?;
+        fetch(&self.conn, &mut s, &[], before, first, out)
     }
 
     fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
