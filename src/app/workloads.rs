@@ -55,10 +55,7 @@ pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
                 } else {
                     ""
                 };
-                text.push_str(&format!(
-                    "  {:<22} {}{default}{dataset}\n",
-                    o.name, o.help
-                ));
+                text.push_str(&format!("  {:<22} {}{default}{dataset}\n", o.name, o.help));
             }
             if let Some(def) = w.custom {
                 text.push_str("\nTransactions (weight):\n");
@@ -66,7 +63,11 @@ pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
                     text.push_str(&format!("  {:<22} {}\n", t.name, t.weight));
                 }
                 if let Some(h) = &def.headline {
-                    let per = if h.per_secs == 60.0 { "minute" } else { "second" };
+                    let per = if h.per_secs == 60.0 {
+                        "minute"
+                    } else {
+                        "second"
+                    };
                     text.push_str(&format!(
                         "Headline: {} ({} per {per})\n",
                         h.name, def.transactions[h.transaction].name

@@ -38,23 +38,11 @@ use crate::engine::registry;
 use crate::engine::spec::WorkloadSpec;
 use crate::value::Value;
 
-/// The keys of a `[workloads.NAME]` table.
-pub const WORKLOAD_KEYS: &[&str] = &[
-    "summary",
-    "headline",
-    "prepare_threads",
-    "fresh_prepare",
-    "options",
-    "schema",
-    "after_load",
-    "cleanup",
-    "load",
-    "params",
-    "transactions",
-    "checks",
-];
+pub use super::raw::WORKLOAD_KEYS;
 
-const OPTION_KEYS: &[&str] = &["type", "default", "min", "max", "choices", "dataset", "help"];
+const OPTION_KEYS: &[&str] = &[
+    "type", "default", "min", "max", "choices", "dataset", "help",
+];
 const OPTION_TYPES: &[&str] = &["int", "float", "bool", "string", "size", "enum"];
 const TXN_KEYS: &[&str] = &[
     "weight",
@@ -355,8 +343,13 @@ pub fn load(file: &Path, text: &str, table: &toml::Table) -> Result<Loaded, Conf
 /// compiled and registered, without validating the rest of the suite.
 pub fn load_file(file: &Path) -> Result<Loaded, ConfigErrors> {
     let (text, parsed) = read_file(file).map_err(|e| {
-        ConfigError::new(file, Origin::Unknown, "", format!("cannot read suite file: {e}"))
-            .with_help("check the path; suite files are TOML, e.g. suites/quickstart.toml")
+        ConfigError::new(
+            file,
+            Origin::Unknown,
+            "",
+            format!("cannot read suite file: {e}"),
+        )
+        .with_help("check the path; suite files are TOML, e.g. suites/quickstart.toml")
     })?;
     let table = parsed.map_err(|e| e.into_error(file))?;
     let loaded = load(file, &text, &table)?;
@@ -380,7 +373,10 @@ impl ParseError {
                 file,
                 origin,
                 "",
-                format!("the file nests deeper than {} levels here", super::source::MAX_DEPTH),
+                format!(
+                    "the file nests deeper than {} levels here",
+                    super::source::MAX_DEPTH
+                ),
             )
             .with_help("flatten this value"),
         }
@@ -546,8 +542,10 @@ struct Scope<'a> {
     allowed: &'a str,
 }
 
-const TXN_ALLOWED: &str = "options, `thread`, params and the variables set earlier in the same transaction";
-const LOAD_ALLOWED: &str = "options, `row`, `child` and `parent_row` (with a parent) and the entry's earlier lets";
+const TXN_ALLOWED: &str =
+    "options, `thread`, params and the variables set earlier in the same transaction";
+const LOAD_ALLOWED: &str =
+    "options, `row`, `child` and `parent_row` (with a parent) and the entry's earlier lets";
 
 struct Compiler<'a> {
     file: &'a Path,
@@ -588,7 +586,13 @@ fn kind_word(k: VarKind) -> &'static str {
 }
 
 impl Compiler<'_> {
-    fn err(&mut self, path: &[Seg], key: bool, message: impl Into<String>, help: impl Into<String>) {
+    fn err(
+        &mut self,
+        path: &[Seg],
+        key: bool,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) {
         self.errors.push(
             ConfigError::new(
                 self.file,
@@ -616,7 +620,13 @@ impl Compiler<'_> {
         }
     }
 
-    fn table<'v>(&mut self, path: &[Seg], v: &'v toml::Value, what: &str, eg: &str) -> Option<&'v toml::Table> {
+    fn table<'v>(
+        &mut self,
+        path: &[Seg],
+        v: &'v toml::Value,
+        what: &str,
+        eg: &str,
+    ) -> Option<&'v toml::Table> {
         match v.as_table() {
             Some(t) => Some(t),
             None => {
@@ -653,7 +663,11 @@ impl Compiler<'_> {
                 self.err(
                     path,
                     false,
-                    format!("`{}` must be true or false, found {}", last(path), v.type_str()),
+                    format!(
+                        "`{}` must be true or false, found {}",
+                        last(path),
+                        v.type_str()
+                    ),
                     format!("e.g. {} = true", last(path)),
                 );
                 None
@@ -668,7 +682,10 @@ impl Compiler<'_> {
                 self.err(
                     path,
                     false,
-                    format!("`{}` must be an integer of at least {min}, found {v}", last(path)),
+                    format!(
+                        "`{}` must be an integer of at least {min}, found {v}",
+                        last(path)
+                    ),
                     format!("e.g. {} = {}", last(path), min.max(1)),
                 );
                 None
@@ -692,11 +709,14 @@ impl Compiler<'_> {
             None => {
                 self.vars.names.push(name.to_string());
                 self.vars.kinds.push(kind);
-                self.declared.entry(name.to_string()).or_insert_with(|| at.to_string());
+                self.declared
+                    .entry(name.to_string())
+                    .or_insert_with(|| at.to_string());
             }
             Some(slot) => {
                 let first = self.vars.kinds[slot];
-                let global = |k: VarKind| matches!(k, VarKind::Option | VarKind::Thread | VarKind::Param);
+                let global =
+                    |k: VarKind| matches!(k, VarKind::Option | VarKind::Thread | VarKind::Param);
                 if global(first) || global(kind) {
                     self.err(
                         path,
@@ -709,7 +729,9 @@ impl Compiler<'_> {
                         "each option, param and `thread` has its own name: rename one of them",
                     );
                 } else {
-                    self.declared.entry(name.to_string()).or_insert_with(|| at.to_string());
+                    self.declared
+                        .entry(name.to_string())
+                        .or_insert_with(|| at.to_string());
                 }
             }
         }
@@ -717,7 +739,12 @@ impl Compiler<'_> {
 
     fn workload(&mut self, base: &[Seg], v: &toml::Value) -> Option<Def> {
         let name = self.name.clone();
-        let t = self.table(base, v, &format!("workload `{name}`"), "[workloads.orders] with summary, options, params, transactions, …")?;
+        let t = self.table(
+            base,
+            v,
+            &format!("workload `{name}`"),
+            "[workloads.orders] with summary, options, params, transactions, …",
+        )?;
         let before = self.errors.len();
         if name.is_empty()
             || !name
@@ -741,7 +768,9 @@ impl Compiler<'_> {
         }
         self.keys(base, t, WORKLOAD_KEYS, &format!("[workloads.{name}]"));
         let summary = match t.get("summary") {
-            Some(v) => self.string(&key(base, "summary"), v, "summary = \"order entry\"")?.to_string(),
+            Some(v) => self
+                .string(&key(base, "summary"), v, "summary = \"order entry\"")?
+                .to_string(),
             None => String::new(),
         };
 
@@ -757,16 +786,31 @@ impl Compiler<'_> {
         self.vars.names.push("thread".into());
         self.vars.kinds.push(VarKind::Thread);
         let params_table = match t.get("params") {
-            Some(v) => self.table(&key(base, "params"), v, "`params`", "[workloads.orders.params] with cust = { uniform = [1, 1000] }"),
+            Some(v) => self.table(
+                &key(base, "params"),
+                v,
+                "`params`",
+                "[workloads.orders.params] with cust = { uniform = [1, 1000] }",
+            ),
             None => None,
         };
         if let Some(p) = params_table {
             for k in p.keys() {
-                self.declare(&key(&key(base, "params"), k), k, VarKind::Param, "a [params] generator");
+                self.declare(
+                    &key(&key(base, "params"), k),
+                    k,
+                    VarKind::Param,
+                    "a [params] generator",
+                );
             }
         }
         let txns = match t.get("transactions") {
-            Some(v) => self.table(&key(base, "transactions"), v, "`transactions`", "[workloads.orders.transactions.new_order] with steps = [...]"),
+            Some(v) => self.table(
+                &key(base, "transactions"),
+                v,
+                "`transactions`",
+                "[workloads.orders.transactions.new_order] with steps = [...]",
+            ),
             None => None,
         };
         if let Some(txns) = txns {
@@ -775,7 +819,12 @@ impl Compiler<'_> {
                 if let Some(tt) = tv.as_table() {
                     if let Some(l) = tt.get("let").and_then(toml::Value::as_table) {
                         for k in l.keys() {
-                            self.declare(&key(&key(&tpath, "let"), k), k, VarKind::Let, &format!("set at {}", path_text(&key(&tpath, "let"))));
+                            self.declare(
+                                &key(&key(&tpath, "let"), k),
+                                k,
+                                VarKind::Let,
+                                &format!("set at {}", path_text(&key(&tpath, "let"))),
+                            );
                         }
                     }
                     if let Some(steps) = tt.get("steps").and_then(toml::Value::as_array) {
@@ -793,7 +842,12 @@ impl Compiler<'_> {
                 }
                 if let Some(l) = entry.get("let").and_then(toml::Value::as_table) {
                     for k in l.keys() {
-                        self.declare(&key(&key(&lpath, "let"), k), k, VarKind::Load, "a load `let`");
+                        self.declare(
+                            &key(&key(&lpath, "let"), k),
+                            k,
+                            VarKind::Load,
+                            "a load `let`",
+                        );
                     }
                 }
             }
@@ -833,7 +887,9 @@ impl Compiler<'_> {
         if let Some(p) = params_table {
             let mut set = globals.clone();
             for (k, v) in p {
-                let Some(slot) = self.vars.slot(k) else { continue };
+                let Some(slot) = self.vars.slot(k) else {
+                    continue;
+                };
                 self.used.clear();
                 // An earlier param that was refused still counts as set (one error, not two).
                 let scope = Scope {
@@ -869,7 +925,9 @@ impl Compiler<'_> {
         if let Some(txns) = txns {
             for (tn, tv) in txns {
                 let tpath = key(&key(base, "transactions"), tn);
-                if let Some(txn) = self.transaction(&tpath, tn, tv, transactions.len(), &avail, &mut statements) {
+                if let Some(txn) =
+                    self.transaction(&tpath, tn, tv, transactions.len(), &avail, &mut statements)
+                {
                     let mut used: Vec<Slot> = self.used.clone();
                     // Params used by the params used, to the fixed point.
                     let mut i = 0;
@@ -883,7 +941,11 @@ impl Compiler<'_> {
                         }
                         i += 1;
                     }
-                    let draws: Vec<Slot> = params.iter().map(|(s, _)| *s).filter(|s| used.contains(s)).collect();
+                    let draws: Vec<Slot> = params
+                        .iter()
+                        .map(|(s, _)| *s)
+                        .filter(|s| used.contains(s))
+                        .collect();
                     transactions.push(Txn { draws, ..txn });
                 }
             }
@@ -891,19 +953,31 @@ impl Compiler<'_> {
         let mut seen_names: HashMap<String, usize> = HashMap::new();
         for (i, s) in statements.iter().enumerate() {
             if let Some(first) = seen_names.insert(s.name.clone(), i) {
-                let txn = &transactions.get(s.txn).map_or("", |t| t.name.as_str()).to_string();
+                let txn = &transactions
+                    .get(s.txn)
+                    .map_or("", |t| t.name.as_str())
+                    .to_string();
                 let path = key(&key(base, "transactions"), txn);
                 self.err(
                     &path,
                     true,
-                    format!("statement name `{}` is used twice (statements {} and {})", s.name, first + 1, i + 1),
+                    format!(
+                        "statement name `{}` is used twice (statements {} and {})",
+                        s.name,
+                        first + 1,
+                        i + 1
+                    ),
                     "give each statement its own `name` (per-statement stats are kept by name)",
                 );
             }
         }
         if self.errors.len() == before {
             if transactions.is_empty() {
-                let path = if t.contains_key("transactions") { key(base, "transactions") } else { base.to_vec() };
+                let path = if t.contains_key("transactions") {
+                    key(base, "transactions")
+                } else {
+                    base.to_vec()
+                };
                 self.err(
                     &path,
                     true,
@@ -914,7 +988,9 @@ impl Compiler<'_> {
                 self.err(
                     &key(base, "transactions"),
                     true,
-                    format!("every transaction of workload `{name}` has weight 0: nothing would run"),
+                    format!(
+                        "every transaction of workload `{name}` has weight 0: nothing would run"
+                    ),
                     "give at least one transaction a weight above 0",
                 );
             }
@@ -935,17 +1011,22 @@ impl Compiler<'_> {
         };
         let headline = match t.get("headline") {
             Some(v) => {
-                let declared: Vec<&str> = txns.map_or(Vec::new(), |t| t.keys().map(String::as_str).collect());
+                let declared: Vec<&str> =
+                    txns.map_or(Vec::new(), |t| t.keys().map(String::as_str).collect());
                 self.headline(&key(base, "headline"), v, &transactions, &declared)
             }
             None => None,
         };
         let prepare_threads = match t.get("prepare_threads") {
-            Some(v) => self.integer(&key(base, "prepare_threads"), v, 1).unwrap_or(0) as usize,
+            Some(v) => self
+                .integer(&key(base, "prepare_threads"), v, 1)
+                .unwrap_or(0) as usize,
             None => 0,
         };
         let fresh_per_run = match t.get("fresh_prepare") {
-            Some(v) => self.boolean(&key(base, "fresh_prepare"), v).unwrap_or(false),
+            Some(v) => self
+                .boolean(&key(base, "fresh_prepare"), v)
+                .unwrap_or(false),
             None => false,
         };
         if self.errors.len() > before {
@@ -997,7 +1078,12 @@ impl Compiler<'_> {
     }
 
     fn options(&mut self, path: &[Seg], v: &toml::Value) -> Vec<OptionDef> {
-        let Some(t) = self.table(path, v, "`options`", "customers = { type = \"int\", default = 1000 }") else {
+        let Some(t) = self.table(
+            path,
+            v,
+            "`options`",
+            "customers = { type = \"int\", default = 1000 }",
+        ) else {
             return Vec::new();
         };
         let mut out = Vec::new();
@@ -1011,10 +1097,20 @@ impl Compiler<'_> {
     }
 
     fn option(&mut self, path: &[Seg], name: &str, v: &toml::Value) -> Option<OptionDef> {
-        let t = self.table(path, v, &format!("option `{name}`"), &format!("{name} = {{ type = \"int\", default = 10, help = \"…\" }}"))?;
+        let t = self.table(
+            path,
+            v,
+            &format!("option `{name}`"),
+            &format!("{name} = {{ type = \"int\", default = 10, help = \"…\" }}"),
+        )?;
         self.keys(path, t, OPTION_KEYS, &format!("option `{name}`"));
         if !is_identifier(name) {
-            self.err(path, true, format!("`{name}` is not a valid option name"), "use letters, digits and `_`, starting with a letter");
+            self.err(
+                path,
+                true,
+                format!("`{name}` is not a valid option name"),
+                "use letters, digits and `_`, starting with a letter",
+            );
             return None;
         }
         if name == "workload" || GENERAL.iter().chain(COMMON).any(|o| o.name == name) {
@@ -1027,7 +1123,12 @@ impl Compiler<'_> {
             return None;
         }
         let Some(ty) = t.get("type") else {
-            self.err(path, false, format!("option `{name}` has no `type`"), format!("add type = one of {}", OPTION_TYPES.join(", ")));
+            self.err(
+                path,
+                false,
+                format!("option `{name}` has no `type`"),
+                format!("add type = one of {}", OPTION_TYPES.join(", ")),
+            );
             return None;
         };
         let tpath = key(path, "type");
@@ -1038,7 +1139,12 @@ impl Compiler<'_> {
                 Some(toml::Value::Integer(i)) => Some(Some(*i as f64)),
                 Some(toml::Value::Float(f)) => Some(Some(*f)),
                 Some(other) => {
-                    c.err(&key(path, k), false, format!("`{k}` must be a number, found {}", other.type_str()), format!("e.g. {k} = 1"));
+                    c.err(
+                        &key(path, k),
+                        false,
+                        format!("`{k}` must be a number, found {}", other.type_str()),
+                        format!("e.g. {k} = 1"),
+                    );
                     None
                 }
             }
@@ -1047,18 +1153,33 @@ impl Compiler<'_> {
         if !matches!(ty, "int" | "float") {
             for k in ["min", "max"] {
                 if t.contains_key(k) {
-                    self.err(&key(path, k), true, format!("`{k}` applies to int and float options only"), "remove it");
+                    self.err(
+                        &key(path, k),
+                        true,
+                        format!("`{k}` applies to int and float options only"),
+                        "remove it",
+                    );
                 }
             }
         }
         if ty != "enum" && t.contains_key("choices") {
-            self.err(&key(path, "choices"), true, "`choices` applies to enum options only", "use type = \"enum\", or remove `choices`");
+            self.err(
+                &key(path, "choices"),
+                true,
+                "`choices` applies to enum options only",
+                "use type = \"enum\", or remove `choices`",
+            );
         }
         let kind = match ty {
             "int" => {
                 let bad = |x: Option<f64>| x.is_some_and(|x| x.fract() != 0.0);
                 if bad(min) || bad(max) {
-                    self.err(path, false, "the bounds of an int option must be integers", "e.g. min = 1, max = 100");
+                    self.err(
+                        path,
+                        false,
+                        "the bounds of an int option must be integers",
+                        "e.g. min = 1, max = 100",
+                    );
                     return None;
                 }
                 Kind::Int {
@@ -1080,11 +1201,19 @@ impl Compiler<'_> {
                     .and_then(|a| a.iter().map(toml::Value::as_str).collect());
                 match choices {
                     Some(c) if !c.is_empty() => {
-                        let leaked: Vec<&'static str> = c.iter().map(|s| &*Box::leak(s.to_string().into_boxed_str())).collect();
+                        let leaked: Vec<&'static str> = c
+                            .iter()
+                            .map(|s| &*Box::leak(s.to_string().into_boxed_str()))
+                            .collect();
                         Kind::Enum(Box::leak(leaked.into_boxed_slice()))
                     }
                     _ => {
-                        self.err(path, false, format!("enum option `{name}` needs `choices`, a list of strings"), "e.g. choices = [\"a\", \"b\"]");
+                        self.err(
+                            path,
+                            false,
+                            format!("enum option `{name}` needs `choices`, a list of strings"),
+                            "e.g. choices = [\"a\", \"b\"]",
+                        );
                         return None;
                     }
                 }
@@ -1092,14 +1221,24 @@ impl Compiler<'_> {
             other => {
                 let help = did_you_mean(other, OPTION_TYPES.iter().copied())
                     .unwrap_or_else(|| format!("types: {}", OPTION_TYPES.join(", ")));
-                self.err(&tpath, false, format!("unknown option type `{other}`"), help);
+                self.err(
+                    &tpath,
+                    false,
+                    format!("unknown option type `{other}`"),
+                    help,
+                );
                 return None;
             }
         };
         if let (Some(lo), Some(hi)) = (min, max)
             && lo > hi
         {
-            self.err(&key(path, "min"), false, format!("min ({lo}) is greater than max ({hi})"), "swap them");
+            self.err(
+                &key(path, "min"),
+                false,
+                format!("min ({lo}) is greater than max ({hi})"),
+                "swap them",
+            );
             return None;
         }
         if let Some(builtin) = registry::WORKLOADS.iter().find_map(|w| w.option(name))
@@ -1113,7 +1252,10 @@ impl Compiler<'_> {
                     kind.describe(),
                     builtin.kind.describe()
                 ),
-                format!("declare it as the built-in does ({}), or rename it", declare_like(&builtin.kind)),
+                format!(
+                    "declare it as the built-in does ({}), or rename it",
+                    declare_like(&builtin.kind)
+                ),
             );
             return None;
         }
@@ -1122,16 +1264,28 @@ impl Compiler<'_> {
             Some(d) => {
                 let dpath = key(path, "default");
                 let Some(value) = Value::from_toml(d) else {
-                    self.err(&dpath, false, "a default must be a number, a string or a boolean", "e.g. default = 10");
+                    self.err(
+                        &dpath,
+                        false,
+                        "a default must be a number, a string or a boolean",
+                        "e.g. default = 10",
+                    );
                     return None;
                 };
                 if let Err(e) = kind.coerce(&value) {
-                    self.err(&dpath, false, format!("invalid default for `{name}`: {e}"), format!("the default must be {}", kind.describe()));
+                    self.err(
+                        &dpath,
+                        false,
+                        format!("invalid default for `{name}`: {e}"),
+                        format!("the default must be {}", kind.describe()),
+                    );
                     return None;
                 }
                 Some(match &value {
                     // Quoted when the plain text would read back as another type ("10", "on").
-                    Value::Str(s) if Value::parse_loose(s) != value => toml::Value::String(s.clone()).to_string(),
+                    Value::Str(s) if Value::parse_loose(s) != value => {
+                        toml::Value::String(s.clone()).to_string()
+                    }
                     other => other.to_string(),
                 })
             }
@@ -1141,7 +1295,9 @@ impl Compiler<'_> {
             None => false,
         };
         let help = match t.get("help") {
-            Some(v) => self.string(&key(path, "help"), v, "help = \"customers to load\"")?.to_string(),
+            Some(v) => self
+                .string(&key(path, "help"), v, "help = \"customers to load\"")?
+                .to_string(),
             None => String::new(),
         };
         Some(OptionDef {
@@ -1189,11 +1345,21 @@ impl Compiler<'_> {
         let at = self.declared.get(&name).cloned().unwrap_or_default();
         let (message, help) = match kind {
             VarKind::Let | VarKind::Capture | VarKind::Index => (
-                format!("{what} uses `{name}` before it is set ({} {at})", kind_word(kind)),
-                format!("{} can read {}: set `{name}` in an earlier step, or draw it from [params]", scope.place, scope.allowed),
+                format!(
+                    "{what} uses `{name}` before it is set ({} {at})",
+                    kind_word(kind)
+                ),
+                format!(
+                    "{} can read {}: set `{name}` in an earlier step, or draw it from [params]",
+                    scope.place, scope.allowed
+                ),
             ),
             _ => (
-                format!("{what} uses `{name}` ({}), which {} cannot read", kind_word(kind), scope.place),
+                format!(
+                    "{what} uses `{name}` ({}), which {} cannot read",
+                    kind_word(kind),
+                    scope.place
+                ),
                 format!("{} can read {}", scope.place, scope.allowed),
             ),
         };
@@ -1205,8 +1371,13 @@ impl Compiler<'_> {
     fn generated(&mut self, path: &[Seg], v: &toml::Value, scope: &Scope) -> Option<GenSpec> {
         match v {
             toml::Value::String(s) => self.expr(path, s, scope).map(GenSpec::Expr),
-            toml::Value::Integer(i) => Some(GenSpec::Expr(Expr::constant(&i.to_string(), Val::Int(*i)))),
-            toml::Value::Float(f) => Some(GenSpec::Expr(Expr::constant(&f.to_string(), Val::Float(*f)))),
+            toml::Value::Integer(i) => {
+                Some(GenSpec::Expr(Expr::constant(&i.to_string(), Val::Int(*i))))
+            }
+            toml::Value::Float(f) => Some(GenSpec::Expr(Expr::constant(
+                &f.to_string(),
+                Val::Float(*f),
+            ))),
             toml::Value::Table(t) => self.generator(path, t, scope),
             other => {
                 self.err(
@@ -1221,7 +1392,11 @@ impl Compiler<'_> {
     }
 
     fn generator(&mut self, path: &[Seg], t: &toml::Table, scope: &Scope) -> Option<GenSpec> {
-        let gens: Vec<&str> = t.keys().map(String::as_str).filter(|k| GENERATORS.contains(k)).collect();
+        let gens: Vec<&str> = t
+            .keys()
+            .map(String::as_str)
+            .filter(|k| GENERATORS.contains(k))
+            .collect();
         let mut ok = true;
         for k in t.keys() {
             if GENERATORS.contains(&k.as_str()) {
@@ -1230,13 +1405,27 @@ impl Compiler<'_> {
             match MODIFIERS.iter().find(|(m, _)| m == k) {
                 Some((_, owner)) if gens.contains(owner) => {}
                 Some((_, owner)) => {
-                    self.err(&key(path, k), true, format!("`{k}` belongs to the `{owner}` generator"), format!("use it as {{ {owner} = …, {k} = … }}, or remove it"));
+                    self.err(
+                        &key(path, k),
+                        true,
+                        format!("`{k}` belongs to the `{owner}` generator"),
+                        format!("use it as {{ {owner} = …, {k} = … }}, or remove it"),
+                    );
                     ok = false;
                 }
                 None => {
-                    let all = GENERATORS.iter().copied().chain(MODIFIERS.iter().map(|(m, _)| *m));
-                    let help = did_you_mean(k, all).unwrap_or_else(|| format!("generators: {}", GENERATORS.join(", ")));
-                    self.err(&key(path, k), true, format!("unknown generator key `{k}`"), help);
+                    let all = GENERATORS
+                        .iter()
+                        .copied()
+                        .chain(MODIFIERS.iter().map(|(m, _)| *m));
+                    let help = did_you_mean(k, all)
+                        .unwrap_or_else(|| format!("generators: {}", GENERATORS.join(", ")));
+                    self.err(
+                        &key(path, k),
+                        true,
+                        format!("unknown generator key `{k}`"),
+                        help,
+                    );
                     ok = false;
                 }
             }
@@ -1245,12 +1434,25 @@ impl Compiler<'_> {
             [g] => *g,
             [] => {
                 if ok {
-                    self.err(path, false, "a generator table needs one generator key", format!("generators: {}", GENERATORS.join(", ")));
+                    self.err(
+                        path,
+                        false,
+                        "a generator table needs one generator key",
+                        format!("generators: {}", GENERATORS.join(", ")),
+                    );
                 }
                 return None;
             }
             many => {
-                self.err(path, false, format!("a generator table has one generator, this one has {}", many.join(", ")), "split it into several variables");
+                self.err(
+                    path,
+                    false,
+                    format!(
+                        "a generator table has one generator, this one has {}",
+                        many.join(", ")
+                    ),
+                    "split it into several variables",
+                );
                 return None;
             }
         };
@@ -1269,7 +1471,12 @@ impl Compiler<'_> {
                     Some(out)
                 }
                 _ => {
-                    c.err(&gpath, false, format!("`{g}` takes {n} values, found {arg}"), format!("e.g. {g} = {eg}"));
+                    c.err(
+                        &gpath,
+                        false,
+                        format!("`{g}` takes {n} values, found {arg}"),
+                        format!("e.g. {g} = {eg}"),
+                    );
                     None
                 }
             }
@@ -1280,15 +1487,30 @@ impl Compiler<'_> {
                 if let Some(v) = x.as_const()
                     && v.as_i64().is_none()
                 {
-                    c.err(&index(&gpath, i), false, format!("`{g}` takes integer bounds, found {v}"), "write a whole number");
+                    c.err(
+                        &index(&gpath, i),
+                        false,
+                        format!("`{g}` takes integer bounds, found {v}"),
+                        "write a whole number",
+                    );
                     ok = false;
                 }
             }
             if let [lo, hi] = e
-                && let (Some(a), Some(b)) = (lo.as_const().and_then(Val::as_i64), hi.as_const().and_then(Val::as_i64))
+                && let (Some(a), Some(b)) = (
+                    lo.as_const().and_then(Val::as_i64),
+                    hi.as_const().and_then(Val::as_i64),
+                )
                 && a > b
             {
-                c.err(&gpath, false, format!("`{g}` goes from {a} to {b}: the first bound is greater than the second"), "swap them");
+                c.err(
+                    &gpath,
+                    false,
+                    format!(
+                        "`{g}` goes from {a} to {b}: the first bound is greater than the second"
+                    ),
+                    "swap them",
+                );
                 ok = false;
             }
             ok
@@ -1309,11 +1531,20 @@ impl Compiler<'_> {
                     _ => Dist::Default,
                 };
                 let [lo, hi]: [Expr; 2] = b.try_into().ok()?;
-                GenSpec::Dist { dist: dist(d), lo, hi }
+                GenSpec::Dist {
+                    dist: dist(d),
+                    lo,
+                    hi,
+                }
             }
             "sequence" => {
                 let Some(start) = arg.as_integer() else {
-                    self.err(&gpath, false, format!("`sequence` takes the first value, an integer, found {arg}"), "e.g. { sequence = 1 }");
+                    self.err(
+                        &gpath,
+                        false,
+                        format!("`sequence` takes the first value, an integer, found {arg}"),
+                        "e.g. { sequence = 1 }",
+                    );
                     return None;
                 };
                 let per_thread = match t.get("per_thread") {
@@ -1324,9 +1555,18 @@ impl Compiler<'_> {
             }
             "nurand" => {
                 let items = arg.as_array();
-                let a = items.and_then(|i| i.first()).and_then(toml::Value::as_integer);
-                let (Some(items), Some(a)) = (items.filter(|i| i.len() == 3), a.filter(|a| *a >= 0)) else {
-                    self.err(&gpath, false, format!("`nurand` takes [A, x, y] with A an integer ≥ 0, found {arg}"), "e.g. nurand = [1023, 1, 3000] (TPC-C's customer id)");
+                let a = items
+                    .and_then(|i| i.first())
+                    .and_then(toml::Value::as_integer);
+                let (Some(items), Some(a)) =
+                    (items.filter(|i| i.len() == 3), a.filter(|a| *a >= 0))
+                else {
+                    self.err(
+                        &gpath,
+                        false,
+                        format!("`nurand` takes [A, x, y] with A an integer ≥ 0, found {arg}"),
+                        "e.g. nurand = [1023, 1, 3000] (TPC-C's customer id)",
+                    );
                     return None;
                 };
                 let lo = self.bound(&index(&gpath, 1), &items[1], scope)?;
@@ -1337,7 +1577,10 @@ impl Compiler<'_> {
                 GenSpec::NuRand { a, lo, hi }
             }
             "choice" => {
-                let values: Option<Vec<Val>> = arg.as_array().filter(|a| !a.is_empty()).and_then(|a| a.iter().map(val_of).collect());
+                let values: Option<Vec<Val>> = arg
+                    .as_array()
+                    .filter(|a| !a.is_empty())
+                    .and_then(|a| a.iter().map(val_of).collect());
                 let Some(values) = values else {
                     self.err(&gpath, false, format!("`choice` takes a non-empty list of numbers, strings or booleans, found {arg}"), "e.g. { choice = [\"a\", \"b\"], weights = [3, 1] }");
                     return None;
@@ -1345,7 +1588,11 @@ impl Compiler<'_> {
                 let weights = match t.get("weights") {
                     None => Vec::new(),
                     Some(w) => {
-                        let ws: Option<Vec<u32>> = w.as_array().and_then(|a| a.iter().map(|x| x.as_integer().and_then(|i| u32::try_from(i).ok())).collect());
+                        let ws: Option<Vec<u32>> = w.as_array().and_then(|a| {
+                            a.iter()
+                                .map(|x| x.as_integer().and_then(|i| u32::try_from(i).ok()))
+                                .collect()
+                        });
                         match ws {
                             Some(ws) if ws.len() == values.len() && ws.iter().any(|w| *w > 0) => ws,
                             _ => {
@@ -1357,7 +1604,10 @@ impl Compiler<'_> {
                 };
                 GenSpec::Choice { values, weights }
             }
-            "string" => GenSpec::Pattern(self.string(&gpath, arg, "{ string = \"###-@@@\" }")?.to_string()),
+            "string" => GenSpec::Pattern(
+                self.string(&gpath, arg, "{ string = \"###-@@@\" }")?
+                    .to_string(),
+            ),
             "astring" | "nstring" => {
                 let b = pair(self, 2, "[8, 16]")?;
                 if !int_bounds(self, &b) {
@@ -1365,12 +1615,21 @@ impl Compiler<'_> {
                 }
                 for (i, x) in b.iter().enumerate() {
                     if x.as_const().and_then(Val::as_i64).is_some_and(|n| n < 0) {
-                        self.err(&index(&gpath, i), false, "a length cannot be negative", "e.g. [8, 16]");
+                        self.err(
+                            &index(&gpath, i),
+                            false,
+                            "a length cannot be negative",
+                            "e.g. [8, 16]",
+                        );
                         return None;
                     }
                 }
                 let [min, max]: [Expr; 2] = b.try_into().ok()?;
-                if g == "astring" { GenSpec::AString { min, max } } else { GenSpec::NString { min, max } }
+                if g == "astring" {
+                    GenSpec::AString { min, max }
+                } else {
+                    GenSpec::NString { min, max }
+                }
             }
             "float" => {
                 let b = pair(self, 2, "[1.0, 100.0]")?;
@@ -1383,17 +1642,31 @@ impl Compiler<'_> {
             }
             "syllables" => {
                 let of = match arg {
-                    toml::Value::Integer(_) | toml::Value::String(_) => self.bound(&gpath, arg, scope)?,
+                    toml::Value::Integer(_) | toml::Value::String(_) => {
+                        self.bound(&gpath, arg, scope)?
+                    }
                     _ => {
-                        self.err(&gpath, false, "`syllables` takes an expression (the number to spell)", "e.g. { syllables = \"c_last\", words = [\"BAR\", \"OUGHT\", …] }");
+                        self.err(
+                            &gpath,
+                            false,
+                            "`syllables` takes an expression (the number to spell)",
+                            "e.g. { syllables = \"c_last\", words = [\"BAR\", \"OUGHT\", …] }",
+                        );
                         return None;
                     }
                 };
-                let words: Option<Vec<String>> = t.get("words").and_then(toml::Value::as_array).and_then(|a| a.iter().map(|w| w.as_str().map(str::to_string)).collect());
+                let words: Option<Vec<String>> = t
+                    .get("words")
+                    .and_then(toml::Value::as_array)
+                    .and_then(|a| a.iter().map(|w| w.as_str().map(str::to_string)).collect());
                 match words {
                     Some(words) if words.len() == 10 => GenSpec::Syllables { of, words },
                     _ => {
-                        let at = if t.contains_key("words") { key(path, "words") } else { path.to_vec() };
+                        let at = if t.contains_key("words") {
+                            key(path, "words")
+                        } else {
+                            path.to_vec()
+                        };
                         self.err(&at, false, "`syllables` needs `words`, a list of 10 strings (one per digit 0–9)", "e.g. words = [\"BAR\", \"OUGHT\", \"ABLE\", \"PRI\", \"PRES\", \"ESE\", \"ANTI\", \"CALLY\", \"ATION\", \"EING\"]");
                         return None;
                     }
@@ -1401,26 +1674,48 @@ impl Compiler<'_> {
             }
             "date" => {
                 if arg.as_str() != Some("now") {
-                    self.err(&gpath, false, format!("`date` takes \"now\", found {arg}"), "write { date = \"now\" } (the current timestamp)");
+                    self.err(
+                        &gpath,
+                        false,
+                        format!("`date` takes \"now\", found {arg}"),
+                        "write { date = \"now\" } (the current timestamp)",
+                    );
                     return None;
                 }
                 GenSpec::Now
             }
             "null" | "thread" => {
                 if arg.as_bool() != Some(true) {
-                    self.err(&gpath, false, format!("`{g}` takes true, found {arg}"), format!("write {{ {g} = true }}"));
+                    self.err(
+                        &gpath,
+                        false,
+                        format!("`{g}` takes true, found {arg}"),
+                        format!("write {{ {g} = true }}"),
+                    );
                     return None;
                 }
-                if g == "null" { GenSpec::Const(Val::Null) } else { GenSpec::Thread }
+                if g == "null" {
+                    GenSpec::Const(Val::Null)
+                } else {
+                    GenSpec::Thread
+                }
             }
             "const" => match val_of(arg) {
                 Some(v) => GenSpec::Const(v),
                 None => {
-                    self.err(&gpath, false, format!("`const` takes a number, a string or a boolean, found {arg}"), "e.g. { const = \"open\" }");
+                    self.err(
+                        &gpath,
+                        false,
+                        format!("`const` takes a number, a string or a boolean, found {arg}"),
+                        "e.g. { const = \"open\" }",
+                    );
                     return None;
                 }
             },
-            "fk" => GenSpec::Fk(self.string(&gpath, arg, "{ fk = \"customers\" }")?.to_string()),
+            "fk" => GenSpec::Fk(
+                self.string(&gpath, arg, "{ fk = \"customers\" }")?
+                    .to_string(),
+            ),
             _ => return None,
         })
     }
@@ -1432,7 +1727,15 @@ impl Compiler<'_> {
             toml::Value::Float(f) => Some(Expr::constant(&f.to_string(), Val::Float(*f))),
             toml::Value::String(s) => self.expr(path, s, scope),
             other => {
-                self.err(path, false, format!("a bound must be a number or an expression, found {}", other.type_str()), "e.g. 1 or \"customers\"");
+                self.err(
+                    path,
+                    false,
+                    format!(
+                        "a bound must be a number or an expression, found {}",
+                        other.type_str()
+                    ),
+                    "e.g. 1 or \"customers\"",
+                );
                 None
             }
         }
@@ -1451,9 +1754,22 @@ impl Compiler<'_> {
     }
 
     fn fk_error(&mut self, path: &[Seg], table: &str, tables: &[String]) {
-        let help = did_you_mean(table, tables.iter().map(String::as_str))
-            .unwrap_or_else(|| format!("loaded tables: {}", if tables.is_empty() { "none".to_string() } else { tables.join(", ") }));
-        self.err(path, false, format!("`fk` names `{table}`, which the workload does not load"), help);
+        let help = did_you_mean(table, tables.iter().map(String::as_str)).unwrap_or_else(|| {
+            format!(
+                "loaded tables: {}",
+                if tables.is_empty() {
+                    "none".to_string()
+                } else {
+                    tables.join(", ")
+                }
+            )
+        });
+        self.err(
+            path,
+            false,
+            format!("`fk` names `{table}`, which the workload does not load"),
+            help,
+        );
     }
 
     fn sql(&mut self, path: &[Seg], v: &toml::Value) -> Option<Sql> {
@@ -1464,7 +1780,9 @@ impl Compiler<'_> {
                 let mut sql = Sql::default();
                 for d in DRIVERS {
                     if let Some(v) = t.get(*d) {
-                        let text = self.string(&key(path, d), v, "mysql = \"SELECT 1\"")?.to_string();
+                        let text = self
+                            .string(&key(path, d), v, "mysql = \"SELECT 1\"")?
+                            .to_string();
                         match *d {
                             "mysql" => sql.mysql = Some(text),
                             "pgsql" => sql.pgsql = Some(text),
@@ -1475,7 +1793,15 @@ impl Compiler<'_> {
                 sql
             }
             other => {
-                self.err(path, false, format!("SQL must be a string or a per-driver table, found {}", other.type_str()), "e.g. \"SELECT 1\" or { mysql = \"…\", pgsql = \"…\", sqlite = \"…\" }");
+                self.err(
+                    path,
+                    false,
+                    format!(
+                        "SQL must be a string or a per-driver table, found {}",
+                        other.type_str()
+                    ),
+                    "e.g. \"SELECT 1\" or { mysql = \"…\", pgsql = \"…\", sqlite = \"…\" }",
+                );
                 return None;
             }
         };
@@ -1491,7 +1817,11 @@ impl Compiler<'_> {
     /// SQL without placeholders (schema, after_load, cleanup, checks).
     fn plain_sql(&mut self, path: &[Seg], v: &toml::Value) -> Option<Sql> {
         let sql = self.sql(path, v)?;
-        for (d, text) in [(Driver::Mysql, &sql.mysql), (Driver::Pgsql, &sql.pgsql), (Driver::Sqlite, &sql.sqlite)] {
+        for (d, text) in [
+            (Driver::Mysql, &sql.mysql),
+            (Driver::Pgsql, &sql.pgsql),
+            (Driver::Sqlite, &sql.sqlite),
+        ] {
             if let Some(text) = text
                 && let Some(name) = placeholders(text, d == Driver::Mysql).1.first()
             {
@@ -1535,12 +1865,20 @@ impl Compiler<'_> {
                         let help = did_you_mean(n, c.vars.names.iter().map(String::as_str))
                             .map(|s| format!("{s} (placeholders name variables: options, params, lets, captures, indexes, thread)"))
                             .unwrap_or_else(|| format!("declare it (e.g. in [workloads.{}.params]) or use one of: {}", c.name, c.vars.names.join(", ")));
-                        c.err(path, false, format!("unknown placeholder `:{n}`: no variable of that name"), help);
+                        c.err(
+                            path,
+                            false,
+                            format!("unknown placeholder `:{n}`: no variable of that name"),
+                            help,
+                        );
                         ok = false;
                     }
                 }
             }
-            let bound = Bound { text: out.clone(), binds };
+            let bound = Bound {
+                text: out.clone(),
+                binds,
+            };
             done.push((out, names, bound.clone()));
             Some(bound)
         };
@@ -1552,9 +1890,21 @@ impl Compiler<'_> {
         ok.then_some(bound)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn transaction(&mut self, path: &[Seg], name: &str, v: &toml::Value, txn: usize, avail: &HashSet<Slot>, statements: &mut Vec<Stmt>) -> Option<Txn> {
-        let t = self.table(path, v, &format!("transaction `{name}`"), "[workloads.orders.transactions.new_order] with weight = 1 and steps = [...]")?;
+    fn transaction(
+        &mut self,
+        path: &[Seg],
+        name: &str,
+        v: &toml::Value,
+        txn: usize,
+        avail: &HashSet<Slot>,
+        statements: &mut Vec<Stmt>,
+    ) -> Option<Txn> {
+        let t = self.table(
+            path,
+            v,
+            &format!("transaction `{name}`"),
+            "[workloads.orders.transactions.new_order] with weight = 1 and steps = [...]",
+        )?;
         let before = self.errors.len();
         self.keys(path, t, TXN_KEYS, &format!("transaction `{name}`"));
         self.used.clear();
@@ -1562,7 +1912,12 @@ impl Compiler<'_> {
             Some(v) => match v.as_integer().and_then(|i| u32::try_from(i).ok()) {
                 Some(w) => w,
                 None => {
-                    self.err(&key(path, "weight"), false, format!("`weight` must be an integer ≥ 0, found {v}"), "e.g. weight = 45 (relative to the others)");
+                    self.err(
+                        &key(path, "weight"),
+                        false,
+                        format!("`weight` must be an integer ≥ 0, found {v}"),
+                        "e.g. weight = 45 (relative to the others)",
+                    );
                     0
                 }
             },
@@ -1576,7 +1931,12 @@ impl Compiler<'_> {
             Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
                 Some(p) if (0.0..=1.0).contains(&p) => p,
                 _ => {
-                    self.err(&key(path, "rollback"), false, format!("`rollback` is a probability from 0 to 1, found {v}"), "e.g. rollback = 0.01 (1 % of the transactions roll back)");
+                    self.err(
+                        &key(path, "rollback"),
+                        false,
+                        format!("`rollback` is a probability from 0 to 1, found {v}"),
+                        "e.g. rollback = 0.01 (1 % of the transactions roll back)",
+                    );
                     0.0
                 }
             },
@@ -1584,7 +1944,11 @@ impl Compiler<'_> {
         };
         let keying = match t.get("keying") {
             Some(v) => {
-                let scope = Scope { set: avail, place: "`keying`", allowed: "options, `thread` and params (it runs before the transaction)" };
+                let scope = Scope {
+                    set: avail,
+                    place: "`keying`",
+                    allowed: "options, `thread` and params (it runs before the transaction)",
+                };
                 self.generated(&key(path, "keying"), v, &scope)
             }
             None => None,
@@ -1597,15 +1961,38 @@ impl Compiler<'_> {
         let steps = match t.get("steps") {
             Some(toml::Value::Array(steps)) if !steps.is_empty() => steps,
             _ => {
-                self.err(if t.contains_key("steps") { key(path, "steps") } else { path.to_vec() }.as_slice(), !t.contains_key("steps"), format!("transaction `{name}` has no steps"), "add steps = [{ sql = \"…\" }]");
+                self.err(
+                    if t.contains_key("steps") {
+                        key(path, "steps")
+                    } else {
+                        path.to_vec()
+                    }
+                    .as_slice(),
+                    !t.contains_key("steps"),
+                    format!("transaction `{name}` has no steps"),
+                    "add steps = [{ sql = \"…\" }]",
+                );
                 return None;
             }
         };
         let mut count = 0;
-        self.steps(&key(path, "steps"), steps, name, txn, &mut set, &mut body, statements, &mut count);
+        self.steps(
+            &key(path, "steps"),
+            steps,
+            name,
+            txn,
+            &mut set,
+            &mut body,
+            statements,
+            &mut count,
+        );
         let think = match t.get("think") {
             Some(v) => {
-                let scope = Scope { set: &set, place: "`think`", allowed: TXN_ALLOWED };
+                let scope = Scope {
+                    set: &set,
+                    place: "`think`",
+                    allowed: TXN_ALLOWED,
+                };
                 self.generated(&key(path, "think"), v, &scope)
             }
             None => None,
@@ -1625,13 +2012,31 @@ impl Compiler<'_> {
         })
     }
 
-    fn lets(&mut self, path: &[Seg], v: &toml::Value, set: &mut HashSet<Slot>, out: &mut Vec<Op>, allowed: &str) {
-        let Some(t) = self.table(path, v, "`let`", "let = { amount = \"qty * 3\", item = { uniform = [1, 100] } }") else {
+    fn lets(
+        &mut self,
+        path: &[Seg],
+        v: &toml::Value,
+        set: &mut HashSet<Slot>,
+        out: &mut Vec<Op>,
+        allowed: &str,
+    ) {
+        let Some(t) = self.table(
+            path,
+            v,
+            "`let`",
+            "let = { amount = \"qty * 3\", item = { uniform = [1, 100] } }",
+        ) else {
             return;
         };
         for (k, gv) in t {
-            let Some(slot) = self.vars.slot(k) else { continue };
-            let scope = Scope { set, place: "a `let`", allowed };
+            let Some(slot) = self.vars.slot(k) else {
+                continue;
+            };
+            let scope = Scope {
+                set,
+                place: "a `let`",
+                allowed,
+            };
             if let Some(g) = self.generated(&key(path, k), gv, &scope) {
                 out.push(Op::Let { slot, value: g });
             }
@@ -1640,16 +2045,35 @@ impl Compiler<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn steps(&mut self, path: &[Seg], steps: &[toml::Value], txn_name: &str, txn: usize, set: &mut HashSet<Slot>, out: &mut Vec<Op>, statements: &mut Vec<Stmt>, count: &mut usize) {
+    fn steps(
+        &mut self,
+        path: &[Seg],
+        steps: &[toml::Value],
+        txn_name: &str,
+        txn: usize,
+        set: &mut HashSet<Slot>,
+        out: &mut Vec<Op>,
+        statements: &mut Vec<Stmt>,
+        count: &mut usize,
+    ) {
         for (i, step) in steps.iter().enumerate() {
             let spath = index(path, i);
-            let Some(s) = self.table(&spath, step, "a step", "{ sql = \"SELECT …\" } or { repeat = \"qty\", steps = [...] }") else {
+            let Some(s) = self.table(
+                &spath,
+                step,
+                "a step",
+                "{ sql = \"SELECT …\" } or { repeat = \"qty\", steps = [...] }",
+            ) else {
                 continue;
             };
             let when = match s.get("when") {
                 Some(v) => match self.string(&key(&spath, "when"), v, "when = \"amount > 10\"") {
                     Some(text) => {
-                        let scope = Scope { set, place: "`when`", allowed: TXN_ALLOWED };
+                        let scope = Scope {
+                            set,
+                            place: "`when`",
+                            allowed: TXN_ALLOWED,
+                        };
                         self.expr(&key(&spath, "when"), text, &scope)
                     }
                     None => None,
@@ -1657,15 +2081,29 @@ impl Compiler<'_> {
                 None => None,
             };
             if let Some(sql) = s.get("sql") {
-                self.keys(&spath, s, STMT_KEYS, "a statement step (a block with `repeat`, `let` or `steps` has no `sql`)");
+                self.keys(
+                    &spath,
+                    s,
+                    STMT_KEYS,
+                    "a statement step (a block with `repeat`, `let` or `steps` has no `sql`)",
+                );
                 *count += 1;
-                let scope = Scope { set, place: "a statement", allowed: TXN_ALLOWED };
+                let scope = Scope {
+                    set,
+                    place: "a statement",
+                    allowed: TXN_ALLOWED,
+                };
                 let bound = self.bound_sql(&key(&spath, "sql"), sql, &scope);
                 // `Err`: a bad `expect_rows` (already reported).
                 let expect_rows: Result<Option<Expr>, ()> = match s.get("expect_rows") {
                     None => Ok(None),
-                    Some(toml::Value::Integer(n)) if *n >= 0 => Ok(Some(Expr::constant(&n.to_string(), Val::Int(*n)))),
-                    Some(toml::Value::String(e)) => self.expr(&key(&spath, "expect_rows"), e, &scope).map(Some).ok_or(()),
+                    Some(toml::Value::Integer(n)) if *n >= 0 => {
+                        Ok(Some(Expr::constant(&n.to_string(), Val::Int(*n))))
+                    }
+                    Some(toml::Value::String(e)) => self
+                        .expr(&key(&spath, "expect_rows"), e, &scope)
+                        .map(Some)
+                        .ok_or(()),
                     Some(other) => {
                         self.err(&key(&spath, "expect_rows"), false, format!("`expect_rows` must be an integer ≥ 0 or an expression, found {other}"), "e.g. expect_rows = 1");
                         Err(())
@@ -1681,10 +2119,18 @@ impl Compiler<'_> {
                     }
                 };
                 if s.contains_key("on_mismatch") && !s.contains_key("expect_rows") {
-                    self.err(&key(&spath, "on_mismatch"), true, "`on_mismatch` without `expect_rows`", "add expect_rows = N, or remove on_mismatch");
+                    self.err(
+                        &key(&spath, "on_mismatch"),
+                        true,
+                        "`on_mismatch` without `expect_rows`",
+                        "add expect_rows = N, or remove on_mismatch",
+                    );
                 }
                 let name = match s.get("name") {
-                    Some(v) => self.string(&key(&spath, "name"), v, "name = \"lookup\"").unwrap_or_default().to_string(),
+                    Some(v) => self
+                        .string(&key(&spath, "name"), v, "name = \"lookup\"")
+                        .unwrap_or_default()
+                        .to_string(),
                     None => format!("{txn_name}.{count}"),
                 };
                 let mut capture = Vec::new();
@@ -1708,7 +2154,10 @@ impl Compiler<'_> {
                         expect_rows,
                         on_mismatch,
                     });
-                    out.push(Op::Exec { stmt: statements.len() - 1, when });
+                    out.push(Op::Exec {
+                        stmt: statements.len() - 1,
+                        when,
+                    });
                 }
                 for (slot, _) in capture {
                     set.insert(slot);
@@ -1717,10 +2166,16 @@ impl Compiler<'_> {
             }
             if s.contains_key("steps") || s.contains_key("repeat") || s.contains_key("let") {
                 self.keys(&spath, s, BLOCK_KEYS, "a block step");
-                let scope = Scope { set, place: "`repeat`", allowed: TXN_ALLOWED };
+                let scope = Scope {
+                    set,
+                    place: "`repeat`",
+                    allowed: TXN_ALLOWED,
+                };
                 let count_expr = match s.get("repeat") {
                     None => Some(Expr::constant("1", Val::Int(1))),
-                    Some(toml::Value::Integer(n)) if *n >= 0 => Some(Expr::constant(&n.to_string(), Val::Int(*n))),
+                    Some(toml::Value::Integer(n)) if *n >= 0 => {
+                        Some(Expr::constant(&n.to_string(), Val::Int(*n)))
+                    }
                     Some(toml::Value::String(e)) => self.expr(&key(&spath, "repeat"), e, &scope),
                     Some(other) => {
                         self.err(&key(&spath, "repeat"), false, format!("`repeat` must be a count (an integer ≥ 0 or an expression), found {other}"), "e.g. repeat = \"qty\"");
@@ -1731,9 +2186,15 @@ impl Compiler<'_> {
                     None => None,
                     Some(v) => {
                         if !s.contains_key("repeat") {
-                            self.err(&key(&spath, "index"), true, "`index` without `repeat`", "add repeat = N, or remove index");
+                            self.err(
+                                &key(&spath, "index"),
+                                true,
+                                "`index` without `repeat`",
+                                "add repeat = N, or remove index",
+                            );
                         }
-                        self.string(&key(&spath, "index"), v, "index = \"i\"").and_then(|n| self.vars.slot(n))
+                        self.string(&key(&spath, "index"), v, "index = \"i\"")
+                            .and_then(|n| self.vars.slot(n))
                     }
                 };
                 let mut body = Vec::new();
@@ -1745,10 +2206,29 @@ impl Compiler<'_> {
                 }
                 match s.get("steps") {
                     Some(toml::Value::Array(inner)) if !inner.is_empty() => {
-                        self.steps(&key(&spath, "steps"), inner, txn_name, txn, set, &mut body, statements, count);
+                        self.steps(
+                            &key(&spath, "steps"),
+                            inner,
+                            txn_name,
+                            txn,
+                            set,
+                            &mut body,
+                            statements,
+                            count,
+                        );
                     }
-                    Some(_) => self.err(&key(&spath, "steps"), false, "`steps` must be a non-empty list of steps", "e.g. steps = [{ sql = \"…\" }]"),
-                    None if s.contains_key("repeat") => self.err(&spath, false, "a `repeat` needs `steps`", "e.g. { repeat = \"qty\", index = \"i\", steps = [{ sql = \"…\" }] }"),
+                    Some(_) => self.err(
+                        &key(&spath, "steps"),
+                        false,
+                        "`steps` must be a non-empty list of steps",
+                        "e.g. steps = [{ sql = \"…\" }]",
+                    ),
+                    None if s.contains_key("repeat") => self.err(
+                        &spath,
+                        false,
+                        "a `repeat` needs `steps`",
+                        "e.g. { repeat = \"qty\", index = \"i\", steps = [{ sql = \"…\" }] }",
+                    ),
                     None => {}
                 }
                 if let Some(count) = count_expr {
@@ -1756,12 +2236,22 @@ impl Compiler<'_> {
                         // A plain block: its ops inline.
                         out.extend(body);
                     } else {
-                        out.push(Op::Repeat { count, index: index_slot, when, body });
+                        out.push(Op::Repeat {
+                            count,
+                            index: index_slot,
+                            when,
+                            body,
+                        });
                     }
                 }
                 continue;
             }
-            self.err(&spath, false, "a step needs `sql`, `steps` or `let`", "e.g. { sql = \"SELECT …\" }, { let = { x = 1 } } or { repeat = 3, steps = [...] }");
+            self.err(
+                &spath,
+                false,
+                "a step needs `sql`, `steps` or `let`",
+                "e.g. { sql = \"SELECT …\" }, { let = { x = 1 } } or { repeat = 3, steps = [...] }",
+            );
         }
     }
 
@@ -1770,7 +2260,14 @@ impl Compiler<'_> {
             self.err(path, false, "`load` must be a list of tables ([[workloads.NAME.load]])", "e.g. [[workloads.orders.load]] with table = \"customers\", rows = \"customers\", columns = [...]");
             return Vec::new();
         };
-        let names: Vec<Option<String>> = items.iter().map(|i| i.get("table").and_then(toml::Value::as_str).map(str::to_string)).collect();
+        let names: Vec<Option<String>> = items
+            .iter()
+            .map(|i| {
+                i.get("table")
+                    .and_then(toml::Value::as_str)
+                    .map(str::to_string)
+            })
+            .collect();
         let all: Vec<String> = names.iter().flatten().cloned().collect();
         let mut out = Vec::new();
         let row = self.vars.slot("row");
@@ -1778,18 +2275,37 @@ impl Compiler<'_> {
         let parent_row = self.vars.slot("parent_row");
         for (i, item) in items.iter().enumerate() {
             let lpath = index(path, i);
-            let Some(t) = self.table(&lpath, item, "a load entry", "{ table = \"customers\", rows = \"customers\", columns = [...] }") else {
+            let Some(t) = self.table(
+                &lpath,
+                item,
+                "a load entry",
+                "{ table = \"customers\", rows = \"customers\", columns = [...] }",
+            ) else {
                 continue;
             };
             self.keys(&lpath, t, LOAD_KEYS, "a load entry");
-            let Some(table) = t.get("table").and_then(|v| self.string(&key(&lpath, "table"), v, "table = \"customers\"")).map(str::to_string) else {
+            let Some(table) = t
+                .get("table")
+                .and_then(|v| self.string(&key(&lpath, "table"), v, "table = \"customers\""))
+                .map(str::to_string)
+            else {
                 if !t.contains_key("table") {
-                    self.err(&lpath, false, "a load entry needs `table`", "add table = \"customers\"");
+                    self.err(
+                        &lpath,
+                        false,
+                        "a load entry needs `table`",
+                        "add table = \"customers\"",
+                    );
                 }
                 continue;
             };
             if names[..i].iter().flatten().any(|n| *n == table) {
-                self.err(&key(&lpath, "table"), false, format!("table `{table}` is loaded twice"), "load each table once");
+                self.err(
+                    &key(&lpath, "table"),
+                    false,
+                    format!("table `{table}` is loaded twice"),
+                    "load each table once",
+                );
             }
             let parent = match t.get("parent") {
                 None => None,
@@ -1797,7 +2313,12 @@ impl Compiler<'_> {
                     None => None,
                     Some(p) => match names.iter().position(|n| n.as_deref() == Some(p)) {
                         Some(j) if j == i => {
-                            self.err(&key(&lpath, "parent"), false, format!("table `{table}` names itself as its parent"), "a parent is another loaded table");
+                            self.err(
+                                &key(&lpath, "parent"),
+                                false,
+                                format!("table `{table}` names itself as its parent"),
+                                "a parent is another loaded table",
+                            );
                             None
                         }
                         Some(j) => Some(j),
@@ -1808,24 +2329,52 @@ impl Compiler<'_> {
                     },
                 },
             };
-            let opts = Scope { set: globals, place: "a row count", allowed: "options only" };
-            let rows = match (parent.is_some() || t.contains_key("parent"), t.get("rows"), t.get("per_parent")) {
+            let opts = Scope {
+                set: globals,
+                place: "a row count",
+                allowed: "options only",
+            };
+            let rows = match (
+                parent.is_some() || t.contains_key("parent"),
+                t.get("rows"),
+                t.get("per_parent"),
+            ) {
                 (false, Some(r), None) => self.bound(&key(&lpath, "rows"), r, &opts),
                 (true, None, Some(r)) => self.bound(&key(&lpath, "per_parent"), r, &opts),
                 (false, _, Some(_)) => {
-                    self.err(&key(&lpath, "per_parent"), true, "`per_parent` without `parent`", "add parent = \"TABLE\", or use rows = N");
+                    self.err(
+                        &key(&lpath, "per_parent"),
+                        true,
+                        "`per_parent` without `parent`",
+                        "add parent = \"TABLE\", or use rows = N",
+                    );
                     None
                 }
                 (true, Some(_), _) => {
-                    self.err(&key(&lpath, "rows"), true, "a table with a `parent` gives `per_parent`, not `rows`", "write per_parent = N (rows per parent row)");
+                    self.err(
+                        &key(&lpath, "rows"),
+                        true,
+                        "a table with a `parent` gives `per_parent`, not `rows`",
+                        "write per_parent = N (rows per parent row)",
+                    );
                     None
                 }
                 (false, None, None) => {
-                    self.err(&lpath, false, format!("load of `{table}` needs `rows`"), "e.g. rows = \"customers\" (an expression over options)");
+                    self.err(
+                        &lpath,
+                        false,
+                        format!("load of `{table}` needs `rows`"),
+                        "e.g. rows = \"customers\" (an expression over options)",
+                    );
                     None
                 }
                 (true, None, None) => {
-                    self.err(&lpath, false, format!("load of `{table}` needs `per_parent`"), "e.g. per_parent = 10");
+                    self.err(
+                        &lpath,
+                        false,
+                        format!("load of `{table}` needs `per_parent`"),
+                        "e.g. per_parent = 10",
+                    );
                     None
                 }
             };
@@ -1852,20 +2401,39 @@ impl Compiler<'_> {
                 Some(cols) if !cols.is_empty() => {
                     for (j, col) in cols.iter().enumerate() {
                         let cpath = index(&key(&lpath, "columns"), j);
-                        let Some(ct) = self.table(&cpath, col, "a column", "{ name = \"c_id\", gen = \"row\" }") else {
+                        let Some(ct) = self.table(
+                            &cpath,
+                            col,
+                            "a column",
+                            "{ name = \"c_id\", gen = \"row\" }",
+                        ) else {
                             continue;
                         };
                         self.keys(&cpath, ct, &["name", "gen"], "a column");
                         let cname = ct.get("name").and_then(toml::Value::as_str);
                         let Some(cname) = cname else {
-                            self.err(&cpath, false, "a column needs `name`", "e.g. { name = \"c_id\", gen = \"row\" }");
+                            self.err(
+                                &cpath,
+                                false,
+                                "a column needs `name`",
+                                "e.g. { name = \"c_id\", gen = \"row\" }",
+                            );
                             continue;
                         };
                         let Some(g) = ct.get("gen") else {
-                            self.err(&cpath, false, format!("column `{cname}` needs `gen`"), "e.g. gen = \"row\" or gen = { uniform = [1, 100] }");
+                            self.err(
+                                &cpath,
+                                false,
+                                format!("column `{cname}` needs `gen`"),
+                                "e.g. gen = \"row\" or gen = { uniform = [1, 100] }",
+                            );
                             continue;
                         };
-                        let scope = Scope { set: &set, place: "a load column", allowed: LOAD_ALLOWED };
+                        let scope = Scope {
+                            set: &set,
+                            place: "a load column",
+                            allowed: LOAD_ALLOWED,
+                        };
                         if let Some(g) = self.generated(&key(&cpath, "gen"), g, &scope) {
                             if let GenSpec::Fk(f) = &g
                                 && !all.contains(f)
@@ -1876,10 +2444,26 @@ impl Compiler<'_> {
                         }
                     }
                 }
-                _ => self.err(if t.contains_key("columns") { key(&lpath, "columns") } else { lpath.clone() }.as_slice(), false, format!("load of `{table}` needs `columns`, a non-empty list"), "e.g. columns = [{ name = \"c_id\", gen = \"row\" }]"),
+                _ => self.err(
+                    if t.contains_key("columns") {
+                        key(&lpath, "columns")
+                    } else {
+                        lpath.clone()
+                    }
+                    .as_slice(),
+                    false,
+                    format!("load of `{table}` needs `columns`, a non-empty list"),
+                    "e.g. columns = [{ name = \"c_id\", gen = \"row\" }]",
+                ),
             }
             if let Some(rows) = rows {
-                out.push(LoadTable { table, rows, parent, lets, columns });
+                out.push(LoadTable {
+                    table,
+                    rows,
+                    parent,
+                    lets,
+                    columns,
+                });
             }
         }
         // Parents form no cycle.
@@ -1890,8 +2474,19 @@ impl Compiler<'_> {
                 while let Some(p) = at {
                     if seen.contains(&p) {
                         if p == start {
-                            let chain: Vec<&str> = seen.iter().map(|i| out[*i].table.as_str()).collect();
-                            self.err(&key(&index(path, start), "parent"), false, format!("the parents of `{}` form a cycle: {} → {}", out[start].table, chain.join(" → "), out[start].table), "a parent is loaded before its children: break the cycle");
+                            let chain: Vec<&str> =
+                                seen.iter().map(|i| out[*i].table.as_str()).collect();
+                            self.err(
+                                &key(&index(path, start), "parent"),
+                                false,
+                                format!(
+                                    "the parents of `{}` form a cycle: {} → {}",
+                                    out[start].table,
+                                    chain.join(" → "),
+                                    out[start].table
+                                ),
+                                "a parent is loaded before its children: break the cycle",
+                            );
                         }
                         break;
                     }
@@ -1904,29 +2499,59 @@ impl Compiler<'_> {
     }
 
     fn fk_error_parent(&mut self, path: &[Seg], table: &str, tables: &[String]) {
-        let help = did_you_mean(table, tables.iter().map(String::as_str))
-            .unwrap_or_else(|| format!("loaded tables: {}", if tables.is_empty() { "none".to_string() } else { tables.join(", ") }));
-        self.err(path, false, format!("`parent` names `{table}`, which the workload does not load"), help);
+        let help = did_you_mean(table, tables.iter().map(String::as_str)).unwrap_or_else(|| {
+            format!(
+                "loaded tables: {}",
+                if tables.is_empty() {
+                    "none".to_string()
+                } else {
+                    tables.join(", ")
+                }
+            )
+        });
+        self.err(
+            path,
+            false,
+            format!("`parent` names `{table}`, which the workload does not load"),
+            help,
+        );
     }
 
     fn checks(&mut self, path: &[Seg], v: &toml::Value) -> Vec<Check> {
         let Some(items) = v.as_array() else {
-            self.err(path, false, "`checks` must be a list of tables ([[workloads.NAME.checks]])", "e.g. [[workloads.orders.checks]] with name, sql and expect");
+            self.err(
+                path,
+                false,
+                "`checks` must be a list of tables ([[workloads.NAME.checks]])",
+                "e.g. [[workloads.orders.checks]] with name, sql and expect",
+            );
             return Vec::new();
         };
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let cpath = index(path, i);
-            let Some(t) = self.table(&cpath, item, "a check", "{ name = \"…\", sql = \"SELECT count(*) …\", expect = 0 }") else {
+            let Some(t) = self.table(
+                &cpath,
+                item,
+                "a check",
+                "{ name = \"…\", sql = \"SELECT count(*) …\", expect = 0 }",
+            ) else {
                 continue;
             };
             self.keys(&cpath, t, CHECK_KEYS, "a check");
             let name = match t.get("name") {
-                Some(v) => self.string(&key(&cpath, "name"), v, "name = \"every order has lines\"").map(str::to_string),
+                Some(v) => self
+                    .string(&key(&cpath, "name"), v, "name = \"every order has lines\"")
+                    .map(str::to_string),
                 None => Some(format!("check {}", i + 1)),
             };
             let Some(sqlv) = t.get("sql") else {
-                self.err(&cpath, false, "a check needs `sql`", "e.g. sql = \"SELECT count(*) FROM …\"");
+                self.err(
+                    &cpath,
+                    false,
+                    "a check needs `sql`",
+                    "e.g. sql = \"SELECT count(*) FROM …\"",
+                );
                 continue;
             };
             let sql = self.plain_sql(&key(&cpath, "sql"), sqlv);
@@ -1934,13 +2559,25 @@ impl Compiler<'_> {
                 (Some(e), None) => match val_of(e) {
                     Some(v) => Some(CheckExpect::Value(v)),
                     None => {
-                        self.err(&key(&cpath, "expect"), false, "`expect` must be a number, a string or a boolean", "e.g. expect = 0");
+                        self.err(
+                            &key(&cpath, "expect"),
+                            false,
+                            "`expect` must be a number, a string or a boolean",
+                            "e.g. expect = 0",
+                        );
                         None
                     }
                 },
-                (None, Some(r)) => self.integer(&key(&cpath, "expect_rows"), r, 0).map(|n| CheckExpect::Rows(n as u64)),
+                (None, Some(r)) => self
+                    .integer(&key(&cpath, "expect_rows"), r, 0)
+                    .map(|n| CheckExpect::Rows(n as u64)),
                 (Some(_), Some(_)) => {
-                    self.err(&cpath, false, "a check has either `expect` or `expect_rows`, not both", "keep one");
+                    self.err(
+                        &cpath,
+                        false,
+                        "a check has either `expect` or `expect_rows`, not both",
+                        "keep one",
+                    );
                     None
                 }
                 (None, None) => {
@@ -1957,18 +2594,41 @@ impl Compiler<'_> {
 
     /// `declared`: every transaction's name, also of those refused (a headline naming one of
     /// them is not an error of its own).
-    fn headline(&mut self, path: &[Seg], v: &toml::Value, txns: &[Txn], declared: &[&str]) -> Option<Headline> {
-        let t = self.table(path, v, "`headline`", "headline = { name = \"tpmC\", transaction = \"new_order\", per = \"minute\" }")?;
+    fn headline(
+        &mut self,
+        path: &[Seg],
+        v: &toml::Value,
+        txns: &[Txn],
+        declared: &[&str],
+    ) -> Option<Headline> {
+        let t = self.table(
+            path,
+            v,
+            "`headline`",
+            "headline = { name = \"tpmC\", transaction = \"new_order\", per = \"minute\" }",
+        )?;
         self.keys(path, t, HEADLINE_KEYS, "`headline`");
         let name = match t.get("name") {
-            Some(n) => self.string(&key(path, "name"), n, "name = \"tpmC\"")?.to_string(),
+            Some(n) => self
+                .string(&key(path, "name"), n, "name = \"tpmC\"")?
+                .to_string(),
             None => {
-                self.err(path, false, "`headline` needs `name`", "e.g. name = \"tpmC\"");
+                self.err(
+                    path,
+                    false,
+                    "`headline` needs `name`",
+                    "e.g. name = \"tpmC\"",
+                );
                 return None;
             }
         };
         let Some(tv) = t.get("transaction") else {
-            self.err(path, false, "`headline` needs `transaction`", "e.g. transaction = \"new_order\"");
+            self.err(
+                path,
+                false,
+                "`headline` needs `transaction`",
+                "e.g. transaction = \"new_order\"",
+            );
             return None;
         };
         let tn = self.string(&key(path, "transaction"), tv, "transaction = \"new_order\"")?;
@@ -1977,19 +2637,34 @@ impl Compiler<'_> {
                 return None;
             }
             let names: Vec<&str> = txns.iter().map(|t| t.name.as_str()).collect();
-            let help = did_you_mean(tn, names.iter().copied()).unwrap_or_else(|| format!("transactions: {}", names.join(", ")));
-            self.err(&key(path, "transaction"), false, format!("`headline` names transaction `{tn}`, which the workload does not have"), help);
+            let help = did_you_mean(tn, names.iter().copied())
+                .unwrap_or_else(|| format!("transactions: {}", names.join(", ")));
+            self.err(
+                &key(path, "transaction"),
+                false,
+                format!("`headline` names transaction `{tn}`, which the workload does not have"),
+                help,
+            );
             return None;
         };
         let per_secs = match t.get("per").map(|p| (p, p.as_str())) {
             None | Some((_, Some("second"))) => 1.0,
             Some((_, Some("minute"))) => 60.0,
             Some((p, _)) => {
-                self.err(&key(path, "per"), false, format!("`per` is \"second\" or \"minute\", found {p}"), "e.g. per = \"minute\" (tpmC)");
+                self.err(
+                    &key(path, "per"),
+                    false,
+                    format!("`per` is \"second\" or \"minute\", found {p}"),
+                    "e.g. per = \"minute\" (tpmC)",
+                );
                 return None;
             }
         };
-        Some(Headline { name, transaction, per_secs })
+        Some(Headline {
+            name,
+            transaction,
+            per_secs,
+        })
     }
 }
 
@@ -2053,4 +2728,4 @@ fn capture_shape_ok(v: &toml::Value) -> bool {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
