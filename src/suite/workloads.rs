@@ -321,6 +321,7 @@ pub fn load(file: &Path, text: &str, table: &toml::Table) -> Result<Loaded, Conf
                 declared: HashMap::new(),
                 used: Vec::new(),
                 name: name.clone(),
+                tables: Vec::new(),
             };
             let def = c.workload(&base, value);
             errors.append(&mut c.errors);
@@ -559,6 +560,8 @@ struct Compiler<'a> {
     /// Slots read since the last reset (to find the params a transaction draws).
     used: Vec<Slot>,
     name: String,
+    /// The tables the workload loads (for `fk`).
+    tables: Vec<String>,
 }
 
 fn key(base: &[Seg], k: &str) -> Vec<Seg> {
@@ -834,6 +837,12 @@ impl Compiler<'_> {
             }
         }
         let load = t.get("load").and_then(toml::Value::as_array);
+        self.tables = load
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.get("table").and_then(toml::Value::as_str))
+            .map(str::to_string)
+            .collect();
         if let Some(load) = load {
             for (i, entry) in load.iter().enumerate() {
                 let lpath = index(&key(base, "load"), i);
@@ -912,13 +921,10 @@ impl Compiler<'_> {
         let mut avail = globals.clone();
         avail.extend(param_slots.iter().copied());
 
-        // Load tables first: statements and params may name them in `fk`.
         let mut load_tables: Vec<LoadTable> = Vec::new();
         if let Some(v) = t.get("load") {
             load_tables = self.load(&key(base, "load"), v, &globals);
         }
-        let table_names: Vec<String> = load_tables.iter().map(|l| l.table.clone()).collect();
-        self.fk_tables(&key(base, "params"), &params, &table_names);
 
         let mut transactions: Vec<Txn> = Vec::new();
         let mut statements: Vec<Stmt> = Vec::new();
@@ -1515,7 +1521,6 @@ impl Compiler<'_> {
             }
             ok
         };
-        let dist = |d: Dist| d;
         Some(match g {
             "uniform" | "gaussian" | "special" | "pareto" | "zipfian" | "rand" => {
                 let b = pair(self, 2, "[1, 100]")?;
@@ -1531,11 +1536,7 @@ impl Compiler<'_> {
                     _ => Dist::Default,
                 };
                 let [lo, hi]: [Expr; 2] = b.try_into().ok()?;
-                GenSpec::Dist {
-                    dist: dist(d),
-                    lo,
-                    hi,
-                }
+                GenSpec::Dist { dist: d, lo, hi }
             }
             "sequence" => {
                 let Some(start) = arg.as_integer() else {
@@ -1712,10 +1713,15 @@ impl Compiler<'_> {
                     return None;
                 }
             },
-            "fk" => GenSpec::Fk(
-                self.string(&gpath, arg, "{ fk = \"customers\" }")?
-                    .to_string(),
-            ),
+            "fk" => {
+                let table = self.string(&gpath, arg, "{ fk = \"customers\" }")?;
+                if !self.tables.iter().any(|t| t == table) {
+                    let tables = self.tables.clone();
+                    self.fk_error(&gpath, table, &tables);
+                    return None;
+                }
+                GenSpec::Fk(table.to_string())
+            }
             _ => return None,
         })
     }
@@ -1737,18 +1743,6 @@ impl Compiler<'_> {
                     "e.g. 1 or \"customers\"",
                 );
                 None
-            }
-        }
-    }
-
-    /// `fk` generators must name a loaded table.
-    fn fk_tables(&mut self, base: &[Seg], gens: &[(Slot, GenSpec)], tables: &[String]) {
-        for (slot, g) in gens {
-            if let GenSpec::Fk(t) = g
-                && !tables.contains(t)
-            {
-                let name = self.vars.names[*slot].clone();
-                self.fk_error(&key(&key(base, &name), "fk"), t, tables);
             }
         }
     }
@@ -2435,11 +2429,6 @@ impl Compiler<'_> {
                             allowed: LOAD_ALLOWED,
                         };
                         if let Some(g) = self.generated(&key(&cpath, "gen"), g, &scope) {
-                            if let GenSpec::Fk(f) = &g
-                                && !all.contains(f)
-                            {
-                                self.fk_error(&key(&key(&cpath, "gen"), "fk"), f, &all);
-                            }
                             columns.push((cname.to_string(), g));
                         }
                     }

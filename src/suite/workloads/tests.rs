@@ -583,3 +583,25 @@ fn a_suite_without_definitions_forgets_those_of_the_last_one() {
     load(plain).unwrap();
     assert!(registry::workload("orders").is_none());
 }
+
+#[test]
+fn an_fk_to_a_table_not_loaded_is_refused() {
+    let t = ORDERS.replace(
+        "let = { amount = \"qty * 3\" }",
+        "let = { amount = { fk = \"custmers\" } }",
+    );
+    let e = refused(&t, "custmers", "new_order.let.amount.fk", "`custmers`");
+    assert!(e.help.unwrap().contains("customers"));
+    let t = ORDERS.replace(
+        "let = { amount = \"qty * 3\" }",
+        "let = { amount = { fk = \"customers\" } }",
+    );
+    load(&t).unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(
+        def_of("orders").transactions[0].body[0],
+        Op::Let {
+            value: GenSpec::Fk(_),
+            ..
+        }
+    ));
+}
