@@ -476,55 +476,86 @@ fn declare_like(kind: &Kind) -> String {
     }
 }
 
-/// A statement's text with `?` for each `:name` placeholder, and the names in order. `::`
-/// (a PostgreSQL cast) and text inside single or double quotes are left alone; a backslash
-/// escapes the next character inside quotes when `backslash` (MySQL's strings).
-pub fn placeholders(sql: &str, backslash: bool) -> (String, Vec<String>) {
+/// A statement's text with `?` for each `:name` placeholder, and the names in order, for the
+/// dialect of `driver`. Left alone: `::` (a PostgreSQL cast), text inside single or double
+/// quotes (on MySQL a backslash escapes the next character there), comments (`-- …`, `/* … */`,
+/// MySQL's `# …`; MySQL's `--` needs a space after it) and PostgreSQL's dollar-quoted text
+/// (`$$ … $$`, `$body$ … $body$`).
+pub fn placeholders(sql: &str, driver: Driver) -> (String, Vec<String>) {
+    let mysql = driver == Driver::Mysql;
+    let chars: Vec<char> = sql.chars().collect();
+    let at = |i: usize| chars.get(i).copied();
+    let ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    // The index just past what starts at `i` when it is text to copy as is.
+    let skip = |i: usize| -> Option<usize> {
+        let rest = |from: usize, end: &str| -> usize {
+            let end: Vec<char> = end.chars().collect();
+            (from..chars.len())
+                .find(|&j| chars[j..].starts_with(&end))
+                .map_or(chars.len(), |j| j + end.len())
+        };
+        match (at(i)?, at(i + 1)) {
+            (q @ ('\'' | '"'), _) => {
+                let mut j = i + 1;
+                while j < chars.len() {
+                    if chars[j] == '\\' && mysql {
+                        j += 2;
+                        continue;
+                    }
+                    if chars[j] == q {
+                        return Some(j + 1);
+                    }
+                    j += 1;
+                }
+                Some(chars.len())
+            }
+            ('-', Some('-')) if !mysql || at(i + 2).is_none_or(char::is_whitespace) => {
+                Some(rest(i, "\n"))
+            }
+            ('#', _) if mysql => Some(rest(i, "\n")),
+            ('/', Some('*')) => Some(rest(i + 2, "*/")),
+            ('$', next) if driver == Driver::Pgsql && (i == 0 || !ident(Some(chars[i - 1]))) => {
+                if next.is_some_and(|c| c.is_ascii_digit()) {
+                    return None;
+                }
+                let mut j = i + 1;
+                while ident(at(j)) {
+                    j += 1;
+                }
+                if at(j) != Some('$') {
+                    return None;
+                }
+                let tag: String = chars[i..=j].iter().collect();
+                Some(rest(j + 1, &tag))
+            }
+            _ => None,
+        }
+    };
     let mut out = String::with_capacity(sql.len());
     let mut names = Vec::new();
-    let chars: Vec<char> = sql.chars().collect();
-    let mut quote: Option<char> = None;
     let mut i = 0;
     while i < chars.len() {
-        let c = chars[i];
-        if let Some(q) = quote {
-            out.push(c);
-            if c == '\\' && backslash && i + 1 < chars.len() {
-                out.push(chars[i + 1]);
-                i += 2;
-                continue;
-            }
-            if c == q {
-                quote = None;
-            }
-            i += 1;
+        if let Some(end) = skip(i) {
+            out.extend(&chars[i..end]);
+            i = end;
             continue;
         }
-        match c {
-            '\'' | '"' => {
-                quote = Some(c);
-                out.push(c);
-                i += 1;
-            }
-            ':' if chars.get(i + 1) == Some(&':') => {
+        match chars[i] {
+            ':' if at(i + 1) == Some(':') => {
                 out.push_str("::");
                 i += 2;
             }
-            ':' if chars
-                .get(i + 1)
-                .is_some_and(|n| n.is_ascii_alphabetic() || *n == '_') =>
-            {
+            ':' if at(i + 1).is_some_and(|n| n.is_ascii_alphabetic() || n == '_') => {
                 let start = i + 1;
                 let mut end = start;
-                while end < chars.len() && (chars[end].is_ascii_alphanumeric() || chars[end] == '_')
-                {
+                while ident(at(end)) {
                     end += 1;
                 }
                 names.push(chars[start..end].iter().collect());
                 out.push('?');
                 i = end;
             }
-            _ => {
+            c => {
                 out.push(c);
                 i += 1;
             }
@@ -1817,7 +1848,7 @@ impl Compiler<'_> {
             (Driver::Sqlite, &sql.sqlite),
         ] {
             if let Some(text) = text
-                && let Some(name) = placeholders(text, d == Driver::Mysql).1.first()
+                && let Some(name) = placeholders(text, d).1.first()
             {
                 self.err(path, false, format!("`:{name}` is a placeholder, and only transaction statements bind values"), "write the value into the SQL (schema, after_load, cleanup and checks run as written), or quote it if it is text");
                 return None;
@@ -1844,7 +1875,7 @@ impl Compiler<'_> {
         // Each distinct text is bound (and its errors reported) once, not once per driver.
         let mut done: Vec<(String, Vec<String>, Bound)> = Vec::new();
         let mut bind = |c: &mut Self, text: &Option<String>, d: Driver| -> Option<Bound> {
-            let (out, names) = placeholders(text.as_ref()?, d == Driver::Mysql);
+            let (out, names) = placeholders(text.as_ref()?, d);
             if let Some((_, _, b)) = done.iter().find(|(o, n, _)| *o == out && *n == names) {
                 return Some(b.clone());
             }

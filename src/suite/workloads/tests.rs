@@ -182,20 +182,31 @@ fn a_definition_compiles_to_slots_binds_and_draws() {
 fn placeholders_skip_casts_and_quoted_text() {
     let (text, names) = placeholders(
         "SELECT :x::int, ':y', \"col:z\", a::text, b[1:2] FROM t WHERE c = :c_1",
-        false,
+        Driver::Pgsql,
     );
     assert_eq!(
         text,
         "SELECT ?::int, ':y', \"col:z\", a::text, b[1:2] FROM t WHERE c = ?"
     );
     assert_eq!(names, ["x", "c_1"]);
-    // MySQL: a backslash escapes a quote inside a string.
-    let (text, names) = placeholders(r"SELECT 'it\'s :no', :yes", true);
+    // MySQL: a backslash escapes a quote inside a string; elsewhere it does not.
+    let (text, names) = placeholders(r"SELECT 'it\'s :no', :yes", Driver::Mysql);
     assert_eq!(text, r"SELECT 'it\'s :no', ?");
     assert_eq!(names, ["yes"]);
-    // Doubled quotes stay inside the string.
-    let (_, names) = placeholders("SELECT 'a '':no'' b', :yes", false);
+    let (_, names) = placeholders(r"SELECT 'C:\', :yes", Driver::Pgsql);
     assert_eq!(names, ["yes"]);
+    // Doubled quotes stay inside the string.
+    let (_, names) = placeholders("SELECT 'a '':no'' b', :yes", Driver::Sqlite);
+    assert_eq!(names, ["yes"]);
+    // Comments and dollar quotes.
+    let sql = "SELECT :a -- :no\n, /* :no */ :b";
+    assert_eq!(placeholders(sql, Driver::Sqlite).1, ["a", "b"]);
+    assert_eq!(placeholders("SELECT 5--:a", Driver::Mysql).1, ["a"]);
+    assert_eq!(placeholders("SELECT :a # :no\n", Driver::Mysql).1, ["a"]);
+    let body = "DO $f$ BEGIN x := :no; END $f$; SELECT $$:no$$, $1, :c";
+    let (text, names) = placeholders(body, Driver::Pgsql);
+    assert_eq!(names, ["c"]);
+    assert!(text.ends_with("$1, ?"), "{text}");
 }
 
 #[test]
