@@ -267,7 +267,8 @@ pub(super) fn validate(
             .as_ref()
             .map_or(crate::db::Driver::Sqlite, |t| t.driver);
         let used = used_workloads(&defaults, &matrix);
-        c.errors.extend(custom.check_drivers(&used, driver));
+        c.errors
+            .extend(custom.check_drivers(&used, driver, raw.target.is_none()));
     }
     if c.errors.is_empty() {
         plan_size(&mut c, &raw, &matrix);

@@ -141,8 +141,18 @@ impl Loaded {
 
     /// Every SQL text of the workloads in `used` must have text for `driver` (the suite's
     /// target, SQLite without one).
-    pub fn check_drivers(&self, used: &HashSet<String>, driver: Driver) -> Vec<ConfigError> {
+    pub fn check_drivers(
+        &self,
+        used: &HashSet<String>,
+        driver: Driver,
+        default_target: bool,
+    ) -> Vec<ConfigError> {
         let name = driver_name(driver);
+        let whose = if default_target {
+            "the driver of the default target (the suite has no [target])"
+        } else {
+            "the target's driver"
+        };
         self.sites
             .iter()
             .filter(|s| used.contains(&s.workload) && s.sql.for_driver(driver).is_none())
@@ -165,9 +175,13 @@ impl Loaded {
                     f.map.origin(&s.path, false),
                     path_text(&s.path),
                     format!(
-                        "workload `{}` has no SQL for {name}, the target's driver (it has: {})",
+                        "workload `{}` has no SQL for {name}, {whose} (it has: {})",
                         s.workload,
-                        have.join(", ")
+                        if have.is_empty() {
+                            "none".to_string()
+                        } else {
+                            have.join(", ")
+                        }
                     ),
                 )
                 .with_help(format!(
