@@ -616,3 +616,58 @@ fn an_fk_to_a_table_not_loaded_is_refused() {
         }
     ));
 }
+
+#[test]
+fn other_shapes_are_refused_with_their_key() {
+    let t = ORDERS.replace("expect_rows = 1 }", "on_mismatch = \"rollback\" }");
+    refused(
+        &t,
+        "on_mismatch",
+        "steps[0].on_mismatch",
+        "without `expect_rows`",
+    );
+    let t = ORDERS.replace("name = \"big\"", "name = \"lookup.1\"");
+    refused(
+        &t,
+        "[workloads.orders.transactions.lookup]",
+        "transactions.lookup",
+        "used twice",
+    );
+    let t = ORDERS.replace("DROP TABLE IF EXISTS lines", "DROP TABLE :lines");
+    refused(
+        &t,
+        "DROP TABLE :lines",
+        "cleanup[1]",
+        "only transaction statements bind",
+    );
+    let t = ORDERS.replace("cust = { uniform", "customers = { uniform");
+    refused(
+        &t,
+        "customers = { uniform",
+        "params.customers",
+        "declared twice",
+    );
+    let t = ORDERS.replace("capture = [\"c_name\"]", "capture = [1]");
+    refused(
+        &t,
+        "capture = [1]",
+        "steps[0].capture",
+        "list of column names",
+    );
+    let t = ORDERS.replace("rows = \"customers\"", "rows = \"cust\"");
+    refused(
+        &t,
+        "rows = \"cust\"",
+        "load[0].rows",
+        "which a row count cannot read",
+    );
+    let t = ORDERS.replace("{ repeat = \"qty\", index = \"i\",", "{ index = \"i\",");
+    refused(&t, "{ index = \"i\",", "steps[1].index", "without `repeat`");
+    let t = ORDERS.replace("per = \"minute\"", "per = \"hour\"");
+    refused(
+        &t,
+        "per = \"hour\"",
+        "headline.per",
+        "\"second\" or \"minute\"",
+    );
+}
