@@ -277,4 +277,8 @@ pub struct ValidateArgs {
 pub struct WorkloadsArgs {
     /// Show the options of this workload only.
     pub name: Option<String>,
+    /// List the workloads this suite file declares (`[workloads.NAME]` and its `workloads`
+    /// files); with NAME, describe one of them.
+    #[arg(long, value_name = "FILE")]
+    pub suite: Option<PathBuf>,
 }

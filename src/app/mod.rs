@@ -49,7 +49,9 @@ pub fn run(cli: Cli) -> ExitCode {
     let exit = match cli.command {
         Command::Plan(args) => plan::plan(&args),
         Command::Validate(args) => plan::validate(&args),
-        Command::Workloads(args) => workloads::workloads(args.name.as_deref()),
+        Command::Workloads(args) => {
+            workloads::workloads(args.name.as_deref(), args.suite.as_deref())
+        }
         Command::Schema => print(&crate::suite::raw::json_schema()),
         Command::Run(args) => run::run(args),
         Command::Sysbench(args) => sysbench::sysbench(&args.args),
