@@ -44,7 +44,7 @@ pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
     }
     for w in list {
         text.push_str(&format!("{} - {}\n", w.name, w.summary));
-        if let Some(def) = w.custom {
+        if let Some(def) = crate::engine::custom::def(w) {
             text.push_str(&format!("  declared in {}\n", def.source.display()));
         }
         if name.is_some() {
@@ -57,7 +57,7 @@ pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
                 };
                 text.push_str(&format!("  {:<22} {}{default}{dataset}\n", o.name, o.help));
             }
-            if let Some(def) = w.custom {
+            if let Some(def) = crate::engine::custom::def(w) {
                 text.push_str("\nTransactions (weight):\n");
                 for t in &def.transactions {
                     text.push_str(&format!("  {:<22} {}\n", t.name, t.weight));

@@ -6,11 +6,8 @@
 //! disagree; the cells are transactions.csv's own (already formatted by the writer), never
 //! re-rounded here.
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
-use super::html::svg::escape;
 use crate::results::load::Run;
 
 /// The columns shown: the step's identity, then the transaction's measures.
@@ -33,7 +30,7 @@ pub const COLUMNS: &[(&str, &str)] = &[
 ];
 
 /// Columns whose cells are numbers (right-aligned).
-fn numeric(column: &str) -> bool {
+pub fn numeric(column: &str) -> bool {
     !matches!(
         column,
         "name" | "variant" | "transaction" | "kind" | "step" | "repetition"
@@ -123,31 +120,4 @@ pub fn markdown(t: &Table) -> String {
         out.push_str(&line(&cells));
     }
     out
-}
-
-/// The HTML section of the page: a table per run that has transactions (nothing otherwise).
-pub fn html(h: &mut String, tables: &[(String, Table)]) {
-    if tables.is_empty() {
-        return;
-    }
-    h.push_str("<h2 id=\"transactions\">Transactions</h2>\n");
-    for (tag, t) in tables {
-        if tables.len() > 1 || !tag.is_empty() {
-            let _ = writeln!(h, "<h3>run {}: {}</h3>", escape(tag), escape(&t.run));
-        }
-        h.push_str("<table>\n<tr>");
-        for (_, head) in COLUMNS {
-            let _ = write!(h, "<th>{}</th>", escape(head));
-        }
-        h.push_str("</tr>\n");
-        for r in &t.rows {
-            h.push_str("<tr>");
-            for (col, cell) in r {
-                let class = if numeric(col) { " class=\"n\"" } else { "" };
-                let _ = write!(h, "<td{class}>{}</td>", escape(cell));
-            }
-            h.push_str("</tr>\n");
-        }
-        h.push_str("</table>\n");
-    }
 }

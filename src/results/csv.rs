@@ -381,7 +381,7 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
 /// The name a custom workload gives its headline (`headline = { name = "tpmC", … }`), looked
 /// up in the workloads registered on this thread (the suite is loaded and run on one thread).
 fn headline_name(workload: &str) -> Option<String> {
-    let def = crate::engine::registry::workload(workload)?.custom?;
+    let def = crate::engine::custom::def(crate::engine::registry::workload(workload)?)?;
     def.headline.as_ref().map(|h| h.name.clone())
 }
 

@@ -340,7 +340,9 @@ mod tests {
             load_for_resume(run.path()).unwrap_or_else(|e| panic!("{e}\n{}", s.resolved_toml));
         assert_eq!(replanned.steps.len(), plan.steps.len());
         assert_eq!(resumed.resolved_toml, s.resolved_toml);
-        let orders = registry::workload("orders").and_then(|w| w.custom).unwrap();
+        let orders = registry::workload("orders")
+            .and_then(crate::engine::custom::def)
+            .unwrap();
         assert_eq!(orders.transactions.len(), 2);
     }
 }

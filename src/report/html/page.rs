@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use super::charts::{Charts, Tagged};
 use super::svg::escape;
+use crate::report::transactions;
 use crate::results::load::{Row, Run};
 
 const STYLE: &str = "
@@ -133,11 +134,11 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
     h.push_str("<h2 id=\"results\">Results</h2>\n");
     results_table(&mut h, runs);
 
-    let tables: Vec<(String, crate::report::transactions::Table)> = runs
+    let tables: Vec<(String, transactions::Table)> = runs
         .iter()
-        .filter_map(|t| Some((t.tag.clone(), crate::report::transactions::table(t.run)?)))
+        .filter_map(|t| Some((t.tag.clone(), transactions::table(t.run)?)))
         .collect();
-    crate::report::transactions::html(&mut h, &tables);
+    transactions_section(&mut h, &tables);
 
     h.push_str("<h2 id=\"suite\">Suite</h2>\n");
     for t in runs {
@@ -492,4 +493,35 @@ fn server_variables(h: &mut String, runs: &[Tagged]) {
     );
     table(h, &names);
     h.push_str("</details>\n");
+}
+
+/// The HTML section of the page: a table per run that has transactions (nothing otherwise).
+pub(super) fn transactions_section(h: &mut String, tables: &[(String, transactions::Table)]) {
+    if tables.is_empty() {
+        return;
+    }
+    h.push_str("<h2 id=\"transactions\">Transactions</h2>\n");
+    for (tag, t) in tables {
+        if tables.len() > 1 || !tag.is_empty() {
+            let _ = writeln!(h, "<h3>run {}: {}</h3>", escape(tag), escape(&t.run));
+        }
+        h.push_str("<table>\n<tr>");
+        for (_, head) in transactions::COLUMNS {
+            let _ = write!(h, "<th>{}</th>", escape(head));
+        }
+        h.push_str("</tr>\n");
+        for r in &t.rows {
+            h.push_str("<tr>");
+            for (col, cell) in r {
+                let class = if transactions::numeric(col) {
+                    " class=\"n\""
+                } else {
+                    ""
+                };
+                let _ = write!(h, "<td{class}>{}</td>", escape(cell));
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</table>\n");
+    }
 }

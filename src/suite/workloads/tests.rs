@@ -87,7 +87,7 @@ fn refused(text: &str, marker: &str, key: &str, message: &str) -> ConfigError {
 
 fn def_of(name: &str) -> &'static Def {
     registry::workload(name)
-        .and_then(|w| w.custom)
+        .and_then(crate::engine::custom::def)
         .unwrap_or_else(|| panic!("`{name}` is not registered"))
 }
 
