@@ -28,6 +28,8 @@ impl Connection for DryRun {
         Ok(Done::default())
     }
 
+    /// One row without columns: `expect_rows = 1` holds and a capture reads NULL, so a custom
+    /// workload's transactions run their whole path.
     fn execute_fetch(
         &mut self,
         _stmt: StmtId,
@@ -36,6 +38,7 @@ impl Connection for DryRun {
         out: &mut Fetched,
     ) -> Result<Done, SqlError> {
         out.clear();
+        out.rows = 1;
         Ok(Done::default())
     }
 
@@ -46,6 +49,7 @@ impl Connection for DryRun {
         out: &mut Fetched,
     ) -> Result<Done, SqlError> {
         out.clear();
+        out.rows = 1;
         Ok(Done::default())
     }
 

@@ -180,26 +180,8 @@ struct SqliteConnection {
     stmts: Vec<String>,
 }
 
-/// Binds `params` to `stmt` (1-based), runs it to the end without reading any column, and
-/// says what it did. `before` is `conn.total_changes()` before the call.
-fn run(
-    conn: &rusqlite::Connection,
-    stmt: &mut Statement<'_>,
-    params: &[P<'_>],
-    before: u64,
-) -> Result<Done, SqlError> {
-    run_fetch(conn, stmt, params, before, None)
-}
-
-/// [`run`] that also keeps in `out` the row count and, with `first`, the column names and the
-/// first row as text (custom workloads' `capture` and `expect_rows`).
-fn run_fetch(
-    conn: &rusqlite::Connection,
-    stmt: &mut Statement<'_>,
-    params: &[P<'_>],
-    before: u64,
-    mut out: Option<(&mut Fetched, bool)>,
-) -> Result<Done, SqlError> {
+/// Binds `params` to `stmt` (1-based).
+fn bind(stmt: &mut Statement<'_>, params: &[P<'_>]) -> Result<(), SqlError> {
     for (i, p) in params.iter().enumerate() {
         match *p {
             P::Int(v) => stmt.raw_bind_parameter(i + 1, v),
@@ -209,25 +191,21 @@ fn run_fetch(
         }
         .map_err(err)?;
     }
+    Ok(())
+}
+
+/// Binds `params` to `stmt` (1-based), runs it to the end without reading any column, and
+/// says what it did. `before` is `conn.total_changes()` before the call.
+fn run(
+    conn: &rusqlite::Connection,
+    stmt: &mut Statement<'_>,
+    params: &[P<'_>],
+    before: u64,
+) -> Result<Done, SqlError> {
+    bind(stmt, params)?;
     let rows = stmt.column_count() > 0;
-    if let Some((out, first)) = out.as_mut() {
-        out.clear();
-        if *first && rows {
-            out.columns.extend(stmt.column_names().map(str::to_string));
-        }
-    }
-    let width = stmt.column_count();
     let mut cursor = stmt.raw_query();
-    while let Some(row) = cursor.next().map_err(err)? {
-        if let Some((out, first)) = out.as_mut() {
-            if *first && out.rows == 0 {
-                for i in 0..width {
-                    out.first.push(cell_text(row.get_ref(i).map_err(err)?));
-                }
-            }
-            out.rows += 1;
-        }
-    }
+    while cursor.next().map_err(err)?.is_some() {}
     drop(cursor);
     let after = conn.total_changes();
     Ok(Done {
@@ -240,15 +218,62 @@ fn run_fetch(
     })
 }
 
-/// A value as text, as the network clients return it (`None`: NULL).
-fn cell_text(v: rusqlite::types::ValueRef<'_>) -> Option<String> {
-    use rusqlite::types::ValueRef;
-    match v {
-        ValueRef::Null => None,
-        ValueRef::Integer(i) => Some(i.to_string()),
-        ValueRef::Real(f) => Some(f.to_string()),
-        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
+/// [`run`] that keeps what `out` asks for: the rows counted, with `first` the column names
+/// and the first row as text ([`value_text`]).
+fn fetch(
+    conn: &rusqlite::Connection,
+    stmt: &mut Statement<'_>,
+    params: &[P<'_>],
+    before: u64,
+    first: bool,
+    out: &mut Fetched,
+) -> Result<Done, SqlError> {
+    out.clear();
+    bind(stmt, params)?;
+    let columns = stmt.column_count();
+    if first {
+        out.columns = stmt.column_names().map(str::to_string).collect();
     }
+    let mut cursor = stmt.raw_query();
+    while let Some(row) = cursor.next().map_err(err)? {
+        if first && out.rows == 0 {
+            for i in 0..columns {
+                out.first
+                    .push(value_text(conn, row.get_ref(i).map_err(err)?)?);
+            }
+        }
+        out.rows += 1;
+    }
+    drop(cursor);
+    let after = conn.total_changes();
+    Ok(Done {
+        rows: columns > 0,
+        affected: if columns > 0 {
+            0
+        } else {
+            after.saturating_sub(before)
+        },
+    })
+}
+
+/// A value as SQLite's own text of it (`CAST(x AS TEXT)`): integers in decimal, reals as
+/// SQLite writes them (asked from SQLite itself: its float-to-text rules, `%!.17g` with
+/// round-trip shortening, change between versions), text as is, blobs as their bytes read as
+/// UTF-8; `None` for NULL.
+fn value_text(
+    conn: &rusqlite::Connection,
+    v: rusqlite::types::ValueRef<'_>,
+) -> Result<Option<String>, SqlError> {
+    use rusqlite::types::ValueRef;
+    Ok(Some(match v {
+        ValueRef::Null => return Ok(None),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(f) => conn
+            .prepare_cached("SELECT CAST(?1 AS TEXT)")
+            .and_then(|mut s| s.query_row([f], |r| r.get(0)))
+            .map_err(err)?,
+        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+    }))
 }
 
 impl Connection for SqliteConnection {
@@ -294,17 +319,6 @@ impl Connection for SqliteConnection {
         run(&self.conn, &mut s, params, before)
     }
 
-    fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
-        let before = self.conn.total_changes();
-        if CACHED_TEXT.contains(&sql) {
-            let mut s = self.conn.prepare_cached(sql).map_err(err)?;
-            run(&self.conn, &mut s, &[], before)
-        } else {
-            let mut s = self.conn.prepare(sql).map_err(err)?;
-            run(&self.conn, &mut s, &[], before)
-        }
-    }
-
     fn execute_fetch(
         &mut self,
         stmt: StmtId,
@@ -317,13 +331,24 @@ impl Connection for SqliteConnection {
         })?;
         let before = self.conn.total_changes();
         let mut s = self.conn.prepare_cached(sql).map_err(err)?;
-        run_fetch(&self.conn, &mut s, params, before, Some((out, first)))
+        fetch(&self.conn, &mut s, params, before, first, out)
     }
 
     fn query_fetch(&mut self, sql: &str, first: bool, out: &mut Fetched) -> Result<Done, SqlError> {
         let before = self.conn.total_changes();
         let mut s = self.conn.prepare(sql).map_err(err)?;
-        run_fetch(&self.conn, &mut s, &[], before, Some((out, first)))
+        fetch(&self.conn, &mut s, &[], before, first, out)
+    }
+
+    fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
+        let before = self.conn.total_changes();
+        if CACHED_TEXT.contains(&sql) {
+            let mut s = self.conn.prepare_cached(sql).map_err(err)?;
+            run(&self.conn, &mut s, &[], before)
+        } else {
+            let mut s = self.conn.prepare(sql).map_err(err)?;
+            run(&self.conn, &mut s, &[], before)
+        }
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, SqlError> {

@@ -223,11 +223,7 @@ impl Custom {
         let driver = s.target.driver;
         let rows = table_rows(def, &options).map_err(fail)?;
         let lookup = |t: &str| rows.iter().find(|(n, _)| n == t).map(|&(_, r)| r);
-        let ctx = Context {
-            rand: &s.run.rand,
-            seed: s.run.seed,
-            table_rows: &lookup,
-        };
+        let ctx = Context::run(&s.run.rand, s.run.seed, &lookup);
         let mut gens = Gens::default();
         let var = |slot: Slot| def.vars.names.get(slot).map_or("?", String::as_str);
         let mut param_gens: Vec<Option<GenId>> = vec![None; def.vars.len()];
@@ -1361,7 +1357,7 @@ mod tests {
         let options: Options = spec
             .resolve_options(|k| (k == "statement_stats").then_some(Value::Bool(statement_stats)));
         let setup = Setup::new(spec, &options, cfg, target);
-        let w = Custom::new(spec.custom.expect("custom"), &setup)?;
+        let w = Custom::new(super::super::def(spec).expect("custom"), &setup)?;
         let mut out = Vec::new();
         let o = driver::run(&w, cfg, &mut out, &mut |_| {}, &AtomicBool::new(false))?;
         Ok((o, String::from_utf8(out).expect("utf8")))
@@ -1884,7 +1880,7 @@ mod tests {
                 let cspec = super::super::spec_for(def);
                 let copts = cspec.resolve_options(|k| options.get(k).cloned());
                 let setup = Setup::new(cspec, &copts, &cfg, &target);
-                let w = Custom::new(cspec.custom.unwrap(), &setup).unwrap();
+                let w = Custom::new(super::super::def(cspec).unwrap(), &setup).unwrap();
                 let cpu = cpu_seconds();
                 let o = driver::run(&w, &cfg, &mut sink, &mut |_| {}, &stop).unwrap();
                 let q = o.sql.map_or(0, |s| s.reads) as f64;
