@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
-use super::shared::{kind_of_code, load_rows};
+use super::shared::{kind_of_code, load_cells, load_rows};
 use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId, Table};
 pub use crate::db::io::WireError;
 use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
@@ -1281,6 +1281,15 @@ impl Connection for WireConnection {
         fill: &mut dyn FnMut(&mut DataRow) -> bool,
     ) -> Result<(), SqlError> {
         load_rows(self, table, with_id, fill)
+    }
+
+    fn load_rows(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        fill: &mut dyn FnMut(&mut [crate::db::Cell]) -> bool,
+    ) -> Result<u64, SqlError> {
+        load_cells(self, table, columns, fill)
     }
 
     fn close(self: Box<Self>) {
