@@ -1076,7 +1076,7 @@ mod tests {
             report.contains("==> [5/10] check check (variant default)\ncheck 'x': ok\n"),
             "{report}"
         );
-        let journal = crate::results::read_journal(&summary.results_csv.parent().unwrap());
+        let journal = crate::results::read_journal(summary.results_csv.parent().unwrap());
         assert_eq!(journal[&5], "done");
         assert_eq!(journal[&9], "done");
 
@@ -1095,7 +1095,7 @@ mod tests {
         assert_eq!(summary.steps_failed, 1);
         let calls: Vec<usize> = script.calls.iter().map(|c| c.0).collect();
         assert_eq!(calls, [1, 2, 3, 4, 5, 6]);
-        let journal = crate::results::read_journal(&summary.results_csv.parent().unwrap());
+        let journal = crate::results::read_journal(summary.results_csv.parent().unwrap());
         assert_eq!(journal[&5], "failed");
 
         // A dataset whose prepare failed is not checked.

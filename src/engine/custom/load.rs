@@ -365,7 +365,7 @@ fn load_unit(
     let mut fill = |cells: &mut [Cell]| -> bool {
         if r >= unit.end
             || failure.is_some()
-            || (r % 1024 == 0 && r > unit.start && stop.load(Ordering::Relaxed))
+            || (r.is_multiple_of(1024) && r > unit.start && stop.load(Ordering::Relaxed))
         {
             return false;
         }
@@ -373,12 +373,14 @@ fn load_unit(
         if let Some(s) = slots.row {
             frame.vals[s] = Val::Int(row);
         }
-        if t.per_parent > 0 {
+        if let (Some(parent), Some(child)) =
+            (r.checked_div(t.per_parent), r.checked_rem(t.per_parent))
+        {
             if let Some(s) = slots.parent_row {
-                frame.vals[s] = Val::Int((r / t.per_parent) as i64 + 1);
+                frame.vals[s] = Val::Int(parent as i64 + 1);
             }
             if let Some(s) = slots.child {
-                frame.vals[s] = Val::Int((r % t.per_parent) as i64 + 1);
+                frame.vals[s] = Val::Int(child as i64 + 1);
             }
         }
         let mut value = |d: Draw, frame: &Frame| match d {

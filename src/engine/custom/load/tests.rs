@@ -560,7 +560,7 @@ fn live_every_client_loads_tricky_values() {
             } else {
                 Cell::Text(text.to_string())
             };
-            cells[3] = if k % 3 == 0 {
+            cells[3] = if k.is_multiple_of(3) {
                 Cell::Null
             } else {
                 Cell::Text(format!("z{k}"))
@@ -689,4 +689,116 @@ fn bench_sysbench_shaped_load() {
         (rows * tables as i64) as f64 / secs
     );
     s.cleanup();
+}
+
+/// MySQL's `load_rows` (prepared multi-row INSERTs, binary parameters) against text multi-row
+/// INSERTs with escaped literals, one connection, the same sysbench-shaped rows, in
+/// transactions of the same size: the measurement behind keeping the prepared path.
+/// `flock /tmp/sbsuite-tests.lock cargo test --release --lib engine::custom::load::tests::bench_mysql -- --ignored --nocapture`
+#[test]
+#[ignore = "a measurement, run by hand"]
+fn bench_mysql_prepared_against_text_inserts() {
+    let rows: usize = std::env::var("SBS_LOAD_ROWS").map_or(200_000, |v| v.parse().unwrap());
+    let t = crate::db::io::testing::target(
+        "mysql",
+        "root",
+        "hosts = [\"127.0.0.1:3306\"]\ndatabase = \"test\"",
+    );
+    let mut c = Connector::new(t).connect_at(0).unwrap();
+    let columns: Vec<String> = ["id", "k", "c", "pad"].map(String::from).to_vec();
+    let make = |c: &mut dyn Connection| {
+        c.query("DROP TABLE IF EXISTS sbs_load_bm").unwrap();
+        c.query("CREATE TABLE sbs_load_bm (id INTEGER NOT NULL PRIMARY KEY, k INTEGER DEFAULT 0 NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL)").unwrap();
+    };
+    let c_pattern = "###########-".repeat(10)[..119].to_string();
+    let pad_pattern = "###########-".repeat(5)[..59].to_string();
+    let row = |rng: &mut Rng, n: usize, cells: &mut [Cell]| {
+        let mut s = String::new();
+        cells[0] = Cell::Int(n as i64 + 1);
+        cells[1] = Cell::Int(rng.uniform(1, rows as u64) as i64);
+        rng.string(&c_pattern, &mut s);
+        cells[2] = Cell::Text(s.clone());
+        rng.string(&pad_pattern, &mut s);
+        cells[3] = Cell::Text(s);
+    };
+    for round in 0..2 {
+        make(c.as_mut());
+        let mut rng = Rng::for_thread(1, 0);
+        let mut n = 0;
+        let started = Instant::now();
+        c.load_rows("sbs_load_bm", &columns, &mut |cells| {
+            if n == rows {
+                return false;
+            }
+            row(&mut rng, n, cells);
+            n += 1;
+            true
+        })
+        .unwrap();
+        let prepared = rows as f64 / started.elapsed().as_secs_f64();
+
+        make(c.as_mut());
+        let mut rng = Rng::for_thread(1, 0);
+        let started = Instant::now();
+        let mut cells = vec![Cell::Null; 4];
+        let mut sql = String::with_capacity(1 << 20);
+        let mut in_trx = 0usize;
+        c.query("BEGIN").unwrap();
+        for n in 0..rows {
+            row(&mut rng, n, &mut cells);
+            if sql.is_empty() {
+                sql.push_str("INSERT INTO sbs_load_bm (id, k, c, pad) VALUES ");
+            } else {
+                sql.push(',');
+            }
+            sql.push('(');
+            for (i, cell) in cells.iter().enumerate() {
+                if i > 0 {
+                    sql.push(',');
+                }
+                match cell {
+                    Cell::Null => sql.push_str("NULL"),
+                    Cell::Int(v) => sql.push_str(&v.to_string()),
+                    Cell::Float(f) => sql.push_str(&f.to_string()),
+                    Cell::Text(t) => {
+                        sql.push('\'');
+                        for ch in t.chars() {
+                            match ch {
+                                '\\' => sql.push_str("\\\\"),
+                                '\'' => sql.push_str("\\'"),
+                                '\0' => sql.push_str("\\0"),
+                                '\n' => sql.push_str("\\n"),
+                                '\r' => sql.push_str("\\r"),
+                                '\u{1a}' => sql.push_str("\\Z"),
+                                ch => sql.push(ch),
+                            }
+                        }
+                        sql.push('\'');
+                    }
+                }
+            }
+            sql.push(')');
+            if sql.len() >= 1 << 20 || n + 1 == rows {
+                c.query(&sql).unwrap();
+                in_trx += sql.len();
+                sql.clear();
+                if in_trx >= 16 << 20 {
+                    c.query("COMMIT").unwrap();
+                    c.query("BEGIN").unwrap();
+                    in_trx = 0;
+                }
+            }
+        }
+        c.query("COMMIT").unwrap();
+        let text = rows as f64 / started.elapsed().as_secs_f64();
+        assert_eq!(
+            c.query_i64("SELECT count(*) FROM sbs_load_bm").unwrap(),
+            Some(rows as i64)
+        );
+        println!(
+            "round {round}: {rows} rows: prepared {prepared:.0} rows/s, text {text:.0} rows/s"
+        );
+    }
+    c.query("DROP TABLE sbs_load_bm").unwrap();
+    c.close();
 }
