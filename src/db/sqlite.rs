@@ -28,9 +28,13 @@ use std::sync::Mutex;
 
 use rusqlite::{OpenFlags, Statement};
 
-use crate::db::conn::{Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId};
+use crate::db::conn::{
+    Cell, Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId, Table,
+};
 use crate::db::dialect::{Dialect, TableSpec};
-use crate::db::target::{DEFAULT_SQLITE_PATH, DbError, RawTarget, SqliteOptions, Target};
+use crate::db::target::{
+    DEFAULT_SQLITE_PATH, DbError, MAX_ADMIN_ROWS, RawTarget, SqliteOptions, Target,
+};
 
 /// The `path` that means one in-memory database shared by the process.
 pub const MEMORY_PATH: &str = ":memory:";
@@ -398,11 +402,114 @@ impl Connection for SqliteConnection {
         }
     }
 
+    /// One transaction (`BEGIN IMMEDIATE` … `COMMIT`: one sync instead of one per row) of
+    /// prepared multi-row INSERTs of [`LOAD_ROWS`] rows (fewer for wide rows, within SQLite's
+    /// 32,766 parameters), the last rows through a statement of their own.
+    fn load_rows(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        fill: &mut dyn FnMut(&mut [Cell]) -> bool,
+    ) -> Result<u64, SqlError> {
+        let width = columns.len().max(1);
+        let batch = (32_000 / width).clamp(1, LOAD_ROWS);
+        let insert = |rows: usize| {
+            let one = format!("({})", vec!["?"; columns.len()].join(","));
+            format!(
+                "INSERT INTO {table} ({}) VALUES {}",
+                columns.join(", "),
+                vec![one.as_str(); rows].join(",")
+            )
+        };
+        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(err)?;
+        let r = (|| {
+            let mut full = self.conn.prepare(&insert(batch)).map_err(err)?;
+            let mut cells = vec![Cell::Null; batch * columns.len()];
+            let mut loaded = 0u64;
+            loop {
+                let mut n = 0;
+                while n < batch && fill(&mut cells[n * columns.len()..(n + 1) * columns.len()]) {
+                    n += 1;
+                }
+                if n == 0 {
+                    return Ok(loaded);
+                }
+                let bind = |s: &mut Statement<'_>| -> Result<(), SqlError> {
+                    for (i, c) in cells[..n * columns.len()].iter().enumerate() {
+                        match c {
+                            Cell::Null => s.raw_bind_parameter(i + 1, rusqlite::types::Null),
+                            Cell::Int(v) => s.raw_bind_parameter(i + 1, *v),
+                            Cell::Float(f) => s.raw_bind_parameter(i + 1, *f),
+                            Cell::Text(t) => s.raw_bind_parameter(i + 1, t.as_str()),
+                        }
+                        .map_err(err)?;
+                    }
+                    s.raw_execute().map_err(err)?;
+                    Ok(())
+                };
+                loaded += n as u64;
+                if n == batch {
+                    bind(&mut full)?;
+                } else {
+                    let mut last = self.conn.prepare(&insert(n)).map_err(err)?;
+                    bind(&mut last)?;
+                    return Ok(loaded);
+                }
+            }
+        })();
+        match r {
+            Ok(n) => self.conn.execute_batch("COMMIT").map_err(err).map(|()| n),
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        Ok(self.query_table(sql)?.rows)
+    }
+
+    /// Every row as text (integers and reals as SQLite prints them, NULL as `None`), at most
+    /// [`MAX_ADMIN_ROWS`].
+    fn query_table(&mut self, sql: &str) -> Result<Table, SqlError> {
+        use rusqlite::types::ValueRef;
+        let mut s = self.conn.prepare(sql).map_err(err)?;
+        let columns: Vec<String> = s.column_names().map(str::to_string).collect();
+        let width = columns.len();
+        let mut rows = Vec::new();
+        let mut cursor = s.raw_query();
+        while let Some(row) = cursor.next().map_err(err)? {
+            if rows.len() == MAX_ADMIN_ROWS {
+                return Err(SqlError::client(
+                    format!("the answer to `{sql}` has more than {MAX_ADMIN_ROWS} rows"),
+                    ErrKind::Other,
+                ));
+            }
+            let mut values = Vec::with_capacity(width);
+            for i in 0..width {
+                values.push(match row.get_ref(i).map_err(err)? {
+                    ValueRef::Null => None,
+                    ValueRef::Integer(v) => Some(v.to_string()),
+                    ValueRef::Real(f) => Some(f.to_string()),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        Some(String::from_utf8_lossy(t).into_owned())
+                    }
+                });
+            }
+            rows.push(values);
+        }
+        Ok(Table { columns, rows })
+    }
+
     fn close(self: Box<Self>) {
         // Finalizes the cached statements, then closes; a failure changes nothing measured.
         let _ = self.conn.close();
     }
 }
+
+/// Rows per prepared INSERT of [`SqliteConnection::load_rows`].
+const LOAD_ROWS: usize = 100;
 
 /// Whether the target's database is there to run against (a missing file would be created
 /// empty by opening it). `:memory:` and `file:` URIs are taken as present.

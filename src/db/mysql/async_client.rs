@@ -19,7 +19,7 @@ use std::future::Future;
 use mysql_async::prelude::Queryable;
 use mysql_async::{ClientIdentity, Conn, OptsBuilder, Params, SslOpts, Statement};
 
-use super::shared::{ColumnMeta, TYPE_FLOAT, kind_of_code, load_rows};
+use super::shared::{ColumnMeta, TYPE_FLOAT, kind_of_code, load_cells, load_rows};
 use crate::db::conn::{Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId};
 use crate::db::io;
 use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
@@ -407,6 +407,15 @@ impl Connection for MysqlConnection {
         fill: &mut dyn FnMut(&mut DataRow) -> bool,
     ) -> Result<(), SqlError> {
         load_rows(self, table, with_id, fill)
+    }
+
+    fn load_rows(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        fill: &mut dyn FnMut(&mut [crate::db::Cell]) -> bool,
+    ) -> Result<u64, SqlError> {
+        load_cells(self, table, columns, fill)
     }
 
     fn close(mut self: Box<Self>) {

@@ -5,7 +5,7 @@
 //! ([`super::async_client`]) must classify errors identically and load rows the same way;
 //! both import these, and neither imports the other.
 
-use crate::db::conn::{Connection, DataRow, ErrKind, P, SqlError, StmtId};
+use crate::db::conn::{Cell, Connection, DataRow, ErrKind, P, SqlError, StmtId};
 
 /// The port a MySQL server listens on by default.
 pub const DEFAULT_PORT: u16 = 3306;
@@ -210,6 +210,112 @@ fn insert_text(
         conn.query(&sql)?;
     }
     Ok(())
+}
+
+/// Most placeholders of one prepared statement in MySQL's protocol.
+const MAX_PARAMS: usize = 65_535;
+
+/// [`Connection::load_rows`] for MySQL (both clients): as [`load_rows`], prepared multi-row
+/// INSERTs of up to [`LOAD_ROWS`] rows with binary parameters, each within
+/// `max_allowed_packet` (at most [`MAX_BATCH`]) and the protocol's 65,535 parameters, in
+/// transactions of about [`LOAD_COMMIT_BYTES`]. Binary parameters need no escaping, whatever
+/// the text (quotes, backslashes, `NO_BACKSLASH_ESCAPES`). A batch of another size (the last
+/// rows, or rows cut short by a long row) gets its own statement.
+pub fn load_cells(
+    conn: &mut dyn Connection,
+    table: &str,
+    columns: &[String],
+    fill: &mut dyn FnMut(&mut [Cell]) -> bool,
+) -> Result<u64, SqlError> {
+    let packet = conn.query_i64("SELECT @@max_allowed_packet")?;
+    let budget = usize::try_from(packet.unwrap_or(1 << 20))
+        .unwrap_or(MAX_BATCH)
+        .saturating_sub(1024)
+        .clamp(16 << 10, MAX_BATCH);
+    let width = columns.len().max(1);
+    let most = LOAD_ROWS.min(MAX_PARAMS / width).max(1);
+    let one = format!("({})", vec!["?"; columns.len()].join(","));
+    let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
+    let mut stmts: Vec<(usize, StmtId)> = Vec::new();
+    let mut cells: Vec<Cell> = vec![Cell::Null; most * width];
+    let mut per_stmt = 0usize;
+    let mut len = 0usize;
+    let mut bytes = 0usize;
+    let mut in_trx: Option<usize> = None;
+    let mut loaded = 0u64;
+    let mut send = |conn: &mut dyn Connection,
+                    cells: &[Cell],
+                    rows: usize,
+                    bytes: usize,
+                    in_trx: &mut Option<usize>|
+     -> Result<(), SqlError> {
+        if rows == 0 {
+            return Ok(());
+        }
+        if in_trx.is_none() {
+            conn.query("BEGIN")?;
+        }
+        let stmt = match stmts.iter().find(|(n, _)| *n == rows) {
+            Some((_, s)) => *s,
+            None => {
+                let s = conn.prepare(&format!("{head}{}", vec![one.as_str(); rows].join(",")))?;
+                stmts.push((rows, s));
+                s
+            }
+        };
+        let params: Vec<P<'_>> = cells[..rows * width].iter().map(Cell::param).collect();
+        conn.execute(stmt, &params)?;
+        let sent = in_trx.unwrap_or(0) + bytes;
+        *in_trx = if sent >= LOAD_COMMIT_BYTES {
+            conn.query("COMMIT")?;
+            None
+        } else {
+            Some(sent)
+        };
+        Ok(())
+    };
+    loop {
+        let at = len * width;
+        if !fill(&mut cells[at..at + width]) {
+            send(conn, &cells, len, bytes, &mut in_trx)?;
+            loaded += len as u64;
+            if in_trx.is_some() {
+                conn.query("COMMIT")?;
+            }
+            return Ok(loaded);
+        }
+        let size: usize = cells[at..at + width]
+            .iter()
+            .map(|c| {
+                3 + match c {
+                    Cell::Null => 0,
+                    Cell::Int(_) | Cell::Float(_) => 8,
+                    Cell::Text(t) => t.len() + 9,
+                }
+            })
+            .sum();
+        if per_stmt == 0 {
+            per_stmt = (budget / size.max(1)).clamp(1, most);
+        }
+        if len > 0 && bytes + size > budget {
+            // A row longer than the first ones: send what is buffered, start over with it.
+            send(conn, &cells, len, bytes, &mut in_trx)?;
+            loaded += len as u64;
+            for i in 0..width {
+                cells.swap(i, at + i);
+            }
+            len = 0;
+            bytes = 0;
+        }
+        len += 1;
+        bytes += size;
+        if len == per_stmt {
+            send(conn, &cells, len, bytes, &mut in_trx)?;
+            loaded += len as u64;
+            len = 0;
+            bytes = 0;
+        }
+    }
 }
 
 /// [`crate::db::Dialect::max_connections`] for MySQL (both clients).

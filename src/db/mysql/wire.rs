@@ -35,7 +35,7 @@ use sha2::Sha256;
 use super::shared::{
     ColumnMeta, TYPE_BIT, TYPE_DATE, TYPE_DATETIME, TYPE_DOUBLE, TYPE_FLOAT, TYPE_INT24, TYPE_LONG,
     TYPE_LONGLONG, TYPE_NEWDATE, TYPE_NULL, TYPE_SHORT, TYPE_TIME, TYPE_TIMESTAMP, TYPE_TINY,
-    TYPE_YEAR, kind_of_code, load_rows,
+    TYPE_YEAR, kind_of_code, load_cells, load_rows,
 };
 use crate::db::conn::{Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId, Table};
 pub use crate::db::io::WireError;
@@ -1572,6 +1572,15 @@ impl Connection for WireConnection {
         fill: &mut dyn FnMut(&mut DataRow) -> bool,
     ) -> Result<(), SqlError> {
         load_rows(self, table, with_id, fill)
+    }
+
+    fn load_rows(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        fill: &mut dyn FnMut(&mut [crate::db::Cell]) -> bool,
+    ) -> Result<u64, SqlError> {
+        load_cells(self, table, columns, fill)
     }
 
     fn close(self: Box<Self>) {

@@ -12,7 +12,7 @@
 use bytes::{BufMut, BytesMut};
 use tokio_postgres::types::Type;
 
-use crate::db::conn::{DataRow, P};
+use crate::db::conn::{Cell, DataRow, P};
 
 /// `?` placeholders → `$1`, `$2`, … (outside quoted literals).
 pub fn numbered(sql: &str) -> String {
@@ -133,6 +133,52 @@ pub fn copy_sql(table: &str, with_id: bool) -> String {
     }
 }
 
+/// The COPY statement of [`crate::db::Connection::load_rows`] (both clients): the text format,
+/// so that the server converts each value to its column's type (the columns of a custom
+/// workload may be of any type, which binary COPY would have to know).
+pub fn copy_text_sql(table: &str, columns: &[String]) -> String {
+    format!("COPY {table} ({}) FROM STDIN", columns.join(", "))
+}
+
+/// One row of text COPY (both clients): values separated by tabs, `\N` for NULL, a newline at
+/// the end; in text, backslash, tab, newline and carriage return are escaped as the format
+/// requires.
+pub fn text_row(buf: &mut BytesMut, cells: &[Cell]) {
+    use std::io::Write as _;
+    for (i, c) in cells.iter().enumerate() {
+        if i > 0 {
+            buf.put_u8(b'\t');
+        }
+        match c {
+            Cell::Null => buf.put_slice(b"\\N"),
+            Cell::Int(v) => {
+                let _ = write!(buf.writer(), "{v}");
+            }
+            Cell::Float(f) => {
+                let _ = write!(buf.writer(), "{f}");
+            }
+            Cell::Text(t) => {
+                let bytes = t.as_bytes();
+                let mut from = 0;
+                for (at, b) in bytes.iter().enumerate() {
+                    let escaped: &[u8] = match b {
+                        b'\\' => b"\\\\",
+                        b'\t' => b"\\t",
+                        b'\n' => b"\\n",
+                        b'\r' => b"\\r",
+                        _ => continue,
+                    };
+                    buf.put_slice(&bytes[from..at]);
+                    buf.put_slice(escaped);
+                    from = at + 1;
+                }
+                buf.put_slice(&bytes[from..]);
+            }
+        }
+    }
+    buf.put_u8(b'\n');
+}
+
 /// The binary COPY header: signature, flags, header extension length.
 pub fn copy_header(buf: &mut BytesMut) {
     buf.put_slice(b"PGCOPY\n\xff\r\n\0");
@@ -213,6 +259,27 @@ mod tests {
             put_text(p, &mut out);
             assert_eq!(&out[..], want.as_bytes());
         }
+    }
+
+    #[test]
+    fn text_copy_rows_escape_backslash_tab_newline_and_write_null() {
+        let mut buf = BytesMut::new();
+        let cells = [
+            Cell::Int(-7),
+            Cell::Null,
+            Cell::Float(2.5),
+            Cell::Text("a\tb\nc\\d\re'f\"".into()),
+            Cell::Text(String::new()),
+        ];
+        text_row(&mut buf, &cells);
+        assert_eq!(
+            &buf[..],
+            b"-7\t\\N\t2.5\ta\\tb\\nc\\\\d\\re'f\"\t\n".as_slice()
+        );
+        assert_eq!(
+            copy_text_sql("t", &["a".into(), "b".into()]),
+            "COPY t (a, b) FROM STDIN"
+        );
     }
 
     #[test]

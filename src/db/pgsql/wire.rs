@@ -49,10 +49,13 @@ use postgres_protocol::message::frontend;
 use tokio_postgres::types::Type;
 
 use super::encode::{
-    COPY_CHUNK, binary_row, binary_type, copy_header, copy_sql, numbered, put_param, put_text,
+    COPY_CHUNK, binary_row, binary_type, copy_header, copy_sql, copy_text_sql, numbered, put_param,
+    put_text, text_row,
 };
 use super::shared::{Phase, parse_i64, socket_dir_and_port, state_error, too_many_rows};
-use crate::db::conn::{Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId, Table};
+use crate::db::conn::{
+    Cell, Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId, Table,
+};
 pub use crate::db::io::WireError;
 use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
 use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
@@ -836,6 +839,38 @@ impl WireConnection {
     }
 }
 
+impl WireConnection {
+    /// Streams the rows of `fill` as text COPY data ([`text_row`]) after CopyInResponse, in
+    /// chunks of [`COPY_CHUNK`] as [`WireConnection::copy_rows`]. Returns the rows sent.
+    fn copy_text_rows(
+        &mut self,
+        width: usize,
+        fill: &mut dyn FnMut(&mut [Cell]) -> bool,
+    ) -> Result<u64, SqlError> {
+        self.out.clear();
+        self.out.reserve(COPY_CHUNK + 512);
+        start_copy_data(&mut self.out);
+        let mut row = vec![Cell::Null; width];
+        let mut rows = 0u64;
+        while fill(&mut row) {
+            text_row(&mut self.out, &row);
+            rows += 1;
+            if self.out.len() >= COPY_CHUNK {
+                end_copy_data(&mut self.out)?;
+                self.send()?;
+                self.out.clear();
+                start_copy_data(&mut self.out);
+            }
+        }
+        end_copy_data(&mut self.out)?;
+        frontend::copy_done(&mut self.out);
+        self.send()?;
+        self.io.arm();
+        self.answer(Want::Drain)?;
+        Ok(rows)
+    }
+}
+
 /// A SCRAM exchange that failed on the client's side (a malformed or forged server message).
 fn scram_error(e: &std::io::Error) -> WireError {
     WireError::Sql(SqlError::client(
@@ -1026,6 +1061,20 @@ impl Connection for WireConnection {
             return Err(self.protocol("the COPY statement did not start a COPY"));
         }
         self.copy_rows(with_id, fill)
+    }
+
+    /// `COPY … FROM STDIN` in the text format ([`copy_text_sql`], [`text_row`]).
+    fn load_rows(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        fill: &mut dyn FnMut(&mut [Cell]) -> bool,
+    ) -> Result<u64, SqlError> {
+        let a = self.simple(&copy_text_sql(table, columns), Want::CopyIn)?;
+        if !a.copy_in {
+            return Err(self.protocol("the COPY statement did not start a COPY"));
+        }
+        self.copy_text_rows(columns.len(), fill)
     }
 
     fn close(self: Box<Self>) {
