@@ -284,45 +284,27 @@ fn json_plan_has_kinds() {
 
 /// A custom workload `chk_orders` (an option `customers` that shapes its data, a schema, one
 /// check) registered on this thread, as a suite's `[workloads.chk_orders]` would be.
-fn register_custom() {
-    use crate::engine::custom::model::{Check, CheckExpect, Def, OptionDef, Sql, Val, Vars};
-    let def = Def {
-        name: "chk_orders".into(),
-        summary: "orders with a check".into(),
-        source: "t.toml".into(),
-        options: vec![OptionDef {
-            name: "customers".into(),
-            kind: crate::engine::option::Kind::Int { min: 1, max: 1000 },
-            default: Some("10".into()),
-            dataset: true,
-            help: "customers".into(),
-        }],
-        headline: None,
-        prepare_threads: 0,
-        schema: vec![Sql::all("CREATE TABLE chk_orders (id INT)")],
-        after_load: Vec::new(),
-        cleanup: vec![Sql::all("DROP TABLE chk_orders")],
-        load: Vec::new(),
-        fresh_per_run: false,
-        checks: vec![Check {
-            name: "empty".into(),
-            sql: Sql::all("SELECT count(*) FROM chk_orders"),
-            expect: CheckExpect::Value(Val::Int(0)),
-        }],
-        vars: Vars::default(),
-        params: Vec::new(),
-        transactions: Vec::new(),
-        statements: Vec::new(),
-    };
-    crate::engine::registry::register(crate::engine::custom::spec_for(def));
-}
+/// A custom workload with a dataset option and a check, as a suite declares it.
+const CHK_ORDERS: &str = r#"
+[workloads.chk_orders]
+summary = "orders with a check"
+schema = ["CREATE TABLE chk_orders (id INT)"]
+cleanup = ["DROP TABLE chk_orders"]
+[workloads.chk_orders.options]
+customers = { type = "int", default = 10, min = 1, max = 1000, dataset = true, help = "customers" }
+[workloads.chk_orders.transactions.count]
+steps = [{ sql = "SELECT count(*) FROM chk_orders" }]
+[[workloads.chk_orders.checks]]
+name = "empty"
+sql = "SELECT count(*) FROM chk_orders"
+expect = 0
+"#;
 
 #[test]
 fn a_check_step_follows_the_runs_of_a_dataset_when_asked() {
-    register_custom();
     let suite = |check: &str| {
         format!(
-            "[suite]\nname = \"c\"\n[defaults]\nworkload = \"chk_orders\"\ntime = 5\n{check}[matrix]\ncustomers = [10, 20]\nthreads = [1, 2]\n"
+            "[suite]\nname = \"c\"\n[defaults]\nworkload = \"chk_orders\"\ntime = 5\n{check}[matrix]\ncustomers = [10, 20]\nthreads = [1, 2]\n{CHK_ORDERS}"
         )
     };
     let p = plan(&suite("check = true\n"));
