@@ -60,7 +60,8 @@ pub enum Command {
     ///
     /// `sbsuite compare A B` matches the steps of two runs by their matrix keys;
     /// `sbsuite compare RUN --by variant` compares each variant (or any other key column) with
-    /// the first. Per metric (tps, qps, p95, p99, avg latency, errors): medians, 95 %
+    /// the first. Per metric (tps, qps, p95, p99, avg latency, errors, a custom workload's
+    /// headline such as tpmC; others with --metric, e.g. `new_order.p95`): medians, 95 %
     /// intervals (of the geometric mean: they stay positive), delta with the interval of the
     /// ratio, Welch's t-test verdict on the ln values, and where a difference is not
     /// significant the repetitions that would detect a 5 % and a 10 % change;
@@ -78,6 +79,8 @@ pub enum Command {
     ///
     /// `sbsuite report A B` overlays two runs. Nothing is fetched when the page is viewed
     /// (inline SVG, no scripts); `--svg DIR` also writes every chart as a standalone .svg file.
+    /// Runs of custom workloads also get their per-transaction table (transactions.csv), which
+    /// `--format text|markdown|json` prints to stdout instead of writing the page.
     Report(ReportArgs),
     /// Turn saved sysbench text output (1.0, 0.5, 0.4.12) into a results directory.
     ///
@@ -97,10 +100,17 @@ pub struct CompareArgs {
     #[arg(long, value_name = "COLUMN")]
     pub by: Option<String>,
     /// Regression gates: `METRIC:-N%` fails on a significant drop of N % or more,
-    /// `METRIC:+N%` on a rise (metrics: tps, qps, p95, p99, avg, errors). A gate that cannot
-    /// be evaluated (a cell that is not a number, no values on both sides) exits 2.
+    /// `METRIC:+N%` on a rise (metrics: those of --metric). A gate that cannot be evaluated
+    /// (a cell that is not a number, no values on both sides) exits 2.
     #[arg(long, value_name = "GATES")]
     pub fail_on: Option<String>,
+    /// The metrics to compare instead of the defaults (tps, qps, p95, p99, avg, errors and a
+    /// custom workload's headline): any of those, `headline` or the headline's own name
+    /// (`tpmC`), or `TXN.METRIC` for a transaction (or statement) of a custom workload, METRIC
+    /// one of count, rate, errors, rollbacks, avg, p50, p95, p99, max (`new_order.p95`).
+    /// Comma-separated or repeated.
+    #[arg(long, value_name = "METRIC", value_delimiter = ',')]
+    pub metric: Vec<String>,
     #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
     pub format: CompareFormat,
 }
@@ -133,6 +143,18 @@ pub struct ReportArgs {
     /// Also write each chart as a standalone SVG file into this directory.
     #[arg(long, value_name = "DIR")]
     pub svg: Option<PathBuf>,
+    /// `html` writes the page; `text`, `markdown` and `json` print the per-transaction table
+    /// of a custom workload's run (its transactions.csv) to stdout instead.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    pub format: ReportFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Html,
+    Text,
+    Markdown,
+    Json,
 }
 
 #[derive(Debug, clap::Args)]
@@ -255,4 +277,8 @@ pub struct ValidateArgs {
 pub struct WorkloadsArgs {
     /// Show the options of this workload only.
     pub name: Option<String>,
+    /// List the workloads this suite file declares (`[workloads.NAME]` and its `workloads`
+    /// files); with NAME, describe one of them.
+    #[arg(long, value_name = "FILE")]
+    pub suite: Option<PathBuf>,
 }

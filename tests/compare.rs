@@ -422,6 +422,7 @@ fn every_format_is_byte_identical_to_its_golden_file() {
             runs: vec![fx(base).into(), fx(other).into()],
             by: None,
             gates: sbsuite::compare::parse_gates("tps:-5%").unwrap(),
+            metrics: Vec::new(),
         };
         let cs = sbsuite::compare::compare(&req).unwrap();
         outputs.push((

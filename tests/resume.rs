@@ -307,6 +307,38 @@ fn a_run_written_before_the_dropped_column_resumes() {
     }
 }
 
+/// #15: nor before `headline` and `headline_name` existed: both files get them back, empty.
+#[test]
+fn a_run_written_before_the_headline_columns_resumes() {
+    let (_dir, run) = finished_cpu_run();
+    for column in ["headline_name", "headline", "dropped"] {
+        drop_column(&run.join("results.csv"), column, 1);
+    }
+    for column in ["headline", "dropped"] {
+        drop_column(&run.join("intervals.csv"), column, usize::MAX);
+    }
+    let (code, stderr) = resume(&run, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(step_rows(&run), [(1, "ok".into()), (2, "ok".into())]);
+    let mut r = csv::Reader::from_path(run.join("results.csv")).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+    assert!(
+        header.ends_with(&["knee".to_string(), "headline_name".to_string()]),
+        "{header:?}"
+    );
+    let at = header.iter().position(|h| h == "headline").unwrap();
+    assert_eq!(header[at - 1], "dropped", "{header:?}");
+    for rec in r.records() {
+        assert_eq!(&rec.unwrap()[at], "", "a cpu run has no headline");
+    }
+    let mut r = csv::Reader::from_path(run.join("intervals.csv")).unwrap();
+    assert!(r.headers().unwrap().iter().any(|h| h == "headline"));
+    assert!(
+        !run.join("transactions.csv").exists(),
+        "built-in workloads have none"
+    );
+}
+
 #[test]
 fn resume_with_set_is_refused() {
     let (_dir, run) = finished_cpu_run();

@@ -18,6 +18,7 @@ pub(super) fn compare(args: CompareArgs) -> Exit {
         runs: args.runs,
         by: args.by,
         gates,
+        metrics: args.metric,
     };
     let format = match args.format {
         CompareFormat::Table => F::Table,

@@ -49,7 +49,9 @@ pub fn run(cli: Cli) -> ExitCode {
     let exit = match cli.command {
         Command::Plan(args) => plan::plan(&args),
         Command::Validate(args) => plan::validate(&args),
-        Command::Workloads(args) => workloads::workloads(args.name.as_deref()),
+        Command::Workloads(args) => {
+            workloads::workloads(args.name.as_deref(), args.suite.as_deref())
+        }
         Command::Schema => print(&crate::suite::raw::json_schema()),
         Command::Run(args) => run::run(args),
         Command::Sysbench(args) => sysbench::sysbench(&args.args),
@@ -57,7 +59,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Restore(args) => restore::restore(&args.run_dir),
         Command::Compare(args) => compare::compare(args),
         Command::Runs(args) => compare::runs(&args.results_dir, args.format),
-        Command::Report(args) => report::report(&args.runs, args.out, args.svg),
+        Command::Report(args) => report::report(&args.runs, args.out, args.svg, args.format),
         Command::Import(args) => import::import(args),
     };
     exit.into()

@@ -1,10 +1,27 @@
-//! `sbsuite workloads [NAME]`: the workload registry as a list, or one workload with its
-//! options.
+//! `sbsuite workloads [NAME] [--suite FILE]`: the workload registry as a list, or one workload
+//! with its options. With `--suite`, the workloads the suite file declares in TOML are listed
+//! (and described) instead: their options, which of them shape the dataset, and their
+//! transaction mix.
 
-use super::{Exit, fail, print};
+use std::path::Path;
+
+use super::{Exit, fail, fail_config, print};
 use crate::engine::{config::GENERAL, registry, spec::WorkloadSpec};
 
-pub(super) fn workloads(name: Option<&str>) -> Exit {
+pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
+    let own: Option<Vec<&'static WorkloadSpec>> = match suite {
+        None => None,
+        Some(file) => match crate::suite::workloads::load_file(file) {
+            Ok(loaded) => Some(
+                loaded
+                    .defs
+                    .iter()
+                    .filter_map(|d| registry::workload(&d.name))
+                    .collect(),
+            ),
+            Err(e) => return fail_config(e),
+        },
+    };
     let mut text = String::new();
     let list: Vec<&WorkloadSpec> = match name {
         Some(n) => match registry::workload(n) {
@@ -20,24 +37,57 @@ pub(super) fn workloads(name: Option<&str>) -> Exit {
                 );
             }
         },
-        None => registry::all(),
+        None => own.clone().unwrap_or_else(registry::all),
     };
+    if let (Some(file), None, true) = (suite, name, list.is_empty()) {
+        text.push_str(&format!("{} declares no workloads.\n", file.display()));
+    }
     for w in list {
         text.push_str(&format!("{} - {}\n", w.name, w.summary));
+        if let Some(def) = crate::engine::custom::def(w) {
+            text.push_str(&format!("  declared in {}\n", def.source.display()));
+        }
         if name.is_some() {
             for o in w.all_options() {
                 let default = o.default.map(|d| format!(" [{d}]")).unwrap_or_default();
-                text.push_str(&format!("  {:<22} {}{default}\n", o.name, o.help));
+                let dataset = if w.data.keys.contains(&o.name) {
+                    " (dataset)"
+                } else {
+                    ""
+                };
+                text.push_str(&format!("  {:<22} {}{default}{dataset}\n", o.name, o.help));
+            }
+            if let Some(def) = crate::engine::custom::def(w) {
+                text.push_str("\nTransactions (weight):\n");
+                for t in &def.transactions {
+                    text.push_str(&format!("  {:<22} {}\n", t.name, t.weight));
+                }
+                if let Some(h) = &def.headline {
+                    let per = if h.per_secs == 60.0 {
+                        "minute"
+                    } else {
+                        "second"
+                    };
+                    text.push_str(&format!(
+                        "Headline: {} ({} per {per})\n",
+                        h.name, def.transactions[h.transaction].name
+                    ));
+                }
             }
         }
     }
-    if name.is_none() {
+    if name.is_none() && own.is_none() {
         text.push_str("\nGeneral options (every workload):\n");
         for o in GENERAL {
             let default = o.default.map(|d| format!(" [{d}]")).unwrap_or_default();
             text.push_str(&format!("  {:<22} {}{default}\n", o.name, o.help));
         }
         text.push_str("\n`sbsuite workloads NAME` lists a workload's own options.\n");
+    } else if name.is_none() {
+        text.push_str(&format!(
+            "\n`sbsuite workloads --suite {} NAME` lists a workload's options.\n",
+            suite.map(|s| s.display().to_string()).unwrap_or_default()
+        ));
     }
     print(&text)
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::results::load::{BadCell, LoadError};
 
-use super::METRICS;
+use super::{METRICS, TRANSACTION_METRICS};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
@@ -68,6 +68,45 @@ pub enum CompareError {
         base: String,
         other: String,
     },
+    /// A metric name that is none of the metrics, nor `TXN.METRIC`.
+    #[error(
+        "{option}: `{name}` is not a metric: use one of {}, {headline}, or TXN.METRIC for a transaction of a custom workload (e.g. {}.p95; METRIC: {})",
+        metric_names(),
+        example.as_deref().unwrap_or("new_order"),
+        transaction_metric_names()
+    )]
+    UnknownMetric {
+        option: &'static str,
+        name: String,
+        /// The headline's name in these runs (`tpmC`), or `headline`.
+        headline: &'static str,
+        /// A transaction of the runs, for the example.
+        example: Option<String>,
+    },
+    #[error(
+        "{option}: `{name}`: `{measure}` is not a measure of a transaction: use one of {}",
+        transaction_metric_names()
+    )]
+    UnknownTransactionMetric {
+        option: &'static str,
+        name: String,
+        measure: String,
+    },
+    /// `TXN.METRIC` whose TXN is no transaction (or statement) of the runs.
+    #[error(
+        "{option}: `{name}`: no transaction or statement `{txn}` in the runs compared: {}",
+        if known.is_empty() {
+            "they have no transactions.csv (only custom workloads record transactions)".to_string()
+        } else {
+            format!("use one of {}", known.join(", "))
+        }
+    )]
+    UnknownTransaction {
+        option: &'static str,
+        name: String,
+        txn: String,
+        known: Vec<String>,
+    },
     #[error("--by compares the groups inside ONE run: give one run")]
     ByNeedsOneRun,
     #[error(
@@ -105,7 +144,7 @@ impl From<LoadError> for CompareError {
 #[derive(Debug, PartialEq, thiserror::Error)]
 pub enum GateError {
     #[error(
-        "--fail-on: `{part}` is not METRIC:±N%: write e.g. \"tps:-5%,p95:+10%\" (metrics: {})",
+        "--fail-on: `{part}` is not METRIC:±N%: write e.g. \"tps:-5%,p95:+10%\" (metrics: {}, headline, TXN.METRIC)",
         metric_names()
     )]
     Bad { part: String },
@@ -117,6 +156,14 @@ fn metric_names() -> String {
     METRICS
         .iter()
         .map(|m| m.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn transaction_metric_names() -> String {
+    TRANSACTION_METRICS
+        .iter()
+        .map(|m| m.0)
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -8,10 +8,14 @@
 //! failure text says which), so noise never fails a build. A gate that cannot be evaluated at
 //! all (a metric cell that is not a number, or no values to compare) is refused by
 //! [`super::compare`] before any line is checked here, so it never reads as a pass.
+//!
+//! A gate's metric is any name `--metric` takes: the fixed ones, `headline` or the headline's
+//! own name, `TXN.METRIC`. Which of these the runs have is only known once they are read, so
+//! a name is checked here for its shape only and resolved by [`super::resolve_metrics`].
 
 use super::error::GateError;
 use super::stats::ALPHA;
-use super::{Comparison, METRICS, key_text};
+use super::{Comparison, METRICS, intern, key_text};
 
 /// A regression gate: `tps:-5%` fails on a drop of 5 % or more, `p95:+10%` on a rise of 10 %.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,19 +39,25 @@ pub fn parse_gates(text: &str) -> Result<Vec<Gate>, GateError> {
             part: part.to_string(),
         };
         let (name, pct) = part.split_once(':').ok_or_else(bad)?;
+        let name = name.trim();
+        let plausible = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        if !plausible {
+            return Err(bad());
+        }
         let metric = METRICS
             .iter()
-            .find(|m| m.name == name.trim())
-            .ok_or_else(bad)?;
+            .map(|m| m.name)
+            .find(|m| *m == name)
+            .unwrap_or_else(|| intern(name));
         let pct = pct.trim().trim_end_matches('%');
         if !pct.starts_with('+') && !pct.starts_with('-') {
             return Err(bad());
         }
         let percent: f64 = pct.parse().map_err(|_| bad())?;
-        out.push(Gate {
-            metric: metric.name,
-            percent,
-        });
+        out.push(Gate { metric, percent });
     }
     if out.is_empty() {
         return Err(GateError::Empty);
@@ -133,10 +143,15 @@ mod tests {
                 .contains("METRIC:±N%")
         );
         assert!(
-            parse_gates("speed:-5%")
+            parse_gates("sp eed:-5%")
                 .unwrap_err()
                 .to_string()
                 .contains("metrics: tps")
+        );
+        // A name of the runs' own (a headline, a transaction): resolved once they are read.
+        assert_eq!(
+            parse_gates("new_order.p95:+10%").unwrap()[0].metric,
+            "new_order.p95"
         );
     }
 }

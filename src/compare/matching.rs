@@ -12,14 +12,18 @@ use crate::results::load::Row;
 use super::gates::{self, Gate};
 use super::stats::{self, ALPHA};
 use super::{
-    Comparison, Line, METRICS, RepsNeeded, SideStats, TEST_LOG, TEST_PAIRED_LOG, TEST_PAIRED_RAW,
+    Comparison, Line, Metric, RepsNeeded, SideStats, TEST_LOG, TEST_PAIRED_LOG, TEST_PAIRED_RAW,
     TEST_RAW,
 };
 
 /// The rows of one side grouped by key: key → samples per metric.
 type Side = BTreeMap<Vec<(String, String)>, BTreeMap<&'static str, Vec<f64>>>;
 
-fn side(rows: &[&Row], key_cols: &[String]) -> (Side, Vec<Vec<(String, String)>>) {
+fn side(
+    rows: &[&Row],
+    key_cols: &[String],
+    metrics: &[Metric],
+) -> (Side, Vec<Vec<(String, String)>>) {
     let mut out: Side = BTreeMap::new();
     let mut order = Vec::new();
     for r in rows {
@@ -36,7 +40,7 @@ fn side(rows: &[&Row], key_cols: &[String]) -> (Side, Vec<Vec<(String, String)>>
         }
         // Bad cells (`NaN`, `abc`) are never samples: `compare` refused them before when a
         // gate watches the metric, or said in a note that they are left out.
-        for m in METRICS {
+        for m in metrics {
             if let Ok(Some(v)) = m.read(r) {
                 entry.entry(m.name).or_default().push(v);
             }
@@ -49,7 +53,12 @@ fn side(rows: &[&Row], key_cols: &[String]) -> (Side, Vec<Vec<(String, String)>>
 /// each repetition with an `ok` row and a number on both sides.
 type Pairs = BTreeMap<Vec<(String, String)>, BTreeMap<&'static str, Vec<(f64, f64)>>>;
 
-fn pairs(base_rows: &[&Row], other_rows: &[&Row], key_cols: &[String]) -> Pairs {
+fn pairs(
+    base_rows: &[&Row],
+    other_rows: &[&Row],
+    key_cols: &[String],
+    metrics: &[Metric],
+) -> Pairs {
     let index = |rows: &[&Row]| -> BTreeMap<(Vec<(String, String)>, String), Row> {
         rows.iter()
             .filter(|r| r.cell("status") == Some("ok"))
@@ -68,7 +77,7 @@ fn pairs(base_rows: &[&Row], other_rows: &[&Row], key_cols: &[String]) -> Pairs 
         let Some(o) = other.get(&(key.clone(), rep)) else {
             continue;
         };
-        for m in METRICS {
+        for m in metrics {
             if let (Ok(Some(x)), Ok(Some(y))) = (m.read(&b), m.read(o)) {
                 out.entry(key.clone())
                     .or_default()
@@ -81,17 +90,19 @@ fn pairs(base_rows: &[&Row], other_rows: &[&Row], key_cols: &[String]) -> Pairs 
     out
 }
 
-/// Compares `base_rows` with `other_rows`, keyed by `key_cols`, with Welch's t-test.
+/// Compares `base_rows` with `other_rows`, keyed by `key_cols`, on `metrics` (in that order),
+/// with Welch's t-test.
 pub fn compare_sides(
     base_name: &str,
     other_name: &str,
     base_rows: &[&Row],
     other_rows: &[&Row],
     key_cols: &[String],
+    metrics: &[Metric],
     gates: &[Gate],
 ) -> Comparison {
     compare_with(
-        base_name, other_name, base_rows, other_rows, key_cols, gates, false,
+        base_name, other_name, base_rows, other_rows, key_cols, metrics, gates, false,
     )
 }
 
@@ -104,29 +115,32 @@ pub fn compare_paired(
     base_rows: &[&Row],
     other_rows: &[&Row],
     key_cols: &[String],
+    metrics: &[Metric],
     gates: &[Gate],
 ) -> Comparison {
     compare_with(
-        base_name, other_name, base_rows, other_rows, key_cols, gates, true,
+        base_name, other_name, base_rows, other_rows, key_cols, metrics, gates, true,
     )
 }
 
+#[allow(clippy::too_many_arguments)]
 fn compare_with(
     base_name: &str,
     other_name: &str,
     base_rows: &[&Row],
     other_rows: &[&Row],
     key_cols: &[String],
+    metrics: &[Metric],
     gates: &[Gate],
     paired: bool,
 ) -> Comparison {
     let pairs = if paired {
-        pairs(base_rows, other_rows, key_cols)
+        pairs(base_rows, other_rows, key_cols, metrics)
     } else {
         Pairs::new()
     };
-    let (base, base_order) = side(base_rows, key_cols);
-    let (other, other_order) = side(other_rows, key_cols);
+    let (base, base_order) = side(base_rows, key_cols, metrics);
+    let (other, other_order) = side(other_rows, key_cols, metrics);
     let mut lines = Vec::new();
     let mut ratios: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
     let mut few = false;
@@ -139,7 +153,7 @@ fn compare_with(
         let (Some(b), Some(o)) = (base.get(key), other.get(key)) else {
             continue;
         };
-        for m in METRICS {
+        for m in metrics {
             let bs = b.get(m.name).and_then(|v| stats::summarize(v));
             let os = o.get(m.name).and_then(|v| stats::summarize(v));
             if bs.is_none() && os.is_none() {
@@ -238,7 +252,7 @@ fn compare_with(
             });
         }
     }
-    let geomean = METRICS
+    let geomean = metrics
         .iter()
         .filter_map(|m| {
             let r = ratios.get(m.name)?;
@@ -276,11 +290,12 @@ fn compare_with(
         hosts: Vec::new(),
         tools: None,
         few_samples: few,
-        measured: METRICS
+        measured: metrics
             .iter()
             .map(|m| m.name)
             .filter(|m| measured.contains(m))
             .collect(),
+        metrics: metrics.to_vec(),
     }
 }
 
@@ -288,7 +303,7 @@ fn compare_with(
 mod tests {
     use super::*;
     use crate::compare::gates::parse_gates;
-    use crate::compare::{Format, key_text, render};
+    use crate::compare::{Format, METRICS, key_text, render};
 
     fn row(variant: &str, threads: &str, rep: u32, tps: f64, p95: f64) -> Row {
         Row::from_pairs(&[
@@ -331,6 +346,7 @@ mod tests {
             &b,
             &faster.iter().collect::<Vec<_>>(),
             &keys(),
+            METRICS,
             &gates,
         );
         let tps = c.lines.iter().find(|l| l.metric == "tps").unwrap();
@@ -355,6 +371,7 @@ mod tests {
             &b,
             &same.iter().collect::<Vec<_>>(),
             &keys(),
+            METRICS,
             &gates,
         );
         let tps = n.lines.iter().find(|l| l.metric == "tps").unwrap();
@@ -367,6 +384,7 @@ mod tests {
             &faster.iter().collect::<Vec<_>>(),
             &b,
             &keys(),
+            METRICS,
             &gates,
         );
         let tps = back.lines.iter().find(|l| l.metric == "tps").unwrap();
@@ -396,7 +414,7 @@ mod tests {
         let some = rows(&["48", "50", "52"]);
         let gates = parse_gates("errors:+10%").unwrap();
         let (none, some): (Vec<&Row>, Vec<&Row>) = (none.iter().collect(), some.iter().collect());
-        let c = compare_sides("a", "b", &none, &some, &keys(), &gates);
+        let c = compare_sides("a", "b", &none, &some, &keys(), METRICS, &gates);
         let errors = c.lines.iter().find(|l| l.metric == "errors").unwrap();
         assert_eq!(errors.delta_pct, None, "no finite percentage from 0");
         assert_eq!(errors.verdict, "worse");
@@ -406,7 +424,7 @@ mod tests {
         );
         assert_eq!(c.measured, ["errors"]);
         // Back to zero: better, and a rise gate does not fire.
-        let c = compare_sides("b", "a", &some, &none, &keys(), &gates);
+        let c = compare_sides("b", "a", &some, &none, &keys(), METRICS, &gates);
         let errors = c.lines.iter().find(|l| l.metric == "errors").unwrap();
         assert_eq!(
             (errors.delta_pct, errors.verdict.as_str()),
@@ -425,6 +443,7 @@ mod tests {
             &a.iter().collect::<Vec<_>>(),
             &b.iter().collect::<Vec<_>>(),
             &keys(),
+            METRICS,
             &parse_gates("tps:-5%").unwrap(),
         );
         let tps = c.lines.iter().find(|l| l.metric == "tps").unwrap();

@@ -32,6 +32,11 @@
 //!   evaluate must not pass; otherwise the cell is left out with a warning in the notes. For
 //!   the same reason a gate whose metric no matched key has on both sides (disjoint keys, an
 //!   empty column) is an error, not a pass.
+//! - Metrics: by default tps, qps, p95, p99, avg, errors and a custom workload's headline
+//!   (`headline`, shown under its own name, e.g. `tpmC`); `--metric` picks others, among them
+//!   a transaction's measures as `TXN.METRIC` (`new_order.p95`), read from transactions.csv
+//!   joined to the step rows ([`Run::rows_with_transactions`]) so that they are samples like
+//!   any column ([`resolve_metrics`]). Names given at run time are interned (`intern`).
 //! - Output goes through one exporter per format ([`export`]: table, markdown, csv, json),
 //!   which only read the [`Comparison`]s. Printing them and the failed gates, and the exit
 //!   code, belong to the binary's edge (`app/compare.rs`).
@@ -43,7 +48,9 @@ pub mod matching;
 pub mod setup;
 pub mod stats;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::Serialize;
 
@@ -77,6 +84,7 @@ impl Metric {
     }
 }
 
+/// The metrics compared by default; the headline's ([`headline_metric`]) follows them.
 pub const METRICS: &[Metric] = &[
     Metric {
         name: "tps",
@@ -109,6 +117,155 @@ pub const METRICS: &[Metric] = &[
         higher_is_better: false,
     },
 ];
+
+/// The results.csv column of a custom workload's headline (`engine::HEADLINE`).
+pub const HEADLINE: &str = crate::engine::HEADLINE;
+
+/// The measures of a transaction as `TXN.NAME`: (name, transactions.csv column, higher is
+/// better).
+pub const TRANSACTION_METRICS: &[(&str, &str, bool)] = &[
+    ("count", "count", true),
+    ("rate", "rate", true),
+    ("errors", "errors", false),
+    ("rollbacks", "rollbacks", false),
+    ("avg", "lat_avg_ms", false),
+    ("p50", "lat_p50_ms", false),
+    ("p95", "lat_p95_ms", false),
+    ("p99", "lat_p99_ms", false),
+    ("max", "lat_max_ms", false),
+];
+
+/// A metric name or column made at run time (`new_order.p95`, `tpmC`) as the `&'static str`
+/// every metric carries: each distinct name is leaked once per process (a handful: the names
+/// on the command line and the headline names of the runs read).
+fn intern(s: &str) -> &'static str {
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.get(s) {
+        return n;
+    }
+    let n: &'static str = Box::leak(s.into());
+    names.insert(n);
+    n
+}
+
+/// The headline metric of `runs`: named by the first run's headline name (`tpmC`), else
+/// `headline`.
+fn headline_metric(runs: &[&Run]) -> Metric {
+    Metric {
+        name: runs
+            .iter()
+            .find_map(|r| r.headline_name())
+            .map_or(HEADLINE, intern),
+        column: HEADLINE,
+        higher_is_better: true,
+    }
+}
+
+/// The metrics of a comparison of `runs`: `names` (`--metric`; the defaults when empty), then
+/// the metric of each gate not among them; `gates` must be [`canonical_gates`]. A name is one
+/// of [`METRICS`], `headline` or the headline's own name (`tpmC`; both are the one metric
+/// [`headline_metric`]), or `TXN.METRIC` with TXN a transaction (or statement) of the runs'
+/// transactions.csv and METRIC one of [`TRANSACTION_METRICS`]; anything else is an error
+/// naming what exists.
+pub fn resolve_metrics(
+    names: &[String],
+    gates: &[Gate],
+    runs: &[&Run],
+) -> Result<Vec<Metric>, CompareError> {
+    let wanted: Vec<Metric> = if names.is_empty() {
+        METRICS
+            .iter()
+            .copied()
+            .chain([headline_metric(runs)])
+            .collect()
+    } else {
+        names
+            .iter()
+            .map(|n| resolve_metric(n.trim(), "--metric", runs))
+            .collect::<Result<_, _>>()?
+    };
+    let mut out: Vec<Metric> = Vec::new();
+    for m in wanted {
+        if !out.iter().any(|o| o.name == m.name) {
+            out.push(m);
+        }
+    }
+    for g in gates {
+        if !out.iter().any(|m| m.name == g.metric) {
+            out.push(resolve_metric(g.metric, "--fail-on", runs)?);
+        }
+    }
+    Ok(out)
+}
+
+/// `gates` with a gate on `headline` or on the headline's own name renamed to the name of
+/// [`headline_metric`], the name of its lines.
+pub fn canonical_gates(gates: &[Gate], runs: &[&Run]) -> Vec<Gate> {
+    gates
+        .iter()
+        .map(|g| Gate {
+            metric: if is_headline(g.metric, runs) {
+                headline_metric(runs).name
+            } else {
+                g.metric
+            },
+            percent: g.percent,
+        })
+        .collect()
+}
+
+fn is_headline(name: &str, runs: &[&Run]) -> bool {
+    name == HEADLINE || runs.iter().any(|r| r.headline_name() == Some(name))
+}
+
+fn resolve_metric(name: &str, option: &'static str, runs: &[&Run]) -> Result<Metric, CompareError> {
+    if let Some(m) = METRICS.iter().find(|m| m.name == name) {
+        return Ok(*m);
+    }
+    let headline = headline_metric(runs);
+    if is_headline(name, runs) {
+        return Ok(headline);
+    }
+    let mut known: Vec<String> = Vec::new();
+    for r in runs {
+        for n in r.transaction_names() {
+            if !known.contains(&n) {
+                known.push(n);
+            }
+        }
+    }
+    let Some((txn, measure)) = name.rsplit_once('.') else {
+        return Err(CompareError::UnknownMetric {
+            option,
+            name: name.to_string(),
+            headline: headline.name,
+            example: known.first().cloned(),
+        });
+    };
+    let Some(&(_, column, higher_is_better)) =
+        TRANSACTION_METRICS.iter().find(|(m, _, _)| *m == measure)
+    else {
+        return Err(CompareError::UnknownTransactionMetric {
+            option,
+            name: name.to_string(),
+            measure: measure.to_string(),
+        });
+    };
+    if !known.iter().any(|k| k == txn) {
+        return Err(CompareError::UnknownTransaction {
+            option,
+            name: name.to_string(),
+            txn: txn.to_string(),
+            known,
+        });
+    }
+    Ok(Metric {
+        name: intern(name),
+        column: intern(&format!("{txn}.{column}")),
+        higher_is_better,
+    })
+}
 
 /// One metric of one matched key.
 #[derive(Clone, Debug, Serialize)]
@@ -255,6 +412,9 @@ pub struct Comparison {
     /// metric has nothing to evaluate ([`CompareError::GateHasNothing`]).
     #[serde(skip)]
     pub measured: Vec<&'static str>,
+    /// The metrics compared, in order ([`resolve_metrics`]).
+    #[serde(skip)]
+    pub metrics: Vec<Metric>,
 }
 
 /// The tools of the two sides of a comparison, when they differ. Said above the numbers
@@ -306,10 +466,15 @@ fn load_run(path: &Path) -> Result<Run, CompareError> {
 /// A bad cell in a metric that a gate watches fails the comparison
 /// ([`CompareError::GateCannotEvaluate`]): the gate would otherwise pass on what it never
 /// saw. Any other bad cell is left out of the comparison and said in a note (returned).
-fn check_cells(run: &Run, gates: &[Gate]) -> Result<Vec<String>, CompareError> {
+fn check_cells(
+    run: &Run,
+    rows: &[Row],
+    metrics: &[Metric],
+    gates: &[Gate],
+) -> Result<Vec<String>, CompareError> {
     let mut notes = Vec::new();
-    for row in run.rows.iter().filter(|r| r.cell("status") == Some("ok")) {
-        for m in METRICS {
+    for row in rows.iter().filter(|r| r.cell("status") == Some("ok")) {
+        for m in metrics {
             let Err(cell) = m.read(row) else { continue };
             if let Some(gate) = gates.iter().find(|g| g.metric == m.name) {
                 return Err(CompareError::GateCannotEvaluate {
@@ -333,6 +498,8 @@ pub struct Request {
     pub runs: Vec<PathBuf>,
     pub by: Option<String>,
     pub gates: Vec<Gate>,
+    /// `--metric`: the metrics to compare ([`resolve_metrics`]); empty: the defaults.
+    pub metrics: Vec<String>,
 }
 
 /// Runs the comparisons of a request. A gate that cannot be evaluated is an error, never a
@@ -340,44 +507,57 @@ pub struct Request {
 /// (disjoint keys, a column that is empty everywhere).
 pub fn compare(req: &Request) -> Result<Vec<Comparison>, CompareError> {
     let cs = match (req.runs.as_slice(), &req.by) {
-        ([a, b], None) => vec![two_runs(a, b, &req.gates)?],
-        ([one], Some(by)) => by_column(one, by, &req.gates)?,
+        ([a, b], None) => vec![two_runs(a, b, &req.metrics, &req.gates)?],
+        ([one], Some(by)) => compare_by(&load_run(one)?, by, &req.metrics, &req.gates)?,
         (_, Some(_)) => return Err(CompareError::ByNeedsOneRun),
         _ => return Err(CompareError::Usage),
     };
-    for c in &cs {
-        if let Some(g) = req.gates.iter().find(|g| !c.measured.contains(&g.metric)) {
-            return Err(CompareError::GateHasNothing {
-                gate: g.to_string(),
-                metric: g.metric,
-                base: c.base.clone(),
-                other: c.other.clone(),
-            });
-        }
-    }
     Ok(cs)
 }
 
+/// [`CompareError::GateHasNothing`] for the first of `gates` (canonical) whose metric `c` has
+/// no values of on both sides.
+fn check_measured(c: &Comparison, gates: &[Gate]) -> Result<(), CompareError> {
+    match gates.iter().find(|g| !c.measured.contains(&g.metric)) {
+        Some(g) => Err(CompareError::GateHasNothing {
+            gate: g.to_string(),
+            metric: g.metric,
+            base: c.base.clone(),
+            other: c.other.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Run `a` as the baseline against run `b`, with what changed in the suite and the servers.
-fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareError> {
+fn two_runs(
+    a: &Path,
+    b: &Path,
+    names: &[String],
+    gates: &[Gate],
+) -> Result<Comparison, CompareError> {
     let ra = load_run(a)?;
     let rb = load_run(b)?;
-    let mut bad = check_cells(&ra, gates)?;
-    bad.extend(check_cells(&rb, gates)?);
+    let gates = &canonical_gates(gates, &[&ra, &rb]);
+    let metrics = resolve_metrics(names, gates, &[&ra, &rb])?;
+    let (rows_a, rows_b) = (ra.rows_with_transactions(), rb.rows_with_transactions());
+    let mut bad = check_cells(&ra, &rows_a, &metrics, gates)?;
+    bad.extend(check_cells(&rb, &rows_b, &metrics, gates)?);
     if ra.key_columns() != rb.key_columns() {
         return Err(CompareError::DifferentKeys {
             base: ra.key_columns().to_vec(),
             other: rb.key_columns().to_vec(),
         });
     }
-    let ar: Vec<_> = ra.rows.iter().collect();
-    let br: Vec<_> = rb.rows.iter().collect();
+    let ar: Vec<_> = rows_a.iter().collect();
+    let br: Vec<_> = rows_b.iter().collect();
     let mut c = compare_sides(
         &a.display().to_string(),
         &b.display().to_string(),
         &ar,
         &br,
         ra.key_columns(),
+        &metrics,
         gates,
     );
     c.notes = bad;
@@ -409,18 +589,23 @@ fn two_runs(a: &Path, b: &Path, gates: &[Gate]) -> Result<Comparison, CompareErr
             }
         }
     }
+    check_measured(&c, gates)?;
     Ok(c)
 }
 
-/// The first value of column `by` in run `path` as the baseline against each other value.
-fn by_column(path: &Path, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, CompareError> {
-    compare_by(&load_run(path)?, by, gates)
-}
-
 /// `--by COLUMN` on a run already read: the first value of column `by` as the baseline
-/// against each other value. The report's section on variants shows these comparisons.
-pub fn compare_by(r: &Run, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, CompareError> {
-    let bad = check_cells(r, gates)?;
+/// against each other value, on the metrics `names` ([`resolve_metrics`]; the defaults when
+/// empty). The report's section on variants shows these comparisons.
+pub fn compare_by(
+    r: &Run,
+    by: &str,
+    names: &[String],
+    gates: &[Gate],
+) -> Result<Vec<Comparison>, CompareError> {
+    let gates = &canonical_gates(gates, &[r]);
+    let metrics = resolve_metrics(names, gates, &[r])?;
+    let all_rows = r.rows_with_transactions();
+    let bad = check_cells(r, &all_rows, &metrics, gates)?;
     if !r.header.iter().any(|h| h == by) {
         return Err(CompareError::NoSuchColumn {
             by: by.to_string(),
@@ -435,7 +620,7 @@ pub fn compare_by(r: &Run, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, 
         .cloned()
         .collect();
     let mut values: Vec<&str> = Vec::new();
-    for row in &r.rows {
+    for row in &all_rows {
         let v = row.cell(by).unwrap_or_default();
         if !values.contains(&v) {
             values.push(v);
@@ -448,7 +633,7 @@ pub fn compare_by(r: &Run, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, 
         return Err(one_value(by, first, r));
     }
     let with = |v: &str| -> Vec<_> {
-        r.rows
+        all_rows
             .iter()
             .filter(|row| row.cell(by) == Some(v))
             .collect()
@@ -468,6 +653,7 @@ pub fn compare_by(r: &Run, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, 
             &base_rows,
             &with(v),
             &keys,
+            &metrics,
             gates,
         );
         c.notes.clone_from(&bad);
@@ -486,6 +672,9 @@ pub fn compare_by(r: &Run, by: &str, gates: &[Gate]) -> Result<Vec<Comparison>, 
             }
         }
         out.push(c);
+    }
+    for c in &out {
+        check_measured(c, gates)?;
     }
     Ok(out)
 }

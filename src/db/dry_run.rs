@@ -7,7 +7,7 @@
 //! counts as "other" (sysbench's result counter is never set when its driver returns early),
 //! prepare's rows are generated and dropped, and the run's dataset check is skipped.
 
-use crate::db::conn::{Connection, DataRow, Done, P, SqlError, StmtId};
+use crate::db::conn::{Connection, DataRow, Done, Fetched, P, SqlError, StmtId};
 
 #[derive(Debug, Default)]
 pub struct DryRun {
@@ -25,6 +25,31 @@ impl Connection for DryRun {
     }
 
     fn query(&mut self, _sql: &str) -> Result<Done, SqlError> {
+        Ok(Done::default())
+    }
+
+    /// One row without columns: `expect_rows = 1` holds and a capture reads NULL, so a custom
+    /// workload's transactions run their whole path.
+    fn execute_fetch(
+        &mut self,
+        _stmt: StmtId,
+        _params: &[P<'_>],
+        _first: bool,
+        out: &mut Fetched,
+    ) -> Result<Done, SqlError> {
+        out.clear();
+        out.rows = 1;
+        Ok(Done::default())
+    }
+
+    fn query_fetch(
+        &mut self,
+        _sql: &str,
+        _first: bool,
+        out: &mut Fetched,
+    ) -> Result<Done, SqlError> {
+        out.clear();
+        out.rows = 1;
         Ok(Done::default())
     }
 

@@ -196,6 +196,34 @@ impl Connection for Guarded {
         self.inner.load(table, with_id, fill)
     }
 
+    fn load_rows(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        fill: &mut dyn FnMut(&mut [crate::db::Cell]) -> bool,
+    ) -> Result<u64, SqlError> {
+        self.inner.load_rows(table, columns, fill)
+    }
+
+    fn execute_fetch(
+        &mut self,
+        stmt: StmtId,
+        params: &[P<'_>],
+        first: bool,
+        out: &mut crate::db::Fetched,
+    ) -> Result<Done, SqlError> {
+        self.inner.execute_fetch(stmt, params, first, out)
+    }
+
+    fn query_fetch(
+        &mut self,
+        sql: &str,
+        first: bool,
+        out: &mut crate::db::Fetched,
+    ) -> Result<Done, SqlError> {
+        self.inner.query_fetch(sql, first, out)
+    }
+
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
         self.inner.query_rows(sql)
     }

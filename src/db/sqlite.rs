@@ -28,9 +28,13 @@ use std::sync::Mutex;
 
 use rusqlite::{OpenFlags, Statement};
 
-use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
+use crate::db::conn::{
+    Cell, Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId, Table,
+};
 use crate::db::dialect::{Dialect, TableSpec};
-use crate::db::target::{DEFAULT_SQLITE_PATH, DbError, RawTarget, SqliteOptions, Target};
+use crate::db::target::{
+    DEFAULT_SQLITE_PATH, DbError, MAX_ADMIN_ROWS, RawTarget, SqliteOptions, Target,
+};
 
 /// The `path` that means one in-memory database shared by the process.
 pub const MEMORY_PATH: &str = ":memory:";
@@ -180,14 +184,8 @@ struct SqliteConnection {
     stmts: Vec<String>,
 }
 
-/// Binds `params` to `stmt` (1-based), runs it to the end without reading any column, and
-/// says what it did. `before` is `conn.total_changes()` before the call.
-fn run(
-    conn: &rusqlite::Connection,
-    stmt: &mut Statement<'_>,
-    params: &[P<'_>],
-    before: u64,
-) -> Result<Done, SqlError> {
+/// Binds `params` to `stmt` (1-based).
+fn bind(stmt: &mut Statement<'_>, params: &[P<'_>]) -> Result<(), SqlError> {
     for (i, p) in params.iter().enumerate() {
         match *p {
             P::Int(v) => stmt.raw_bind_parameter(i + 1, v),
@@ -197,6 +195,18 @@ fn run(
         }
         .map_err(err)?;
     }
+    Ok(())
+}
+
+/// Binds `params` to `stmt` (1-based), runs it to the end without reading any column, and
+/// says what it did. `before` is `conn.total_changes()` before the call.
+fn run(
+    conn: &rusqlite::Connection,
+    stmt: &mut Statement<'_>,
+    params: &[P<'_>],
+    before: u64,
+) -> Result<Done, SqlError> {
+    bind(stmt, params)?;
     let rows = stmt.column_count() > 0;
     let mut cursor = stmt.raw_query();
     while cursor.next().map_err(err)?.is_some() {}
@@ -210,6 +220,64 @@ fn run(
             after.saturating_sub(before)
         },
     })
+}
+
+/// [`run`] that keeps what `out` asks for: the rows counted, with `first` the column names
+/// and the first row as text ([`value_text`]).
+fn fetch(
+    conn: &rusqlite::Connection,
+    stmt: &mut Statement<'_>,
+    params: &[P<'_>],
+    before: u64,
+    first: bool,
+    out: &mut Fetched,
+) -> Result<Done, SqlError> {
+    out.clear();
+    bind(stmt, params)?;
+    let columns = stmt.column_count();
+    if first {
+        out.columns = stmt.column_names().map(str::to_string).collect();
+    }
+    let mut cursor = stmt.raw_query();
+    while let Some(row) = cursor.next().map_err(err)? {
+        if first && out.rows == 0 {
+            for i in 0..columns {
+                out.first
+                    .push(value_text(conn, row.get_ref(i).map_err(err)?)?);
+            }
+        }
+        out.rows += 1;
+    }
+    drop(cursor);
+    let after = conn.total_changes();
+    Ok(Done {
+        rows: columns > 0,
+        affected: if columns > 0 {
+            0
+        } else {
+            after.saturating_sub(before)
+        },
+    })
+}
+
+/// A value as SQLite's own text of it (`CAST(x AS TEXT)`): integers in decimal, reals as
+/// SQLite writes them (asked from SQLite itself: its float-to-text rules, `%!.17g` with
+/// round-trip shortening, change between versions), text as is, blobs as their bytes read as
+/// UTF-8; `None` for NULL.
+fn value_text(
+    conn: &rusqlite::Connection,
+    v: rusqlite::types::ValueRef<'_>,
+) -> Result<Option<String>, SqlError> {
+    use rusqlite::types::ValueRef;
+    Ok(Some(match v {
+        ValueRef::Null => return Ok(None),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(f) => conn
+            .prepare_cached("SELECT CAST(?1 AS TEXT)")
+            .and_then(|mut s| s.query_row([f], |r| r.get(0)))
+            .map_err(err)?,
+        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+    }))
 }
 
 impl Connection for SqliteConnection {
@@ -253,6 +321,27 @@ impl Connection for SqliteConnection {
         let before = self.conn.total_changes();
         let mut s = self.conn.prepare_cached(sql).map_err(err)?;
         run(&self.conn, &mut s, params, before)
+    }
+
+    fn execute_fetch(
+        &mut self,
+        stmt: StmtId,
+        params: &[P<'_>],
+        first: bool,
+        out: &mut Fetched,
+    ) -> Result<Done, SqlError> {
+        let sql = self.stmts.get(stmt).ok_or_else(|| {
+            SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
+        })?;
+        let before = self.conn.total_changes();
+        let mut s = self.conn.prepare_cached(sql).map_err(err)?;
+        fetch(&self.conn, &mut s, params, before, first, out)
+    }
+
+    fn query_fetch(&mut self, sql: &str, first: bool, out: &mut Fetched) -> Result<Done, SqlError> {
+        let before = self.conn.total_changes();
+        let mut s = self.conn.prepare(sql).map_err(err)?;
+        fetch(&self.conn, &mut s, &[], before, first, out)
     }
 
     fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
@@ -313,11 +402,114 @@ impl Connection for SqliteConnection {
         }
     }
 
+    /// One transaction (`BEGIN IMMEDIATE` … `COMMIT`: one sync instead of one per row) of
+    /// prepared multi-row INSERTs of [`LOAD_ROWS`] rows (fewer for wide rows, within SQLite's
+    /// 32,766 parameters), the last rows through a statement of their own.
+    fn load_rows(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        fill: &mut dyn FnMut(&mut [Cell]) -> bool,
+    ) -> Result<u64, SqlError> {
+        let width = columns.len().max(1);
+        let batch = (32_000 / width).clamp(1, LOAD_ROWS);
+        let insert = |rows: usize| {
+            let one = format!("({})", vec!["?"; columns.len()].join(","));
+            format!(
+                "INSERT INTO {table} ({}) VALUES {}",
+                columns.join(", "),
+                vec![one.as_str(); rows].join(",")
+            )
+        };
+        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(err)?;
+        let r = (|| {
+            let mut full = self.conn.prepare(&insert(batch)).map_err(err)?;
+            let mut cells = vec![Cell::Null; batch * columns.len()];
+            let mut loaded = 0u64;
+            loop {
+                let mut n = 0;
+                while n < batch && fill(&mut cells[n * columns.len()..(n + 1) * columns.len()]) {
+                    n += 1;
+                }
+                if n == 0 {
+                    return Ok(loaded);
+                }
+                let bind = |s: &mut Statement<'_>| -> Result<(), SqlError> {
+                    for (i, c) in cells[..n * columns.len()].iter().enumerate() {
+                        match c {
+                            Cell::Null => s.raw_bind_parameter(i + 1, rusqlite::types::Null),
+                            Cell::Int(v) => s.raw_bind_parameter(i + 1, *v),
+                            Cell::Float(f) => s.raw_bind_parameter(i + 1, *f),
+                            Cell::Text(t) => s.raw_bind_parameter(i + 1, t.as_str()),
+                        }
+                        .map_err(err)?;
+                    }
+                    s.raw_execute().map_err(err)?;
+                    Ok(())
+                };
+                loaded += n as u64;
+                if n == batch {
+                    bind(&mut full)?;
+                } else {
+                    let mut last = self.conn.prepare(&insert(n)).map_err(err)?;
+                    bind(&mut last)?;
+                    return Ok(loaded);
+                }
+            }
+        })();
+        match r {
+            Ok(n) => self.conn.execute_batch("COMMIT").map_err(err).map(|()| n),
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        Ok(self.query_table(sql)?.rows)
+    }
+
+    /// Every row as text (integers and reals as SQLite prints them, NULL as `None`), at most
+    /// [`MAX_ADMIN_ROWS`].
+    fn query_table(&mut self, sql: &str) -> Result<Table, SqlError> {
+        use rusqlite::types::ValueRef;
+        let mut s = self.conn.prepare(sql).map_err(err)?;
+        let columns: Vec<String> = s.column_names().map(str::to_string).collect();
+        let width = columns.len();
+        let mut rows = Vec::new();
+        let mut cursor = s.raw_query();
+        while let Some(row) = cursor.next().map_err(err)? {
+            if rows.len() == MAX_ADMIN_ROWS {
+                return Err(SqlError::client(
+                    format!("the answer to `{sql}` has more than {MAX_ADMIN_ROWS} rows"),
+                    ErrKind::Other,
+                ));
+            }
+            let mut values = Vec::with_capacity(width);
+            for i in 0..width {
+                values.push(match row.get_ref(i).map_err(err)? {
+                    ValueRef::Null => None,
+                    ValueRef::Integer(v) => Some(v.to_string()),
+                    ValueRef::Real(f) => Some(f.to_string()),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        Some(String::from_utf8_lossy(t).into_owned())
+                    }
+                });
+            }
+            rows.push(values);
+        }
+        Ok(Table { columns, rows })
+    }
+
     fn close(self: Box<Self>) {
         // Finalizes the cached statements, then closes; a failure changes nothing measured.
         let _ = self.conn.close();
     }
 }
+
+/// Rows per prepared INSERT of [`SqliteConnection::load_rows`].
+const LOAD_ROWS: usize = 100;
 
 /// Whether the target's database is there to run against (a missing file would be created
 /// empty by opening it). `:memory:` and `file:` URIs are taken as present.

@@ -109,6 +109,13 @@ pub trait Workload: Sync {
         Ok(())
     }
 
+    /// Text printed after the whole final report (sysbench's lines stay as sysbench prints
+    /// them; custom workloads add their `Transactions:` block here).
+    fn report_after(&self, outcome: &StepOutcome, out: &mut dyn Write) -> io::Result<()> {
+        let _ = (outcome, out);
+        Ok(())
+    }
+
     /// Called for each interim report before it is printed (on the collector thread, not on the
     /// hot path): add workload metrics to `sample` (they go to intervals.csv) and return the line
     /// to print instead of the default `[ Ns ] thds: … eps: …` line, if the test has its own
@@ -171,6 +178,13 @@ pub trait Worker {
     /// Called once after the worker's last event (sysbench's `thread_done`), inside total time.
     fn finish(&mut self) -> Result<(), EngineError> {
         Ok(())
+    }
+
+    /// Nanoseconds of the event just run that were deliberate waiting (a custom workload's
+    /// keying and think times): the driver leaves them out of the event's latency. Called after
+    /// every event; a worker that waits returns what it waited since the last call.
+    fn idle_ns(&mut self) -> u64 {
+        0
     }
 }
 
@@ -471,6 +485,7 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
         }
         let result = worker.event();
         let t1 = Instant::now();
+        let idle = worker.idle_ns();
         if let Some(q) = &shared.queue {
             q.in_flight.fetch_sub(1, Ordering::Relaxed);
         }
@@ -482,7 +497,7 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
                 return Err(e);
             }
         }
-        let ns = duration_ns(t1.saturating_duration_since(t0));
+        let ns = duration_ns(t1.saturating_duration_since(t0)).saturating_sub(idle);
         stats.record(ns);
         slot.publish_totals(
             carried_events + stats.events,
@@ -955,6 +970,7 @@ fn finish(
         if cfg.debug {
             console::write_debug_per_thread(out, &workers)?;
         }
+        workload.report_after(&outcome, out)?;
         if let Some(q) = &shared.queue {
             let dropped = q.dropped.load(Ordering::Relaxed);
             if dropped > 0 {
@@ -1761,5 +1777,80 @@ mod tests {
             "histogram right before the report"
         );
         assert!(text.contains("DEBUG: Verbose per-thread statistics:\n\nDEBUG:     thread #  0:"));
+    }
+
+    /// Each event spins [`SPIN`] and then sleeps `sleep`, reporting the sleep as idle time.
+    struct Idle {
+        sleep: Duration,
+    }
+
+    struct IdleWorker {
+        sleep: Duration,
+        idle: u64,
+    }
+
+    impl Worker for IdleWorker {
+        fn event(&mut self) -> EventResult {
+            let t = Instant::now();
+            while t.elapsed() < SPIN {
+                std::hint::spin_loop();
+            }
+            let slept = Instant::now();
+            thread::sleep(self.sleep);
+            self.idle += duration_ns(slept.elapsed());
+            EventResult::Done
+        }
+
+        fn idle_ns(&mut self) -> u64 {
+            std::mem::take(&mut self.idle)
+        }
+    }
+
+    impl Workload for Idle {
+        fn banner(&self, _: &mut dyn Write) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn new_worker<'a>(
+            &'a self,
+            _id: usize,
+            _stop: &'a AtomicBool,
+        ) -> Result<Box<dyn Worker + 'a>, EngineError> {
+            Ok(Box::new(IdleWorker {
+                sleep: self.sleep,
+                idle: 0,
+            }))
+        }
+
+        fn report_after(&self, outcome: &StepOutcome, out: &mut dyn Write) -> io::Result<()> {
+            writeln!(out, "After the report: {} events", outcome.events)
+        }
+    }
+
+    #[test]
+    fn idle_time_is_not_latency_and_text_follows_the_whole_report() {
+        let idle = Idle {
+            sleep: Duration::from_millis(30),
+        };
+        let mut out = Vec::new();
+        let o = run(
+            &idle,
+            &config(2, 6, 0, 0),
+            &mut out,
+            &mut |_| {},
+            &AtomicBool::new(false),
+        )
+        .expect("run succeeds");
+        assert_eq!(o.events, 6);
+        // Each event took over 30 ms of wall time, all but the spin of it idle.
+        assert!(o.latency.max_ms < 25.0, "{:?}", o.latency);
+        assert!(o.seconds >= 0.09, "{}", o.seconds);
+        let text = String::from_utf8(out).expect("utf8");
+        let fairness = text.find("Threads fairness:").expect("final report");
+        assert!(
+            fairness < text.find("After the report").expect("hook"),
+            "{text}"
+        );
+        assert!(text.ends_with("After the report: 6 events\n"), "{text}");
     }
 }

@@ -120,7 +120,15 @@ pub const METRICS: &[(&str, &str)] = &[
         DROPPED,
         "rate: arrivals dropped because every thread was busy and the queue was full",
     ),
+    (
+        HEADLINE,
+        "custom workloads: the workload's headline rate, e.g. tpmC",
+    ),
 ];
+
+/// The metric of a custom workload's `headline` (its value; the name the workload gives it,
+/// e.g. `tpmC`, is results.csv's `headline_name`).
+pub const HEADLINE: &str = "headline";
 
 /// The metric that counts `rate` arrivals the run could not offer (see
 /// [`config::RateOverflow`]): 0 when every arrival was queued, absent without `rate`.

@@ -78,7 +78,7 @@ impl Rng {
     /// sysbench's `sb_rand_uniform(a, b)`: a + trunc(U·(b−a+1)), in [a, b].
     #[inline]
     pub fn uniform(&mut self, a: u64, b: u64) -> u64 {
-        a + (self.unit() * (b - a + 1) as f64) as u64
+        a + (self.unit() * width(a, b)) as u64
     }
 }
 
@@ -87,7 +87,7 @@ impl Rng {
     #[inline]
     pub fn gaussian(&mut self, a: u64, b: u64, iter: u32) -> u64 {
         let iter = iter.max(1);
-        let width = (b - a + 1) as f64;
+        let width = width(a, b);
         let sum: f64 = (0..iter).map(|_| self.unit() * width).sum();
         a + ((sum / f64::from(iter)) as u64).min(b - a)
     }
@@ -112,14 +112,14 @@ impl Rng {
     /// sysbench's pareto(a, b) with exponent `p = ln(h) / ln(1 − h)` (see [`pareto_power`]).
     #[inline]
     pub fn pareto(&mut self, a: u64, b: u64, p: f64) -> u64 {
-        let v = (b - a + 1) as f64 * self.unit().powf(p);
+        let v = width(a, b) * self.unit().powf(p);
         a + (v as u64).min(b - a)
     }
 
     /// Zipfian over [a, b] (rank 1 = a), P(k) ∝ k^−exp: rejection-inversion sampling
     /// (Hörmann & Derflinger 1996), the algorithm of Apache Commons RNG and sysbench master.
     pub fn zipfian(&mut self, a: u64, b: u64, exp: f64) -> u64 {
-        let n = (b - a + 1) as f64;
+        let n = width(a, b);
         let z = Zipf::new(n, exp);
         loop {
             let u = z.h_int_n + self.unit() * (z.h_int_x1 - z.h_int_n);
@@ -143,6 +143,14 @@ impl Rng {
             }
         }
     }
+}
+
+/// The number of values in [a, b] (`a <= b`) as a double: b − a + 1, computed so that the whole
+/// u64 range (2⁶⁴ values, which `b - a + 1` would overflow) works too. Equal to
+/// `(b - a + 1) as f64` below 2⁵³ values, so every draw there is unchanged.
+#[inline]
+fn width(a: u64, b: u64) -> f64 {
+    (b - a) as f64 + 1.0
 }
 
 /// The pareto exponent for sysbench's `rand_pareto_h`: ln(h) / ln(1 − h).
@@ -455,6 +463,34 @@ mod tests {
         let mut r = Rng::for_thread(3, 0);
         assert_eq!(Distribution::Uniform.draw(&mut r, 7, 7), 7);
         assert!((3..=9).contains(&Distribution::Uniform.draw(&mut r, 9, 3)));
+    }
+
+    /// Regression (#15): the whole u64 range (what a custom generator's `[i64::MIN, i64::MAX]`
+    /// becomes) overflowed `b - a + 1`: a panic in debug builds, a width of 0 (`a` every time)
+    /// in release.
+    #[test]
+    fn the_whole_u64_range_is_drawable() {
+        let mut r = Rng::for_thread(11, 0);
+        for d in [
+            Distribution::Uniform,
+            Distribution::Gaussian { iter: 12 },
+            Distribution::Special {
+                iter: 12,
+                pct: 1,
+                res: 75,
+            },
+            Distribution::Pareto {
+                power: pareto_power(0.2),
+            },
+            Distribution::Zipfian { exp: 0.8 },
+        ] {
+            let xs: Vec<u64> = (0..64).map(|_| d.draw(&mut r, 0, u64::MAX)).collect();
+            let distinct: std::collections::HashSet<_> = xs.iter().collect();
+            // Zipfian's rank 1 has probability 1/H(2^64, 0.8) ≈ 1/(5·2^12.8): still rarely twice.
+            assert!(distinct.len() > 32, "{d:?}: {xs:?}");
+        }
+        assert!(r.uniform(u64::MAX - 1, u64::MAX) >= u64::MAX - 1);
+        assert_eq!(r.uniform(u64::MAX, u64::MAX), u64::MAX);
     }
 
     #[test]

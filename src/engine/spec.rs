@@ -93,9 +93,10 @@ pub struct WorkloadSpec {
     pub ends_by_itself: fn(&Options) -> bool,
     /// Builds the workload for one step.
     pub build: Build,
-    /// The definition of a workload declared in TOML (`[workloads.NAME]`); `None` for the
-    /// built-in ones.
-    pub custom: Option<&'static super::custom::model::Def>,
+    /// The definition of a workload declared in TOML (`[workloads.NAME]`, a
+    /// `custom::model::Def`, read through `custom::def`); `None` for the built-in ones. Typed
+    /// as `Any` so that this file, which every workload imports, imports none of them.
+    pub custom: Option<&'static (dyn std::any::Any + Send + Sync)>,
 }
 
 impl WorkloadSpec {

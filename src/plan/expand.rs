@@ -147,8 +147,9 @@ struct Run {
     options: Options,
 }
 
-/// Builds the ordered plan: variant → dataset → prepare → runs (sweep × repeat) → cleanup, or
-/// with interleaved variants dataset → prepare → runs (sweep × repeat × variants) → cleanup.
+/// Builds the ordered plan: variant → dataset → prepare → runs (sweep × repeat) → check →
+/// cleanup, or with interleaved variants dataset → prepare → runs (sweep × repeat × variants)
+/// → check → cleanup (the check only when a run asks for it).
 pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     let mut errors = Vec::new();
     let mut runs: Vec<Run> = Vec::new();
@@ -315,6 +316,29 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             _ => (None, None),
         };
         steps.extend(prepare);
+        // The check step: after the runs, before the cleanup, when a run of the pass asks for
+        // it (`check = true`, an option of every custom workload), with the last such run's
+        // options and variant.
+        let check = if has_data {
+            pass.iter()
+                .rev()
+                .find(|(m, _, _)| runs[*m].options.get("check") == Some(&Value::Bool(true)))
+                .map(|&(m, _, v)| Step {
+                    index: 0,
+                    kind: StepKind::Check,
+                    name: data_step_name(&runs[m], &axes),
+                    variant: variants[v].clone(),
+                    workload: runs[m].spec.name.to_string(),
+                    dataset: ds,
+                    repetition: 0,
+                    params: runs[m].cell.clone(),
+                    options: runs[m].options.clone(),
+                    estimated_seconds: None,
+                    target: runs[m].spec.needs_target.then(|| target.clone()).flatten(),
+                })
+        } else {
+            None
+        };
         for (m, rep, v) in pass {
             let variant = &variants[v];
             let run = &runs[m];
@@ -367,6 +391,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                 target: step_target,
             });
         }
+        steps.extend(check);
         steps.extend(cleanup);
     }
     for (i, s) in steps.iter_mut().enumerate() {

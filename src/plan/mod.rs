@@ -1,7 +1,8 @@
 //! Expansion of a validated suite into an ordered plan of prepare / run / cleanup steps.
 //!
 //! Order: variant → dataset (the options that shape data) → prepare → every run of that
-//! dataset (matrix order, the whole sweep once per repetition) → cleanup. With
+//! dataset (matrix order, the whole sweep once per repetition) → check (custom workloads with
+//! `check = true`: their `[[checks]]` queries on the data the runs left) → cleanup. With
 //! `variant_order = "interleaved"` or `"randomized"` the variants move inside the dataset:
 //! each run (matrix point and repetition) becomes a block of one run per variant. A dataset is prepared
 //! once for all runs that share it; a workload that changes its data gets a fresh prepare per run.
@@ -15,6 +16,8 @@ use crate::value::{Options, Value};
 pub enum StepKind {
     Prepare,
     Run,
+    /// A custom workload's `[[checks]]` after a dataset's runs, before its cleanup.
+    Check,
     Cleanup,
 }
 
@@ -23,6 +26,7 @@ impl StepKind {
         match self {
             StepKind::Prepare => "prepare",
             StepKind::Run => "run",
+            StepKind::Check => "check",
             StepKind::Cleanup => "cleanup",
         }
     }
@@ -34,13 +38,13 @@ pub struct Step {
     /// 1-based position in the plan.
     pub index: usize,
     pub kind: StepKind,
-    /// Rendered from the suite's `step_name` template (runs) or derived (prepare/cleanup).
+    /// Rendered from the suite's `step_name` template (runs) or derived (prepare/check/cleanup).
     pub name: String,
     pub variant: String,
     pub workload: String,
     /// 1-based id of the dataset this step prepares, uses or cleans up (0: none).
     pub dataset: usize,
-    /// 1-based repetition for run steps, 0 for prepare/cleanup.
+    /// 1-based repetition for run steps, 0 for prepare/check/cleanup.
     pub repetition: u32,
     /// The matrix cell: the value of every matrix axis for this step, in axis order.
     pub params: indexmap::IndexMap<String, Value>,

@@ -45,9 +45,14 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
     } else {
         String::new()
     };
+    // Checks are counted only in plans that have some: every other plan reads as before.
+    let checks = match count(plan, StepKind::Check) {
+        0 => String::new(),
+        n => format!(", {n} check"),
+    };
     let _ = writeln!(
         out,
-        "Suite `{}` ({file}): {} steps ({} prepare, {} run, {} cleanup), estimated {}{unknown_note}",
+        "Suite `{}` ({file}): {} steps ({} prepare, {} run{checks}, {} cleanup), estimated {}{unknown_note}",
         plan.suite,
         plan.steps.len(),
         count(plan, StepKind::Prepare),

@@ -282,6 +282,99 @@ fn json_plan_has_kinds() {
     );
 }
 
+/// A custom workload `chk_orders` (an option `customers` that shapes its data, a schema, one
+/// check) registered on this thread, as a suite's `[workloads.chk_orders]` would be.
+fn register_custom() {
+    use crate::engine::custom::model::{Check, CheckExpect, Def, OptionDef, Sql, Val, Vars};
+    let def = Def {
+        name: "chk_orders".into(),
+        summary: "orders with a check".into(),
+        source: "t.toml".into(),
+        options: vec![OptionDef {
+            name: "customers".into(),
+            kind: crate::engine::option::Kind::Int { min: 1, max: 1000 },
+            default: Some("10".into()),
+            dataset: true,
+            help: "customers".into(),
+        }],
+        headline: None,
+        prepare_threads: 0,
+        schema: vec![Sql::all("CREATE TABLE chk_orders (id INT)")],
+        after_load: Vec::new(),
+        cleanup: vec![Sql::all("DROP TABLE chk_orders")],
+        load: Vec::new(),
+        fresh_per_run: false,
+        checks: vec![Check {
+            name: "empty".into(),
+            sql: Sql::all("SELECT count(*) FROM chk_orders"),
+            expect: CheckExpect::Value(Val::Int(0)),
+        }],
+        vars: Vars::default(),
+        params: Vec::new(),
+        transactions: Vec::new(),
+        statements: Vec::new(),
+    };
+    crate::engine::registry::register(crate::engine::custom::spec_for(def));
+}
+
+#[test]
+fn a_check_step_follows_the_runs_of_a_dataset_when_asked() {
+    register_custom();
+    let suite = |check: &str| {
+        format!(
+            "[suite]\nname = \"c\"\n[defaults]\nworkload = \"chk_orders\"\ntime = 5\n{check}[matrix]\ncustomers = [10, 20]\nthreads = [1, 2]\n"
+        )
+    };
+    let p = plan(&suite("check = true\n"));
+    assert_eq!(
+        kinds(&p),
+        [
+            "prepare", "run", "run", "check", "cleanup", "prepare", "run", "run", "check",
+            "cleanup"
+        ]
+    );
+    let check = &p.steps[3];
+    assert_eq!(
+        (check.dataset, check.repetition, check.name.as_str()),
+        (1, 0, "custom:chk_orders (customers=10)")
+    );
+    assert_eq!(check.options.int("customers"), 10);
+    assert_eq!(p.steps[8].options.int("customers"), 20);
+    let text = render_text(&p, "t.toml");
+    assert!(
+        text.contains("10 steps (2 prepare, 4 run, 2 check, 2 cleanup), estimated 20s + 6 step(s) of unknown length"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            " 4. check   custom:chk_orders (customers=10)  variant default  dataset 1  ~?\n"
+        ),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&render_json(&p, "t.toml")).unwrap();
+    assert_eq!(v["steps"][3]["kind"], "check");
+
+    // Off by default and when false: no check step, and the listing reads as before.
+    for off in ["", "check = false\n"] {
+        let p = plan(&suite(off));
+        assert!(!kinds(&p).contains(&"check"), "{off}");
+        assert!(render_text(&p, "t.toml").contains("(2 prepare, 4 run, 2 cleanup)"));
+    }
+    // As an axis: only the datasets whose runs ask for it get one.
+    let p = plan(&suite("").replace("threads = [1, 2]", "threads = [1]\ncheck = [false, true]"));
+    assert_eq!(
+        kinds(&p),
+        [
+            "prepare", "run", "run", "check", "cleanup", "prepare", "run", "run", "check",
+            "cleanup"
+        ]
+    );
+    assert_eq!(
+        p.steps[3].options.get("check"),
+        Some(&crate::value::Value::Bool(true))
+    );
+}
+
 fn int_axis(name: &str, n: usize) -> Axis {
     Axis {
         name: name.into(),

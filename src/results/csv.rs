@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::ResultsError;
-use crate::engine::{IntervalSample, METRICS, StepOutcome, metric};
+use crate::engine::{HEADLINE, IntervalSample, METRICS, StepOutcome, TxnStats, metric};
 use crate::plan::Step;
 
 /// Fixed columns of `results.csv` before the extra matrix axes.
@@ -49,6 +49,7 @@ pub const RESULTS_TRAILING_COLUMNS: &[&str] = &[
     "status",
     "error",
     "knee",
+    "headline_name",
 ];
 
 /// Columns of `intervals.csv`, in order.
@@ -71,9 +72,14 @@ pub const INTERVAL_COLUMNS: &[&str] = &[
     "reconnects_ps",
 ];
 
+/// How many of [`RESULTS_TRAILING_COLUMNS`] come after the workload metrics (`status`,
+/// `error`, `knee`, `headline_name`).
+const AFTER_METRICS: usize = 4;
+
 /// The fixed trailing columns with the workload metrics inserted before `status`.
 fn trailing_columns() -> impl Iterator<Item = String> {
-    let (measures, tail) = RESULTS_TRAILING_COLUMNS.split_at(RESULTS_TRAILING_COLUMNS.len() - 3);
+    let (measures, tail) =
+        RESULTS_TRAILING_COLUMNS.split_at(RESULTS_TRAILING_COLUMNS.len() - AFTER_METRICS);
     measures
         .iter()
         .map(|c| c.to_string())
@@ -138,9 +144,11 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `read_mib_per_s`, `written_mib_per_s` | fileio: throughput (sysbench's `Throughput:`) |
 | `queue_length`, `concurrency` | `rate` runs: always empty here, filled in intervals.csv |
 | `dropped` | `rate` runs: arrivals dropped because every thread was busy and the event queue (131072) was full, i.e. load the run never offered (`0` when all was offered; empty without `rate`) |
+| `headline` | custom workloads with a `headline`: its value, e.g. new_order commits per minute for `tpmC` (named in `headline_name`) |
 | `status` | `ok`, `failed` (engine error, its prepare failed, or a `rate` run dropped arrivals and the suite does not set `rate_overflow = "record"`: the measurements stay, `error` says why) or `interrupted` (stopped by Ctrl-C/SIGTERM, or cut short by `forced_shutdown` with `error` saying so; the measurements cover the part that ran) |
 | `error` | the error message when `failed` (or why an interrupted step ended), else empty |
 | `knee` | on the run where a `stop_when` sweep stopped: the knee (the last value before the condition) and why, e.g. `threads=64 (tps +3.1% < 5% at threads=128)`; else empty |
+| `headline_name` | custom workloads with a `headline`: its name (e.g. `tpmC`), whose value is the `headline` column; else empty |
 
 Number format: plain decimal, trailing zeros trimmed (`1.5`, not `1.5000`); latencies in ms
 with 6 decimals (nanosecond resolution), seconds and rates with 4 decimals. A measurement that
@@ -151,17 +159,41 @@ does not exist (a failed step, `tps` of a cpu run, a rate over zero seconds) is 
 One row per interim report (sysbench's `[ 10s ] …` lines): `run_id, step, name, variant, time,
 threads, eps, tps, qps, reads_ps, writes_ps, other_ps, lat_pct, percentile, errors_ps,
 reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `written_mib_per_s`,
-`queue_length`, `concurrency`, `dropped`). `time` is seconds since the step started; `*_ps` are
-per-second rates over the interval; `lat_pct` is the latency (ms) at `percentile` over the
-interval; `dropped` counts the arrivals dropped since the step started. SQL and
-workload columns are empty for workloads that do not have them.
+`queue_length`, `concurrency`, `dropped`, `headline`). `time` is seconds since the step
+started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency (ms) at
+`percentile` over the interval; `dropped` counts the arrivals dropped since the step started.
+SQL and workload columns are empty for workloads that do not have them.
 
 ### histograms/
 
 `histograms/<step>-<name>.hdr`: every run step's event latencies in **nanoseconds**, one HDR
 histogram serialized in the V2 deflate format (readable by any HdrHistogram implementation), so
 percentiles can be recomputed and runs merged exactly. `<name>` is the step name with every
-character other than `A-Z a-z 0-9 . _ -` replaced by `_`.
+character other than `A-Z a-z 0-9 . _ -` replaced by `_`. Custom workloads also keep one per
+transaction (and statement) in `histograms/<step>-<name>/<transaction>.hdr`, the transaction's
+name sanitised the same way (`-2`, `-3`… appended, in the order of its rows in
+transactions.csv, when two names become the same).
+
+### transactions.csv
+
+Custom workloads only (absent for the built-in ones): one row per run step × transaction, and
+per statement too with `statement_stats = true`, written and flushed with the step's row in
+results.csv. It starts with the columns that identify the step in results.csv (`run_id`, `step`,
+`name`, `variant`, `workload`, `threads`, the other matrix axes, `repetition`), so its rows join
+the step's row, then:
+
+| column | meaning |
+|---|---|
+| `transaction` | the transaction's name, or the statement's (`name`, default `<transaction>.<n>`) |
+| `kind` | `transaction` or `statement` |
+| `count` | committed transactions (statements: executed without error) |
+| `errors` | failed ones (an error, or an `expect_rows` mismatch with `on_mismatch = "fail"`) |
+| `rollbacks` | deliberate rollbacks (`rollback` probability, `on_mismatch = "rollback"`) |
+| `rate` | `count` per second of the step |
+| `lat_avg_ms`, `lat_p50_ms`, `lat_p95_ms`, `lat_p99_ms`, `lat_max_ms` | latency of the counted ones in ms, from their histogram (empty when none was counted) |
+
+`sbsuite compare --metric new_order.p95` compares one of them (`TXN.METRIC`, METRIC one of
+`count`, `rate`, `errors`, `rollbacks`, `avg`, `p50`, `p95`, `p99`, `max`).
 "#;
 
 /// How a run step ended, as written in the `status` column.
@@ -337,7 +369,107 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
     rec.push(row.status.as_str().to_string());
     rec.push(row.error.unwrap_or_default().to_string());
     rec.push(row.knee.unwrap_or_default().to_string());
+    rec.push(
+        row.outcome
+            .filter(|o| metric(&o.metrics, HEADLINE).is_some())
+            .and_then(|_| headline_name(&step.workload))
+            .unwrap_or_default(),
+    );
     rec
+}
+
+/// The name a custom workload gives its headline (`headline = { name = "tpmC", … }`), looked
+/// up in the workloads registered on this thread (the suite is loaded and run on one thread).
+fn headline_name(workload: &str) -> Option<String> {
+    let def = crate::engine::custom::def(crate::engine::registry::workload(workload)?)?;
+    def.headline.as_ref().map(|h| h.name.clone())
+}
+
+/// Columns of `transactions.csv` after the identity columns of the step (`run_id` and
+/// results.csv's `step` … `repetition`, so its rows join the step's row).
+pub const TRANSACTION_COLUMNS: &[&str] = &[
+    "transaction",
+    "kind",
+    "count",
+    "errors",
+    "rollbacks",
+    "rate",
+    "lat_avg_ms",
+    "lat_p50_ms",
+    "lat_p95_ms",
+    "lat_p99_ms",
+    "lat_max_ms",
+];
+
+/// The `kind` cell of a transaction's row and of a statement's row.
+pub const KIND_TRANSACTION: &str = "transaction";
+pub const KIND_STATEMENT: &str = "statement";
+
+/// The full header of `transactions.csv` given [`extra_axis_columns`]: `run_id`, the columns
+/// of [`step_cells`], then [`TRANSACTION_COLUMNS`].
+pub fn transactions_columns(extra_axes: &[(String, String)]) -> Vec<String> {
+    RESULTS_LEADING_COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .chain(extra_axes.iter().map(|(h, _)| h.clone()))
+        .chain(["repetition".to_string()])
+        .chain(TRANSACTION_COLUMNS.iter().map(|c| c.to_string()))
+        .collect()
+}
+
+/// One `transactions.csv` record per transaction (and statement) of `outcome`, in
+/// [`transactions_columns`] order. Latencies come from each one's histogram (empty cells when
+/// it counted nothing); `rate` is `count` per second of the step.
+pub fn transaction_records(
+    run_id: &str,
+    extra_axes: &[(String, String)],
+    step: &Step,
+    outcome: &StepOutcome,
+) -> Vec<Vec<String>> {
+    let identity: Vec<String> = std::iter::once(run_id.to_string())
+        .chain(step_cells(extra_axes, step))
+        .collect();
+    outcome
+        .transactions
+        .iter()
+        .map(|t| {
+            let mut rec = identity.clone();
+            rec.push(t.name.clone());
+            rec.push(txn_kind(t).to_string());
+            rec.push(t.count.to_string());
+            rec.push(t.errors.to_string());
+            rec.push(t.rollbacks.to_string());
+            rec.push(rate(t.count as f64, outcome.seconds));
+            rec.extend(txn_latencies(t));
+            rec
+        })
+        .collect()
+}
+
+/// `transaction` or `statement`.
+pub fn txn_kind(t: &TxnStats) -> &'static str {
+    if t.statement {
+        KIND_STATEMENT
+    } else {
+        KIND_TRANSACTION
+    }
+}
+
+/// avg, p50, p95, p99 and max in ms from the histogram (ns); empty without a value.
+fn txn_latencies(t: &TxnStats) -> Vec<String> {
+    let h = &t.histogram;
+    if h.is_empty() {
+        return vec![String::new(); 5];
+    }
+    const NS_PER_MS: f64 = 1e6;
+    let at = |q: f64| h.value_at_quantile(q).clamp(h.min(), h.max()) as f64 / NS_PER_MS;
+    vec![
+        ms(h.mean() / NS_PER_MS),
+        ms(at(0.5)),
+        ms(at(0.95)),
+        ms(at(0.99)),
+        ms(h.max() as f64 / NS_PER_MS),
+    ]
 }
 
 /// One `intervals.csv` record, in [`INTERVAL_COLUMNS`] order.

@@ -82,3 +82,30 @@ fn tmp_path(path: &Path) -> PathBuf {
     name.push(".tmp");
     path.with_file_name(name)
 }
+
+/// The directory, inside `histograms/`, of a step's per-transaction histograms:
+/// `<index>-<sanitised name>` (the step's own histogram without `.hdr`).
+pub fn transaction_histogram_dir(index: usize, name: &str) -> String {
+    format!("{index}-{}", sanitise_name(name))
+}
+
+/// The file names of a step's per-transaction (and per-statement) histograms, for its
+/// `transactions.csv` rows in file order: `<sanitised name>.hdr`, with `-2`, `-3`… appended
+/// when two names are the same once sanitised. The writer and the reader both derive the names
+/// from the rows through here, so they always agree.
+pub fn transaction_histogram_files<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut taken = std::collections::HashSet::new();
+    names
+        .into_iter()
+        .map(|name| {
+            let base = sanitise_name(name);
+            let mut file = base.clone();
+            let mut n = 1;
+            while !taken.insert(file.clone()) {
+                n += 1;
+                file = format!("{base}-{n}");
+            }
+            file + ".hdr"
+        })
+        .collect()
+}

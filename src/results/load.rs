@@ -12,6 +12,10 @@
 //!
 //! The client machine is `host.json` ([`super::host`]), unknown in directories without one.
 //!
+//! `transactions.csv` (custom workloads: a row per run step × transaction) is read when the
+//! run has one ([`Run::transactions`], empty otherwise) and joined to the steps' rows by `step`
+//! ([`Run::rows_with_transactions`]), so compare reads `new_order.lat_p95_ms` like any column.
+//!
 //! Everything but `results.csv` is optional, so runs written by older builds, imported logs and
 //! hand-copied result files still load; a missing or malformed `results.csv` is a typed
 //! [`LoadError`] that names the file and what to do. `intervals.csv` (the time series, the
@@ -23,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{INTERVALS_FILE, ORIGIN_FILE, PLAN_FILE, RESULTS_FILE, SUITE_FILE};
+use super::{INTERVALS_FILE, ORIGIN_FILE, PLAN_FILE, RESULTS_FILE, SUITE_FILE, TRANSACTIONS_FILE};
 
 /// The first line of the `suite.toml` that `sbsuite import` writes: how directories imported
 /// before `origin.json` existed are still known as sysbench's.
@@ -250,6 +254,8 @@ pub struct Run {
     pub rows: Vec<Row>,
     /// intervals.csv rows; empty unless [`Parts::WithIntervals`] and the file exists.
     pub intervals: Vec<Row>,
+    /// transactions.csv rows (custom workloads); empty when the run has none.
+    pub transactions: Vec<Row>,
     pub suite_text: Option<String>,
     /// `server/<variant>.csv`: variant → variable name → value.
     pub servers: BTreeMap<String, BTreeMap<String, String>>,
@@ -278,6 +284,77 @@ impl Run {
 
     fn column(&self, name: &str) -> Option<usize> {
         self.header.iter().position(|h| h == name)
+    }
+
+    /// The transaction (and statement) names of transactions.csv, transactions first, each in
+    /// the order it first appears.
+    pub fn transaction_names(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for kind in [super::csv::KIND_TRANSACTION, super::csv::KIND_STATEMENT] {
+            for r in self.transactions.iter().filter(|r| r.get("kind") == kind) {
+                let name = r.get("transaction");
+                if !name.is_empty() && !out.iter().any(|n| n == name) {
+                    out.push(name.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// The name the workload gives its headline (`tpmC`): the first `headline_name` cell
+    /// that has one.
+    pub fn headline_name(&self) -> Option<&str> {
+        self.rows
+            .iter()
+            .map(|r| r.get("headline_name"))
+            .find(|n| !n.is_empty())
+    }
+
+    /// The results.csv rows, each with its step's transaction cells added as
+    /// `<transaction>.<column>` (`new_order.lat_p95_ms`, `new_order.count`) for every measure
+    /// of [`super::TRANSACTION_COLUMNS`] (those after `kind`).
+    pub fn rows_with_transactions(&self) -> Vec<Row> {
+        let mut by_step: HashMap<&str, Vec<&Row>> = HashMap::new();
+        for t in &self.transactions {
+            by_step.entry(t.get("step")).or_default().push(t);
+        }
+        let measures = &super::TRANSACTION_COLUMNS[2..];
+        self.rows
+            .iter()
+            .map(|r| {
+                let mut row = r.clone();
+                for t in by_step.get(r.get("step")).into_iter().flatten() {
+                    let name = t.get("transaction");
+                    for m in measures {
+                        if let Some(cell) = t.cell(m) {
+                            row.cells.insert(format!("{name}.{m}"), cell.to_string());
+                        }
+                    }
+                }
+                row
+            })
+            .collect()
+    }
+
+    /// The HDR histogram file (ns) of transactions.csv row `i`, for merging or recomputing its
+    /// percentiles exactly: named from the step's rows up to it, as the writer named it
+    /// ([`super::transaction_histogram_files`]). `None` for no such row or a row without a
+    /// step number; the file itself may be missing (a hand-copied transactions.csv).
+    pub fn transaction_histogram_path(&self, i: usize) -> Option<PathBuf> {
+        let row = self.transactions.get(i)?;
+        let step = row.get("step");
+        let index: usize = step.parse().ok()?;
+        let names = self.transactions[..=i]
+            .iter()
+            .filter(|r| r.get("step") == step)
+            .map(|r| r.get("transaction"));
+        let file = super::transaction_histogram_files(names).pop()?;
+        Some(
+            self.dir
+                .join(super::HISTOGRAMS_DIR)
+                .join(super::transaction_histogram_dir(index, row.get("name")))
+                .join(file),
+        )
     }
 
     /// The results.csv read: the path as given, or its `results.csv` when a directory was given.
@@ -336,6 +413,13 @@ pub fn load(path: &Path, parts: Parts) -> Result<Run, LoadError> {
     } else {
         Vec::new()
     };
+    // transactions.csv: only custom workloads have one; a broken one is an error.
+    let transactions_path = dir.join(TRANSACTIONS_FILE);
+    let transactions = if transactions_path.is_file() {
+        read_csv(&transactions_path)?.1
+    } else {
+        Vec::new()
+    };
     let suite_text = std::fs::read_to_string(dir.join(SUITE_FILE)).ok();
     let name = run_name(&dir, &rows);
     let origin = Origin::of(&dir, suite_text.as_deref());
@@ -349,6 +433,7 @@ pub fn load(path: &Path, parts: Parts) -> Result<Run, LoadError> {
         header,
         rows,
         intervals,
+        transactions,
         suite_text,
     })
 }

@@ -1,6 +1,9 @@
 //! The on-disk result store of one run: `results/<suite>/<run-id>/` with the resolved suite,
 //! the plan, `results.csv`, `intervals.csv`, one HDR histogram per run step, and the client
-//! machine's facts ([`host`]: `host.json`, written by `sbsuite run`).
+//! machine's facts ([`host`]: `host.json`, written by `sbsuite run`). Runs of custom workloads
+//! also get `transactions.csv` (a row per run step × transaction, and statement when asked)
+//! and a histogram per transaction under `histograms/<step>-<name>/`; the file is created when
+//! the first step that has transactions ends, so runs of the built-in workloads have none.
 //!
 //! Shaped for crash safety rather than speed: every file is created up front (so a run that
 //! dies in its first step still leaves a readable, self-describing directory), and every row is
@@ -31,15 +34,21 @@ use crate::plan::{Plan, Step};
 
 pub use self::csv::{
     CsvFile, INTERVAL_COLUMNS, RESULTS_COLUMNS_DOC, RESULTS_LEADING_COLUMNS,
-    RESULTS_TRAILING_COLUMNS, RowStatus, RunRow, results_columns,
+    RESULTS_TRAILING_COLUMNS, RowStatus, RunRow, TRANSACTION_COLUMNS, results_columns,
+    transactions_columns,
 };
-pub use self::histogram::{histogram_file_name, read_histogram, sanitise_name, write_histogram};
+pub use self::histogram::{
+    histogram_file_name, read_histogram, sanitise_name, transaction_histogram_dir,
+    transaction_histogram_files, write_histogram,
+};
 
 /// File names inside a run directory.
 pub const SUITE_FILE: &str = "suite.toml";
 pub const PLAN_FILE: &str = "plan.json";
 pub const RESULTS_FILE: &str = "results.csv";
 pub const INTERVALS_FILE: &str = "intervals.csv";
+/// Per run step × transaction of a custom workload; absent in runs without transactions.
+pub const TRANSACTIONS_FILE: &str = "transactions.csv";
 pub const HISTOGRAMS_DIR: &str = "histograms";
 /// Which tool produced the numbers of a run that `sbsuite run` did not measure
 /// ([`load::Origin`]); absent in the directories of `sbsuite run`.
@@ -126,6 +135,8 @@ pub struct ResultStore {
     extra_axes: Vec<(String, String)>,
     results: CsvFile,
     intervals: CsvFile,
+    /// `transactions.csv`, opened when the first step with transactions ends.
+    transactions: Option<CsvFile>,
 }
 
 impl ResultStore {
@@ -161,13 +172,14 @@ impl ResultStore {
             dir,
             results,
             intervals,
+            transactions: None,
         })
     }
 
     /// Reopens the run directory of a stopped run for `--resume`: rows of finished run steps
     /// (`ok`, `failed`) are kept, `interrupted` rows, rows cut short by a crash and the
-    /// interval rows of every step that did not finish are dropped (both files are rewritten
-    /// atomically), and the files are opened for appending. Returns the store and the indexes
+    /// interval and transaction rows of every step that did not finish are dropped (the files
+    /// are rewritten atomically), and the files are opened for appending. Returns the store and the indexes
     /// of the finished run steps.
     pub fn reopen(
         dir: &Path,
@@ -203,15 +215,33 @@ impl ResultStore {
                     .and_then(|c| rec[c].parse::<usize>().ok())
                     .is_some_and(|i| finished.contains(&i))
         })?;
+        let extra_axes = csv::extra_axis_columns(&plan.axes);
+        // A step's transaction rows are written before its results.csv row: a step that did
+        // not finish may have some, and runs again.
+        let transactions_path = dir.join(TRANSACTIONS_FILE);
+        let transactions = if transactions_path.is_file() {
+            let txn_cols = transactions_columns(&extra_axes);
+            let tstep = txn_cols.iter().position(|c| c == "step");
+            rewrite_csv(&transactions_path, &txn_cols, |rec| {
+                rec.len() == txn_cols.len()
+                    && tstep
+                        .and_then(|c| rec[c].parse::<usize>().ok())
+                        .is_some_and(|i| finished.contains(&i))
+            })?;
+            Some(CsvFile::append(&transactions_path)?)
+        } else {
+            None
+        };
         let hist_dir = dir.join(HISTOGRAMS_DIR);
         fs::create_dir_all(&hist_dir).map_err(io_err(&hist_dir))?;
         Ok((
             ResultStore {
                 run_id,
-                extra_axes: csv::extra_axis_columns(&plan.axes),
+                extra_axes,
                 dir: dir.to_path_buf(),
                 results: CsvFile::append(&results_path)?,
                 intervals: CsvFile::append(&intervals_path)?,
+                transactions,
             },
             finished,
         ))
@@ -265,16 +295,62 @@ impl ResultStore {
             .write(csv::interval_record(&self.run_id, step, sample))
     }
 
-    /// Records a finished run step: its histogram (when measured) first, then its row in
-    /// `results.csv`, then syncs both CSV files — a row on disk always has its histogram.
+    /// Where the histograms of `step`'s transactions go (one file each, named by
+    /// [`transaction_histogram_files`]).
+    pub fn transaction_histogram_dir(&self, step: &Step) -> PathBuf {
+        self.dir
+            .join(HISTOGRAMS_DIR)
+            .join(transaction_histogram_dir(step.index, &step.name))
+    }
+
+    /// `transactions.csv` (`None` until a step with transactions has ended).
+    pub fn transactions_path(&self) -> Option<&Path> {
+        self.transactions.as_ref().map(CsvFile::path)
+    }
+
+    /// Records a finished run step: its histograms (when measured) first, then its
+    /// transaction rows (custom workloads), then its row in `results.csv`, syncing each CSV
+    /// file — a row on disk always has its histograms, and a results.csv row its transaction
+    /// rows (a resume drops transaction rows without one).
     pub fn write_run(&mut self, row: &RunRow) -> Result<(), ResultsError> {
         if let Some(outcome) = row.outcome {
             write_histogram(&self.histogram_path(row.step), &outcome.histogram)?;
+            self.write_transactions(row.step, outcome)?;
         }
         self.results
             .write(csv::results_record(&self.run_id, &self.extra_axes, row))?;
         self.results.sync()?;
         self.intervals.sync()
+    }
+
+    /// The histograms and `transactions.csv` rows of `outcome`'s transactions, synced.
+    fn write_transactions(
+        &mut self,
+        step: &Step,
+        outcome: &crate::engine::StepOutcome,
+    ) -> Result<(), ResultsError> {
+        if outcome.transactions.is_empty() {
+            return Ok(());
+        }
+        let dir = self.transaction_histogram_dir(step);
+        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        let files =
+            transaction_histogram_files(outcome.transactions.iter().map(|t| t.name.as_str()));
+        for (t, file) in outcome.transactions.iter().zip(files) {
+            write_histogram(&dir.join(file), &t.histogram)?;
+        }
+        let file = match &mut self.transactions {
+            Some(f) => f,
+            None => {
+                let path = self.dir.join(TRANSACTIONS_FILE);
+                let columns = transactions_columns(&self.extra_axes);
+                self.transactions.insert(CsvFile::create(&path, &columns)?)
+            }
+        };
+        for rec in csv::transaction_records(&self.run_id, &self.extra_axes, step, outcome) {
+            file.write(rec)?;
+        }
+        file.sync()
     }
 
     /// Records a run step measured elsewhere (`sbsuite import`): no histogram (a text log has
@@ -366,8 +442,9 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 }
 
 /// Columns added to results.csv and intervals.csv after their first release: a run directory
-/// written before one was added still resumes, its rows with the cell empty (#14: `dropped`).
-const ADDED_COLUMNS: [&str; 1] = ["dropped"];
+/// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
+/// #15: `headline`, `headline_name`).
+const ADDED_COLUMNS: [&str; 3] = ["dropped", "headline", "headline_name"];
 
 fn rewrite_csv(
     path: &Path,
@@ -435,7 +512,7 @@ fn rewrite_csv(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{LatencySummary, SqlCounters, StepOutcome};
+    use crate::engine::{LatencySummary, SqlCounters, StepOutcome, TxnStats};
     use crate::plan::StepKind;
     use crate::value::{Options, Value};
     use chrono::TimeZone;
@@ -562,7 +639,7 @@ mod tests {
             "seconds",
         ];
         assert_eq!(&cols[..expected_start.len()], &expected_start[..]);
-        assert_eq!(cols.last().unwrap(), "knee");
+        assert_eq!(cols.last().unwrap(), "headline_name");
         assert_eq!(
             cols.len(),
             RESULTS_LEADING_COLUMNS.len()
@@ -573,7 +650,7 @@ mod tests {
         let status = cols.iter().position(|c| c == "status").unwrap();
         assert_eq!(
             cols[status - 1],
-            "dropped",
+            "headline",
             "metrics sit just before status"
         );
         assert_eq!(
@@ -585,7 +662,7 @@ mod tests {
             RESULTS_TRAILING_COLUMNS.join(","),
             "repetition,started_at,seconds,events,eps,tps,qps,reads,writes,other,errors,\
              reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
-             lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee"
+             lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee,headline_name"
         );
     }
 
@@ -875,5 +952,258 @@ mod tests {
         assert_eq!(sanitise_name(".."), "_.");
         assert_eq!(sanitise_name(""), "step");
         assert_eq!(histogram_file_name(12, "cpu-t2"), "12-cpu-t2.hdr");
+    }
+
+    #[test]
+    fn transaction_histogram_names_stay_apart_once_sanitised() {
+        assert_eq!(
+            transaction_histogram_files(["a b", "a_b", "new_order.1", "a_b"]),
+            ["a_b.hdr", "a_b-2.hdr", "new_order.1.hdr", "a_b-3.hdr"]
+        );
+        assert_eq!(transaction_histogram_dir(3, "ro t8"), "3-ro_t8");
+    }
+
+    /// Registers on this thread a custom workload `name` whose headline is `headline`, as a
+    /// suite declaring it would.
+    pub(crate) fn register_headline_workload(name: &str, headline: &str) {
+        use crate::engine::custom::model::{Def, Headline, Vars};
+        let def = Def {
+            name: name.into(),
+            summary: String::new(),
+            source: "orders.toml".into(),
+            options: Vec::new(),
+            headline: Some(Headline {
+                name: headline.into(),
+                transaction: 0,
+                per_secs: 60.0,
+            }),
+            prepare_threads: 0,
+            schema: Vec::new(),
+            after_load: Vec::new(),
+            cleanup: Vec::new(),
+            load: Vec::new(),
+            fresh_per_run: false,
+            checks: Vec::new(),
+            vars: Vars {
+                names: Vec::new(),
+                kinds: Vec::new(),
+            },
+            params: Vec::new(),
+            transactions: Vec::new(),
+            statements: Vec::new(),
+        };
+        crate::engine::registry::register(crate::engine::custom::spec_for(def));
+    }
+
+    fn txn(name: &str, statement: bool, counts: [u64; 3], lat_ms: &[u64]) -> TxnStats {
+        let mut histogram = Histogram::<u64>::new(3).unwrap();
+        for ms in lat_ms {
+            histogram.record(ms * 1_000_000).unwrap();
+        }
+        TxnStats {
+            name: name.into(),
+            statement,
+            count: counts[0],
+            errors: counts[1],
+            rollbacks: counts[2],
+            histogram,
+        }
+    }
+
+    /// A custom workload's outcome: two transactions (one that never committed), one statement
+    /// line and a headline of 123.5.
+    fn custom_outcome() -> StepOutcome {
+        let mut o = outcome(true);
+        o.metrics = vec![(crate::engine::HEADLINE, 123.5)];
+        o.transactions = vec![
+            txn("new_order", false, [4, 1, 2], &[1, 2, 3, 40]),
+            txn("payment", false, [0, 3, 0], &[]),
+            txn("new_order.1", true, [4, 0, 0], &[1, 1, 1, 2]),
+        ];
+        o
+    }
+
+    fn custom_step(index: usize, name: &str) -> Step {
+        Step {
+            workload: "orders".into(),
+            ..step(index, name, 4, 10)
+        }
+    }
+
+    fn ok_row<'a>(s: &'a Step, o: &'a StepOutcome, status: RowStatus) -> RunRow<'a> {
+        RunRow {
+            step: s,
+            started_at: now(),
+            status,
+            outcome: Some(o),
+            error: None,
+            knee: None,
+        }
+    }
+
+    #[test]
+    fn transactions_csv_gets_a_row_per_transaction_with_each_step_and_joins_its_row() {
+        register_headline_workload("orders", "tpmC");
+        let tmp = tempfile::tempdir().unwrap();
+        let steps = [custom_step(2, "orders t4"), custom_step(3, "orders t8")];
+        let p = plan(steps.to_vec());
+        let mut store = ResultStore::create(tmp.path(), &p, "", now()).unwrap();
+        let path = store.dir().join(TRANSACTIONS_FILE);
+        assert!(
+            !path.exists(),
+            "created with the first step that has transactions"
+        );
+        assert!(store.transactions_path().is_none());
+        let o = custom_outcome();
+        store
+            .write_run(&ok_row(&steps[0], &o, RowStatus::Ok))
+            .unwrap();
+
+        // Readable at once, without closing the store.
+        let (header, rows) = read_rows(&path);
+        assert_eq!(
+            header.join(","),
+            "run_id,step,name,variant,workload,threads,table_size,mode,axis_status,repetition,\
+             transaction,kind,count,errors,rollbacks,rate,lat_avg_ms,lat_p50_ms,lat_p95_ms,\
+             lat_p99_ms,lat_max_ms"
+        );
+        assert_eq!(rows.len(), 3);
+        let (rheader, rrows) = read_rows(store.results_path());
+        // The identity cells are the results.csv row's, so the rows join.
+        let identity = header.iter().position(|h| h == "transaction").unwrap();
+        for r in &rows {
+            assert_eq!(r[..identity], rrows[0][..identity]);
+        }
+        let cells = |r: &[String]| -> Vec<String> { r[identity..].to_vec() };
+        assert_eq!(
+            cells(&rows[0])[..6],
+            ["new_order", "transaction", "4", "1", "2", "0.4"]
+        );
+        let ms = |r: &[String], c: &str| col(&header, r, c).parse::<f64>().unwrap();
+        assert!((ms(&rows[0], "lat_p50_ms") - 2.0).abs() < 0.01);
+        assert!((ms(&rows[0], "lat_p95_ms") - 40.0).abs() < 0.05);
+        assert!((ms(&rows[0], "lat_max_ms") - 40.0).abs() < 0.05);
+        assert!((ms(&rows[0], "lat_avg_ms") - 11.5).abs() < 0.05);
+        assert_eq!(
+            cells(&rows[1]),
+            [
+                "payment",
+                "transaction",
+                "0",
+                "3",
+                "0",
+                "0",
+                "",
+                "",
+                "",
+                "",
+                ""
+            ],
+            "nothing counted: no latency"
+        );
+        assert_eq!(cells(&rows[2])[..3], ["new_order.1", "statement", "4"]);
+        // The headline and its name in results.csv.
+        assert_eq!(col(&rheader, &rrows[0], "headline"), "123.5");
+        assert_eq!(col(&rheader, &rrows[0], "headline_name"), "tpmC");
+        // A histogram per transaction, next to the step's own.
+        let hdir = store.transaction_histogram_dir(&steps[0]);
+        assert!(hdir.ends_with("histograms/2-orders_t4"), "{hdir:?}");
+        for (file, t) in ["new_order.hdr", "payment.hdr", "new_order.1.hdr"]
+            .iter()
+            .zip(&o.transactions)
+        {
+            assert_eq!(read_histogram(&hdir.join(file)).unwrap(), t.histogram);
+        }
+
+        store
+            .write_run(&ok_row(&steps[1], &o, RowStatus::Ok))
+            .unwrap();
+        let (_, rows) = read_rows(&path);
+        let step_of: Vec<String> = rows.iter().map(|r| col(&header, r, "step")).collect();
+        assert_eq!(step_of, ["2", "2", "2", "3", "3", "3"]);
+
+        // Read back: the rows, the names, the headline and the join compare reads.
+        let run = load::load(store.dir(), load::Parts::Results).unwrap();
+        assert_eq!(run.transactions.len(), 6);
+        assert_eq!(
+            run.transaction_names(),
+            ["new_order", "payment", "new_order.1"]
+        );
+        assert_eq!(run.headline_name(), Some("tpmC"));
+        let joined = run.rows_with_transactions();
+        assert_eq!(
+            joined[1].get("new_order.lat_p95_ms"),
+            run.transactions[3].get("lat_p95_ms")
+        );
+        assert_eq!(joined[0].get("payment.errors"), "3");
+        // Each row's histogram, found from the row as the writer named it.
+        for (i, t) in o.transactions.iter().enumerate() {
+            let path = run.transaction_histogram_path(3 + i).unwrap();
+            assert!(path.starts_with(store.transaction_histogram_dir(&steps[1])));
+            assert_eq!(read_histogram(&path).unwrap(), t.histogram);
+        }
+        assert_eq!(run.transaction_histogram_path(6), None);
+        assert_eq!(joined[0].get("new_order.1.count"), "4");
+    }
+
+    #[test]
+    fn a_built_in_workload_has_no_transactions_file_nor_headline() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = step(1, "x", 4, 10);
+        let p = plan(vec![s.clone()]);
+        let mut store = ResultStore::create(tmp.path(), &p, "", now()).unwrap();
+        let o = outcome(true);
+        store.write_run(&ok_row(&s, &o, RowStatus::Ok)).unwrap();
+        assert!(!store.dir().join(TRANSACTIONS_FILE).exists());
+        let (header, rows) = read_rows(store.results_path());
+        assert_eq!(col(&header, &rows[0], "headline"), "");
+        assert_eq!(col(&header, &rows[0], "headline_name"), "");
+        let run = load::load(store.dir(), load::Parts::Results).unwrap();
+        assert!(run.transactions.is_empty() && run.transaction_names().is_empty());
+        assert_eq!(run.headline_name(), None);
+    }
+
+    /// A resume keeps the transaction rows of finished steps only: an interrupted step's and
+    /// those of a step whose results.csv row a crash never wrote go, and the steps that run
+    /// again add theirs once.
+    #[test]
+    fn reopen_keeps_the_transactions_of_finished_steps_only() {
+        register_headline_workload("orders", "tpmC");
+        let tmp = tempfile::tempdir().unwrap();
+        let steps: Vec<Step> = (1..=3).map(|i| custom_step(i, &format!("s{i}"))).collect();
+        let p = plan(steps.clone());
+        let mut store = ResultStore::create(tmp.path(), &p, "", now()).unwrap();
+        let o = custom_outcome();
+        store
+            .write_run(&ok_row(&steps[0], &o, RowStatus::Ok))
+            .unwrap();
+        store
+            .write_run(&ok_row(&steps[1], &o, RowStatus::Interrupted))
+            .unwrap();
+        // Step 3: its transaction rows are on disk, then the process dies before its row.
+        store.write_transactions(&steps[2], &o).unwrap();
+        let dir = store.dir().to_path_buf();
+        drop(store);
+        let path = dir.join(TRANSACTIONS_FILE);
+        let steps_in = |path: &Path| -> Vec<String> {
+            let (header, rows) = read_rows(path);
+            rows.iter().map(|r| col(&header, r, "step")).collect()
+        };
+        assert_eq!(
+            steps_in(&path),
+            ["1", "1", "1", "2", "2", "2", "3", "3", "3"]
+        );
+
+        let (mut store, finished) = ResultStore::reopen(&dir, &p).unwrap();
+        assert_eq!(finished, [1].into());
+        assert_eq!(steps_in(&path), ["1", "1", "1"]);
+        for s in &steps[1..] {
+            store.write_run(&ok_row(s, &o, RowStatus::Ok)).unwrap();
+        }
+        assert_eq!(
+            steps_in(&path),
+            ["1", "1", "1", "2", "2", "2", "3", "3", "3"]
+        );
+        assert!(!dir.join("transactions.csv.tmp").exists());
     }
 }

@@ -297,3 +297,52 @@ pub fn check_variants(
     }
     Ok(variants)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::registry;
+    use crate::suite::workloads::tests::ORDERS;
+
+    /// `--resume` reloads the run directory's own suite.toml, which holds the definitions of
+    /// the suite's `workloads` files inline: the files are not needed, and the rebuilt plan
+    /// equals the stored plan.json.
+    #[test]
+    fn a_run_directory_with_custom_workloads_resumes_without_their_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = ORDERS.find("[workloads.orders]").unwrap();
+        std::fs::write(dir.path().join("orders.toml"), &ORDERS[start..]).unwrap();
+        let file = dir.path().join("suite.toml");
+        let suite = ORDERS[..start].replace(
+            "name = \"custom\"",
+            "name = \"custom\"\nworkloads = [\"orders.toml\"]",
+        );
+        std::fs::write(&file, suite).unwrap();
+        let s = crate::suite::load_with_env(&file, &[], &[]).unwrap_or_else(|e| panic!("{e}"));
+        let plan = crate::plan::build(&s).unwrap();
+
+        let run = tempfile::tempdir().unwrap();
+        std::fs::write(
+            run.path().join(crate::results::SUITE_FILE),
+            &s.resolved_toml,
+        )
+        .unwrap();
+        std::fs::write(
+            run.path().join(crate::results::PLAN_FILE),
+            serde_json::to_string_pretty(&plan).unwrap(),
+        )
+        .unwrap();
+        let header = crate::results::csv::results_columns(&plan.axes).join(",");
+        std::fs::write(run.path().join(crate::results::RESULTS_FILE), header + "\n").unwrap();
+        registry::clear_custom();
+        drop(dir);
+        let (resumed, replanned) =
+            load_for_resume(run.path()).unwrap_or_else(|e| panic!("{e}\n{}", s.resolved_toml));
+        assert_eq!(replanned.steps.len(), plan.steps.len());
+        assert_eq!(resumed.resolved_toml, s.resolved_toml);
+        let orders = registry::workload("orders")
+            .and_then(crate::engine::custom::def)
+            .unwrap();
+        assert_eq!(orders.transactions.len(), 2);
+    }
+}

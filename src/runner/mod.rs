@@ -144,6 +144,23 @@ pub trait StepExecutor {
         stop: &AtomicBool,
     ) -> Result<StepOutcome, EngineError>;
 
+    /// A check step: the workload's `[[checks]]` on the dataset's data. An error is a failed
+    /// step (it names the checks that did not hold).
+    fn check(
+        &mut self,
+        step: &Step,
+        out: &mut dyn Write,
+        stop: &AtomicBool,
+    ) -> Result<(), EngineError> {
+        engine::check_step_with_target(
+            &step.workload,
+            &step.options,
+            step.target.as_ref(),
+            out,
+            stop,
+        )
+    }
+
     /// Before the first step of each stretch of a variant's steps (one stretch per variant in
     /// a blocked plan; with interleaved variants, every switch): apply its server settings.
     /// An error fails the stretch's runs; nothing of it is executed.
@@ -394,6 +411,8 @@ fn resume_plan(
         let todo = match s.kind {
             StepKind::Run => !finished_runs.contains(&s.index),
             StepKind::Cleanup => event != Some("done"),
+            // Again unless it passed, while the data is still there to check.
+            StepKind::Check => event != Some("done") && !cleaned.contains(&s.dataset),
             StepKind::Prepare => match event {
                 Some("done") if !cleaned.contains(&s.dataset) => {
                     r.prepared.insert(s.dataset);
@@ -616,6 +635,23 @@ mod tests {
                 });
             }
             Ok(outcome(false))
+        }
+
+        fn check(
+            &mut self,
+            step: &Step,
+            out: &mut dyn Write,
+            _stop: &AtomicBool,
+        ) -> Result<(), EngineError> {
+            self.calls.push((step.index, step.kind));
+            self.variant_calls.push(format!("step {}", step.index));
+            writeln!(out, "check 'x': ok").unwrap();
+            if self.fail.contains(&step.index) {
+                return Err(EngineError::Failed(
+                    "check 'x' failed: `SELECT 1`: expected 0, found '1'".into(),
+                ));
+            }
+            Ok(())
         }
 
         fn begin_variant(&mut self, variant: &str, _run_dir: &Path) -> Result<(), String> {
@@ -1001,6 +1037,125 @@ mod tests {
                 .todo
                 .len(),
             8
+        );
+    }
+
+    /// [`plan`] with a check step after each dataset's runs: ds1: 1 prepare, 2-4 runs,
+    /// 5 check, 6 cleanup; ds2: 7 prepare, 8 run, 9 check, 10 cleanup.
+    fn check_plan() -> Plan {
+        let mut p = plan();
+        for at in [3, 7] {
+            let d = p.steps[at].dataset;
+            p.steps.insert(at + 1, step(0, StepKind::Check, "check", d));
+        }
+        for (i, s) in p.steps.iter_mut().enumerate() {
+            s.index = i + 1;
+        }
+        p
+    }
+
+    #[test]
+    fn a_check_runs_after_the_runs_is_journaled_and_a_failed_one_is_a_failed_step() {
+        let root = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let mut script = Script::default();
+        let mut report = Vec::new();
+        let summary = run_plan_with(
+            &check_plan(),
+            &ctx(root.path()),
+            &mut script,
+            &stop,
+            &mut report,
+        )
+        .unwrap();
+        assert_eq!((summary.steps_ok, summary.steps_failed), (10, 0));
+        let calls: Vec<usize> = script.calls.iter().map(|c| c.0).collect();
+        assert_eq!(calls, (1..=10).collect::<Vec<_>>());
+        let report = String::from_utf8(report).unwrap();
+        assert!(
+            report.contains("==> [5/10] check check (variant default)\ncheck 'x': ok\n"),
+            "{report}"
+        );
+        let journal = crate::results::read_journal(summary.results_csv.parent().unwrap());
+        assert_eq!(journal[&5], "done");
+        assert_eq!(journal[&9], "done");
+
+        // A failed check with on_error = "stop": a failed step, no further runs; the cleanup
+        // of the data in place still runs.
+        let root = tempfile::tempdir().unwrap();
+        let mut script = Script {
+            fail: [5].into(),
+            ..Default::default()
+        };
+        let c = RunContext {
+            on_error: OnError::Stop,
+            ..ctx(root.path())
+        };
+        let summary = run_plan_with(&check_plan(), &c, &mut script, &stop, Vec::new()).unwrap();
+        assert_eq!(summary.steps_failed, 1);
+        let calls: Vec<usize> = script.calls.iter().map(|c| c.0).collect();
+        assert_eq!(calls, [1, 2, 3, 4, 5, 6]);
+        let journal = crate::results::read_journal(summary.results_csv.parent().unwrap());
+        assert_eq!(journal[&5], "failed");
+
+        // A dataset whose prepare failed is not checked.
+        let root = tempfile::tempdir().unwrap();
+        let mut script = Script {
+            fail: [7].into(),
+            ..Default::default()
+        };
+        let mut report = Vec::new();
+        run_plan_with(
+            &check_plan(),
+            &ctx(root.path()),
+            &mut script,
+            &stop,
+            &mut report,
+        )
+        .unwrap();
+        assert!(!script.calls.contains(&(9, StepKind::Check)));
+        let report = String::from_utf8(report).unwrap();
+        assert!(
+            report.contains(
+                "==> [9/10] check check (variant default): skipped, the dataset was not prepared"
+            ),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn resume_checks_again_unless_the_check_passed_or_the_data_is_gone() {
+        let p = check_plan();
+        let journal = |events: &[(usize, &str)]| -> HashMap<usize, String> {
+            events.iter().map(|(i, e)| (*i, e.to_string())).collect()
+        };
+        let todo = |finished: &[usize], events: &[(usize, &str)]| {
+            let finished: HashSet<usize> = finished.iter().copied().collect();
+            let mut t: Vec<usize> = resume_plan(&p, &finished, &journal(events))
+                .todo
+                .into_iter()
+                .collect();
+            t.sort();
+            t
+        };
+        // Killed during the check: the data is in place, the check runs again on it.
+        assert_eq!(
+            todo(&[2, 3, 4], &[(1, "done"), (5, "start")]),
+            [5, 6, 7, 8, 9, 10]
+        );
+        // A failed check runs again too; a passed one does not.
+        assert_eq!(
+            todo(&[2, 3, 4], &[(1, "done"), (5, "failed")]),
+            [5, 6, 7, 8, 9, 10]
+        );
+        assert_eq!(
+            todo(&[2, 3, 4], &[(1, "done"), (5, "done")]),
+            [6, 7, 8, 9, 10]
+        );
+        // After the cleanup there is nothing left to check.
+        assert_eq!(
+            todo(&[2, 3, 4], &[(1, "done"), (5, "failed"), (6, "done")]),
+            [7, 8, 9, 10]
         );
     }
 

@@ -13,8 +13,9 @@
 //!   `stop_when` sweep ([`StepLoop::pass_over`]), the boundaries it crosses
 //!   ([`StepLoop::cross_boundaries`]: leave the dataset, leave the variant, enter the variant,
 //!   enter the dataset), whether it executes at all ([`StepLoop::admit`]), then
-//!   [`StepLoop::prepare_step`] (prepare and cleanup) or [`StepLoop::run_step`] (and
-//!   [`StepLoop::record_run`]), then [`StepLoop::after_step`] (the hook and `on_error`);
+//!   [`StepLoop::prepare_step`] (prepare and cleanup), [`StepLoop::run_step`] (and
+//!   [`StepLoop::record_run`]) or [`StepLoop::check_step`], then [`StepLoop::after_step`]
+//!   (the hook and `on_error`);
 //! - [`StepLoop::finish`]: leaves the last dataset and variant, runs `after_suite`, and turns
 //!   the counts into the [`RunSummary`] and its closing line.
 //!
@@ -224,6 +225,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
                 self.prepare_step(position, step, admitted.hook_error)
             }
             StepKind::Run => self.run_step(position, step, admitted.hook_error),
+            StepKind::Check => self.check_step(position, step, admitted.hook_error),
         };
         // `None`: the step was refused after all (no after_step for it).
         if let Some(failed) = executed {
@@ -554,6 +556,55 @@ impl<'a, W: Write> StepLoop<'a, W> {
                     };
                     self.datasets.insert(step.dataset, state);
                 }
+                "failed"
+            }
+        };
+        if let Err(e) = self.store.journal(step, event) {
+            self.fatal.get_or_insert(e);
+        }
+        Some(failed)
+    }
+
+    /// A check step, journaled like a prepare (so `--resume` runs it again unless it passed):
+    /// it runs only on a dataset whose prepare is done, and its failure is a failed step for
+    /// `on_error`. Returns whether it failed, or `None` when it was refused.
+    fn check_step(
+        &mut self,
+        position: usize,
+        step: &Step,
+        hook_error: Option<String>,
+    ) -> Option<bool> {
+        let header = self.header(position, step);
+        if let Some(msg) = hook_error {
+            let _ = writeln!(self.out, "{header}: skipped, {msg}");
+            return None;
+        }
+        if !matches!(self.datasets.get(&step.dataset), Some(Dataset::Ready)) {
+            let _ = writeln!(self.out, "{header}: skipped, the dataset was not prepared");
+            self.counts.skipped += 1;
+            return None;
+        }
+        self.progress.step_started(position, step);
+        let _ = writeln!(self.out, "{header}");
+        if let Err(e) = self.store.journal(step, crate::results::JOURNAL_START) {
+            self.fatal.get_or_insert(e);
+        }
+        let result = self.executor.check(step, &mut self.out, self.stop);
+        let _ = self.out.flush();
+        let mut failed = false;
+        let event = match result {
+            Ok(()) => {
+                self.counts.ok += 1;
+                "done"
+            }
+            Err(_) if self.stop.load(Ordering::SeqCst) => {
+                self.counts.interrupted += 1;
+                "interrupted"
+            }
+            Err(e) => {
+                self.counts.failed += 1;
+                failed = true;
+                self.fail_note(position, step, &e.to_string());
                 "failed"
             }
         };

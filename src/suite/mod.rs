@@ -17,6 +17,7 @@ pub mod raw;
 pub mod source;
 pub mod stored;
 mod validate;
+pub mod workloads;
 
 use std::path::{Path, PathBuf};
 
@@ -34,7 +35,15 @@ use crate::value::Value;
 pub const ENV_PREFIX: &str = "SBSUITE_";
 
 /// The tables of a suite file, in the order the schema lists them.
-pub const TOP_LEVEL_KEYS: [&str; 6] = ["suite", "target", "defaults", "matrix", "variant", "hooks"];
+pub const TOP_LEVEL_KEYS: [&str; 7] = [
+    "suite",
+    "target",
+    "defaults",
+    "matrix",
+    "variant",
+    "hooks",
+    "workloads",
+];
 
 /// `SBSUITE_*` variables that are process switches, not suite keys.
 pub const ENV_SWITCHES: &[&str] = crate::db::CLIENT_ENVS;
@@ -279,6 +288,8 @@ pub fn load_text(
     sets: &[SetOverride],
     env: &[(String, String)],
 ) -> Result<Suite, ConfigErrors> {
+    // Workloads an earlier suite declared on this thread are forgotten before anything else.
+    crate::engine::registry::clear_custom();
     let map = SourceMap::new(text);
     if text.trim().is_empty() {
         return Err(ConfigError::new(file, map.origin_at(0), "", "the suite file is empty")
@@ -318,6 +329,11 @@ pub fn load_text(
             .map_or_else(|| map.origin_at(0), |s| map.origin_at(s.start));
         syntax(e.message().trim_end(), origin)
     })?;
+
+    // The suite's own workloads, compiled and registered before the rest is validated, so
+    // that `workload = "orders"` and its options check like built-in ones.
+    let custom = workloads::load(file, text, &table)?;
+    custom.register();
 
     let mut overrides = Vec::new();
     let mut figment = Figment::from(Layer {
@@ -373,6 +389,26 @@ pub fn load_text(
         });
     }
 
+    // Definitions are read from the file alone (in its order): a layer cannot change them.
+    let defining: Vec<ConfigError> = overrides
+        .iter()
+        .filter(|(path, _)| {
+            path.first().is_some_and(|k| k == "workloads")
+                || (path.len() >= 2 && path[0] == "suite" && path[1] == "workloads")
+        })
+        .map(|(path, origin)| {
+            ConfigError::new(
+                file,
+                origin.clone(),
+                path.join("."),
+                "workload definitions cannot be set from the environment or --set",
+            )
+            .with_help("edit the definition in its file; options of a workload can be set (e.g. --set customers=100)")
+        })
+        .collect();
+    if !defining.is_empty() {
+        return Err(ConfigErrors(defining));
+    }
     let origins = Origins { map, overrides };
     let hints = |mut errors: ConfigErrors| {
         for e in &mut errors.0 {
@@ -384,7 +420,7 @@ pub fn load_text(
         .extract()
         .map_err(|e| hints(figment_errors(file, &origins, e)))?;
     let raw = stored::in_file_order(raw, &table);
-    validate::validate(file, raw, origins).map_err(hints)
+    validate::validate(file, raw, origins, &custom).map_err(hints)
 }
 
 fn to_dict(file: &Path, map: &SourceMap, table: &toml::Table) -> Result<Dict, ConfigError> {

@@ -38,6 +38,11 @@ pub struct RawSuite {
     /// Shell commands around the suite, each variant, each dataset and each step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<RawHooks>,
+    /// Workloads declared in TOML: `[workloads.NAME]` with its options, schema, load, params
+    /// and transactions (read from the file itself by [`super::workloads`]).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    #[schemars(schema_with = "workloads_schema")]
+    pub workloads: IndexMap<String, toml::Value>,
 }
 
 /// What a failure does: `stop` the suite (cleanups and restores still run), `skip` what it
@@ -147,6 +152,10 @@ pub struct SuiteSection {
     /// or `record` (the row stays `ok`). Either way the `dropped` column has the count.
     #[serde(default, skip_serializing_if = "RateOverflow::is_default")]
     pub rate_overflow: RateOverflow,
+    /// Files of workload definitions (`[workloads.NAME]` tables only), relative to the suite
+    /// file, e.g. `["workloads/tpcc.toml"]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<String>,
 }
 
 /// `[suite] variant_order`: when each variant's runs happen.
@@ -384,6 +393,37 @@ fn matrix_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     props.insert("stop_when".into(), json!({ "description": "threshold sweeps: stop raising an axis once a run meets a condition (gains in percent, latencies in ms), e.g. { threads = { tps_gain_below = 5, p95_above = 50 } }", "type": "object", "additionalProperties": { "type": "object", "properties": conds, "additionalProperties": false } }));
     props.insert("zip".into(), json!({ "description": "groups of axes that move together, e.g. [[\"tables\", \"table_size\"]]", "type": "array", "items": { "type": "array", "minItems": 2, "items": { "type": "string" } } }));
     schemars::json_schema!({ "type": "object", "properties": props, "additionalProperties": false })
+}
+
+/// The keys of a `[workloads.NAME]` table (checked in [`super::workloads`]).
+pub const WORKLOAD_KEYS: &[&str] = &[
+    "summary",
+    "headline",
+    "prepare_threads",
+    "fresh_prepare",
+    "options",
+    "schema",
+    "after_load",
+    "cleanup",
+    "load",
+    "params",
+    "transactions",
+    "checks",
+];
+
+/// `[workloads.NAME]`: the keys of a definition (their values are checked when the suite
+/// loads, with positions).
+fn workloads_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    use serde_json::json;
+    let props: serde_json::Map<String, serde_json::Value> = WORKLOAD_KEYS
+        .iter()
+        .map(|k| (k.to_string(), json!({})))
+        .collect();
+    schemars::json_schema!({
+        "description": "workloads declared in TOML: `[workloads.NAME]` with summary, options, schema, load, params, transactions, checks",
+        "type": "object",
+        "additionalProperties": { "type": "object", "properties": props, "additionalProperties": false }
+    })
 }
 
 /// The JSON schema of suite files (draft-07, which editors' TOML plugins read best).

@@ -109,6 +109,13 @@ fn document(root: &toml::Table) -> String {
     }
     for (k, v) in root {
         match v {
+            toml::Value::Table(defs) if k == "workloads" => {
+                for (name, def) in defs {
+                    if let toml::Value::Table(def) = def {
+                        push_nested(&mut out, &[k.as_str(), name.as_str()], def);
+                    }
+                }
+            }
             toml::Value::Table(t) => push_section(&mut out, &format!("[{}]", key(k)), t),
             toml::Value::Array(items) if is_section(v) => {
                 for item in items.iter().filter_map(toml::Value::as_table) {
@@ -138,6 +145,43 @@ fn push_section(out: &mut String, header: &str, table: &toml::Table) {
     out.push('\n');
     for (k, v) in table {
         push_line(out, k, v);
+    }
+}
+
+/// A workload definition (`path` = `["workloads", NAME]`) as sections that read back in the
+/// same order: plain keys as lines; a table of tables (`options`, `transactions`) and each
+/// table in it as sections; a list of tables (`load`, `checks`) as `[[…]]` sections. Order
+/// matters only within a table (lets, steps, transactions), never between a table's plain
+/// keys and its sections, so writing the sections after the lines is safe.
+fn push_nested(out: &mut String, path: &[&str], table: &toml::Table) {
+    let section = |v: &toml::Value| match (path.len(), v) {
+        (2, toml::Value::Table(t)) => !t.is_empty() && t.values().all(toml::Value::is_table),
+        (3, v) => v.is_table(),
+        _ => false,
+    };
+    let listed = |v: &toml::Value| path.len() == 2 && v.is_array() && is_section(v);
+    let header = |path: &[&str]| path.iter().map(|k| key(k)).collect::<Vec<_>>().join(".");
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&format!("[{}]\n", header(path)));
+    for (k, v) in table {
+        if !section(v) && !listed(v) {
+            push_line(out, k, v);
+        }
+    }
+    for (k, v) in table {
+        let mut sub = path.to_vec();
+        sub.push(k);
+        match v {
+            toml::Value::Table(t) if section(v) => push_nested(out, &sub, t),
+            toml::Value::Array(items) if listed(v) => {
+                for item in items.iter().filter_map(toml::Value::as_table) {
+                    push_section(out, &format!("[[{}]]", header(&sub)), item);
+                }
+            }
+            _ => {}
+        }
     }
 }
 

@@ -132,6 +132,7 @@ pub(super) fn validate(
     file: &Path,
     mut raw: RawSuite,
     origins: Origins,
+    custom: &super::workloads::Loaded,
 ) -> Result<Suite, ConfigErrors> {
     let mut c = Checker {
         file,
@@ -260,6 +261,15 @@ pub(super) fn validate(
 
     let matrix = matrix(&mut c, &raw.matrix);
     no_workload(&mut c, &raw);
+    if !custom.defs.is_empty() {
+        let driver = raw
+            .target
+            .as_ref()
+            .map_or(crate::db::Driver::Sqlite, |t| t.driver);
+        let used = used_workloads(&defaults, &matrix);
+        c.errors
+            .extend(custom.check_drivers(&used, driver, raw.target.is_none()));
+    }
     if c.errors.is_empty() {
         plan_size(&mut c, &raw, &matrix);
     }
@@ -267,6 +277,10 @@ pub(super) fn validate(
     if !c.errors.is_empty() {
         return Err(ConfigErrors(c.errors));
     }
+    // The stored suite holds the definitions themselves, not the paths of their files: a run
+    // directory resumes and re-plans without them.
+    raw.workloads = custom.inline.clone();
+    raw.suite.workloads.clear();
     let resolved_toml = super::stored::resolved_toml(&raw);
     Ok(Suite {
         file: file.to_path_buf(),
@@ -287,6 +301,28 @@ pub(super) fn validate(
         resolved_toml,
         origins,
     })
+}
+
+/// Every workload a step of the suite may run: `[defaults]`, the matrix axis and `include`.
+fn used_workloads(
+    defaults: &IndexMap<String, Value>,
+    m: &Matrix,
+) -> std::collections::HashSet<String> {
+    let mut used = std::collections::HashSet::new();
+    let mut add = |v: &Value| {
+        if let Value::Str(w) = v {
+            used.insert(w.clone());
+        }
+    };
+    defaults.get("workload").into_iter().for_each(&mut add);
+    for axis in m.axes.iter().filter(|a| a.name == "workload") {
+        axis.values.iter().for_each(&mut add);
+    }
+    m.include
+        .iter()
+        .filter_map(|cell| cell.get("workload"))
+        .for_each(&mut add);
+    used
 }
 
 /// `[suite] variant_order` and `order_seed`. Interleaving switches the server's settings

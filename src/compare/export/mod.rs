@@ -19,7 +19,7 @@ pub mod markdown;
 pub mod table;
 
 use super::stats::MAX_REPS;
-use super::{Comparison, Line, METRICS, RepsNeeded, SideStats, key_text};
+use super::{Comparison, Line, RepsNeeded, SideStats, key_text};
 
 /// Renders comparisons in one format.
 pub trait Exporter {
@@ -103,7 +103,7 @@ fn delta_text(l: &Line) -> String {
 /// Per metric with undecided lines, the repetitions needed at its noisiest key: the lines of
 /// the text formats (their assumptions follow in [`POWER_NOTE`]).
 fn reps_lines(c: &Comparison) -> Vec<String> {
-    METRICS
+    c.metrics
         .iter()
         .filter_map(|m| {
             let undecided: Vec<&RepsNeeded> = c

@@ -19,8 +19,8 @@ use std::future::Future;
 use mysql_async::prelude::Queryable;
 use mysql_async::{ClientIdentity, Conn, OptsBuilder, Params, SslOpts, Statement};
 
-use super::shared::{kind_of_code, load_rows};
-use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId};
+use super::shared::{ColumnMeta, TYPE_FLOAT, kind_of_code, load_cells, load_rows};
+use crate::db::conn::{Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId};
 use crate::db::io;
 use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
 
@@ -187,6 +187,85 @@ impl MysqlConnection {
     }
 }
 
+/// `params` as mysql_async values, in the reused vector `reused`.
+fn values(reused: &mut Vec<mysql_async::Value>, params: &[P<'_>]) -> Vec<mysql_async::Value> {
+    let mut values = std::mem::take(reused);
+    values.clear();
+    values.extend(params.iter().map(|p| match *p {
+        P::Int(i) => mysql_async::Value::Int(i),
+        P::Str(s) => mysql_async::Value::Bytes(s.as_bytes().to_vec()),
+        P::Float(f) => mysql_async::Value::Double(f),
+        P::Null => mysql_async::Value::NULL,
+    }));
+    values
+}
+
+impl MysqlConnection {
+    /// What a [`fetch`] did: a read, or the rows a statement without a result set changed.
+    fn fetched(
+        &mut self,
+        r: Result<Result<bool, mysql_async::Error>, TimedOut>,
+    ) -> Result<Done, SqlError> {
+        let rows = self.done(r)?;
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        Ok(Done {
+            rows,
+            affected: if rows { 0 } else { conn.affected_rows() },
+        })
+    }
+}
+
+/// Counts the rows of `result`'s first result set into `out.rows` and, with `first`, keeps
+/// its column names and first row as text (the wire client's text of each type:
+/// [`ColumnMeta`]); drains the rest. Returns whether there was a result set.
+async fn fetch<P: mysql_async::prelude::Protocol>(
+    mut result: mysql_async::QueryResult<'_, '_, P>,
+    first: bool,
+    out: &mut Fetched,
+) -> Result<bool, mysql_async::Error> {
+    let columns = result.columns().unwrap_or_else(|| Vec::new().into());
+    let meta: Vec<ColumnMeta> = columns
+        .iter()
+        .map(|c| ColumnMeta {
+            ty: c.column_type() as u8,
+            flags: c.flags().bits(),
+            decimals: c.decimals(),
+            length: c.column_length(),
+        })
+        .collect();
+    if first {
+        out.columns = columns.iter().map(|c| c.name_str().into_owned()).collect();
+    }
+    while let Some(row) = result.next().await? {
+        if first && out.rows == 0 {
+            out.first = row
+                .unwrap()
+                .into_iter()
+                .zip(&meta)
+                .map(|(v, m)| value_text(v, m))
+                .collect();
+        }
+        out.rows += 1;
+    }
+    result.drop_result().await?;
+    Ok(!columns.is_empty())
+}
+
+/// A value of a row as the wire client's text of its column type.
+fn value_text(v: mysql_async::Value, m: &ColumnMeta) -> Option<String> {
+    use mysql_async::Value;
+    Some(match v {
+        Value::NULL => return None,
+        Value::Bytes(b) => m.bytes_text(&b),
+        Value::Int(i) => m.int_text(i),
+        Value::UInt(u) => m.int_text(u),
+        Value::Float(f) => m.float_text(f64::from(f), true),
+        Value::Double(d) => m.float_text(d, m.ty == TYPE_FLOAT),
+        Value::Date(y, mo, d, h, mi, s, us) => m.date_text(y, mo, d, h, mi, s, us),
+        Value::Time(neg, days, h, mi, s, us) => m.time_text(neg, days, h, mi, s, us),
+    })
+}
+
 impl Connection for MysqlConnection {
     /// `KILL <id>` from a second connection, on its own thread: the library keeps its socket
     /// to itself, and the server then ends the blocked statement too.
@@ -217,14 +296,7 @@ impl Connection for MysqlConnection {
         let stmt = self.stmts.get(stmt).ok_or_else(|| {
             SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
         })?;
-        let mut values = std::mem::take(&mut self.values);
-        values.clear();
-        values.extend(params.iter().map(|p| match *p {
-            P::Int(i) => mysql_async::Value::Int(i),
-            P::Str(s) => mysql_async::Value::Bytes(s.as_bytes().to_vec()),
-            P::Float(f) => mysql_async::Value::Double(f),
-            P::Null => mysql_async::Value::NULL,
-        }));
+        let values = values(&mut self.values, params);
         let r = bounded(&self.rt, self.limits.query_timeout, async {
             let result = conn.exec_iter(stmt, Params::Positional(values)).await?;
             let rows = !result.columns_ref().is_empty();
@@ -237,6 +309,36 @@ impl Connection for MysqlConnection {
             rows,
             affected: conn.affected_rows(),
         })
+    }
+
+    fn execute_fetch(
+        &mut self,
+        stmt: StmtId,
+        params: &[P<'_>],
+        first: bool,
+        out: &mut Fetched,
+    ) -> Result<Done, SqlError> {
+        out.clear();
+        let values = values(&mut self.values, params);
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let stmt = self.stmts.get(stmt).ok_or_else(|| {
+            SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
+        })?;
+        let r = bounded(&self.rt, self.limits.query_timeout, async {
+            let result = conn.exec_iter(stmt, Params::Positional(values)).await?;
+            fetch(result, first, out).await
+        });
+        self.fetched(r)
+    }
+
+    fn query_fetch(&mut self, sql: &str, first: bool, out: &mut Fetched) -> Result<Done, SqlError> {
+        out.clear();
+        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let r = bounded(&self.rt, self.limits.query_timeout, async {
+            let result = conn.query_iter(sql).await?;
+            fetch(result, first, out).await
+        });
+        self.fetched(r)
     }
 
     fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
@@ -305,6 +407,15 @@ impl Connection for MysqlConnection {
         fill: &mut dyn FnMut(&mut DataRow) -> bool,
     ) -> Result<(), SqlError> {
         load_rows(self, table, with_id, fill)
+    }
+
+    fn load_rows(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        fill: &mut dyn FnMut(&mut [crate::db::Cell]) -> bool,
+    ) -> Result<u64, SqlError> {
+        load_cells(self, table, columns, fill)
     }
 
     fn close(mut self: Box<Self>) {

@@ -12,6 +12,7 @@
 //! (settings that need a restart, `context = postmaster`, are refused; a reload is verified
 //! from fresh sessions) and `pg_settings` for captures.
 
+pub mod decode;
 pub mod encode;
 pub mod shared;
 pub mod tokio_client;

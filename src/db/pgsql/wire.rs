@@ -49,10 +49,13 @@ use postgres_protocol::message::frontend;
 use tokio_postgres::types::Type;
 
 use super::encode::{
-    COPY_CHUNK, binary_row, binary_type, copy_header, copy_sql, numbered, put_param,
+    COPY_CHUNK, binary_row, binary_type, copy_header, copy_sql, copy_text_sql, numbered, put_param,
+    put_text, text_row,
 };
 use super::shared::{Phase, parse_i64, socket_dir_and_port, state_error, too_many_rows};
-use crate::db::conn::{Connection, DataRow, Done, ErrKind, P, SqlError, StmtId, Table};
+use crate::db::conn::{
+    Cell, Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId, Table,
+};
 pub use crate::db::io::WireError;
 use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
 use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
@@ -88,6 +91,8 @@ struct Stmt {
     types: Vec<Type>,
     /// Whether it returns rows (a RowDescription, not NoData).
     rows: bool,
+    /// The names of its result columns.
+    columns: Vec<String>,
 }
 
 /// One blocking connection speaking the protocol itself.
@@ -115,6 +120,11 @@ enum Want {
     First,
     /// Every row, every column as text.
     Rows,
+    /// The number of rows ([`Answer::count`]).
+    Count,
+    /// The number of rows, the first one as text in [`Answer::rows`] and the first result's
+    /// column names.
+    FirstRow,
     /// A statement description (ParameterDescription, RowDescription / NoData).
     Describe,
     /// To stream COPY data: stop at CopyInResponse.
@@ -131,6 +141,11 @@ struct Answer {
     columns: Vec<String>,
     params: Vec<Type>,
     copy_in: bool,
+    /// DataRows of the first result set, for [`Want::Count`] and [`Want::FirstRow`].
+    count: u64,
+    /// Whether the first result set has ended (a text query of several: later rows are not
+    /// counted, as in the MySQL clients).
+    counted: bool,
 }
 
 /// A server error or notice: its fields.
@@ -286,12 +301,7 @@ fn put_bind(
         if binary_type(ty) {
             put_param(*p, ty, out)?;
         } else {
-            match *p {
-                P::Int(i) => out.put_slice(i.to_string().as_bytes()),
-                P::Str(s) => out.put_slice(s.as_bytes()),
-                P::Float(f) => out.put_slice(f.to_string().as_bytes()),
-                P::Null => {}
-            }
+            put_text(*p, out);
         }
         let len = (out.len() - at - 4) as i32;
         out[at..at + 4].copy_from_slice(&len.to_be_bytes());
@@ -641,6 +651,19 @@ impl WireConnection {
                             }
                             usize::MAX
                         }
+                        Want::Count | Want::FirstRow if a.counted => {
+                            self.discard(len)?;
+                            continue;
+                        }
+                        Want::FirstRow if a.count == 0 => {
+                            a.count = 1;
+                            usize::MAX
+                        }
+                        Want::Count | Want::FirstRow => {
+                            a.count += 1;
+                            self.discard(len)?;
+                            continue;
+                        }
                         _ => {
                             self.discard(len)?;
                             continue;
@@ -660,12 +683,16 @@ impl WireConnection {
                 b'C' => {
                     let r = self.body(len)?;
                     a.done.affected = tag_count(&self.io.buf[r]);
+                    a.counted |= a.done.rows;
                 }
-                b'T' if want == Want::Rows => {
+                b'T' if matches!(want, Want::Rows | Want::Describe | Want::FirstRow) => {
+                    // FirstRow: the names of the first result (a text query of several).
+                    let keep = !(want == Want::FirstRow && a.done.rows);
                     a.done.rows = true;
                     let r = self.body(len)?;
                     match column_names(&self.io.buf[r]) {
-                        Some(names) => a.columns = names,
+                        Some(names) if keep => a.columns = names,
+                        Some(_) => {}
                         None => return Err(self.protocol("a malformed RowDescription")),
                     }
                 }
@@ -781,6 +808,69 @@ impl WireConnection {
     }
 }
 
+impl WireConnection {
+    /// Sends Bind + Execute + Sync of `stmt` with `params`; returns whether it returns rows.
+    #[inline]
+    fn send_execute(&mut self, stmt: StmtId, params: &[P<'_>]) -> Result<bool, SqlError> {
+        self.start()?;
+        let Some(s) = self.stmts.get(stmt) else {
+            return Err(SqlError::client(
+                format!("no prepared statement {stmt}"),
+                ErrKind::Other,
+            ));
+        };
+        if s.types.len() != params.len() {
+            return Err(SqlError::client(
+                format!(
+                    "the statement takes {} parameters, {} given",
+                    s.types.len(),
+                    params.len()
+                ),
+                ErrKind::Other,
+            ));
+        }
+        let rows = s.rows;
+        put_bind(&mut self.out, &s.name, &s.types, params)
+            .map_err(|m| SqlError::client(m, ErrKind::Other))?;
+        frontend::execute("", 0, &mut self.out).map_err(nul_error)?;
+        frontend::sync(&mut self.out);
+        self.send()?;
+        Ok(rows)
+    }
+}
+
+impl WireConnection {
+    /// Streams the rows of `fill` as text COPY data ([`text_row`]) after CopyInResponse, in
+    /// chunks of [`COPY_CHUNK`] as [`WireConnection::copy_rows`]. Returns the rows sent.
+    fn copy_text_rows(
+        &mut self,
+        width: usize,
+        fill: &mut dyn FnMut(&mut [Cell]) -> bool,
+    ) -> Result<u64, SqlError> {
+        self.out.clear();
+        self.out.reserve(COPY_CHUNK + 512);
+        start_copy_data(&mut self.out);
+        let mut row = vec![Cell::Null; width];
+        let mut rows = 0u64;
+        while fill(&mut row) {
+            text_row(&mut self.out, &row);
+            rows += 1;
+            if self.out.len() >= COPY_CHUNK {
+                end_copy_data(&mut self.out)?;
+                self.send()?;
+                self.out.clear();
+                start_copy_data(&mut self.out);
+            }
+        }
+        end_copy_data(&mut self.out)?;
+        frontend::copy_done(&mut self.out);
+        self.send()?;
+        self.io.arm();
+        self.answer(Want::Drain)?;
+        Ok(rows)
+    }
+}
+
 /// A SCRAM exchange that failed on the client's side (a malformed or forged server message).
 fn scram_error(e: &std::io::Error) -> WireError {
     WireError::Sql(SqlError::client(
@@ -893,39 +983,50 @@ impl Connection for WireConnection {
             name,
             types: a.params,
             rows: a.done.rows,
+            columns: a.columns,
         });
         Ok(self.stmts.len() - 1)
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[P<'_>]) -> Result<Done, SqlError> {
-        self.start()?;
-        let Some(s) = self.stmts.get(stmt) else {
-            return Err(SqlError::client(
-                format!("no prepared statement {stmt}"),
-                ErrKind::Other,
-            ));
-        };
-        if s.types.len() != params.len() {
-            return Err(SqlError::client(
-                format!(
-                    "the statement takes {} parameters, {} given",
-                    s.types.len(),
-                    params.len()
-                ),
-                ErrKind::Other,
-            ));
-        }
-        let rows = s.rows;
-        put_bind(&mut self.out, &s.name, &s.types, params)
-            .map_err(|m| SqlError::client(m, ErrKind::Other))?;
-        frontend::execute("", 0, &mut self.out).map_err(nul_error)?;
-        frontend::sync(&mut self.out);
-        self.send()?;
+        let rows = self.send_execute(stmt, params)?;
         let a = self.answer(Want::Drain)?;
         Ok(Done {
             rows,
             affected: a.done.affected,
         })
+    }
+
+    fn execute_fetch(
+        &mut self,
+        stmt: StmtId,
+        params: &[P<'_>],
+        first: bool,
+        out: &mut Fetched,
+    ) -> Result<Done, SqlError> {
+        out.clear();
+        let rows = self.send_execute(stmt, params)?;
+        let mut a = self.answer(if first { Want::FirstRow } else { Want::Count })?;
+        out.rows = a.count;
+        if first {
+            out.columns.clone_from(&self.stmts[stmt].columns);
+            out.first = a.rows.pop().unwrap_or_default();
+        }
+        Ok(Done {
+            rows,
+            affected: a.done.affected,
+        })
+    }
+
+    fn query_fetch(&mut self, sql: &str, first: bool, out: &mut Fetched) -> Result<Done, SqlError> {
+        out.clear();
+        let mut a = self.simple(sql, if first { Want::FirstRow } else { Want::Count })?;
+        out.rows = a.count;
+        if first {
+            out.columns = std::mem::take(&mut a.columns);
+            out.first = a.rows.pop().unwrap_or_default();
+        }
+        Ok(a.done)
     }
 
     fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
@@ -960,6 +1061,20 @@ impl Connection for WireConnection {
             return Err(self.protocol("the COPY statement did not start a COPY"));
         }
         self.copy_rows(with_id, fill)
+    }
+
+    /// `COPY … FROM STDIN` in the text format ([`copy_text_sql`], [`text_row`]).
+    fn load_rows(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        fill: &mut dyn FnMut(&mut [Cell]) -> bool,
+    ) -> Result<u64, SqlError> {
+        let a = self.simple(&copy_text_sql(table, columns), Want::CopyIn)?;
+        if !a.copy_in {
+            return Err(self.protocol("the COPY statement did not start a COPY"));
+        }
+        self.copy_text_rows(columns.len(), fill)
     }
 
     fn close(self: Box<Self>) {

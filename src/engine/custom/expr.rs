@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use super::model::{Frame, Slot, Val, Vars};
+use super::frame::{Frame, Slot, Val, Vars};
 
 /// The one environment every expression is compiled in (strict: an undefined variable is an
 /// error, never an empty value).
@@ -201,7 +201,7 @@ fn from_jinja(v: &minijinja::Value) -> Val {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::custom::model::VarKind;
+    use crate::engine::custom::frame::VarKind;
 
     fn vars(names: &[&str]) -> Vars {
         Vars {

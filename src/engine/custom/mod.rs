@@ -15,6 +15,7 @@
 //!   cleans up and checks.
 
 pub mod expr;
+pub mod frame;
 pub mod generator;
 pub mod load;
 pub mod model;
@@ -83,8 +84,13 @@ pub fn spec_for(def: model::Def) -> &'static WorkloadSpec {
     }))
 }
 
+/// The definition of a workload declared in TOML; `None` for a built-in one.
+pub fn def(spec: &WorkloadSpec) -> Option<&'static model::Def> {
+    spec.custom.and_then(|d| d.downcast_ref::<model::Def>())
+}
+
 fn build(s: &Setup<'_>) -> Result<Box<dyn Workload>, EngineError> {
-    let def = s.spec.custom.ok_or_else(|| {
+    let def = def(s.spec).ok_or_else(|| {
         EngineError::Failed(format!(
             "internal error: `{}` has no definition",
             s.spec.name

@@ -202,6 +202,18 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// Counts one statement by sysbench's classification: a result set is a read, else
+    /// affected rows make a write, else other.
+    pub(crate) fn classify(&mut self, done: crate::db::Done) {
+        if done.rows {
+            self.reads += 1;
+        } else if done.affected > 0 {
+            self.writes += 1;
+        } else {
+            self.other += 1;
+        }
+    }
+
     fn add(&mut self, o: &Tally) {
         self.reads += o.reads;
         self.writes += o.writes;
@@ -587,13 +599,7 @@ impl Session<'_> {
     }
 
     fn count(&mut self, done: crate::db::Done) {
-        if done.rows {
-            self.tally.reads += 1;
-        } else if done.affected > 0 {
-            self.tally.writes += 1;
-        } else {
-            self.tally.other += 1;
-        }
+        self.tally.classify(done);
     }
 
     fn text_query(&mut self, sql: &'static str) -> Result<(), SqlError> {

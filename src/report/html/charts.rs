@@ -526,6 +526,7 @@ mod tests {
             header,
             rows,
             intervals,
+            transactions: Vec::new(),
             suite_text: None,
             servers: Default::default(),
             origin: crate::results::load::Origin::sbsuite(),

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use super::charts::{Charts, Tagged};
 use super::svg::escape;
+use crate::report::transactions;
 use crate::results::load::{Row, Run};
 
 const STYLE: &str = "
@@ -133,6 +134,12 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
     h.push_str("<h2 id=\"results\">Results</h2>\n");
     results_table(&mut h, runs);
 
+    let tables: Vec<(String, transactions::Table)> = runs
+        .iter()
+        .filter_map(|t| Some((t.tag.clone(), transactions::table(t.run)?)))
+        .collect();
+    transactions_section(&mut h, &tables);
+
     h.push_str("<h2 id=\"suite\">Suite</h2>\n");
     for t in runs {
         let name = format!(
@@ -182,7 +189,7 @@ fn variants(h: &mut String, run: &Run) {
         return;
     }
     h.push_str("<h2 id=\"variants\">Variants</h2>\n");
-    let cs = match crate::compare::compare_by(run, "variant", &[]) {
+    let cs = match crate::compare::compare_by(run, "variant", &[], &[]) {
         Ok(cs) => cs,
         Err(e) => {
             let _ = writeln!(
@@ -206,7 +213,7 @@ fn variants(h: &mut String, run: &Run) {
         h.push_str("<p class=\"note\">Fewer than 6 samples on a side: verdicts have little power (raise [suite] repeat).</p>\n");
     }
     let column = |side: &str| side.strip_prefix("variant=").unwrap_or(side).to_string();
-    for m in crate::compare::METRICS {
+    for m in &cs[0].metrics {
         // Matrix points in the order the comparisons met them.
         let mut keys: Vec<&Vec<(String, String)>> = Vec::new();
         for c in &cs {
@@ -317,6 +324,13 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
     let has_tps = any("tps");
     let has_qps = any("qps");
     let has_errors = any("errors");
+    // A custom workload's headline, under its own name (`tpmC`).
+    let headline = any("headline").then(|| {
+        runs.iter()
+            .find_map(|t| t.run.headline_name())
+            .unwrap_or("headline")
+            .to_string()
+    });
 
     h.push_str("<table>\n<tr>");
     let mut head: Vec<String> = Vec::new();
@@ -339,6 +353,9 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
             .into_iter()
             .map(String::from),
     );
+    if let Some(name) = &headline {
+        head.push(name.clone());
+    }
     if has_errors {
         head.push("errors".into());
     }
@@ -380,6 +397,9 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
         }
         for c in ["lat_avg", "lat_p95", "lat_p99"] {
             num(h, cell(r, c));
+        }
+        if headline.is_some() {
+            num(h, cell(r, "headline"));
         }
         if has_errors {
             num(h, cell(r, "errors"));
@@ -473,4 +493,35 @@ fn server_variables(h: &mut String, runs: &[Tagged]) {
     );
     table(h, &names);
     h.push_str("</details>\n");
+}
+
+/// The HTML section of the page: a table per run that has transactions (nothing otherwise).
+pub(super) fn transactions_section(h: &mut String, tables: &[(String, transactions::Table)]) {
+    if tables.is_empty() {
+        return;
+    }
+    h.push_str("<h2 id=\"transactions\">Transactions</h2>\n");
+    for (tag, t) in tables {
+        if tables.len() > 1 || !tag.is_empty() {
+            let _ = writeln!(h, "<h3>run {}: {}</h3>", escape(tag), escape(&t.run));
+        }
+        h.push_str("<table>\n<tr>");
+        for (_, head) in transactions::COLUMNS {
+            let _ = write!(h, "<th>{}</th>", escape(head));
+        }
+        h.push_str("</tr>\n");
+        for r in &t.rows {
+            h.push_str("<tr>");
+            for (col, cell) in r {
+                let class = if transactions::numeric(col) {
+                    " class=\"n\""
+                } else {
+                    ""
+                };
+                let _ = write!(h, "<td{class}>{}</td>", escape(cell));
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</table>\n");
+    }
 }

@@ -38,15 +38,20 @@ enum Path {
     QueryRows,
     Prepare,
     Execute,
+    /// `execute_fetch` (binary rows decoded) and `query_fetch` (text rows decoded).
+    ExecuteFetch,
+    QueryFetch,
 }
 
-const PATHS: [Path; 6] = [
+const PATHS: [Path; 8] = [
     Path::Handshake,
     Path::Query,
     Path::QueryI64,
     Path::QueryRows,
     Path::Prepare,
     Path::Execute,
+    Path::ExecuteFetch,
+    Path::QueryFetch,
 ];
 
 /// A server transcript being built: packets with their sequence ids, and where each packet
@@ -232,7 +237,7 @@ fn transcript(r: &mut Rng, path: Path, deprecate_eof: bool) -> Vec<Transcript> {
                 r,
                 &mut t,
                 deprecate_eof,
-                matches!(path, Path::Execute),
+                matches!(path, Path::Execute | Path::ExecuteFetch),
                 more,
             );
             vec![t]
@@ -392,6 +397,7 @@ fn case(seed: u64) -> Result<Duration, String> {
                 seq: 0,
                 caps: 0,
                 stmts: Vec::new(),
+                meta: Vec::new(),
                 broken: true,
                 timed_out: false,
                 stage: Stage::Greeting,
@@ -416,6 +422,12 @@ fn case(seed: u64) -> Result<Duration, String> {
                 Path::QueryI64 => c.query_i64("SELECT 1").map(|_| ()),
                 Path::QueryRows => c.query_rows("SHOW GLOBAL VARIABLES").map(|_| ()),
                 Path::Prepare => c.prepare("SELECT ?").map(|_| ()),
+                Path::ExecuteFetch => c
+                    .execute_fetch(0, &[P::Int(1), P::Str("x")], true, &mut Fetched::default())
+                    .map(|_| ()),
+                Path::QueryFetch => c
+                    .query_fetch("SELECT 1", r.chance(50), &mut Fetched::default())
+                    .map(|_| ()),
                 _ => c.execute(0, &[P::Int(1), P::Str("x")]).map(|_| ()),
             };
             // A second command on what is left: in step, or refused cleanly.

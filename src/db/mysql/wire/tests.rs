@@ -330,6 +330,7 @@ fn fed(bytes: Vec<u8>, caps: u32) -> WireConnection {
         seq: 1,
         caps,
         stmts: Vec::new(),
+        meta: Vec::new(),
         broken: false,
         timed_out: false,
         stage: Stage::Ready,
@@ -476,6 +477,7 @@ pub(super) fn peer_conn(
         seq: 0,
         caps,
         stmts: Vec::new(),
+        meta: Vec::new(),
         broken: false,
         timed_out: false,
         stage: Stage::Ready,
@@ -1420,4 +1422,59 @@ fn live_passwords_auth_switch_and_unreachable_hosts() {
         ("2002", ErrKind::Unreachable),
         "{e}"
     );
+}
+
+#[test]
+fn binary_rows_decode_to_mysql_text_and_short_rows_are_errors() {
+    use super::super::shared::UNSIGNED_FLAG;
+    const NEWDECIMAL: u8 = 0xF6;
+    let col = |ty: u8, flags: u16, decimals: u8| ColumnMeta {
+        ty,
+        flags,
+        decimals,
+        length: 0,
+    };
+    let meta = [
+        col(TYPE_TINY, 0, 0),
+        col(TYPE_LONGLONG, UNSIGNED_FLAG, 0),
+        col(TYPE_LONG, 0, 0),
+        col(TYPE_DATETIME, 0, 3),
+        col(TYPE_TIME, 0, 0),
+        col(NEWDECIMAL, 0, 2),
+        col(TYPE_DATE, 0, 0),
+        col(TYPE_BIT, UNSIGNED_FLAG, 0),
+    ];
+    // Columns 2 (LONG) is NULL: bit 2 + 2 of the bitmap.
+    let mut row = vec![0x00, 0b0001_0000, 0x00];
+    row.push(0x80); // -128
+    row.extend_from_slice(&u64::MAX.to_le_bytes());
+    row.extend_from_slice(&[11, 0xE8, 0x07, 2, 29, 23, 59, 58]);
+    row.extend_from_slice(&125_000u32.to_le_bytes());
+    row.extend_from_slice(&[8, 1, 34, 0, 0, 0, 22, 59, 59]); // -838:59:59
+    row.extend_from_slice(b"\x05-1.50");
+    row.push(0); // 0000-00-00
+    row.extend_from_slice(b"\x02\x01\x01");
+    let s = |v: &str| Some(v.to_string());
+    assert_eq!(
+        binary_row(&meta, &row).unwrap(),
+        [
+            s("-128"),
+            s("18446744073709551615"),
+            None,
+            s("2024-02-29 23:59:58.125"),
+            s("-838:59:59"),
+            s("-1.50"),
+            s("0000-00-00"),
+            s("257"),
+        ]
+    );
+    for cut in 0..row.len() {
+        assert!(binary_row(&meta, &row[..cut]).is_err(), "cut at {cut}");
+    }
+    let e = binary_row(&[col(0x11, 0, 0)], &[0, 0, 1]).unwrap_err();
+    assert!(e.contains("0x11"), "{e}");
+    // The text protocol: NULL and BIT as a number.
+    let text = text_row(&meta[6..], b"\xFB\x02\x00\x05").unwrap();
+    assert_eq!(text, [None, s("5")]);
+    assert!(text_row(&meta[6..], b"\xFB\x05ab").is_err());
 }

@@ -172,7 +172,7 @@ impl Transcript {
 
     fn answer(&mut self, g: &mut Rng, call: Call) {
         match call {
-            Call::Query | Call::QueryI64 | Call::QueryRows => {
+            Call::Query | Call::QueryI64 | Call::QueryRows | Call::QueryFetch => {
                 if g.chance(70) {
                     self.rows(g);
                     self.complete(g, "SELECT 3");
@@ -200,7 +200,7 @@ impl Transcript {
                 self.noise(g);
                 self.ready();
             }
-            Call::Execute => {
+            Call::Execute | Call::ExecuteFetch => {
                 self.msg(b'2', b"");
                 for _ in 0..g.below(10) {
                     self.data_row(g, 2);
@@ -225,15 +225,20 @@ enum Call {
     Prepare,
     Execute,
     Load,
+    /// `execute_fetch` and `query_fetch`: rows counted, the first one kept.
+    ExecuteFetch,
+    QueryFetch,
 }
 
-const CALLS: [Call; 6] = [
+const CALLS: [Call; 8] = [
     Call::Query,
     Call::QueryI64,
     Call::QueryRows,
     Call::Prepare,
     Call::Execute,
     Call::Load,
+    Call::ExecuteFetch,
+    Call::QueryFetch,
 ];
 
 /// Lengths worth trying in a header: the edges of the protocol and of `max_packet`.
@@ -402,13 +407,26 @@ fn run_case(seed: u64, tally: &mut Tally) {
                 }
                 Err(_) => false,
             },
-            Call::Execute => {
+            Call::Execute | Call::ExecuteFetch => {
                 let n = c.stmts.get(stmt).map_or(0, |s| s.types.len());
                 let params: Vec<P<'_>> = (0..n)
-                    .map(|i| if i % 2 == 0 { P::Int(7) } else { P::Str("x") })
+                    .map(|i| match i % 4 {
+                        0 => P::Int(7),
+                        1 => P::Str("x"),
+                        2 => P::Float(2.5),
+                        _ => P::Null,
+                    })
                     .collect();
-                c.execute(stmt, &params).is_ok()
+                match call {
+                    Call::Execute => c.execute(stmt, &params).is_ok(),
+                    _ => c
+                        .execute_fetch(stmt, &params, true, &mut Fetched::default())
+                        .is_ok(),
+                }
             }
+            Call::QueryFetch => c
+                .query_fetch("SELECT 1", g.chance(50), &mut Fetched::default())
+                .is_ok(),
             Call::Load => {
                 let mut n = 0;
                 c.load("sbtest1", true, &mut |r: &mut DataRow| {
