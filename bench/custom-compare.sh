@@ -37,7 +37,7 @@ if [ "$DRIVER" = pgsql ]; then
   [ "$(pg -c "SELECT 1 FROM pg_database WHERE datname = '$DB'")" = 1 ] || pg -c "CREATE DATABASE $DB"
   ARGS="--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port=5432 --pgsql-user=postgres --pgsql-db=$DB"
   TARGET="driver = \"pgsql\"
-host = \"127.0.0.1:5432\"
+hosts = [\"127.0.0.1:5432\"]
 user = \"postgres\"
 database = \"$DB\"
 ssl_mode = \"disable\""
@@ -45,7 +45,7 @@ else
   mysql --user=root --host=127.0.0.1 -e "CREATE DATABASE IF NOT EXISTS $DB"
   ARGS="--mysql-host=127.0.0.1 --mysql-port=3306 --mysql-user=root --mysql-db=$DB"
   TARGET="driver = \"mysql\"
-host = \"127.0.0.1:3306\"
+hosts = [\"127.0.0.1:3306\"]
 user = \"root\"
 database = \"$DB\""
 fi

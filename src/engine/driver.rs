@@ -491,6 +491,11 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
         }
         match result {
             EventResult::Done => {}
+            // A worker that gave up because the run was asked to stop (a transaction re-run
+            // after ignored errors) ends with the stop, not with its work done.
+            EventResult::Exhausted if shared.interrupt.load(Ordering::Relaxed) => {
+                break Exit::Interrupted;
+            }
             EventResult::Exhausted => break Exit::Exhausted,
             EventResult::Fatal(e) => {
                 shared.abort.store(true, Ordering::Relaxed);

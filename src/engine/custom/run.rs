@@ -1150,6 +1150,11 @@ impl Worker for CustomWorker<'_> {
                 self.s.lines.txns[t].errors += 1;
                 self.s.abandon();
                 self.slot.publish(&self.s.tally);
+                // A transaction that fails every time (a unique key an ignored code covers)
+                // would be re-run forever: a stop request ends this worker instead.
+                if self.s.stop.load(Ordering::Relaxed) {
+                    return EventResult::Exhausted;
+                }
                 continue;
             }
             let call = w
@@ -1597,6 +1602,47 @@ mod tests {
         ] {
             assert!(e.contains(part), "{part} in {e}");
         }
+    }
+
+    /// A transaction that fails every time with an ignored code is re-run until the run is
+    /// asked to stop, and then the run ends (it used to spin on forever, deaf to Ctrl-C).
+    #[test]
+    fn a_stop_ends_a_transaction_that_fails_every_time_with_an_ignored_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut target = sqlite(&dir);
+        target.ignore_errors = crate::db::IgnoreErrors::Codes(vec!["SQLITE_CONSTRAINT".into()]);
+        admin(
+            &target,
+            &[
+                "CREATE TABLE uniq (k INTEGER PRIMARY KEY)",
+                "INSERT INTO uniq VALUES (1)",
+            ],
+        );
+        let mut b = Builder::default();
+        let k = b.param("k", GenSpec::Const(Val::Int(1)));
+        let ins = b.stmt(0, "INSERT INTO uniq VALUES (:k)");
+        b.txn("dup", 1, &[k], vec![exec(ins)]);
+        let spec = super::super::spec_for(b.build("dups"));
+        let options = spec.resolve_options(|_| None);
+        // No limit at all: only the stop request can end the run.
+        let cfg = config(2, 0, 3);
+        let setup = Setup::new(spec, &options, &cfg, &target);
+        let w = Custom::new(super::super::def(spec).expect("custom"), &setup).unwrap();
+        let stop = AtomicBool::new(false);
+        let started = Instant::now();
+        let o = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(Duration::from_millis(300));
+                stop.store(true, Ordering::Relaxed);
+            });
+            driver::run(&w, &cfg, &mut Vec::new(), &mut |_| {}, &stop).unwrap()
+        });
+        assert!(o.interrupted, "the run ended by the stop request");
+        assert!(started.elapsed() < Duration::from_secs(30));
+        assert_eq!(o.events, 0, "no transaction ever committed");
+        let errors = o.sql.as_ref().map_or(0, |s| s.errors);
+        assert!(errors > 0, "the failures were counted");
+        assert_eq!(o.transactions[0].errors, errors);
     }
 
     #[test]

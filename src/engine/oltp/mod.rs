@@ -915,6 +915,11 @@ impl Worker for OltpWorker<'_> {
                     }
                 }
                 self.slot.publish(&self.s.tally);
+                // An event that fails every time would be re-run forever: a stop request ends
+                // this worker instead.
+                if self.stop.load(Ordering::Relaxed) {
+                    return EventResult::Exhausted;
+                }
                 continue;
             }
             let dialect = self.s.w.connector.target.driver.dialect();
