@@ -106,7 +106,8 @@ custom_run() {
 import csv, sys
 row = next(csv.DictReader(open(sys.argv[1])))
 user, system = map(float, open(sys.argv[2]).read().split()[-2:])
-print(row["qps"], "%.6f" % ((user + system) / float(row["queries"]) * 1000))
+queries = sum(float(row[k]) for k in ("reads", "writes", "other"))
+print(row["qps"], "%.6f" % ((user + system) / queries * 1000))
 ' "$csv" "$TMP/time"
 }
 
