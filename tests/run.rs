@@ -725,7 +725,8 @@ fn a_rate_that_cannot_be_offered_fails_the_row_with_the_dropped_count() {
 
 /// #14 item 5: with `rate_overflow = "record"` the overloaded run stays `ok` with its count;
 /// a rate the thread keeps up with shows 0; a run without `rate` leaves the column empty. An
-/// ok row still ends in `,ok,,` (status, error and knee stay the last columns).
+/// ok row of a built-in workload still ends in `,ok,,,` (status, error, knee and an empty
+/// `headline_name` are the last columns).
 #[test]
 fn rate_overflow_record_keeps_the_row_ok_with_the_count() {
     let (code, stderr, rows, text) = run_cpu_suite(
@@ -741,5 +742,8 @@ fn rate_overflow_record_keeps_the_row_ok_with_the_count() {
         "{dropped:?}"
     );
     assert_eq!(dropped[1..], ["0", ""]);
-    assert!(text.lines().skip(1).all(|l| l.ends_with(",ok,,")), "{text}");
+    assert!(
+        text.lines().skip(1).all(|l| l.ends_with(",ok,,,")),
+        "{text}"
+    );
 }
