@@ -40,7 +40,7 @@ if [ "$DRIVER" = pgsql ]; then
 hosts = [\"127.0.0.1:5432\"]
 user = \"postgres\"
 database = \"$DB\"
-ssl_mode = \"disable\""
+ssl = \"disabled\""
 else
   mysql --user=root --host=127.0.0.1 -e "CREATE DATABASE IF NOT EXISTS $DB"
   ARGS="--mysql-host=127.0.0.1 --mysql-port=3306 --mysql-user=root --mysql-db=$DB"
