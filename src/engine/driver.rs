@@ -158,6 +158,21 @@ pub trait Workload: Sync {
         Err(EngineError::Failed("this workload has no checks".into()))
     }
 
+    /// A command of the workload's own besides prepare/run/cleanup/prewarm/check (a sysbench
+    /// Lua script's `sysbench.cmdline.commands` entry, run as a plan step or by
+    /// `sbsuite sysbench SCRIPT NAME`).
+    fn command(
+        &self,
+        name: &str,
+        out: &mut dyn Write,
+        stop: &AtomicBool,
+    ) -> Result<(), EngineError> {
+        let _ = (out, stop);
+        Err(EngineError::Failed(format!(
+            "this workload has no command `{name}`"
+        )))
+    }
+
     /// The `prepare` (or `cleanup`) command. Workloads without data keep this no-op.
     fn prepare(
         &self,
@@ -174,6 +189,21 @@ pub trait Workload: Sync {
 pub trait Worker {
     /// Runs one event; the driver times it.
     fn event(&mut self) -> EventResult;
+
+    /// Runs this worker's events until the loop says to stop. The default runs one
+    /// [`Worker::event`] per [`EventLoop::more_events`]; a worker with a loop of its own (a Lua
+    /// script's `thread_run`) drives the [`EventLoop`] itself. An error fails the run.
+    fn run_loop(&mut self, lp: &mut EventLoop<'_>) -> Result<(), EngineError> {
+        while lp.more_events()? {
+            lp.event_start();
+            let result = self.event();
+            let idle = self.idle_ns();
+            if !lp.event_done(result, idle)? {
+                break;
+            }
+        }
+        Ok(())
+    }
 
     /// Called once after the worker's last event (sysbench's `thread_done`), inside total time.
     fn finish(&mut self) -> Result<(), EngineError> {
@@ -401,7 +431,6 @@ impl Drop for FinishGuard<'_> {
 
 fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerResult {
     let _guard = FinishGuard { shared, id };
-    let new_stats = || WorkerStats::new().map_err(|e| EngineError::Failed(e.to_string()));
     let init = catch_unwind(AssertUnwindSafe(|| {
         workload.new_worker(id, &shared.interrupt)
     }))
@@ -418,101 +447,210 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
         shared.collector.unpark();
     }
     shared.wait_for_gate();
-    let (mut worker, mut stats) = init?;
+    let (mut worker, stats) = init?;
     let Some(&start) = shared.start.get() else {
         return Err(EngineError::Failed("the run clock was not started".into()));
     };
-    // A time limit beyond what `Instant` can represent is no limit.
-    let deadline = shared.deadline(start);
-    let cap = shared.cfg.events;
-    let slot = &shared.slots[id];
-    // With a warmup, epoch 0 is the warmup: unmeasured and uncapped.
-    let first_measured = u64::from(shared.cfg.warmup.is_some());
-    let mut epoch = 0;
-    // Events and busy time of the periods already handed over: the slot's totals never restart.
-    let (mut carried_events, mut carried_ns) = (0u64, 0u64);
+    let mut lp = EventLoop {
+        shared,
+        id,
+        stats,
+        epoch: 0,
+        // With a warmup, epoch 0 is the warmup: unmeasured and uncapped.
+        first_measured: u64::from(shared.cfg.warmup.is_some()),
+        carried_events: 0,
+        carried_ns: 0,
+        // A time limit beyond what `Instant` can represent is no limit.
+        deadline: shared.deadline(start),
+        now: Instant::now(),
+        t0: None,
+        ticket: false,
+        exit: None,
+    };
+    if let Err(e) = worker.run_loop(&mut lp) {
+        shared.abort.store(true, Ordering::Relaxed);
+        return Err(e);
+    }
+    lp.release_ticket();
+    let exit = lp.exit.take().unwrap_or(Exit::Exhausted);
+    worker.finish()?;
+    Ok((lp.stats, exit))
+}
 
-    let mut now = Instant::now();
-    let exit = loop {
-        if deadline.is_some_and(|d| now >= d) {
-            break Exit::TimeLimit;
+fn new_stats() -> Result<WorkerStats, EngineError> {
+    WorkerStats::new().map_err(|e| EngineError::Failed(e.to_string()))
+}
+
+/// One worker's event loop as the driver runs it: limits, the rate queue, checkpoints and the
+/// timing of each event. [`Worker::run_loop`]'s default calls [`Worker::event`] between
+/// [`EventLoop::more_events`] and [`EventLoop::event_done`]; a worker that runs its own loop
+/// (a sysbench Lua script's `thread_run`, through `sb_more_events`, `sb_event_start` and
+/// `sb_event_stop`) calls [`EventLoop::more_events`], [`EventLoop::event_start`] and
+/// [`EventLoop::event_stop`] itself.
+pub struct EventLoop<'s> {
+    shared: &'s Shared,
+    id: usize,
+    stats: WorkerStats,
+    epoch: u64,
+    first_measured: u64,
+    /// Events and busy time of the periods already handed over: the slot's totals never
+    /// restart.
+    carried_events: u64,
+    carried_ns: u64,
+    deadline: Option<Instant>,
+    now: Instant,
+    /// The start of the event under way: its rate ticket's intended start, or the moment of
+    /// [`EventLoop::event_start`].
+    t0: Option<Instant>,
+    /// A rate ticket is taken and not yet given back.
+    ticket: bool,
+    exit: Option<Exit>,
+}
+
+impl EventLoop<'_> {
+    /// The worker's index (sysbench's thread id).
+    pub fn id(&self) -> usize {
+        self.id
+    }
+
+    /// Whether the worker may run one more event (sysbench's `sb_more_events`): false once a
+    /// limit is reached or the run stops, and from then on. With `rate` it waits for the next
+    /// arrival, whose intended time becomes the event's start.
+    pub fn more_events(&mut self) -> Result<bool, EngineError> {
+        if self.exit.is_some() {
+            return Ok(false);
         }
-        if shared.interrupt.load(Ordering::Relaxed) {
-            break Exit::Interrupted;
-        }
-        if shared.abort.load(Ordering::Relaxed) {
-            break Exit::Aborted;
-        }
-        let e = shared.epoch.load(Ordering::Acquire);
-        if e != epoch {
-            let old = std::mem::replace(&mut stats, new_stats()?);
-            carried_events += old.events;
-            carried_ns = carried_ns.saturating_add(old.busy_ns);
-            if epoch >= first_measured {
-                let mut mailbox = shared.mailboxes[id]
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner());
-                match mailbox.as_mut() {
-                    Some(late) => late.absorb(&old),
-                    None => *mailbox = Some(old),
-                }
+        self.release_ticket();
+        let shared = self.shared;
+        let exit = loop {
+            if self.deadline.is_some_and(|d| self.now >= d) {
+                break Exit::TimeLimit;
             }
-            epoch = e;
-        }
-        let t0 = match &shared.queue {
-            None => Instant::now(),
-            Some(q) => match q.pop() {
-                Ticket::Start(at) => at,
-                Ticket::Closed if shared.interrupt.load(Ordering::Relaxed) => {
-                    break Exit::Interrupted;
-                }
-                Ticket::Closed if shared.abort.load(Ordering::Relaxed) => break Exit::Aborted,
-                Ticket::Closed => break Exit::TimeLimit,
-                Ticket::Wait => {
-                    now = Instant::now();
-                    continue;
-                }
-            },
-        };
-        if cap > 0
-            && epoch >= first_measured
-            && shared.issued.0.fetch_add(1, Ordering::Relaxed) >= cap
-        {
-            if let Some(q) = &shared.queue {
-                q.in_flight.fetch_sub(1, Ordering::Relaxed);
-            }
-            break Exit::EventLimit;
-        }
-        let result = worker.event();
-        let t1 = Instant::now();
-        let idle = worker.idle_ns();
-        if let Some(q) = &shared.queue {
-            q.in_flight.fetch_sub(1, Ordering::Relaxed);
-        }
-        match result {
-            EventResult::Done => {}
-            // A worker that gave up because the run was asked to stop (a transaction re-run
-            // after ignored errors) ends with the stop, not with its work done.
-            EventResult::Exhausted if shared.interrupt.load(Ordering::Relaxed) => {
+            if shared.interrupt.load(Ordering::Relaxed) {
                 break Exit::Interrupted;
             }
-            EventResult::Exhausted => break Exit::Exhausted,
-            EventResult::Fatal(e) => {
-                shared.abort.store(true, Ordering::Relaxed);
-                return Err(e);
+            if shared.abort.load(Ordering::Relaxed) {
+                break Exit::Aborted;
             }
+            let e = shared.epoch.load(Ordering::Acquire);
+            if e != self.epoch {
+                let old = std::mem::replace(&mut self.stats, new_stats()?);
+                self.carried_events += old.events;
+                self.carried_ns = self.carried_ns.saturating_add(old.busy_ns);
+                if self.epoch >= self.first_measured {
+                    let mut mailbox = shared.mailboxes[self.id]
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner());
+                    match mailbox.as_mut() {
+                        Some(late) => late.absorb(&old),
+                        None => *mailbox = Some(old),
+                    }
+                }
+                self.epoch = e;
+            }
+            self.t0 = match &shared.queue {
+                None => None,
+                Some(q) => match q.pop() {
+                    Ticket::Start(at) => {
+                        self.ticket = true;
+                        Some(at)
+                    }
+                    Ticket::Closed if shared.interrupt.load(Ordering::Relaxed) => {
+                        break Exit::Interrupted;
+                    }
+                    Ticket::Closed if shared.abort.load(Ordering::Relaxed) => break Exit::Aborted,
+                    Ticket::Closed => break Exit::TimeLimit,
+                    Ticket::Wait => {
+                        self.now = Instant::now();
+                        continue;
+                    }
+                },
+            };
+            let cap = shared.cfg.events;
+            if cap > 0
+                && self.epoch >= self.first_measured
+                && shared.issued.0.fetch_add(1, Ordering::Relaxed) >= cap
+            {
+                self.release_ticket();
+                break Exit::EventLimit;
+            }
+            return Ok(true);
+        };
+        self.exit = Some(exit);
+        Ok(false)
+    }
+
+    /// Starts the event's clock (sysbench's `sb_event_start`), unless a rate ticket already
+    /// set it to the arrival's intended time.
+    pub fn event_start(&mut self) {
+        if self.t0.is_none() {
+            self.t0 = Some(Instant::now());
         }
-        let ns = duration_ns(t1.saturating_duration_since(t0)).saturating_sub(idle);
-        stats.record(ns);
-        slot.publish_totals(
-            carried_events + stats.events,
-            carried_ns.saturating_add(stats.busy_ns),
+    }
+
+    /// Counts the event and records its latency less `idle_ns` of deliberate waiting
+    /// (sysbench's `sb_event_stop`).
+    pub fn event_stop(&mut self, idle_ns: u64) {
+        let t1 = Instant::now();
+        self.release_ticket();
+        let t0 = self.t0.take().unwrap_or(t1);
+        let ns = duration_ns(t1.saturating_duration_since(t0)).saturating_sub(idle_ns);
+        self.stats.record(ns);
+        self.shared.slots[self.id].publish_totals(
+            self.carried_events + self.stats.events,
+            self.carried_ns.saturating_add(self.stats.busy_ns),
             ns,
         );
-        now = t1;
-    };
-    worker.finish()?;
-    Ok((stats, exit))
+        self.now = t1;
+    }
+
+    /// The worker has no more work (sysbench's truthy `event` return): this thread ends, its
+    /// event uncounted; a stop request under way makes it an interrupted end.
+    pub fn exhausted(&mut self) {
+        self.release_ticket();
+        self.t0 = None;
+        if self.exit.is_none() {
+            self.exit = Some(if self.shared.interrupt.load(Ordering::Relaxed) {
+                Exit::Interrupted
+            } else {
+                Exit::Exhausted
+            });
+        }
+    }
+
+    /// Handles what [`Worker::event`] returned: `Ok(true)` to go on.
+    pub fn event_done(&mut self, result: EventResult, idle_ns: u64) -> Result<bool, EngineError> {
+        match result {
+            EventResult::Done => {
+                self.event_stop(idle_ns);
+                Ok(true)
+            }
+            // A worker that gave up because the run was asked to stop (a transaction re-run
+            // after ignored errors) ends with the stop, not with its work done.
+            EventResult::Exhausted => {
+                self.exhausted();
+                Ok(false)
+            }
+            EventResult::Fatal(e) => {
+                self.release_ticket();
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the run is stopping (a stop request or another worker's failure): a worker
+    /// waiting inside an event gives up.
+    pub fn stopping(&self) -> bool {
+        self.shared.stopping()
+    }
+
+    fn release_ticket(&mut self) {
+        if std::mem::take(&mut self.ticket)
+            && let Some(q) = &self.shared.queue
+        {
+            q.in_flight.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The `rate` generator: Poisson arrivals on an absolute schedule until the run ends.

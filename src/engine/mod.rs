@@ -33,6 +33,7 @@ pub mod cpu;
 pub mod custom;
 pub mod driver;
 pub mod fileio;
+pub mod lua;
 pub mod memory;
 pub mod mutex;
 pub mod oltp;

@@ -1,0 +1,116 @@
+//! sysbench 1.0 Lua scripts, run unchanged on an embedded LuaJIT (`mlua`, vendored).
+//!
+//! sysbench's own API is mostly Lua calling C through the LuaJIT FFI; scripts written for it
+//! declare sysbench's C functions with `ffi.cdef` and call them through `ffi.C`
+//! (`sb_counter_inc`). So this module does what sysbench does, over sbsuite's own parts:
+//!
+//! * [`ctx`]: the thread's context the exported C functions reach (thread id, random
+//!   generator, the driver's event loop), the run's shared counters, and the exported loop and
+//!   counter functions (`sb_more_events`, `sb_event_start`/`stop`, `sb_counter_inc`/`val`).
+//! * [`sql`]: `db_*` over sbsuite's [`crate::db::Connection`]s with sysbench's C struct
+//!   layouts (`sql_connection`, `sql_result`, `sql_bind`…), and `prelude/sql.lua` on top.
+//! * [`rand`], [`histogram`]: `sb_rand_*` on [`crate::engine::random`], `sb_histogram_*`.
+//! * [`options`]: sysbench's option types, parsing, `sysbench.opt` export and `help` layout.
+//! * [`state`]: building one Lua state (std libs, `package.path`, the `sysbench` table, the
+//!   prelude chunks in `prelude/`, the script, the options).
+//! * [`script`]: a script file loaded once on the main thread: its declared options, custom
+//!   commands and functions ([`Script`]), and whether it is one of sysbench's stock scripts.
+//! * [`run`]: the [`crate::engine::driver::Workload`] of a script (one state per worker,
+//!   `thread_run` driving the driver's [`crate::engine::driver::EventLoop`], hooks, reports,
+//!   commands) and its [`crate::engine::spec::WorkloadSpec`].
+//!
+//! One Lua state per thread, created on it, nothing shared between states (sysbench's model):
+//! globals set in `init()` are not seen by workers.
+
+pub mod ctx;
+pub mod histogram;
+pub mod options;
+pub mod rand;
+pub mod run;
+pub mod script;
+pub mod sql;
+pub mod state;
+
+use std::path::PathBuf;
+
+/// sysbench's option types (`sysbench.cmdline.ARG_*`), numbered as in sysbench.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgType {
+    Null = 0,
+    Bool = 1,
+    Int = 2,
+    Size = 3,
+    Double = 4,
+    String = 5,
+    List = 6,
+    File = 7,
+}
+
+/// One option a script declares in `sysbench.cmdline.options`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeclaredOpt {
+    /// As declared (dashes kept: `--table-size` and `--table_size` both set it).
+    pub name: String,
+    pub desc: String,
+    pub kind: ArgType,
+    /// sysbench's text of the default (`on`/`off`, `tostring(n)`, a list joined by `,`);
+    /// `None` when there is none to show.
+    pub default: Option<String>,
+}
+
+/// One value of `sysbench.opt`: BOOL → boolean, INT/SIZE/DOUBLE → number, STRING → string,
+/// LIST → array of strings.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptVal {
+    Bool(bool),
+    Number(f64),
+    Str(String),
+    List(Vec<String>),
+}
+
+/// `sysbench.opt` as exported to every state: option name (with `_`) → value, general
+/// options (`threads`, `time`, `rand_type`, `mysql_host`…) and the script's.
+pub type OptValues = indexmap::IndexMap<String, OptVal>;
+
+/// A custom command of `sysbench.cmdline.commands`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Command {
+    pub name: String,
+    /// `sysbench.cmdline.PARALLEL_COMMAND`: one state per thread runs it.
+    pub parallel: bool,
+}
+
+/// A script file, loaded once on the main thread to learn what it declares.
+#[derive(Clone, Debug)]
+pub struct Script {
+    /// The path the file was read from.
+    pub path: PathBuf,
+    /// The test argument as typed (`sysbench.cmdline.script_path`).
+    pub typed: String,
+    /// sysbench's `<sname>`: the basename of the argument (`tpcc.lua`).
+    pub sname: String,
+    pub source: String,
+    /// Declared options, sorted by name as sysbench lists them; empty for a legacy script.
+    pub options: Vec<DeclaredOpt>,
+    /// Custom commands, sorted by name.
+    pub commands: Vec<Command>,
+    /// Which of `prepare`, `cleanup`, `help` the script defines as global functions.
+    pub has_prepare: bool,
+    pub has_cleanup: bool,
+    pub has_help: bool,
+}
+
+/// A Lua error (syntax or runtime) with the script position and the traceback, as printed.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct LuaError {
+    pub message: String,
+}
+
+impl From<mlua::Error> for LuaError {
+    fn from(e: mlua::Error) -> LuaError {
+        LuaError {
+            message: e.to_string(),
+        }
+    }
+}
