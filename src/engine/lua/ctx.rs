@@ -16,8 +16,9 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub use super::{LuaShared, ThreadCtx};
 use crate::engine::driver::EventLoop;
-use crate::engine::random::{Distribution, Rng, UniqueSequence};
+use crate::engine::random::Rng;
 
 /// `sb_counter_type`'s values, as scripts pass them.
 pub const CNT_OTHER: i32 = 0;
@@ -85,35 +86,6 @@ impl Counters {
     }
 }
 
-/// What every state of one run (or one command) shares, read by the exported functions.
-pub struct LuaShared {
-    pub counters: Counters,
-    /// `sysbench.rand.default`'s distribution (`rand_type` and its parameters).
-    pub default_dist: Distribution,
-    /// `rand_spec_iter`, `rand_spec_pct`, `rand_spec_res`, `rand_pareto_h` as the native
-    /// engines read them, for `sysbench.rand.gaussian/special/pareto`.
-    pub rand: crate::engine::random::RandOptions,
-    /// `sysbench.rand.unique()`'s process-wide sequence.
-    pub unique: UniqueSequence,
-    /// The database of `sysbench.sql.driver():connect()` (`None`: the default SQLite file of
-    /// a suite without a target is still a target; `None` only for states that may not
-    /// connect, such as `sbsuite workloads` reading a script's options).
-    pub db: Option<super::sql::DbSetup>,
-}
-
-/// The calling thread's part: set by [`enter`] for as long as one Lua state runs on it.
-pub struct ThreadCtx {
-    /// `sysbench.tid`.
-    pub tid: usize,
-    pub shared: Arc<LuaShared>,
-    pub rng: Rng,
-    /// The driver's loop while a worker runs `thread_run` (`sb_more_events`…); null otherwise.
-    lp: *mut EventLoop<'static>,
-    /// Deliberate waiting inside the event under way (not subtracted today: sysbench counts
-    /// a script's sleeps as latency).
-    pub sql: super::sql::ThreadSql,
-}
-
 thread_local! {
     static CTX: RefCell<Option<ThreadCtx>> = const { RefCell::new(None) };
 }
@@ -135,7 +107,7 @@ pub fn enter(tid: usize, shared: Arc<LuaShared>, rng: Rng) -> CtxGuard {
             shared,
             rng,
             lp: std::ptr::null_mut(),
-            sql: super::sql::ThreadSql::default(),
+            sql: Default::default(),
         })
     });
     CtxGuard(())

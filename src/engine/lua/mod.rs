@@ -100,6 +100,37 @@ pub struct Script {
     pub has_help: bool,
 }
 
+// The thread context's types live here, not in `ctx`, so that `ctx` (which every exported
+// function uses) imports no sibling: `sql` uses `ctx`, and `ThreadCtx` holds `sql`'s state.
+
+/// What every state of one run (or one command) shares, read by the exported functions.
+pub struct LuaShared {
+    pub counters: ctx::Counters,
+    /// `sysbench.rand.default`'s distribution (`rand_type` and its parameters).
+    pub default_dist: crate::engine::random::Distribution,
+    /// `rand_spec_iter`, `rand_spec_pct`, `rand_spec_res`, `rand_pareto_h` as the native
+    /// engines read them, for `sysbench.rand.gaussian/special/pareto`.
+    pub rand: crate::engine::random::RandOptions,
+    /// `sysbench.rand.unique()`'s process-wide sequence.
+    pub unique: crate::engine::random::UniqueSequence,
+    /// The database of `sysbench.sql.driver():connect()` (`None`: the default SQLite file of
+    /// a suite without a target is still a target; `None` only for states that may not
+    /// connect, such as `sbsuite workloads` reading a script's options).
+    pub db: Option<sql::DbSetup>,
+}
+
+/// The calling thread's part: set by [`enter`] for as long as one Lua state runs on it.
+pub struct ThreadCtx {
+    /// `sysbench.tid`.
+    pub tid: usize,
+    pub shared: std::sync::Arc<LuaShared>,
+    pub rng: crate::engine::random::Rng,
+    /// The driver's loop while a worker runs `thread_run` (`sb_more_events`…); null otherwise.
+    lp: *mut crate::engine::driver::EventLoop<'static>,
+    /// The thread's SQL state ([`sql`]).
+    pub sql: sql::ThreadSql,
+}
+
 /// A Lua error (syntax or runtime) with the script position and the traceback, as printed.
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("{message}")]
