@@ -193,7 +193,8 @@ const GENERAL: &[(&str, ArgType, &str)] = &[
 /// `sysbench.opt` for one step: sysbench's general options (the step's values where sbsuite
 /// has the option), the database options of `target` under sysbench's `db_*`, `mysql_*` and
 /// `pgsql_*` names (the other driver's at sysbench's defaults), then the script's own options
-/// (given value, else default; FILE options are not exported, as in sysbench).
+/// (given value, else default; FILE options are not exported, as in sysbench). A script that
+/// declares no option gets every other option of `options` as a string.
 pub fn values(script: &Script, options: &Options, target: &Target) -> OptValues {
     let mut out = OptValues::new();
     for &(name, kind, default) in GENERAL {
@@ -204,6 +205,17 @@ pub fn values(script: &Script, options: &Options, target: &Target) -> OptValues 
         out.insert(name.to_string(), v);
     }
     database(&mut out, target);
+    if script.options.is_empty() {
+        // A legacy script declares nothing and takes any option, as a string (its code calls
+        // `tonumber`); sbsuite's own general options are not sysbench's.
+        for (key, v) in &options.0 {
+            let key = key.replace('-', "_");
+            let general = crate::engine::config::GENERAL.iter().any(|g| g.name == key);
+            if !general && !out.contains_key(&key) {
+                out.insert(key, OptVal::Str(v.to_string()));
+            }
+        }
+    }
     for o in &script.options {
         if o.kind == ArgType::File {
             continue;
@@ -323,6 +335,42 @@ mod tests {
             options_list(&opts),
             "  --x=N         about x [1]\n  --yy-z=STRING about yy-z [s]\n  --f[=on|off]  about f\n\n"
         );
+    }
+
+    #[test]
+    fn database_options_take_sysbench_names_and_types() {
+        let script = Script {
+            path: "x.lua".into(),
+            typed: "x.lua".into(),
+            sname: "x.lua".into(),
+            source: String::new(),
+            options: vec![opt("tables", ArgType::Int, Some("1"))],
+            commands: Vec::new(),
+            has_prepare: false,
+            has_cleanup: false,
+            has_help: false,
+        };
+        let mut t = Target::sqlite_default();
+        t.driver = Driver::Pgsql;
+        t.hosts = vec![("db1".into(), 5433)];
+        t.user = "bench".into();
+        t.database = "tpcc".into();
+        let mut given = Options::default();
+        given.0.insert("tables".into(), Value::Int(10));
+        given.0.insert("warmup_time".into(), Value::Int(5));
+        let v = values(&script, &given, &t);
+        let s = |x: &str| OptVal::Str(x.into());
+        assert_eq!(v["db_driver"], s("pgsql"));
+        assert_eq!(v["pgsql_host"], s("db1"));
+        assert_eq!(v["pgsql_port"], OptVal::Number(5433.0));
+        assert_eq!(v["pgsql_user"], s("bench"));
+        assert_eq!(v["pgsql_db"], s("tpcc"));
+        assert_eq!(v["mysql_host"], OptVal::List(vec!["localhost".into()]));
+        assert_eq!(v["mysql_user"], s("sbtest"));
+        assert_eq!(v["tables"], OptVal::Number(10.0));
+        assert_eq!(v["threads"], OptVal::Number(1.0));
+        // sbsuite's own general options are not sysbench's.
+        assert!(!v.contains_key("warmup_time"));
     }
 
     #[test]
