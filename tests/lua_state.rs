@@ -93,7 +93,7 @@ fn build_order_sets_tid_and_cmdline_but_not_opt_at_top_level() {
     let s = script(
         dir.path(),
         "order.lua",
-        r#"
+        r#"#!/usr/bin/env sysbench
 top = {
   opt = sysbench.opt, tid = sysbench.tid, command = sysbench.cmdline.command,
   path = sysbench.cmdline.script_path, argv0 = sysbench.cmdline.argv[0],
@@ -475,6 +475,17 @@ fn errors_name_the_file_and_line_with_a_traceback() {
         trace.starts_with("stack traceback:") && trace.contains("rt.lua:5: in main chunk"),
         "{trace}"
     );
+
+    // A shebang line (third-party scripts start with `#!/usr/bin/env sysbench`) is skipped
+    // and still counts as a line.
+    std::fs::write(
+        dir.path().join("sh.lua"),
+        "#!/usr/bin/env sysbench\nlocal x\nerror('boom')\n",
+    )
+    .expect("write");
+    let e = Script::load(&dir.path().join("sh.lua"), "sh.lua", None).expect_err("raises");
+    assert!(e.message.starts_with("sh.lua:3: boom\n"), "{}", e.message);
+    assert_eq!(e.message.lines().next(), Some(fatal("sh.lua").as_str()));
 
     // At call time too, and a table raised outside the event loop reads "(not a string)".
     let _ctx = ctx::enter(0, shared(1), Rng::for_thread(1, 0));
