@@ -10,3 +10,9 @@ pub struct DbSetup {
 /// A thread's SQL state (open connections, the result slots).
 #[derive(Default)]
 pub struct ThreadSql {}
+
+/// `sysbench.sql` in Lua (chunk `sysbench.sql.lua`), loaded by [`super::state`] (being written).
+pub const SQL_LUA: &str = "";
+
+/// `sysbench.db.*` and the legacy `db_*` globals (chunk `sysbench.db.lua`) (being written).
+pub const DB_LEGACY_LUA: &str = "";
