@@ -329,3 +329,183 @@ fn sqlite_sql_api_answers_as_sysbench_does_for_servers() {
     );
     assert_eq!(env.counters(), PROBE_COUNTERS);
 }
+
+/// sysbench 0.5's API as sysbench 1.0.20 runs it (`legacy.lua` probe): `db_driver` set by
+/// `db_connect`, the parameter table re-read at each execute (numbers as C ints, text buffers
+/// grown), ignorable errors raised as `{errcode = 1}`, fatal ones as `db_query() failed` for
+/// queries and swallowed for executes, errors without a script position.
+const LEGACY: &str = r##"
+local ok, e = pcall(db_bulk_insert_next, "(1)")
+assert(not ok and e == "Uninitialized database connection", tostring(e))
+db_connect()
+assert(db_driver == T.name, tostring(db_driver))
+db_query("DROP TABLE IF EXISTS sqlh_l")
+db_query("CREATE TABLE sqlh_l (id INTEGER PRIMARY KEY, c VARCHAR(20) NOT NULL)")
+db_bulk_insert_init("INSERT INTO sqlh_l VALUES")
+db_bulk_insert_next("(1, 'a')")
+db_bulk_insert_next("(2, 'b')")
+db_bulk_insert_done()
+local s = db_prepare("INSERT INTO sqlh_l VALUES (?, ?)")
+local t = {3, "ccc"}
+db_bind_param(s, t)
+db_execute(s)
+t[1] = 4; t[2] = "a longer string"
+db_execute(s)
+t[1] = 6.9; t[2] = 7
+db_execute(s)
+t[1] = 5; t[2] = nil
+db_execute(s) -- NOT NULL violated: fatal, swallowed
+t[1] = 1; t[2] = "dup"
+local ok, e = pcall(db_execute, s)
+assert(not ok and type(e) == "table" and e.errcode == 1, tostring(e))
+local ok, e = pcall(db_query, "INSERT INTO sqlh_l VALUES (1, 'x')")
+assert(not ok and type(e) == "table" and e.errcode == 1, tostring(e))
+local ok, e = pcall(db_query, "SELECT nosuch FROM sqlh_l")
+assert(not ok and e == "db_query() failed", tostring(e))
+assert(db_query("SELECT c FROM sqlh_l") == nil)
+db_close(s)
+
+local con = sysbench.sql.driver():connect()
+assert(con:query_row("SELECT COUNT(*) FROM sqlh_l") == "5")
+assert(con:query_row("SELECT c FROM sqlh_l WHERE id = 4") == "a longer string")
+assert(con:query_row("SELECT c FROM sqlh_l WHERE id = 6") == "7")
+db_query("DROP TABLE sqlh_l")
+db_disconnect()
+con:disconnect()
+"##;
+
+#[test]
+fn mysql_legacy_db_api_answers_as_sysbench() {
+    if !server("127.0.0.1:3306", "MariaDB") {
+        return;
+    }
+    let env = Env::new(mysql_target("ignore_errors = \"1062\""));
+    env.run("T", "T = {name = 'mysql'}");
+    env.run("legacy", &LEGACY.replace("sqlh_l", "sqlh_l_my"));
+    // A statement MySQL cannot prepare fails in db_prepare, with sysbench's two lines.
+    env.run(
+        "legacy_prepare",
+        r#"local ok, e = pcall(db_prepare, "INSERT INTO sqlh_nosuch VALUES (?)")
+           assert(not ok and e == "db_prepare() failed", tostring(e))"#,
+    );
+    let log = env.log();
+    assert!(
+        log.iter()
+            .any(|l| l == "FATAL: mysql_stmt_prepare() failed")
+    );
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("FATAL: MySQL error: 1146 \"Table 'test.sqlh_nosuch'")),
+        "{log:#?}"
+    );
+}
+
+#[test]
+fn pgsql_legacy_db_api_answers_as_sysbench() {
+    if !server("127.0.0.1:5432", "PostgreSQL") {
+        return;
+    }
+    let env = Env::new(pgsql_target());
+    env.run("T", "T = {name = 'pgsql'}");
+    env.run("legacy", &LEGACY.replace("sqlh_l", "sqlh_l_pg"));
+}
+
+/// Bulk inserts flush before 512 KiB, each flush one query (one write); a tuple larger than
+/// the buffer and `next` before `init` raise.
+#[test]
+fn bulk_insert_flushes_before_512_kib() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = Env::new(sqlite_target(dir.path()));
+    env.run(
+        "bulk",
+        r#"
+local con = sysbench.sql.driver():connect()
+local ok, e = pcall(function() con:bulk_insert_next("(1)") end)
+assert(not ok and e:find("db_bulk_insert_next%(%) failed"), tostring(e))
+con:query("CREATE TABLE sqlh_b (id INTEGER PRIMARY KEY, pad VARCHAR(60))")
+con:bulk_insert_init("INSERT INTO sqlh_b VALUES")
+local pad = string.rep("x", 40)
+for i = 1, 20000 do con:bulk_insert_next(string.format("(%d, '%s')", i, pad)) end
+con:bulk_insert_done()
+assert(con:query_row("SELECT COUNT(*) FROM sqlh_b") == "20000")
+con:bulk_insert_init("INSERT INTO sqlh_b VALUES")
+local ok, e = pcall(function() con:bulk_insert_next("(0, '" .. string.rep("y", 600 * 1024) .. "')") end)
+assert(not ok and e:find("db_bulk_insert_next%(%) failed"), tostring(e))
+con:bulk_insert_done()
+"#,
+    );
+    // 20000 tuples and their commas make 1,028,918 bytes with the head (1.96 × 512 KiB):
+    // one flush when the buffer is full, one at the end.
+    assert_eq!(env.counters(), [1, 1, 2, 0, 0]);
+    let log = env.log();
+    assert!(
+        log.iter()
+            .any(|l| l == "ALERT: attempt to call bulk_insert_next() before bulk_insert_init()"),
+        "{log:#?}"
+    );
+}
+
+/// `con:reconnect()` counts a reconnect; a connection killed on the server fails the next
+/// query with 2013/2006, which the ignore list makes a reconnect and an event restart, and
+/// statements prepared before work again.
+#[test]
+fn mysql_lost_connection_reconnects_when_ignored() {
+    if !server("127.0.0.1:3306", "MariaDB") {
+        return;
+    }
+    let env = Env::new(mysql_target("ignore_errors = \"2013,2006\""));
+    env.run(
+        "reconnect",
+        r#"
+local drv = sysbench.sql.driver()
+local con = drv:connect()
+assert(con:reconnect() == true)
+local stmt = con:prepare("SELECT ? + 1")
+local p = stmt:bind_create(sysbench.sql.type.INT)
+stmt:bind_param(p)
+local id = con:query_row("SELECT CONNECTION_ID()")
+local killer = drv:connect()
+killer:query("KILL " .. id)
+local ok, e = pcall(function() con:query("SELECT 1") end)
+assert(not ok and type(e) == "table" and e.errcode == 1, tostring(e))
+assert(e.sql_errno == 2013 or e.sql_errno == 2006, tostring(e.sql_errno))
+assert(con:query_row("SELECT 1") == "1")
+assert(con:query_row("SELECT CONNECTION_ID()") ~= id)
+p:set(5)
+assert(stmt:execute().nrows == 1)
+stmt:close()
+"#,
+    );
+    // other: KILL; read: 4 query_row, the execute; reconnects: con:reconnect() and the kill.
+    assert_eq!(env.counters(), [1, 4, 0, 0, 2]);
+}
+
+/// Scripts declare `sb_counter_inc(int, sb_counter_type)` themselves (sysbench-tpcc) and use
+/// the enum constants; redefining one of those constants fails as in sysbench; an unknown
+/// driver name fails with sysbench's messages.
+#[test]
+fn scripts_declare_counter_functions_over_our_enum() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = Env::new(sqlite_target(dir.path()));
+    env.run(
+        "tpcc_like",
+        r#"
+ffi.cdef[[void sb_counter_inc(int, sb_counter_type);
+typedef uint32_t useconds_t;
+int usleep(useconds_t useconds);]]
+ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_ERROR)
+ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_ERROR)
+ffi.C.sb_counter_inc(0, ffi.C.SB_CNT_RECONNECT)
+local ok, e = pcall(ffi.cdef, "typedef enum { SB_CNT_OTHER } my_counter_t;")
+assert(not ok and e:find("redefine"), tostring(e))
+local ok, e = pcall(sysbench.sql.driver, "mysql")
+assert(not ok and e:find("failed to initialize the DB driver"), tostring(e))
+assert(sysbench.sql.error.IGNORABLE == 1 and sysbench.sql.type.VARCHAR == 12)
+"#,
+    );
+    assert_eq!(env.counters(), [0, 0, 0, 2, 1]);
+    assert_eq!(env.log(), ["FATAL: invalid database driver name: 'mysql'"]);
+    assert!(!env.shared.db.as_ref().unwrap().used());
+    env.run("driver", "sysbench.sql.driver()");
+    assert!(env.shared.db.as_ref().unwrap().used());
+}

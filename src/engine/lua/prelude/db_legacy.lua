@@ -16,7 +16,7 @@ local con = nil
 
 local function need_connection()
   if con == nil then
-    error("Uninitialized database connection", 3)
+    error("Uninitialized database connection", 0)
   end
 end
 
@@ -53,11 +53,12 @@ local function check(rs, fatal_msg)
       sql_errmsg = ffi.string(con.sql_errmsg),
     })
   end
+  -- sysbench's C functions raise these: no script position.
   if ignorable then
-    error({ errcode = sysbench.error.RESTART_EVENT }, 3)
+    error({ errcode = sysbench.error.RESTART_EVENT }, 0)
   end
   if fatal_msg ~= nil then
-    error(fatal_msg, 3)
+    error(fatal_msg, 0)
   end
 end
 
@@ -96,7 +97,10 @@ function db.prepare(query)
   if con == nil then
     db.connect()
   end
-  local stmt = con:prepare(query)
+  local stmt = C.db_prepare(con, query, #query)
+  if stmt == nil then
+    error("db_prepare() failed", 0)
+  end
   return setmetatable({ stmt = stmt, values = nil, params = nil }, legacy_stmt)
 end
 

@@ -869,9 +869,20 @@ pub unsafe extern "C" fn db_prepare(
         match conn.prepare(&sql) {
             Ok(id) => (Some(id), None),
             Err(e) => {
-                con.log(&format!(
-                    "FATAL: preparing the statement '{sql}' failed: {e}"
-                ));
+                match con.setup().driver {
+                    Driver::Mysql => {
+                        con.log("FATAL: mysql_stmt_prepare() failed");
+                        con.log(&format!("FATAL: MySQL error: {} \"{}\"", e.code, e.message));
+                    }
+                    Driver::Pgsql => {
+                        con.log(&format!("FATAL: PQprepare() failed: {}", e.message));
+                        con.log(&format!("FATAL: failed query was: {sql}"));
+                    }
+                    Driver::Sqlite => {
+                        con.log(&format!("FATAL: sqlite3_prepare_v2() failed: {e}"));
+                        con.log(&format!("FATAL: failed query was: {sql}"));
+                    }
+                }
                 con.api_error();
                 return std::ptr::null_mut();
             }
