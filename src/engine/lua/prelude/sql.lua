@@ -124,6 +124,9 @@ local sql_error = sysbench.sql.error
 -- Bound parameters of a statement, kept alive (their buffers are read at execute) until
 -- the statement is closed. Keyed by the statement's address.
 local bound = {}
+-- The connection of each open statement, kept from the garbage collector (whose
+-- `db_connection_free` would close it under the statement) until the statement is closed.
+local owner = {}
 
 local function stmt_key(stmt)
   return tonumber(ffi.cast("intptr_t", stmt))
@@ -219,6 +222,7 @@ function connection_methods.prepare(self, query)
     check_error(self, nil, query, 3)
     error("SQL API error", 2)
   end
+  owner[stmt_key(stmt)] = self
   return stmt
 end
 
@@ -381,7 +385,9 @@ function statement_methods.execute(self)
 end
 
 function statement_methods.close(self)
-  bound[stmt_key(self)] = nil
+  local key = stmt_key(self)
+  bound[key] = nil
+  owner[key] = nil
   return C.db_close(self)
 end
 

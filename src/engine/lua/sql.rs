@@ -31,10 +31,10 @@ use crate::db::{
 use text::{Template, mysql_sqlstate, returns_rows};
 
 /// `prelude/sql.lua`: loaded as chunk `sysbench.sql.lua` once the `sysbench` table exists.
-pub const SQL_LUA: &str = include_str!("../prelude/sql.lua");
+pub const SQL_LUA: &str = include_str!("prelude/sql.lua");
 
 /// `prelude/db_legacy.lua`: loaded as chunk `sysbench.db.lua` after [`SQL_LUA`].
-pub const DB_LEGACY_LUA: &str = include_str!("../prelude/db_legacy.lua");
+pub const DB_LEGACY_LUA: &str = include_str!("prelude/db_legacy.lua");
 
 /// Where `FATAL:`/`ALERT:` lines of the SQL layer go (one line, without its newline).
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -735,10 +735,11 @@ pub unsafe extern "C" fn db_query(
     }
     // SAFETY: the caller's contract.
     let sql = unsafe { text_arg(query, len) };
-    let Some(conn) = con.st.conn.as_mut() else {
-        return std::ptr::null_mut();
-    };
-    if returns_rows(&sql) {
+    // A dry run answers no rows: every statement is "other", as in sysbench.
+    if !con.setup().connector.target.dry_run && returns_rows(&sql) {
+        let Some(conn) = con.st.conn.as_mut() else {
+            return std::ptr::null_mut();
+        };
         match conn.query_table(&sql) {
             Ok(table) => {
                 let nfields = if table.columns.is_empty() {
@@ -763,6 +764,9 @@ pub unsafe extern "C" fn db_query(
             Err(e) => con.fail(&e, &sql, false),
         }
     } else {
+        let Some(conn) = con.st.conn.as_mut() else {
+            return std::ptr::null_mut();
+        };
         match conn.query(&sql) {
             Ok(done) => con.done(done, 0, std::ptr::null_mut()),
             Err(e) => con.fail(&e, &sql, false),
