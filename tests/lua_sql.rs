@@ -505,6 +505,9 @@ assert(sysbench.sql.error.IGNORABLE == 1 and sysbench.sql.type.VARCHAR == 12)
     );
     assert_eq!(env.counters(), [0, 0, 0, 2, 1]);
     assert_eq!(env.log(), ["FATAL: invalid database driver name: 'mysql'"]);
+    // Every worker's state reads the same setup.
+    fn shared_between_threads<T: Send + Sync>(_: &T) {}
+    shared_between_threads(&*env.shared);
     assert!(!env.shared.db.as_ref().unwrap().used());
     env.run("driver", "sysbench.sql.driver()");
     assert!(env.shared.db.as_ref().unwrap().used());
@@ -578,4 +581,32 @@ assert(p.data_len[0] == 6 and ffi.string(p.buffer, 6):match("^%l+$"))
 assert(stmt:execute().nrows == 1)
 "###,
     );
+}
+
+/// PostgreSQL's ignorable errors end the failed transaction (sysbench's driver sends
+/// ROLLBACK), so the restarted event's first statement does not meet "current transaction is
+/// aborted"; the ROLLBACK is not counted.
+#[test]
+fn pgsql_ignorable_error_rolls_the_transaction_back() {
+    if !server("127.0.0.1:5432", "PostgreSQL") {
+        return;
+    }
+    let env = Env::new(pgsql_target());
+    env.run(
+        "rollback",
+        r#"
+local con = sysbench.sql.driver():connect()
+con:query("DROP TABLE IF EXISTS sqlh_rb")
+con:query("CREATE TABLE sqlh_rb (id INTEGER PRIMARY KEY)")
+con:query("INSERT INTO sqlh_rb VALUES (1)")
+con:query("BEGIN")
+con:query("INSERT INTO sqlh_rb VALUES (2)")
+local ok, e = pcall(function() con:query("INSERT INTO sqlh_rb VALUES (1)") end)
+assert(not ok and e.errcode == 1 and e.sql_state == "23505", tostring(e))
+assert(con:query_row("SELECT COUNT(*) FROM sqlh_rb") == "1")
+con:query("DROP TABLE sqlh_rb")
+"#,
+    );
+    // other: DROP, CREATE, BEGIN, DROP; writes: two INSERTs; read: the count; one error.
+    assert_eq!(env.counters(), [4, 1, 2, 1, 0]);
 }
