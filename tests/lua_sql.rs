@@ -585,7 +585,7 @@ assert(stmt:execute().nrows == 1)
 
 /// PostgreSQL's ignorable errors end the failed transaction (sysbench's driver sends
 /// ROLLBACK), so the restarted event's first statement does not meet "current transaction is
-/// aborted"; the ROLLBACK is not counted.
+/// aborted"; the ROLLBACK is not counted. A text INSERT … RETURNING gives its rows.
 #[test]
 fn pgsql_ignorable_error_rolls_the_transaction_back() {
     if !server("127.0.0.1:5432", "PostgreSQL") {
@@ -604,9 +604,12 @@ con:query("INSERT INTO sqlh_rb VALUES (2)")
 local ok, e = pcall(function() con:query("INSERT INTO sqlh_rb VALUES (1)") end)
 assert(not ok and e.errcode == 1 and e.sql_state == "23505", tostring(e))
 assert(con:query_row("SELECT COUNT(*) FROM sqlh_rb") == "1")
+-- A write with RETURNING answers rows, read as sysbench's pgsql driver counts them.
+assert(con:query_row("INSERT INTO sqlh_rb VALUES (5) RETURNING id * 2") == "10")
 con:query("DROP TABLE sqlh_rb")
 "#,
     );
-    // other: DROP, CREATE, BEGIN, DROP; writes: two INSERTs; read: the count; one error.
-    assert_eq!(env.counters(), [4, 1, 2, 1, 0]);
+    // other: DROP, CREATE, BEGIN, DROP; writes: two INSERTs; reads: the count, the
+    // RETURNING; one error.
+    assert_eq!(env.counters(), [4, 2, 2, 1, 0]);
 }

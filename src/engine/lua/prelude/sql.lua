@@ -380,7 +380,13 @@ end
 
 function statement_methods.execute(self)
   local rs = C.db_execute(self)
-  check_error(self.connection, rs, "<prepared statement>", 3)
+  if rs == nil then
+    -- Only then is the connection read (a result set is a success).
+    local con = self.connection
+    if con.error ~= sql_error.NONE then
+      check_error(con, rs, "<prepared statement>", 3)
+    end
+  end
   return rs
 end
 

@@ -9,14 +9,21 @@
 use crate::db::P;
 
 /// Whether a text statement returns a result set, judged by its first keyword (leading
-/// blanks, comments and parentheses skipped).
+/// blanks, comments and parentheses skipped), or for a write by a `RETURNING` clause
+/// (PostgreSQL, SQLite, MariaDB).
 pub fn returns_rows(sql: &str) -> bool {
     let word = first_word(sql);
     const ROWS: &[&str] = &[
         "SELECT", "SHOW", "WITH", "VALUES", "EXPLAIN", "DESCRIBE", "DESC", "PRAGMA", "TABLE",
         "CHECKSUM", "CHECK", "ANALYZE", "OPTIMIZE", "REPAIR", "HELP",
     ];
+    const WRITES: &[&str] = &["INSERT", "UPDATE", "DELETE", "REPLACE"];
     ROWS.iter().any(|k| k.eq_ignore_ascii_case(word))
+        || (WRITES.iter().any(|k| k.eq_ignore_ascii_case(word))
+            && sql
+                .as_bytes()
+                .windows(9)
+                .any(|w| w.eq_ignore_ascii_case(b"RETURNING")))
 }
 
 /// The first keyword, past blanks, `--`/`#` line comments, `/* */` comments and `(`.
@@ -135,6 +142,8 @@ mod tests {
         assert!(!returns_rows("SELECTED"));
         assert!(!returns_rows(""));
         assert!(!returns_rows("UPDATE t SET a = 'SELECT'"));
+        assert!(returns_rows("INSERT INTO t VALUES (1) RETURNING id"));
+        assert!(returns_rows("delete from t returning *"));
     }
 
     #[test]
