@@ -613,3 +613,29 @@ con:query("DROP TABLE sqlh_rb")
     // RETURNING; one error.
     assert_eq!(env.counters(), [4, 2, 2, 1, 0]);
 }
+
+/// A server that refuses the connection: sysbench's two lines, `connection creation failed`.
+#[test]
+fn refused_connections_fail_as_in_sysbench() {
+    let env = Env::new(target(
+        "mysql",
+        "hosts = [\"127.0.0.1:9\"]\nuser = \"root\"\nssl = \"disabled\"\nconnect_timeout = 2",
+    ));
+    env.run(
+        "refused",
+        r#"
+local ok, e = pcall(function() return sysbench.sql.driver():connect() end)
+assert(not ok and e:find("connection creation failed"), tostring(e))
+"#,
+    );
+    let log = env.log();
+    assert_eq!(
+        log.first().map(String::as_str),
+        Some("FATAL: unable to connect to MySQL server on host '127.0.0.1', port 9, aborting...")
+    );
+    assert!(
+        log.get(1)
+            .is_some_and(|l| l.starts_with("FATAL: error 2003: ")),
+        "{log:#?}"
+    );
+}

@@ -533,8 +533,9 @@ pub unsafe extern "C" fn db_create(name: *const c_char) -> *mut SqlDriver {
     let Some(shared) = ctx::with(|c| c.shared.clone()) else {
         return std::ptr::null_mut();
     };
+    // No database for this state (reading a script's declarations): Lua raises `failed to
+    // initialize the DB driver`.
     let Some(setup) = shared.db.as_ref() else {
-        println!("FATAL: no database is configured for this run");
         return std::ptr::null_mut();
     };
     let (sname, lname) = setup.names();
@@ -584,12 +585,7 @@ pub unsafe extern "C" fn db_connection_create(drv: *mut SqlDriver) -> *mut SqlCo
     let conn = match setup.connector.connect() {
         Ok(c) => c,
         Err(e) => {
-            let target = &setup.connector.target;
-            (setup.log)(&format!(
-                "FATAL: unable to connect to {} ({}): {e}",
-                setup.names().1.to_string_lossy(),
-                target.endpoint(0)
-            ));
+            connect_failed(setup, &e);
             return std::ptr::null_mut();
         }
     };
@@ -636,6 +632,33 @@ pub unsafe extern "C" fn db_connection_create(drv: *mut SqlDriver) -> *mut SqlCo
     });
     con.driver = &raw mut *con.st.drv;
     Box::into_raw(con)
+}
+
+/// sysbench's lines for a connection that cannot be opened.
+fn connect_failed(setup: &DbSetup, e: &SqlError) {
+    let t = &setup.connector.target;
+    let log = |line: String| (setup.log)(&line);
+    match setup.driver {
+        Driver::Mysql => {
+            let place = match (t.sockets.first(), t.hosts.first()) {
+                (Some(socket), _) => format!("socket '{socket}'"),
+                (None, Some((host, port))) => format!("host '{host}', port {port}"),
+                (None, None) => "the default host".to_string(),
+            };
+            log(format!(
+                "FATAL: unable to connect to MySQL server on {place}, aborting..."
+            ));
+            log(format!("FATAL: error {}: {}", e.code, e.message));
+        }
+        Driver::Pgsql => log(format!(
+            "FATAL: Connection to database failed: {}",
+            e.message
+        )),
+        Driver::Sqlite => log(format!(
+            "FATAL: unable to open the SQLite database '{}': {}",
+            t.sqlite.path, e.message
+        )),
+    }
 }
 
 /// `int db_connection_close(sql_connection *)`.
