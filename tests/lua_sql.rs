@@ -639,3 +639,110 @@ assert(not ok and e:find("connection creation failed"), tostring(e))
         "{log:#?}"
     );
 }
+
+/// Counts this thread's heap allocations while `COUNTING` is set (other tests' threads are
+/// left out).
+struct CountingAlloc;
+
+thread_local! {
+    static COUNTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static ALLOCS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; the thread-locals are const-initialised cells
+// (no allocation on first use).
+unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if COUNTING.with(|c| c.get()) {
+            ALLOCS.with(|n| n.set(n.get() + 1));
+        }
+        // SAFETY: the caller's contract.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: the caller's contract.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+/// The hot path allocates nothing per execute: `db_execute` of a prepared point SELECT and of
+/// an UPDATE, called as LuaJIT calls them, 2000 times each after a warm-up.
+#[test]
+fn executes_do_not_allocate() {
+    use sbsuite::engine::lua::sql::{
+        SqlBind, db_bind_param, db_close, db_connection_create, db_connection_free, db_create,
+        db_destroy, db_execute, db_prepare,
+    };
+    if !server("127.0.0.1:3306", "MariaDB") {
+        return;
+    }
+    let env = Env::new(mysql_target(""));
+    env.run(
+        "table",
+        r#"local con = sysbench.sql.driver():connect()
+           con:query("DROP TABLE IF EXISTS sqlh_alloc")
+           con:query("CREATE TABLE sqlh_alloc (id INTEGER PRIMARY KEY, c CHAR(20))")
+           con:query("INSERT INTO sqlh_alloc VALUES (1, 'a'), (2, 'b')")"#,
+    );
+    let mut id: i64 = 1;
+    let mut text = *b"0123456789";
+    // Written through these only, as Lua writes the buffers the binds point at.
+    let id_ptr = &raw mut id;
+    let text_ptr: *mut u8 = text.as_mut_ptr();
+    let mut text_len: std::ffi::c_ulong = 10;
+    let mut not_null: std::ffi::c_char = 0;
+    let binds = [
+        SqlBind::new(4, id_ptr.cast(), std::ptr::null_mut(), 8, &raw mut not_null),
+        SqlBind::new(
+            12,
+            text_ptr.cast(),
+            &raw mut text_len,
+            10,
+            &raw mut not_null,
+        ),
+    ];
+    // SAFETY: the buffers outlive the statements, closed below.
+    unsafe {
+        let drv = db_create(std::ptr::null());
+        let con = db_connection_create(drv);
+        let select = "SELECT c FROM sqlh_alloc WHERE id = ?";
+        let update = "UPDATE sqlh_alloc SET c = ? WHERE id = ?";
+        let sel = db_prepare(con, select.as_ptr().cast(), select.len());
+        let upd = db_prepare(con, update.as_ptr().cast(), update.len());
+        db_bind_param(sel, binds.as_ptr(), 1);
+        let upd_binds = [binds[1], binds[0]];
+        db_bind_param(upd, upd_binds.as_ptr(), 2);
+        for _ in 0..100 {
+            assert!(!db_execute(sel).is_null());
+            db_execute(upd);
+        }
+        COUNTING.with(|c| c.set(true));
+        // The counter sees allocations: this one is subtracted below.
+        drop(std::hint::black_box(Vec::<u8>::with_capacity(1)));
+        for i in 0..2000 {
+            *id_ptr = 1 + i % 2;
+            *text_ptr = b'a' + (i % 26) as u8;
+            assert!(!db_execute(sel).is_null());
+            db_execute(upd);
+        }
+        COUNTING.with(|c| c.set(false));
+        db_close(sel);
+        db_close(upd);
+        db_connection_free(con);
+        db_destroy(drv);
+    }
+    let allocs = ALLOCS.with(|n| n.get());
+    assert!(allocs >= 1, "the counting allocator counts");
+    eprintln!("{} allocations for 4000 executes", allocs - 1);
+    assert!(allocs - 1 < 20, "{allocs} allocations for 4000 executes");
+    env.run(
+        "drop",
+        r#"sysbench.sql.driver():connect():query("DROP TABLE sqlh_alloc")"#,
+    );
+    // 2 executes × 2100, 3 setup queries, the DROP… all in thread 0's counters.
+    assert_eq!(env.counters()[1], 2100);
+}

@@ -177,6 +177,25 @@ pub struct SqlBind {
     is_null: *mut c_char,
 }
 
+impl SqlBind {
+    /// A bind as `stmt:bind_param()` builds it (for callers outside Lua: tests, benches).
+    pub fn new(
+        kind: c_int,
+        buffer: *mut c_void,
+        data_len: *mut c_ulong,
+        max_len: c_ulong,
+        is_null: *mut c_char,
+    ) -> SqlBind {
+        SqlBind {
+            kind,
+            buffer,
+            data_len,
+            max_len,
+            is_null,
+        }
+    }
+}
+
 /// `sql_connection`.
 #[repr(C)]
 pub struct SqlConnection {
