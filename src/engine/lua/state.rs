@@ -132,6 +132,7 @@ fn keep_exports() {
         &rand::EXPORTS,
         &histogram::EXPORTS,
         &options::EXPORTS,
+        &sql::EXPORTS,
     ] {
         std::hint::black_box(e.0);
     }
