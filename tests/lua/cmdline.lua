@@ -11,7 +11,8 @@
 --   sysbench tests/lua/cmdline.lua fail
 
 local function say(fmt, ...)
-  print("@ " .. string.format(fmt, ...))
+  -- one write per line: a report thread printing meanwhile cannot split it
+  io.write("@ " .. string.format(fmt, ...) .. "\n")
 end
 
 local A = sysbench.cmdline

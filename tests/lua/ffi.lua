@@ -12,7 +12,8 @@ int usleep(useconds_t useconds);
 ]]
 
 local function say(fmt, ...)
-  print("@ " .. string.format(fmt, ...))
+  -- one write per line: a report thread printing meanwhile cannot split it
+  io.write("@ " .. string.format(fmt, ...) .. "\n")
 end
 
 local con

@@ -5,7 +5,8 @@
 --   sysbench tests/lua/histogram.lua run --threads=1 --events=1
 
 local function say(fmt, ...)
-  print("@ " .. string.format(fmt, ...))
+  -- one write per line: a report thread printing meanwhile cannot split it
+  io.write("@ " .. string.format(fmt, ...) .. "\n")
 end
 
 function event()

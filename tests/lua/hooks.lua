@@ -18,7 +18,8 @@ sysbench.cmdline.options = {
 }
 
 local function say(fmt, ...)
-  print("@ " .. string.format(fmt, ...))
+  -- one write per line: a report thread printing meanwhile cannot split it
+  io.write("@ " .. string.format(fmt, ...) .. "\n")
 end
 
 local reporters = {

@@ -11,7 +11,8 @@
 -- Table: lua_t_legacy (created by prepare, dropped by cleanup).
 
 local function say(fmt, ...)
-  print("@ " .. string.format(fmt, ...))
+  -- one write per line: a report thread printing meanwhile cannot split it
+  io.write("@ " .. string.format(fmt, ...) .. "\n")
 end
 
 function prepare()

@@ -10,7 +10,8 @@
 local N = 20000
 
 local function say(fmt, ...)
-  print("@ " .. string.format(fmt, ...))
+  -- one write per line: a report thread printing meanwhile cannot split it
+  io.write("@ " .. string.format(fmt, ...) .. "\n")
 end
 
 -- Draws `n` values of f(a, b); returns min, max, mean, the share of values in [cut, cut2]

@@ -9,7 +9,8 @@
 -- Tables: lua_t_sql_types, lua_t_sql_kv (created by prepare, dropped by cleanup).
 
 local function say(fmt, ...)
-  print("@ " .. string.format(fmt, ...))
+  -- one write per line: a report thread printing meanwhile cannot split it
+  io.write("@ " .. string.format(fmt, ...) .. "\n")
 end
 
 local function show(v)
