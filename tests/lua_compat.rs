@@ -1019,10 +1019,18 @@ fn ffi_counter_increments_count_as_under_sysbench_on_postgresql() {
 // ---------------------------------------------------------------------------------------------
 // sysbench's stock scripts forced through Lua
 
+/// How a stock script is named on the command line.
+#[derive(Clone, Copy)]
+enum Named {
+    Name,
+    Lua,
+    Path,
+}
+
 /// `oltp_point_select` and `oltp_read_write` for a fixed number of events on one thread: run by
 /// sysbench from /usr/share/sysbench, by `sbsuite sysbench --lua NAME` and by the native engine
-/// (`sbsuite sysbench NAME`), on the same prepared table; the server must count the same
-/// statements for all three.
+/// (`sbsuite sysbench NAME`, and the stock file's path, which maps to it), on the same
+/// prepared table; the server must count the same statements for all of them.
 fn stock_scripts_statement_mix(driver: Driver) {
     if !have_sysbench() {
         return;
@@ -1039,19 +1047,23 @@ fn stock_scripts_statement_mix(driver: Driver) {
     };
     let table = strings(&["--tables=1", "--table-size=1000"]);
     for script in ["oltp_point_select", "oltp_read_write"] {
-        let with = |lua: bool, command: &str, extra: &[&str]| {
+        let stock_path = format!("/usr/share/sysbench/{script}.lua");
+        // How the script is named: `Name` (sysbench finds it on its path), `Lua` (`--lua
+        // NAME`), `Path` (the stock file's path, which sbsuite maps to its native engine).
+        let with = |how: Named, command: &str, extra: &[&str]| {
             let mut a = Vec::new();
-            if lua {
-                a.push("--lua".to_string());
+            match how {
+                Named::Name => a.push(script.to_string()),
+                Named::Lua => a.extend(["--lua".to_string(), script.to_string()]),
+                Named::Path => a.push(stock_path.clone()),
             }
-            a.push(script.to_string());
             a.extend(db.args());
             a.extend(table.clone());
             a.extend(strings(extra));
             a.push(command.to_string());
             a
         };
-        let prepared = run(Tool::Sysbench, &with(false, "prepare", &[]));
+        let prepared = run(Tool::Sysbench, &with(Named::Name, "prepare", &[]));
         assert_eq!(
             prepared.code,
             Some(0),
@@ -1061,13 +1073,18 @@ fn stock_scripts_statement_mix(driver: Driver) {
         );
         let events = ["--threads=1", "--events=200", "--time=0"];
         let runs = [
-            ("sysbench", Tool::Sysbench, false),
-            ("sbsuite --lua", Tool::Sbsuite, true),
-            ("sbsuite native", Tool::Sbsuite, false),
+            ("sysbench", Tool::Sysbench, Named::Name),
+            ("sbsuite --lua", Tool::Sbsuite, Named::Lua),
+            ("sbsuite native", Tool::Sbsuite, Named::Name),
+            (
+                "sbsuite with the stock script's path",
+                Tool::Sbsuite,
+                Named::Path,
+            ),
         ];
         let mut seen_counts = Vec::new();
-        for (name, tool, lua) in runs {
-            let m = measure(tool, &db, &with(lua, "run", &events));
+        for (name, tool, how) in runs {
+            let m = measure(tool, &db, &with(how, "run", &events));
             assert_eq!(
                 m.seen.code,
                 Some(0),
@@ -1090,7 +1107,7 @@ fn stock_scripts_statement_mix(driver: Driver) {
                 .collect();
             seen_counts.push((name, m.counters, stats));
         }
-        let cleaned = run(Tool::Sysbench, &with(false, "cleanup", &[]));
+        let cleaned = run(Tool::Sysbench, &with(Named::Name, "cleanup", &[]));
         assert_eq!(
             cleaned.code,
             Some(0),
