@@ -58,9 +58,10 @@ function event(thread_id)
   local id = sb_rand(1, rows)
   local r = sb_rand_uniform(1, rows)
   local g = sb_rand_gaussian(1, rows)
-  local u = sb_rand_uniq(1, 1000)
+  -- unique() is redrawn until it falls in the range: keep the range wide, or it takes millions
+  local u = sb_rand_uniq(1, 2147483648)
   say("event %d thread_id=%d ranges ok=%s", n, thread_id, tostring(id >= 1 and id <= rows and r >= 1
-      and r <= rows and g >= 1 and g <= rows and u >= 1 and u <= 1000 and sb_rnd() >= 0))
+      and r <= rows and g >= 1 and g <= rows and u >= 1 and u <= 2147483648 and sb_rnd() >= 0))
   db_query("SELECT c FROM lua_t_legacy WHERE id = " .. id)
   -- the bound table is re-read at each execute
   params[1] = n
