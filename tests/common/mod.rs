@@ -5,6 +5,8 @@ use assert_cmd::Command;
 #[allow(dead_code)] // not every test binary measures a child
 pub mod measure;
 pub mod private_server;
+#[allow(dead_code)] // not every test binary locks the shared servers
+pub mod server_lock;
 #[allow(dead_code)] // not every test binary skips
 mod skip;
 #[allow(unused_imports)]
