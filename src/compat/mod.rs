@@ -23,6 +23,7 @@ use std::path::Path;
 use crate::db::DbError;
 use crate::engine::EngineError;
 use crate::engine::config::GENERAL;
+use crate::engine::lua;
 use crate::engine::registry;
 use crate::runner::{RunError, RunSummary, SignalError};
 use crate::suite::ConfigErrors;
@@ -70,6 +71,13 @@ pub enum SysbenchError {
     /// `cpu prepare`, `memory cleanup`…: the test has no data, and sysbench refuses the line.
     #[error("the {test} test has no data to {command}: only `run` (and `help`) apply to it")]
     NotImplemented { test: String, command: &'static str },
+    /// A Lua script's `prepare`/`cleanup` that it defines neither as a function nor as a
+    /// custom command.
+    #[error(
+        "{test} defines no `{command}` (neither a global function `{command}` nor \
+         sysbench.cmdline.commands.{command})"
+    )]
+    ScriptLacks { test: String, command: &'static str },
     /// `bulk_insert help`: a script without options has no help, in sysbench as here.
     #[error("the {test} test has no options of its own, so it has no help: see `--help`")]
     NoHelp { test: String },
@@ -142,19 +150,22 @@ impl SysbenchError {
                         explained: false,
                     })
                 }
-                ArgsError::UnknownTest { test, .. } => after_banner(
-                    true,
-                    format!(
-                        "FATAL: Cannot find benchmark '{test}': no such built-in test, file or module"
-                    ),
-                ),
+                ArgsError::UnknownTest { test, .. } | ArgsError::NoScript { test, .. } => {
+                    after_banner(
+                        true,
+                        format!(
+                            "FATAL: Cannot find benchmark '{test}': no such built-in test, file or module"
+                        ),
+                    )
+                }
                 ArgsError::NoCommand(test) => after_banner(
                     false,
                     format!(
                         "The '{test}' test requires a command argument. See 'sysbench {test} help'"
                     ),
                 ),
-                ArgsError::UnknownCommand(command) => {
+                ArgsError::UnknownCommand(command)
+                | ArgsError::UnknownScriptCommand { command, .. } => {
                     after_banner(false, format!("Unknown command: {command}"))
                 }
                 ArgsError::Extra(word) => Some(Refusal {
@@ -163,12 +174,21 @@ impl SysbenchError {
                     line: format!("Unrecognized command line argument: {word}"),
                     explained: false,
                 }),
+                // A script that does not load: sysbench's `FATAL: file:line: msg` after its
+                // banner (sbsuite's message is the same, with the Lua traceback).
+                ArgsError::Script(message) => Some(Refusal {
+                    banner: true,
+                    stdout: true,
+                    line: format!("FATAL: {message}"),
+                    explained: true,
+                }),
                 // sysbench reads a script from stdin without a test; the rest are sbsuite's.
                 ArgsError::NoTest | ArgsError::ConfigFile { .. } | ArgsError::NoEquivalent(_) => {
                     None
                 }
             },
-            SysbenchError::NotImplemented { test, command } => after_banner(
+            SysbenchError::NotImplemented { test, command }
+            | SysbenchError::ScriptLacks { test, command } => after_banner(
                 false,
                 format!("'{test}' test does not implement the '{command}' command."),
             ),
@@ -314,6 +334,24 @@ pub fn banner_line() -> String {
 /// `sbtest` data family) have `prewarm`; sysbench calls any other command unknown.
 fn refuse_command(inv: &Invocation, action: Action) -> Result<(), SysbenchError> {
     let family = inv.workload.data.family;
+    if let Some(script) = lua::run::script(inv.workload) {
+        // A Lua script's `prepare`/`cleanup`: a custom command of that name, else the
+        // function; without either sysbench refuses it (after its banner).
+        let name = action.as_str();
+        let defined = script.commands.iter().any(|c| c.name == name)
+            || match action {
+                Action::Prepare => script.has_prepare,
+                Action::Cleanup => script.has_cleanup,
+                _ => true,
+            };
+        return match defined {
+            true => Ok(()),
+            false => Err(SysbenchError::ScriptLacks {
+                test: script.sname.clone(),
+                command: name,
+            }),
+        };
+    }
     match action {
         Action::Prepare | Action::Cleanup if family.is_none() => {
             Err(SysbenchError::NotImplemented {
@@ -332,7 +370,9 @@ fn refuse_command(inv: &Invocation, action: Action) -> Result<(), SysbenchError>
 /// sysbench prints (warnings, help, reports) goes to stdout/stderr as sysbench does; errors are
 /// returned.
 pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
-    let mut stdout = std::io::stdout().lock();
+    // Not locked for the whole line: a Lua script prints from its own threads (each state
+    // lives on its thread), which would wait forever for a lock this thread holds.
+    let mut stdout = std::io::stdout();
     // sysbench prints its general help for `--help` whatever else the line says.
     if args::wants_help(raw) {
         let _ = write!(stdout, "{}", help::general());
@@ -352,11 +392,30 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
         return Ok(Outcome::Done);
     }
     let Some(action) = inv.action else {
+        // A script without a command: sysbench loads it (its top level ran) and stops.
+        if lua::run::script(inv.workload).is_some() && verbosity_of(raw) >= 3 {
+            let _ = writeln!(stdout, "{}\n", banner());
+        }
         return Ok(Outcome::Done);
     };
-    if action == Action::Help {
-        let text = help::test(&inv.test, inv.workload).ok_or_else(|| SysbenchError::NoHelp {
-            test: inv.test.clone(),
+    let script = lua::run::script(inv.workload);
+    // A script's `help`: its custom `help` command (an `Action::Command`), else its `help()`
+    // function, else the options it declares (sysbench's order).
+    let help_function = action == Action::Help && script.is_some_and(|s| s.has_help);
+    if action == Action::Help && !help_function {
+        let text = match script {
+            Some(s) if !s.options.is_empty() => Some(lua::options::help_text(s)),
+            Some(_) => None,
+            None => help::test(&inv.test, inv.workload),
+        }
+        .ok_or_else(|| match script {
+            Some(s) => SysbenchError::ScriptLacks {
+                test: s.sname.clone(),
+                command: "help",
+            },
+            None => SysbenchError::NoHelp {
+                test: inv.test.clone(),
+            },
         })?;
         // The banner, as before sysbench's other output, from verbosity 3 on.
         if verbosity_of(raw) >= 3 {
@@ -374,7 +433,6 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
     // `inv.workload` is a registry entry, and every registered workload has an engine.
     let workload = inv.workload.name;
     if let Some(dir) = &inv.results_dir {
-        drop(stdout);
         return with_results(raw, action, dir).map(Outcome::Suite);
     }
     // Database tests connect with the line's --mysql-* options (sysbench's defaults otherwise).
@@ -427,7 +485,22 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
             &stop,
         )
         .map(|()| stop.load(std::sync::atomic::Ordering::SeqCst)),
-        Action::Help => Ok(false),
+        Action::Command | Action::Help => {
+            let name = match (&inv.command, action) {
+                (Some(name), _) => name.as_str(),
+                (None, Action::Help) => "help",
+                (None, _) => "run",
+            };
+            crate::engine::command_step_with_target(
+                workload,
+                name,
+                &options,
+                target.as_ref(),
+                &mut stdout,
+                &stop,
+            )
+            .map(|()| stop.load(std::sync::atomic::Ordering::SeqCst))
+        }
     };
     let _ = stdout.flush();
     // A stop request breaks a blocked prepare or query (`crate::db::interrupt`): its error is
