@@ -491,11 +491,15 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
                 (None, Action::Help) => "help",
                 (None, _) => "run",
             };
+            // sysbench's banner, as before a prepare.
+            if verbosity_of(raw) >= 3 {
+                let _ = writeln!(stdout, "{}\n", banner());
+            }
             crate::engine::command_step_with_target(
                 workload,
-                name,
                 &options,
                 target.as_ref(),
+                name,
                 &mut stdout,
                 &stop,
             )

@@ -322,21 +322,20 @@ pub fn check_step_with_target(
     engine.check(out, stop)
 }
 
-/// Runs a command of the workload's own (a sysbench Lua script's `sysbench.cmdline.commands`
-/// entry, `sbsuite sysbench tpcc.lua check`).
+/// Runs the custom command `name` of a workload that has its own (a sysbench Lua script's
+/// `sysbench.cmdline.commands` entry, a `before_runs`/`after_runs` step of a suite).
 pub fn command_step_with_target(
     workload: &str,
-    command: &str,
     options: &Options,
     target: Option<&Target>,
+    name: &str,
     out: &mut dyn Write,
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
     let spec = spec_of(workload)?;
     let config = RunConfig::for_prepare(options)?;
     let engine = make(spec, options, &config, target)?;
-    write_banner_at(out, config.verbosity)?;
-    engine.command(command, out, stop)
+    engine.command(name, out, stop)
 }
 
 /// Runs sysbench's `prewarm` command of a workload that has data.

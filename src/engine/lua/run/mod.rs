@@ -99,6 +99,8 @@ pub fn spec_with(def: LuaDef) -> &'static WorkloadSpec {
         help: "an option the script does not declare (legacy script): passed as a string",
     }));
     let keys: Vec<&'static str> = own.iter().map(|o| o.name).collect();
+    let has_data =
+        def.script.has_prepare || def.script.commands.iter().any(|c| c.name == "prepare");
     let own: &'static [OptSpec] = Box::leak(own.into_boxed_slice());
     let groups: &'static [&'static [OptSpec]] = Box::leak(vec![own].into_boxed_slice());
     // Named as typed, unless that is a built-in's name (`--lua oltp_point_select`): then by
@@ -120,7 +122,8 @@ pub fn spec_with(def: LuaDef) -> &'static WorkloadSpec {
         )),
         options: groups,
         data: DataSpec {
-            family: Some(leak(&format!("lua:{}", def.script.path.display()))),
+            // Only a script that prepares has data for the planner to prepare and clean up.
+            family: has_data.then(|| leak(&format!("lua:{}", def.script.path.display()))),
             keys: Box::leak(keys.into_boxed_slice()),
             fresh_per_run: false,
         },
@@ -598,5 +601,89 @@ impl Worker for LuaWorker<'_> {
                 .push(format!("FATAL: {}", failed("thread_done", &e)));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::engine::lua::{ArgType, Command, DeclaredOpt};
+
+    fn script(typed: &str, options: Vec<DeclaredOpt>) -> Script {
+        Script {
+            path: PathBuf::from(format!("/scripts/{typed}")),
+            typed: typed.into(),
+            sname: typed.into(),
+            source: String::new(),
+            options,
+            commands: vec![Command {
+                name: "prepare".into(),
+                parallel: true,
+            }],
+            has_prepare: false,
+            has_cleanup: false,
+            has_help: false,
+        }
+    }
+
+    fn opt(name: &str, kind: ArgType, default: &str) -> DeclaredOpt {
+        DeclaredOpt {
+            name: name.into(),
+            desc: format!("{name} help"),
+            kind,
+            default: Some(default.into()),
+        }
+    }
+
+    #[test]
+    fn a_scripts_spec_has_its_options_as_dataset_keys() {
+        let spec = spec_for(script(
+            "t.lua",
+            vec![
+                opt("table-size", ArgType::Int, "100"),
+                opt("threads", ArgType::Int, "9"),
+            ],
+        ));
+        assert_eq!(spec.name, "t.lua");
+        // Dashes become underscores; an option named like a general one is the general one.
+        assert!(spec.option("table_size").is_some());
+        let own: Vec<&str> = spec.options[0].iter().map(|o| o.name).collect();
+        assert_eq!(own, ["table_size"]);
+        assert_eq!(spec.data.keys, ["table_size"]);
+        assert_eq!(spec.data.family, Some("lua:/scripts/t.lua"));
+        assert!(spec.needs_target);
+        assert_eq!(script_of(spec).map(|s| s.typed.as_str()), Some("t.lua"));
+        assert!(crate::engine::custom::def(spec).is_none());
+    }
+
+    fn script_of(spec: &WorkloadSpec) -> Option<&'static Script> {
+        super::script(spec)
+    }
+
+    #[test]
+    fn a_built_in_name_is_not_taken_and_legacy_options_are_strings() {
+        let spec = spec_with(LuaDef {
+            script: script("oltp_point_select", Vec::new()),
+            argv: Vec::new(),
+            extra: vec!["oltp_table_size".into(), "threads".into()],
+        });
+        assert_eq!(spec.name, "/scripts/oltp_point_select");
+        let own: Vec<&str> = spec.options[0].iter().map(|o| o.name).collect();
+        assert_eq!(own, ["oltp_table_size"]);
+        assert!(matches!(spec.options[0][0].kind, Kind::Str));
+    }
+
+    #[test]
+    fn lua_messages_lose_mluas_prefix_and_keep_the_traceback() {
+        let e = LuaError {
+            message: "runtime error: x.lua:3: boom\nstack traceback:\n\tx.lua:3: in main chunk\n"
+                .into(),
+        };
+        assert_eq!(
+            failed("init", &e),
+            "`init' function failed: x.lua:3: boom\nstack traceback:\n\tx.lua:3: in main chunk"
+        );
     }
 }
