@@ -239,9 +239,7 @@ impl LuaWorkload {
             default_dist,
             rand: s.run.rand.clone(),
             unique: UniqueSequence::from_rng(&mut Rng::for_thread(s.run.seed, usize::MAX)),
-            db: Some(super::sql::DbSetup {
-                connector: crate::db::Connector::new(s.target.clone()),
-            }),
+            db: Some(super::sql::DbSetup::new(s.target.clone())),
         });
         Ok(LuaWorkload {
             def,
@@ -287,6 +285,12 @@ impl LuaWorkload {
         let hooks = home.call(|lua, _| Hooks::of(lua))?;
         let _ = self.hooks.set(hooks);
         Ok(self.main.get_or_init(|| home))
+    }
+
+    /// Whether the script asked for a database driver (`sysbench.sql.driver()`): sysbench
+    /// then reports in its SQL form.
+    fn sql_used(&self) -> bool {
+        self.shared.db.as_ref().is_some_and(|d| d.used())
     }
 
     fn hooks(&self) -> Hooks {
@@ -418,7 +422,7 @@ impl Workload for LuaWorkload {
     fn interim(&self, s: &mut IntervalSample) -> Option<String> {
         let now = Tally::of(&self.shared.counters);
         let (d, dt) = self.collector.interval(now, s.time_s);
-        if self.collector.sql(&now) {
+        if self.sql_used() {
             s.tps = Some(s.eps);
             s.qps = Some((d.reads + d.writes + d.other) as f64 / dt);
             s.reads_ps = Some(d.reads as f64 / dt);
@@ -455,7 +459,7 @@ impl Workload for LuaWorkload {
 
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
         let now = Tally::of(&self.shared.counters);
-        if self.collector.sql(&now) {
+        if self.sql_used() {
             let t = self.collector.period(&now);
             outcome.sql = Some(SqlCounters {
                 transactions: outcome.events,

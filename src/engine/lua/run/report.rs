@@ -7,7 +7,6 @@
 //! only when the script used a database driver, else the plain `eps:` line and no SQL block.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use mlua::{Lua, Table};
 
@@ -54,10 +53,6 @@ impl Tally {
             reconnects: self.reconnects.saturating_sub(o.reconnects),
         }
     }
-
-    fn queries(&self) -> u64 {
-        self.reads + self.writes + self.other + self.errors + self.reconnects
-    }
 }
 
 /// The collector's view between reports: the previous interim snapshot and the start of the
@@ -69,26 +64,15 @@ struct Marks {
     base: Tally,
 }
 
-/// Interim and period deltas of the counters, plus whether the reports take the SQL form.
+/// Interim and period deltas of the counters.
 #[derive(Default)]
 pub(super) struct Collector {
     marks: Mutex<Marks>,
-    /// Sticky: some statement was counted (see [`Collector::sql`]).
-    sql_seen: AtomicBool,
 }
 
 impl Collector {
     fn marks(&self) -> std::sync::MutexGuard<'_, Marks> {
         self.marks.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Whether the reports take sysbench's SQL form: some query, error or reconnect was
-    /// counted (the SQL layer counts every statement, so a script that used a driver has).
-    pub fn sql(&self, now: &Tally) -> bool {
-        if now.queries() > 0 {
-            self.sql_seen.store(true, Ordering::Relaxed);
-        }
-        self.sql_seen.load(Ordering::Relaxed)
     }
 
     /// The change since the previous interim report at `time_s`, and the interval's length.
@@ -217,7 +201,6 @@ mod tests {
             reads,
             ..Tally::default()
         };
-        assert!(!c.sql(&t(0)), "nothing counted: the plain form");
         let (d, dt) = c.interval(t(10), 1.0);
         assert_eq!((d.reads, dt), (10, 1.0));
         let (d, dt) = c.interval(t(25), 2.0);
@@ -225,7 +208,5 @@ mod tests {
         assert_eq!(c.period(&t(25)).reads, 25);
         c.reset(t(25));
         assert_eq!(c.period(&t(30)).reads, 5);
-        assert!(c.sql(&t(30)));
-        assert!(c.sql(&t(0)), "sticky once a statement was counted");
     }
 }
