@@ -362,6 +362,29 @@ fn lua_errors_name_the_script_and_line_and_fail_without_a_panic() {
     assert!(text(&out.stdout).contains("FATAL: `init' function failed: init.lua:1: no init"));
     assert!(marks(&out).is_empty(), "no done() after a failed init");
 
+    script(
+        dir.path(),
+        "ti.lua",
+        "function thread_init() error('no thread') end\nfunction event() end\nfunction done() print('MARK done') end\n",
+    );
+    let out = ours(dir.path(), &["ti.lua", "--threads=2", "run"]);
+    no_panic(&out);
+    assert_eq!(out.status.code(), Some(1));
+    let all = text(&out.stdout);
+    assert!(
+        all.contains("FATAL: `thread_init' function failed: ti.lua:1: no thread"),
+        "{all}"
+    );
+    assert!(
+        all.contains("\nFATAL: Thread initialization failed!"),
+        "{all}"
+    );
+    assert!(!all.contains("Threads started!"), "as in sysbench: {all}");
+    assert!(
+        marks(&out).is_empty(),
+        "no done() after a failed thread_init"
+    );
+
     let out = ours(dir.path(), &["missing.lua", "run"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stdout).contains(

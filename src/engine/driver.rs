@@ -981,6 +981,9 @@ fn run_inner(
             thread::park_timeout(Duration::from_millis(100));
         }
     }
+    // A worker that failed to start aborted the run before the clock: sysbench then prints
+    // its `thread_init` failure without `Threads started!`.
+    let init_failed = shared.abort.load(Ordering::Relaxed);
     let start = Instant::now();
     let _ = shared.start.set(start);
     shared.open_gate();
@@ -1008,7 +1011,7 @@ fn run_inner(
     // `RateOverflow::Fatal`, possibly before this thread got here), the collector runs: it
     // prints `Threads started!` before the FATAL, as sysbench does, and returns once the
     // aborted workers are gone.
-    if write_error.is_none() {
+    if write_error.is_none() && !init_failed {
         match collect(&shared, workload, start, out, on_interval, stop) {
             Ok(c) => collected = c,
             Err(e) => {
@@ -1764,6 +1767,45 @@ mod tests {
         ) -> Result<Box<dyn Worker + 'a>, EngineError> {
             Ok(Box::new(StuckWorker))
         }
+    }
+
+    /// Worker 1 cannot start (sysbench's failing `thread_init`).
+    struct FailsToStart;
+
+    impl Workload for FailsToStart {
+        fn banner(&self, _: &mut dyn Write) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn new_worker<'a>(
+            &'a self,
+            id: usize,
+            _stop: &'a AtomicBool,
+        ) -> Result<Box<dyn Worker + 'a>, EngineError> {
+            match id {
+                1 => Err(EngineError::Failed("worker 1 cannot start".into())),
+                _ => Ok(Box::new(StuckWorker)),
+            }
+        }
+    }
+
+    #[test]
+    fn a_worker_that_cannot_start_fails_the_run_before_threads_started() {
+        let mut out = Vec::new();
+        let err = run(
+            &FailsToStart,
+            &config(2, 0, 60_000, 0),
+            &mut out,
+            &mut |_| {},
+            &AtomicBool::new(false),
+        )
+        .expect_err("worker 1 fails");
+        assert_eq!(err.to_string(), "worker 1 cannot start");
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(
+            text.ends_with("Initializing worker threads...\n\n"),
+            "{text}"
+        );
     }
 
     #[test]
