@@ -385,27 +385,52 @@ enum Chosen {
 /// bare built-in name keeps the native engine unless `--lua`, which looks the script up as
 /// sysbench does (`require`: [`find_module`]); any other name is looked up the same way.
 fn lookup_script(test: &str, forced: bool, command: Option<&str>) -> Result<Chosen, ArgsError> {
-    let path = Path::new(test);
-    let found = if path.is_file() {
-        if !forced && let Some(name) = stock_workload(path) {
-            return Ok(Chosen::Native(name));
-        }
-        Some(path.to_path_buf())
-    } else if forced || lookup_test(test).is_err() {
-        find_module(test)
-    } else {
-        None
-    };
-    match found {
-        Some(file) => Script::load(&file, test, command)
+    match script_file(test, forced) {
+        Err(name) => Ok(Chosen::Native(name)),
+        Ok(Some(file)) => Script::load(&file, test, command)
             .map(|s| Chosen::Script(Box::new(s)))
             .map_err(|e| ArgsError::Script(lua_message(&e))),
-        None if forced => Err(ArgsError::NoScript {
+        Ok(None) if forced => Err(ArgsError::NoScript {
             test: test.to_string(),
             path: module_path().join(";"),
         }),
-        None => Ok(Chosen::Builtin),
+        Ok(None) => Ok(Chosen::Builtin),
     }
+}
+
+/// The script file the test argument names under [`lookup_script`]'s rule: `Ok(None)` for
+/// none, `Err(name)` for a stock script that keeps its native workload `name`.
+fn script_file(test: &str, forced: bool) -> Result<Option<PathBuf>, &'static str> {
+    let path = Path::new(test);
+    if path.is_file() {
+        if !forced && let Some(name) = stock_workload(path) {
+            return Err(name);
+        }
+        Ok(Some(path.to_path_buf()))
+    } else if forced || lookup_test(test).is_err() {
+        Ok(find_module(test))
+    } else {
+        Ok(None)
+    }
+}
+
+/// Whether the line runs a Lua script (without loading it): `sbsuite sysbench` then prints
+/// sysbench's banner before the script's top level runs, as sysbench does.
+pub fn names_script(args: &[String]) -> bool {
+    let Ok(tokens) = tokenize(args) else {
+        return false;
+    };
+    let mut test = None;
+    let mut forced = false;
+    for t in &tokens {
+        match t {
+            Token::Opt(n, v) if n == "test" => test = Some(v.clone().unwrap_or_default()),
+            Token::Opt(n, v) if n == "lua" => forced = v.as_deref().is_none_or(is_on),
+            Token::Word(w) if test.is_none() => test = Some(w.clone()),
+            _ => {}
+        }
+    }
+    test.is_some_and(|t| matches!(script_file(&t, forced), Ok(Some(_))))
 }
 
 /// sysbench's `package.path` (reference §2.1): `LUA_PATH` when set (`;;` = the default), else

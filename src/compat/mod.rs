@@ -378,6 +378,20 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
         let _ = write!(stdout, "{}", help::general());
         return Ok(Outcome::Done);
     }
+    // sysbench prints its banner before a Lua script's top level runs (which may print):
+    // here the script loads while the line is parsed, so the banner comes first, and the one
+    // the step would print is dropped.
+    let banner_first = args::names_script(raw) && verbosity_of(raw) >= 3;
+    if banner_first {
+        let _ = writeln!(stdout, "{}\n", banner());
+        let _ = stdout.flush();
+        BANNER_SHOWN.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    let mut stdout: Box<dyn Write> = if banner_first {
+        Box::new(AfterBanner::new(stdout))
+    } else {
+        Box::new(stdout)
+    };
     let inv = args::parse(raw)?;
     for w in &inv.warnings {
         match w {
@@ -401,7 +415,9 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
     let script = lua::run::script(inv.workload);
     // A script's `help`: its custom `help` command (an `Action::Command`), else its `help()`
     // function, else the options it declares (sysbench's order).
-    let help_function = action == Action::Help && script.is_some_and(|s| s.has_help);
+    // A script's help runs in its main state (sysbench loads the script there first).
+    let help_function =
+        action == Action::Help && script.is_some_and(|s| s.has_help || !s.options.is_empty());
     if action == Action::Help && !help_function {
         let text = match script {
             Some(s) if !s.options.is_empty() => Some(lua::options::help_text(s)),
@@ -515,6 +531,59 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
     match result? {
         true => Ok(Outcome::Interrupted),
         false => Ok(Outcome::Done),
+    }
+}
+
+/// Set once `sbsuite sysbench` printed sysbench's banner ahead of a Lua script.
+static BANNER_SHOWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this line's banner is already printed (the edge then prints no second one before
+/// a refusal).
+pub fn banner_shown() -> bool {
+    BANNER_SHOWN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A writer that drops the first banner (`banner_line()` and its blank line) written through
+/// it, which a Lua line already printed ([`sysbench`]); everything else passes. Bytes that may
+/// start the banner are held until they match it or not.
+struct AfterBanner<W: Write> {
+    inner: W,
+    expect: Vec<u8>,
+    held: Vec<u8>,
+    dropped: bool,
+}
+
+impl<W: Write> AfterBanner<W> {
+    fn new(inner: W) -> Self {
+        AfterBanner {
+            inner,
+            expect: format!("{}\n\n", banner()).into_bytes(),
+            held: Vec::new(),
+            dropped: false,
+        }
+    }
+}
+
+impl<W: Write> Write for AfterBanner<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.dropped {
+            return self.inner.write(buf);
+        }
+        self.held.extend_from_slice(buf);
+        if self.expect.starts_with(&self.held) {
+            if self.held.len() == self.expect.len() {
+                self.held.clear();
+                self.dropped = true;
+            }
+        } else {
+            let held = std::mem::take(&mut self.held);
+            self.inner.write_all(&held)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 
 use mlua::Lua;
 
-use super::super::{LuaError, state};
+use super::super::{LuaError, options, state};
 use super::{LuaWorkload, StateRole, failed};
 use crate::engine::EngineError;
 
@@ -74,6 +74,13 @@ impl LuaWorkload {
             if name == "help" && self.def.script.has_help {
                 return self.help(out);
             }
+            if name == "help" && !self.def.script.options.is_empty() {
+                // The options' list, after the main state loaded the script (its top level
+                // runs, as in sysbench).
+                self.main("help")?;
+                return write!(out, "{}", options::help_text(&self.def.script))
+                    .map_err(|e| EngineError::Failed(format!("writing the output failed: {e}")));
+            }
             return Err(EngineError::Failed(format!(
                 "Unknown command: {name} ({} defines {})",
                 self.def.script.sname,
@@ -81,6 +88,8 @@ impl LuaWorkload {
             )));
         };
         if cmd.parallel && self.threads > 1 {
+            // sysbench's main state loads the script first, then each thread's.
+            self.main(name)?;
             return self.parallel_command(name, out);
         }
         let main = self.main(name)?;
