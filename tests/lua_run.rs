@@ -255,6 +255,19 @@ fn custom_commands_serial_and_parallel_with_sysbenchs_exit_codes() {
         "{}",
         text(&out.stdout)
     );
+    // A command returning false fails silently on stdout, as in sysbench; the reason is on
+    // stderr.
+    let out = ours(dir.path(), &["cmd.lua", "nope"]);
+    assert!(
+        !text(&out.stdout).contains("FATAL"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        text(&out.stderr).contains("returned false"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = ours(dir.path(), &["cmd.lua", "zzz"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("Unknown command: zzz"));

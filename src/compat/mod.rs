@@ -212,6 +212,8 @@ impl SysbenchError {
             // what the step printed (for a run, the preamble up to `Initializing worker
             // threads...`); a server that cannot be reached first gets sysbench's own line for
             // it, which parsers match, then sbsuite's.
+            // sysbench prints nothing: the explanation goes to stderr.
+            SysbenchError::Step(EngineError::Silent(_)) => None,
             SysbenchError::Step(e) => {
                 let typed: Vec<(String, &str)> = typed_values(raw).collect();
                 let refused = checks::first_refused(typed.iter().map(|(n, v)| (n.as_str(), *v)));

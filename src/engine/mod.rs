@@ -76,6 +76,10 @@ pub enum EngineError {
     /// for `sbsuite sysbench` to print sysbench's own line about it first.
     #[error("{message}")]
     NoTable { table: String, message: String },
+    /// A failure sysbench reports by its exit code alone (a Lua script's command returned
+    /// `false`): `sbsuite sysbench` prints this explanation on stderr, not a `FATAL:` line.
+    #[error("{0}")]
+    Silent(String),
 }
 
 /// One interim report (one line of sysbench's `[ 10s ] …` output), also stored in intervals.csv.

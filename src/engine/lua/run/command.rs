@@ -96,7 +96,7 @@ impl LuaWorkload {
         let owned = name.to_string();
         match main.call(move |lua, _| call_command(lua, &owned))? {
             Ok(true) => Ok(()),
-            Ok(false) => Err(EngineError::Failed(format!(
+            Ok(false) => Err(EngineError::Silent(format!(
                 "the `{name}' command of {} returned false",
                 self.def.script.sname
             ))),
