@@ -35,7 +35,7 @@ fn refuse(raw: &[String], e: &SysbenchError) {
         return;
     };
     let mut stdout = std::io::stdout().lock();
-    if r.banner && compat::verbosity_of(raw) >= 3 {
+    if r.banner && !compat::banner_shown() && compat::verbosity_of(raw) >= 3 {
         let _ = writeln!(stdout, "{}\n", compat::banner_line());
     }
     if r.stdout {

@@ -8,11 +8,14 @@
 //! this build is reported as ignored. Values are checked against the workload's spec with its
 //! own [`crate::engine::option::Kind`], so sizes, booleans and lists mean what the suite files mean.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
 use crate::engine::config::GENERAL;
+use crate::engine::lua::Script;
+use crate::engine::lua::run::{LuaDef, lua_message, spec_with};
+use crate::engine::lua::script::stock_workload;
 use crate::engine::option::Kind;
 use crate::engine::registry;
 use crate::engine::spec::WorkloadSpec;
@@ -27,6 +30,8 @@ pub enum Action {
     Cleanup,
     Prewarm,
     Help,
+    /// A Lua script's own command (`sysbench.cmdline.commands`): [`Invocation::command`].
+    Command,
 }
 
 impl Action {
@@ -37,6 +42,7 @@ impl Action {
             Action::Cleanup => "cleanup",
             Action::Prewarm => "prewarm",
             Action::Help => "help",
+            Action::Command => "command",
         }
     }
 }
@@ -226,10 +232,27 @@ pub enum ArgsError {
     NoCommand(String),
     #[error("unknown command `{0}`: use prepare, run, cleanup or help")]
     UnknownCommand(String),
+    /// A word that is neither a built-in command nor one of the Lua script's own.
+    #[error("unknown command `{command}`: {sname} has run, help{}", commands.iter().map(|c| format!(", {c}")).collect::<String>())]
+    UnknownScriptCommand {
+        command: String,
+        sname: String,
+        commands: Vec<String>,
+    },
     #[error("unexpected argument `{0}`: give the test and one command, e.g. `cpu run`")]
     Extra(String),
     #[error("cannot read --config-file {path}: {reason}")]
     ConfigFile { path: String, reason: String },
+    /// `--lua NAME`: no `NAME.lua` on sysbench's module path.
+    #[error(
+        "--lua found no script `{test}`: sysbench's module path is {path} (LUA_PATH replaces \
+         it); give the script's path instead"
+    )]
+    NoScript { test: String, path: String },
+    /// The script does not load (a syntax error, an error at its top level, no such file):
+    /// sysbench's `FATAL: file:line: msg`, with the Lua traceback.
+    #[error("{0}")]
+    Script(String),
     #[error("{0}")]
     NoEquivalent(String),
 }
@@ -291,6 +314,8 @@ pub struct Invocation {
     /// `--sbsuite-results=DIR`: also store results like `sbsuite run`.
     pub results_dir: Option<PathBuf>,
     pub version: bool,
+    /// [`Action::Command`]'s name (a Lua script's custom command).
+    pub command: Option<String>,
 }
 
 impl Invocation {
@@ -343,6 +368,220 @@ fn tokenize(args: &[String]) -> Result<Vec<Token>, ArgsError> {
         }
     }
     Ok(out)
+}
+
+/// What the test argument names, before the built-in names are looked up.
+enum Chosen {
+    /// A Lua script, loaded.
+    Script(Box<Script>),
+    /// One of sysbench's stock scripts, unmodified: its native workload.
+    Native(&'static str),
+    /// Anything else: a built-in name (or an unknown test) for [`lookup_test`].
+    Builtin,
+}
+
+/// Issue #16's rule: a path to a `.lua` file runs it in Lua, except sysbench's stock scripts
+/// (byte-identical, [`stock_workload`]) which keep their native engine unless `--lua`; a
+/// bare built-in name keeps the native engine unless `--lua`, which looks the script up as
+/// sysbench does (`require`: [`find_module`]); any other name is looked up the same way.
+fn lookup_script(test: &str, forced: bool, command: Option<&str>) -> Result<Chosen, ArgsError> {
+    match script_file(test, forced) {
+        Err(name) => Ok(Chosen::Native(name)),
+        Ok(Some(file)) => Script::load(&file, test, command)
+            .map(|s| Chosen::Script(Box::new(s)))
+            .map_err(|e| ArgsError::Script(lua_message(&e))),
+        Ok(None) if forced => Err(ArgsError::NoScript {
+            test: test.to_string(),
+            path: module_path().join(";"),
+        }),
+        Ok(None) => Ok(Chosen::Builtin),
+    }
+}
+
+/// The script file the test argument names under [`lookup_script`]'s rule: `Ok(None)` for
+/// none, `Err(name)` for a stock script that keeps its native workload `name`.
+fn script_file(test: &str, forced: bool) -> Result<Option<PathBuf>, &'static str> {
+    let path = Path::new(test);
+    if path.is_file() {
+        if !forced && let Some(name) = stock_workload(path) {
+            return Err(name);
+        }
+        Ok(Some(path.to_path_buf()))
+    } else if forced || lookup_test(test).is_err() {
+        Ok(find_module(test))
+    } else {
+        Ok(None)
+    }
+}
+
+/// Whether the line runs a Lua script (without loading it): `sbsuite sysbench` then prints
+/// sysbench's banner before the script's top level runs, as sysbench does.
+pub fn names_script(args: &[String]) -> bool {
+    let Ok(tokens) = tokenize(args) else {
+        return false;
+    };
+    let mut test = None;
+    let mut forced = false;
+    for t in &tokens {
+        match t {
+            Token::Opt(n, v) if n == "test" => test = Some(v.clone().unwrap_or_default()),
+            Token::Opt(n, v) if n == "lua" => forced = v.as_deref().is_none_or(is_on),
+            Token::Word(w) if test.is_none() => test = Some(w.clone()),
+            _ => {}
+        }
+    }
+    test.is_some_and(|t| matches!(script_file(&t, forced), Ok(Some(_))))
+}
+
+/// sysbench's `package.path` (reference §2.1): `LUA_PATH` when set (`;;` = the default), else
+/// the current directory, LuaRocks' and the system's Lua directories, and sysbench's scripts.
+fn module_path() -> Vec<String> {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let default = [
+        "./?.lua".to_string(),
+        "./?/init.lua".into(),
+        "./src/lua/?.lua".into(),
+        format!("{home}/.luarocks/share/lua/5.1/?.lua"),
+        format!("{home}/.luarocks/share/lua/5.1/?/init.lua"),
+        format!("{home}/.luarocks/share/lua/?.lua"),
+        format!("{home}/.luarocks/share/lua/?/init.lua"),
+        "/usr/local/share/lua/5.1/?.lua".into(),
+        "/usr/share/lua/5.1/?.lua".into(),
+        format!("{SYSBENCH_SCRIPTS}/?.lua"),
+    ]
+    .join(";");
+    let path = match std::env::var("LUA_PATH") {
+        Ok(p) => p.replace(";;", &format!(";{default};")),
+        Err(_) => default,
+    };
+    path.split(';')
+        .filter(|t| !t.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// Where sysbench's Debian package keeps its scripts (its `pkgdatadir`).
+pub const SYSBENCH_SCRIPTS: &str = "/usr/share/sysbench";
+
+/// `require(name)`'s file: the first template of [`module_path`] that names a file, with
+/// `?` replaced by the name (dots as directory separators, as `require` does).
+fn find_module(name: &str) -> Option<PathBuf> {
+    let module = name.replace('.', "/");
+    module_path()
+        .iter()
+        .map(|t| PathBuf::from(t.replace('?', &module)))
+        .find(|p| p.is_file())
+}
+
+/// [`parse`] for a Lua script: its commands, its declared options (a legacy script without
+/// any takes the line's unknown options as strings), registered so that the engine finds it
+/// by [`Invocation::test`].
+fn parse_script(
+    args: &[String],
+    tokens: Vec<Token>,
+    test: String,
+    script: Script,
+    mut words: std::vec::IntoIter<String>,
+    warnings: Vec<Warning>,
+    version: bool,
+) -> Result<Invocation, ArgsError> {
+    let custom = |name: &str| script.commands.iter().any(|c| c.name == name);
+    let (action, command) = match words.next() {
+        None => (None, None),
+        Some(word) => match word.as_str() {
+            "prepare" => (Some(Action::Prepare), None),
+            "cleanup" => (Some(Action::Cleanup), None),
+            "help" | "run" if !custom(&word) => (
+                Some(if word == "help" {
+                    Action::Help
+                } else {
+                    Action::Run
+                }),
+                None,
+            ),
+            w if custom(w) => (Some(Action::Command), Some(word)),
+            _ => {
+                let mut commands: Vec<String> =
+                    script.commands.iter().map(|c| c.name.clone()).collect();
+                for (name, defined) in [
+                    ("prepare", script.has_prepare),
+                    ("cleanup", script.has_cleanup),
+                ] {
+                    if defined && !commands.iter().any(|c| c == name) {
+                        commands.push(name.to_string());
+                    }
+                }
+                return Err(ArgsError::UnknownScriptCommand {
+                    command: word,
+                    sname: script.sname.clone(),
+                    commands,
+                });
+            }
+        },
+    };
+    if let Some(extra) = words.next() {
+        return Err(ArgsError::Extra(extra));
+    }
+    let extra = if script.options.is_empty() {
+        let mut names: Vec<String> = Vec::new();
+        for t in &tokens {
+            if let Token::Opt(n, _) = t
+                && !read_before_the_script(n)
+                && !names.contains(n)
+            {
+                names.push(n.clone());
+            }
+        }
+        names
+    } else {
+        Vec::new()
+    };
+    let argv = std::iter::once("sysbench".to_string())
+        .chain(args.iter().cloned())
+        .collect();
+    let spec = spec_with(LuaDef {
+        script,
+        argv,
+        extra,
+    });
+    registry::register(spec);
+    let inv = Invocation {
+        test,
+        workload: spec,
+        action,
+        given: IndexMap::new(),
+        connection: Connection::default(),
+        warnings,
+        fates: Vec::new(),
+        dry_run: false,
+        results_dir: None,
+        version,
+        command,
+    };
+    read_options(inv, &tokens, false, true)
+}
+
+/// Options [`read_options`] handles before it looks at the test's own (general, connection,
+/// deprecated and ignored ones, sbsuite's switches): a legacy script does not get them as
+/// strings of its own.
+fn read_before_the_script(name: &str) -> bool {
+    matches!(
+        name,
+        "test"
+            | "help"
+            | "version"
+            | "lua"
+            | "sbsuite_dry_run"
+            | "sbsuite_results"
+            | "init_rng"
+            | "rand_init"
+            | "seed_rng"
+            | "batch"
+            | "batch_delay"
+    ) || GENERAL.iter().any(|o| o.name == name)
+        || CONNECTION_OPTIONS.contains(&name)
+        || DEPRECATED.iter().any(|d| d.0 == name)
+        || ignored(name).is_some()
 }
 
 /// The workload a test name or script path stands for; `Ok(None)` = the legacy `oltp` test,
@@ -475,11 +714,13 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
     let mut words = Vec::new();
     let mut help = false;
     let mut version = false;
+    let mut forced_lua = false;
     for t in &tokens {
         match t {
             Token::Opt(n, v) if n == "test" => test_opt = Some(v.clone().unwrap_or_default()),
             Token::Opt(n, v) if n == "help" => help = v.as_deref().is_none_or(is_on),
             Token::Opt(n, v) if n == "version" => version = v.as_deref().is_none_or(is_on),
+            Token::Opt(n, v) if n == "lua" => forced_lua = v.as_deref().is_none_or(is_on),
             Token::Opt(..) => {}
             Token::Word(w) => words.push(w.clone()),
         }
@@ -500,8 +741,19 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
             None => return Err(ArgsError::NoTest),
         },
     };
+    // A Lua script (a `.lua` file that is not one of sysbench's stock scripts, a name
+    // `--lua` forces, or a script found on sysbench's module path) is loaded first, as
+    // sysbench loads it before it reads the options; it has its own commands.
+    let command_word = words.clone().next();
+    let key = match lookup_script(&test, forced_lua, command_word.as_deref())? {
+        Chosen::Script(script) => {
+            return parse_script(args, tokens, test, *script, words, warnings, version);
+        }
+        Chosen::Native(name) => name.to_string(),
+        Chosen::Builtin => test.clone(),
+    };
     // sysbench looks the test up before the command: `sysbench run` is an unknown test `run`.
-    lookup_test(&test)?;
+    lookup_test(&key)?;
     let action = match words.next().as_deref() {
         Some("prepare") => Some(Action::Prepare),
         Some("run") => Some(Action::Run),
@@ -517,7 +769,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
         return Err(ArgsError::Extra(extra));
     }
 
-    let legacy = lookup_test(&test)?.is_none();
+    let legacy = lookup_test(&key)?.is_none();
     let mut selectors = IndexMap::new();
     for t in &tokens {
         if let Token::Opt(n, v) = t
@@ -526,7 +778,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
             selectors.insert(n.clone(), v.clone().unwrap_or_else(|| "on".into()));
         }
     }
-    let workload = match lookup_test(&test)? {
+    let workload = match lookup_test(&key)? {
         Some(w) => w,
         None => {
             let name = legacy_oltp(&selectors)?;
@@ -542,7 +794,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
     };
 
     // Pass 2: the options, in order (a later value wins, as in sysbench).
-    let mut inv = Invocation {
+    let inv = Invocation {
         test,
         workload,
         action,
@@ -553,17 +805,32 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
         dry_run: false,
         results_dir: None,
         version,
+        command: None,
     };
+    read_options(inv, &tokens, legacy, false)
+}
+
+/// Pass 2 of [`parse`]: the options, in order (a later value wins, as in sysbench), read
+/// against `inv.workload`. `legacy`: the 0.4 `oltp` test (its selectors choose the workload);
+/// `lua`: a Lua script, which gets the 0.4/0.5 OLTP names as typed (sysbench passes them on).
+fn read_options(
+    mut inv: Invocation,
+    tokens: &[Token],
+    legacy: bool,
+    lua: bool,
+) -> Result<Invocation, ArgsError> {
+    let workload = inv.workload;
+    let action = inv.action;
     let mut deprecated: Vec<(&str, &str, Given)> = Vec::new();
     let mut batch = None;
     let mut batch_delay = None;
-    for t in &tokens {
+    for t in tokens {
         let Token::Opt(name, raw) = t else { continue };
         let name = name.as_str();
         let raw = raw.as_deref();
         let system = !workload.needs_target;
         // Every branch says what became of the option, so none can vanish unreported.
-        let fate = if matches!(name, "test" | "help" | "version") {
+        let fate = if matches!(name, "test" | "help" | "version" | "lua") {
             Fate::Command
         } else if name == "sbsuite_dry_run" || name == "sbsuite_results" {
             if name == "sbsuite_dry_run" {
@@ -590,7 +857,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
                     dashed(target)
                 ))
             }
-        } else if let Some(&(old, new)) = RENAMED.iter().find(|r| r.0 == name) {
+        } else if let Some(&(old, new)) = RENAMED.iter().find(|r| r.0 == name).filter(|_| !lua) {
             let g = coerce(workload, new, raw).map_err(|e| rename_err(e, old))?;
             inv.warnings.push(Warning::Stderr(format!(
                 "WARNING: --{} is a sysbench 0.4/0.5 option, use --{} instead",
@@ -599,7 +866,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
             )));
             inv.given.insert(new.to_string(), g);
             Fate::Set(new.to_string())
-        } else if LEGACY_SELECTORS.contains(&name) {
+        } else if LEGACY_SELECTORS.contains(&name) && !lua {
             if legacy {
                 inv.warnings.push(Warning::Stderr(format!(
                     "WARNING: --{} is a sysbench 0.4/0.5 option and selects `{}`",

@@ -23,6 +23,7 @@ use std::path::Path;
 use crate::db::DbError;
 use crate::engine::EngineError;
 use crate::engine::config::GENERAL;
+use crate::engine::lua;
 use crate::engine::registry;
 use crate::runner::{RunError, RunSummary, SignalError};
 use crate::suite::ConfigErrors;
@@ -70,6 +71,13 @@ pub enum SysbenchError {
     /// `cpu prepare`, `memory cleanup`…: the test has no data, and sysbench refuses the line.
     #[error("the {test} test has no data to {command}: only `run` (and `help`) apply to it")]
     NotImplemented { test: String, command: &'static str },
+    /// A Lua script's `prepare`/`cleanup` that it defines neither as a function nor as a
+    /// custom command.
+    #[error(
+        "{test} defines no `{command}` (neither a global function `{command}` nor \
+         sysbench.cmdline.commands.{command})"
+    )]
+    ScriptLacks { test: String, command: &'static str },
     /// `bulk_insert help`: a script without options has no help, in sysbench as here.
     #[error("the {test} test has no options of its own, so it has no help: see `--help`")]
     NoHelp { test: String },
@@ -142,19 +150,22 @@ impl SysbenchError {
                         explained: false,
                     })
                 }
-                ArgsError::UnknownTest { test, .. } => after_banner(
-                    true,
-                    format!(
-                        "FATAL: Cannot find benchmark '{test}': no such built-in test, file or module"
-                    ),
-                ),
+                ArgsError::UnknownTest { test, .. } | ArgsError::NoScript { test, .. } => {
+                    after_banner(
+                        true,
+                        format!(
+                            "FATAL: Cannot find benchmark '{test}': no such built-in test, file or module"
+                        ),
+                    )
+                }
                 ArgsError::NoCommand(test) => after_banner(
                     false,
                     format!(
                         "The '{test}' test requires a command argument. See 'sysbench {test} help'"
                     ),
                 ),
-                ArgsError::UnknownCommand(command) => {
+                ArgsError::UnknownCommand(command)
+                | ArgsError::UnknownScriptCommand { command, .. } => {
                     after_banner(false, format!("Unknown command: {command}"))
                 }
                 ArgsError::Extra(word) => Some(Refusal {
@@ -163,12 +174,21 @@ impl SysbenchError {
                     line: format!("Unrecognized command line argument: {word}"),
                     explained: false,
                 }),
+                // A script that does not load: sysbench's `FATAL: file:line: msg` after its
+                // banner (sbsuite's message is the same, with the Lua traceback).
+                ArgsError::Script(message) => Some(Refusal {
+                    banner: true,
+                    stdout: true,
+                    line: format!("FATAL: {message}"),
+                    explained: true,
+                }),
                 // sysbench reads a script from stdin without a test; the rest are sbsuite's.
                 ArgsError::NoTest | ArgsError::ConfigFile { .. } | ArgsError::NoEquivalent(_) => {
                     None
                 }
             },
-            SysbenchError::NotImplemented { test, command } => after_banner(
+            SysbenchError::NotImplemented { test, command }
+            | SysbenchError::ScriptLacks { test, command } => after_banner(
                 false,
                 format!("'{test}' test does not implement the '{command}' command."),
             ),
@@ -192,6 +212,8 @@ impl SysbenchError {
             // what the step printed (for a run, the preamble up to `Initializing worker
             // threads...`); a server that cannot be reached first gets sysbench's own line for
             // it, which parsers match, then sbsuite's.
+            // sysbench prints nothing: the explanation goes to stderr.
+            SysbenchError::Step(EngineError::Silent(_)) => None,
             SysbenchError::Step(e) => {
                 let typed: Vec<(String, &str)> = typed_values(raw).collect();
                 let refused = checks::first_refused(typed.iter().map(|(n, v)| (n.as_str(), *v)));
@@ -314,6 +336,24 @@ pub fn banner_line() -> String {
 /// `sbtest` data family) have `prewarm`; sysbench calls any other command unknown.
 fn refuse_command(inv: &Invocation, action: Action) -> Result<(), SysbenchError> {
     let family = inv.workload.data.family;
+    if let Some(script) = lua::run::script(inv.workload) {
+        // A Lua script's `prepare`/`cleanup`: a custom command of that name, else the
+        // function; without either sysbench refuses it (after its banner).
+        let name = action.as_str();
+        let defined = script.commands.iter().any(|c| c.name == name)
+            || match action {
+                Action::Prepare => script.has_prepare,
+                Action::Cleanup => script.has_cleanup,
+                _ => true,
+            };
+        return match defined {
+            true => Ok(()),
+            false => Err(SysbenchError::ScriptLacks {
+                test: script.sname.clone(),
+                command: name,
+            }),
+        };
+    }
     match action {
         Action::Prepare | Action::Cleanup if family.is_none() => {
             Err(SysbenchError::NotImplemented {
@@ -332,12 +372,28 @@ fn refuse_command(inv: &Invocation, action: Action) -> Result<(), SysbenchError>
 /// sysbench prints (warnings, help, reports) goes to stdout/stderr as sysbench does; errors are
 /// returned.
 pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
-    let mut stdout = std::io::stdout().lock();
+    // Not locked for the whole line: a Lua script prints from its own threads (each state
+    // lives on its thread), which would wait forever for a lock this thread holds.
+    let mut stdout = std::io::stdout();
     // sysbench prints its general help for `--help` whatever else the line says.
     if args::wants_help(raw) {
         let _ = write!(stdout, "{}", help::general());
         return Ok(Outcome::Done);
     }
+    // sysbench prints its banner before a Lua script's top level runs (which may print):
+    // here the script loads while the line is parsed, so the banner comes first, and the one
+    // the step would print is dropped.
+    let banner_first = args::names_script(raw) && verbosity_of(raw) >= 3;
+    if banner_first {
+        let _ = writeln!(stdout, "{}\n", banner());
+        let _ = stdout.flush();
+        BANNER_SHOWN.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    let mut stdout: Box<dyn Write> = if banner_first {
+        Box::new(AfterBanner::new(stdout))
+    } else {
+        Box::new(stdout)
+    };
     let inv = args::parse(raw)?;
     for w in &inv.warnings {
         match w {
@@ -352,11 +408,32 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
         return Ok(Outcome::Done);
     }
     let Some(action) = inv.action else {
+        // A script without a command: sysbench loads it (its top level ran) and stops.
+        if lua::run::script(inv.workload).is_some() && verbosity_of(raw) >= 3 {
+            let _ = writeln!(stdout, "{}\n", banner());
+        }
         return Ok(Outcome::Done);
     };
-    if action == Action::Help {
-        let text = help::test(&inv.test, inv.workload).ok_or_else(|| SysbenchError::NoHelp {
-            test: inv.test.clone(),
+    let script = lua::run::script(inv.workload);
+    // A script's `help`: its custom `help` command (an `Action::Command`), else its `help()`
+    // function, else the options it declares (sysbench's order).
+    // A script's help runs in its main state (sysbench loads the script there first).
+    let help_function =
+        action == Action::Help && script.is_some_and(|s| s.has_help || !s.options.is_empty());
+    if action == Action::Help && !help_function {
+        let text = match script {
+            Some(s) if !s.options.is_empty() => Some(lua::options::help_text(s)),
+            Some(_) => None,
+            None => help::test(&inv.test, inv.workload),
+        }
+        .ok_or_else(|| match script {
+            Some(s) => SysbenchError::ScriptLacks {
+                test: s.sname.clone(),
+                command: "help",
+            },
+            None => SysbenchError::NoHelp {
+                test: inv.test.clone(),
+            },
         })?;
         // The banner, as before sysbench's other output, from verbosity 3 on.
         if verbosity_of(raw) >= 3 {
@@ -374,7 +451,6 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
     // `inv.workload` is a registry entry, and every registered workload has an engine.
     let workload = inv.workload.name;
     if let Some(dir) = &inv.results_dir {
-        drop(stdout);
         return with_results(raw, action, dir).map(Outcome::Suite);
     }
     // Database tests connect with the line's --mysql-* options (sysbench's defaults otherwise).
@@ -427,7 +503,26 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
             &stop,
         )
         .map(|()| stop.load(std::sync::atomic::Ordering::SeqCst)),
-        Action::Help => Ok(false),
+        Action::Command | Action::Help => {
+            let name = match (&inv.command, action) {
+                (Some(name), _) => name.as_str(),
+                (None, Action::Help) => "help",
+                (None, _) => "run",
+            };
+            // sysbench's banner, as before a prepare.
+            if verbosity_of(raw) >= 3 {
+                let _ = writeln!(stdout, "{}\n", banner());
+            }
+            crate::engine::command_step_with_target(
+                workload,
+                &options,
+                target.as_ref(),
+                name,
+                &mut stdout,
+                &stop,
+            )
+            .map(|()| stop.load(std::sync::atomic::Ordering::SeqCst))
+        }
     };
     let _ = stdout.flush();
     // A stop request breaks a blocked prepare or query (`crate::db::interrupt`): its error is
@@ -438,6 +533,59 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
     match result? {
         true => Ok(Outcome::Interrupted),
         false => Ok(Outcome::Done),
+    }
+}
+
+/// Set once `sbsuite sysbench` printed sysbench's banner ahead of a Lua script.
+static BANNER_SHOWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this line's banner is already printed (the edge then prints no second one before
+/// a refusal).
+pub fn banner_shown() -> bool {
+    BANNER_SHOWN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A writer that drops the first banner (`banner_line()` and its blank line) written through
+/// it, which a Lua line already printed ([`sysbench`]); everything else passes. Bytes that may
+/// start the banner are held until they match it or not.
+struct AfterBanner<W: Write> {
+    inner: W,
+    expect: Vec<u8>,
+    held: Vec<u8>,
+    dropped: bool,
+}
+
+impl<W: Write> AfterBanner<W> {
+    fn new(inner: W) -> Self {
+        AfterBanner {
+            inner,
+            expect: format!("{}\n\n", banner()).into_bytes(),
+            held: Vec::new(),
+            dropped: false,
+        }
+    }
+}
+
+impl<W: Write> Write for AfterBanner<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.dropped {
+            return self.inner.write(buf);
+        }
+        self.held.extend_from_slice(buf);
+        if self.expect.starts_with(&self.held) {
+            if self.held.len() == self.expect.len() {
+                self.held.clear();
+                self.dropped = true;
+            }
+        } else {
+            let held = std::mem::take(&mut self.held);
+            self.inner.write_all(&held)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 

@@ -53,6 +53,12 @@ pub fn write_banner(out: &mut dyn Write) -> io::Result<()> {
 /// sysbench's optional lines in sysbench's order (rate, interval, checkpoints, debug, seed).
 pub fn write_header(out: &mut dyn Write, cfg: &RunConfig) -> io::Result<()> {
     write_banner(out)?;
+    write_run_options(out, cfg)
+}
+
+/// [`write_header`] after the banner: `Running the test with following options:` and the
+/// lines that follow it (a Lua script's `init()` prints between the two).
+pub fn write_run_options(out: &mut dyn Write, cfg: &RunConfig) -> io::Result<()> {
     writeln!(out, "Running the test with following options:")?;
     writeln!(out, "Number of threads: {}", cfg.threads)?;
     if cfg.rate > 0 {

@@ -74,6 +74,13 @@ use crate::stats::{self, BUCKETS, IntervalSlot, WorkerStats, log_histogram};
 
 /// One kind of benchmark (cpu, memory, fileio, an OLTP script…), shared by all its workers.
 pub trait Workload: Sync {
+    /// Called once before the run prints anything: a sysbench Lua script's `init()`, which
+    /// sysbench runs before its banner (so the script's own lines and a failing `init` come
+    /// first). An error fails the step with nothing else printed.
+    fn start(&self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
     /// Called once on the calling thread after the run's preamble (header, banner,
     /// `Initializing worker threads...`), before any worker: check what only a run needs and
     /// set up state shared by the workers (OLTP checks its server and tables; fileio checks its
@@ -116,10 +123,25 @@ pub trait Workload: Sync {
         Ok(())
     }
 
+    /// Writes a report of the workload's own in place of the final report (`checkpoint`
+    /// false) or of a checkpoint's report: a sysbench Lua script's `report_cumulative` hook.
+    /// `Ok(false)` (the default): sysbench's report is printed. The `--histogram` block, the
+    /// forced-shutdown and debug lines stay (sysbench prints them outside the hook).
+    fn own_report(
+        &self,
+        outcome: &StepOutcome,
+        checkpoint: bool,
+        out: &mut dyn Write,
+    ) -> io::Result<bool> {
+        let _ = (outcome, checkpoint, out);
+        Ok(false)
+    }
+
     /// Called for each interim report before it is printed (on the collector thread, not on the
     /// hot path): add workload metrics to `sample` (they go to intervals.csv) and return the line
     /// to print instead of the default `[ Ns ] thds: … eps: …` line, if the test has its own
-    /// (memory's `[ 1s ] X MiB/sec`, fileio's reads/writes/fsyncs line).
+    /// (memory's `[ 1s ] X MiB/sec`, fileio's reads/writes/fsyncs line). An empty line prints
+    /// nothing: the workload printed its report itself (a Lua `report_intermediate` hook).
     fn interim(&self, sample: &mut IntervalSample) -> Option<String> {
         let _ = sample;
         None
@@ -871,11 +893,22 @@ fn run_inner(
             false,
         );
     }
-    let preamble = (|| {
+    let banner = (|| {
         if cfg.time.is_none() && cfg.events == 0 {
             console::write_endless_warning(out)?;
         }
-        console::write_header(out, cfg)?;
+        console::write_banner(out)?;
+        out.flush()
+    })();
+    if let Err(e) = banner {
+        return (Err(io_err(e)), false);
+    }
+    // Between the banner and the options, where sysbench runs a Lua script's `init()`.
+    if let Err(e) = workload.start() {
+        return (Err(e), false);
+    }
+    let preamble = (|| {
+        console::write_run_options(out, cfg)?;
         if cfg.verbosity >= 4 {
             workload.info_banner(out)?;
         }
@@ -948,6 +981,9 @@ fn run_inner(
             thread::park_timeout(Duration::from_millis(100));
         }
     }
+    // A worker that failed to start aborted the run before the clock: sysbench then prints
+    // its `thread_init` failure without `Threads started!`.
+    let init_failed = shared.abort.load(Ordering::Relaxed);
     let start = Instant::now();
     let _ = shared.start.set(start);
     shared.open_gate();
@@ -975,7 +1011,7 @@ fn run_inner(
     // `RateOverflow::Fatal`, possibly before this thread got here), the collector runs: it
     // prints `Threads started!` before the FATAL, as sysbench does, and returns once the
     // aborted workers are gone.
-    if write_error.is_none() {
+    if write_error.is_none() && !init_failed {
         match collect(&shared, workload, start, out, on_interval, stop) {
             Ok(c) => collected = c,
             Err(e) => {
@@ -1101,8 +1137,11 @@ fn finish(
         if cfg.histogram {
             console::write_histogram(out, &log_histogram::from_hdr(&outcome.histogram))?;
         }
-        workload.report(&outcome, out)?;
-        console::write_final_report(out, &outcome)?;
+        let own = workload.own_report(&outcome, false, out)?;
+        if !own {
+            workload.report(&outcome, out)?;
+            console::write_final_report(out, &outcome)?;
+        }
         if let Some(unfinished) = forced {
             writeln!(
                 out,
@@ -1113,7 +1152,9 @@ fn finish(
         if cfg.debug {
             console::write_debug_per_thread(out, &workers)?;
         }
-        workload.report_after(&outcome, out)?;
+        if !own {
+            workload.report_after(&outcome, out)?;
+        }
         if let Some(q) = &shared.queue {
             let dropped = q.dropped.load(Ordering::Relaxed);
             if dropped > 0 {
@@ -1238,6 +1279,7 @@ fn collect(
                     .push((super::DROPPED, q.dropped.load(Ordering::Relaxed) as f64));
             }
             match workload.interim(&mut sample) {
+                Some(line) if line.is_empty() => {}
                 Some(line) => writeln!(out, "{line}")?,
                 None => writeln!(out, "{}", console::interval_line(&sample, cfg.percentile))?,
             }
@@ -1340,8 +1382,10 @@ fn checkpoint(
         "[ {:.0}s ] Checkpoint report:",
         at.saturating_duration_since(origin).as_secs_f64()
     )?;
-    workload.report(&outcome, out)?;
-    console::write_final_report(out, &outcome)?;
+    if !workload.own_report(&outcome, true, out)? {
+        workload.report(&outcome, out)?;
+        console::write_final_report(out, &outcome)?;
+    }
     out.flush()?;
     workload.reset_counters();
     *period_start = at;
@@ -1723,6 +1767,45 @@ mod tests {
         ) -> Result<Box<dyn Worker + 'a>, EngineError> {
             Ok(Box::new(StuckWorker))
         }
+    }
+
+    /// Worker 1 cannot start (sysbench's failing `thread_init`).
+    struct FailsToStart;
+
+    impl Workload for FailsToStart {
+        fn banner(&self, _: &mut dyn Write) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn new_worker<'a>(
+            &'a self,
+            id: usize,
+            _stop: &'a AtomicBool,
+        ) -> Result<Box<dyn Worker + 'a>, EngineError> {
+            match id {
+                1 => Err(EngineError::Failed("worker 1 cannot start".into())),
+                _ => Ok(Box::new(StuckWorker)),
+            }
+        }
+    }
+
+    #[test]
+    fn a_worker_that_cannot_start_fails_the_run_before_threads_started() {
+        let mut out = Vec::new();
+        let err = run(
+            &FailsToStart,
+            &config(2, 0, 60_000, 0),
+            &mut out,
+            &mut |_| {},
+            &AtomicBool::new(false),
+        )
+        .expect_err("worker 1 fails");
+        assert_eq!(err.to_string(), "worker 1 cannot start");
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(
+            text.ends_with("Initializing worker threads...\n\n"),
+            "{text}"
+        );
     }
 
     #[test]

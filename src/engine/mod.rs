@@ -76,6 +76,10 @@ pub enum EngineError {
     /// for `sbsuite sysbench` to print sysbench's own line about it first.
     #[error("{message}")]
     NoTable { table: String, message: String },
+    /// A failure sysbench reports by its exit code alone (a Lua script's command returned
+    /// `false`): `sbsuite sysbench` prints this explanation on stderr, not a `FATAL:` line.
+    #[error("{0}")]
+    Silent(String),
 }
 
 /// One interim report (one line of sysbench's `[ 10s ] …` output), also stored in intervals.csv.
@@ -320,6 +324,22 @@ pub fn check_step_with_target(
     let config = RunConfig::for_prepare(options)?;
     let engine = make(spec, options, &config, target)?;
     engine.check(out, stop)
+}
+
+/// Runs the custom command `name` of a workload that has its own (a sysbench Lua script's
+/// `sysbench.cmdline.commands` entry, a `before_runs`/`after_runs` step of a suite).
+pub fn command_step_with_target(
+    workload: &str,
+    options: &Options,
+    target: Option<&Target>,
+    name: &str,
+    out: &mut dyn Write,
+    stop: &AtomicBool,
+) -> Result<(), EngineError> {
+    let spec = spec_of(workload)?;
+    let config = RunConfig::for_prepare(options)?;
+    let engine = make(spec, options, &config, target)?;
+    engine.command(name, out, stop)
 }
 
 /// Runs sysbench's `prewarm` command of a workload that has data.

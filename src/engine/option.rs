@@ -177,6 +177,12 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Every option of the step (general ones included), for a workload that hands them on
+    /// as a whole (a sysbench Lua script's `sysbench.opt`).
+    pub fn all(&self) -> &'a Options {
+        self.options
+    }
+
     /// The value of `key`, after checking that the tables declare it.
     pub fn get(&self, key: &str) -> Result<Option<&'a Value>, EngineError> {
         if !self
