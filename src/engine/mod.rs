@@ -322,6 +322,22 @@ pub fn check_step_with_target(
     engine.check(out, stop)
 }
 
+/// Runs the custom command `name` of a workload that has its own (a sysbench Lua script's
+/// `sysbench.cmdline.commands` entry, a `before_runs`/`after_runs` step of a suite).
+pub fn command_step_with_target(
+    workload: &str,
+    options: &Options,
+    target: Option<&Target>,
+    name: &str,
+    out: &mut dyn Write,
+    stop: &AtomicBool,
+) -> Result<(), EngineError> {
+    let spec = spec_of(workload)?;
+    let config = RunConfig::for_prepare(options)?;
+    let engine = make(spec, options, &config, target)?;
+    engine.command(name, out, stop)
+}
+
 /// Runs sysbench's `prewarm` command of a workload that has data.
 pub fn prewarm_step_with_target(
     workload: &str,

@@ -304,6 +304,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             repetition: 0,
             params: first.cell.clone(),
             options: first.options.clone(),
+            command: None,
             estimated_seconds: None,
             target: first.spec.needs_target.then(|| target.clone()).flatten(),
         };
@@ -316,6 +317,11 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             _ => (None, None),
         };
         steps.extend(prepare);
+        let target_of = |m: usize| runs[m].spec.needs_target.then(|| target.clone()).flatten();
+        steps.extend(command_steps(
+            suite, &runs, &pass, false, &axes, &variants, ds, &target_of,
+        ));
+        let after_runs = command_steps(suite, &runs, &pass, true, &axes, &variants, ds, &target_of);
         // The check step: after the runs, before the cleanup, when a run of the pass asks for
         // it (`check = true`, an option of every custom workload), with the last such run's
         // options and variant.
@@ -333,6 +339,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                     repetition: 0,
                     params: runs[m].cell.clone(),
                     options: runs[m].options.clone(),
+                    command: None,
                     estimated_seconds: None,
                     target: runs[m].spec.needs_target.then(|| target.clone()).flatten(),
                 })
@@ -387,10 +394,12 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                 repetition: rep,
                 params,
                 options,
+                command: None,
                 estimated_seconds,
                 target: step_target,
             });
         }
+        steps.extend(after_runs);
         steps.extend(check);
         steps.extend(cleanup);
     }
@@ -409,6 +418,62 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
         variant_order: suite.variant_order,
         order_seed: (suite.variant_order == VariantOrder::Randomized).then_some(suite.order_seed),
     })
+}
+
+/// The command steps of the sysbench Lua scripts among a pass's runs: each script's
+/// `before_runs` (with its first run's options and variant) or `after_runs` (its last run's),
+/// the scripts in the order they first run.
+#[allow(clippy::too_many_arguments)]
+fn command_steps(
+    suite: &Suite,
+    runs: &[Run],
+    pass: &[(usize, u32, usize)],
+    after: bool,
+    axes: &[String],
+    variants: &[String],
+    dataset: usize,
+    target_of: &dyn Fn(usize) -> Option<crate::db::Target>,
+) -> Vec<Step> {
+    let mut scripts: Vec<&str> = Vec::new();
+    for &(m, _, _) in pass {
+        let name = runs[m].spec.name;
+        if suite.scripts.get(name).is_some() && !scripts.contains(&name) {
+            scripts.push(name);
+        }
+    }
+    let mut out = Vec::new();
+    for name in scripts {
+        let Some(u) = suite.scripts.get(name) else {
+            continue;
+        };
+        let commands = if after { &u.after_runs } else { &u.before_runs };
+        let mut of_script = pass.iter().filter(|(m, _, _)| runs[*m].spec.name == name);
+        let found = if after {
+            of_script.next_back()
+        } else {
+            of_script.next()
+        };
+        let Some(&(m, _, v)) = found else {
+            continue;
+        };
+        for command in commands {
+            out.push(Step {
+                index: 0,
+                kind: StepKind::Command,
+                name: format!("{command} {}", data_step_name(&runs[m], axes)),
+                variant: variants[v].clone(),
+                workload: name.to_string(),
+                dataset,
+                repetition: 0,
+                params: runs[m].cell.clone(),
+                options: runs[m].options.clone(),
+                command: Some(command.clone()),
+                estimated_seconds: None,
+                target: target_of(m),
+            });
+        }
+    }
+    out
 }
 
 /// A pass over a dataset: the dataset's index, and its runs as (run, repetition, variant).

@@ -161,6 +161,24 @@ pub trait StepExecutor {
         )
     }
 
+    /// A command step: a sysbench Lua script's custom command (`before_runs`/`after_runs`).
+    /// An error is a failed step.
+    fn command(
+        &mut self,
+        step: &Step,
+        out: &mut dyn Write,
+        stop: &AtomicBool,
+    ) -> Result<(), EngineError> {
+        engine::command_step_with_target(
+            &step.workload,
+            &step.options,
+            step.target.as_ref(),
+            step.command.as_deref().unwrap_or_default(),
+            out,
+            stop,
+        )
+    }
+
     /// Before the first step of each stretch of a variant's steps (one stretch per variant in
     /// a blocked plan; with interleaved variants, every switch): apply its server settings.
     /// An error fails the stretch's runs; nothing of it is executed.
@@ -412,7 +430,9 @@ fn resume_plan(
             StepKind::Run => !finished_runs.contains(&s.index),
             StepKind::Cleanup => event != Some("done"),
             // Again unless it passed, while the data is still there to check.
-            StepKind::Check => event != Some("done") && !cleaned.contains(&s.dataset),
+            StepKind::Check | StepKind::Command => {
+                event != Some("done") && !cleaned.contains(&s.dataset)
+            }
             StepKind::Prepare => match event {
                 Some("done") if !cleaned.contains(&s.dataset) => {
                     r.prepared.insert(s.dataset);
@@ -474,6 +494,7 @@ mod tests {
             repetition: u32::from(kind == StepKind::Run),
             params,
             options,
+            command: None,
             estimated_seconds: (kind == StepKind::Run).then_some(1.0),
             target: None,
         }

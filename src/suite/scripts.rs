@@ -1,0 +1,534 @@
+//! sysbench Lua scripts as suite workloads: `workload = { script = "scripts/tpcc.lua" }`
+//! wherever a workload name is allowed (`[defaults] workload`, the `[matrix] workload` axis
+//! mixing names and scripts, `include` cells).
+//!
+//! Shape, and why:
+//! * A script is loaded once, when the suite is validated ([`Script::load`] runs its top level
+//!   in a Lua state of this thread), to learn its `sysbench.cmdline.options` and custom
+//!   commands; its spec ([`crate::engine::lua::run::spec_for`]) is registered on this thread
+//!   like a `[workloads.NAME]` definition, so its options check, expand into matrix axes and
+//!   run like a built-in workload's. A misspelt option is then an ordinary "unknown option"
+//!   error with its line and a suggestion, before anything runs.
+//! * The table is replaced by the script's name (the path as typed, the results' `workload`
+//!   column) before the rest of the suite is validated, and written back, completed, into the
+//!   stored suite ([`Scripts::restore`]): `resolved` (the absolute path) and `sha256` (of the
+//!   file). A run directory's `suite.toml` thus finds the script wherever it is resumed from,
+//!   and `--resume` refuses a script that changed since the run started: its rows would mix
+//!   two workloads under one name.
+//! * `dataset` (which options shape the data; default: all of the script's options),
+//!   `before_runs` and `after_runs` (custom commands, as plan steps after the prepare and
+//!   before the cleanup) are facts of the workload, kept here for the planner.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use sha2::{Digest, Sha256};
+
+use super::error::{ConfigError, ConfigErrors, Origin, did_you_mean};
+use super::source::{Seg, SourceMap, path_text};
+use crate::engine::lua::Script;
+use crate::engine::lua::run;
+use crate::engine::registry;
+use crate::engine::spec::{DataSpec, WorkloadSpec};
+
+/// The keys of a script table.
+pub const SCRIPT_KEYS: &[&str] = &[
+    "script",
+    "dataset",
+    "before_runs",
+    "after_runs",
+    "sha256",
+    "resolved",
+];
+
+/// Commands that are plan steps of every workload already, never `before_runs`/`after_runs`.
+const BUILT_IN_COMMANDS: &[&str] = &["prepare", "run", "cleanup", "help"];
+
+/// One script a suite runs.
+#[derive(Clone, Debug)]
+pub struct ScriptUse {
+    /// The path as typed: the workload's name.
+    pub typed: String,
+    /// The file, absolute.
+    pub resolved: PathBuf,
+    /// SHA-256 of the file as loaded, lowercase hex.
+    pub sha256: String,
+    /// The options that shape the data (suite names, `_` for `-`).
+    pub dataset: Vec<String>,
+    /// Custom commands run after the dataset's prepare, before its runs.
+    pub before_runs: Vec<String>,
+    /// Custom commands run after the dataset's runs, before its cleanup.
+    pub after_runs: Vec<String>,
+    pub spec: &'static WorkloadSpec,
+}
+
+impl ScriptUse {
+    /// The table stored in the run directory's `suite.toml`.
+    fn stored(&self) -> toml::Value {
+        let list = |items: &[String]| {
+            toml::Value::Array(items.iter().cloned().map(toml::Value::String).collect())
+        };
+        let mut t = toml::Table::new();
+        t.insert("script".into(), toml::Value::String(self.typed.clone()));
+        t.insert("dataset".into(), list(&self.dataset));
+        if !self.before_runs.is_empty() {
+            t.insert("before_runs".into(), list(&self.before_runs));
+        }
+        if !self.after_runs.is_empty() {
+            t.insert("after_runs".into(), list(&self.after_runs));
+        }
+        t.insert("sha256".into(), toml::Value::String(self.sha256.clone()));
+        t.insert(
+            "resolved".into(),
+            toml::Value::String(self.resolved.display().to_string()),
+        );
+        toml::Value::Table(t)
+    }
+}
+
+/// The scripts of a suite, by name.
+#[derive(Clone, Debug, Default)]
+pub struct Scripts(pub IndexMap<String, ScriptUse>);
+
+impl Scripts {
+    /// The script workload called `name`, if it is one.
+    pub fn get(&self, name: &str) -> Option<&ScriptUse> {
+        self.0.get(name)
+    }
+
+    /// Writes each script's stored table back where its name stands (the inverse of the
+    /// replacement [`load`] made), for the stored suite.
+    pub fn restore(&self, slots: Slots<'_>) {
+        if self.0.is_empty() {
+            return;
+        }
+        slots.each(&mut |_, v| {
+            if let toml::Value::String(name) = v
+                && let Some(u) = self.0.get(name.as_str())
+            {
+                *v = u.stored();
+            }
+        });
+    }
+}
+
+/// Where workload values stand in a suite: `[defaults] workload`, `[matrix] workload` (one value
+/// or a list) and the `workload` of each `[matrix] include` cell.
+pub struct Slots<'a> {
+    pub defaults: Option<&'a mut toml::Value>,
+    pub matrix: Option<&'a mut toml::Value>,
+    pub include: Option<&'a mut toml::Value>,
+}
+
+impl Slots<'_> {
+    fn each(self, f: &mut dyn FnMut(Vec<Seg>, &mut toml::Value)) {
+        if let Some(v) = self.defaults {
+            f(vec![Seg::key("defaults"), Seg::key("workload")], v);
+        }
+        match self.matrix {
+            Some(toml::Value::Array(items)) => {
+                for (i, v) in items.iter_mut().enumerate() {
+                    f(
+                        vec![Seg::key("matrix"), Seg::key("workload"), Seg::Index(i)],
+                        v,
+                    );
+                }
+            }
+            Some(v) => f(vec![Seg::key("matrix"), Seg::key("workload")], v),
+            None => {}
+        }
+        if let Some(toml::Value::Array(cells)) = self.include {
+            for (i, cell) in cells.iter_mut().enumerate() {
+                if let Some(v) = cell.get_mut("workload") {
+                    f(
+                        vec![
+                            Seg::key("matrix"),
+                            Seg::key("include"),
+                            Seg::Index(i),
+                            Seg::key("workload"),
+                        ],
+                        v,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Loads every script the `slots` name, registers each one's spec on this thread and
+/// replaces each table by the script's name. `file` is the suite file (relative paths are
+/// relative to its directory); `origin` places a key path in it for errors.
+pub fn load(
+    file: &Path,
+    slots: Slots<'_>,
+    origin: &dyn Fn(&[Seg], bool) -> Origin,
+) -> Result<Scripts, Vec<ConfigError>> {
+    let mut scripts = Scripts::default();
+    let mut errors = Vec::new();
+    // The table each script was first given with, to refuse a second, different one.
+    let mut first: HashMap<String, (toml::Table, Vec<Seg>)> = HashMap::new();
+    slots.each(&mut |path, v| {
+        let toml::Value::Table(t) = v else {
+            return;
+        };
+        let err = |at: &[Seg], key: bool, message: String, help: String| {
+            ConfigError::new(file, origin(at, key), path_text(at), message).with_help(help)
+        };
+        let Some(typed) = t.get("script").and_then(toml::Value::as_str).map(str::to_string)
+        else {
+            errors.push(err(
+                &path,
+                false,
+                "a workload table needs `script`, the path of a sysbench Lua script".into(),
+                "write workload = { script = \"scripts/tpcc.lua\" } (relative to the suite file), or a workload name such as \"oltp_read_write\"".into(),
+            ));
+            return;
+        };
+        // The same table again: the script is loaded already.
+        if let Some((seen, at)) = first.get(&typed) {
+            if seen != t {
+                errors.push(err(
+                    &path,
+                    false,
+                    format!(
+                        "script `{typed}` is given again with other keys (first at {})",
+                        path_text(at)
+                    ),
+                    "give a script the same `dataset`, `before_runs` and `after_runs` everywhere it appears (copy the first table)".into(),
+                ));
+            }
+            *v = toml::Value::String(typed);
+            return;
+        }
+        first.insert(typed.clone(), (t.clone(), path.clone()));
+        match one(file, &path, t, &typed, origin) {
+            Ok(u) => {
+                registry::register(u.spec);
+                scripts.0.insert(typed.clone(), u);
+                *v = toml::Value::String(typed);
+            }
+            Err(mut e) => errors.append(&mut e),
+        }
+    });
+    if errors.is_empty() {
+        Ok(scripts)
+    } else {
+        Err(errors)
+    }
+}
+
+/// The scripts of the suite file `file` alone (`sbsuite workloads --suite`): read, loaded and
+/// registered without validating the rest of the suite.
+pub fn load_file(file: &Path) -> Result<Scripts, ConfigErrors> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        ConfigError::new(
+            file,
+            Origin::Unknown,
+            "",
+            format!("cannot read suite file: {e}"),
+        )
+    })?;
+    let map = SourceMap::new(&text);
+    let mut table: toml::Table = toml::from_str(&text).map_err(|e| {
+        let at = e.span().map_or(0, |s| s.start);
+        ConfigError::new(
+            file,
+            map.origin_at(at),
+            "",
+            format!("TOML syntax error: {}", e.message().trim_end()),
+        )
+        .with_help("fix the TOML syntax at the marked position")
+    })?;
+    load(file, slots_of_table(&mut table), &|p, k| map.origin(p, k)).map_err(ConfigErrors)
+}
+
+/// The [`Slots`] of a suite file's table.
+fn slots_of_table(table: &mut toml::Table) -> Slots<'_> {
+    let mut defaults = None;
+    let mut matrix = None;
+    let mut include = None;
+    for (k, v) in table.iter_mut() {
+        match (k.as_str(), v) {
+            ("defaults", toml::Value::Table(d)) => defaults = d.get_mut("workload"),
+            ("matrix", toml::Value::Table(m)) => {
+                for (mk, mv) in m.iter_mut() {
+                    match mk.as_str() {
+                        "workload" => matrix = Some(mv),
+                        "include" => include = Some(mv),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Slots {
+        defaults,
+        matrix,
+        include,
+    }
+}
+
+/// Lowercase hex of SHA-256.
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A list of names: a string array (a single string is taken as a list of one).
+fn names(v: &toml::Value) -> Option<Vec<String>> {
+    match v {
+        toml::Value::String(s) => Some(vec![s.clone()]),
+        toml::Value::Array(items) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string))
+            .collect(),
+        _ => None,
+    }
+}
+
+/// Loads one script table at `path`.
+fn one(
+    file: &Path,
+    path: &[Seg],
+    t: &toml::Table,
+    typed: &str,
+    origin: &dyn Fn(&[Seg], bool) -> Origin,
+) -> Result<ScriptUse, Vec<ConfigError>> {
+    let at = |key: &str| {
+        let mut p = path.to_vec();
+        p.push(Seg::key(key));
+        p
+    };
+    let err = |key: &str, is_key: bool, message: String, help: String| {
+        let p = at(key);
+        ConfigError::new(file, origin(&p, is_key), path_text(&p), message).with_help(help)
+    };
+    let mut errors = Vec::new();
+    for k in t.keys() {
+        if !SCRIPT_KEYS.contains(&k.as_str()) {
+            let help = did_you_mean(k, SCRIPT_KEYS.iter().copied()).unwrap_or_else(|| {
+                format!("a script workload has the keys {}", SCRIPT_KEYS.join(", "))
+            });
+            errors.push(err(
+                k,
+                true,
+                format!("unknown key `{k}` in a script workload"),
+                help,
+            ));
+        }
+    }
+    if registry::workload(typed).is_some() {
+        errors.push(err(
+            "script",
+            false,
+            format!("script `{typed}` has the name of a workload"),
+            format!("write the path so it cannot be read as a name, e.g. \"./{typed}\""),
+        ));
+    }
+    let string_of = |key: &str, errors: &mut Vec<ConfigError>| match t.get(key) {
+        None => None,
+        Some(toml::Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            errors.push(err(
+                key,
+                false,
+                format!("`{key}` must be a string"),
+                "it is written into the run's suite.toml; remove it to have it computed".into(),
+            ));
+            None
+        }
+    };
+    let stored_path = string_of("resolved", &mut errors);
+    let pinned = string_of("sha256", &mut errors);
+    let list_of = |key: &str, errors: &mut Vec<ConfigError>| match t.get(key) {
+        None => None,
+        Some(v) => match names(v) {
+            Some(n) => Some(n),
+            None => {
+                errors.push(err(
+                    key,
+                    false,
+                    format!("`{key}` must be a list of names"),
+                    format!("e.g. {key} = [\"check\"]"),
+                ));
+                None
+            }
+        },
+    };
+    let dataset = list_of("dataset", &mut errors);
+    let before_runs = list_of("before_runs", &mut errors).unwrap_or_default();
+    let after_runs = list_of("after_runs", &mut errors).unwrap_or_default();
+
+    // `resolved` (a stored suite) wins: the run directory's suite.toml is not where the
+    // suite file was.
+    let resolved = match &stored_path {
+        Some(p) => PathBuf::from(p),
+        None => file.parent().unwrap_or(Path::new("")).join(typed),
+    };
+    let bytes = match std::fs::read(&resolved) {
+        Ok(b) => b,
+        Err(e) => {
+            let help = if stored_path.is_some() {
+                format!(
+                    "the run was started with the script at {}; put it back there to resume, or start a new run from the suite file",
+                    resolved.display()
+                )
+            } else {
+                let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
+                format!(
+                    "the path is relative to the suite file's directory ({}); fix `script` or put the script there",
+                    dir.map_or_else(|| ".".to_string(), |d| d.display().to_string())
+                )
+            };
+            errors.push(err(
+                "script",
+                false,
+                format!("cannot read script `{typed}` ({}): {e}", resolved.display()),
+                help,
+            ));
+            return Err(errors);
+        }
+    };
+    let resolved = std::fs::canonicalize(&resolved).unwrap_or(resolved);
+    let sha256 = sha256_hex(&bytes);
+    if let Some(want) = &pinned
+        && !want.eq_ignore_ascii_case(&sha256)
+    {
+        errors.push(err(
+            "sha256",
+            false,
+            format!(
+                "script `{typed}` ({}) changed: its sha256 is {sha256}, the suite records {want}",
+                resolved.display()
+            ),
+            "a run is resumed only with the script it started with: restore that version, or start a new run from the suite file (its rows would otherwise mix two scripts under one name)".into(),
+        ));
+        return Err(errors);
+    }
+    let script = match Script::load(&resolved, typed, None) {
+        Ok(s) => s,
+        Err(e) => {
+            errors.push(err(
+                "script",
+                false,
+                format!("script `{typed}` does not load: {}", e.message),
+                format!(
+                    "fix the script; `sbsuite sysbench {} help` shows what it declares",
+                    resolved.display()
+                ),
+            ));
+            return Err(errors);
+        }
+    };
+    let spec = run::spec_for(script.clone());
+    let own: Vec<&'static str> = spec
+        .options
+        .iter()
+        .flat_map(|g| g.iter().map(|o| o.name))
+        .collect();
+    let dataset = match dataset {
+        None => own.iter().map(|s| s.to_string()).collect(),
+        Some(list) => {
+            let mut out = Vec::new();
+            for (i, name) in list.iter().enumerate() {
+                let n = name.replace('-', "_");
+                if own.contains(&n.as_str()) {
+                    out.push(n);
+                    continue;
+                }
+                let mut p = at("dataset");
+                p.push(Seg::Index(i));
+                let help = did_you_mean(&n, own.iter().copied()).unwrap_or_else(|| {
+                    format!("its options: {}", list_or_none(own.iter().copied()))
+                });
+                errors.push(
+                    ConfigError::new(
+                        file,
+                        origin(&p, false),
+                        path_text(&p),
+                        format!(
+                            "`dataset` names `{name}`, which script `{typed}` does not declare"
+                        ),
+                    )
+                    .with_help(help),
+                );
+            }
+            out
+        }
+    };
+    let commands: Vec<&str> = script.commands.iter().map(|c| c.name.as_str()).collect();
+    for key in ["before_runs", "after_runs"] {
+        let list = if key == "before_runs" {
+            &before_runs
+        } else {
+            &after_runs
+        };
+        for (i, name) in list.iter().enumerate() {
+            let mut p = at(key);
+            p.push(Seg::Index(i));
+            let bad = |message: String, help: String| {
+                ConfigError::new(file, origin(&p, false), path_text(&p), message).with_help(help)
+            };
+            if BUILT_IN_COMMANDS.contains(&name.as_str()) {
+                errors.push(bad(
+                    format!("`{name}` is a step of every plan already"),
+                    format!("{key} lists the script's own commands (sysbench.cmdline.commands), e.g. check or prewarm"),
+                ));
+            } else if !commands.contains(&name.as_str()) {
+                let help = did_you_mean(name, commands.iter().copied()).unwrap_or_else(|| {
+                    format!(
+                        "its commands (sysbench.cmdline.commands): {}",
+                        list_or_none(commands.iter().copied())
+                    )
+                });
+                errors.push(bad(
+                    format!("script `{typed}` has no command `{name}`"),
+                    help,
+                ));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let keys: Vec<&'static str> = own
+        .iter()
+        .copied()
+        .filter(|o| dataset.iter().any(|d| d == o))
+        .collect();
+    // The script's spec with the suite's choice of dataset keys (everything else, the script
+    // behind it included, is the spec's own).
+    let spec: &'static WorkloadSpec = Box::leak(Box::new(WorkloadSpec {
+        data: DataSpec {
+            family: spec.data.family,
+            keys: Box::leak(keys.into_boxed_slice()),
+            fresh_per_run: spec.data.fresh_per_run,
+        },
+        ..*spec
+    }));
+    Ok(ScriptUse {
+        typed: typed.to_string(),
+        resolved,
+        sha256,
+        dataset,
+        before_runs,
+        after_runs,
+        spec,
+    })
+}
+
+fn list_or_none<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let v: Vec<&str> = items.collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests;

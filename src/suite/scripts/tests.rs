@@ -1,0 +1,294 @@
+//! Script workloads in suites: loading, typed option axes, errors with their line, the stored
+//! form, and the plan's command steps.
+
+use std::path::{Path, PathBuf};
+
+use crate::plan::{self, StepKind};
+use crate::suite::{ConfigErrors, Origin, Suite, load_text};
+use crate::value::Value;
+
+/// The script the integration tests use too.
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lua/suite_demo.lua");
+
+/// A directory holding `scripts/demo.lua` (a copy of [`DEMO`]) and the suite file's path in it.
+fn dir() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(d.path().join("scripts")).expect("mkdir");
+    std::fs::copy(DEMO, d.path().join("scripts/demo.lua")).expect("copy");
+    let file = d.path().join("s.toml");
+    (d, file)
+}
+
+fn load(file: &Path, text: &str) -> Result<Suite, ConfigErrors> {
+    load_text(file, text, &[], &[])
+}
+
+const SUITE: &str = r#"[suite]
+name = "lua"
+
+[defaults]
+time = 1
+rows = 20
+
+[matrix]
+workload = ["cpu", { script = "scripts/demo.lua", dataset = ["tables", "rows"], before_runs = ["prewarm"], after_runs = ["check"] }]
+tables = [1, 2]
+read_share = [0.25, 0.75]
+"#;
+
+fn line_of(e: &crate::suite::ConfigError) -> usize {
+    match &e.origin {
+        Origin::File { line, .. } => *line,
+        other => panic!("expected a file position, got {other:?} for: {e}"),
+    }
+}
+
+#[test]
+fn script_options_are_typed_axes() {
+    let (_d, file) = dir();
+    let s = load(&file, SUITE).unwrap_or_else(|e| panic!("{e}"));
+    let u = s
+        .scripts
+        .get("scripts/demo.lua")
+        .expect("the script is known");
+    assert_eq!(u.dataset, ["tables", "rows"]);
+    assert_eq!(u.before_runs, ["prewarm"]);
+    assert_eq!(u.after_runs, ["check"]);
+    assert_eq!(u.spec.data.keys, ["rows", "tables"]);
+    let workload = &s.matrix.axes[0];
+    assert_eq!(
+        workload.values,
+        [
+            Value::Str("cpu".into()),
+            Value::Str("scripts/demo.lua".into())
+        ]
+    );
+    // A DOUBLE option's axis holds numbers; a quoted number is coerced like any other.
+    let share = s
+        .matrix
+        .axes
+        .iter()
+        .find(|a| a.name == "read_share")
+        .expect("axis");
+    assert_eq!(share.values, [Value::Float(0.25), Value::Float(0.75)]);
+    let bad = SUITE.replace("read_share = [0.25, 0.75]", "read_share = [0.25, \"lots\"]");
+    let e = load(&file, &bad).err().expect("refused");
+    assert!(
+        e.0[0].message.contains("invalid value for `read_share`"),
+        "{e}"
+    );
+    assert_eq!(line_of(&e.0[0]), 11);
+}
+
+#[test]
+fn a_misspelt_script_option_names_its_line_and_the_right_name() {
+    let (_d, file) = dir();
+    let e = load(&file, &SUITE.replace("read_share = [", "read_shere = ["))
+        .err()
+        .expect("refused");
+    let first = &e.0[0];
+    assert_eq!(line_of(first), 11, "{e}");
+    assert_eq!(first.key, "matrix.read_shere");
+    assert!(first.message.contains("unknown option `read_shere`"), "{e}");
+    assert_eq!(first.help.as_deref(), Some("did you mean `read_share`?"));
+}
+
+#[test]
+fn a_missing_script_names_its_key_and_where_it_was_looked_for() {
+    let (d, file) = dir();
+    let e = load(
+        &file,
+        &SUITE.replace("scripts/demo.lua", "scripts/nope.lua"),
+    )
+    .err()
+    .expect("refused");
+    let first = &e.0[0];
+    assert_eq!(line_of(first), 9);
+    assert_eq!(first.key, "matrix.workload[1].script");
+    assert!(
+        first
+            .message
+            .contains("cannot read script `scripts/nope.lua`")
+            && first
+                .message
+                .contains(&d.path().join("scripts/nope.lua").display().to_string()),
+        "{e}"
+    );
+    assert!(
+        first
+            .help
+            .as_deref()
+            .unwrap_or_default()
+            .contains("relative to the suite file's directory"),
+        "{e}"
+    );
+}
+
+#[test]
+fn dataset_and_commands_must_be_the_scripts_own() {
+    let (_d, file) = dir();
+    let text = SUITE
+        .replace("dataset = [\"tables\", \"rows\"]", "dataset = [\"tabels\"]")
+        .replace(
+            "after_runs = [\"check\"]",
+            "after_runs = [\"chek\", \"cleanup\"]",
+        );
+    let e = load(&file, &text).err().expect("refused");
+    let messages: Vec<String> = e.0.iter().map(ToString::to_string).collect();
+    assert_eq!(e.0.len(), 3, "{messages:?}");
+    assert!(e.0[0].message.contains("`dataset` names `tabels`"), "{e}");
+    assert_eq!(e.0[0].help.as_deref(), Some("did you mean `tables`?"));
+    assert_eq!(e.0[1].key, "matrix.workload[1].after_runs[0]");
+    assert!(e.0[1].message.contains("has no command `chek`"), "{e}");
+    assert_eq!(e.0[1].help.as_deref(), Some("did you mean `check`?"));
+    assert!(
+        e.0[2].message.contains("`cleanup` is a step of every plan"),
+        "{e}"
+    );
+    let typo = SUITE.replace("before_runs", "before_run");
+    let e = load(&file, &typo).err().expect("refused");
+    assert!(e.0[0].message.contains("unknown key `before_run`"), "{e}");
+    assert_eq!(e.0[0].help.as_deref(), Some("did you mean `before_runs`?"));
+}
+
+#[test]
+fn a_lua_path_as_a_name_points_at_the_table_form() {
+    let (_d, file) = dir();
+    let text = "[suite]\nname = \"l\"\n[defaults]\ntime = 1\nworkload = \"scripts/demo.lua\"\n";
+    let e = load(&file, text).err().expect("refused");
+    assert_eq!(line_of(&e.0[0]), 5);
+    assert!(
+        e.0[0]
+            .help
+            .as_deref()
+            .unwrap_or_default()
+            .contains("workload = { script = \"scripts/demo.lua\" }"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_stored_suite_pins_the_script_and_refuses_a_changed_one() {
+    let (d, file) = dir();
+    let s = load(&file, SUITE).unwrap_or_else(|e| panic!("{e}"));
+    let stored = s.resolved_toml.clone();
+    let resolved = std::fs::canonicalize(d.path().join("scripts/demo.lua")).expect("canonical");
+    assert!(
+        stored.contains(&format!("resolved = {:?}", resolved.display().to_string())),
+        "{stored}"
+    );
+    let hash = &s.scripts.get("scripts/demo.lua").expect("known").sha256;
+    assert!(stored.contains(&format!("sha256 = \"{hash}\"")), "{stored}");
+
+    // Read back from elsewhere (a run directory), it finds the script and plans alike.
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let run_file = elsewhere.path().join("suite.toml");
+    let again = load(&run_file, &stored).unwrap_or_else(|e| panic!("{e}\n{stored}"));
+    let (p1, p2) = (
+        plan::build(&s).expect("plan"),
+        plan::build(&again).expect("plan"),
+    );
+    assert_eq!(
+        serde_json::to_string(&p1).expect("json"),
+        serde_json::to_string(&p2).expect("json")
+    );
+    assert_eq!(again.resolved_toml, stored);
+
+    // The script changed: refused, naming both hashes.
+    let mut text = std::fs::read_to_string(&resolved).expect("read");
+    text.push_str("\n-- edited\n");
+    std::fs::write(&resolved, text).expect("write");
+    let e = load(&run_file, &stored).err().expect("refused");
+    assert_eq!(e.0[0].key, "matrix.workload[1].sha256");
+    assert!(
+        e.0[0].message.contains("changed") && e.0[0].message.contains(hash.as_str()),
+        "{e}"
+    );
+    assert!(
+        e.0[0]
+            .help
+            .as_deref()
+            .unwrap_or_default()
+            .contains("start a new run"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_plan_runs_the_scripts_commands_around_its_runs() {
+    let (_d, file) = dir();
+    let s = load(&file, SUITE).unwrap_or_else(|e| panic!("{e}"));
+    let p = plan::build(&s).unwrap_or_else(|e| panic!("{e}"));
+    let shape: Vec<(&str, Option<&str>, usize)> = p
+        .steps
+        .iter()
+        .filter(|st| st.workload == "scripts/demo.lua")
+        .map(|st| (st.kind.as_str(), st.command.as_deref(), st.dataset))
+        .collect();
+    // One dataset per `tables` value (a dataset key); `read_share` is not one, so both of its
+    // values run on the same data.
+    let per = |ds: usize| {
+        vec![
+            ("prepare", None, ds),
+            ("command", Some("prewarm"), ds),
+            ("run", None, ds),
+            ("run", None, ds),
+            ("command", Some("check"), ds),
+            ("cleanup", None, ds),
+        ]
+    };
+    assert_eq!(shape, [per(1), per(2)].concat());
+    let check = p
+        .steps
+        .iter()
+        .find(|st| st.command.as_deref() == Some("check"))
+        .expect("a check command");
+    assert_eq!(check.options.get("rows"), Some(&Value::Int(20)));
+    assert_eq!(check.options.get("read_share"), Some(&Value::Float(0.75)));
+    let text = plan::render_text(&p, "s.toml");
+    assert!(text.contains(", 4 command, "), "{text}");
+    assert!(text.contains(" command check "), "{text}");
+    let json = plan::render_json(&p, "s.toml");
+    assert!(json.contains("\"kind\": \"command\"") && json.contains("\"command\": \"prewarm\""));
+    // The cpu runs carry no command.
+    assert!(
+        p.steps
+            .iter()
+            .filter(|st| st.kind == StepKind::Command)
+            .all(|st| st.workload == "scripts/demo.lua")
+    );
+}
+
+#[test]
+fn defaults_may_name_a_script_and_its_dataset_defaults_to_every_option() {
+    let (_d, file) = dir();
+    let text = "[suite]\nname = \"l\"\n[defaults]\ntime = 1\nworkload = { script = \"scripts/demo.lua\" }\n[matrix]\nlabel = [\"a\", \"b\"]\n";
+    let s = load(&file, text).unwrap_or_else(|e| panic!("{e}"));
+    let u = s.scripts.get("scripts/demo.lua").expect("known");
+    assert_eq!(
+        u.dataset,
+        [
+            "kinds",
+            "label",
+            "loud",
+            "pad",
+            "read_share",
+            "rows",
+            "tables"
+        ]
+    );
+    let p = plan::build(&s).unwrap_or_else(|e| panic!("{e}"));
+    // `label` shapes the data by default: one prepare per value.
+    let prepares = p
+        .steps
+        .iter()
+        .filter(|st| st.kind == StepKind::Prepare)
+        .count();
+    assert_eq!(prepares, 2);
+    assert!(
+        s.resolved_toml
+            .contains("[defaults]\ntime = 1\nworkload = { script = \"scripts/demo.lua\""),
+        "{}",
+        s.resolved_toml
+    );
+}
