@@ -9,16 +9,22 @@ use super::{Exit, fail, fail_config, print};
 use crate::engine::{config::GENERAL, registry, spec::WorkloadSpec};
 
 pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
+    let mut scripts = crate::suite::scripts::Scripts::default();
     let own: Option<Vec<&'static WorkloadSpec>> = match suite {
         None => None,
         Some(file) => match crate::suite::workloads::load_file(file) {
-            Ok(loaded) => Some(
-                loaded
+            Ok(loaded) => {
+                // The scripts after the definitions: loading those forgets earlier ones.
+                scripts = match crate::suite::scripts::load_file(file) {
+                    Ok(s) => s,
+                    Err(e) => return fail_config(e),
+                };
+                let defs = loaded
                     .defs
                     .iter()
-                    .filter_map(|d| registry::workload(&d.name))
-                    .collect(),
-            ),
+                    .filter_map(|d| registry::workload(&d.name));
+                Some(defs.chain(scripts.0.values().map(|u| u.spec)).collect())
+            }
             Err(e) => return fail_config(e),
         },
     };
@@ -46,6 +52,9 @@ pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
         text.push_str(&format!("{} - {}\n", w.name, w.summary));
         if let Some(def) = crate::engine::custom::def(w) {
             text.push_str(&format!("  declared in {}\n", def.source.display()));
+        }
+        if let Some(u) = scripts.get(w.name) {
+            text.push_str(&script_lines(u, name.is_none()));
         }
         if name.is_some() {
             for o in w.all_options() {
@@ -90,4 +99,45 @@ pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
         ));
     }
     print(&text)
+}
+
+/// What `workloads --suite` says of a sysbench Lua script: its file and hash, its commands,
+/// and (in the list, where options are not shown otherwise) its own options with their types.
+fn script_lines(u: &crate::suite::scripts::ScriptUse, listing: bool) -> String {
+    let mut text = format!(
+        "  sysbench Lua script {} (sha256 {})\n",
+        u.resolved.display(),
+        u.sha256
+    );
+    let commands: Vec<String> = crate::engine::lua::run::script(u.spec)
+        .map(|s| s.commands.iter().map(|c| c.name.clone()).collect())
+        .unwrap_or_default();
+    if !commands.is_empty() {
+        text.push_str(&format!("  commands: {}\n", commands.join(", ")));
+    }
+    for (key, list) in [
+        ("before_runs", &u.before_runs),
+        ("after_runs", &u.after_runs),
+    ] {
+        if !list.is_empty() {
+            text.push_str(&format!("  {key}: {}\n", list.join(", ")));
+        }
+    }
+    if listing {
+        for o in u.spec.options.iter().flat_map(|g| g.iter()) {
+            let default = o.default.map(|d| format!(" [{d}]")).unwrap_or_default();
+            let dataset = if u.spec.data.keys.contains(&o.name) {
+                " (dataset)"
+            } else {
+                ""
+            };
+            text.push_str(&format!(
+                "    {:<20} {} ({}){default}{dataset}\n",
+                o.name,
+                o.help,
+                o.kind.describe()
+            ));
+        }
+    }
+    text
 }

@@ -292,3 +292,36 @@ fn defaults_may_name_a_script_and_its_dataset_defaults_to_every_option() {
         s.resolved_toml
     );
 }
+
+#[test]
+fn the_schema_accepts_the_table_form_with_every_key() {
+    let schema: serde_json::Value =
+        serde_json::from_str(&crate::suite::raw::json_schema()).expect("json");
+    let one = &schema["properties"]["defaults"]["properties"]["workload"];
+    let forms = one["anyOf"].as_array().expect("anyOf");
+    assert!(
+        forms[0]["enum"]
+            .as_array()
+            .is_some_and(|n| n.contains(&"cpu".into()))
+    );
+    let table = forms
+        .iter()
+        .find(|f| f["type"] == "object")
+        .expect("the table form");
+    let mut keys: Vec<&str> = table["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    let mut want = super::SCRIPT_KEYS.to_vec();
+    want.sort_unstable();
+    assert_eq!(keys, want);
+    assert_eq!(table["required"], serde_json::json!(["script"]));
+    assert_eq!(table["additionalProperties"], false);
+    // The matrix axis takes a list mixing both forms.
+    let axis = &schema["properties"]["matrix"]["properties"]["workload"]["anyOf"][0];
+    assert_eq!(axis["type"], "array");
+    assert_eq!(&axis["items"], one);
+}
