@@ -73,6 +73,13 @@ sysbench.cmdline.commands = {
 
 function thread_init()
    con = connect()
+   -- Without "update" among the kinds, every event reads.
+   updates = false
+   for _, k in ipairs(sysbench.opt.kinds) do
+      if k == "update" then
+         updates = true
+      end
+   end
 end
 
 function thread_done()
@@ -82,7 +89,7 @@ end
 function event()
    local t = sysbench.rand.uniform(1, sysbench.opt.tables)
    local id = sysbench.rand.uniform(1, sysbench.opt.rows)
-   if sysbench.rand.uniform_double() < sysbench.opt.read_share then
+   if not updates or sysbench.rand.uniform_double() < sysbench.opt.read_share then
       con:query_row(string.format("SELECT pad FROM %s WHERE id = %d", table_name(t), id))
    else
       con:query(string.format("UPDATE %s SET k = k + 1 WHERE id = %d", table_name(t), id))
