@@ -317,11 +317,15 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             _ => (None, None),
         };
         steps.extend(prepare);
-        let target_of = |m: usize| runs[m].spec.needs_target.then(|| target.clone()).flatten();
-        steps.extend(command_steps(
-            suite, &runs, &pass, false, &axes, &variants, ds, &target_of,
-        ));
-        let after_runs = command_steps(suite, &runs, &pass, true, &axes, &variants, ds, &target_of);
+        let commands = Commands {
+            suite,
+            axes: &axes,
+            variants: &variants,
+            target: &target,
+            dataset: ds,
+        };
+        steps.extend(commands.steps(&runs, &pass, false));
+        let after_runs = commands.steps(&runs, &pass, true);
         // The check step: after the runs, before the cleanup, when a run of the pass asks for
         // it (`check = true`, an option of every custom workload), with the last such run's
         // options and variant.
@@ -420,60 +424,66 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     })
 }
 
-/// The command steps of the sysbench Lua scripts among a pass's runs: each script's
-/// `before_runs` (with its first run's options and variant) or `after_runs` (its last run's),
-/// the scripts in the order they first run.
-#[allow(clippy::too_many_arguments)]
-fn command_steps(
-    suite: &Suite,
-    runs: &[Run],
-    pass: &[(usize, u32, usize)],
-    after: bool,
-    axes: &[String],
-    variants: &[String],
+/// What the command steps of one pass share: the suite (its scripts), the plan's axes and
+/// variants, the target, the dataset.
+struct Commands<'a> {
+    suite: &'a Suite,
+    axes: &'a [String],
+    variants: &'a [String],
+    target: &'a Option<crate::db::Target>,
     dataset: usize,
-    target_of: &dyn Fn(usize) -> Option<crate::db::Target>,
-) -> Vec<Step> {
-    let mut scripts: Vec<&str> = Vec::new();
-    for &(m, _, _) in pass {
-        let name = runs[m].spec.name;
-        if suite.scripts.get(name).is_some() && !scripts.contains(&name) {
-            scripts.push(name);
+}
+
+impl Commands<'_> {
+    /// The command steps of the sysbench Lua scripts among a pass's runs: each script's
+    /// `before_runs` (with its first run's options and variant) or `after_runs` (its last
+    /// run's), the scripts in the order they first run.
+    fn steps(&self, runs: &[Run], pass: &[(usize, u32, usize)], after: bool) -> Vec<Step> {
+        let mut scripts: Vec<&str> = Vec::new();
+        for &(m, _, _) in pass {
+            let name = runs[m].spec.name;
+            if self.suite.scripts.get(name).is_some() && !scripts.contains(&name) {
+                scripts.push(name);
+            }
         }
-    }
-    let mut out = Vec::new();
-    for name in scripts {
-        let Some(u) = suite.scripts.get(name) else {
-            continue;
-        };
-        let commands = if after { &u.after_runs } else { &u.before_runs };
-        let mut of_script = pass.iter().filter(|(m, _, _)| runs[*m].spec.name == name);
-        let found = if after {
-            of_script.next_back()
-        } else {
-            of_script.next()
-        };
-        let Some(&(m, _, v)) = found else {
-            continue;
-        };
-        for command in commands {
-            out.push(Step {
-                index: 0,
-                kind: StepKind::Command,
-                name: format!("{command} {}", data_step_name(&runs[m], axes)),
-                variant: variants[v].clone(),
-                workload: name.to_string(),
-                dataset,
-                repetition: 0,
-                params: runs[m].cell.clone(),
-                options: runs[m].options.clone(),
-                command: Some(command.clone()),
-                estimated_seconds: None,
-                target: target_of(m),
-            });
+        let mut out = Vec::new();
+        for name in scripts {
+            let Some(u) = self.suite.scripts.get(name) else {
+                continue;
+            };
+            let commands = if after { &u.after_runs } else { &u.before_runs };
+            let mut of_script = pass.iter().filter(|(m, _, _)| runs[*m].spec.name == name);
+            let found = if after {
+                of_script.next_back()
+            } else {
+                of_script.next()
+            };
+            let Some(&(m, _, v)) = found else {
+                continue;
+            };
+            for command in commands {
+                out.push(Step {
+                    index: 0,
+                    kind: StepKind::Command,
+                    name: format!("{command} {}", data_step_name(&runs[m], self.axes)),
+                    variant: self.variants[v].clone(),
+                    workload: name.to_string(),
+                    dataset: self.dataset,
+                    repetition: 0,
+                    params: runs[m].cell.clone(),
+                    options: runs[m].options.clone(),
+                    command: Some(command.clone()),
+                    estimated_seconds: None,
+                    target: runs[m]
+                        .spec
+                        .needs_target
+                        .then(|| self.target.clone())
+                        .flatten(),
+                });
+            }
         }
+        out
     }
-    out
 }
 
 /// A pass over a dataset: the dataset's index, and its runs as (run, repetition, variant).

@@ -531,4 +531,4 @@ fn list_or_none<'a>(items: impl Iterator<Item = &'a str>) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,17 +1,16 @@
 //! Script workloads in suites: loading, typed option axes, errors with their line, the stored
-//! form, and the plan's command steps.
+//! form (the plan's command steps are tested in `plan::tests`).
 
 use std::path::{Path, PathBuf};
 
-use crate::plan::{self, StepKind};
 use crate::suite::{ConfigErrors, Origin, Suite, load_text};
 use crate::value::Value;
 
 /// The script the integration tests use too.
-const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lua/suite_demo.lua");
+pub(crate) const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lua/suite_demo.lua");
 
 /// A directory holding `scripts/demo.lua` (a copy of [`DEMO`]) and the suite file's path in it.
-fn dir() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn dir() -> (tempfile::TempDir, PathBuf) {
     let d = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(d.path().join("scripts")).expect("mkdir");
     std::fs::copy(DEMO, d.path().join("scripts/demo.lua")).expect("copy");
@@ -23,7 +22,7 @@ fn load(file: &Path, text: &str) -> Result<Suite, ConfigErrors> {
     load_text(file, text, &[], &[])
 }
 
-const SUITE: &str = r#"[suite]
+pub(crate) const SUITE: &str = r#"[suite]
 name = "lua"
 
 [defaults]
@@ -180,18 +179,11 @@ fn the_stored_suite_pins_the_script_and_refuses_a_changed_one() {
     let hash = &s.scripts.get("scripts/demo.lua").expect("known").sha256;
     assert!(stored.contains(&format!("sha256 = \"{hash}\"")), "{stored}");
 
-    // Read back from elsewhere (a run directory), it finds the script and plans alike.
+    // Read back from elsewhere (a run directory), it finds the script.
     let elsewhere = tempfile::tempdir().expect("tempdir");
     let run_file = elsewhere.path().join("suite.toml");
     let again = load(&run_file, &stored).unwrap_or_else(|e| panic!("{e}\n{stored}"));
-    let (p1, p2) = (
-        plan::build(&s).expect("plan"),
-        plan::build(&again).expect("plan"),
-    );
-    assert_eq!(
-        serde_json::to_string(&p1).expect("json"),
-        serde_json::to_string(&p2).expect("json")
-    );
+    assert_eq!(again.matrix.axes, s.matrix.axes);
     assert_eq!(again.resolved_toml, stored);
 
     // The script changed: refused, naming both hashes.
@@ -215,51 +207,6 @@ fn the_stored_suite_pins_the_script_and_refuses_a_changed_one() {
 }
 
 #[test]
-fn the_plan_runs_the_scripts_commands_around_its_runs() {
-    let (_d, file) = dir();
-    let s = load(&file, SUITE).unwrap_or_else(|e| panic!("{e}"));
-    let p = plan::build(&s).unwrap_or_else(|e| panic!("{e}"));
-    let shape: Vec<(&str, Option<&str>, usize)> = p
-        .steps
-        .iter()
-        .filter(|st| st.workload == "scripts/demo.lua")
-        .map(|st| (st.kind.as_str(), st.command.as_deref(), st.dataset))
-        .collect();
-    // One dataset per `tables` value (a dataset key); `read_share` is not one, so both of its
-    // values run on the same data.
-    let per = |ds: usize| {
-        vec![
-            ("prepare", None, ds),
-            ("command", Some("prewarm"), ds),
-            ("run", None, ds),
-            ("run", None, ds),
-            ("command", Some("check"), ds),
-            ("cleanup", None, ds),
-        ]
-    };
-    assert_eq!(shape, [per(1), per(2)].concat());
-    let check = p
-        .steps
-        .iter()
-        .find(|st| st.command.as_deref() == Some("check"))
-        .expect("a check command");
-    assert_eq!(check.options.get("rows"), Some(&Value::Int(20)));
-    assert_eq!(check.options.get("read_share"), Some(&Value::Float(0.75)));
-    let text = plan::render_text(&p, "s.toml");
-    assert!(text.contains(", 4 command, "), "{text}");
-    assert!(text.contains(" command check "), "{text}");
-    let json = plan::render_json(&p, "s.toml");
-    assert!(json.contains("\"kind\": \"command\"") && json.contains("\"command\": \"prewarm\""));
-    // The cpu runs carry no command.
-    assert!(
-        p.steps
-            .iter()
-            .filter(|st| st.kind == StepKind::Command)
-            .all(|st| st.workload == "scripts/demo.lua")
-    );
-}
-
-#[test]
 fn defaults_may_name_a_script_and_its_dataset_defaults_to_every_option() {
     let (_d, file) = dir();
     let text = "[suite]\nname = \"l\"\n[defaults]\ntime = 1\nworkload = { script = \"scripts/demo.lua\" }\n[matrix]\nlabel = [\"a\", \"b\"]\n";
@@ -277,14 +224,7 @@ fn defaults_may_name_a_script_and_its_dataset_defaults_to_every_option() {
             "tables"
         ]
     );
-    let p = plan::build(&s).unwrap_or_else(|e| panic!("{e}"));
-    // `label` shapes the data by default: one prepare per value.
-    let prepares = p
-        .steps
-        .iter()
-        .filter(|st| st.kind == StepKind::Prepare)
-        .count();
-    assert_eq!(prepares, 2);
+    assert_eq!(u.spec.data.keys, u.dataset);
     assert!(
         s.resolved_toml
             .contains("[defaults]\ntime = 1\nworkload = { script = \"scripts/demo.lua\""),
@@ -324,4 +264,34 @@ fn the_schema_accepts_the_table_form_with_every_key() {
     let axis = &schema["properties"]["matrix"]["properties"]["workload"]["anyOf"][0];
     assert_eq!(axis["type"], "array");
     assert_eq!(&axis["items"], one);
+}
+
+#[test]
+fn an_include_cell_may_name_a_script_given_once_alike() {
+    let (_d, file) = dir();
+    let table = "{ script = \"scripts/demo.lua\", after_runs = [\"check\"] }";
+    let text = format!(
+        "[suite]\nname = \"l\"\n[defaults]\ntime = 1\n[matrix]\nworkload = [\"cpu\"]\nthreads = [1, 2]\ninclude = [{{ workload = {table}, threads = 4 }}]\n"
+    );
+    let s = load(&file, &text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        s.matrix.include[0]["workload"],
+        Value::Str("scripts/demo.lua".into())
+    );
+    assert!(
+        s.resolved_toml
+            .contains("include = [{ workload = { script = \"scripts/demo.lua\"")
+    );
+
+    // The same script again with other keys is refused at the second place.
+    let twice = text.replace(
+        "workload = [\"cpu\"]",
+        "workload = [\"cpu\", { script = \"scripts/demo.lua\" }]",
+    );
+    let e = load(&file, &twice).err().expect("refused");
+    assert_eq!(e.0[0].key, "matrix.include[0].workload");
+    assert!(
+        e.0[0].message.contains("is given again with other keys"),
+        "{e}"
+    );
 }
