@@ -82,14 +82,27 @@ fn validate_and_workloads_list_the_script_with_its_options() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("    tables               Number of tables (an integer from ")
-            && stdout.contains("[1] (dataset)\n"),
+        stdout.contains("    tables               int    Number of tables [1] (dataset)\n"),
         "{stdout}"
     );
     assert!(
         stdout.contains(
-            "    read_share           Share of events that read (the rest update) (a number from "
+            "    read_share           double Share of events that read (the rest update) [0.5]\n"
         ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("    kinds                list   Statement kinds to use [point,update]\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "    loud                 bool   Print each table's row count in check [off]\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("    pad                  size   Bytes of padding per row [64]\n"),
         "{stdout}"
     );
 }

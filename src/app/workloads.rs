@@ -102,18 +102,17 @@ pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
 }
 
 /// What `workloads --suite` says of a sysbench Lua script: its file and hash, its commands,
-/// and (in the list, where options are not shown otherwise) its own options with their types.
+/// and (in the list, where options are not shown otherwise) its own options as the script
+/// declares them, with sysbench's type names.
 fn script_lines(u: &crate::suite::scripts::ScriptUse, listing: bool) -> String {
-    let mut text = format!(
-        "  sysbench Lua script {} (sha256 {})\n",
-        u.resolved.display(),
-        u.sha256
-    );
-    let commands: Vec<String> = crate::engine::lua::run::script(u.spec)
-        .map(|s| s.commands.iter().map(|c| c.name.clone()).collect())
-        .unwrap_or_default();
-    if !commands.is_empty() {
-        text.push_str(&format!("  commands: {}\n", commands.join(", ")));
+    use crate::engine::lua::ArgType;
+    let mut text = format!("  file: {} (sha256 {})\n", u.resolved.display(), u.sha256);
+    let Some(script) = crate::engine::lua::run::script(u.spec) else {
+        return text;
+    };
+    if !script.commands.is_empty() {
+        let names: Vec<&str> = script.commands.iter().map(|c| c.name.as_str()).collect();
+        text.push_str(&format!("  commands: {}\n", names.join(", ")));
     }
     for (key, list) in [
         ("before_runs", &u.before_runs),
@@ -124,18 +123,30 @@ fn script_lines(u: &crate::suite::scripts::ScriptUse, listing: bool) -> String {
         }
     }
     if listing {
-        for o in u.spec.options.iter().flat_map(|g| g.iter()) {
-            let default = o.default.map(|d| format!(" [{d}]")).unwrap_or_default();
-            let dataset = if u.spec.data.keys.contains(&o.name) {
+        for o in &script.options {
+            let kind = match o.kind {
+                ArgType::Bool => "bool",
+                ArgType::Int => "int",
+                ArgType::Size => "size",
+                ArgType::Double => "double",
+                ArgType::List => "list",
+                ArgType::File => "file",
+                ArgType::String | ArgType::Null => "string",
+            };
+            let name = o.name.replace('-', "_");
+            let default = o
+                .default
+                .as_deref()
+                .map(|d| format!(" [{d}]"))
+                .unwrap_or_default();
+            let dataset = if u.dataset.contains(&name) {
                 " (dataset)"
             } else {
                 ""
             };
             text.push_str(&format!(
-                "    {:<20} {} ({}){default}{dataset}\n",
-                o.name,
-                o.help,
-                o.kind.describe()
+                "    {name:<20} {kind:<6} {}{default}{dataset}\n",
+                o.desc
             ));
         }
     }

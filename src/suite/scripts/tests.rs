@@ -295,3 +295,24 @@ fn an_include_cell_may_name_a_script_given_once_alike() {
         "{e}"
     );
 }
+
+#[test]
+fn a_script_that_does_not_load_names_its_file_and_line() {
+    let (d, file) = dir();
+    std::fs::write(
+        d.path().join("scripts/broken.lua"),
+        "sysbench.cmdline.options = {\n  rows = {\"Rows\", 10},\n  tables = {\"Tables\" 1},\n}\n",
+    )
+    .expect("write");
+    let text = "[suite]\nname = \"l\"\n[defaults]\ntime = 1\nworkload = { script = \"scripts/broken.lua\" }\n";
+    let e = load(&file, text).err().expect("refused");
+    assert_eq!(line_of(&e.0[0]), 5);
+    assert_eq!(e.0[0].key, "defaults.workload.script");
+    assert!(
+        e.0[0]
+            .message
+            .starts_with("script `scripts/broken.lua` does not load: ")
+            && e.0[0].message.contains("broken.lua:3:"),
+        "{e}"
+    );
+}
