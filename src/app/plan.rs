@@ -50,21 +50,15 @@ pub(super) fn validate(args: &ValidateArgs) -> Exit {
 fn script_lines(suite: &Suite) -> String {
     let mut text = String::new();
     for u in suite.scripts.0.values() {
-        let options: Vec<&str> = u
-            .spec
-            .options
-            .iter()
-            .flat_map(|g| g.iter().map(|o| o.name))
-            .collect();
         text.push_str(&format!(
             "  script {}: {} (sha256 {}), options: {}\n",
             u.typed,
             u.resolved.display(),
             u.sha256,
-            if options.is_empty() {
+            if u.options.is_empty() {
                 "none".to_string()
             } else {
-                options.join(", ")
+                u.options.join(", ")
             }
         ));
     }

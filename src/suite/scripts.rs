@@ -54,6 +54,8 @@ pub struct ScriptUse {
     pub resolved: PathBuf,
     /// SHA-256 of the file as loaded, lowercase hex.
     pub sha256: String,
+    /// The options the script declares, as suite keys (`_` for `-`), sorted by name.
+    pub options: Vec<&'static str>,
     /// The options that shape the data (suite names, `_` for `-`).
     pub dataset: Vec<String>,
     /// Custom commands run after the dataset's prepare, before its runs.
@@ -425,10 +427,12 @@ fn one(
         }
     };
     let spec = run::spec_for(script.clone());
-    let own: Vec<&'static str> = spec
+    // The options the script declares (`sysbench.cmdline.options`), by their suite names
+    // (`-` read as `_`, as sysbench does), as the spec spells them.
+    let own: Vec<&'static str> = script
         .options
         .iter()
-        .flat_map(|g| g.iter().map(|o| o.name))
+        .filter_map(|o| spec.option(&o.name.replace('-', "_")).map(|s| s.name))
         .collect();
     let dataset = match dataset {
         None => own.iter().map(|s| s.to_string()).collect(),
@@ -514,6 +518,7 @@ fn one(
         typed: typed.to_string(),
         resolved,
         sha256,
+        options: own,
         dataset,
         before_runs,
         after_runs,
