@@ -428,11 +428,19 @@ fn one(
     };
     let spec = run::spec_for(script.clone());
     // The options the script declares (`sysbench.cmdline.options`), by their suite names
-    // (`-` read as `_`, as sysbench does), as the spec spells them.
+    // (`-` read as `_`, as sysbench does), as the spec spells them; one named like a general
+    // option (`threads`) is the general one, and shapes no data.
+    let spec_own = |name: &str| {
+        spec.options
+            .iter()
+            .flat_map(|g| g.iter())
+            .find(|o| o.name == name)
+            .map(|o| o.name)
+    };
     let own: Vec<&'static str> = script
         .options
         .iter()
-        .filter_map(|o| spec.option(&o.name.replace('-', "_")).map(|s| s.name))
+        .filter_map(|o| spec_own(&o.name.replace('-', "_")))
         .collect();
     let dataset = match dataset {
         None => own.iter().map(|s| s.to_string()).collect(),
