@@ -690,7 +690,12 @@ fn dataset_key(run: &Run) -> Option<Vec<Value>> {
 }
 
 fn data_step_name(run: &Run, axes: &[String]) -> String {
-    let family = run.spec.data.family.unwrap_or(run.spec.name);
+    // A Lua script's family holds its absolute path (its identity); people read the path as
+    // the suite typed it.
+    let family = match run.spec.data.family {
+        Some(_) if crate::engine::lua::run::script(run.spec).is_some() => run.spec.name,
+        family => family.unwrap_or(run.spec.name),
+    };
     let shaped: Vec<String> = run
         .spec
         .data

@@ -693,7 +693,14 @@ mod lua_scripts {
         assert_eq!(check.options.get("read_share"), Some(&Value::Float(0.75)));
         let text = render_text(&p, "s.toml");
         assert!(text.contains(", 4 command, "), "{text}");
-        assert!(text.contains(" command check "), "{text}");
+        assert!(
+            text.contains(" command check scripts/demo.lua (tables=2) "),
+            "{text}"
+        );
+        assert!(
+            text.contains(" prepare scripts/demo.lua (tables=1) "),
+            "{text}"
+        );
         let json = render_json(&p, "s.toml");
         assert!(
             json.contains("\"kind\": \"command\"") && json.contains("\"command\": \"prewarm\"")
