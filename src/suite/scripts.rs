@@ -418,10 +418,7 @@ fn one(
                 "script",
                 false,
                 format!("script `{typed}` does not load: {}", e.message),
-                format!(
-                    "fix the script; `sbsuite sysbench {} help` shows what it declares",
-                    resolved.display()
-                ),
+                load_help(&e.message, &resolved),
             ));
             return Err(errors);
         }
@@ -532,6 +529,22 @@ fn one(
         after_runs,
         spec,
     })
+}
+
+/// The fix for a script that does not load. A module it `require`s is looked up as sysbench
+/// does (the working directory, `LUA_PATH`), not beside the script: say so.
+fn load_help(message: &str, resolved: &Path) -> String {
+    match resolved.parent() {
+        Some(dir) if message.contains("module '") && message.contains("not found") => format!(
+            "modules are looked for in the working directory and LUA_PATH, as sysbench does: run sbsuite from {}, or set LUA_PATH=\"{}/?.lua;;\"",
+            dir.display(),
+            dir.display()
+        ),
+        _ => format!(
+            "fix the script; `sbsuite sysbench {} help` shows what it declares",
+            resolved.display()
+        ),
+    }
 }
 
 fn list_or_none<'a>(items: impl Iterator<Item = &'a str>) -> String {

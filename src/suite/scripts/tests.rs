@@ -316,3 +316,28 @@ fn a_script_that_does_not_load_names_its_file_and_line() {
         "{e}"
     );
 }
+
+#[test]
+fn a_module_not_found_points_at_the_working_directory_and_lua_path() {
+    let (d, file) = dir();
+    std::fs::write(
+        d.path().join("scripts/needs.lua"),
+        "require(\"suite_demo_missing_common\")\n",
+    )
+    .expect("write");
+    let text = "[suite]\nname = \"l\"\n[defaults]\ntime = 1\nworkload = { script = \"scripts/needs.lua\" }\n";
+    let e = load(&file, text).err().expect("refused");
+    let scripts = std::fs::canonicalize(d.path().join("scripts")).expect("canonical");
+    assert!(e.0[0].message.contains("suite_demo_missing_common"), "{e}");
+    assert_eq!(
+        e.0[0].help.as_deref(),
+        Some(
+            format!(
+                "modules are looked for in the working directory and LUA_PATH, as sysbench does: run sbsuite from {0}, or set LUA_PATH=\"{0}/?.lua;;\"",
+                scripts.display()
+            )
+            .as_str()
+        ),
+        "{e}"
+    );
+}
