@@ -411,7 +411,9 @@ fn one(
         ));
         return Err(errors);
     }
-    let script = match Script::load(&resolved, typed, None) {
+    // Loaded as for `run`: scripts check at load that a command is given (oltp_common,
+    // sysbench-tpcc's tpcc_common), and a suite runs them.
+    let script = match Script::load(&resolved, typed, Some("run")) {
         Ok(s) => s,
         Err(e) => {
             errors.push(err(

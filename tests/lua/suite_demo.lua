@@ -3,6 +3,12 @@
 -- suite runs as plan steps. Written for these tests; runs under sysbench 1.0.20 as well
 -- (`sysbench tests/lua/suite_demo.lua help`).
 
+-- As sysbench's oltp_common.lua and sysbench-tpcc do: the top level needs a command, so a
+-- suite must load the script with one.
+if sysbench.cmdline.command == nil then
+   error("Command is required. Supported commands: prepare, run, cleanup, check, prewarm, help")
+end
+
 sysbench.cmdline.options = {
    tables = {"Number of tables", 1, sysbench.cmdline.ARG_INT},
    rows = {"Rows per table", 10, sysbench.cmdline.ARG_INT},
