@@ -223,7 +223,7 @@ pub fn load(
 /// The scripts of the suite file `file` alone (`sbsuite workloads --suite`): read, loaded and
 /// registered without validating the rest of the suite.
 pub fn load_file(file: &Path) -> Result<Scripts, ConfigErrors> {
-    let text = std::fs::read_to_string(file).map_err(|e| {
+    let (text, parsed) = super::workloads::read_file(file).map_err(|e| {
         ConfigError::new(
             file,
             Origin::Unknown,
@@ -231,17 +231,8 @@ pub fn load_file(file: &Path) -> Result<Scripts, ConfigErrors> {
             format!("cannot read suite file: {e}"),
         )
     })?;
+    let mut table = parsed.map_err(|e| e.into_error(file))?;
     let map = SourceMap::new(&text);
-    let mut table: toml::Table = toml::from_str(&text).map_err(|e| {
-        let at = e.span().map_or(0, |s| s.start);
-        ConfigError::new(
-            file,
-            map.origin_at(at),
-            "",
-            format!("TOML syntax error: {}", e.message().trim_end()),
-        )
-        .with_help("fix the TOML syntax at the marked position")
-    })?;
     load(file, slots_of_table(&mut table), &|p, k| map.origin(p, k)).map_err(ConfigErrors)
 }
 
