@@ -14,7 +14,8 @@
 //!   ([`StepLoop::cross_boundaries`]: leave the dataset, leave the variant, enter the variant,
 //!   enter the dataset), whether it executes at all ([`StepLoop::admit`]), then
 //!   [`StepLoop::prepare_step`] (prepare and cleanup), [`StepLoop::run_step`] (and
-//!   [`StepLoop::record_run`]) or [`StepLoop::check_step`], then [`StepLoop::after_step`]
+//!   [`StepLoop::record_run`]) or [`StepLoop::check_step`] (checks and a Lua script's
+//!   commands), then [`StepLoop::after_step`]
 //!   (the hook and `on_error`);
 //! - [`StepLoop::finish`]: leaves the last dataset and variant, runs `after_suite`, and turns
 //!   the counts into the [`RunSummary`] and its closing line.
