@@ -271,3 +271,68 @@ fn a_run_writes_rows_and_runs_the_commands_and_resumes_without_the_suite_file() 
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+/// A script that `require`s a module from the working directory (as sysbench-tpcc does): the
+/// run's `suite.toml` records the module's path and hash, and a resume after the module
+/// changed is refused.
+#[test]
+fn a_resume_after_a_required_module_changed_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let scripts = dir.path().join("scripts");
+    std::fs::create_dir(&scripts).unwrap();
+    for f in ["suite_multi.lua", "suite_multi_common.lua"] {
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/lua")
+                .join(f),
+            scripts.join(f),
+        )
+        .unwrap();
+    }
+    let suite = dir.path().join("multi.toml");
+    std::fs::write(
+        &suite,
+        "[suite]\nname = \"multi\"\n[defaults]\nworkload = { script = \"scripts/suite_multi.lua\" }\ntime = 0\nevents = 5\n[matrix]\nrows = [1, 2]\n",
+    )
+    .unwrap();
+    let root = dir.path().join("results");
+    // From the scripts' directory, where the module is found (as under sysbench).
+    let out = sbsuite()
+        .current_dir(&scripts)
+        .arg("run")
+        .arg(&suite)
+        .args(["--progress", "off", "--results-dir"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let run_dir = run_dir(&root, "multi");
+    let stored = std::fs::read_to_string(run_dir.join("suite.toml")).unwrap();
+    let module = std::fs::canonicalize(scripts.join("suite_multi_common.lua")).unwrap();
+    assert!(
+        stored.contains(&format!("modules = {{ \"{}\" = \"", module.display())),
+        "{stored}\n{}",
+        text(&out.stderr)
+    );
+    let mut edited = std::fs::read_to_string(&module).unwrap();
+    edited.push_str("\n-- edited after the run started\n");
+    std::fs::write(&module, edited).unwrap();
+    let out = sbsuite()
+        .current_dir(&scripts)
+        .args(["run", "--progress", "off", "--resume"])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "module {} of script `scripts/suite_multi.lua` changed",
+            module.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("= key: defaults.workload.modules"),
+        "{stderr}"
+    );
+}

@@ -107,6 +107,9 @@ pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
 fn script_lines(u: &crate::suite::scripts::ScriptUse, listing: bool) -> String {
     use crate::engine::lua::ArgType;
     let mut text = format!("  file: {} (sha256 {})\n", u.resolved.display(), u.sha256);
+    for (path, sha256) in &u.modules {
+        text.push_str(&format!("  module: {} (sha256 {sha256})\n", path.display()));
+    }
     let Some(script) = crate::engine::lua::run::script(u.spec) else {
         return text;
     };

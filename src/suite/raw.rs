@@ -333,7 +333,8 @@ fn option_schema(name: &str) -> serde_json::Value {
                 "before_runs": { "description": "the script's commands run after the prepare, e.g. [\"prewarm\"]", "allOf": [list] },
                 "after_runs": { "description": "the script's commands run after the dataset's runs, before the cleanup, e.g. [\"check\"]", "allOf": [list] },
                 "sha256": { "description": "the script's SHA-256 (written into a run's suite.toml; a different script is refused)", "type": "string" },
-                "resolved": { "description": "the script's absolute path (written into a run's suite.toml)", "type": "string" }
+                "resolved": { "description": "the script's absolute path (written into a run's suite.toml)", "type": "string" },
+                "modules": { "description": "the modules it requires from the working directory: absolute path = sha256 (written into a run's suite.toml; a changed one is refused)", "type": "object", "additionalProperties": { "type": "string" } }
             },
             "required": ["script"],
             "additionalProperties": false

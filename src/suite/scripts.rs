@@ -11,10 +11,12 @@
 //!   error with its line and a suggestion, before anything runs.
 //! * The table is replaced by the script's name (the path as typed, the results' `workload`
 //!   column) before the rest of the suite is validated, and written back, completed, into the
-//!   stored suite ([`Scripts::restore`]): `resolved` (the absolute path) and `sha256` (of the
-//!   file). A run directory's `suite.toml` thus finds the script wherever it is resumed from,
-//!   and `--resume` refuses a script that changed since the run started: its rows would mix
-//!   two workloads under one name.
+//!   stored suite ([`Scripts::restore`]): `resolved` (the absolute path), `sha256` (of the
+//!   file) and `modules` (the path and hash of each module it `require`s from the working
+//!   directory, as a script in several files such as sysbench-tpcc does). A run directory's
+//!   `suite.toml` thus finds the script wherever it is resumed from, and `--resume` refuses a
+//!   script or module that changed since the run started: its rows would mix two workloads
+//!   under one name.
 //! * `dataset` (which options shape the data; default: all of the script's options),
 //!   `before_runs` and `after_runs` (custom commands, as plan steps after the prepare and
 //!   before the cleanup) are facts of the workload, kept here for the planner.
@@ -40,6 +42,7 @@ pub const SCRIPT_KEYS: &[&str] = &[
     "after_runs",
     "sha256",
     "resolved",
+    "modules",
 ];
 
 /// Commands that are plan steps of every workload already, never `before_runs`/`after_runs`.
@@ -54,6 +57,9 @@ pub struct ScriptUse {
     pub resolved: PathBuf,
     /// SHA-256 of the file as loaded, lowercase hex.
     pub sha256: String,
+    /// The modules the script `require`s from the working directory, followed into theirs:
+    /// (absolute path, SHA-256), sorted by path.
+    pub modules: Vec<(PathBuf, String)>,
     /// The options the script declares, as suite keys (`_` for `-`), sorted by name.
     pub options: Vec<&'static str>,
     /// The options that shape the data (suite names, `_` for `-`).
@@ -81,6 +87,14 @@ impl ScriptUse {
             t.insert("after_runs".into(), list(&self.after_runs));
         }
         t.insert("sha256".into(), toml::Value::String(self.sha256.clone()));
+        if !self.modules.is_empty() {
+            let modules: toml::Table = self
+                .modules
+                .iter()
+                .map(|(p, h)| (p.display().to_string(), toml::Value::String(h.clone())))
+                .collect();
+            t.insert("modules".into(), toml::Value::Table(modules));
+        }
         t.insert(
             "resolved".into(),
             toml::Value::String(self.resolved.display().to_string()),
@@ -402,6 +416,50 @@ fn one(
         ));
         return Err(errors);
     }
+    // The modules recorded with the script: each still there and unchanged.
+    match t.get("modules") {
+        None => {}
+        Some(toml::Value::Table(recorded)) => {
+            for (path, want) in recorded {
+                let Some(want) = want.as_str() else {
+                    errors.push(err(
+                        "modules",
+                        false,
+                        format!("`modules` maps each module's path to its sha256; `{path}` has no string"),
+                        "it is written into the run's suite.toml; remove it to have it computed".into(),
+                    ));
+                    continue;
+                };
+                let found = std::fs::read(path).map(|b| sha256_hex(&b));
+                if found
+                    .as_deref()
+                    .ok()
+                    .is_some_and(|h| h.eq_ignore_ascii_case(want))
+                {
+                    continue;
+                }
+                let what = match found {
+                    Ok(h) => format!("changed: its sha256 is {h}, the suite records {want}"),
+                    Err(e) => format!("cannot be read: {e}"),
+                };
+                errors.push(err(
+                    "modules",
+                    false,
+                    format!("module {path} of script `{typed}` {what}"),
+                    "a run is resumed only with the script and modules it started with: restore that version, or start a new run from the suite file".into(),
+                ));
+            }
+            if !errors.is_empty() {
+                return Err(errors);
+            }
+        }
+        Some(_) => errors.push(err(
+            "modules",
+            false,
+            "`modules` must be a table of module path = sha256".into(),
+            "it is written into the run's suite.toml; remove it to have it computed".into(),
+        )),
+    }
     // Loaded as for `run`: scripts check at load that a command is given (oltp_common,
     // sysbench-tpcc's tpcc_common), and a suite runs them.
     let script = match Script::load(&resolved, typed, Some("run")) {
@@ -514,6 +572,7 @@ fn one(
     }));
     Ok(ScriptUse {
         typed: typed.to_string(),
+        modules: modules(&script.source),
         resolved,
         sha256,
         options: own,
@@ -538,6 +597,67 @@ fn load_help(message: &str, resolved: &Path) -> String {
             resolved.display()
         ),
     }
+}
+
+/// The modules a script's source `require`s with a literal name, as sysbench finds them first
+/// (`./NAME.lua`, `./NAME/init.lua` in the working directory), and theirs in turn: (absolute
+/// path, SHA-256), sorted by path. Modules found elsewhere on `package.path` (sysbench's own
+/// `oltp_common` in /usr/share/sysbench) are not followed: they come with sysbench.
+fn modules(source: &str) -> Vec<(PathBuf, String)> {
+    let mut found: Vec<(PathBuf, String)> = Vec::new();
+    let mut todo: Vec<String> = required_names(source);
+    let mut seen: Vec<String> = Vec::new();
+    while let Some(name) = todo.pop() {
+        if seen.contains(&name) {
+            continue;
+        }
+        seen.push(name.clone());
+        let rel = name.replace('.', "/");
+        let candidates = [format!("{rel}.lua"), format!("{rel}/init.lua")];
+        let Some((path, bytes)) = candidates
+            .iter()
+            .find_map(|c| std::fs::read(c).ok().map(|b| (PathBuf::from(c), b)))
+        else {
+            continue;
+        };
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        todo.extend(required_names(&String::from_utf8_lossy(&bytes)));
+        found.push((path, sha256_hex(&bytes)));
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The literal module names of `require "x"`, `require 'x'`, `require("x")` in a Lua source.
+fn required_names(source: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = source;
+    while let Some(at) = rest.find("require") {
+        let before = rest[..at].chars().next_back();
+        let after = &rest[at + "require".len()..];
+        rest = after;
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == ':') {
+            continue;
+        }
+        let arg = after.trim_start();
+        let arg = arg.strip_prefix('(').map_or(arg, str::trim_start);
+        let Some(quote) = arg.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            continue;
+        };
+        let Some(end) = arg[1..].find(quote) else {
+            continue;
+        };
+        let name = &arg[1..1 + end];
+        if !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || "_.-".contains(c))
+        {
+            out.push(name.to_string());
+        }
+    }
+    out
 }
 
 fn list_or_none<'a>(items: impl Iterator<Item = &'a str>) -> String {

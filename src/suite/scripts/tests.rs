@@ -341,3 +341,13 @@ fn a_module_not_found_points_at_the_working_directory_and_lua_path() {
         "{e}"
     );
 }
+
+#[test]
+fn required_module_names_are_read_from_literal_requires() {
+    let src = "local c = require(\"tpcc_common\")\nrequire 'lib.util'\nrequire ( \"x-y\" )\n\
+               local r = myrequire(\"no\")\nx:require(\"no2\")\nrequire(name)\nrequire(\"bad name\")\n";
+    assert_eq!(
+        super::required_names(src),
+        ["tpcc_common", "lib.util", "x-y"]
+    );
+}
