@@ -129,6 +129,7 @@ fn step(index: usize, variant: &str, repetition: u32) -> Step {
         repetition,
         params,
         options,
+        command: None,
         estimated_seconds: Some(10.0),
         target: None,
     }

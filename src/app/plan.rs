@@ -33,13 +33,36 @@ pub(super) fn validate(args: &ValidateArgs) -> Exit {
         match load_plan(file, &args.overrides) {
             // Variants' server settings are checked when the server can be reached.
             Ok((suite, plan)) => match crate::runner::check_variants(&suite, &plan, true) {
-                Ok(_) => println!("ok: {} ({} steps)", file.display(), plan.steps.len()),
+                Ok(_) => {
+                    println!("ok: {} ({} steps)", file.display(), plan.steps.len());
+                    print!("{}", script_lines(&suite));
+                }
                 Err(e) => exit = fail_config(e),
             },
             Err(e) => exit = e,
         }
     }
     exit
+}
+
+/// One line per sysbench Lua script the suite runs: its file, hash and options (the axes a
+/// suite may give it), for `validate`.
+fn script_lines(suite: &Suite) -> String {
+    let mut text = String::new();
+    for u in suite.scripts.0.values() {
+        text.push_str(&format!(
+            "  script {}: {} (sha256 {}), options: {}\n",
+            u.typed,
+            u.resolved.display(),
+            u.sha256,
+            if u.options.is_empty() {
+                "none".to_string()
+            } else {
+                u.options.join(", ")
+            }
+        ));
+    }
+    text
 }
 
 /// The statements of each variant's `settings` + `sql` (#14), rendered for the target's

@@ -9,16 +9,22 @@ use super::{Exit, fail, fail_config, print};
 use crate::engine::{config::GENERAL, registry, spec::WorkloadSpec};
 
 pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
+    let mut scripts = crate::suite::scripts::Scripts::default();
     let own: Option<Vec<&'static WorkloadSpec>> = match suite {
         None => None,
         Some(file) => match crate::suite::workloads::load_file(file) {
-            Ok(loaded) => Some(
-                loaded
+            Ok(loaded) => {
+                // The scripts after the definitions: loading those forgets earlier ones.
+                scripts = match crate::suite::scripts::load_file(file) {
+                    Ok(s) => s,
+                    Err(e) => return fail_config(e),
+                };
+                let defs = loaded
                     .defs
                     .iter()
-                    .filter_map(|d| registry::workload(&d.name))
-                    .collect(),
-            ),
+                    .filter_map(|d| registry::workload(&d.name));
+                Some(defs.chain(scripts.0.values().map(|u| u.spec)).collect())
+            }
             Err(e) => return fail_config(e),
         },
     };
@@ -46,6 +52,9 @@ pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
         text.push_str(&format!("{} - {}\n", w.name, w.summary));
         if let Some(def) = crate::engine::custom::def(w) {
             text.push_str(&format!("  declared in {}\n", def.source.display()));
+        }
+        if let Some(u) = scripts.get(w.name) {
+            text.push_str(&script_lines(u, name.is_none()));
         }
         if name.is_some() {
             for o in w.all_options() {
@@ -90,4 +99,59 @@ pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
         ));
     }
     print(&text)
+}
+
+/// What `workloads --suite` says of a sysbench Lua script: its file and hash, its commands,
+/// and (in the list, where options are not shown otherwise) its own options as the script
+/// declares them, with sysbench's type names.
+fn script_lines(u: &crate::suite::scripts::ScriptUse, listing: bool) -> String {
+    use crate::engine::lua::ArgType;
+    let mut text = format!("  file: {} (sha256 {})\n", u.resolved.display(), u.sha256);
+    for (path, sha256) in &u.modules {
+        text.push_str(&format!("  module: {} (sha256 {sha256})\n", path.display()));
+    }
+    let Some(script) = crate::engine::lua::run::script(u.spec) else {
+        return text;
+    };
+    if !script.commands.is_empty() {
+        let names: Vec<&str> = script.commands.iter().map(|c| c.name.as_str()).collect();
+        text.push_str(&format!("  commands: {}\n", names.join(", ")));
+    }
+    for (key, list) in [
+        ("before_runs", &u.before_runs),
+        ("after_runs", &u.after_runs),
+    ] {
+        if !list.is_empty() {
+            text.push_str(&format!("  {key}: {}\n", list.join(", ")));
+        }
+    }
+    if listing {
+        for o in &script.options {
+            let kind = match o.kind {
+                ArgType::Bool => "bool",
+                ArgType::Int => "int",
+                ArgType::Size => "size",
+                ArgType::Double => "double",
+                ArgType::List => "list",
+                ArgType::File => "file",
+                ArgType::String | ArgType::Null => "string",
+            };
+            let name = o.name.replace('-', "_");
+            let default = o
+                .default
+                .as_deref()
+                .map(|d| format!(" [{d}]"))
+                .unwrap_or_default();
+            let dataset = if u.dataset.contains(&name) {
+                " (dataset)"
+            } else {
+                ""
+            };
+            text.push_str(&format!(
+                "    {name:<20} {kind:<6} {}{default}{dataset}\n",
+                o.desc
+            ));
+        }
+    }
+    text
 }

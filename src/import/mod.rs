@@ -202,6 +202,7 @@ fn build_plan(suite: &str, sources: &[Source], default_workload: Option<&str>) -
                 repetition: *rep,
                 params,
                 options,
+                command: None,
                 estimated_seconds: None,
                 target: None,
             }

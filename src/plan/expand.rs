@@ -304,6 +304,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             repetition: 0,
             params: first.cell.clone(),
             options: first.options.clone(),
+            command: None,
             estimated_seconds: None,
             target: first.spec.needs_target.then(|| target.clone()).flatten(),
         };
@@ -316,6 +317,15 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             _ => (None, None),
         };
         steps.extend(prepare);
+        let commands = Commands {
+            suite,
+            axes: &axes,
+            variants: &variants,
+            target: &target,
+            dataset: ds,
+        };
+        steps.extend(commands.steps(&runs, &pass, false));
+        let after_runs = commands.steps(&runs, &pass, true);
         // The check step: after the runs, before the cleanup, when a run of the pass asks for
         // it (`check = true`, an option of every custom workload), with the last such run's
         // options and variant.
@@ -333,6 +343,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                     repetition: 0,
                     params: runs[m].cell.clone(),
                     options: runs[m].options.clone(),
+                    command: None,
                     estimated_seconds: None,
                     target: runs[m].spec.needs_target.then(|| target.clone()).flatten(),
                 })
@@ -387,10 +398,12 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                 repetition: rep,
                 params,
                 options,
+                command: None,
                 estimated_seconds,
                 target: step_target,
             });
         }
+        steps.extend(after_runs);
         steps.extend(check);
         steps.extend(cleanup);
     }
@@ -409,6 +422,68 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
         variant_order: suite.variant_order,
         order_seed: (suite.variant_order == VariantOrder::Randomized).then_some(suite.order_seed),
     })
+}
+
+/// What the command steps of one pass share: the suite (its scripts), the plan's axes and
+/// variants, the target, the dataset.
+struct Commands<'a> {
+    suite: &'a Suite,
+    axes: &'a [String],
+    variants: &'a [String],
+    target: &'a Option<crate::db::Target>,
+    dataset: usize,
+}
+
+impl Commands<'_> {
+    /// The command steps of the sysbench Lua scripts among a pass's runs: each script's
+    /// `before_runs` (with its first run's options and variant) or `after_runs` (its last
+    /// run's), the scripts in the order they first run.
+    fn steps(&self, runs: &[Run], pass: &[(usize, u32, usize)], after: bool) -> Vec<Step> {
+        let mut scripts: Vec<&str> = Vec::new();
+        for &(m, _, _) in pass {
+            let name = runs[m].spec.name;
+            if self.suite.scripts.get(name).is_some() && !scripts.contains(&name) {
+                scripts.push(name);
+            }
+        }
+        let mut out = Vec::new();
+        for name in scripts {
+            let Some(u) = self.suite.scripts.get(name) else {
+                continue;
+            };
+            let commands = if after { &u.after_runs } else { &u.before_runs };
+            let mut of_script = pass.iter().filter(|(m, _, _)| runs[*m].spec.name == name);
+            let found = if after {
+                of_script.next_back()
+            } else {
+                of_script.next()
+            };
+            let Some(&(m, _, v)) = found else {
+                continue;
+            };
+            for command in commands {
+                out.push(Step {
+                    index: 0,
+                    kind: StepKind::Command,
+                    name: format!("{command} {}", data_step_name(&runs[m], self.axes)),
+                    variant: self.variants[v].clone(),
+                    workload: name.to_string(),
+                    dataset: self.dataset,
+                    repetition: 0,
+                    params: runs[m].cell.clone(),
+                    options: runs[m].options.clone(),
+                    command: Some(command.clone()),
+                    estimated_seconds: None,
+                    target: runs[m]
+                        .spec
+                        .needs_target
+                        .then(|| self.target.clone())
+                        .flatten(),
+                });
+            }
+        }
+        out
+    }
 }
 
 /// A pass over a dataset: the dataset's index, and its runs as (run, repetition, variant).
@@ -615,7 +690,12 @@ fn dataset_key(run: &Run) -> Option<Vec<Value>> {
 }
 
 fn data_step_name(run: &Run, axes: &[String]) -> String {
-    let family = run.spec.data.family.unwrap_or(run.spec.name);
+    // A Lua script's family holds its absolute path (its identity); people read the path as
+    // the suite typed it.
+    let family = match run.spec.data.family {
+        Some(_) if crate::engine::lua::run::script(run.spec).is_some() => run.spec.name,
+        family => family.unwrap_or(run.spec.name),
+    };
     let shaped: Vec<String> = run
         .spec
         .data

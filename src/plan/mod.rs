@@ -6,6 +6,8 @@
 //! `variant_order = "interleaved"` or `"randomized"` the variants move inside the dataset:
 //! each run (matrix point and repetition) becomes a block of one run per variant. A dataset is prepared
 //! once for all runs that share it; a workload that changes its data gets a fresh prepare per run.
+//! A sysbench Lua script's `before_runs` commands follow its prepare and its `after_runs`
+//! precede the check and cleanup (one step per command, [`StepKind::Command`]).
 
 use serde::Serialize;
 
@@ -19,6 +21,10 @@ pub enum StepKind {
     /// A custom workload's `[[checks]]` after a dataset's runs, before its cleanup.
     Check,
     Cleanup,
+    /// A custom command of a sysbench Lua script (`sysbench.cmdline.commands`, named by
+    /// [`Step::command`]): the script's `before_runs` after the prepare, its `after_runs`
+    /// before the cleanup. Journaled and resumed like a check.
+    Command,
 }
 
 impl StepKind {
@@ -28,6 +34,7 @@ impl StepKind {
             StepKind::Run => "run",
             StepKind::Check => "check",
             StepKind::Cleanup => "cleanup",
+            StepKind::Command => "command",
         }
     }
 }
@@ -50,6 +57,10 @@ pub struct Step {
     pub params: indexmap::IndexMap<String, Value>,
     /// Every option of the workload, resolved through all layers and normalised.
     pub options: Options,
+    /// The script's command a [`StepKind::Command`] step runs (left out of other steps' JSON,
+    /// so plans stored before it existed still match on `--resume`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     /// Expected duration in seconds, when it can be known in advance.
     pub estimated_seconds: Option<f64>,
     /// The database connection, for workloads that need one (from the suite's `[target]`).

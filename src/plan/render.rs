@@ -50,6 +50,10 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
         0 => String::new(),
         n => format!(", {n} check"),
     };
+    let checks = match count(plan, StepKind::Command) {
+        0 => checks,
+        n => format!("{checks}, {n} command"),
+    };
     let _ = writeln!(
         out,
         "Suite `{}` ({file}): {} steps ({} prepare, {} run{checks}, {} cleanup), estimated {}{unknown_note}",

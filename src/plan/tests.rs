@@ -654,3 +654,106 @@ fn interleaved_fresh_per_run_workloads_prepare_per_run() {
         ]
     );
 }
+
+/// sysbench Lua scripts (#16): their command steps around their dataset's runs.
+mod lua_scripts {
+    use super::*;
+    use crate::suite::scripts::tests::{SUITE, dir};
+
+    #[test]
+    fn the_plan_runs_the_scripts_commands_around_its_runs() {
+        let (_d, file) = dir();
+        let s = suite::load_text(&file, SUITE, &[], &[]).unwrap_or_else(|e| panic!("{e}"));
+        let p = build(&s).unwrap_or_else(|e| panic!("{e}"));
+        let shape: Vec<(&str, Option<&str>, usize)> = p
+            .steps
+            .iter()
+            .filter(|st| st.workload == "scripts/demo.lua")
+            .map(|st| (st.kind.as_str(), st.command.as_deref(), st.dataset))
+            .collect();
+        // One dataset per `tables` value (a dataset key); `read_share` is not one, so both of its
+        // values run on the same data.
+        let per = |ds: usize| {
+            vec![
+                ("prepare", None, ds),
+                ("command", Some("prewarm"), ds),
+                ("run", None, ds),
+                ("run", None, ds),
+                ("command", Some("check"), ds),
+                ("cleanup", None, ds),
+            ]
+        };
+        assert_eq!(shape, [per(1), per(2)].concat());
+        let check = p
+            .steps
+            .iter()
+            .find(|st| st.command.as_deref() == Some("check"))
+            .expect("a check command");
+        assert_eq!(check.options.get("rows"), Some(&Value::Int(20)));
+        assert_eq!(check.options.get("read_share"), Some(&Value::Float(0.75)));
+        let text = render_text(&p, "s.toml");
+        assert!(text.contains(", 4 command, "), "{text}");
+        assert!(
+            text.contains(" command check scripts/demo.lua (tables=2) "),
+            "{text}"
+        );
+        assert!(
+            text.contains(" prepare scripts/demo.lua (tables=1) "),
+            "{text}"
+        );
+        let json = render_json(&p, "s.toml");
+        assert!(
+            json.contains("\"kind\": \"command\"") && json.contains("\"command\": \"prewarm\"")
+        );
+        // The cpu runs carry no command.
+        assert!(
+            p.steps
+                .iter()
+                .filter(|st| st.kind == StepKind::Command)
+                .all(|st| st.workload == "scripts/demo.lua")
+        );
+    }
+
+    #[test]
+    fn a_stored_suite_with_scripts_plans_alike_from_elsewhere() {
+        let (_d, file) = dir();
+        let s = suite::load_text(&file, SUITE, &[], &[]).unwrap_or_else(|e| panic!("{e}"));
+        let elsewhere = tempfile::tempdir().expect("tempdir");
+        let again = suite::load_text(
+            &elsewhere.path().join("suite.toml"),
+            &s.resolved_toml,
+            &[],
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let json =
+            |s: &suite::Suite| serde_json::to_string(&build(s).expect("plan")).expect("json");
+        assert_eq!(json(&s), json(&again));
+    }
+
+    #[test]
+    fn a_scripts_dataset_defaults_to_every_option_and_include_may_name_it() {
+        let (_d, file) = dir();
+        let text = "[suite]\nname = \"l\"\n[defaults]\ntime = 1\nworkload = { script = \"scripts/demo.lua\" }\n[matrix]\nlabel = [\"a\", \"b\"]\n";
+        let p = build(&suite::load_text(&file, text, &[], &[]).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+        // `label` shapes the data by default: one prepare per value.
+        let prepares = p
+            .steps
+            .iter()
+            .filter(|st| st.kind == StepKind::Prepare)
+            .count();
+        assert_eq!(prepares, 2);
+
+        let text = "[suite]\nname = \"l\"\n[defaults]\ntime = 1\n[matrix]\nworkload = [\"cpu\"]\nthreads = [1, 2]\ninclude = [{ workload = { script = \"scripts/demo.lua\" }, threads = 4 }]\n";
+        let p = build(&suite::load_text(&file, text, &[], &[]).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let script_runs: Vec<&Value> = p
+            .steps
+            .iter()
+            .filter(|st| st.kind == StepKind::Run && st.workload == "scripts/demo.lua")
+            .map(|st| &st.params["threads"])
+            .collect();
+        assert_eq!(script_runs, [&Value::Int(4)]);
+    }
+}

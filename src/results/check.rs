@@ -283,6 +283,7 @@ mod tests {
             repetition: 1,
             params: Default::default(),
             options: Options::default(),
+            command: None,
             estimated_seconds: None,
             target: None,
         }

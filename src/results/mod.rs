@@ -541,6 +541,7 @@ mod tests {
             repetition: 1,
             params,
             options,
+            command: None,
             estimated_seconds: Some(10.0),
             target: None,
         }

@@ -161,6 +161,24 @@ pub trait StepExecutor {
         )
     }
 
+    /// A command step: a sysbench Lua script's custom command (`before_runs`/`after_runs`).
+    /// An error is a failed step.
+    fn command(
+        &mut self,
+        step: &Step,
+        out: &mut dyn Write,
+        stop: &AtomicBool,
+    ) -> Result<(), EngineError> {
+        engine::command_step_with_target(
+            &step.workload,
+            &step.options,
+            step.target.as_ref(),
+            step.command.as_deref().unwrap_or_default(),
+            out,
+            stop,
+        )
+    }
+
     /// Before the first step of each stretch of a variant's steps (one stretch per variant in
     /// a blocked plan; with interleaved variants, every switch): apply its server settings.
     /// An error fails the stretch's runs; nothing of it is executed.
@@ -412,7 +430,9 @@ fn resume_plan(
             StepKind::Run => !finished_runs.contains(&s.index),
             StepKind::Cleanup => event != Some("done"),
             // Again unless it passed, while the data is still there to check.
-            StepKind::Check => event != Some("done") && !cleaned.contains(&s.dataset),
+            StepKind::Check | StepKind::Command => {
+                event != Some("done") && !cleaned.contains(&s.dataset)
+            }
             StepKind::Prepare => match event {
                 Some("done") if !cleaned.contains(&s.dataset) => {
                     r.prepared.insert(s.dataset);
@@ -474,6 +494,7 @@ mod tests {
             repetition: u32::from(kind == StepKind::Run),
             params,
             options,
+            command: None,
             estimated_seconds: (kind == StepKind::Run).then_some(1.0),
             target: None,
         }
@@ -559,6 +580,8 @@ mod tests {
         capture_unreachable: Option<&'static str>,
         /// Set by `begin_variant`, taken by `take_unreachable`.
         pending_unreachable: Option<String>,
+        /// The commands of command steps, in call order.
+        commands: Vec<String>,
     }
 
     impl StepExecutor for Script {
@@ -650,6 +673,22 @@ mod tests {
                 return Err(EngineError::Failed(
                     "check 'x' failed: `SELECT 1`: expected 0, found '1'".into(),
                 ));
+            }
+            Ok(())
+        }
+
+        fn command(
+            &mut self,
+            step: &Step,
+            out: &mut dyn Write,
+            _stop: &AtomicBool,
+        ) -> Result<(), EngineError> {
+            self.calls.push((step.index, step.kind));
+            let name = step.command.clone().unwrap_or_default();
+            writeln!(out, "{name}: ok").unwrap();
+            self.commands.push(name);
+            if self.fail.contains(&step.index) {
+                return Err(EngineError::Failed("demo1 has 3 rows, expected 20".into()));
             }
             Ok(())
         }
@@ -1121,6 +1160,86 @@ mod tests {
             ),
             "{report}"
         );
+    }
+
+    /// [`plan`] with a script's `prewarm` after dataset 1's prepare (step 2) and, last, a
+    /// `check` of a script without data (dataset 0, step 10).
+    fn command_plan() -> Plan {
+        let mut p = plan();
+        let mut prewarm = step(0, StepKind::Command, "prewarm demo", 1);
+        prewarm.command = Some("prewarm".into());
+        p.steps.insert(1, prewarm);
+        let mut check = step(0, StepKind::Command, "check demo", 0);
+        check.command = Some("check".into());
+        p.steps.push(check);
+        for (i, s) in p.steps.iter_mut().enumerate() {
+            s.index = i + 1;
+        }
+        p
+    }
+
+    #[test]
+    fn a_command_step_runs_the_scripts_command_journaled_like_a_check() {
+        let root = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let mut script = Script::default();
+        let mut report = Vec::new();
+        let summary = run_plan_with(
+            &command_plan(),
+            &ctx(root.path()),
+            &mut script,
+            &stop,
+            &mut report,
+        )
+        .unwrap();
+        assert_eq!((summary.steps_ok, summary.steps_failed), (10, 0));
+        assert_eq!(script.commands, ["prewarm", "check"]);
+        assert!(script.calls.contains(&(2, StepKind::Command)));
+        assert!(script.calls.contains(&(10, StepKind::Command)));
+        let report = String::from_utf8(report).unwrap();
+        assert!(
+            report.contains("==> [2/10] command prewarm demo (variant default)\nprewarm: ok\n"),
+            "{report}"
+        );
+        let journal = crate::results::read_journal(summary.results_csv.parent().unwrap());
+        assert_eq!(
+            (journal[&2].as_str(), journal[&10].as_str()),
+            ("done", "done")
+        );
+
+        // A failing command is a failed step; a command on data whose prepare failed is
+        // skipped.
+        let root = tempfile::tempdir().unwrap();
+        let mut script = Script {
+            fail: [1, 10].into(),
+            ..Default::default()
+        };
+        let mut report = Vec::new();
+        let summary = run_plan_with(
+            &command_plan(),
+            &ctx(root.path()),
+            &mut script,
+            &stop,
+            &mut report,
+        )
+        .unwrap();
+        assert_eq!(script.commands, ["check"]);
+        let report = String::from_utf8(report).unwrap();
+        assert!(
+            report.contains("==> [2/10] command prewarm demo (variant default): skipped, the dataset was not prepared"),
+            "{report}"
+        );
+        let journal = crate::results::read_journal(summary.results_csv.parent().unwrap());
+        assert_eq!(journal[&10], "failed");
+
+        // On resume a command that passed is not run again, one that did not is.
+        let p = command_plan();
+        let events: HashMap<usize, String> = [(1, "done"), (2, "done"), (10, "failed")]
+            .iter()
+            .map(|(i, e)| (*i, e.to_string()))
+            .collect();
+        let todo = resume_plan(&p, &HashSet::new(), &events).todo;
+        assert!(!todo.contains(&2) && todo.contains(&10), "{todo:?}");
     }
 
     #[test]

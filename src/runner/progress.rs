@@ -315,6 +315,7 @@ mod tests {
             repetition: 1,
             params: Default::default(),
             options: Default::default(),
+            command: None,
             estimated_seconds: e,
             target: None,
         };

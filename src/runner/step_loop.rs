@@ -14,7 +14,8 @@
 //!   ([`StepLoop::cross_boundaries`]: leave the dataset, leave the variant, enter the variant,
 //!   enter the dataset), whether it executes at all ([`StepLoop::admit`]), then
 //!   [`StepLoop::prepare_step`] (prepare and cleanup), [`StepLoop::run_step`] (and
-//!   [`StepLoop::record_run`]) or [`StepLoop::check_step`], then [`StepLoop::after_step`]
+//!   [`StepLoop::record_run`]) or [`StepLoop::check_step`] (checks and a Lua script's
+//!   commands), then [`StepLoop::after_step`]
 //!   (the hook and `on_error`);
 //! - [`StepLoop::finish`]: leaves the last dataset and variant, runs `after_suite`, and turns
 //!   the counts into the [`RunSummary`] and its closing line.
@@ -225,7 +226,9 @@ impl<'a, W: Write> StepLoop<'a, W> {
                 self.prepare_step(position, step, admitted.hook_error)
             }
             StepKind::Run => self.run_step(position, step, admitted.hook_error),
-            StepKind::Check => self.check_step(position, step, admitted.hook_error),
+            StepKind::Check | StepKind::Command => {
+                self.check_step(position, step, admitted.hook_error)
+            }
         };
         // `None`: the step was refused after all (no after_step for it).
         if let Some(failed) = executed {
@@ -565,8 +568,9 @@ impl<'a, W: Write> StepLoop<'a, W> {
         Some(failed)
     }
 
-    /// A check step, journaled like a prepare (so `--resume` runs it again unless it passed):
-    /// it runs only on a dataset whose prepare is done, and its failure is a failed step for
+    /// A check step, or a script's command step, journaled like a prepare (so `--resume` runs
+    /// it again unless it passed): it runs only on a dataset whose prepare is done (a command
+    /// of a script without data, dataset 0, always runs), and its failure is a failed step for
     /// `on_error`. Returns whether it failed, or `None` when it was refused.
     fn check_step(
         &mut self,
@@ -579,7 +583,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             let _ = writeln!(self.out, "{header}: skipped, {msg}");
             return None;
         }
-        if !matches!(self.datasets.get(&step.dataset), Some(Dataset::Ready)) {
+        if step.dataset > 0 && !matches!(self.datasets.get(&step.dataset), Some(Dataset::Ready)) {
             let _ = writeln!(self.out, "{header}: skipped, the dataset was not prepared");
             self.counts.skipped += 1;
             return None;
@@ -589,7 +593,10 @@ impl<'a, W: Write> StepLoop<'a, W> {
         if let Err(e) = self.store.journal(step, crate::results::JOURNAL_START) {
             self.fatal.get_or_insert(e);
         }
-        let result = self.executor.check(step, &mut self.out, self.stop);
+        let result = match step.kind {
+            StepKind::Command => self.executor.command(step, &mut self.out, self.stop),
+            _ => self.executor.check(step, &mut self.out, self.stop),
+        };
         let _ = self.out.flush();
         let mut failed = false;
         let event = match result {

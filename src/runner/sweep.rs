@@ -199,6 +199,7 @@ mod tests {
             repetition: 1,
             params,
             options: Options::default(),
+            command: None,
             estimated_seconds: None,
             target: None,
         }

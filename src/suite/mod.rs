@@ -14,6 +14,7 @@
 pub mod error;
 mod layers;
 pub mod raw;
+pub mod scripts;
 pub mod source;
 pub mod stored;
 mod validate;
@@ -73,6 +74,8 @@ pub struct Suite {
     pub variants: Vec<RawVariant>,
     /// The merged configuration as TOML, passwords redacted: stored with every run.
     pub resolved_toml: String,
+    /// The sysbench Lua scripts the suite runs (`workload = { script = "…" }`), by name.
+    pub scripts: scripts::Scripts,
     origins: Origins,
 }
 

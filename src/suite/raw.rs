@@ -323,7 +323,23 @@ fn option_schema(name: &str) -> serde_json::Value {
     use serde_json::json;
     if name == "workload" {
         let names: Vec<&str> = registry::WORKLOADS.iter().map(|w| w.name).collect();
-        return json!({ "description": "the workload to run", "enum": names });
+        let list = json!({ "anyOf": [{ "type": "string" }, { "type": "array", "items": { "type": "string" } }] });
+        let script = json!({
+            "description": "a sysbench Lua script (its options become ordinary options)",
+            "type": "object",
+            "properties": {
+                "script": { "description": "the script's path, relative to the suite file; the workload's name in results", "type": "string" },
+                "dataset": { "description": "the script's options that shape its data (default: all of them)", "allOf": [list] },
+                "before_runs": { "description": "the script's commands run after the prepare, e.g. [\"prewarm\"]", "allOf": [list] },
+                "after_runs": { "description": "the script's commands run after the dataset's runs, before the cleanup, e.g. [\"check\"]", "allOf": [list] },
+                "sha256": { "description": "the script's SHA-256 (written into a run's suite.toml; a different script is refused)", "type": "string" },
+                "resolved": { "description": "the script's absolute path (written into a run's suite.toml)", "type": "string" },
+                "modules": { "description": "the modules it requires from the working directory: absolute path = sha256 (written into a run's suite.toml; a changed one is refused)", "type": "object", "additionalProperties": { "type": "string" } }
+            },
+            "required": ["script"],
+            "additionalProperties": false
+        });
+        return json!({ "description": "the workload to run: a name, or { script = \"path.lua\" }", "anyOf": [{ "enum": names }, script] });
     }
     let Some(spec) = registry::any_option(name) else {
         return json!({});
@@ -383,7 +399,7 @@ fn matrix_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
             (n.to_string(), axis)
         })
         .collect();
-    let cell = json!({ "type": "object", "additionalProperties": { "type": ["string", "number", "boolean", "array"] } });
+    let cell = json!({ "type": "object", "additionalProperties": { "type": ["string", "number", "boolean", "array", "object"] } });
     props.insert("exclude".into(), json!({ "description": "cells to drop: every key of an entry must match (a list matches any of its items)", "type": "array", "items": cell }));
     props.insert("include".into(), json!({ "description": "extra cells appended after the cross product", "type": "array", "items": cell }));
     let conds: serde_json::Map<String, serde_json::Value> = crate::suite::STOP_WHEN_KEYS

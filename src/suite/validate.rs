@@ -9,6 +9,7 @@ use indexmap::IndexMap;
 
 use super::error::{ConfigError, ConfigErrors, did_you_mean};
 use super::raw::RawSuite;
+use super::scripts;
 use super::source::{Seg, path_text};
 use super::{Axis, Matrix, Origins, STOP_WHEN_KEYS, StopWhen, Suite};
 use crate::engine::option::Kind;
@@ -54,6 +55,13 @@ impl Checker<'_> {
         if name == "workload" {
             return match &value {
                 Value::Str(w) if registry::workload(w).is_some() => Some(value),
+                Value::Str(w) if w.ends_with(".lua") => {
+                    let help = format!(
+                        "to run a sysbench Lua script, write workload = {{ script = \"{w}\" }} (the path relative to the suite file)"
+                    );
+                    self.err(path, false, format!("unknown workload `{w}`"), Some(help));
+                    None
+                }
                 Value::Str(w) => {
                     let help = did_you_mean(w, registry::all().iter().map(|w| w.name))
                         .map(|s| format!("{s} known workloads: {}", workload_names()))
@@ -140,6 +148,14 @@ pub(super) fn validate(
         errors: Vec::new(),
     };
     let suite_path = |k: &str| [Seg::key("suite"), Seg::key(k)];
+
+    // Scripts first: their options are known only once they are loaded and registered. A
+    // script that cannot be loaded leaves a table where a name should be, which every later
+    // check would report again: its errors come alone.
+    let scripts = match scripts::load(file, slots(&mut raw), &|p, k| origins.origin(p, k)) {
+        Ok(s) => s,
+        Err(errors) => return Err(ConfigErrors(errors)),
+    };
 
     let name = raw.suite.name.trim().to_string();
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
@@ -281,6 +297,9 @@ pub(super) fn validate(
     // directory resumes and re-plans without them.
     raw.workloads = custom.inline.clone();
     raw.suite.workloads.clear();
+    // Scripts likewise: their resolved path and hash, so that a resume finds them and can tell
+    // a changed one.
+    scripts.restore(slots(&mut raw));
     let resolved_toml = super::stored::resolved_toml(&raw);
     Ok(Suite {
         file: file.to_path_buf(),
@@ -299,8 +318,27 @@ pub(super) fn validate(
         matrix,
         variants: raw.variant,
         resolved_toml,
+        scripts,
         origins,
     })
+}
+
+/// Where `raw` holds workload values.
+fn slots(raw: &mut RawSuite) -> scripts::Slots<'_> {
+    let mut matrix = None;
+    let mut include = None;
+    for (k, v) in raw.matrix.iter_mut() {
+        match k.as_str() {
+            "workload" => matrix = Some(v),
+            "include" => include = Some(v),
+            _ => {}
+        }
+    }
+    scripts::Slots {
+        defaults: raw.defaults.get_mut("workload"),
+        matrix,
+        include,
+    }
 }
 
 /// Every workload a step of the suite may run: `[defaults]`, the matrix axis and `include`.

@@ -373,12 +373,12 @@ pub fn load_file(file: &Path) -> Result<Loaded, ConfigErrors> {
 }
 
 /// A file's TOML that does not parse, with its position.
-struct ParseError {
+pub(super) struct ParseError {
     error: TreeError,
 }
 
 impl ParseError {
-    fn into_error(self, file: &Path) -> ConfigError {
+    pub(super) fn into_error(self, file: &Path) -> ConfigError {
         match self.error {
             TreeError::Syntax(message, origin) => {
                 ConfigError::new(file, origin, "", format!("TOML syntax error: {message}"))
@@ -399,7 +399,7 @@ impl ParseError {
 }
 
 /// A file's text and its table, or its syntax error (the same gates as the suite file).
-fn read_file(path: &Path) -> std::io::Result<(String, Result<toml::Table, ParseError>)> {
+pub(super) fn read_file(path: &Path) -> std::io::Result<(String, Result<toml::Table, ParseError>)> {
     let bytes = std::fs::read(path)?;
     let text = String::from_utf8(bytes)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
