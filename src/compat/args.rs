@@ -667,6 +667,10 @@ fn coerce(spec: &WorkloadSpec, name: &str, raw: Option<&str>) -> Result<Given, A
     let raw = match (raw, opt.kind) {
         (Some(r), _) => r.to_string(),
         (None, Kind::Bool) => "on".to_string(),
+        // sysbench gives a script's bare STRING or LIST option the empty value.
+        (None, Kind::Str | Kind::List(_)) if crate::engine::lua::run::script(spec).is_some() => {
+            String::new()
+        }
         (None, kind) => {
             return Err(ArgsError::NeedsValue {
                 name: name.into(),

@@ -135,6 +135,19 @@ impl SysbenchError {
                     let value = typed_option(raw, name)
                         .and_then(|t| t.split_once('=').map(|(_, v)| v))
                         .unwrap_or_default();
+                    // sysbench's parser refuses a bad BOOL value of a script's option
+                    // itself (the other types fail later, at export, with the line below).
+                    let script_bool = registry::all().into_iter().any(|w| {
+                        lua::run::script(w).is_some()
+                            && w.option(name).is_some_and(|o| {
+                                matches!(o.kind, crate::engine::option::Kind::Bool)
+                            })
+                    });
+                    if script_bool {
+                        let typed = typed_option(raw, name)
+                            .map_or_else(|| format!("--{name}"), str::to_string);
+                        return after_banner(false, format!("invalid option: {typed}"));
+                    }
                     if let Some(r) = checks::refused_value(name, value) {
                         return Some(Refusal {
                             banner: !r.general,
@@ -409,8 +422,17 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
     }
     let Some(action) = inv.action else {
         // A script without a command: sysbench loads it (its top level ran) and stops.
-        if lua::run::script(inv.workload).is_some() && verbosity_of(raw) >= 3 {
-            let _ = writeln!(stdout, "{}\n", banner());
+        if let Some(script) = lua::run::script(inv.workload) {
+            if verbosity_of(raw) >= 3 {
+                let _ = writeln!(stdout, "{}\n", banner());
+            }
+            let _ = stdout.flush();
+            let argv: Vec<String> = std::iter::once("sysbench".to_string())
+                .chain(raw.iter().cloned())
+                .collect();
+            script
+                .run_top_level(&argv)
+                .map_err(|e| ArgsError::Script(lua::run::lua_message(&e)))?;
         }
         return Ok(Outcome::Done);
     };

@@ -984,6 +984,22 @@ fn run_inner(
     // A worker that failed to start aborted the run before the clock: sysbench then prints
     // its `thread_init` failure without `Threads started!`.
     let init_failed = shared.abort.load(Ordering::Relaxed);
+    // `Threads started!` goes out before the gate opens, so that nothing a worker prints (a
+    // Lua script's `print` in its first event) can come before it.
+    let mut started_error = None;
+    if spawn_error.is_none() && !init_failed {
+        let started = (|| {
+            if cfg.verbosity >= 5 {
+                console::write_debug_started(out, cfg.threads)?;
+            }
+            console::write_threads_started(out)?;
+            out.flush()
+        })();
+        if let Err(e) = started {
+            started_error = Some(io_err(e));
+            shared.abort.store(true, Ordering::Relaxed);
+        }
+    }
     let start = Instant::now();
     let _ = shared.start.set(start);
     shared.open_gate();
@@ -1001,16 +1017,17 @@ fn run_inner(
         shared.abort.store(true, Ordering::Relaxed);
         q.close();
     }
-    let mut write_error =
-        spawn_error.map(|e| EngineError::Failed(format!("could not start worker threads: {e}")));
+    let mut write_error = spawn_error
+        .map(|e| EngineError::Failed(format!("could not start worker threads: {e}")))
+        .or(started_error);
     let mut collected = Collected {
         period_start: start,
         forced: None,
     };
     // Even when the rate generator has already stopped the run (a full queue under
-    // `RateOverflow::Fatal`, possibly before this thread got here), the collector runs: it
-    // prints `Threads started!` before the FATAL, as sysbench does, and returns once the
-    // aborted workers are gone.
+    // `RateOverflow::Fatal`, possibly before this thread got here), the collector runs and
+    // returns once the aborted workers are gone (`Threads started!` is already out, before
+    // the FATAL, as sysbench prints them).
     if write_error.is_none() && !init_failed {
         match collect(&shared, workload, start, out, on_interval, stop) {
             Ok(c) => collected = c,
@@ -1184,11 +1201,6 @@ fn collect(
     stop: &AtomicBool,
 ) -> io::Result<Collected> {
     let cfg = &shared.cfg;
-    if cfg.verbosity >= 5 {
-        console::write_debug_started(out, cfg.threads)?;
-    }
-    console::write_threads_started(out)?;
-    out.flush()?;
     let warmup = shared.warmup();
     // The origin of every measured schedule; falls back to `start` if unrepresentable.
     let origin = start.checked_add(warmup).unwrap_or(start);

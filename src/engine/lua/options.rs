@@ -252,7 +252,19 @@ fn database(out: &mut OptValues, t: &Target) {
     out.insert("db_debug".into(), OptVal::Bool(false));
 
     let mysql = t.driver == Driver::Mysql;
-    let hosts: Vec<String> = t.hosts.iter().map(|(h, _)| h.clone()).collect();
+    // sysbench's `localhost` reaches the server's socket; the target holds it as 127.0.0.1
+    // plus that socket, and the script sees the name the user gave.
+    let hosts: Vec<String> = t
+        .hosts
+        .iter()
+        .map(|(h, _)| {
+            if h == "127.0.0.1" && mysql && !t.sockets.is_empty() {
+                "localhost".to_string()
+            } else {
+                h.clone()
+            }
+        })
+        .collect();
     let ports: Vec<String> = t.hosts.iter().map(|(_, p)| p.to_string()).collect();
     let pick = |ours: bool, v: &str, default: &str| s(if ours { v } else { default });
     out.insert(

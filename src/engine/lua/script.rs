@@ -47,7 +47,7 @@ impl Script {
         let opts = OptValues::new();
         let lua = state::new_state(&StateSpec {
             script: &script,
-            role: Role::Main,
+            role: Role::Probe,
             tid: 0,
             argv: &argv,
             command,
@@ -68,6 +68,24 @@ impl Script {
         script.options = options;
         script.commands = commands;
         Ok(script)
+    }
+}
+
+impl Script {
+    /// Runs the script's top level once more in a main state, printing what it prints: what
+    /// sysbench does for a script given without a command. `argv` is sysbench's argv (`[0]` the
+    /// program).
+    pub fn run_top_level(&self, argv: &[String]) -> Result<(), LuaError> {
+        let _guard = ctx::with(|_| ()).is_none().then(enter_without_db);
+        state::new_state(&StateSpec {
+            script: self,
+            role: Role::Main,
+            tid: 0,
+            argv,
+            command: None,
+            opts: &OptValues::new(),
+        })
+        .map(drop)
     }
 }
 

@@ -29,6 +29,10 @@ pub enum Role {
     Command,
     /// Intermediate and checkpoint report hooks.
     Report,
+    /// [`super::script::Script::load`] reading what a script declares: what its top level
+    /// prints (`print`, `io.write`) is dropped, as the state that then runs the command prints
+    /// it once, as sysbench does.
+    Probe,
 }
 
 /// Everything a new state needs.
@@ -115,6 +119,11 @@ pub fn new_state(spec: &StateSpec<'_>) -> Result<Lua, LuaError> {
         }
     }
     options::set_test_options(spec.script);
+    if matches!(spec.role, Role::Probe) {
+        lua.load("print = function() end; io.write = function() return io.stdout end")
+            .set_name("=sbsuite")
+            .exec()?;
+    }
     let main = lua
         .load(spec.script.source.as_str())
         .set_name(format!("@{}", spec.script.typed))
