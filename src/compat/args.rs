@@ -436,32 +436,13 @@ pub fn names_script(args: &[String]) -> bool {
 /// sysbench's `package.path` (reference §2.1): `LUA_PATH` when set (`;;` = the default), else
 /// the current directory, LuaRocks' and the system's Lua directories, and sysbench's scripts.
 fn module_path() -> Vec<String> {
-    let home = std::env::var("HOME").unwrap_or_default();
-    let default = [
-        "./?.lua".to_string(),
-        "./?/init.lua".into(),
-        "./src/lua/?.lua".into(),
-        format!("{home}/.luarocks/share/lua/5.1/?.lua"),
-        format!("{home}/.luarocks/share/lua/5.1/?/init.lua"),
-        format!("{home}/.luarocks/share/lua/?.lua"),
-        format!("{home}/.luarocks/share/lua/?/init.lua"),
-        "/usr/local/share/lua/5.1/?.lua".into(),
-        "/usr/share/lua/5.1/?.lua".into(),
-        format!("{SYSBENCH_SCRIPTS}/?.lua"),
-    ]
-    .join(";");
-    let path = match std::env::var("LUA_PATH") {
-        Ok(p) => p.replace(";;", &format!(";{default};")),
-        Err(_) => default,
-    };
-    path.split(';')
+    crate::engine::lua::state::package_paths()
+        .0
+        .split(';')
         .filter(|t| !t.is_empty())
         .map(String::from)
         .collect()
 }
-
-/// Where sysbench's Debian package keeps its scripts (its `pkgdatadir`).
-pub const SYSBENCH_SCRIPTS: &str = "/usr/share/sysbench";
 
 /// `require(name)`'s file: the first template of [`module_path`] that names a file, with
 /// `?` replaced by the name (dots as directory separators, as `require` does).

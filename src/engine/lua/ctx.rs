@@ -156,6 +156,22 @@ pub fn take_loop_error() -> Option<crate::engine::EngineError> {
     LOOP_ERROR.with_borrow_mut(Option::take)
 }
 
+/// Writes `bytes` to the process's standard output directly (file descriptor 1), as a
+/// script's `print` does through C stdio: never through Rust's `stdout()` lock, which the
+/// suite runner holds while a step runs (a worker waiting for it would never finish). Errors
+/// are ignored, as `printf`'s are.
+pub fn write_stdout(mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        // SAFETY: a plain write of an initialised buffer to fd 1.
+        let n = unsafe { libc::write(1, bytes.as_ptr().cast(), bytes.len()) };
+        match usize::try_from(n) {
+            Ok(n) if n > 0 => bytes = &bytes[n..],
+            _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            _ => return,
+        }
+    }
+}
+
 // ---- exported C functions: the event loop and the counters ----
 
 #[unsafe(no_mangle)]

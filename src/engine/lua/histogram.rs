@@ -9,7 +9,6 @@
 //! the driver's, not this one.)
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 
 use super::ctx::Exports;
 
@@ -119,10 +118,7 @@ pub unsafe extern "C" fn sb_histogram_update(h: *mut Histogram, v: f64) {
 pub unsafe extern "C" fn sb_histogram_print(h: *mut Histogram) {
     // SAFETY: per the contract above.
     if let Some(h) = unsafe { h.as_ref() } {
-        let mut out = std::io::stdout().lock();
-        // Like printf's: a closed stdout is not the script's error.
-        let _ = out.write_all(h.render().as_bytes());
-        let _ = out.flush();
+        super::ctx::write_stdout(h.render().as_bytes());
     }
 }
 

@@ -72,12 +72,7 @@ pub(super) fn set_test_options(script: &Script) {
 /// `sysbench.cmdline.print_test_options()`.
 #[unsafe(no_mangle)]
 pub extern "C" fn sb_print_test_options() {
-    use std::io::Write as _;
-    TEST_OPTIONS.with_borrow(|t| {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(t.as_bytes());
-        let _ = out.flush();
-    });
+    TEST_OPTIONS.with_borrow(|t| super::ctx::write_stdout(t.as_bytes()));
 }
 
 pub static EXPORTS: Exports = Exports(&[sb_print_test_options as *const ()]);

@@ -69,7 +69,7 @@ impl DbSetup {
             ignore_errors: target.ignore_errors.clone(),
             ps_mode: target.ps_mode,
             connector: Connector::new(target),
-            log: Arc::new(|line: &str| println!("{line}")),
+            log: Arc::new(|line: &str| ctx::write_stdout(format!("{line}\n").as_bytes())),
             used: AtomicBool::new(false),
         }
     }

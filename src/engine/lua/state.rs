@@ -150,6 +150,17 @@ fn keep_exports() {
 /// sysbench's `package.path` and `package.cpath`, or `LUA_PATH`/`LUA_CPATH` when set (`;;`
 /// in them stands for the default).
 fn set_package_paths(lua: &Lua) -> Result<(), LuaError> {
+    let (path, cpath) = package_paths();
+    let package: Table = lua.globals().get("package")?;
+    package.set("path", path)?;
+    package.set("cpath", cpath)?;
+    Ok(())
+}
+
+/// sysbench's `package.path` and `package.cpath` as a state gets them: its defaults, or
+/// `LUA_PATH`/`LUA_CPATH` when set (`;;` in them stands for the default). `sbsuite sysbench`
+/// looks scripts up (`--lua NAME`) through the same path.
+pub fn package_paths() -> (String, String) {
     let home = std::env::var("HOME").unwrap_or_default();
     let rocks = format!("{home}/.luarocks");
     let path = format!(
@@ -161,15 +172,11 @@ fn set_package_paths(lua: &Lua) -> Result<(), LuaError> {
         "./?.so;{rocks}/lib/lua/5.1/?.so;{rocks}/lib/lua/?.so;/usr/local/lib/lua/5.1/?.so;\
          /usr/lib/lua/5.1/?.so;"
     );
-    let package: Table = lua.globals().get("package")?;
-    for (key, env, default) in [("path", "LUA_PATH", path), ("cpath", "LUA_CPATH", cpath)] {
-        let value = match std::env::var(env) {
-            Ok(v) => v.replace(";;", &format!(";{default};")),
-            Err(_) => default,
-        };
-        package.set(key, value)?;
-    }
-    Ok(())
+    let pick = |env: &str, default: String| match std::env::var(env) {
+        Ok(v) => v.replace(";;", &format!(";{default};")),
+        Err(_) => default,
+    };
+    (pick("LUA_PATH", path), pick("LUA_CPATH", cpath))
 }
 
 /// The global `sysbench` before any prelude chunk: `tid`, versions, `cmdline` with `argv`
