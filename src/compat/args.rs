@@ -526,19 +526,7 @@ fn parse_script(
         extra,
     });
     registry::register(spec);
-    let inv = Invocation {
-        test,
-        workload: spec,
-        action,
-        given: IndexMap::new(),
-        connection: Connection::default(),
-        warnings,
-        fates: Vec::new(),
-        dry_run: false,
-        results_dir: None,
-        version,
-        command,
-    };
+    let inv = Invocation::new(test, spec, action, warnings, version, command);
     read_options(inv, &tokens, false, true)
 }
 
@@ -689,6 +677,32 @@ pub fn wants_help(args: &[String]) -> bool {
     })
 }
 
+impl Invocation {
+    /// A line's test, workload and command before its options are read.
+    fn new(
+        test: String,
+        workload: &'static WorkloadSpec,
+        action: Option<Action>,
+        warnings: Vec<Warning>,
+        version: bool,
+        command: Option<String>,
+    ) -> Invocation {
+        Invocation {
+            test,
+            workload,
+            action,
+            given: IndexMap::new(),
+            connection: Connection::default(),
+            warnings,
+            fates: Vec::new(),
+            dry_run: false,
+            results_dir: None,
+            version,
+            command,
+        }
+    }
+}
+
 /// Parses everything after `sysbench` (or `sbsuite sysbench`).
 pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
     let tokens = tokenize(args)?;
@@ -779,19 +793,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
     };
 
     // Pass 2: the options, in order (a later value wins, as in sysbench).
-    let inv = Invocation {
-        test,
-        workload,
-        action,
-        given: IndexMap::new(),
-        connection: Connection::default(),
-        warnings,
-        fates: Vec::new(),
-        dry_run: false,
-        results_dir: None,
-        version,
-        command: None,
-    };
+    let inv = Invocation::new(test, workload, action, warnings, version, None);
     read_options(inv, &tokens, legacy, false)
 }
 

@@ -103,6 +103,20 @@ pub struct IntervalSample {
     pub metrics: Metrics,
 }
 
+impl IntervalSample {
+    /// sysbench's DB line of an interval: `tps` (= events per second) and the statement rates
+    /// from the counts of the interval's `dt` seconds.
+    pub fn set_sql_rates(&mut self, [reads, writes, other, errors, reconnects]: [u64; 5], dt: f64) {
+        self.tps = Some(self.eps);
+        self.qps = Some((reads + writes + other) as f64 / dt);
+        self.reads_ps = Some(reads as f64 / dt);
+        self.writes_ps = Some(writes as f64 / dt);
+        self.other_ps = Some(other as f64 / dt);
+        self.errors_ps = Some(errors as f64 / dt);
+        self.reconnects_ps = Some(reconnects as f64 / dt);
+    }
+}
+
 /// Workload-specific measurements: `(name, value)` with names from [`METRICS`].
 pub type Metrics = Vec<(&'static str, f64)>;
 
@@ -285,9 +299,7 @@ pub fn prepare_step_with_target(
     out: &mut dyn Write,
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
-    let spec = spec_of(workload)?;
-    let config = RunConfig::for_prepare(options)?;
-    let engine = make(spec, options, &config, target)?;
+    let (spec, config, engine) = step_engine(workload, options, target)?;
     // sysbench prints its banner line and a blank line before a prepare or cleanup of a test
     // that has data; the others have nothing to prepare and stay silent.
     if spec.data.family.is_some() {
@@ -306,6 +318,19 @@ pub fn prepare_step_with_target(
     }
 }
 
+/// The workload of a step that is not a run (prepare, cleanup, check, command, prewarm), with
+/// its general options parsed as those steps read them.
+fn step_engine(
+    workload: &str,
+    options: &Options,
+    target: Option<&Target>,
+) -> Result<(&'static WorkloadSpec, RunConfig, Box<dyn driver::Workload>), EngineError> {
+    let spec = spec_of(workload)?;
+    let config = RunConfig::for_prepare(options)?;
+    let engine = make(spec, options, &config, target)?;
+    Ok((spec, config, engine))
+}
+
 /// The banner before a prepare, cleanup or prewarm: a level-3 line, as in sysbench.
 fn write_banner_at(out: &mut dyn Write, verbosity: u8) -> Result<(), EngineError> {
     console::write_banner(&mut console::LevelFilter::new(out, verbosity))
@@ -320,9 +345,7 @@ pub fn check_step_with_target(
     out: &mut dyn Write,
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
-    let spec = spec_of(workload)?;
-    let config = RunConfig::for_prepare(options)?;
-    let engine = make(spec, options, &config, target)?;
+    let (_, _, engine) = step_engine(workload, options, target)?;
     engine.check(out, stop)
 }
 
@@ -336,9 +359,7 @@ pub fn command_step_with_target(
     out: &mut dyn Write,
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
-    let spec = spec_of(workload)?;
-    let config = RunConfig::for_prepare(options)?;
-    let engine = make(spec, options, &config, target)?;
+    let (_, _, engine) = step_engine(workload, options, target)?;
     engine.command(name, out, stop)
 }
 
@@ -350,9 +371,7 @@ pub fn prewarm_step_with_target(
     out: &mut dyn Write,
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
-    let spec = spec_of(workload)?;
-    let config = RunConfig::for_prepare(options)?;
-    let engine = make(spec, options, &config, target)?;
+    let (_, config, engine) = step_engine(workload, options, target)?;
     write_banner_at(out, config.verbosity)?;
     // Only the Lua scripts have `prewarm`: their `print` ignores the verbosity.
     engine.prewarm(out, stop)

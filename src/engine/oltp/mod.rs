@@ -316,13 +316,7 @@ impl Counters {
         }
         .max(1e-9);
         let d = now.minus(&c.prev);
-        s.tps = Some(s.eps);
-        s.qps = Some((d.reads + d.writes + d.other) as f64 / dt);
-        s.reads_ps = Some(d.reads as f64 / dt);
-        s.writes_ps = Some(d.writes as f64 / dt);
-        s.other_ps = Some(d.other as f64 / dt);
-        s.errors_ps = Some(d.errors as f64 / dt);
-        s.reconnects_ps = Some(d.reconnects as f64 / dt);
+        s.set_sql_rates([d.reads, d.writes, d.other, d.errors, d.reconnects], dt);
         c.prev = now;
         c.prev_time = s.time_s;
     }

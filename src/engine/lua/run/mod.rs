@@ -423,13 +423,7 @@ impl Workload for LuaWorkload {
         let now = Tally::of(&self.shared.counters);
         let (d, dt) = self.collector.interval(now, s.time_s);
         if self.sql_used() {
-            s.tps = Some(s.eps);
-            s.qps = Some((d.reads + d.writes + d.other) as f64 / dt);
-            s.reads_ps = Some(d.reads as f64 / dt);
-            s.writes_ps = Some(d.writes as f64 / dt);
-            s.other_ps = Some(d.other as f64 / dt);
-            s.errors_ps = Some(d.errors as f64 / dt);
-            s.reconnects_ps = Some(d.reconnects as f64 / dt);
+            s.set_sql_rates([d.reads, d.writes, d.other, d.errors, d.reconnects], dt);
         }
         if !self.hooks().intermediate {
             return None;
