@@ -336,3 +336,45 @@ fn a_resume_after_a_required_module_changed_is_refused() {
         "{stderr}"
     );
 }
+
+/// The shipped example `examples/lua-kv.toml` (the script `examples/lua/kv.lua`, on the
+/// default SQLite file): every step ok, the misses its script counts through
+/// `ffi.C.sb_counter_inc(…, SB_CNT_ERROR)` land in the `errors` column (about `miss_share` of
+/// the gets), and the cleanup leaves no `sbtest.db` behind.
+#[test]
+fn the_lua_example_suite_runs_and_its_ffi_counter_lands_in_the_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let root = dir.path().join("results");
+    let out = sbsuite()
+        .current_dir(dir.path())
+        .arg("run")
+        .arg(examples.join("lua-kv.toml"))
+        .args([
+            "--progress",
+            "off",
+            "--set",
+            "time=1",
+            "--set",
+            "miss_share=0.1",
+        ])
+        .arg("--results-dir")
+        .arg(&root)
+        .output()
+        .unwrap();
+    let output = text(&out.stdout) + &text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{output}");
+    assert!(output.contains("check: 2000 keys ok"), "{output}");
+    let rows = results(&root);
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    for r in &rows {
+        assert_eq!(r["status"], "ok", "{r:?}");
+        assert_eq!(r["workload"], "lua/kv.lua");
+        let reads: f64 = r["reads"].parse().unwrap();
+        let errors: f64 = r["errors"].parse().unwrap();
+        // A tenth of the gets miss: 0.1 ± a generous margin for short runs.
+        let share = errors / reads;
+        assert!((0.05..0.15).contains(&share), "{share} of {r:?}");
+    }
+    assert!(!dir.path().join("sbtest.db").exists(), "{output}");
+}

@@ -526,7 +526,22 @@ impl Workload for LuaWorkload {
         out: &mut dyn Write,
         stop: &AtomicBool,
     ) -> Result<(), EngineError> {
-        self.builtin_command(if cleanup { "cleanup" } else { "prepare" }, out, stop)
+        self.builtin_command(if cleanup { "cleanup" } else { "prepare" }, out, stop)?;
+        // As after the built-in workloads' cleanup: the default SQLite file a suite without
+        // `[target]` created goes once the script dropped everything in it.
+        if cleanup && let Some(db) = &self.shared.db {
+            let t = &db.connector.target;
+            if let Some(line) = t
+                .driver
+                .dialect()
+                .after_cleanup(t)
+                .map_err(EngineError::Failed)?
+            {
+                writeln!(out, "{line}")
+                    .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
+            }
+        }
+        Ok(())
     }
 
     fn prewarm(&self, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
