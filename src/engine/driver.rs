@@ -530,11 +530,6 @@ pub struct EventLoop<'s> {
 }
 
 impl EventLoop<'_> {
-    /// The worker's index (sysbench's thread id).
-    pub fn id(&self) -> usize {
-        self.id
-    }
-
     /// Whether the worker may run one more event (sysbench's `sb_more_events`): false once a
     /// limit is reached or the run stops, and from then on. With `rate` it waits for the next
     /// arrival, whose intended time becomes the event's start.
@@ -658,12 +653,6 @@ impl EventLoop<'_> {
                 Err(e)
             }
         }
-    }
-
-    /// Whether the run is stopping (a stop request or another worker's failure): a worker
-    /// waiting inside an event gives up.
-    pub fn stopping(&self) -> bool {
-        self.shared.stopping()
     }
 
     fn release_ticket(&mut self) {

@@ -107,7 +107,6 @@ pub fn enter(tid: usize, shared: Arc<LuaShared>, rng: Rng) -> CtxGuard {
             shared,
             rng,
             lp: std::ptr::null_mut(),
-            sql: Default::default(),
         })
     });
     CtxGuard(())

@@ -101,7 +101,7 @@ pub struct Script {
 }
 
 // The thread context's types live here, not in `ctx`, so that `ctx` (which every exported
-// function uses) imports no sibling: `sql` uses `ctx`, and `ThreadCtx` holds `sql`'s state.
+// function uses) imports no sibling: `sql` uses `ctx`, and `LuaShared` holds `sql`'s `DbSetup`.
 
 /// What every state of one run (or one command) shares, read by the exported functions.
 pub struct LuaShared {
@@ -127,8 +127,6 @@ pub struct ThreadCtx {
     pub rng: crate::engine::random::Rng,
     /// The driver's loop while a worker runs `thread_run` (`sb_more_events`…); null otherwise.
     lp: *mut crate::engine::driver::EventLoop<'static>,
-    /// The thread's SQL state ([`sql`]).
-    pub sql: sql::ThreadSql,
 }
 
 /// A Lua error (syntax or runtime) with the script position and the traceback, as printed.

@@ -100,12 +100,6 @@ impl DbSetup {
     }
 }
 
-/// A thread's SQL state: nothing today, as each connection carries what it needs (its
-/// creator's thread id, the run's counters) so that no call looks up the thread's context
-/// after `db_connection_create`.
-#[derive(Default)]
-pub struct ThreadSql {}
-
 // ---- C structs, sysbench's field order first ----
 
 /// `sql_error_t`.
