@@ -277,32 +277,7 @@ fn run_ok(suite: &Path, dir: &Path) -> String {
 
 /// Every transactions.csv row under `root`, as column → value.
 fn transactions(root: &Path) -> Vec<HashMap<String, String>> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.ends_with("transactions.csv") {
-                let mut r = csv::Reader::from_path(&p).unwrap();
-                let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
-                for rec in r.records() {
-                    out.push(
-                        header
-                            .iter()
-                            .cloned()
-                            .zip(rec.unwrap().iter().map(str::to_string))
-                            .collect(),
-                    );
-                }
-            }
-        }
-    }
-    out
+    common::csv_rows(root, "transactions.csv")
 }
 
 /// transaction name → (count, errors, rollbacks) of the transaction rows under `root`.

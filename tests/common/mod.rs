@@ -126,11 +126,17 @@ pub fn run_dir(root: &std::path::Path, suite: &str) -> std::path::PathBuf {
 /// Every row of every results.csv under `root`, as column → value.
 #[allow(dead_code)]
 pub fn results(root: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
+    csv_rows(root, "results.csv")
+}
+
+/// Every row of every CSV file called `name` under `root`, as column → value.
+#[allow(dead_code)]
+pub fn csv_rows(
+    root: &std::path::Path,
+    name: &str,
+) -> Vec<std::collections::HashMap<String, String>> {
     let mut out = Vec::new();
-    for p in files(root)
-        .into_iter()
-        .filter(|p| p.ends_with("results.csv"))
-    {
+    for p in files(root).into_iter().filter(|p| p.ends_with(name)) {
         let mut r = csv::Reader::from_path(&p).unwrap();
         let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
         for rec in r.records() {
