@@ -4,7 +4,8 @@
 //! expanded into an ordered [`plan`], executed by the [`runner`] through the workload
 //! [`engine`]s (which also print sysbench-shaped text and list every workload in
 //! `engine::registry`), and stored as CSV by [`results`]. [`report`] renders stored runs and
-//! [`stats`] holds the latency histograms every engine shares.
+//! [`stats`] holds the latency histograms every engine shares. [`clients`] runs the run steps
+//! from several client machines (ssh, Kubernetes, local child processes).
 //!
 //! Library modules return typed outcomes and errors; [`app`], the binary's edge, is the only
 //! place that prints errors and turns them into exit codes.
@@ -15,6 +16,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod clients;
 pub mod compare;
 pub mod compat;
 pub mod db;

@@ -26,34 +26,34 @@ type Reference = (Module, Module, String);
 
 /// `(module, modules it must not import)`, top-level names. The intended order is
 /// `app → runner → plan → suite`, `runner → engine → db`, `engine → stats`,
-/// `compare/report → results`.
+/// `compare/report → results`, `runner → clients → engine/suite/results`.
 const FORBIDDEN: &[(&str, &[&str])] = &[
     (
         "value",
         &[
             "app", "cli", "compat", "import", "runner", "plan", "suite", "engine", "db", "stats",
-            "results", "compare", "report",
+            "results", "compare", "report", "clients",
         ],
     ),
     (
         "stats",
         &[
             "app", "cli", "compat", "import", "runner", "plan", "suite", "engine", "db", "results",
-            "compare", "report",
+            "compare", "report", "clients",
         ],
     ),
     (
         "db",
         &[
             "app", "cli", "compat", "import", "runner", "plan", "suite", "engine", "results",
-            "compare", "report",
+            "compare", "report", "clients",
         ],
     ),
     (
         "engine",
         &[
             "app", "cli", "compat", "import", "runner", "plan", "suite", "results", "compare",
-            "report",
+            "report", "clients",
         ],
     ),
     (
@@ -70,6 +70,12 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ),
     (
         "results",
+        &[
+            "app", "cli", "compat", "import", "runner", "compare", "report", "clients",
+        ],
+    ),
+    (
+        "clients",
         &[
             "app", "cli", "compat", "import", "runner", "compare", "report",
         ],

@@ -1,0 +1,13 @@
+//! Running one suite's run steps from several client machines at once (issue #17).
+//!
+//! A distributed database outgrows one client: its CPU or NIC saturates before the cluster
+//! does. Instead of a daemon of our own, sbsuite reaches its clients through what users already
+//! run — the system's OpenSSH client, `kubectl exec`, or plain child processes — and starts
+//! `sbsuite agent` there, which speaks a line-delimited protocol over its stdin and stdout.
+//!
+//! [`transport`] says where the clients are and how an agent is started on each: parsing the
+//! `[clients]` entries, resolving them into named clients (a Kubernetes selector into its
+//! pods), and building the exact command line. It knows nothing about the protocol spoken
+//! once the agent runs, so the transports are tested on their own.
+
+pub mod transport;
