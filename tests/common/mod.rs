@@ -4,6 +4,8 @@ use assert_cmd::Command;
 
 #[allow(dead_code)] // not every test binary measures a child
 pub mod measure;
+#[allow(dead_code)] // only the ssh transport's tests make client hosts
+pub mod netns;
 pub mod private_server;
 #[allow(dead_code)] // not every test binary locks the shared servers
 pub mod server_lock;
