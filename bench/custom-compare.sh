@@ -6,8 +6,12 @@
 # order (built-in first in odd rounds, custom first in even ones). The built-in side runs as
 # `sbsuite sysbench oltp_point_select run`, the custom side as `sbsuite run` of a one-step suite
 # (its planning and CSV writing count against it). For each thread count it prints the median
-# QPS of both and their ratio, and the client CPU seconds (user + sys of the process,
-# /usr/bin/time) per 1,000 queries of both and their ratio.
+# QPS of both and their ratio, and the client CPU seconds per 1,000 queries of both and their
+# ratio, twice: inside the measured window (bench/cpu-window.py: the process's user + sys
+# ticks while all its worker threads run, over the queries of that window at the run's QPS),
+# which is what the engines spend per query, and over the whole process (getrusage), which
+# adds each side's fixed start-up and ending costs (larger for `sbsuite run`: loading and
+# checking the suite, capturing server variables, writing CSV files and histograms).
 #
 #   bench/custom-compare.sh [mysql|pgsql] [ROUNDS] [SECONDS] [THREADS]
 #   defaults: mysql, 5 rounds, 5 s, "4 32"
@@ -23,9 +27,6 @@ ROUNDS=${1:-5}
 SECS=${2:-5}
 THREADS=${3:-"4 32"}
 DB=${BENCH_DB:-sbsuite_bench}
-if [ ! -x /usr/bin/time ]; then
-  apt-get install -y time >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y time >/dev/null; }
-fi
 cargo build --release --quiet
 SBS="${CARGO_TARGET_DIR:-$PWD/target}/release/sbsuite"
 TMP=$(mktemp -d)
@@ -84,31 +85,33 @@ EOF
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b/a}'; }
 
-# builtin THREADS: `sbsuite sysbench oltp_point_select run`; prints "qps cpu_s_per_1000_queries"
-builtin() {
-  # shellcheck disable=SC2086
-  /usr/bin/time -f "%U %S" -o "$TMP/time" "$SBS" sysbench oltp_point_select $ARGS --tables=1 \
-    --table-size=10000 --threads="$1" --time="$SECS" run > "$TMP/out"
-  local qps queries cpu
-  qps=$(awk '$1 == "queries:" {gsub(/\(/, "", $3); print $3}' "$TMP/out")
-  queries=$(awk '$1 == "queries:" {print $2}' "$TMP/out")
-  cpu=$(awk '{print $1 + $2}' "$TMP/time")
-  awk -v q="$qps" -v n="$queries" -v c="$cpu" 'BEGIN {printf "%s %.6f\n", q, c / n * 1000}'
+# per_1k QPS QUERIES: prints "qps window_cpu_s_per_1000_queries total_cpu_s_per_1000_queries"
+# from $TMP/cpu (bench/cpu-window.py's "window_cpu window_wall total_cpu").
+per_1k() {
+  awk -v q="$1" -v n="$2" '{printf "%s %.6f %.6f\n", q, $1 / (q * $2) * 1000, $3 / n * 1000}' "$TMP/cpu"
 }
 
-# custom_run: `sbsuite run` of $TMP/custom.toml; prints "qps cpu_s_per_1000_queries"
+# builtin THREADS: `sbsuite sysbench oltp_point_select run`
+builtin() {
+  # shellcheck disable=SC2086
+  python3 bench/cpu-window.py "$TMP/cpu" -- "$SBS" sysbench oltp_point_select $ARGS --tables=1 \
+    --table-size=10000 --threads="$1" --time="$SECS" run > "$TMP/out"
+  per_1k "$(awk '$1 == "queries:" {gsub(/\(/, "", $3); print $3}' "$TMP/out")" \
+    "$(awk '$1 == "queries:" {print $2}' "$TMP/out")"
+}
+
+# custom_run: `sbsuite run` of $TMP/custom.toml
 custom_run() {
   rm -rf "$TMP/results"
-  /usr/bin/time -f "%U %S" -o "$TMP/time" "$SBS" run "$TMP/custom.toml" > /dev/null 2>&1
+  python3 bench/cpu-window.py "$TMP/cpu" -- "$SBS" run "$TMP/custom.toml" > /dev/null 2>&1
   local csv
   csv=$(find "$TMP/results" -name results.csv | head -n 1)
-  python3 -c '
+  # shellcheck disable=SC2046
+  per_1k $(python3 -c '
 import csv, sys
 row = next(csv.DictReader(open(sys.argv[1])))
-user, system = map(float, open(sys.argv[2]).read().split()[-2:])
-queries = sum(float(row[k]) for k in ("reads", "writes", "other"))
-print(row["qps"], "%.6f" % ((user + system) / queries * 1000))
-' "$csv" "$TMP/time"
+print(row["qps"], sum(float(row[k]) for k in ("reads", "writes", "other")))
+' "$csv")
 }
 
 # shellcheck disable=SC2086
@@ -116,7 +119,7 @@ print(row["qps"], "%.6f" % ((user + system) / queries * 1000))
 # shellcheck disable=SC2086
 "$SBS" sysbench oltp_point_select $ARGS --tables=1 --table-size=10000 prepare > /dev/null
 
-echo "case,rounds,seconds,builtin_qps,custom_qps,qps_ratio,builtin_cpu_s_per_1k_q,custom_cpu_s_per_1k_q,cpu_ratio"
+echo "case,rounds,seconds,builtin_qps,custom_qps,qps_ratio,builtin_cpu_s_per_1k_q,custom_cpu_s_per_1k_q,cpu_ratio,builtin_total_cpu_s_per_1k_q,custom_total_cpu_s_per_1k_q,total_cpu_ratio"
 for t in $THREADS; do
   custom "$t"
   : > "$TMP/a"; : > "$TMP/b"
@@ -131,7 +134,8 @@ for t in $THREADS; do
   done
   aq=$(cut -d' ' -f1 "$TMP/a" | median); bq=$(cut -d' ' -f1 "$TMP/b" | median)
   ac=$(cut -d' ' -f2 "$TMP/a" | median); bc=$(cut -d' ' -f2 "$TMP/b" | median)
-  echo "$DRIVER-point-t$t,$ROUNDS,$SECS,$aq,$bq,$(ratio "$aq" "$bq"),$ac,$bc,$(ratio "$ac" "$bc")"
+  at=$(cut -d' ' -f3 "$TMP/a" | median); bt=$(cut -d' ' -f3 "$TMP/b" | median)
+  echo "$DRIVER-point-t$t,$ROUNDS,$SECS,$aq,$bq,$(ratio "$aq" "$bq"),$ac,$bc,$(ratio "$ac" "$bc"),$at,$bt,$(ratio "$at" "$bt")"
 done
 # shellcheck disable=SC2086
 "$SBS" sysbench oltp_point_select $ARGS --tables=1 --table-size=10000 cleanup > /dev/null
