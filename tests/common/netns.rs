@@ -131,11 +131,21 @@ impl NetnsHosts {
         netns_processes(&self.netns(i))
     }
 
-    /// The `sbsuite agent` processes running on host `i`.
-    pub fn agents(&self, i: usize) -> Vec<(u32, String)> {
+    /// The pid of host `i`'s sshd listener.
+    pub fn sshd_pid(&self, i: usize) -> u32 {
+        let file = self.dir().join(format!("sshd-{i}.pid"));
+        let text =
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        text.trim().parse().unwrap()
+    }
+
+    /// What runs on host `i` besides its sshd listener: ssh sessions and what they started
+    /// (an agent). Empty when the host is idle.
+    pub fn busy(&self, i: usize) -> Vec<(u32, String)> {
+        let listener = self.sshd_pid(i);
         self.processes(i)
             .into_iter()
-            .filter(|(_, cmd)| cmd.split(' ').any(|w| w == "agent") && !cmd.starts_with("sshd"))
+            .filter(|(pid, _)| *pid != listener)
             .collect()
     }
 }
