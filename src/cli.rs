@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// sbsuite: benchmark suites for databases and systems.
 ///
@@ -88,6 +88,97 @@ pub enum Command {
     /// run under OUT/SUITE/<run-id>/, with the results.csv and intervals.csv columns of
     /// `sbsuite run`, so old logs can be drawn and compared with new runs.
     Import(ImportArgs),
+    /// Print a shell completion script for sbsuite to stdout.
+    ///
+    /// bash: `sbsuite completions bash > ~/.local/share/bash-completion/completions/sbsuite`;
+    /// zsh: `sbsuite completions zsh > ~/.zfunc/_sbsuite` with `fpath=(~/.zfunc $fpath)` before
+    /// `compinit` in ~/.zshrc; fish: `sbsuite completions fish >
+    /// ~/.config/fish/completions/sbsuite.fish`. Generated from this command line's own
+    /// definition, so it always matches the installed binary.
+    Completions(CompletionsArgs),
+    /// Print the man page sbsuite(1) to stdout, or write one page per subcommand with --dir.
+    ///
+    /// `sbsuite man --dir ~/.local/share/man/man1` writes sbsuite.1, sbsuite-run.1, … there
+    /// (then `man sbsuite-run` works); `sbsuite man | man -l -` reads it without installing.
+    Man(ManArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// Write sbsuite.1 and one page per subcommand (sbsuite-run.1, …) into this directory
+    /// (created if missing) instead of printing sbsuite.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// The completion script for `shell`, generated from the [`Cli`] definition.
+pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "sbsuite", &mut out);
+    out
+}
+
+/// The man page sbsuite(1) in roff, generated from the [`Cli`] definition.
+pub fn man_page() -> Vec<u8> {
+    man_pages().swap_remove(0).1
+}
+
+/// Writes sbsuite.1 and one page per subcommand (sbsuite-run.1, …) into `dir` (created if
+/// missing) and returns the files written, sbsuite.1 first.
+pub fn write_man_pages(dir: &std::path::Path) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut files = Vec::new();
+    for (name, page) in man_pages() {
+        let path = dir.join(name);
+        std::fs::write(&path, page)?;
+        files.push(path);
+    }
+    Ok(files)
+}
+
+/// `(file name, roff)` of sbsuite.1 and of every visible subcommand's page, as
+/// `clap_mangen::generate_to` names them. Rendered here rather than by `generate_to` because the
+/// help text has non-ASCII characters (…, ×, –) that troff reads as invalid input unless
+/// preconv runs first: they are written as groff's `\[uXXXX]` escapes, which man-db, groff and
+/// mandoc all render.
+fn man_pages() -> Vec<(String, Vec<u8>)> {
+    fn collect(cmd: &clap::Command, pages: &mut Vec<(String, Vec<u8>)>) {
+        let man = clap_mangen::Man::new(cmd.clone());
+        let mut roff = Vec::new();
+        man.render(&mut roff)
+            .expect("rendering into a Vec cannot fail");
+        pages.push((man.get_filename(), roff_ascii(&roff)));
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            collect(sub, pages);
+        }
+    }
+    // No `help` subcommand: its page would be a list of the others.
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut pages = Vec::new();
+    collect(&cmd, &mut pages);
+    pages
+}
+
+/// `roff` with every non-ASCII character written as a groff `\[uXXXX]` escape.
+fn roff_ascii(roff: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(roff);
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\[u{:04X}]", c as u32));
+        }
+    }
+    out.into_bytes()
 }
 
 #[derive(Debug, clap::Args)]

@@ -61,6 +61,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Runs(args) => compare::runs(&args.results_dir, args.format),
         Command::Report(args) => report::report(&args.runs, args.out, args.svg, args.format),
         Command::Import(args) => import::import(args),
+        Command::Completions(args) => print_bytes(&crate::cli::completions(args.shell)),
+        Command::Man(args) => man(args.dir.as_deref()),
     };
     exit.into()
 }
@@ -83,11 +85,35 @@ fn fail_config(e: impl Display) -> Exit {
     Exit::BadInput
 }
 
+/// `sbsuite man`: sbsuite.1 to stdout, or every page into `dir` (each file written is listed).
+fn man(dir: Option<&std::path::Path>) -> Exit {
+    let Some(dir) = dir else {
+        return print_bytes(&crate::cli::man_page());
+    };
+    match crate::cli::write_man_pages(dir) {
+        Ok(files) => print(
+            &files
+                .iter()
+                .map(|f| format!("{}\n", f.display()))
+                .collect::<String>(),
+        ),
+        Err(e) => fail(
+            Exit::Failed,
+            format_args!("cannot write the man pages into {}: {e}", dir.display()),
+        ),
+    }
+}
+
 /// Writes a command's output to stdout. A closed pipe (`sbsuite plan x | head`) is not an error
 /// worth a message.
 fn print(text: &str) -> Exit {
+    print_bytes(text.as_bytes())
+}
+
+/// [`print`] for output that is bytes already (a generated completion script or man page).
+fn print_bytes(bytes: &[u8]) -> Exit {
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+    match out.write_all(bytes).and_then(|_| out.flush()) {
         Ok(()) => Exit::Ok,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::Ok,
         Err(e) => fail(Exit::Failed, format_args!("cannot write to stdout: {e}")),
