@@ -85,6 +85,7 @@ fn outcome(new_order_ms: f64, tpm: f64) -> StepOutcome {
         interrupted: false,
         cut_short: None,
         metrics: vec![(HEADLINE, tpm)],
+        per_thread: Vec::new(),
         transactions: vec![
             TxnStats {
                 name: "new_order".into(),

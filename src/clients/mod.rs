@@ -9,5 +9,12 @@
 //! `[clients]` entries, resolving them into named clients (a Kubernetes selector into its
 //! pods), and building the exact command line. It knows nothing about the protocol spoken
 //! once the agent runs, so the transports are tested on their own.
+//!
+//! The coordinator (the `sbsuite run` process) keeps everything but the measured run: it
+//! prepares, applies variants, runs hooks, checks and cleanups. For each run step it starts
+//! one agent per client, sends each its shard of the step ([`protocol`]), releases them
+//! together and merges what they measured exactly ([`merge`]).
 
+pub mod merge;
+pub mod protocol;
 pub mod transport;

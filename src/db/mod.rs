@@ -32,7 +32,7 @@ pub use self::dialect::{Dialect, ServerAdmin, TableSpec};
 pub use self::target::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_PACKET, DEFAULT_QUERY_TIMEOUT, DEFAULT_SQLITE_PATH,
     DbError, Driver, IgnoreErrors, Limits, MAX_ADMIN_ROWS, PsMode, RawTarget, Secret, Sockets,
-    SqliteOptions, SslMode, Target, parse_host,
+    SqliteOptions, SslMode, Target, WireTarget, parse_host,
 };
 
 /// The `SBSUITE_*` environment variables that pick a database's client (process switches,

@@ -548,6 +548,116 @@ impl Target {
     }
 }
 
+/// A [`Target`] as the coordinator of a multi-client run sends it to an agent (#17): every
+/// setting resolved, and no password (the coordinator renders it and sends it beside, so it
+/// is never in anything an agent logs). [`Target::to_wire`] and [`WireTarget::into_target`]
+/// round-trip every field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireTarget {
+    pub driver: Driver,
+    pub hosts: Vec<(String, u16)>,
+    pub sockets: Vec<String>,
+    pub user: String,
+    pub database: String,
+    pub ps_mode: PsMode,
+    /// `None`: every error is ignored (`"all"`).
+    pub ignore_errors: Option<Vec<String>>,
+    /// [`SslMode`] by its name (`verify_ca`…).
+    pub ssl: String,
+    pub ssl_ca: Option<PathBuf>,
+    pub ssl_cert: Option<PathBuf>,
+    pub ssl_key: Option<PathBuf>,
+    pub connect_timeout_ms: u64,
+    pub query_timeout_ms: Option<u64>,
+    pub max_packet: usize,
+    pub compression: bool,
+    pub dry_run: bool,
+    pub sqlite_path: String,
+    pub journal_mode: String,
+    pub synchronous: String,
+    pub busy_timeout_ms: u64,
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl Target {
+    /// This target without its password, for the wire.
+    pub fn to_wire(&self) -> WireTarget {
+        WireTarget {
+            driver: self.driver,
+            hosts: self.hosts.clone(),
+            sockets: self.sockets.clone(),
+            user: self.user.clone(),
+            database: self.database.clone(),
+            ps_mode: self.ps_mode,
+            ignore_errors: match &self.ignore_errors {
+                IgnoreErrors::All => None,
+                IgnoreErrors::Codes(c) => Some(c.clone()),
+            },
+            ssl: match self.ssl {
+                SslMode::Disabled => "disabled",
+                SslMode::Preferred => "preferred",
+                SslMode::Required => "required",
+                SslMode::VerifyCa => "verify_ca",
+                SslMode::VerifyIdentity => "verify_identity",
+            }
+            .into(),
+            ssl_ca: self.ssl_ca.clone(),
+            ssl_cert: self.ssl_cert.clone(),
+            ssl_key: self.ssl_key.clone(),
+            connect_timeout_ms: millis(self.connect_timeout),
+            query_timeout_ms: self.limits.query_timeout.map(millis),
+            max_packet: self.limits.max_packet,
+            compression: self.compression,
+            dry_run: self.dry_run,
+            sqlite_path: self.sqlite.path.clone(),
+            journal_mode: self.sqlite.journal_mode.clone(),
+            synchronous: self.sqlite.synchronous.clone(),
+            busy_timeout_ms: millis(self.sqlite.busy_timeout),
+        }
+    }
+}
+
+impl WireTarget {
+    /// The target an agent connects with; `password` is the coordinator's rendering of it.
+    pub fn into_target(self, password: Option<String>) -> Result<Target, DbError> {
+        let ssl = SslMode::parse(&self.ssl)
+            .ok_or_else(|| DbError::Invalid(format!("unknown TLS mode `{}`", self.ssl)))?;
+        Ok(Target {
+            driver: self.driver,
+            hosts: self.hosts,
+            sockets: self.sockets,
+            user: self.user,
+            secret: password.map(Secret::literal),
+            database: self.database,
+            ps_mode: self.ps_mode,
+            ignore_errors: match self.ignore_errors {
+                None => IgnoreErrors::All,
+                Some(c) => IgnoreErrors::Codes(c),
+            },
+            ssl,
+            ssl_ca: self.ssl_ca,
+            ssl_cert: self.ssl_cert,
+            ssl_key: self.ssl_key,
+            connect_timeout: Duration::from_millis(self.connect_timeout_ms),
+            limits: Limits {
+                query_timeout: self.query_timeout_ms.map(Duration::from_millis),
+                max_packet: self.max_packet,
+            },
+            compression: self.compression,
+            dry_run: self.dry_run,
+            sqlite: SqliteOptions {
+                path: self.sqlite_path,
+                journal_mode: self.journal_mode,
+                synchronous: self.synchronous,
+                busy_timeout: Duration::from_millis(self.busy_timeout_ms),
+            },
+        })
+    }
+}
+
 /// Connection to the database under test.
 #[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]

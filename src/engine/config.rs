@@ -226,6 +226,57 @@ pub struct RunConfig {
     pub validate: bool,
     /// What a full `rate` queue does (not an option: the caller decides).
     pub rate_overflow: RateOverflow,
+    /// This process's part of a run driven from several clients (#17); `None` runs the whole
+    /// step here. Not an option: the coordinator sets it.
+    pub shard: Option<Shard>,
+}
+
+/// One client's part of a run step driven from `count` clients (`sbsuite agent`, #17).
+///
+/// The run's [`RunConfig::threads`], `rate` and `events` are this client's share; the
+/// workload is built as for the whole run (`total_threads` threads, so per-thread state,
+/// `table_size / threads` slices and the like mean what they mean in one process) and this
+/// client's workers get the global ids `thread_offset ..  thread_offset + threads`. Global
+/// ids are disjoint across clients, so are the per-thread random streams; the shared
+/// sequences (oltp_insert's ids, custom workloads' global `sequence`) are strided by `index`
+/// over `count`, so no two clients ever draw the same value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Shard {
+    /// This client's position, 0-based.
+    pub index: usize,
+    /// How many clients share the step.
+    pub count: usize,
+    /// Threads of the whole step, over every client.
+    pub total_threads: usize,
+    /// The global id of this client's first worker.
+    pub thread_offset: usize,
+}
+
+impl Shard {
+    /// Client `index`'s share of `total` split over `count` clients: the remainder goes to the
+    /// first clients, one each, so the shares add up to `total`.
+    pub fn share(total: u64, count: usize, index: usize) -> u64 {
+        let count = count.max(1) as u64;
+        total / count + u64::from((index as u64) < total % count)
+    }
+
+    /// The shards of a step of `threads` threads over `count` clients (`count` ≤ `threads`).
+    pub fn split(threads: usize, count: usize) -> Vec<(Shard, usize)> {
+        let mut offset = 0;
+        (0..count)
+            .map(|index| {
+                let mine = Self::share(threads as u64, count, index) as usize;
+                let shard = Shard {
+                    index,
+                    count,
+                    total_threads: threads,
+                    thread_offset: offset,
+                };
+                offset += mine;
+                (shard, mine)
+            })
+            .collect()
+    }
 }
 
 /// What the driver does when `rate` offers an arrival while the event queue
@@ -343,12 +394,30 @@ impl RunConfig {
             },
             validate: o.flag("validate")?,
             rate_overflow: RateOverflow::Count,
+            shard: None,
         })
     }
 
     /// The time limit in whole seconds, 0 = none.
     pub fn time_secs(&self) -> u64 {
         self.time.map_or(0, |t| t.as_secs())
+    }
+
+    /// The configuration a workload is built with: the whole step's thread count when this
+    /// process runs one shard of it ([`Shard`]).
+    pub fn for_workload(&self) -> RunConfig {
+        match self.shard {
+            Some(s) => RunConfig {
+                threads: s.total_threads,
+                ..self.clone()
+            },
+            None => self.clone(),
+        }
+    }
+
+    /// The global id of local worker `id`.
+    pub fn global_id(&self, id: usize) -> usize {
+        self.shard.map_or(id, |s| s.thread_offset + id)
     }
 }
 
@@ -427,6 +496,24 @@ mod tests {
         o.0.insert("report_checkpoints".into(), Value::Str(String::new()));
         o.0.insert("threads".into(), Value::Int(0));
         assert!(RunConfig::from_options(&o).is_err());
+    }
+
+    #[test]
+    fn shards_add_up_and_ids_are_disjoint() {
+        for (threads, count) in [(12, 3), (10, 3), (3, 3), (7, 1), (1000, 7)] {
+            let shards = Shard::split(threads, count);
+            assert_eq!(shards.iter().map(|(_, n)| n).sum::<usize>(), threads);
+            let mut next = 0;
+            for (s, n) in &shards {
+                assert_eq!(s.thread_offset, next);
+                assert!(*n >= threads / count && *n <= threads / count + 1);
+                next += n;
+            }
+            for total in [0u64, 1, 2, 100, 1001] {
+                let sum: u64 = (0..count).map(|i| Shard::share(total, count, i)).sum();
+                assert_eq!(sum, total);
+            }
+        }
     }
 
     #[test]

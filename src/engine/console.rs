@@ -413,6 +413,7 @@ mod tests {
             cut_short: None,
             metrics: Vec::new(),
             transactions: Vec::new(),
+            per_thread: Vec::new(),
         }
     }
 

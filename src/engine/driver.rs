@@ -453,12 +453,15 @@ impl Drop for FinishGuard<'_> {
 
 fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerResult {
     let _guard = FinishGuard { shared, id };
+    // The workload sees global thread ids: this process's shard of a multi-client step runs
+    // ids `thread_offset..` (`RunConfig::shard`), slots and mailboxes stay local.
+    let global = shared.cfg.global_id(id);
     let init = catch_unwind(AssertUnwindSafe(|| {
-        workload.new_worker(id, &shared.interrupt)
+        workload.new_worker(global, &shared.interrupt)
     }))
     .unwrap_or_else(|_| {
         Err(EngineError::Failed(format!(
-            "worker {id} panicked while starting"
+            "worker {global} panicked while starting"
         )))
     })
     .and_then(|w| new_stats().map(|s| (w, s)));
@@ -667,7 +670,12 @@ impl EventLoop<'_> {
 /// The `rate` generator: Poisson arrivals on an absolute schedule until the run ends.
 fn generate(shared: &Shared, start: Instant) {
     let Some(queue) = &shared.queue else { return };
-    let mut rng = Rng::for_thread(shared.cfg.seed, shared.cfg.threads);
+    // The stream after the workers' (of the whole step, and one per shard).
+    let stream = shared
+        .cfg
+        .shard
+        .map_or(shared.cfg.threads, |s| s.total_threads + s.index);
+    let mut rng = Rng::for_thread(shared.cfg.seed, stream);
     let mean_ns = 1e9 / shared.cfg.rate.max(1) as f64;
     let deadline = shared.deadline(start);
     let mut next = start;
@@ -733,6 +741,7 @@ impl Sampler {
         origin: Instant,
         threads: usize,
         percentile: f64,
+        buckets: bool,
     ) -> IntervalSample {
         let now = Instant::now();
         let mut events = 0;
@@ -757,6 +766,11 @@ impl Sampler {
             threads,
             eps: console::per_second(events.saturating_sub(self.prev_events), secs),
             lat_pct_ms: log_histogram::percentile_ms(&self.scratch, percentile),
+            lat_buckets: if buckets {
+                self.scratch.clone()
+            } else {
+                Vec::new()
+            },
             ..IntervalSample::default()
         };
         std::mem::swap(&mut self.prev_hist, &mut self.cur_hist);
@@ -790,6 +804,7 @@ fn build_outcome(
         cut_short: None,
         metrics: Vec::new(),
         transactions: Vec::new(),
+        per_thread: workers.iter().map(|w| (w.events, w.busy_ns)).collect(),
     })
 }
 
@@ -834,7 +849,7 @@ pub fn run(
     on_interval: &mut dyn FnMut(&IntervalSample),
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
-    run_inner(workload, false, cfg, out, on_interval, stop).0
+    run_inner(workload, false, cfg, out, on_interval, stop, &mut || Ok(())).0
 }
 
 /// [`run`] for an owned workload: after a forced shutdown, workers stuck in an event are
@@ -846,10 +861,25 @@ pub fn run_owned(
     on_interval: &mut dyn FnMut(&IntervalSample),
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
+    run_owned_gated(workload, cfg, out, on_interval, stop, &mut || Ok(()))
+}
+
+/// [`run_owned`] with a start gate: `gate` is called on this thread once every worker is
+/// created (connected, statements prepared) and `Threads started!` is out, before the clock
+/// starts; the run starts when it returns. A multi-client agent reports ready there and waits
+/// for the coordinator's `go` (#17). An error aborts the run before any event.
+pub fn run_owned_gated(
+    workload: Box<dyn Workload>,
+    cfg: &RunConfig,
+    out: &mut dyn Write,
+    on_interval: &mut dyn FnMut(&IntervalSample),
+    stop: &AtomicBool,
+    gate: &mut dyn FnMut() -> Result<(), EngineError>,
+) -> Result<StepOutcome, EngineError> {
     let ptr = Box::into_raw(workload);
     // SAFETY: `ptr` comes from `Box::into_raw` and is freed below only when no worker was
     // abandoned, i.e. after every worker thread was joined.
-    let (result, abandoned) = run_inner(unsafe { &*ptr }, true, cfg, out, on_interval, stop);
+    let (result, abandoned) = run_inner(unsafe { &*ptr }, true, cfg, out, on_interval, stop, gate);
     if !abandoned {
         // SAFETY: as above; no reference to the workload is alive any more.
         drop(unsafe { Box::from_raw(ptr) });
@@ -872,6 +902,7 @@ fn run_inner(
     out: &mut dyn Write,
     on_interval: &mut dyn FnMut(&IntervalSample),
     stop: &AtomicBool,
+    gate: &mut dyn FnMut() -> Result<(), EngineError>,
 ) -> (Result<StepOutcome, EngineError>, bool) {
     let io_err = |e: io::Error| EngineError::Failed(format!("writing the report failed: {e}"));
     if cfg.threads == 0 {
@@ -986,6 +1017,12 @@ fn run_inner(
         })();
         if let Err(e) = started {
             started_error = Some(io_err(e));
+            shared.abort.store(true, Ordering::Relaxed);
+        }
+        if started_error.is_none()
+            && let Err(e) = gate()
+        {
+            started_error = Some(e);
             shared.abort.store(true, Ordering::Relaxed);
         }
     }
@@ -1234,7 +1271,7 @@ fn collect(
                 measuring = true;
                 period_start = Instant::now();
                 sampler = Sampler::new(period_start);
-                let _ = sampler.sample(&shared.slots, origin, 0, 0.0); // baseline
+                let _ = sampler.sample(&shared.slots, origin, 0, 0.0, false); // baseline
                 workload.reset_counters();
                 continue;
             }
@@ -1269,7 +1306,13 @@ fn collect(
                 interval = None; // the run ended before this tick
                 continue;
             }
-            let mut sample = sampler.sample(&shared.slots, origin, threads, cfg.percentile);
+            let mut sample = sampler.sample(
+                &shared.slots,
+                origin,
+                threads,
+                cfg.percentile,
+                cfg.shard.is_some(),
+            );
             if let Some(q) = &shared.queue {
                 sample.metrics.push(("queue_length", q.len() as f64));
                 sample

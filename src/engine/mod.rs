@@ -46,7 +46,7 @@ pub mod threads;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
-pub use self::config::{RateOverflow, RunConfig};
+pub use self::config::{RateOverflow, RunConfig, Shard};
 pub use self::registry::engine_for;
 use self::spec::{Setup, WorkloadSpec};
 use crate::db::Target;
@@ -101,6 +101,11 @@ pub struct IntervalSample {
     pub reconnects_ps: Option<f64>,
     /// Workload-specific measurements over this interval, named from [`METRICS`].
     pub metrics: Metrics,
+    /// The interval's latency counts in the interim report's log buckets
+    /// ([`crate::stats::log_histogram`]), filled only when the run is one shard of a
+    /// multi-client step, so that the coordinator computes the merged interval's percentile
+    /// from the added counts; empty otherwise.
+    pub lat_buckets: Vec<u64>,
 }
 
 impl IntervalSample {
@@ -184,6 +189,9 @@ pub struct StepOutcome {
     /// Per transaction (and per statement when asked) of a custom workload; empty for the
     /// built-in workloads.
     pub transactions: Vec<TxnStats>,
+    /// Per worker thread: (events, busy ns), for the threads fairness of a step merged from
+    /// several clients; empty where nobody needs it (imported logs).
+    pub per_thread: Vec<(u64, u64)>,
 }
 
 /// What one transaction (or one statement, `statement` set) of a custom workload did in a run.
@@ -254,7 +262,7 @@ fn make(
             &default
         }
     };
-    (spec.build)(&Setup::new(spec, options, run, target))
+    (spec.build)(&Setup::new(spec, options, &run.for_workload(), target))
 }
 
 /// [`run_step`] for workloads that need a database: `target` is the suite's `[target]` (or a
@@ -277,6 +285,31 @@ pub fn run_step_with_target(
     let engine = make(spec, options, &config, target)?;
     let mut filtered = console::LevelFilter::new(out, config.verbosity);
     driver::run_owned(engine, &config, &mut filtered, on_interval, stop)
+}
+
+/// One client's shard of a run step driven from several clients (`sbsuite agent`): `options`
+/// hold this client's `threads`, `rate` and `events`; `gate` is called once every worker has
+/// connected and prepared its statements, before the clock starts, and returns when the run
+/// may start (an error aborts the run before any event).
+#[allow(clippy::too_many_arguments)]
+pub fn run_shard(
+    workload: &str,
+    options: &Options,
+    target: Option<&Target>,
+    shard: Shard,
+    out: &mut dyn Write,
+    on_interval: &mut dyn FnMut(&IntervalSample),
+    stop: &AtomicBool,
+    gate: &mut dyn FnMut() -> Result<(), EngineError>,
+) -> Result<StepOutcome, EngineError> {
+    let config = RunConfig {
+        shard: Some(shard),
+        ..RunConfig::from_options(options)?
+    };
+    let spec = spec_of(workload)?;
+    let engine = make(spec, options, &config, target)?;
+    let mut filtered = console::LevelFilter::new(out, config.verbosity);
+    driver::run_owned_gated(engine, &config, &mut filtered, on_interval, stop, gate)
 }
 
 /// Runs a prepare (or cleanup when `cleanup`) step of a workload that has data.

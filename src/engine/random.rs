@@ -298,8 +298,15 @@ impl Distribution {
 /// relaxed atomic increment, no lock.
 #[derive(Debug)]
 pub struct UniqueSequence {
-    index: AtomicU32,
+    /// Where the walk starts.
+    start: u32,
+    /// Values taken so far (by this process).
+    taken: AtomicU32,
     offset: u32,
+    /// One multi-client shard's part of the walk: positions `start + k·stride + phase`, so
+    /// that the shards of a step (same seed) never draw the same value (#17). 1 and 0 alone.
+    stride: u32,
+    phase: u32,
 }
 
 const UNIQUE_PRIME: u64 = 4_294_967_291;
@@ -323,10 +330,11 @@ impl UniqueSequence {
     /// A sequence started from `seed_base` with offset `seed_offset` (preshing's two seeds).
     pub fn new(seed_base: u32, seed_offset: u32) -> Self {
         Self {
-            index: AtomicU32::new(permute_qpr(
-                permute_qpr(seed_base).wrapping_add(0x682f_0161),
-            )),
+            start: permute_qpr(permute_qpr(seed_base).wrapping_add(0x682f_0161)),
+            taken: AtomicU32::new(0),
             offset: permute_qpr(permute_qpr(seed_offset).wrapping_add(0x4679_0905)),
+            stride: 1,
+            phase: 0,
         }
     }
 
@@ -336,10 +344,26 @@ impl UniqueSequence {
         Self::new(x as u32, (x >> 32) as u32)
     }
 
-    /// The next value; 2³² calls return every u32 once.
+    /// This sequence as shard `shard` of a multi-client step sees it: every `count`-th value
+    /// of the walk, from its `index`-th.
+    pub fn sharded(self, shard: Option<super::Shard>) -> Self {
+        match shard {
+            Some(s) if s.count > 1 => Self {
+                stride: s.count as u32,
+                phase: s.index as u32,
+                ..self
+            },
+            _ => self,
+        }
+    }
+
+    /// The next value; 2³² calls return every u32 once (over all shards of a step).
     #[inline]
     pub fn next(&self) -> u32 {
-        let i = self.index.fetch_add(1, Ordering::Relaxed);
+        let k = self.taken.fetch_add(1, Ordering::Relaxed);
+        let i = self
+            .start
+            .wrapping_add(k.wrapping_mul(self.stride).wrapping_add(self.phase));
         permute_qpr(permute_qpr(i).wrapping_add(self.offset) ^ 0x5bf0_3635)
     }
 }
@@ -355,6 +379,28 @@ fn time_seed() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sharded_unique_sequences_never_collide() {
+        let one = UniqueSequence::new(7, 9);
+        let whole: Vec<u32> = (0..300).map(|_| one.next()).collect();
+        let mut parts: Vec<u32> = Vec::new();
+        for index in 0..3 {
+            let shard = super::super::Shard {
+                index,
+                count: 3,
+                total_threads: 3,
+                thread_offset: index,
+            };
+            let s = UniqueSequence::new(7, 9).sharded(Some(shard));
+            parts.extend((0..100).map(|_| s.next()));
+        }
+        parts.sort_unstable();
+        let mut sorted = whole.clone();
+        sorted.sort_unstable();
+        // The three shards draw exactly the values one process draws, each once.
+        assert_eq!(parts, sorted);
+    }
 
     #[test]
     fn seeded_streams_are_reproducible_per_thread() {

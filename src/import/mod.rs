@@ -376,6 +376,7 @@ fn outcome(r: &Report) -> Option<StepOutcome> {
         cut_short: None,
         metrics: r.metrics.clone(),
         transactions: Vec::new(),
+        per_thread: Vec::new(),
     })
 }
 
@@ -393,5 +394,6 @@ fn interval_sample(r: &Report, iv: &parse::Interval) -> IntervalSample {
         errors_ps: iv.errors_ps,
         reconnects_ps: iv.reconnects_ps,
         metrics: iv.metrics.clone(),
+        lat_buckets: Vec::new(),
     }
 }

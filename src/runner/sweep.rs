@@ -227,6 +227,7 @@ mod tests {
             cut_short: None,
             metrics: Vec::new(),
             transactions: Vec::new(),
+            per_thread: Vec::new(),
         }
     }
 

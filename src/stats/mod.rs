@@ -24,6 +24,7 @@ mod worker;
 
 pub use log_histogram::{AtomicLogHistogram, BUCKETS};
 pub use summary::{
-    Fairness, LatencySummary, fairness, latency_summary, mean_and_population_stddev, merge,
+    Fairness, LatencySummary, fairness, latency_from_parts, latency_summary,
+    mean_and_population_stddev, merge,
 };
 pub use worker::{IntervalSlot, WorkerStats};

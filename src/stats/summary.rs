@@ -82,12 +82,6 @@ pub fn latency_summary(
 ) -> LatencySummary {
     let events: u64 = workers.iter().map(|w| w.events).sum();
     let sum_ns: u128 = workers.iter().map(|w| u128::from(w.busy_ns)).sum();
-    if events == 0 {
-        return LatencySummary {
-            percentile,
-            ..LatencySummary::default()
-        };
-    }
     let min_ns = workers
         .iter()
         .filter(|w| w.events > 0)
@@ -95,6 +89,26 @@ pub fn latency_summary(
         .min()
         .unwrap_or(0);
     let max_ns = workers.iter().map(|w| w.max_ns).max().unwrap_or(0);
+    latency_from_parts(merged, events, sum_ns, min_ns, max_ns, percentile)
+}
+
+/// The latency summary of `events` events whose latencies add up to `sum_ns`, from `min_ns`
+/// to `max_ns`, with `merged` their histogram: for one process's workers
+/// ([`latency_summary`]) and for the shards of a multi-client step, merged exactly.
+pub fn latency_from_parts(
+    merged: &Histogram<u64>,
+    events: u64,
+    sum_ns: u128,
+    min_ns: u64,
+    max_ns: u64,
+    percentile: f64,
+) -> LatencySummary {
+    if events == 0 {
+        return LatencySummary {
+            percentile,
+            ..LatencySummary::default()
+        };
+    }
     let at = |p: f64| {
         if p <= 0.0 {
             return 0.0;

@@ -163,11 +163,12 @@ impl<'a> Context<'a> {
     }
 }
 
-/// A global sequence: its start (to detect passing `i64::MAX`) and the next value.
+/// A global sequence: its start and how many values this process took. The `k`-th value
+/// taken is `start + k·stride + phase` ([`Gens::shard`]): `start + k` in one process.
 #[derive(Debug)]
 struct Shared {
     start: i64,
-    next: AtomicI64,
+    taken: AtomicI64,
 }
 
 /// Every generator of a workload for one step, shared (read-only but for the global
@@ -183,6 +184,10 @@ pub struct Gens {
     /// TPC-C wants one C per field for all terminals (this matters with `rand_seed = 0`, where
     /// each choice would otherwise read the clock afresh).
     nurand_cs: Vec<(i64, Phase, i64)>,
+    /// The global sequences' stride and phase: 1 and 0, or the shard count and index of a
+    /// step driven from several clients, so that no two clients draw the same value (#17).
+    stride: i64,
+    phase: i64,
 }
 
 /// A worker's own generator state.
@@ -228,7 +233,7 @@ impl Gens {
                 } else {
                     self.shared.push(Shared {
                         start: *start,
-                        next: AtomicI64::new(*start),
+                        taken: AtomicI64::new(0),
                     });
                     self.shared.len() - 1
                 };
@@ -347,6 +352,15 @@ impl Gens {
         Ok(self.gens.len() - 1)
     }
 
+    /// Makes the global sequences this client's share of a multi-client step: every
+    /// `count`-th value from the `index`-th.
+    pub fn shard(&mut self, shard: Option<crate::engine::Shard>) {
+        if let Some(s) = shard {
+            self.stride = s.count as i64;
+            self.phase = s.index as i64;
+        }
+    }
+
     /// The state of worker `thread` (its global thread id).
     pub fn local(&self, thread: usize) -> Local {
         Local {
@@ -377,17 +391,24 @@ impl Gens {
                 let (v, start) = if *per_thread {
                     let v = local.sequences[*index];
                     local.sequences[*index] = v.wrapping_add(1);
-                    (v, self.per_thread[*index])
+                    (Some(v), self.per_thread[*index])
                 } else {
                     let s = &self.shared[*index];
-                    (s.next.fetch_add(1, Ordering::Relaxed), s.start)
+                    let k = s.taken.fetch_add(1, Ordering::Relaxed);
+                    let v = k
+                        .checked_mul(self.stride.max(1))
+                        .and_then(|o| o.checked_add(self.phase))
+                        .and_then(|o| s.start.checked_add(o))
+                        .filter(|_| k >= 0);
+                    (v, s.start)
                 };
-                if v < start {
+                let v = v.filter(|&v| v >= start);
+                let Some(v) = v else {
                     return Err(format!(
                         "the sequence starting at {start} is exhausted (it passed {})",
                         i64::MAX
                     ));
-                }
+                };
                 Val::Int(v)
             }
             Gen::NuRand { a, c, lo, hi } => {
@@ -1156,6 +1177,33 @@ mod tests {
         let distinct: HashSet<i64> = all.iter().copied().collect();
         assert_eq!(distinct.len(), 4 * per);
         assert_eq!(distinct, (-1000..-1000 + 4 * per as i64).collect());
+    }
+
+    /// Three clients' shards of one global sequence (#17) draw what one process draws.
+    #[test]
+    fn sharded_global_sequences_are_disjoint() {
+        let mut all = Vec::new();
+        for index in 0..3 {
+            let (mut g, id) = one(GenSpec::Sequence {
+                start: 10,
+                per_thread: false,
+            });
+            g.shard(Some(crate::engine::Shard {
+                index,
+                count: 3,
+                total_threads: 3,
+                thread_offset: index,
+            }));
+            let mut rng = Rng::for_thread(1, index);
+            let mut local = g.local(index);
+            for _ in 0..50 {
+                all.push(int(&g
+                    .draw(id, &mut rng, &Frame::default(), &mut local)
+                    .expect("draws")));
+            }
+        }
+        all.sort_unstable();
+        assert_eq!(all, (10..160).collect::<Vec<i64>>());
     }
 
     /// Regression (#15): a sequence passing i64::MAX overflowed (per thread: a panic in debug;

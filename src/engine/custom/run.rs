@@ -225,6 +225,7 @@ impl Custom {
         let lookup = |t: &str| rows.iter().find(|(n, _)| n == t).map(|&(_, r)| r);
         let ctx = Context::run(&s.run.rand, s.run.seed, &lookup);
         let mut gens = Gens::default();
+        gens.shard(s.run.shard);
         let var = |slot: Slot| def.vars.names.get(slot).map_or("?", String::as_str);
         let mut param_gens: Vec<Option<GenId>> = vec![None; def.vars.len()];
         for (slot, spec) in &def.params {

@@ -415,7 +415,8 @@ impl Oltp {
             texts,
             c_template: sql::c_template(),
             pad_template: sql::pad_template(),
-            unique: UniqueSequence::from_rng(&mut Rng::for_thread(seed, usize::MAX)),
+            unique: UniqueSequence::from_rng(&mut Rng::for_thread(seed, usize::MAX))
+                .sharded(s.run.shard),
             special,
             counters: Counters::new(threads),
             assigns_ids: dialect.assigns_ids(shape.auto_inc, shape.secondary),

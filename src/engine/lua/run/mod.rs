@@ -238,7 +238,8 @@ impl LuaWorkload {
             counters: Counters::new(threads),
             default_dist,
             rand: s.run.rand.clone(),
-            unique: UniqueSequence::from_rng(&mut Rng::for_thread(s.run.seed, usize::MAX)),
+            unique: UniqueSequence::from_rng(&mut Rng::for_thread(s.run.seed, usize::MAX))
+                .sharded(s.run.shard),
             db: Some(super::sql::DbSetup::new(s.target.clone())),
         });
         Ok(LuaWorkload {

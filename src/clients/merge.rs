@@ -1,0 +1,312 @@
+//! The exact merge of a multi-client step: the shards' outcomes into one row, the shards'
+//! interval samples into one interval line (#17).
+//!
+//! Exact, not averaged: counts (events, queries, errors, reconnects, transactions) are
+//! summed; latency percentiles come from the shards' HDR histograms *added* (HDR addition
+//! loses nothing, so the merged p95 is the p95 of every event of every client), min and max
+//! are the extremes, the average is the summed latency over the summed events; fairness is
+//! computed over every thread of every client, as if they had run in one process. A custom
+//! workload's per-transaction histograms are added the same way.
+//!
+//! Rates need a window. Every shard's rate is over its own measured time, and the shards
+//! start together (the coordinator's barrier, within the measured start skew) and run the
+//! same limits, so their windows coincide but for the skew; the merged `seconds` is the
+//! longest shard's, so a merged rate (`events / seconds`) is never overstated. Workload
+//! metrics (rates such as tpmC or MiB/s, and counts such as dropped arrivals) are summed.
+
+use hdrhistogram::Histogram;
+
+use crate::engine::{IntervalSample, LatencySummary, Metrics, SqlCounters, StepOutcome, TxnStats};
+use crate::stats::{self, log_histogram};
+
+const NS_PER_MS: f64 = 1e6;
+
+fn to_ns(ms: f64) -> u64 {
+    (ms * NS_PER_MS).round().max(0.0) as u64
+}
+
+fn add(into: &mut Histogram<u64>, other: &Histogram<u64>) -> Result<(), String> {
+    into.add(other)
+        .map_err(|e| format!("merging latency histograms failed: {e}"))
+}
+
+fn new_histogram() -> Result<Histogram<u64>, String> {
+    Histogram::<u64>::new(3).map_err(|e| e.to_string())
+}
+
+/// Sums metrics by name, in the order they first appear.
+fn sum_metrics<'a>(all: impl Iterator<Item = &'a Metrics>) -> Metrics {
+    let mut out: Metrics = Vec::new();
+    for m in all {
+        for &(name, v) in m {
+            match out.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, sum)) => *sum += v,
+                None => out.push((name, v)),
+            }
+        }
+    }
+    out
+}
+
+/// The shards' outcomes (in client order) as one outcome; see the module comment.
+pub fn merge_outcomes(shards: &[StepOutcome]) -> Result<StepOutcome, String> {
+    let mut histogram = new_histogram()?;
+    for s in shards {
+        add(&mut histogram, &s.histogram)?;
+    }
+    let events: u64 = shards.iter().map(|s| s.events).sum();
+    let with_events = || shards.iter().filter(|s| s.events > 0);
+    let min_ns = with_events()
+        .map(|s| to_ns(s.latency.min_ms))
+        .min()
+        .unwrap_or(0);
+    let max_ns = with_events()
+        .map(|s| to_ns(s.latency.max_ms))
+        .max()
+        .unwrap_or(0);
+    let sum_ns: u128 = shards
+        .iter()
+        .map(|s| u128::from(to_ns(s.latency.sum_ms)))
+        .sum();
+    let percentile = shards.first().map_or(0.0, |s| s.latency.percentile);
+    let latency: LatencySummary =
+        stats::latency_from_parts(&histogram, events, sum_ns, min_ns, max_ns, percentile);
+    let sql =
+        shards
+            .iter()
+            .filter_map(|s| s.sql.as_ref())
+            .fold(None, |acc: Option<SqlCounters>, s| {
+                let mut a = acc.unwrap_or_default();
+                a.transactions += s.transactions;
+                a.reads += s.reads;
+                a.writes += s.writes;
+                a.other += s.other;
+                a.errors += s.errors;
+                a.reconnects += s.reconnects;
+                Some(a)
+            });
+    let per_thread: Vec<(u64, u64)> = shards
+        .iter()
+        .flat_map(|s| s.per_thread.iter().copied())
+        .collect();
+    let ev: Vec<f64> = per_thread.iter().map(|&(e, _)| e as f64).collect();
+    let times: Vec<f64> = per_thread.iter().map(|&(_, ns)| ns as f64 / 1e9).collect();
+    let (events_avg, events_stddev) = stats::mean_and_population_stddev(&ev);
+    let (time_avg, time_stddev) = stats::mean_and_population_stddev(&times);
+    Ok(StepOutcome {
+        seconds: shards.iter().map(|s| s.seconds).fold(0.0, f64::max),
+        events,
+        sql,
+        latency,
+        fairness_events_avg: events_avg,
+        fairness_events_stddev: events_stddev,
+        fairness_time_avg: time_avg,
+        fairness_time_stddev: time_stddev,
+        histogram,
+        interrupted: shards.iter().any(|s| s.interrupted),
+        cut_short: shards.iter().find_map(|s| s.cut_short.clone()),
+        metrics: sum_metrics(shards.iter().map(|s| &s.metrics)),
+        transactions: merge_transactions(shards)?,
+        per_thread,
+    })
+}
+
+/// A custom workload's transactions over every shard, by name, in first-seen order.
+fn merge_transactions(shards: &[StepOutcome]) -> Result<Vec<TxnStats>, String> {
+    let mut out: Vec<TxnStats> = Vec::new();
+    for t in shards.iter().flat_map(|s| &s.transactions) {
+        match out
+            .iter_mut()
+            .find(|o| o.name == t.name && o.statement == t.statement)
+        {
+            Some(o) => {
+                o.count += t.count;
+                o.errors += t.errors;
+                o.rollbacks += t.rollbacks;
+                add(&mut o.histogram, &t.histogram)?;
+            }
+            None => out.push(t.clone()),
+        }
+    }
+    Ok(out)
+}
+
+fn sum_opt(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    values.fold(None, |acc, v| match (acc, v) {
+        (a, None) => a,
+        (None, Some(v)) => Some(v),
+        (Some(a), Some(v)) => Some(a + v),
+    })
+}
+
+/// The shards' samples of one report interval as one sample at `time_s` (the coordinator's
+/// clock): rates and threads summed, the percentile from the added latency buckets.
+pub fn merge_samples(samples: &[IntervalSample], time_s: f64, percentile: f64) -> IntervalSample {
+    let mut buckets = vec![0u64; stats::BUCKETS];
+    for s in samples {
+        for (b, c) in buckets.iter_mut().zip(&s.lat_buckets) {
+            *b += c;
+        }
+    }
+    let lat_pct_ms = if samples.iter().all(|s| s.lat_buckets.is_empty()) {
+        samples.iter().map(|s| s.lat_pct_ms).fold(0.0, f64::max)
+    } else {
+        log_histogram::percentile_ms(&buckets, percentile)
+    };
+    IntervalSample {
+        time_s,
+        threads: samples.iter().map(|s| s.threads).sum(),
+        eps: samples.iter().map(|s| s.eps).sum(),
+        tps: sum_opt(samples.iter().map(|s| s.tps)),
+        qps: sum_opt(samples.iter().map(|s| s.qps)),
+        reads_ps: sum_opt(samples.iter().map(|s| s.reads_ps)),
+        writes_ps: sum_opt(samples.iter().map(|s| s.writes_ps)),
+        other_ps: sum_opt(samples.iter().map(|s| s.other_ps)),
+        lat_pct_ms,
+        errors_ps: sum_opt(samples.iter().map(|s| s.errors_ps)),
+        reconnects_ps: sum_opt(samples.iter().map(|s| s.reconnects_ps)),
+        metrics: sum_metrics(samples.iter().map(|s| &s.metrics)),
+        lat_buckets: buckets,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::stats::WorkerStats;
+
+    /// The outcome one process would report for these threads' latencies.
+    fn outcome_of(threads: &[Vec<u64>]) -> StepOutcome {
+        let workers: Vec<WorkerStats> = threads
+            .iter()
+            .map(|lat| {
+                let mut w = WorkerStats::new().expect("hist");
+                for &ns in lat {
+                    w.record(ns);
+                }
+                w
+            })
+            .collect();
+        let histogram = stats::merge(&workers).expect("merge");
+        let latency = stats::latency_summary(&workers, &histogram, 95.0);
+        let f = stats::fairness(&workers);
+        let events: u64 = workers.iter().map(|w| w.events).sum();
+        StepOutcome {
+            seconds: 10.0,
+            events,
+            sql: Some(SqlCounters {
+                transactions: events,
+                reads: events * 10,
+                ..SqlCounters::default()
+            }),
+            latency,
+            fairness_events_avg: f.events_avg,
+            fairness_events_stddev: f.events_stddev,
+            fairness_time_avg: f.time_avg,
+            fairness_time_stddev: f.time_stddev,
+            histogram,
+            interrupted: false,
+            cut_short: None,
+            metrics: vec![(crate::engine::DROPPED, 1.0)],
+            transactions: Vec::new(),
+            per_thread: workers.iter().map(|w| (w.events, w.busy_ns)).collect(),
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+    }
+
+    proptest! {
+        /// Merging the shards of a step gives what one process running all their threads
+        /// reports: counts, extremes, percentiles (from added histograms) and fairness.
+        #[test]
+        fn merged_shards_equal_one_process(
+            threads in prop::collection::vec(
+                prop::collection::vec(1_000u64..50_000_000, 0..40), 1..9),
+            clients in 1usize..4,
+        ) {
+            let whole = outcome_of(&threads);
+            let mut shards = Vec::new();
+            let per = threads.len().div_ceil(clients);
+            for part in threads.chunks(per) {
+                shards.push(outcome_of(part));
+            }
+            let merged = merge_outcomes(&shards).expect("merges");
+            prop_assert_eq!(merged.events, whole.events);
+            prop_assert_eq!(&merged.histogram, &whole.histogram);
+            let (m, w) = (&merged.latency, &whole.latency);
+            for (a, b) in [
+                (m.min_ms, w.min_ms), (m.max_ms, w.max_ms), (m.p50_ms, w.p50_ms),
+                (m.p95_ms, w.p95_ms), (m.p99_ms, w.p99_ms), (m.pct_ms, w.pct_ms),
+                (m.avg_ms, w.avg_ms), (m.sum_ms, w.sum_ms),
+            ] {
+                prop_assert!(close(a, b), "{} vs {}", a, b);
+            }
+            prop_assert!(close(merged.fairness_events_stddev, whole.fairness_events_stddev));
+            prop_assert!(close(merged.fairness_time_stddev, whole.fairness_time_stddev));
+            let sql = merged.sql.expect("sql");
+            prop_assert_eq!(sql.reads, whole.events * 10);
+            prop_assert_eq!(
+                crate::engine::metric(&merged.metrics, crate::engine::DROPPED),
+                Some(shards.len() as f64)
+            );
+        }
+    }
+
+    #[test]
+    fn transactions_merge_by_name() {
+        let mut a = outcome_of(&[vec![1_000, 2_000]]);
+        let mut b = outcome_of(&[vec![3_000]]);
+        let txn = |name: &str, count, ns: &[u64]| {
+            let mut h = Histogram::<u64>::new(3).expect("hist");
+            for &v in ns {
+                h.record(v).expect("records");
+            }
+            TxnStats {
+                name: name.into(),
+                statement: false,
+                count,
+                errors: 1,
+                rollbacks: 0,
+                histogram: h,
+            }
+        };
+        a.transactions = vec![txn("new_order", 2, &[10, 20])];
+        b.transactions = vec![txn("payment", 1, &[5]), txn("new_order", 1, &[30])];
+        let m = merge_outcomes(&[a, b]).expect("merges");
+        let names: Vec<&str> = m.transactions.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["new_order", "payment"]);
+        assert_eq!(m.transactions[0].count, 3);
+        assert_eq!(m.transactions[0].errors, 2);
+        assert_eq!(m.transactions[0].histogram.len(), 3);
+        assert_eq!(m.transactions[0].histogram.max(), 30);
+    }
+
+    #[test]
+    fn samples_add_rates_and_buckets() {
+        let mut b1 = vec![0; stats::BUCKETS];
+        let mut b2 = vec![0; stats::BUCKETS];
+        b1[log_histogram::bucket_of_ns(1_000_000)] = 99;
+        b2[log_histogram::bucket_of_ns(90_000_000)] = 1;
+        let s = |eps, tps: Option<f64>, buckets: Vec<u64>| IntervalSample {
+            threads: 2,
+            eps,
+            tps,
+            lat_buckets: buckets,
+            ..IntervalSample::default()
+        };
+        let m = merge_samples(
+            &[s(10.0, Some(10.0), b1.clone()), s(5.0, None, b2.clone())],
+            1.0,
+            99.0,
+        );
+        assert_eq!((m.threads, m.eps, m.tps), (4, 15.0, Some(10.0)));
+        let mut all = b1;
+        all[log_histogram::bucket_of_ns(90_000_000)] = 1;
+        assert_eq!(m.lat_pct_ms, log_histogram::percentile_ms(&all, 99.0));
+        assert_eq!(m.time_s, 1.0);
+    }
+}
