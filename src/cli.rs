@@ -328,6 +328,15 @@ pub struct RunArgs {
     /// step still says why on stderr).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Serve the suite's live metrics as OpenMetrics text on http://ADDR/metrics while it runs
+    /// (for Prometheus): `HOST:PORT`, or `:PORT` for loopback (127.0.0.1). Overrides the
+    /// suite's `[suite] metrics`. Without either, no port is opened.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
+    /// Keep serving /metrics for SECS seconds after the suite ends, so that a scraper sees
+    /// the final values.
+    #[arg(long, value_name = "SECS")]
+    pub metrics_hold: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

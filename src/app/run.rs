@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use super::plan::load_plan;
 use super::{Exit, fail, fail_config};
 use crate::cli::{ProgressArg, RunArgs};
-use crate::runner::{ProgressMode, ResumeError, RunContext, RunError, RunSummary};
+use crate::runner::metrics::MetricsServer;
+use crate::runner::{ProgressMode, ResumeError, RunContext, RunError, RunSummary, Watch};
 
 pub(super) fn run(args: RunArgs) -> Exit {
     let loaded = match &args.resume {
@@ -19,6 +20,11 @@ pub(super) fn run(args: RunArgs) -> Exit {
     };
     let (suite, plan) = match loaded {
         Ok(loaded) => loaded,
+        Err(exit) => return exit,
+    };
+    // Bound before anything else runs: an address in use is bad input, with nothing done.
+    let server = match metrics_server(&args, suite.metrics.as_deref()) {
+        Ok(server) => server,
         Err(exit) => return exit,
     };
     // Results labelled with a variant whose settings were never applied would be wrong, so a
@@ -49,12 +55,46 @@ pub(super) fn run(args: RunArgs) -> Exit {
             ProgressArg::Plain => ProgressMode::Plain,
             ProgressArg::Off => ProgressMode::Off,
         },
+        watch: Watch {
+            metrics: server.as_ref().map(MetricsServer::metrics),
+        },
     };
-    match crate::runner::run_plan(&plan, &ctx, variants) {
+    let exit = match crate::runner::run_plan(&plan, &ctx, variants) {
         Ok(summary) => exit_of(&summary),
         Err(e @ RunError::NoEngine { .. }) => fail(Exit::BadInput, e),
         Err(e) => fail(Exit::Failed, e),
+    };
+    if let (Some(server), Some(secs)) = (&server, args.metrics_hold) {
+        if !args.quiet {
+            eprintln!(
+                "[sbsuite] serving the final metrics on http://{}/metrics for {secs} s",
+                server.addr()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_secs(secs));
     }
+    exit
+}
+
+/// The `--metrics` endpoint (or `[suite] metrics`), listening; `None` without either.
+fn metrics_server(args: &RunArgs, from_suite: Option<&str>) -> Result<Option<MetricsServer>, Exit> {
+    let (addr, source) = match (&args.metrics, from_suite) {
+        (Some(a), _) => (a.as_str(), "--metrics"),
+        (None, Some(a)) => (a, "[suite] metrics"),
+        (None, None) if args.metrics_hold.is_some() => {
+            return Err(fail(
+                Exit::BadInput,
+                "--metrics-hold keeps the metrics endpoint open after the suite: add --metrics ADDR \
+                 (or set [suite] metrics)",
+            ));
+        }
+        (None, None) => return Ok(None),
+    };
+    let server = MetricsServer::bind(addr, source).map_err(|e| fail(Exit::BadInput, e))?;
+    if !args.quiet {
+        eprintln!("[sbsuite] metrics: http://{}/metrics", server.addr());
+    }
+    Ok(Some(server))
 }
 
 /// How a run ended: 130 when it was interrupted, else 1 when a step failed — or ended early

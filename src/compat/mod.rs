@@ -647,6 +647,7 @@ fn with_results(raw: &[String], action: Action, dir: &Path) -> Result<RunSummary
         suite_text: suite.resolved_toml,
         quiet: false,
         progress: crate::runner::ProgressMode::Off,
+        watch: Default::default(),
     };
     Ok(crate::runner::run_plan(&plan, &ctx, Default::default())?)
 }

@@ -69,7 +69,9 @@ use std::time::{Duration, Instant};
 
 use super::config::{RateOverflow, RunConfig};
 use super::random::Rng;
-use super::{EngineError, IntervalSample, StepOutcome, console};
+use super::{
+    EngineError, IntervalSample, LiveSample, SqlCounters, StepObserver, StepOutcome, console,
+};
 use crate::stats::{self, BUCKETS, IntervalSlot, WorkerStats, log_histogram};
 
 /// One kind of benchmark (cpu, memory, fileio, an OLTP script…), shared by all its workers.
@@ -158,6 +160,14 @@ pub trait Workload: Sync {
     /// `warmup_time` and after each checkpoint report, on the collector thread, while workers
     /// run (so counters must be atomics or otherwise safe to reset concurrently).
     fn reset_counters(&self) {}
+
+    /// The workload's SQL statement counts since the run started (warmup included, never
+    /// restarted by [`Workload::reset_counters`]), read without locks on the collector thread
+    /// for [`LiveSample`]s; `None` (the default) for workloads that run no SQL. `transactions`
+    /// is left 0: the driver fills in its events.
+    fn sql_totals(&self) -> Option<SqlCounters> {
+        None
+    }
 
     /// The global `events` cap this workload honours, given the configured one. Memory returns
     /// 0: sysbench forces `--events` to 0 there and each thread stops on its own share.
@@ -733,16 +743,10 @@ impl Sampler {
         }
     }
 
-    /// Snapshots all slots and returns the interval since the previous snapshot; `origin` is
-    /// the instant the `[ Ns ]` stamps count from.
-    fn sample(
-        &mut self,
-        slots: &[IntervalSlot],
-        origin: Instant,
-        threads: usize,
-        percentile: f64,
-        buckets: bool,
-    ) -> IntervalSample {
+    /// Snapshots all slots: leaves the latency counts of the interval since the previous
+    /// snapshot in `scratch` and returns (events in total, events in the interval, the
+    /// interval's seconds, now).
+    fn advance(&mut self, slots: &[IntervalSlot]) -> (u64, u64, f64, Instant) {
         let now = Instant::now();
         let mut events = 0;
         self.cur_hist.fill(0);
@@ -761,10 +765,28 @@ impl Sampler {
             *d = c.saturating_sub(*p);
         }
         let secs = now.saturating_duration_since(self.prev_at).as_secs_f64();
-        let sample = IntervalSample {
+        std::mem::swap(&mut self.prev_hist, &mut self.cur_hist);
+        let delta = events.saturating_sub(self.prev_events);
+        self.prev_events = events;
+        self.prev_at = now;
+        (events, delta, secs, now)
+    }
+
+    /// Snapshots all slots and returns the interval since the previous snapshot; `origin` is
+    /// the instant the `[ Ns ]` stamps count from.
+    fn sample(
+        &mut self,
+        slots: &[IntervalSlot],
+        origin: Instant,
+        threads: usize,
+        percentile: f64,
+        buckets: bool,
+    ) -> IntervalSample {
+        let (_, delta, secs, now) = self.advance(slots);
+        IntervalSample {
             time_s: now.saturating_duration_since(origin).as_secs_f64(),
             threads,
-            eps: console::per_second(events.saturating_sub(self.prev_events), secs),
+            eps: console::per_second(delta, secs),
             lat_pct_ms: log_histogram::percentile_ms(&self.scratch, percentile),
             lat_buckets: if buckets {
                 self.scratch.clone()
@@ -772,11 +794,81 @@ impl Sampler {
                 Vec::new()
             },
             ..IntervalSample::default()
-        };
-        std::mem::swap(&mut self.prev_hist, &mut self.cur_hist);
-        self.prev_events = events;
-        self.prev_at = now;
-        sample
+        }
+    }
+}
+
+/// The collector's [`LiveSample`] schedule: its own [`Sampler`] (so the interim lines' rates
+/// are untouched) and the totals at the start of the measured part.
+struct Live {
+    every: Duration,
+    tick: u32,
+    sampler: Sampler,
+    base_events: u64,
+    base_sql: Option<SqlCounters>,
+}
+
+impl Live {
+    /// Counts from the start of the run (no warmup): every event is measured.
+    fn from_start(every: Duration, start: Instant) -> Self {
+        Live {
+            every,
+            tick: 1,
+            sampler: Sampler::new(start),
+            base_events: 0,
+            base_sql: None,
+        }
+    }
+
+    /// Counts from now, the end of the warmup: what the workers did so far is the base.
+    fn from_now(every: Duration, slots: &[IntervalSlot], workload: &dyn Workload) -> Self {
+        let mut sampler = Sampler::new(Instant::now());
+        let (base_events, ..) = sampler.advance(slots);
+        Live {
+            every,
+            tick: 1,
+            sampler,
+            base_events,
+            base_sql: workload.sql_totals(),
+        }
+    }
+
+    fn due(&self, origin: Instant) -> Option<Instant> {
+        origin.checked_add(self.every.saturating_mul(self.tick))
+    }
+
+    /// Takes a live sample and hands it to `observer`.
+    fn take(
+        &mut self,
+        shared: &Shared,
+        workload: &dyn Workload,
+        start: Instant,
+        origin: Instant,
+        observer: &mut dyn StepObserver,
+    ) {
+        let (events, delta, secs, now) = self.sampler.advance(&shared.slots);
+        let at_ns = duration_ns(now.saturating_duration_since(start));
+        let events = events.saturating_sub(self.base_events);
+        let sql = workload.sql_totals().map(|t| {
+            let b = self.base_sql.unwrap_or_default();
+            SqlCounters {
+                transactions: events,
+                reads: t.reads.saturating_sub(b.reads),
+                writes: t.writes.saturating_sub(b.writes),
+                other: t.other.saturating_sub(b.other),
+                errors: t.errors.saturating_sub(b.errors),
+                reconnects: t.reconnects.saturating_sub(b.reconnects),
+            }
+        });
+        observer.live(&LiveSample {
+            elapsed_s: now.saturating_duration_since(origin).as_secs_f64(),
+            threads: shared.slots.iter().filter(|s| s.running_at(at_ns)).count(),
+            events,
+            eps: console::per_second(delta, secs),
+            sql,
+            latency_buckets: &self.sampler.scratch,
+        });
+        self.tick = self.tick.saturating_add(1);
     }
 }
 
@@ -846,7 +938,7 @@ pub fn run(
     workload: &dyn Workload,
     cfg: &RunConfig,
     out: &mut dyn Write,
-    on_interval: &mut dyn FnMut(&IntervalSample),
+    on_interval: &mut dyn StepObserver,
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
     run_inner(workload, false, cfg, out, on_interval, stop, &mut || Ok(())).0
@@ -858,7 +950,7 @@ pub fn run_owned(
     workload: Box<dyn Workload>,
     cfg: &RunConfig,
     out: &mut dyn Write,
-    on_interval: &mut dyn FnMut(&IntervalSample),
+    on_interval: &mut dyn StepObserver,
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
     run_owned_gated(workload, cfg, out, on_interval, stop, &mut || Ok(()))
@@ -872,7 +964,7 @@ pub fn run_owned_gated(
     workload: Box<dyn Workload>,
     cfg: &RunConfig,
     out: &mut dyn Write,
-    on_interval: &mut dyn FnMut(&IntervalSample),
+    on_interval: &mut dyn StepObserver,
     stop: &AtomicBool,
     gate: &mut dyn FnMut() -> Result<(), EngineError>,
 ) -> Result<StepOutcome, EngineError> {
@@ -900,7 +992,7 @@ fn run_inner(
     may_abandon: bool,
     cfg: &RunConfig,
     out: &mut dyn Write,
-    on_interval: &mut dyn FnMut(&IntervalSample),
+    on_interval: &mut dyn StepObserver,
     stop: &AtomicBool,
     gate: &mut dyn FnMut() -> Result<(), EngineError>,
 ) -> (Result<StepOutcome, EngineError>, bool) {
@@ -1223,7 +1315,7 @@ fn collect(
     workload: &dyn Workload,
     start: Instant,
     out: &mut dyn Write,
-    on_interval: &mut dyn FnMut(&IntervalSample),
+    on_interval: &mut dyn StepObserver,
     stop: &AtomicBool,
 ) -> io::Result<Collected> {
     let cfg = &shared.cfg;
@@ -1235,6 +1327,10 @@ fn collect(
     let mut interval = cfg.report_interval;
     let mut sampler = Sampler::new(start);
     let mut tick: u32 = 1;
+    let live_every = on_interval.live_every().filter(|d| !d.is_zero());
+    let mut live = live_every
+        .filter(|_| measuring)
+        .map(|every| Live::from_start(every, start));
     let mut checkpoints = cfg
         .checkpoints
         .iter()
@@ -1273,6 +1369,7 @@ fn collect(
                 sampler = Sampler::new(period_start);
                 let _ = sampler.sample(&shared.slots, origin, 0, 0.0, false); // baseline
                 workload.reset_counters();
+                live = live_every.map(|every| Live::from_now(every, &shared.slots, workload));
                 continue;
             }
             if finished {
@@ -1293,6 +1390,10 @@ fn collect(
         }
         let checkpoint_due = checkpoints.peek().and_then(|&s| origin.checked_add(s));
         let forced_due = forced_at.filter(|_| !finished);
+        let live_due = live
+            .as_ref()
+            .and_then(|l| l.due(origin))
+            .filter(|_| !finished);
         if let Some(due) = tick_due
             && now >= due
         {
@@ -1331,8 +1432,15 @@ fn collect(
                 writeln!(out, "{}", console::queue_line(&sample))?;
             }
             out.flush()?;
-            on_interval(&sample);
+            on_interval.interval(&sample);
             tick = tick.saturating_add(1);
+            continue;
+        }
+        if let Some(due) = live_due
+            && now >= due
+            && let Some(l) = live.as_mut()
+        {
+            l.take(shared, workload, start, origin, on_interval);
             continue;
         }
         if let Some(due) = checkpoint_due
@@ -1367,9 +1475,13 @@ fn collect(
             });
         }
         if finished {
+            // The last partial second, so that watchers end on the run's full counts.
+            if let Some(l) = live.as_mut() {
+                l.take(shared, workload, start, origin, on_interval);
+            }
             break;
         }
-        let next = [tick_due, checkpoint_due, forced_due]
+        let next = [tick_due, checkpoint_due, forced_due, live_due]
             .into_iter()
             .flatten()
             .min();
@@ -1516,8 +1628,14 @@ mod tests {
     ) -> (StepOutcome, Vec<IntervalSample>, String) {
         let mut out = Vec::new();
         let mut samples = Vec::new();
-        let outcome =
-            run(fake, cfg, &mut out, &mut |s| samples.push(s.clone()), stop).expect("run succeeds");
+        let outcome = run(
+            fake,
+            cfg,
+            &mut out,
+            &mut |s: &IntervalSample| samples.push(s.clone()),
+            stop,
+        )
+        .expect("run succeeds");
         (outcome, samples, String::from_utf8(out).expect("utf8"))
     }
 
@@ -1527,6 +1645,43 @@ mod tests {
         /// [`super::rate_queue_slots`] of runs this test thread starts, when set.
         pub(super) static QUEUE_SLOTS: std::cell::Cell<Option<usize>> =
             const { std::cell::Cell::new(None) };
+    }
+
+    /// Live samples (for `--metrics`) on their own schedule: no interim line is printed for
+    /// them, their counts never go back, and the last one carries the run's full count.
+    #[test]
+    fn live_samples_grow_to_the_outcome_without_printing() {
+        struct Watcher(Vec<(u64, u64)>);
+        impl StepObserver for Watcher {
+            fn interval(&mut self, _: &IntervalSample) {
+                panic!("no report_interval was set");
+            }
+            fn live_every(&self) -> Option<Duration> {
+                Some(Duration::from_millis(1))
+            }
+            fn live(&mut self, s: &LiveSample<'_>) {
+                assert!(s.sql.is_none(), "the fake runs no SQL");
+                self.0.push((s.events, s.latency_buckets.iter().sum()));
+            }
+        }
+        let fake = Fake {
+            spin: SPIN,
+            per_thread: None,
+            until: None,
+        };
+        let mut w = Watcher(Vec::new());
+        let mut out = Vec::new();
+        let cfg = config(2, 3000, 0, 0);
+        let o = run(&fake, &cfg, &mut out, &mut w, &AtomicBool::new(false)).expect("runs");
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(!text.contains("[ "), "{text}");
+        assert!(w.0.windows(2).all(|p| p[0].0 <= p[1].0), "{:?}", w.0);
+        assert_eq!(w.0.last().map(|l| l.0), Some(o.events));
+        let recorded: u64 = w.0.iter().map(|l| l.1).sum();
+        assert_eq!(
+            recorded, o.events,
+            "each event's latency is in exactly one sample"
+        );
     }
 
     #[test]
@@ -1666,7 +1821,7 @@ mod tests {
                 &Waiting,
                 &config(2, 0, 0, 0),
                 &mut Vec::new(),
-                &mut |_| {},
+                &mut |_: &IntervalSample| {},
                 &stop,
             )
             .expect("run succeeds")
@@ -1840,7 +1995,7 @@ mod tests {
             &FailsToStart,
             &config(2, 0, 60_000, 0),
             &mut out,
-            &mut |_| {},
+            &mut |_: &IntervalSample| {},
             &AtomicBool::new(false),
         )
         .expect_err("worker 1 fails");
@@ -1864,7 +2019,7 @@ mod tests {
             Box::new(Stuck),
             &cfg,
             &mut out,
-            &mut |_| {},
+            &mut |_: &IntervalSample| {},
             &AtomicBool::new(false),
         )
         .expect("a report");
@@ -1936,7 +2091,14 @@ mod tests {
         };
         let mut out = Vec::new();
         let t = Instant::now();
-        let o = run_owned(Box::new(Hung), &cfg, &mut out, &mut |_| {}, &stop).expect("a report");
+        let o = run_owned(
+            Box::new(Hung),
+            &cfg,
+            &mut out,
+            &mut |_: &IntervalSample| {},
+            &stop,
+        )
+        .expect("a report");
         setter.join().expect("setter");
         // Bound: far below the hour-long time limit and the workers' 120 s events.
         assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
@@ -1982,8 +2144,14 @@ mod tests {
             ..config(1, 0, 3_600_000, 0)
         };
         let mut out = Vec::new();
-        let err = run(&slow, &cfg, &mut out, &mut |_| {}, &AtomicBool::new(false))
-            .expect_err("the queue overflows");
+        let err = run(
+            &slow,
+            &cfg,
+            &mut out,
+            &mut |_: &IntervalSample| {},
+            &AtomicBool::new(false),
+        )
+        .expect_err("the queue overflows");
         assert!(matches!(err, EngineError::RateOverflow), "{err}");
         let text = String::from_utf8(out).expect("utf8");
         assert!(text.ends_with("Threads started!\n\n"), "{text}");
@@ -2107,7 +2275,7 @@ mod tests {
             &idle,
             &config(2, 6, 0, 0),
             &mut out,
-            &mut |_| {},
+            &mut |_: &IntervalSample| {},
             &AtomicBool::new(false),
         )
         .expect("run succeeds");

@@ -122,6 +122,55 @@ impl IntervalSample {
     }
 }
 
+/// What the caller of a run step is told while the step runs, on the driver's collector thread
+/// (never on a worker's hot path).
+///
+/// Any `FnMut(&IntervalSample)` closure is an observer of the interim reports only. An
+/// observer that also wants [`LiveSample`]s (the OpenMetrics endpoint, machine-readable
+/// events) says how often in [`StepObserver::live_every`]: they are taken on their own
+/// schedule, whether or not `report_interval` is set, and change nothing that is printed.
+pub trait StepObserver {
+    /// Each interim report, as printed (and stored in intervals.csv).
+    fn interval(&mut self, sample: &IntervalSample);
+
+    /// How often [`StepObserver::live`] wants a sample; `None` (the default): never.
+    fn live_every(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// A live sample, every [`StepObserver::live_every`] while the run is measured.
+    fn live(&mut self, sample: &LiveSample<'_>) {
+        let _ = sample;
+    }
+}
+
+impl<F: FnMut(&IntervalSample)> StepObserver for F {
+    fn interval(&mut self, sample: &IntervalSample) {
+        self(sample)
+    }
+}
+
+/// The running totals of a step at one moment, for watchers outside the process: counts since
+/// the measured part of the run began (after `warmup_time`; checkpoints do not restart them),
+/// and the latency distribution of the time since the previous live sample.
+#[derive(Clone, Debug)]
+pub struct LiveSample<'a> {
+    /// Seconds since the measured part of the run began.
+    pub elapsed_s: f64,
+    /// Threads still running.
+    pub threads: usize,
+    /// Events since the measured part began.
+    pub events: u64,
+    /// Events per second since the previous live sample.
+    pub eps: f64,
+    /// SQL statement counts since the measured part began (`transactions` = events), for the
+    /// workloads that run SQL.
+    pub sql: Option<SqlCounters>,
+    /// Event latencies since the previous live sample, as counts of the 1024 buckets of
+    /// [`crate::stats::log_histogram`] (the histogram of the interim lines).
+    pub latency_buckets: &'a [u64],
+}
+
 /// Workload-specific measurements: `(name, value)` with names from [`METRICS`].
 pub type Metrics = Vec<(&'static str, f64)>;
 
@@ -210,7 +259,7 @@ pub struct TxnStats {
     pub histogram: hdrhistogram::Histogram<u64>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SqlCounters {
     pub transactions: u64,
     pub reads: u64,
@@ -277,6 +326,27 @@ pub fn run_step_with_target(
     on_interval: &mut dyn FnMut(&IntervalSample),
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
+    run_step_observed(
+        workload,
+        options,
+        target,
+        overflow,
+        out,
+        &mut &mut *on_interval,
+        stop,
+    )
+}
+
+/// [`run_step_with_target`] with an observer that may also want [`LiveSample`]s.
+pub fn run_step_observed(
+    workload: &str,
+    options: &Options,
+    target: Option<&Target>,
+    overflow: RateOverflow,
+    out: &mut dyn Write,
+    observer: &mut dyn StepObserver,
+    stop: &AtomicBool,
+) -> Result<StepOutcome, EngineError> {
     let config = RunConfig {
         rate_overflow: overflow,
         ..RunConfig::from_options(options)?
@@ -284,7 +354,7 @@ pub fn run_step_with_target(
     let spec = spec_of(workload)?;
     let engine = make(spec, options, &config, target)?;
     let mut filtered = console::LevelFilter::new(out, config.verbosity);
-    driver::run_owned(engine, &config, &mut filtered, on_interval, stop)
+    driver::run_owned(engine, &config, &mut filtered, observer, stop)
 }
 
 /// One client's shard of a run step driven from several clients (`sbsuite agent`): `options`
@@ -309,7 +379,14 @@ pub fn run_shard(
     let spec = spec_of(workload)?;
     let engine = make(spec, options, &config, target)?;
     let mut filtered = console::LevelFilter::new(out, config.verbosity);
-    driver::run_owned_gated(engine, &config, &mut filtered, on_interval, stop, gate)
+    driver::run_owned_gated(
+        engine,
+        &config,
+        &mut filtered,
+        &mut &mut *on_interval,
+        stop,
+        gate,
+    )
 }
 
 /// Runs a prepare (or cleanup when `cleanup`) step of a workload that has data.

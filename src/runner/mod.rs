@@ -24,6 +24,7 @@
 
 mod command;
 pub mod hooks;
+pub mod metrics;
 pub mod progress;
 pub mod server;
 pub mod shell;
@@ -36,7 +37,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::engine::{self, EngineError, IntervalSample, StepOutcome};
+use crate::engine::{self, EngineError, StepObserver, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::ResultsError;
 use crate::suite::raw::{OnError, RateOverflow, RawHooks};
@@ -71,6 +72,22 @@ pub struct RunContext {
     pub resume: Option<PathBuf>,
     /// `[matrix] stop_when` threshold sweeps.
     pub stop_when: Vec<crate::suite::StopWhen>,
+    /// Who watches the run from outside: the `--metrics` endpoint.
+    pub watch: Watch,
+}
+
+/// The run's outside watchers (`--metrics`), fed by the step loop.
+#[derive(Clone, Default)]
+pub struct Watch {
+    pub metrics: Option<std::sync::Arc<metrics::Metrics>>,
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch")
+            .field("metrics", &self.metrics.is_some())
+            .finish()
+    }
 }
 
 /// How a run ended. `main` maps it to the exit code: 130 when `interrupted`, else 1 when
@@ -140,7 +157,7 @@ pub trait StepExecutor {
         &mut self,
         step: &Step,
         out: &mut dyn Write,
-        on_interval: &mut dyn FnMut(&IntervalSample),
+        on_interval: &mut dyn StepObserver,
         stop: &AtomicBool,
     ) -> Result<StepOutcome, EngineError>;
 
@@ -238,10 +255,10 @@ impl StepExecutor for EngineExecutor {
         &mut self,
         step: &Step,
         out: &mut dyn Write,
-        on_interval: &mut dyn FnMut(&IntervalSample),
+        on_interval: &mut dyn StepObserver,
         stop: &AtomicBool,
     ) -> Result<StepOutcome, EngineError> {
-        engine::run_step_with_target(
+        engine::run_step_observed(
             &step.workload,
             &step.options,
             step.target.as_ref(),
@@ -472,7 +489,7 @@ pub fn run_plan_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{LatencySummary, SqlCounters};
+    use crate::engine::{IntervalSample, LatencySummary, SqlCounters};
     use crate::value::{Options, Value};
     use hdrhistogram::Histogram;
     use indexmap::IndexMap;
@@ -617,7 +634,7 @@ mod tests {
             &mut self,
             step: &Step,
             out: &mut dyn Write,
-            on_interval: &mut dyn FnMut(&IntervalSample),
+            on_interval: &mut dyn StepObserver,
             stop: &AtomicBool,
         ) -> Result<StepOutcome, EngineError> {
             self.calls.push((step.index, step.kind));
@@ -635,7 +652,7 @@ mod tests {
             write!(out, "report of {}", step.name).unwrap();
             writeln!(out).unwrap();
             for t in [1.0, 2.0] {
-                on_interval(&IntervalSample {
+                on_interval.interval(&IntervalSample {
                     time_s: t,
                     threads: 2,
                     eps: 10.0,
@@ -1291,6 +1308,7 @@ mod tests {
             rate_overflow: RateOverflow::Fail,
             resume: None,
             stop_when: Vec::new(),
+            watch: Watch::default(),
         }
     }
 

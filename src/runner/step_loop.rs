@@ -52,7 +52,9 @@ use super::sweep::Sweeps;
 use super::{ResumePlan, RunContext, RunError, RunSummary, StepExecutor, resume_plan};
 use crate::db::interrupt;
 use crate::engine::driver::RATE_QUEUE_SLOTS;
-use crate::engine::{DROPPED, EngineError, IntervalSample, StepOutcome, metric};
+use crate::engine::{
+    DROPPED, EngineError, IntervalSample, LiveSample, StepObserver, StepOutcome, metric,
+};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::{ResultStore, ResultsError, RowStatus, RunRow, host};
 use crate::suite::raw::{OnError, RateOverflow};
@@ -73,13 +75,30 @@ enum Dataset {
 }
 
 /// Steps by how they ended, for the [`RunSummary`].
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Counts {
     ok: usize,
     failed: usize,
     skipped: usize,
     interrupted: usize,
     kept: usize,
+}
+
+impl Counts {
+    /// How the step that moved the counts from `before` ended, for its watchers: a failure
+    /// (the step's, or a hook's around it) wins, then a stop, then success; a step that moved
+    /// nothing was passed over. Kept by a resume counts as done.
+    fn state_since(&self, before: &Counts) -> &'static str {
+        if self.failed > before.failed {
+            "failed"
+        } else if self.interrupted > before.interrupted {
+            "interrupted"
+        } else if self.ok > before.ok || self.kept > before.kept {
+            "done"
+        } else {
+            "skipped"
+        }
+    }
 }
 
 /// A step let through by [`StepLoop::admit`]: its hook context (for `after_step`) and why its
@@ -170,6 +189,9 @@ impl<'a, W: Write> StepLoop<'a, W> {
         let progress = Progress::new(ctx.progress, ctx.quiet, plan);
         let out = ReportOut::new(progress.bar(), report);
         let run_dir = store.dir().to_path_buf();
+        if let Some(m) = &ctx.watch.metrics {
+            m.suite_started(plan, store.run_id());
+        }
         let hooks = Hooks::new(ctx.hooks.clone(), &plan.suite, &run_dir);
         let mut this = StepLoop {
             plan,
@@ -209,8 +231,25 @@ impl<'a, W: Write> StepLoop<'a, W> {
         Ok(this)
     }
 
-    /// The step at 0-based `position` of the plan.
+    /// The step at 0-based `position` of the plan, and what its watchers are told of its end.
     pub(super) fn step(&mut self, position: usize, step: &'a Step) {
+        let before = self.counts.clone();
+        self.step_inner(position, step);
+        let state = self.counts.state_since(&before);
+        if let Some(m) = &self.ctx.watch.metrics {
+            m.step_state(position, state, true);
+        }
+    }
+
+    /// A step that executes (after its boundaries and hooks): watchers see it running.
+    fn started(&mut self, position: usize, step: &Step) {
+        self.progress.step_started(position, step);
+        if let Some(m) = &self.ctx.watch.metrics {
+            m.step_state(position, "running", false);
+        }
+    }
+
+    fn step_inner(&mut self, position: usize, step: &'a Step) {
         if self.pass_over(position, step) {
             return;
         }
@@ -506,7 +545,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
                 .insert(step.dataset, Dataset::Unreachable { at: "capture", why });
             return Some(true);
         }
-        self.progress.step_started(position, step);
+        self.started(position, step);
         let _ = writeln!(self.out, "{header}");
         if !cleanup
             && self.resume.half_prepared.contains(&step.dataset)
@@ -588,7 +627,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             self.counts.skipped += 1;
             return None;
         }
-        self.progress.step_started(position, step);
+        self.started(position, step);
         let _ = writeln!(self.out, "{header}");
         if let Err(e) = self.store.journal(step, crate::results::JOURNAL_START) {
             self.fatal.get_or_insert(e);
@@ -659,22 +698,20 @@ impl<'a, W: Write> StepLoop<'a, W> {
             return None;
         }
 
-        self.progress.step_started(position, step);
+        self.started(position, step);
         let header = self.header(position, step);
         let _ = writeln!(self.out, "{header}");
-        let mut interval_error: Option<ResultsError> = None;
-        let result = {
-            let store = &mut self.store;
-            let mut on_interval = |sample: &IntervalSample| {
-                if interval_error.is_none()
-                    && let Err(e) = store.write_interval(step, sample)
-                {
-                    interval_error = Some(e);
-                }
-            };
-            self.executor
-                .run(step, &mut self.out, &mut on_interval, self.stop)
+        let mut observer = RunObserver {
+            store: &mut self.store,
+            step,
+            position,
+            error: None,
+            metrics: self.ctx.watch.metrics.as_deref(),
         };
+        let result = self
+            .executor
+            .run(step, &mut self.out, &mut observer, self.stop);
+        let interval_error = observer.error;
         let _ = self.out.flush();
         Some(self.record_run(position, step, started_at, result, interval_error))
     }
@@ -711,6 +748,9 @@ impl<'a, W: Write> StepLoop<'a, W> {
                 self.counts.failed += 1;
                 self.fail_note(position, step, error.as_deref().unwrap_or_default());
             }
+        }
+        if let (Some(m), Some(o)) = (&self.ctx.watch.metrics, outcome) {
+            m.run_ended(position, o);
         }
         let knee = match (status, outcome) {
             (RowStatus::Ok, Some(o)) => self.sweeps.observe(step, o),
@@ -874,6 +914,36 @@ impl<'a, W: Write> StepLoop<'a, W> {
         };
         progress.note(&closing_note(&summary));
         Ok(summary)
+    }
+}
+
+/// What a run step's engine reports while it runs: each interim sample goes to intervals.csv
+/// (the first write error is kept for the end of the step), each live sample to the metrics.
+struct RunObserver<'s> {
+    store: &'s mut ResultStore,
+    step: &'s Step,
+    position: usize,
+    error: Option<ResultsError>,
+    metrics: Option<&'s super::metrics::Metrics>,
+}
+
+impl StepObserver for RunObserver<'_> {
+    fn interval(&mut self, sample: &IntervalSample) {
+        if self.error.is_none()
+            && let Err(e) = self.store.write_interval(self.step, sample)
+        {
+            self.error = Some(e);
+        }
+    }
+
+    fn live_every(&self) -> Option<std::time::Duration> {
+        self.metrics.map(|_| super::metrics::LIVE_EVERY)
+    }
+
+    fn live(&mut self, sample: &LiveSample<'_>) {
+        if let Some(m) = self.metrics {
+            m.live(self.position, sample);
+        }
     }
 }
 

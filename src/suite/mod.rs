@@ -65,6 +65,8 @@ pub struct Suite {
     pub order_seed: u64,
     /// What a run that dropped `rate` arrivals is.
     pub rate_overflow: raw::RateOverflow,
+    /// `[suite] metrics`: the address to serve live metrics on.
+    pub metrics: Option<String>,
     /// `[hooks]` (all unset when the file has none).
     pub hooks: raw::RawHooks,
     pub target: Option<RawTarget>,

@@ -152,6 +152,11 @@ pub struct SuiteSection {
     /// or `record` (the row stays `ok`). Either way the `dropped` column has the count.
     #[serde(default, skip_serializing_if = "RateOverflow::is_default")]
     pub rate_overflow: RateOverflow,
+    /// Serve live metrics as OpenMetrics text on `http://ADDR/metrics` while the suite runs
+    /// (for Prometheus): `"HOST:PORT"`, or `":PORT"` for loopback. `sbsuite run --metrics`
+    /// overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<String>,
     /// Files of workload definitions (`[workloads.NAME]` tables only), relative to the suite
     /// file, e.g. `["workloads/tpcc.toml"]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -616,6 +616,10 @@ impl Workload for Custom {
         None
     }
 
+    fn sql_totals(&self) -> Option<crate::engine::SqlCounters> {
+        Some(self.counters.totals())
+    }
+
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
         self.counters.finish(outcome);
         let Some(all) = self.merged() else { return };
@@ -1365,7 +1369,13 @@ mod tests {
         let setup = Setup::new(spec, &options, cfg, target);
         let w = Custom::new(super::super::def(spec).expect("custom"), &setup)?;
         let mut out = Vec::new();
-        let o = driver::run(&w, cfg, &mut out, &mut |_| {}, &AtomicBool::new(false))?;
+        let o = driver::run(
+            &w,
+            cfg,
+            &mut out,
+            &mut |_: &crate::engine::IntervalSample| {},
+            &AtomicBool::new(false),
+        )?;
         Ok((o, String::from_utf8(out).expect("utf8")))
     }
 
@@ -1636,7 +1646,14 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(300));
                 stop.store(true, Ordering::Relaxed);
             });
-            driver::run(&w, &cfg, &mut Vec::new(), &mut |_| {}, &stop).unwrap()
+            driver::run(
+                &w,
+                &cfg,
+                &mut Vec::new(),
+                &mut |_: &crate::engine::IntervalSample| {},
+                &stop,
+            )
+            .unwrap()
         });
         assert!(o.interrupted, "the run ended by the stop request");
         assert!(started.elapsed() < Duration::from_secs(30));
@@ -1893,7 +1910,7 @@ mod tests {
                     Some(&target),
                     crate::engine::RateOverflow::Count,
                     &mut sink,
-                    &mut |_| {},
+                    &mut |_: &crate::engine::IntervalSample| {},
                     &stop,
                 )
                 .unwrap();
@@ -1929,7 +1946,14 @@ mod tests {
                 let setup = Setup::new(cspec, &copts, &cfg, &target);
                 let w = Custom::new(super::super::def(cspec).unwrap(), &setup).unwrap();
                 let cpu = cpu_seconds();
-                let o = driver::run(&w, &cfg, &mut sink, &mut |_| {}, &stop).unwrap();
+                let o = driver::run(
+                    &w,
+                    &cfg,
+                    &mut sink,
+                    &mut |_: &crate::engine::IntervalSample| {},
+                    &stop,
+                )
+                .unwrap();
                 let q = o.sql.map_or(0, |s| s.reads) as f64;
                 custom.push((q / o.seconds, (cpu_seconds() - cpu) / q * 1e6));
                 sink.clear();

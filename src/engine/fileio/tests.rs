@@ -61,7 +61,13 @@ fn run(o: &Options) -> Result<(StepOutcome, String), EngineError> {
     let w = FileIo::new(config(o)?);
     let cfg = RunConfig::from_options(o)?;
     let mut out = Vec::new();
-    let outcome = driver::run(&w, &cfg, &mut out, &mut |_| {}, &AtomicBool::new(false))?;
+    let outcome = driver::run(
+        &w,
+        &cfg,
+        &mut out,
+        &mut |_: &crate::engine::IntervalSample| {},
+        &AtomicBool::new(false),
+    )?;
     Ok((outcome, String::from_utf8(out).expect("utf8")))
 }
 

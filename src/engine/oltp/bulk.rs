@@ -118,6 +118,10 @@ impl Workload for Bulk {
         None
     }
 
+    fn sql_totals(&self) -> Option<crate::engine::SqlCounters> {
+        Some(self.counters.totals())
+    }
+
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
         self.counters.finish(outcome);
     }

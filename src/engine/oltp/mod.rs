@@ -321,6 +321,19 @@ impl Counters {
         c.prev_time = s.time_s;
     }
 
+    /// The counts since the run started, for [`crate::engine::LiveSample`]s.
+    pub(crate) fn totals(&self) -> SqlCounters {
+        let t = self.sum();
+        SqlCounters {
+            transactions: 0,
+            reads: t.reads,
+            writes: t.writes,
+            other: t.other,
+            errors: t.errors,
+            reconnects: t.reconnects,
+        }
+    }
+
     /// The `SQL statistics:` counters since the start or the last reset.
     pub(crate) fn finish(&self, outcome: &mut StepOutcome) {
         let base = self.collector().base;
@@ -516,6 +529,10 @@ impl Workload for Oltp {
     fn interim(&self, s: &mut IntervalSample) -> Option<String> {
         self.counters.interim(s);
         None
+    }
+
+    fn sql_totals(&self) -> Option<SqlCounters> {
+        Some(self.counters.totals())
     }
 
     fn finish_outcome(&self, outcome: &mut StepOutcome) {

@@ -420,6 +420,18 @@ impl Workload for LuaWorkload {
         }
     }
 
+    fn sql_totals(&self) -> Option<crate::engine::SqlCounters> {
+        let t = Tally::of(&self.shared.counters);
+        self.sql_used().then_some(crate::engine::SqlCounters {
+            transactions: 0,
+            reads: t.reads,
+            writes: t.writes,
+            other: t.other,
+            errors: t.errors,
+            reconnects: t.reconnects,
+        })
+    }
+
     fn interim(&self, s: &mut IntervalSample) -> Option<String> {
         let now = Tally::of(&self.shared.counters);
         let (d, dt) = self.collector.interval(now, s.time_s);

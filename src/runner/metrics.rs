@@ -1,0 +1,658 @@
+//! `--metrics ADDR`: the suite as OpenMetrics text on `http://ADDR/metrics`, while it runs.
+//!
+//! Why it is shaped this way:
+//! - **Published from the collector, never from the workers.** The driver hands the runner a
+//!   [`LiveSample`] every second on its collector thread (the same lock-free slot snapshots the
+//!   interim lines read); this module turns it into counter increments and gauge values. The
+//!   workers' hot path is untouched: they never see a metric, a lock or the HTTP thread.
+//! - **The official client** (`prometheus-client`) owns the registry and the text encoding.
+//!   Its classic histogram is filled one `observe` call per event, so the latency histogram is
+//!   our own small metric ([`LatencyHistogram`]): each live sample adds the interval's 1024
+//!   log-bucket counts to fixed buckets chosen for database latencies (0.1 ms … 10 s), O(1024)
+//!   per second whatever the event rate.
+//! - **A tiny HTTP server on a std `TcpListener` thread**: one request at a time, `GET
+//!   /metrics` or 404, a read timeout so a silent client cannot hold it. A scrape encodes the
+//!   registry under the families' read locks, which only the runner's once-a-second updates
+//!   contend for.
+//! - **Bound before anything runs**: [`MetricsServer::bind`] is called by the command before
+//!   the first step, so an address in use is bad input (exit 2) with nothing done. A bare
+//!   `:PORT` (or `PORT`) means loopback: nothing is exposed beyond the machine unless the user
+//!   names another address.
+//! - **Labels are the step's identity**: suite, run id, step number, kind, variant, workload,
+//!   threads and every matrix key (a key that would clash with one of those, or is not a valid
+//!   label name, is renamed as results.csv renames columns: `axis_` prefix, `_` for other
+//!   characters). The interval percentiles come from the same log histogram as the interim
+//!   lines' `lat (ms,95%)` (sysbench's 1024 buckets, ≈ 1.8 % wide): the exact HDR histograms
+//!   stay with the workers until the step ends, which is what keeps the hot path lock-free.
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::{MetricType, TypedMetric};
+use prometheus_client::registry::Registry;
+
+use crate::engine::{LiveSample, SqlCounters, StepOutcome};
+use crate::plan::{Plan, Step};
+use crate::stats::log_histogram;
+
+/// How often the runner asks the driver for a live sample.
+pub const LIVE_EVERY: Duration = Duration::from_secs(1);
+
+/// Upper bounds (seconds) of the latency histogram's buckets: 0.1 ms to 10 s, 1-2.5-5 steps,
+/// which covers a point select on a local server up to a stalled commit.
+pub const LATENCY_BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0,
+];
+
+/// The percentiles of the last interval published as gauges (`quantile` label).
+const QUANTILES: &[(f64, &str)] = &[(50.0, "0.5"), (95.0, "0.95"), (99.0, "0.99")];
+
+/// Labels that every step series has before its matrix keys.
+const STEP_LABELS: &[&str] = &[
+    "suite",
+    "run_id",
+    "step",
+    "step_kind",
+    "variant",
+    "workload",
+    "threads",
+];
+
+type Labels = Vec<(String, String)>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    #[error(
+        "{source_name} `{addr}`: not an address to listen on: {why}; give HOST:PORT, e.g. \
+         `127.0.0.1:9464` (`:9464` listens on loopback)"
+    )]
+    BadAddress {
+        source_name: String,
+        addr: String,
+        why: String,
+    },
+    #[error(
+        "{source_name} `{addr}`: cannot listen on {bound}: {why}; choose another port (another \
+         process, or another sbsuite run, is using it)"
+    )]
+    InUse {
+        source_name: String,
+        addr: String,
+        bound: SocketAddr,
+        why: std::io::Error,
+    },
+}
+
+/// Parses `ADDR` as given to `--metrics` or `[suite] metrics`: `HOST:PORT`, `:PORT` or `PORT`
+/// (both loopback), `[::1]:PORT`.
+pub fn parse_addr(addr: &str, source_name: &str) -> Result<SocketAddr, MetricsError> {
+    let bad = |why: &str| MetricsError::BadAddress {
+        source_name: source_name.to_string(),
+        addr: addr.to_string(),
+        why: why.to_string(),
+    };
+    let text = addr.trim();
+    let full = if let Some(port) = text.strip_prefix(':') {
+        format!("127.0.0.1:{port}")
+    } else if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        format!("127.0.0.1:{text}")
+    } else {
+        text.to_string()
+    };
+    let port_ok = full
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok());
+    if !port_ok {
+        return Err(bad("no port (0-65535) after the last `:`"));
+    }
+    full.to_socket_addrs()
+        .map_err(|e| bad(&e.to_string()))?
+        .next()
+        .ok_or_else(|| bad("the host name resolves to no address"))
+}
+
+/// The listening endpoint and the metrics it serves. Dropping it stops the server.
+pub struct MetricsServer {
+    addr: SocketAddr,
+    metrics: Arc<Metrics>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for MetricsServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetricsServer")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+impl MetricsServer {
+    /// Listens on `addr` (see [`parse_addr`]) and starts serving; `source_name` names where the
+    /// address came from in errors (`--metrics`, `[suite] metrics`).
+    pub fn bind(addr: &str, source_name: &str) -> Result<MetricsServer, MetricsError> {
+        let bound = parse_addr(addr, source_name)?;
+        let listener = TcpListener::bind(bound).map_err(|why| MetricsError::InUse {
+            source_name: source_name.to_string(),
+            addr: addr.to_string(),
+            bound,
+            why,
+        })?;
+        let local = listener.local_addr().unwrap_or(bound);
+        let metrics = Arc::new(Metrics::new());
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (metrics, stop) = (metrics.clone(), stop.clone());
+            std::thread::Builder::new()
+                .name("sbsuite-metrics".into())
+                .spawn(move || serve(&listener, &metrics, &stop))
+                .ok()
+        };
+        Ok(MetricsServer {
+            addr: local,
+            metrics,
+            stop,
+            thread,
+        })
+    }
+
+    /// The address actually listened on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
+    }
+}
+
+impl Drop for MetricsServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the blocking accept.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn serve(listener: &TcpListener, metrics: &Metrics, stop: &AtomicBool) {
+    for conn in listener.incoming() {
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Ok(stream) = conn {
+            let _ = answer(stream, metrics);
+        }
+    }
+}
+
+/// Answers one HTTP/1.x request and closes the connection.
+fn answer(mut stream: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(5)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request = String::new();
+    reader.read_line(&mut request)?;
+    // The headers are read and ignored (bounded, so a client cannot make us buffer forever).
+    let mut line = String::new();
+    for _ in 0..100 {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
+            break;
+        }
+    }
+    let mut words = request.split_whitespace();
+    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let path = target.split('?').next().unwrap_or("");
+    let (status, kind, body) = match (method, path) {
+        ("GET" | "HEAD", "/metrics") => (
+            "200 OK",
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            metrics.encode(),
+        ),
+        _ => (
+            "404 Not Found",
+            "text/plain; charset=utf-8",
+            "sbsuite serves only GET /metrics\n".to_string(),
+        ),
+    };
+    let mut response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    if method != "HEAD" {
+        response.push_str(&body);
+    }
+    stream.write_all(response.as_bytes())?;
+    stream.flush()
+}
+
+/// A histogram filled with bucket counts rather than single observations.
+#[derive(Debug, Default)]
+struct LatencyHistogram {
+    inner: Mutex<HistogramState>,
+}
+
+#[derive(Debug, Default)]
+struct HistogramState {
+    sum: f64,
+    count: u64,
+    /// Per bucket of [`LATENCY_BUCKETS`], then +Inf (not cumulative).
+    buckets: Vec<u64>,
+}
+
+impl LatencyHistogram {
+    fn add(&self, counts: &[u64], slot_of: &[usize]) {
+        let mut s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if s.buckets.is_empty() {
+            s.buckets = vec![0; LATENCY_BUCKETS.len() + 1];
+        }
+        for (i, &c) in counts.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            s.buckets[slot_of[i]] += c;
+            s.count += c;
+            s.sum += c as f64 * log_histogram::bucket_value_ms(i) / 1e3;
+        }
+    }
+}
+
+impl TypedMetric for LatencyHistogram {
+    const TYPE: MetricType = MetricType::Histogram;
+}
+
+impl EncodeMetric for LatencyHistogram {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        let s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let bounds = LATENCY_BUCKETS.iter().copied().chain([f64::INFINITY]);
+        let buckets: Vec<(f64, u64)> = bounds
+            .zip(s.buckets.iter().copied().chain(std::iter::repeat(0)))
+            .collect();
+        encoder.encode_histogram::<NoLabelSet>(s.sum, s.count, &buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
+
+type FloatGauge = Gauge<f64, AtomicU64>;
+
+/// Every metric of a suite, shared by the runner (writer) and the HTTP thread (reader).
+pub struct Metrics {
+    registry: Registry,
+    events: Family<Labels, Counter>,
+    transactions: Family<Labels, Counter>,
+    queries: Family<Labels, Counter>,
+    errors: Family<Labels, Counter>,
+    reconnects: Family<Labels, Counter>,
+    rate: Family<Labels, FloatGauge>,
+    threads: Family<Labels, Gauge>,
+    latency: Family<Labels, LatencyHistogram>,
+    quantiles: Family<Labels, FloatGauge>,
+    state: Family<Labels, Gauge>,
+    steps_total: Family<Labels, Gauge>,
+    steps_done: Family<Labels, Gauge>,
+    /// The suite's labels and each step's, by plan position, once the suite started.
+    plan: Mutex<PlanLabels>,
+    /// Which log bucket adds to which histogram bucket.
+    slot_of: Vec<usize>,
+}
+
+#[derive(Default)]
+struct PlanLabels {
+    suite: Labels,
+    steps: Vec<Labels>,
+    /// Each step's current state, by position.
+    states: Vec<&'static str>,
+    /// Each run step's counts published so far: (events, sql).
+    published: Vec<(u64, SqlCounters)>,
+}
+
+impl Metrics {
+    fn new() -> Self {
+        let mut registry = Registry::with_prefix("sbsuite");
+        macro_rules! family {
+            ($name:expr, $help:expr) => {{
+                let f = Family::default();
+                registry.register($name, $help, f.clone());
+                f
+            }};
+        }
+        let events = family!(
+            "events",
+            "Events (transactions of OLTP workloads) of a run step"
+        );
+        let transactions = family!("transactions", "Transactions of a run step that runs SQL");
+        let queries = family!(
+            "queries",
+            "SQL statements of a run step, by kind (read, write, other)"
+        );
+        let errors = family!("errors", "Ignored SQL errors of a run step");
+        let reconnects = family!("reconnects", "Reconnects of a run step");
+        let rate = family!(
+            "rate_events_per_second",
+            "Events per second of a run step over the last second"
+        );
+        let threads = family!(
+            "threads_running",
+            "Worker threads of a run step still running"
+        );
+        let latency = family!(
+            "latency_seconds",
+            "Event latency of a run step (buckets from the interim log histogram)"
+        );
+        let quantiles = family!(
+            "interval_latency_seconds",
+            "Event latency percentile of a run step over the last second"
+        );
+        let state = family!(
+            "step_state",
+            "1 for a step's current state (pending, running, done, failed, interrupted, skipped)"
+        );
+        let steps_total = family!("steps", "Steps in the suite's plan");
+        let steps_done = family!(
+            "steps_done",
+            "Steps of the plan that are over (any outcome)"
+        );
+        let slot_of = (0..log_histogram::BUCKETS)
+            .map(|i| {
+                let s = log_histogram::bucket_value_ms(i) / 1e3;
+                LATENCY_BUCKETS
+                    .iter()
+                    .position(|&le| s <= le)
+                    .unwrap_or(LATENCY_BUCKETS.len())
+            })
+            .collect();
+        Metrics {
+            registry,
+            events,
+            transactions,
+            queries,
+            errors,
+            reconnects,
+            rate,
+            threads,
+            latency,
+            quantiles,
+            state,
+            steps_total,
+            steps_done,
+            plan: Mutex::new(PlanLabels::default()),
+            slot_of,
+        }
+    }
+
+    fn plan(&self) -> std::sync::MutexGuard<'_, PlanLabels> {
+        self.plan.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The OpenMetrics text of everything (ends with `# EOF`).
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
+            text.clear();
+            let _ = writeln!(text, "# EOF");
+        }
+        text
+    }
+
+    /// A suite started: every step pending, the plan's size.
+    pub fn suite_started(&self, plan: &Plan, run_id: &str) {
+        let suite: Labels = vec![
+            ("suite".into(), plan.suite.clone()),
+            ("run_id".into(), run_id.to_string()),
+        ];
+        let steps: Vec<Labels> = plan.steps.iter().map(|s| step_labels(&suite, s)).collect();
+        self.steps_total
+            .get_or_create(&suite)
+            .set(plan.steps.len() as i64);
+        self.steps_done.get_or_create(&suite).set(0);
+        for l in &steps {
+            self.state
+                .get_or_create(&with(l, "state", "pending"))
+                .set(1);
+        }
+        let mut p = self.plan();
+        p.states = vec!["pending"; steps.len()];
+        p.published = vec![(0, SqlCounters::default()); steps.len()];
+        p.steps = steps;
+        p.suite = suite;
+    }
+
+    /// The step at `position` is now in `state`; `over` counts it done for the progress.
+    pub fn step_state(&self, position: usize, state: &'static str, over: bool) {
+        let mut p = self.plan();
+        let (Some(labels), Some(&old)) = (p.steps.get(position), p.states.get(position)) else {
+            return;
+        };
+        if old != state {
+            self.state.remove(&with(labels, "state", old));
+            self.state
+                .get_or_create(&with(labels, "state", state))
+                .set(1);
+        }
+        p.states[position] = state;
+        if over {
+            let done = p
+                .states
+                .iter()
+                .filter(|s| !matches!(**s, "pending" | "running"));
+            self.steps_done
+                .get_or_create(&p.suite)
+                .set(done.count() as i64);
+        }
+        if state != "running" {
+            let labels = p.steps[position].clone();
+            drop(p);
+            if self.threads.get(&labels).is_some() {
+                self.threads.get_or_create(&labels).set(0);
+            }
+            if self.rate.get(&labels).is_some() {
+                self.rate.get_or_create(&labels).set(0.0);
+            }
+        }
+    }
+
+    /// A live sample of the run step at `position`.
+    pub fn live(&self, position: usize, sample: &LiveSample<'_>) {
+        let Some(labels) = self.plan().steps.get(position).cloned() else {
+            return;
+        };
+        self.publish_counts(position, &labels, sample.events, sample.sql);
+        self.rate.get_or_create(&labels).set(sample.eps);
+        self.threads
+            .get_or_create(&labels)
+            .set(sample.threads as i64);
+        self.latency
+            .get_or_create(&labels)
+            .add(sample.latency_buckets, &self.slot_of);
+        let total: u64 = sample.latency_buckets.iter().sum();
+        if total > 0 {
+            for &(p, q) in QUANTILES {
+                let ms = log_histogram::percentile_ms(sample.latency_buckets, p);
+                self.quantiles
+                    .get_or_create(&with(&labels, "quantile", q))
+                    .set(ms / 1e3);
+            }
+        }
+    }
+
+    /// A run step ended: its counters reach the outcome's exact totals (what the last live
+    /// sample missed of the last second).
+    pub fn run_ended(&self, position: usize, outcome: &StepOutcome) {
+        let Some(labels) = self.plan().steps.get(position).cloned() else {
+            return;
+        };
+        self.publish_counts(position, &labels, outcome.events, outcome.sql);
+    }
+
+    /// Raises the step's counters to these totals (counters never go back: after a
+    /// checkpoint the outcome covers less than the live totals did).
+    fn publish_counts(
+        &self,
+        position: usize,
+        labels: &Labels,
+        events: u64,
+        sql: Option<SqlCounters>,
+    ) {
+        let mut p = self.plan();
+        let Some((prev_events, prev_sql)) = p.published.get_mut(position) else {
+            return;
+        };
+        let grow = |c: &Counter, prev: &mut u64, now: u64| {
+            if now > *prev {
+                c.inc_by(now - *prev);
+                *prev = now;
+            }
+        };
+        grow(&self.events.get_or_create(labels), prev_events, events);
+        if let Some(s) = sql {
+            grow(
+                &self.transactions.get_or_create(labels),
+                &mut prev_sql.transactions,
+                s.transactions.max(events),
+            );
+            for (kind, prev, now) in [
+                ("read", &mut prev_sql.reads, s.reads),
+                ("write", &mut prev_sql.writes, s.writes),
+                ("other", &mut prev_sql.other, s.other),
+            ] {
+                grow(
+                    &self.queries.get_or_create(&with(labels, "kind", kind)),
+                    prev,
+                    now,
+                );
+            }
+            grow(
+                &self.errors.get_or_create(labels),
+                &mut prev_sql.errors,
+                s.errors,
+            );
+            grow(
+                &self.reconnects.get_or_create(labels),
+                &mut prev_sql.reconnects,
+                s.reconnects,
+            );
+        }
+    }
+}
+
+/// `labels` plus one more.
+fn with(labels: &Labels, key: &str, value: &str) -> Labels {
+    let mut l = labels.clone();
+    l.push((key.to_string(), value.to_string()));
+    l
+}
+
+/// The labels of a step: [`STEP_LABELS`], then every matrix key of the step.
+fn step_labels(suite: &Labels, step: &Step) -> Labels {
+    let mut l = suite.clone();
+    let threads = step
+        .options
+        .get("threads")
+        .map(|v| v.to_string())
+        .unwrap_or_default();
+    for (k, v) in [
+        ("step", step.index.to_string()),
+        ("step_kind", step.kind.as_str().to_string()),
+        ("variant", step.variant.clone()),
+        ("workload", step.workload.clone()),
+        ("threads", threads),
+    ] {
+        l.push((k.into(), v));
+    }
+    for (key, value) in &step.params {
+        if matches!(key.as_str(), "workload" | "threads" | "variant") {
+            continue;
+        }
+        let mut name = label_name(key);
+        if STEP_LABELS.contains(&name.as_str())
+            || matches!(name.as_str(), "state" | "quantile" | "le" | "kind")
+        {
+            name = format!("{}{name}", crate::results::csv::AXIS_COLLISION_PREFIX);
+        }
+        l.push((name, value.to_string()));
+    }
+    l
+}
+
+/// A Prometheus label name for a matrix key: `[a-zA-Z_][a-zA-Z0-9_]*`.
+fn label_name(key: &str) -> String {
+    let mut name: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) || name.starts_with("__") {
+        name.insert_str(0, "axis_");
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_port_is_loopback_and_a_bad_address_names_its_source() {
+        assert_eq!(
+            parse_addr(":9464", "--metrics").unwrap(),
+            "127.0.0.1:9464".parse().unwrap()
+        );
+        assert_eq!(
+            parse_addr("9464", "--metrics").unwrap(),
+            "127.0.0.1:9464".parse().unwrap()
+        );
+        assert_eq!(
+            parse_addr("0.0.0.0:1", "--metrics").unwrap(),
+            "0.0.0.0:1".parse().unwrap()
+        );
+        let e = parse_addr("localhost", "[suite] metrics")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("[suite] metrics `localhost`: not an address"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn histogram_buckets_cover_each_log_bucket_once() {
+        let m = Metrics::new();
+        let mut counts = vec![0u64; log_histogram::BUCKETS];
+        counts[log_histogram::bucket_of_ns(300_000)] = 4; // 0.3 ms
+        counts[log_histogram::bucket_of_ns(20_000_000_000)] = 1; // 20 s
+        let h = LatencyHistogram::default();
+        h.add(&counts, &m.slot_of);
+        let s = h.inner.lock().unwrap();
+        assert_eq!(s.count, 5);
+        assert_eq!(s.buckets[2], 4, "0.3 ms is in le=0.0005");
+        assert_eq!(s.buckets[LATENCY_BUCKETS.len()], 1, "20 s is in +Inf");
+    }
+
+    #[test]
+    fn label_names_are_valid() {
+        assert_eq!(label_name("table_size"), "table_size");
+        assert_eq!(label_name("a-b"), "a_b");
+        assert_eq!(label_name("1x"), "axis_1x");
+    }
+}
