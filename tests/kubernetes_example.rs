@@ -58,7 +58,7 @@ fn strs(y: &Yaml) -> Vec<&str> {
 fn suite_clients() -> (String, String, TransportOptions) {
     let suite: toml::Table = example("suite.toml").parse().expect("suite.toml is TOML");
     let clients = suite["clients"].as_table().expect("[clients]");
-    let entries = clients["hosts"].as_array().expect("clients.hosts");
+    let entries = clients["list"].as_array().expect("clients.list");
     assert_eq!(entries.len(), 1, "{entries:?}");
     let entry = ClientEntry::parse(entries[0].as_str().unwrap()).unwrap();
     let ClientEntry::Kubernetes {
