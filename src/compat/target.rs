@@ -122,6 +122,8 @@ pub fn from_sysbench(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, DbE
     Ok(Target {
         driver: Driver::Mysql,
         hosts,
+        logins: Vec::new(),
+        prepare_on: crate::db::PrepareOn::First,
         sockets,
         user: get("mysql_user").unwrap_or_else(|| DEFAULT_USER.into()),
         secret: password,
@@ -192,6 +194,8 @@ fn from_sysbench_pgsql(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, D
     Ok(Target {
         driver: Driver::Pgsql,
         hosts,
+        logins: Vec::new(),
+        prepare_on: crate::db::PrepareOn::First,
         sockets,
         user: get("pgsql_user").unwrap_or_else(|| DEFAULT_USER.into()),
         secret: get("pgsql_password").map(Secret::literal),

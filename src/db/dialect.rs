@@ -99,9 +99,10 @@ pub trait Dialect: Sync {
 
     /// Why the setup connection could not be opened.
     fn connect_failed(&self, t: &Target, e: &SqlError) -> String {
+        let t = t.at(0);
         format!(
             "cannot connect to {} as user `{}`, database `{}`: {e}",
-            self.endpoint(t, 0),
+            self.endpoint(&t, 0),
             t.user,
             t.database
         )
@@ -205,10 +206,30 @@ pub trait Dialect: Sync {
     fn describe(&self, t: &Target, default: bool) -> String {
         let _ = default;
         let n = t.sockets.len().max(t.hosts.len()).max(1);
+        let driver = format!("{:?}", t.driver).to_ascii_lowercase();
+        let each = if t.prepare_on == crate::db::PrepareOn::Each && t.hosts.len() > 1 {
+            ", prepare and cleanup on each host"
+        } else {
+            ""
+        };
+        if !t.logins.is_empty() {
+            // Hosts with their own login show it: `127.0.0.1:3306 (user u1, database d1)`.
+            let eps: Vec<String> = (0..n)
+                .map(|i| {
+                    let own = t.at(i);
+                    format!(
+                        "{} (user {}, database {})",
+                        self.endpoint(t, i),
+                        own.user,
+                        own.database
+                    )
+                })
+                .collect();
+            return format!("{driver} {}{each}", eps.join(" "));
+        }
         let eps: Vec<String> = (0..n).map(|i| self.endpoint(t, i)).collect();
         format!(
-            "{} {}, database {}, user {}",
-            format!("{:?}", t.driver).to_ascii_lowercase(),
+            "{driver} {}, database {}, user {}{each}",
             eps.join(" "),
             t.database,
             t.user

@@ -31,8 +31,8 @@ pub use self::conn::{Cell, Connection, DataRow, Done, ErrKind, Fetched, P, SqlEr
 pub use self::dialect::{Dialect, ServerAdmin, TableSpec};
 pub use self::target::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_PACKET, DEFAULT_QUERY_TIMEOUT, DEFAULT_SQLITE_PATH,
-    DbError, Driver, IgnoreErrors, Limits, MAX_ADMIN_ROWS, PsMode, RawTarget, Secret, Sockets,
-    SqliteOptions, SslMode, Target, WireTarget, parse_host,
+    DbError, Driver, HostEntry, HostLogin, IgnoreErrors, Limits, Login, MAX_ADMIN_ROWS, PrepareOn,
+    PsMode, RawTarget, Secret, Sockets, SqliteOptions, SslMode, Target, WireTarget, parse_host,
 };
 
 /// The `SBSUITE_*` environment variables that pick a database's client (process switches,
@@ -50,8 +50,9 @@ impl Driver {
     }
 }
 
-/// Opens connections to a [`Target`], each to the next endpoint in round-robin order, through
-/// the target's driver.
+/// Opens connections to a [`Target`], each to the next endpoint in round-robin order (with
+/// that host's own login when its `hosts` entry has one, [`Target::at`]), through the target's
+/// driver.
 #[derive(Debug)]
 pub struct Connector {
     pub target: Target,
@@ -73,7 +74,7 @@ impl Connector {
         if self.target.dry_run {
             return Ok(Box::<dry_run::DryRun>::default());
         }
-        self.target.driver.dialect().open(&self.target, n)
+        self.target.driver.dialect().open(&self.target.at(n), n)
     }
 
     /// Opens a connection to endpoint `n` (modulo the endpoints) without moving the
@@ -90,7 +91,7 @@ impl Connector {
     /// Opens a real connection to endpoint `n` even for a `dry_run` target: server settings
     /// of variants are applied and read back for real.
     pub fn connect_server(&self, n: usize) -> Result<Box<dyn Connection>, SqlError> {
-        let conn = self.target.driver.dialect().open(&self.target, n)?;
+        let conn = self.target.driver.dialect().open(&self.target.at(n), n)?;
         Ok(interrupt::guarded(conn))
     }
 }

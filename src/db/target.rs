@@ -320,6 +320,12 @@ pub struct Target {
     pub driver: Driver,
     /// `(host, port)` pairs in round-robin order; ignored when `sockets` is not empty.
     pub hosts: Vec<(String, u16)>,
+    /// The login of each of `hosts` (same order) when some `hosts` entry is a table with its
+    /// own `user`, `password` or `database`; empty when every connection logs in with
+    /// `user`, `secret` and `database`. Read through [`Target::at`].
+    pub logins: Vec<Login>,
+    /// Where prepare and cleanup steps run: the first host, or each of `hosts`.
+    pub prepare_on: PrepareOn,
     pub sockets: Vec<String>,
     pub user: String,
     /// The password (opaque: read it through [`Target::password`]).
@@ -342,6 +348,25 @@ pub struct Target {
     /// SQLite: the database file (`:memory:` for one in-memory database shared by the
     /// workers) and its pragmas.
     pub sqlite: SqliteOptions,
+}
+
+/// The login of one host of a target whose `hosts` entries carry their own credentials.
+#[derive(Clone, Debug)]
+pub struct Login {
+    pub user: String,
+    pub secret: Option<Secret>,
+    pub database: String,
+}
+
+// Where prepare and cleanup steps run: on the first host (`first`, the default: the hosts
+// share the data, as replicas or nodes of one cluster) or on each host (`each`: sharded
+// setups where every host has its own tables). (Not a doc comment, as `Driver`.)
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PrepareOn {
+    #[default]
+    First,
+    Each,
 }
 
 /// The SQLite-only settings of a target.
@@ -372,6 +397,8 @@ impl std::fmt::Debug for Target {
         f.debug_struct("Target")
             .field("driver", &self.driver)
             .field("hosts", &self.hosts)
+            .field("logins", &self.logins)
+            .field("prepare_on", &self.prepare_on)
             .field("sockets", &self.sockets)
             .field("user", &self.user)
             .field("password", &self.secret.as_ref().map(|_| "***"))
@@ -415,11 +442,36 @@ impl Target {
     pub fn from_raw(raw: &RawTarget) -> Result<Target, DbError> {
         let dialect = raw.driver.dialect();
         let port = dialect.default_port();
+        let user = raw.user.clone().unwrap_or_else(|| "sbtest".into());
+        let database = raw.database.clone().unwrap_or_else(|| "sbtest".into());
         let mut hosts = Vec::new();
-        for h in &raw.hosts {
-            hosts.push(parse_host(h, port)?);
+        let mut logins = Vec::new();
+        for (i, h) in raw.hosts.iter().enumerate() {
+            match h {
+                HostEntry::Address(text) => {
+                    hosts.push(parse_host(text, port)?);
+                    logins.push(Login {
+                        user: user.clone(),
+                        secret: raw.password.clone().map(Secret::template),
+                        database: database.clone(),
+                    });
+                }
+                HostEntry::Login(l) => {
+                    hosts.push(l.endpoint(i, port)?);
+                    logins.push(l.login(i, &user, raw.password.as_deref(), &database)?);
+                }
+            }
+        }
+        // Only entries with their own login need per-host logins; plain strings log in alike.
+        if !raw.hosts.iter().any(|h| matches!(h, HostEntry::Login(_))) {
+            logins.clear();
         }
         let sockets: Vec<String> = raw.socket.iter().flat_map(|s| s.paths()).collect();
+        if !sockets.is_empty() && !logins.is_empty() {
+            return Err(DbError::Invalid(
+                "[target] socket wins over hosts, so the logins of the hosts tables would be ignored: remove socket, or give user and password in [target]".into(),
+            ));
+        }
         if raw.socket.is_some() && sockets.iter().all(|s| s.trim().is_empty()) {
             return Err(DbError::Invalid(
                 "[target] socket is empty: write socket = \"/run/mysqld/mysqld.sock\" or a list of socket paths, or remove it to use hosts".into(),
@@ -466,10 +518,12 @@ impl Target {
         Ok(Target {
             driver: raw.driver,
             hosts,
+            logins,
+            prepare_on: raw.prepare_on.unwrap_or_default(),
             sockets,
-            user: raw.user.clone().unwrap_or_else(|| "sbtest".into()),
+            user,
             secret: raw.password.clone().map(Secret::template),
-            database: raw.database.clone().unwrap_or_else(|| "sbtest".into()),
+            database,
             ps_mode: raw.ps_mode.unwrap_or(PsMode::Auto),
             ignore_errors,
             ssl,
@@ -493,6 +547,8 @@ impl Target {
         Target {
             driver: Driver::Sqlite,
             hosts: Vec::new(),
+            logins: Vec::new(),
+            prepare_on: PrepareOn::First,
             sockets: Vec::new(),
             user: String::new(),
             secret: None,
@@ -518,12 +574,52 @@ impl Target {
             .map_err(|e| DbError::Invalid(format!("[target] password: {e}; {}", e.help())))
     }
 
-    /// Whether the password template renders in this process's environment, checked before
+    /// Whether the password templates render in this process's environment, checked before
     /// anything runs (`validate`, `plan`, `run`) so that an unset variable is found at once,
-    /// not at the first login after the results directory exists. The password is rendered
-    /// and dropped, never shown.
-    pub fn check_password(&self) -> Result<(), PasswordError> {
-        self.render_password().map(drop)
+    /// not at the first login after the results directory exists: `[target] password`, then
+    /// each `hosts` entry's own (the error names the entry's index). The passwords are
+    /// rendered and dropped, never shown.
+    pub fn check_password(&self) -> Result<(), (Option<usize>, PasswordError)> {
+        if self.logins.is_empty() {
+            return self.render_password().map(drop).map_err(|e| (None, e));
+        }
+        for i in 0..self.logins.len() {
+            self.at(i).render_password().map_err(|e| (Some(i), e))?;
+        }
+        Ok(())
+    }
+
+    /// The target connection number `n` (0-based, in opening order) logs in to: this one when
+    /// every connection logs in alike, else the `n`-th host round-robin with its own login, as
+    /// a target of that one host (so `hosts[n % 1]` in the clients picks it).
+    pub fn at(&self, n: usize) -> std::borrow::Cow<'_, Target> {
+        if self.logins.is_empty() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let i = n % self.logins.len();
+        let login = &self.logins[i];
+        let mut one = self.clone();
+        one.hosts = vec![self.hosts[i].clone()];
+        one.logins = Vec::new();
+        one.user = login.user.clone();
+        one.secret = login.secret.clone();
+        one.database = login.database.clone();
+        std::borrow::Cow::Owned(one)
+    }
+
+    /// The targets a prepare or cleanup step runs on: this one (its first host) with
+    /// `prepare_on = "first"`, or each host with its login with `prepare_on = "each"`.
+    pub fn prepare_targets(&self) -> Vec<Target> {
+        if self.prepare_on == PrepareOn::First || self.hosts.len() < 2 || !self.sockets.is_empty() {
+            return vec![self.clone()];
+        }
+        (0..self.hosts.len())
+            .map(|i| {
+                let mut one = self.at(i).into_owned();
+                one.hosts = vec![self.hosts[i].clone()];
+                one
+            })
+            .collect()
     }
 
     fn render_password(&self) -> Result<Option<String>, PasswordError> {
@@ -583,7 +679,9 @@ fn millis(d: Duration) -> u64 {
 }
 
 impl Target {
-    /// This target without its password, for the wire.
+    /// This target without its password, for the wire. Not yet its per-host logins
+    /// ([`Target::logins`]): an agent connects every host with `user`, `database` and the one
+    /// password sent beside.
     pub fn to_wire(&self) -> WireTarget {
         WireTarget {
             driver: self.driver,
@@ -628,6 +726,10 @@ impl WireTarget {
         Ok(Target {
             driver: self.driver,
             hosts: self.hosts,
+            // Per-host logins (#18) do not travel yet: the wire has one password.
+            logins: Vec::new(),
+            // Agents only run; prepare and cleanup stay with the coordinator.
+            prepare_on: PrepareOn::First,
             sockets: self.sockets,
             user: self.user,
             secret: password.map(Secret::literal),
@@ -663,9 +765,15 @@ impl WireTarget {
 #[serde(deny_unknown_fields)]
 pub struct RawTarget {
     pub driver: Driver,
-    /// `host:port` pairs; connections are spread round-robin as sysbench does.
+    /// `host:port` pairs, or tables with a host's own login (`{ host = "10.0.0.1:2881", user
+    /// = "u1", password = "{{ env.PW1 }}" }`); connections are spread round-robin as sysbench
+    /// does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<String>,
+    pub hosts: Vec<HostEntry>,
+    /// Where prepare and cleanup run with several hosts: `"first"` (default) or `"each"`
+    /// (sharded setups where every host has its own tables).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepare_on: Option<PrepareOn>,
     /// Unix socket path, or a list of them (connections spread round-robin, as sysbench's
     /// `--mysql-socket=a,b`); wins over `hosts`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -730,6 +838,133 @@ pub struct RawTarget {
     /// (`--mysql-dry-run`): measures the client's own cost per event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
+}
+
+/// One entry of `[target] hosts`: `"host:port"`, or a table with the host's own login.
+#[derive(Debug, Serialize, JsonSchema, Clone)]
+#[serde(untagged)]
+pub enum HostEntry {
+    Address(String),
+    Login(HostLogin),
+}
+
+/// A `hosts` entry with its own login; what it leaves out comes from `[target]`.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct HostLogin {
+    /// `host` or `host:port`.
+    pub host: String,
+    /// The port, when `host` has none (default: the driver's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// A template such as `"{{ env.PW1 }}"`, as `[target] password`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
+}
+
+// By hand rather than `#[serde(untagged)]`: an untagged enum reports a misspelt key of a table
+// entry only as "did not match any variant"; this keeps `deny_unknown_fields`' message (and
+// toml's position of the key).
+impl<'de> Deserialize<'de> for HostEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<HostEntry, D::Error> {
+        struct Entry;
+        impl<'de> serde::de::Visitor<'de> for Entry {
+            type Value = HostEntry;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("\"host:port\" or a table such as { host = \"10.0.0.1:3306\", user = \"u1\", password = \"{{ env.PW1 }}\" }")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<HostEntry, E> {
+                Ok(HostEntry::Address(s.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<HostEntry, A::Error> {
+                HostLogin::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(HostEntry::Login)
+            }
+        }
+        d.deserialize_any(Entry)
+    }
+}
+
+impl HostEntry {
+    /// The entry's password template, if it has its own.
+    pub fn password(&self) -> Option<&str> {
+        match self {
+            HostEntry::Login(l) => l.password.as_deref(),
+            HostEntry::Address(_) => None,
+        }
+    }
+
+    /// The entry's own password, for redaction.
+    pub fn password_mut(&mut self) -> Option<&mut String> {
+        match self {
+            HostEntry::Login(l) => l.password.as_mut(),
+            HostEntry::Address(_) => None,
+        }
+    }
+}
+
+impl HostLogin {
+    /// `(host, port)` of entry `i`: its `port` wins over a port in `host`.
+    fn endpoint(&self, i: usize, default_port: u16) -> Result<(String, u16), DbError> {
+        if self.host.trim().is_empty() {
+            return Err(DbError::Invalid(format!(
+                "[target] hosts[{i}].host is empty: write host = \"10.0.0.1:3306\" (or host = \"db.example\" with port = 3306)"
+            )));
+        }
+        let (host, port) = parse_host(&self.host, default_port).map_err(|_| {
+            DbError::Invalid(format!(
+                "[target] hosts[{i}].host = \"{}\" is not `host` or `host:port`: write e.g. \"10.0.0.1:3306\"",
+                self.host
+            ))
+        })?;
+        match self.port {
+            None => Ok((host, port)),
+            Some(p) => match u16::try_from(p) {
+                Ok(p) if p > 0 => Ok((host, p)),
+                _ => Err(DbError::Invalid(format!(
+                    "[target] hosts[{i}].port = {p} is not a TCP port: use 1 to 65535"
+                ))),
+            },
+        }
+    }
+
+    /// The login of entry `i`, each key it leaves out from `[target]`.
+    fn login(
+        &self,
+        i: usize,
+        user: &str,
+        password: Option<&str>,
+        database: &str,
+    ) -> Result<Login, DbError> {
+        if let Some(pw) = &self.password
+            && minijinja::Environment::new().template_from_str(pw).is_err()
+        {
+            return Err(DbError::Invalid(format!(
+                "[target] hosts[{i}].password is not a valid template: write password = \"{{{{ env.PW{} }}}}\" and export PW{}",
+                i + 1,
+                i + 1
+            )));
+        }
+        Ok(Login {
+            user: self.user.clone().unwrap_or_else(|| user.to_string()),
+            secret: self
+                .password
+                .as_deref()
+                .or(password)
+                .map(|p| Secret::template(p.to_string())),
+            database: self
+                .database
+                .clone()
+                .unwrap_or_else(|| database.to_string()),
+        })
+    }
 }
 
 /// `socket = "/path"` or `socket = ["/a", "/b"]`.
@@ -832,6 +1067,63 @@ mod tests {
             Target::from_raw(&raw("driver = \"mysql\"\npassword = \"s3cr3t-literal\"")).unwrap();
         assert_eq!(t.password().unwrap().as_deref(), Some("s3cr3t-literal"));
         assert!(!format!("{t:?}").contains("s3cr3t"));
+    }
+
+    #[test]
+    fn hosts_tables_carry_their_own_login_and_the_rest_comes_from_target() {
+        let t = Target::from_raw(&raw(
+            "driver = \"mysql\"\nuser = \"top\"\npassword = \"top-pw\"\ndatabase = \"d\"\nhosts = [{ host = \"a:1\", user = \"u1\", password = \"pw1\" }, \"b:2\", { host = \"c\", port = 3, database = \"d3\" }]",
+        ))
+        .unwrap();
+        assert_eq!(
+            t.hosts,
+            [("a".into(), 1), ("b".into(), 2), ("c".into(), 3)] as [(String, u16); 3]
+        );
+        let login = |n: usize| {
+            let one = t.at(n);
+            assert_eq!(one.hosts.len(), 1);
+            (
+                one.endpoint(n),
+                one.user.clone(),
+                one.password().unwrap().unwrap(),
+                one.database.clone(),
+            )
+        };
+        assert_eq!(
+            login(0),
+            ("a:1".into(), "u1".into(), "pw1".into(), "d".into())
+        );
+        assert_eq!(
+            login(1),
+            ("b:2".into(), "top".into(), "top-pw".into(), "d".into())
+        );
+        assert_eq!(
+            login(5),
+            ("c:3".into(), "top".into(), "top-pw".into(), "d3".into())
+        );
+        // Round-robin by connection, as over plain hosts.
+        assert_eq!(login(3), login(0));
+        assert!(!format!("{t:?}").contains("pw1"), "{t:?}");
+        assert_eq!(t.prepare_targets().len(), 1, "prepare_on defaults to first");
+        // Plain strings only: one login, no per-host copies.
+        let plain = Target::from_raw(&raw("driver = \"mysql\"\nhosts = [\"a\", \"b\"]")).unwrap();
+        assert!(plain.logins.is_empty());
+        assert!(matches!(plain.at(1), std::borrow::Cow::Borrowed(_)));
+        let each = Target::from_raw(&raw(
+            "driver = \"mysql\"\nprepare_on = \"each\"\nhosts = [\"a\", \"b\"]",
+        ))
+        .unwrap();
+        let on: Vec<_> = each
+            .prepare_targets()
+            .iter()
+            .map(|t| t.hosts.clone())
+            .collect();
+        assert_eq!(on, [[("a".to_string(), 3306)], [("b".to_string(), 3306)]]);
+        let e = Target::from_raw(&raw(
+            "driver = \"mysql\"\nsocket = \"/s\"\nhosts = [{ host = \"a\", user = \"u\" }]",
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("socket wins over hosts"), "{e}");
     }
 
     #[test]

@@ -409,11 +409,56 @@ pub fn prepare_step_with_target(
     out: &mut dyn Write,
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
+    // `prepare_on = "each"`: the step runs on every host in turn, each with its own login
+    // (sharded setups); otherwise on the target as it is (the first host).
+    let targets = target.map(Target::prepare_targets).unwrap_or_default();
+    if targets.len() < 2 {
+        return prepare_on(workload, options, target, cleanup, None, out, stop);
+    }
+    for (i, t) in targets.iter().enumerate() {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let line = format!(
+            "{} on host {} of {}: {}\n",
+            if cleanup { "Cleaning up" } else { "Preparing" },
+            i + 1,
+            targets.len(),
+            t.endpoint(0)
+        );
+        prepare_on(
+            workload,
+            options,
+            Some(t),
+            cleanup,
+            Some((i, &line)),
+            out,
+            stop,
+        )?;
+    }
+    Ok(())
+}
+
+/// One prepare or cleanup on `target`; `host` is the host's index and the line that
+/// introduces it when the step runs on each host (the banner comes once, before the first).
+fn prepare_on(
+    workload: &str,
+    options: &Options,
+    target: Option<&Target>,
+    cleanup: bool,
+    host: Option<(usize, &str)>,
+    out: &mut dyn Write,
+    stop: &AtomicBool,
+) -> Result<(), EngineError> {
     let (spec, config, engine) = step_engine(workload, options, target)?;
     // sysbench prints its banner line and a blank line before a prepare or cleanup of a test
     // that has data; the others have nothing to prepare and stay silent.
-    if spec.data.family.is_some() {
+    if spec.data.family.is_some() && host.is_none_or(|(i, _)| i == 0) {
         write_banner_at(out, config.verbosity)?;
+    }
+    if let Some((_, line)) = host {
+        out.write_all(line.as_bytes())
+            .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
     }
     // sysbench's Lua scripts (the database workloads) report their progress with Lua's
     // `print`, which no verbosity silences; fileio reports through its logger, at level 3.

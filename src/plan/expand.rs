@@ -201,7 +201,8 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
         None => Some(crate::db::Target::sqlite_default()),
         Some(Ok(t)) => Some(t),
         Some(Err(e)) => {
-            // The messages start with `[target] <key>`: point at that key's value.
+            // The messages start with `[target] <key>` (or `[target] hosts[1].port`): point
+            // at that key's value.
             let text = e.to_string();
             let mut path = vec![Seg::key("target")];
             if let Some(key) = text
@@ -209,7 +210,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                 .and_then(|r| r.split([' ', ':']).next())
                 .filter(|k| !k.is_empty())
             {
-                path.push(Seg::key(key));
+                path.extend(target_key_path(key));
             }
             return Err(suite.error(&path, text).into());
         }
@@ -677,6 +678,24 @@ pub fn suite_forced_shutdown(time_s: u64) -> Option<u64> {
 }
 
 /// The values that identify a dataset, or `None` for workloads without data.
+/// The path of a key as a `[target]` message names it: `ssl`, or `hosts[1].port`.
+fn target_key_path(key: &str) -> Vec<Seg> {
+    let mut path = Vec::new();
+    for part in key.split('.') {
+        match part.split_once('[') {
+            Some((name, rest)) => {
+                path.push(Seg::key(name));
+                match rest.trim_end_matches(']').parse() {
+                    Ok(i) => path.push(Seg::Index(i)),
+                    Err(_) => break,
+                }
+            }
+            None => path.push(Seg::key(part)),
+        }
+    }
+    path
+}
+
 fn dataset_key(run: &Run) -> Option<Vec<Value>> {
     let family = run.spec.data.family?;
     let mut key = vec![Value::Str(family.to_string())];

@@ -89,8 +89,12 @@ pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
         if crate::suite::stored::has_literal_password(suite.target.as_ref()) {
             return Err(ResumeError::LiteralPassword(dir.to_path_buf()));
         }
-        if let Err(e) = target.password() {
-            return Err(ResumeError::Password(dir.to_path_buf(), e.to_string()));
+        if let Err((host, e)) = target.check_password() {
+            let key = host.map_or("password".to_string(), |i| format!("hosts[{i}]'s password"));
+            return Err(ResumeError::Password(
+                dir.to_path_buf(),
+                format!("[target] {key}: {e}; {}", e.help()),
+            ));
         }
     }
     // Rows and journal against the plan: repaired when there is one right answer, else refused.
@@ -130,11 +134,28 @@ pub fn check_offline(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
     let target = plan.steps.iter().find_map(|s| s.target.as_ref());
     // SQLite has no login: a password there is never rendered, so it is not checked either.
     if let Some(t) = target.filter(|t| t.has_server())
-        && let Err(e) = t.check_password()
+        && let Err((host, e)) = t.check_password()
     {
+        // `[target] password`, or the one of `hosts` entry `host` (a table with its own).
+        let path = match host {
+            Some(i)
+                if suite
+                    .target
+                    .as_ref()
+                    .is_some_and(|r| r.hosts.get(i).and_then(|h| h.password()).is_some()) =>
+            {
+                vec![
+                    Seg::key("target"),
+                    Seg::key("hosts"),
+                    Seg::Index(i),
+                    Seg::key("password"),
+                ]
+            }
+            _ => vec![Seg::key("target"), Seg::key("password")],
+        };
         return Err(suite
             .error(
-                &[Seg::key("target"), Seg::key("password")],
+                &path,
                 format!("the password template cannot be rendered: {e}"),
             )
             .with_help(format!("{}; nothing has run", e.help())));

@@ -80,7 +80,9 @@ impl fmt::Display for ConfigError {
                     let keep: String = source_line.chars().take(col.saturating_sub(1)).collect();
                     format!("{keep}{}", super::stored::REDACTED)
                 } else {
-                    source_line.clone()
+                    // A line may hold a password without being about it: a `hosts` entry
+                    // such as `{ host = "h", password = "…", prot = 1 }`.
+                    redact_passwords(source_line)
                 };
                 writeln!(f, "{:gutter$}--> {file}:{line}:{col}", "")?;
                 writeln!(f, "{:gutter$} |", "")?;
@@ -110,6 +112,35 @@ impl fmt::Display for ConfigError {
         }
         Ok(())
     }
+}
+
+/// `line` with the value of every `password = "literal"` in it replaced by `***` (templates,
+/// which hold no secret, stay).
+fn redact_passwords(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(i) = rest.find("password") {
+        let (head, tail) = rest.split_at(i + "password".len());
+        out.push_str(head);
+        rest = tail;
+        let Some(value) = tail.trim_start().strip_prefix('=').map(str::trim_start) else {
+            continue;
+        };
+        let Some(quote) = value.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            continue;
+        };
+        let body = &value[1..];
+        let end = body.find(quote).unwrap_or(body.len());
+        out.push_str(&tail[..tail.len() - value.len() + 1]);
+        if body[..end].contains("{{") {
+            out.push_str(&body[..end]);
+        } else {
+            out.push_str(super::stored::REDACTED);
+        }
+        rest = &body[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// All errors found in one suite file (validation keeps going to report as many as it can).
@@ -187,6 +218,23 @@ mod tests {
         assert!(text.contains("   |           ^"), "{text}");
         assert!(text.contains("= key: matrix.threads"), "{text}");
         assert!(text.contains("= help: use 1 or more"), "{text}");
+    }
+
+    #[test]
+    fn literal_passwords_on_a_shown_line_are_redacted() {
+        assert_eq!(
+            redact_passwords(r#"  { host = "h", password = "hunter2", prot = 1 },"#),
+            r#"  { host = "h", password = "***", prot = 1 },"#
+        );
+        assert_eq!(
+            redact_passwords(r#"{ password='a"b' }, { password = "{{ env.PW }}" }"#),
+            r#"{ password='***' }, { password = "{{ env.PW }}" }"#
+        );
+        assert_eq!(redact_passwords("password_file = 1"), "password_file = 1");
+        assert_eq!(
+            redact_passwords(r#"password = "unterminated"#),
+            r#"password = "***"#
+        );
     }
 
     #[test]

@@ -212,7 +212,12 @@ impl SetOverride {
 /// Whether a key path is `[target] password`, the one secret: a layer takes its value as
 /// written, and no error repeats it.
 fn is_password(path: &[String]) -> bool {
-    matches!(path, [t, p] if t == "target" && p == "password")
+    match path {
+        [t, p] => t == "target" && p == "password",
+        // A `hosts` entry's own (`target.hosts.1.password`).
+        [t, h, _, p] => t == "target" && h == "hosts" && p == "password",
+        _ => false,
+    }
 }
 
 /// A figment provider for one layer we parsed ourselves (the file, or the `--set` options).

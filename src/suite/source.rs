@@ -72,6 +72,15 @@ impl SourceMap {
         let mut key_span = None;
         for seg in path {
             match seg {
+                // figment names array items by their index (`target.hosts.1.port`).
+                Seg::Key(k)
+                    if let Some(items) = value.and_then(|v| v.get_ref().as_array())
+                        && let Ok(i) = k.parse::<usize>() =>
+                {
+                    let v = items.get(i)?;
+                    key_span = Some(v.span());
+                    value = Some(v);
+                }
                 Seg::Key(k) => {
                     let t = match value {
                         None => root.get_ref(),

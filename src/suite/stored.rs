@@ -32,9 +32,13 @@ fn is_literal_password(password: &str) -> bool {
 /// Whether `target` has a `password` that is a literal, i.e. that the stored suite holds only
 /// as [`REDACTED`].
 pub fn has_literal_password(target: Option<&RawTarget>) -> bool {
-    target
-        .and_then(|t| t.password.as_deref())
-        .is_some_and(is_literal_password)
+    target.is_some_and(|t| {
+        t.password
+            .iter()
+            .map(String::as_str)
+            .chain(t.hosts.iter().filter_map(|h| h.password()))
+            .any(is_literal_password)
+    })
 }
 
 /// `raw` (merged by figment, keys sorted) with every table's keys in the order of `file` (the
@@ -86,14 +90,31 @@ pub fn resolved_toml(raw: &RawSuite) -> String {
         Ok(v) => v,
         Err(e) => return format!("# could not serialise the resolved suite: {e}\n"),
     };
-    if has_literal_password(raw.target.as_ref())
-        && let Some(pw) = value.get_mut("target").and_then(|t| t.get_mut("password"))
-    {
-        *pw = toml::Value::String(REDACTED.into());
+    if let Some(target) = value.get_mut("target") {
+        redact(target);
     }
     match &value {
         toml::Value::Table(root) => document(root),
         _ => String::new(),
+    }
+}
+
+/// Replaces the literal passwords of a serialised `[target]` (its own and those of its `hosts`
+/// tables) with [`REDACTED`]; templates stay.
+fn redact(target: &mut toml::Value) {
+    let redact_one = |table: &mut toml::Value| {
+        if let Some(pw) = table.get_mut("password")
+            && pw.as_str().is_some_and(is_literal_password)
+        {
+            *pw = toml::Value::String(REDACTED.into());
+        }
+    };
+    redact_one(target);
+    if let Some(toml::Value::Array(hosts)) = target.get_mut("hosts") {
+        hosts
+            .iter_mut()
+            .filter(|h| h.is_table())
+            .for_each(redact_one);
     }
 }
 

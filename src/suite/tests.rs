@@ -389,6 +389,24 @@ fn literal_passwords_are_redacted_templates_kept() {
 }
 
 #[test]
+fn literal_passwords_of_hosts_entries_are_redacted_templates_kept() {
+    let text = format!(
+        "{GOOD}\n[target]\ndriver = \"mysql\"\nhosts = [{{ host = \"a\", password = \"hunter2\" }}, \"b\", {{ host = \"c\", password = \"{{{{ env.PW3 }}}}\" }}]\n"
+    );
+    let s = load(&text).unwrap();
+    assert!(!s.resolved_toml.contains("hunter2"), "{}", s.resolved_toml);
+    assert!(s.resolved_toml.contains("***"), "{}", s.resolved_toml);
+    assert!(
+        s.resolved_toml.contains("{{ env.PW3 }}"),
+        "{}",
+        s.resolved_toml
+    );
+    assert!(crate::suite::stored::has_literal_password(
+        s.target.as_ref()
+    ));
+}
+
+#[test]
 fn sizes_and_numbers_are_typed() {
     let text = GOOD.replace(
         "threads = [1, 2]",

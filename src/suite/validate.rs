@@ -190,16 +190,34 @@ pub(super) fn validate(
             Some("e.g. step_name = \"{{ workload }}-t{{ threads }}\"".into()),
         );
     }
-    if let Some(target) = &raw.target
-        && let Some(pw) = &target.password
-        && let Err(e) = minijinja::Environment::new().template_from_str(pw)
-    {
-        c.err(
-            &[Seg::key("target"), Seg::key("password")],
-            false,
-            format!("invalid password template: {e}"),
-            Some("write password = \"{{ env.DB_PASSWORD }}\" and export DB_PASSWORD".into()),
-        );
+    if let Some(target) = &raw.target {
+        // `[target] password`, then each `hosts` table's own.
+        let passwords = target
+            .password
+            .as_deref()
+            .map(|pw| (vec![Seg::key("target"), Seg::key("password")], pw))
+            .into_iter()
+            .chain(target.hosts.iter().enumerate().filter_map(|(i, h)| {
+                let path = vec![
+                    Seg::key("target"),
+                    Seg::key("hosts"),
+                    Seg::Index(i),
+                    Seg::key("password"),
+                ];
+                h.password().map(|pw| (path, pw))
+            }));
+        for (path, pw) in passwords {
+            if let Err(e) = minijinja::Environment::new().template_from_str(pw) {
+                c.err(
+                    &path,
+                    false,
+                    format!("invalid password template: {e}"),
+                    Some(
+                        "write password = \"{{ env.DB_PASSWORD }}\" and export DB_PASSWORD".into(),
+                    ),
+                );
+            }
+        }
     }
 
     if let Some(hooks) = &raw.hooks {
