@@ -1,9 +1,11 @@
 //! Per-host credentials (`[target] hosts` entries that are tables with their own `user`,
 //! `password`, `port`, `database`) and `prepare_on = "each"`, issue #18, against the real local
-//! MariaDB: two logins, `sbsuite_u1` and `sbsuite_u2` (created by `.ci/run`; created here too
-//! when `CI` is not set), both on 127.0.0.1:3306. Which login ran the statements is read on
-//! the server: the workload inserts `CURRENT_USER()` and `CONNECTION_ID()` with every event.
-//! The passwords must appear nowhere sbsuite writes.
+//! servers: on MariaDB two logins `sbsuite_u1` and `sbsuite_u2`, both on 127.0.0.1:3306; on
+//! PostgreSQL two roles `sbsuite_h1` and `sbsuite_h2` on 127.0.0.1:5432 (`.ci/run` creates
+//! them, and makes the roles authenticate by password; created here too when `CI` is not set).
+//! Which login ran the statements is read on the server: the workload inserts the server's
+//! `CURRENT_USER()` / `current_user` and its connection id with every event. The passwords must
+//! appear nowhere sbsuite writes.
 
 use std::path::Path;
 
@@ -94,23 +96,31 @@ fn drop_databases(names: &[&str]) {
 
 /// A workload that records, with every event, the login and the connection that ran it
 /// (`who`), and a `scratch` table that only its cleanup drops.
+/// On PostgreSQL the table is opened to every role: the second host's login inserts into the
+/// table the first one created.
 const WHOAMI: &str = r#"
 [workloads.whoami]
 summary = "records the login of every statement"
 schema = [
-  "CREATE TABLE who (id BIGINT AUTO_INCREMENT PRIMARY KEY, login VARCHAR(200), conn BIGINT)",
+  "CREATE TABLE who (login VARCHAR(200), conn BIGINT)",
+  { mysql = "", pgsql = "GRANT ALL ON who TO PUBLIC" },
   "CREATE TABLE scratch (id INT)",
 ]
 cleanup = ["DROP TABLE IF EXISTS scratch"]
 
 [workloads.whoami.transactions.record]
 autocommit = true
-steps = [{ sql = "INSERT INTO who (login, conn) VALUES (CURRENT_USER(), CONNECTION_ID())" }]
+steps = [{ sql = { mysql = "INSERT INTO who (login, conn) VALUES (CURRENT_USER(), CONNECTION_ID())", pgsql = "INSERT INTO who (login, conn) VALUES (current_user, pg_backend_pid())" } }]
 "#;
 
 fn suite(dir: &Path, target: &str) -> std::path::PathBuf {
+    let driver = if target.contains(":5432") {
+        "driver = \"pgsql\"\nssl = \"disable\""
+    } else {
+        "driver = \"mysql\""
+    };
     let text = format!(
-        "[suite]\nname = \"hosts\"\n\n[target]\ndriver = \"mysql\"\n{target}\n\n[defaults]\nworkload = \"whoami\"\nthreads = 4\ntime = 0\nevents = 400\n{WHOAMI}"
+        "[suite]\nname = \"hosts\"\n\n[target]\n{driver}\n{target}\n\n[defaults]\nworkload = \"whoami\"\nthreads = 4\ntime = 0\nevents = 400\n{WHOAMI}"
     );
     let path = dir.join("hosts.toml");
     std::fs::write(&path, text).unwrap();
@@ -343,4 +353,191 @@ fn bad_hosts_entries_are_refused_with_file_line_and_key() {
         !err.contains("lit-pw-4711") && err.contains("password = \"***\""),
         "{err}"
     );
+}
+
+const ROLES: [&str; 2] = ["sbsuite_h1", "sbsuite_h2"];
+
+/// Runs `sql` as `postgres` in database `db` and returns the rows of the last statement as
+/// text; `None` when the server is unreachable.
+fn postgres(db: &str, sql: &[String]) -> Option<Vec<Vec<String>>> {
+    rt().block_on(async {
+        let mut c = tokio_postgres::Config::new();
+        c.host("127.0.0.1")
+            .port(5432)
+            .user("postgres")
+            .dbname(db)
+            .connect_timeout(std::time::Duration::from_secs(10));
+        let (client, conn) = c.connect(tokio_postgres::NoTls).await.ok()?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut rows = Vec::new();
+        for s in sql {
+            let msgs = client
+                .simple_query(s)
+                .await
+                .unwrap_or_else(|e| panic!("{s}: {e:?}"));
+            rows = msgs
+                .iter()
+                .filter_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(r) => Some(
+                        (0..r.len())
+                            .map(|i| r.get(i).unwrap_or("NULL").to_string())
+                            .collect(),
+                    ),
+                    _ => None,
+                })
+                .collect();
+        }
+        Some(rows)
+    })
+}
+
+/// Fresh databases `(name, owner)` for one PostgreSQL test, with the two roles in place;
+/// `None` (after saying why) without a server.
+fn pg_databases(dbs: &[(&str, &str)]) -> Option<()> {
+    let mut sql = Vec::new();
+    if std::env::var_os("CI").is_none() {
+        for (role, pw) in ROLES.iter().zip(PW) {
+            sql.push(format!(
+                "DO $$BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}') THEN CREATE ROLE {role} LOGIN; END IF; END$$"
+            ));
+            sql.push(format!("ALTER ROLE {role} LOGIN PASSWORD '{pw}'"));
+        }
+    }
+    for (db, owner) in dbs {
+        sql.push(format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
+        sql.push(format!("CREATE DATABASE {db} OWNER {owner}"));
+    }
+    if postgres("postgres", &sql).is_none() {
+        common::skip("no PostgreSQL server accepts postgres@127.0.0.1:5432 (.ci/run starts one)");
+        return None;
+    }
+    Some(())
+}
+
+fn pg_drop(dbs: &[&str]) {
+    let sql: Vec<String> = dbs
+        .iter()
+        .map(|db| format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+        .collect();
+    postgres("postgres", &sql);
+}
+
+/// `(login, distinct connections, rows)` of table `who` in PostgreSQL database `db`.
+fn pg_logins(db: &str) -> Vec<(String, u64, u64)> {
+    postgres(
+        db,
+        &[
+            "SELECT login, COUNT(DISTINCT conn), COUNT(*) FROM who GROUP BY login ORDER BY login"
+                .to_string(),
+        ],
+    )
+    .unwrap()
+    .into_iter()
+    .map(|r| (r[0].clone(), r[1].parse().unwrap(), r[2].parse().unwrap()))
+    .collect()
+}
+
+fn pg_tables(db: &str) -> Vec<String> {
+    postgres(
+        db,
+        &[
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename"
+                .to_string(),
+        ],
+    )
+    .unwrap()
+    .into_iter()
+    .map(|r| r[0].clone())
+    .collect()
+}
+
+#[test]
+fn pgsql_host_entries_log_in_with_their_own_roles() {
+    const DB: &str = "sbsuite_t_hosts_pg_login";
+    if pg_databases(&[(DB, ROLES[0])]).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = suite(
+        dir.path(),
+        &format!(
+            "user = \"sbsuite_nobody\"\ndatabase = \"{DB}\"\nhosts = [\n  {{ host = \"127.0.0.1:5432\", user = \"sbsuite_h1\", password = \"{{{{ env.HOSTS_T_PW1 }}}}\" }},\n  {{ host = \"127.0.0.1\", port = 5432, user = \"sbsuite_h2\", password = \"{{{{ env.HOSTS_T_PW2 }}}}\" }},\n]"
+        ),
+    );
+    let file = file.to_str().unwrap();
+    let (code, out, err) = sbsuite_with_passwords(&["plan", file]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_no_password("plan", &(out + &err));
+    let results = dir.path().join("results");
+    let (code, out, err) = sbsuite_with_passwords(&[
+        "run",
+        file,
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--progress",
+        "plain",
+    ]);
+    let seen = if code == Some(0) {
+        pg_logins(DB)
+    } else {
+        Vec::new()
+    };
+    pg_drop(&[DB]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_no_password("run's stdout and stderr", &(out + &err));
+    assert_no_password(
+        "the run directory",
+        &all_files_text(&run_dir(&results, "hosts")),
+    );
+    let users: Vec<&str> = seen.iter().map(|(l, _, _)| l.as_str()).collect();
+    assert_eq!(users, ROLES, "{seen:?}");
+    for (login, conns, rows) in &seen {
+        assert_eq!(*conns, 2, "{login}: {seen:?}");
+        assert!(*rows > 0, "{login}: {seen:?}");
+    }
+    assert_eq!(seen.iter().map(|(_, _, r)| r).sum::<u64>(), 400, "{seen:?}");
+}
+
+#[test]
+fn pgsql_prepare_on_each_prepares_and_cleans_up_every_host() {
+    const DBS: [&str; 2] = ["sbsuite_t_hosts_pg_each_a", "sbsuite_t_hosts_pg_each_b"];
+    if pg_databases(&[(DBS[0], ROLES[0]), (DBS[1], ROLES[1])]).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = suite(
+        dir.path(),
+        &format!(
+            "prepare_on = \"each\"\nhosts = [\n  {{ host = \"127.0.0.1:5432\", user = \"sbsuite_h1\", password = \"{{{{ env.HOSTS_T_PW1 }}}}\", database = \"{}\" }},\n  {{ host = \"127.0.0.1:5432\", user = \"sbsuite_h2\", password = \"{{{{ env.HOSTS_T_PW2 }}}}\", database = \"{}\" }},\n]",
+            DBS[0], DBS[1]
+        ),
+    );
+    let results = dir.path().join("results");
+    let (code, out, err) = sbsuite_with_passwords(&[
+        "run",
+        file.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--progress",
+        "plain",
+    ]);
+    let (a, b) = if code == Some(0) {
+        (
+            (pg_tables(DBS[0]), pg_logins(DBS[0])),
+            (pg_tables(DBS[1]), pg_logins(DBS[1])),
+        )
+    } else {
+        Default::default()
+    };
+    pg_drop(&DBS);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_no_password("run's output", &(out + &err));
+    assert_eq!(a.0, ["who"], "{a:?}");
+    assert_eq!(b.0, ["who"], "{b:?}");
+    assert_eq!(a.1.len(), 1, "{a:?}");
+    assert_eq!((a.1[0].0.as_str(), a.1[0].1), (ROLES[0], 2), "{a:?}");
+    assert_eq!(b.1.len(), 1, "{b:?}");
+    assert_eq!((b.1[0].0.as_str(), b.1[0].1), (ROLES[1], 2), "{b:?}");
 }
