@@ -32,8 +32,10 @@ pub enum Command {
     Validate(ValidateArgs),
     /// List the workloads and their options with sysbench's defaults.
     Workloads(WorkloadsArgs),
-    /// Print the JSON schema of suite files (the committed copy is schemas/suite.schema.json).
-    Schema,
+    /// Print a JSON schema: of suite files (default; the committed copy is
+    /// schemas/suite.schema.json) or, with `events`, of the lines of `run --events jsonl`
+    /// (schemas/events.schema.json).
+    Schema(SchemaArgs),
     /// Run a sysbench command line as-is: `sbsuite sysbench --test=cpu --num-threads=2 run`.
     ///
     /// Accepts sysbench 1.0 syntax and the 0.4/0.5 forms (`--test=`, `--num-threads`,
@@ -179,6 +181,21 @@ fn roff_ascii(roff: &[u8]) -> Vec<u8> {
         }
     }
     out.into_bytes()
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SchemaArgs {
+    /// Which schema.
+    #[arg(value_enum, default_value_t = SchemaKind::Suite)]
+    pub kind: SchemaKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaKind {
+    /// Suite files.
+    Suite,
+    /// The event lines of `sbsuite run --events jsonl`.
+    Events,
 }
 
 #[derive(Debug, clap::Args)]
@@ -337,6 +354,11 @@ pub struct RunArgs {
     /// the final values.
     #[arg(long, value_name = "SECS")]
     pub metrics_hold: Option<u64>,
+    /// Machine-readable events, one JSON object per line (schema: `sbsuite schema events`):
+    /// `jsonl` writes them to stdout (the steps' reports then go to stderr, so stdout stays
+    /// pure JSON lines), `jsonl:PATH` to the file PATH (created or truncated).
+    #[arg(long, value_name = "jsonl[:PATH]")]
+    pub events: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

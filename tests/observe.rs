@@ -318,3 +318,217 @@ fn metrics_hold_keeps_the_final_values_after_the_suite() {
     child.kill().unwrap();
     let _ = child.wait();
 }
+
+/// The committed events schema, compiled with format checks on (`time` is a date-time).
+fn events_validator() -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/events.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .unwrap()
+}
+
+/// Every line of `text` parsed and validated against the schema; the events in order.
+fn valid_events(text: &str) -> Vec<serde_json::Value> {
+    let validator = events_validator();
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    for e in &events {
+        let errors: Vec<String> = validator
+            .iter_errors(e)
+            .map(|err| format!("{} at {}", err, err.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{e}\n{errors:#?}");
+        assert_eq!(e["schema"], 1);
+    }
+    events
+}
+
+fn kinds(events: &[serde_json::Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect()
+}
+
+/// What both runs must show: the suite's start first and its end last, one step_end per step
+/// of the plan, the run step's row and interval samples, the variant applied and restored.
+fn check_run_events(events: &[serde_json::Value], steps: usize, workload: &str) {
+    let k = kinds(events);
+    assert_eq!(k.first(), Some(&"suite_start"), "{k:?}");
+    assert_eq!(k.last(), Some(&"suite_end"), "{k:?}");
+    for kind in [
+        "variant_applied",
+        "variant_restored",
+        "interval",
+        "step_start",
+    ] {
+        assert!(k.contains(&kind), "no {kind}: {k:?}");
+    }
+    let start = &events[0];
+    assert_eq!(start["steps_total"], steps);
+    assert_eq!(start["matrix"]["workload"], serde_json::json!([workload]));
+    let ends: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["event"] == "step_end").collect();
+    assert_eq!(ends.len(), steps);
+    let run = ends.iter().find(|e| e["kind"] == "run").unwrap();
+    assert_eq!(run["status"], "done");
+    assert_eq!(run["row"]["workload"], workload);
+    assert_eq!(run["row"]["status"], "ok");
+    assert!(
+        run["row"]["tps"].as_str().unwrap().parse::<f64>().unwrap() > 0.0,
+        "{run}"
+    );
+    assert_eq!(run["row"]["run_id"], start["run_id"]);
+    let end = events.last().unwrap();
+    assert_eq!(end["exit_status"], 0);
+    assert_eq!(end["steps_ok"], steps);
+}
+
+#[test]
+fn events_of_a_sqlite_run_on_stdout_are_pure_json_lines_valid_against_the_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("s.toml"),
+        "[suite]\nname = \"evented\"\n\n[defaults]\ntime = 2\nreport_interval = 1\ntables = 1\n\
+         table_size = 500\n\n[matrix]\nworkload = [\"oltp_read_only\"]\nthreads = [1]\n\n\
+         [hooks]\nbefore_step = \"true\"\nafter_suite = \"false\"\non_error = \"continue\"\n",
+    )
+    .unwrap();
+    let out = common::sbsuite()
+        .current_dir(tmp.path())
+        .args(["run", "s.toml", "--events", "jsonl"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The reports went to stderr.
+    assert!(stderr.contains("SQL statistics:"), "{stderr}");
+    let events = valid_events(&String::from_utf8(out.stdout).unwrap());
+    check_run_events(&events, 3, "oltp_read_only");
+    let hooks: Vec<_> = events.iter().filter(|e| e["event"] == "hook").collect();
+    assert_eq!(hooks.len(), 4, "3 before_step and after_suite");
+    let last_hook = hooks.last().unwrap();
+    assert_eq!(
+        (&last_hook["hook"], &last_hook["ok"]),
+        (&serde_json::json!("after_suite"), &serde_json::json!(false))
+    );
+    let warning = events.iter().find(|e| e["event"] == "warning").unwrap();
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("after_suite hook failed"),
+        "{warning}"
+    );
+    let intervals = events.iter().filter(|e| e["event"] == "interval").count();
+    assert!(intervals >= 1, "report_interval = 1 over 2 s");
+}
+
+#[test]
+fn events_of_a_mariadb_run_to_a_file_are_valid_against_the_schema() {
+    let db = "sbsuite_t_observe_events";
+    let made = admin(&[
+        format!("DROP DATABASE IF EXISTS {db}"),
+        format!("CREATE DATABASE {db}"),
+    ]);
+    if made.is_none() {
+        common::skip(&format!(
+            "no MySQL/MariaDB server accepts root@{MARIADB} (.ci/run starts one)"
+        ));
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("s.toml"),
+        format!(
+            "[suite]\nname = \"evented-mysql\"\n\n[target]\ndriver = \"mysql\"\n\
+             hosts = [\"{MARIADB}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n\n\
+             [defaults]\ntime = 2\nreport_interval = 1\ntables = 1\ntable_size = 500\n\n\
+             [matrix]\nworkload = [\"oltp_read_write\"]\nthreads = [2]\n"
+        ),
+    )
+    .unwrap();
+    let out = common::sbsuite()
+        .current_dir(tmp.path())
+        .args(["run", "s.toml", "--events", "jsonl:events.jsonl"])
+        .output()
+        .unwrap();
+    admin(&[format!("DROP DATABASE IF EXISTS {db}")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // To a file: stdout keeps the reports.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("SQL statistics:"));
+    let text = std::fs::read_to_string(tmp.path().join("events.jsonl")).unwrap();
+    let events = valid_events(&text);
+    check_run_events(&events, 3, "oltp_read_write");
+    let run_end = events
+        .iter()
+        .find(|e| e["event"] == "step_end" && e["kind"] == "run")
+        .unwrap();
+    assert!(
+        run_end["row"]["writes"]
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            > 0
+    );
+}
+
+#[test]
+fn the_committed_schemas_are_what_sbsuite_schema_prints() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (args, file) in [
+        (vec!["schema", "events"], "schemas/events.schema.json"),
+        (vec!["schema"], "schemas/suite.schema.json"),
+        (vec!["schema", "suite"], "schemas/suite.schema.json"),
+    ] {
+        let out = common::sbsuite().args(&args).output().unwrap();
+        assert!(out.status.success());
+        let committed = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(
+            String::from_utf8(out.stdout).unwrap() == committed,
+            "{file} is stale: run `sbsuite {} > {file}`",
+            args.join(" ")
+        );
+    }
+    // The schema itself is a valid draft-07 schema that rejects what is not an event.
+    let v = events_validator();
+    assert!(!v.is_valid(&serde_json::json!({"schema": 1, "time": "x", "event": "nope"})));
+    assert!(!v.is_valid(
+        &serde_json::json!({"schema": 2, "time": "2026-12-04T00:00:00Z",
+        "event": "warning", "message": "m"})
+    ));
+    assert!(v.is_valid(
+        &serde_json::json!({"schema": 1, "time": "2026-12-04T00:00:00.000Z",
+        "event": "warning", "message": "m"})
+    ));
+}
+
+#[test]
+fn a_bad_events_value_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    cpu_suite(tmp.path(), None);
+    for bad in ["json", "jsonl:", "csv:x"] {
+        let out = common::sbsuite()
+            .current_dir(tmp.path())
+            .args(["run", "cpu.toml", "--events", bad])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!("--events `{bad}`: the format is `jsonl`")),
+            "{err}"
+        );
+        assert!(!tmp.path().join("results").exists());
+    }
+}

@@ -22,7 +22,7 @@ use std::fmt::Display;
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, SchemaKind};
 
 /// How a command ended, as the process reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +52,10 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Workloads(args) => {
             workloads::workloads(args.name.as_deref(), args.suite.as_deref())
         }
-        Command::Schema => print(&crate::suite::raw::json_schema()),
+        Command::Schema(args) => print(&match args.kind {
+            SchemaKind::Suite => crate::suite::raw::json_schema(),
+            SchemaKind::Events => crate::runner::events::json_schema(),
+        }),
         Command::Run(args) => run::run(args),
         Command::Sysbench(args) => sysbench::sysbench(&args.args),
         Command::Convert(args) => sysbench::convert(&args.args),

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 use super::plan::load_plan;
 use super::{Exit, fail, fail_config};
 use crate::cli::{ProgressArg, RunArgs};
+use std::sync::Arc;
+
+use crate::runner::events::{Body, Events};
 use crate::runner::metrics::MetricsServer;
 use crate::runner::{ProgressMode, ResumeError, RunContext, RunError, RunSummary, Watch};
 
@@ -25,6 +28,10 @@ pub(super) fn run(args: RunArgs) -> Exit {
     // Bound before anything else runs: an address in use is bad input, with nothing done.
     let server = match metrics_server(&args, suite.metrics.as_deref()) {
         Ok(server) => server,
+        Err(exit) => return exit,
+    };
+    let (events, events_on_stdout) = match events_sink(args.events.as_deref()) {
+        Ok(sink) => sink,
         Err(exit) => return exit,
     };
     // Results labelled with a variant whose settings were never applied would be wrong, so a
@@ -57,13 +64,19 @@ pub(super) fn run(args: RunArgs) -> Exit {
         },
         watch: Watch {
             metrics: server.as_ref().map(MetricsServer::metrics),
+            events: events.clone(),
+            reports_on_stderr: events_on_stdout,
         },
     };
-    let exit = match crate::runner::run_plan(&plan, &ctx, variants) {
-        Ok(summary) => exit_of(&summary),
+    let result = crate::runner::run_plan(&plan, &ctx, variants);
+    let exit = match &result {
+        Ok(summary) => exit_of(summary),
         Err(e @ RunError::NoEngine { .. }) => fail(Exit::BadInput, e),
         Err(e) => fail(Exit::Failed, e),
     };
+    if let Some(events) = events.filter(|e| e.started()) {
+        events.emit(suite_end(&result, exit));
+    }
     if let (Some(server), Some(secs)) = (&server, args.metrics_hold) {
         if !args.quiet {
             eprintln!(
@@ -74,6 +87,55 @@ pub(super) fn run(args: RunArgs) -> Exit {
         std::thread::sleep(std::time::Duration::from_secs(secs));
     }
     exit
+}
+
+/// The `suite_end` event of a run that ended with `result` and exits with `exit`.
+fn suite_end(result: &Result<RunSummary, RunError>, exit: Exit) -> Body {
+    let (s, error) = match result {
+        Ok(s) => (Some(s), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let count = |f: fn(&RunSummary) -> usize| s.map_or(0, f);
+    Body::SuiteEnd {
+        run_id: s.map(|s| s.run_id.clone()).unwrap_or_default(),
+        steps_ok: count(|s| s.steps_ok),
+        steps_failed: count(|s| s.steps_failed),
+        steps_interrupted: count(|s| s.steps_interrupted),
+        steps_skipped: count(|s| s.steps_skipped),
+        steps_kept: count(|s| s.steps_kept),
+        interrupted: s.is_some_and(|s| s.interrupted),
+        exit_status: exit as i32,
+        error,
+    }
+}
+
+/// `--events jsonl` (stdout: true) or `--events jsonl:PATH`; `None` without the flag.
+fn events_sink(spec: Option<&str>) -> Result<(Option<Arc<Events>>, bool), Exit> {
+    let Some(spec) = spec else {
+        return Ok((None, false));
+    };
+    let bad = || {
+        fail(
+            Exit::BadInput,
+            format_args!(
+                "--events `{spec}`: the format is `jsonl` (to stdout) or `jsonl:PATH` (to a file)"
+            ),
+        )
+    };
+    match spec.split_once(':') {
+        None if spec == "jsonl" => Ok((
+            Some(Arc::new(Events::new(Box::new(std::io::stdout())))),
+            true,
+        )),
+        Some(("jsonl", path)) if !path.is_empty() => match std::fs::File::create(path) {
+            Ok(f) => Ok((Some(Arc::new(Events::new(Box::new(f)))), false)),
+            Err(e) => Err(fail(
+                Exit::BadInput,
+                format_args!("--events `{spec}`: cannot create {path}: {e}"),
+            )),
+        },
+        _ => Err(bad()),
+    }
 }
 
 /// The `--metrics` endpoint (or `[suite] metrics`), listening; `None` without either.

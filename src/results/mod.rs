@@ -308,6 +308,14 @@ impl ResultStore {
         self.transactions.as_ref().map(CsvFile::path)
     }
 
+    /// The results.csv row of `row` as column → cell (what [`ResultStore::write_run`] writes).
+    pub fn row_object(&self, row: &RunRow) -> indexmap::IndexMap<String, String> {
+        csv::columns_with(&self.extra_axes)
+            .into_iter()
+            .zip(csv::results_record(&self.run_id, &self.extra_axes, row))
+            .collect()
+    }
+
     /// Records a finished run step: its histograms (when measured) first, then its
     /// transaction rows (custom workloads), then its row in `results.csv`, syncing each CSV
     /// file — a row on disk always has its histograms, and a results.csv row its transaction

@@ -35,6 +35,8 @@ pub struct Hooks {
     raw: RawHooks,
     suite: String,
     log: PathBuf,
+    /// `--events`: each hook that ran is also an event.
+    events: Option<std::sync::Arc<super::events::Events>>,
 }
 
 /// Template values of one hook call.
@@ -56,7 +58,14 @@ impl Hooks {
             raw,
             suite: suite.to_string(),
             log: run_dir.join("hooks.log"),
+            events: None,
         }
+    }
+
+    /// Also reports every hook that ran to `events`.
+    pub fn with_events(mut self, events: Option<std::sync::Arc<super::events::Events>>) -> Self {
+        self.events = events;
+        self
     }
 
     fn command(&self, key: &str) -> Option<&str> {
@@ -134,6 +143,15 @@ impl Hooks {
         };
         let output = result.as_ref().map(|r| r.1.as_slice()).unwrap_or_default();
         self.log(key, &command, &status, started.elapsed(), output);
+        if let Some(events) = &self.events {
+            events.emit(super::events::Body::Hook {
+                hook: key.to_string(),
+                command: command.clone(),
+                ok: matches!(&result, Ok((Ended::Exited(s), _)) if s.success()),
+                status: status.clone(),
+                seconds: started.elapsed().as_secs_f64(),
+            });
+        }
         match result {
             Ok((Ended::Exited(s), _)) if s.success() => Ok(()),
             Ok((Ended::TimedOut, _)) => Err(fail(format!(

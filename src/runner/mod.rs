@@ -20,9 +20,13 @@
 //! - **A forced shutdown is a failure for `on_error`**: the step's row stays `interrupted`
 //!   with what was measured and says why, but a stuck server is what `on_error` is for.
 //! - stdout carries only the engines' sysbench-shaped reports, each step preceded by a
-//!   `==> [k/N] kind name (variant v)` header; everything else goes to stderr.
+//!   `==> [k/N] kind name (variant v)` header; everything else goes to stderr. With
+//!   `--events jsonl` stdout carries the events ([`events`]) and the reports go to stderr.
+//! - Outside watchers ([`Watch`]: the `--metrics` endpoint, `--events`) are fed by the step
+//!   loop and, for live samples, by the driver's collector thread: never by the workers.
 
 mod command;
+pub mod events;
 pub mod hooks;
 pub mod metrics;
 pub mod progress;
@@ -76,16 +80,21 @@ pub struct RunContext {
     pub watch: Watch,
 }
 
-/// The run's outside watchers (`--metrics`), fed by the step loop.
+/// The run's outside watchers (`--metrics`, `--events`), fed by the step loop.
 #[derive(Clone, Default)]
 pub struct Watch {
     pub metrics: Option<std::sync::Arc<metrics::Metrics>>,
+    pub events: Option<std::sync::Arc<events::Events>>,
+    /// The steps' sysbench-shaped reports go to stderr (stdout carries the events).
+    pub reports_on_stderr: bool,
 }
 
 impl std::fmt::Debug for Watch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Watch")
             .field("metrics", &self.metrics.is_some())
+            .field("events", &self.events.is_some())
+            .field("reports_on_stderr", &self.reports_on_stderr)
             .finish()
     }
 }
@@ -388,8 +397,10 @@ pub fn run_plan(
     // A stop request belongs to one run; a previous run in this process may have set it.
     stop.store(false, Ordering::SeqCst);
     crate::db::interrupt::rearm();
-    let stdout = io::stdout();
-    run_plan_with(plan, ctx, &mut executor, &stop, stdout.lock())
+    if ctx.watch.reports_on_stderr {
+        return run_plan_with(plan, ctx, &mut executor, &stop, io::stderr().lock());
+    }
+    run_plan_with(plan, ctx, &mut executor, &stop, io::stdout().lock())
 }
 
 /// Fails when some step's workload has no engine, listing every such workload once.

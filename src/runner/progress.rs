@@ -76,6 +76,7 @@ enum Display {
 pub(crate) struct Progress {
     display: Display,
     quiet: bool,
+    events: Option<std::sync::Arc<super::events::Events>>,
     started: Instant,
     total: usize,
     estimates: Vec<Option<f64>>,
@@ -139,6 +140,7 @@ impl Progress {
         Progress {
             display,
             quiet,
+            events: None,
             started: Instant::now(),
             total,
             estimates,
@@ -196,11 +198,26 @@ impl Progress {
         if self.quiet {
             return;
         }
-        self.error(msg);
+        self.print(msg);
     }
 
     /// Like [`Progress::note`], but printed even with `--quiet`: a failed step must say why.
+    /// With `--events` it is also a `warning` event.
     pub fn error(&self, msg: &str) {
+        if let Some(events) = &self.events {
+            events.emit(super::events::Body::Warning {
+                message: msg.strip_prefix("[sbsuite] ").unwrap_or(msg).to_string(),
+            });
+        }
+        self.print(msg);
+    }
+
+    /// Sends [`Progress::error`]'s lines to `events` too.
+    pub fn set_events(&mut self, events: Option<std::sync::Arc<super::events::Events>>) {
+        self.events = events;
+    }
+
+    fn print(&self, msg: &str) {
         let print = || {
             let _ = writeln!(io::stderr().lock(), "{msg}");
         };

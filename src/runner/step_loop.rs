@@ -46,6 +46,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::{DateTime, Utc};
 
+use super::events::{Body, StepRef, StepStatus};
 use super::hooks::{self, HookFailure, Hooks};
 use super::progress::{Progress, ReportOut};
 use super::sweep::Sweeps;
@@ -87,16 +88,18 @@ struct Counts {
 impl Counts {
     /// How the step that moved the counts from `before` ended, for its watchers: a failure
     /// (the step's, or a hook's around it) wins, then a stop, then success; a step that moved
-    /// nothing was passed over. Kept by a resume counts as done.
-    fn state_since(&self, before: &Counts) -> &'static str {
+    /// nothing was passed over.
+    fn state_since(&self, before: &Counts) -> StepStatus {
         if self.failed > before.failed {
-            "failed"
+            StepStatus::Failed
         } else if self.interrupted > before.interrupted {
-            "interrupted"
-        } else if self.ok > before.ok || self.kept > before.kept {
-            "done"
+            StepStatus::Interrupted
+        } else if self.ok > before.ok {
+            StepStatus::Done
+        } else if self.kept > before.kept {
+            StepStatus::Kept
         } else {
-            "skipped"
+            StepStatus::Skipped
         }
     }
 }
@@ -148,6 +151,9 @@ pub(super) struct StepLoop<'a, W: Write> {
     /// The dataset entered with its variant, and why the variant's capture could not reach
     /// the server: that dataset's prepare is failed without connecting.
     capture_unreachable: Option<(usize, String)>,
+    /// `--events`: when the current step started executing, and the row it wrote.
+    step_started: Option<std::time::Instant>,
+    row: Option<indexmap::IndexMap<String, String>>,
 }
 
 impl<'a, W: Write> StepLoop<'a, W> {
@@ -186,13 +192,23 @@ impl<'a, W: Write> StepLoop<'a, W> {
         {
             sweeps.replay(plan, &kept_rows(dir));
         }
-        let progress = Progress::new(ctx.progress, ctx.quiet, plan);
+        let mut progress = Progress::new(ctx.progress, ctx.quiet, plan);
+        progress.set_events(ctx.watch.events.clone());
         let out = ReportOut::new(progress.bar(), report);
         let run_dir = store.dir().to_path_buf();
         if let Some(m) = &ctx.watch.metrics {
             m.suite_started(plan, store.run_id());
         }
-        let hooks = Hooks::new(ctx.hooks.clone(), &plan.suite, &run_dir);
+        if let Some(e) = &ctx.watch.events {
+            e.suite_start(
+                plan,
+                store.run_id(),
+                &run_dir.display().to_string(),
+                ctx.resume.is_some(),
+            );
+        }
+        let hooks = Hooks::new(ctx.hooks.clone(), &plan.suite, &run_dir)
+            .with_events(ctx.watch.events.clone());
         let mut this = StepLoop {
             plan,
             ctx,
@@ -218,6 +234,8 @@ impl<'a, W: Write> StepLoop<'a, W> {
             skip_runs: HashSet::new(),
             skip_all: HashSet::new(),
             capture_unreachable: None,
+            step_started: None,
+            row: None,
         };
         if let Err(e) = this
             .hooks
@@ -235,9 +253,22 @@ impl<'a, W: Write> StepLoop<'a, W> {
     pub(super) fn step(&mut self, position: usize, step: &'a Step) {
         let before = self.counts.clone();
         self.step_inner(position, step);
-        let state = self.counts.state_since(&before);
+        let status = self.counts.state_since(&before);
         if let Some(m) = &self.ctx.watch.metrics {
+            let state = match status {
+                StepStatus::Kept => "done",
+                s => s.as_str(),
+            };
             m.step_state(position, state, true);
+        }
+        let (started, row) = (self.step_started.take(), self.row.take());
+        if let Some(e) = &self.ctx.watch.events {
+            e.emit(Body::StepEnd {
+                step: StepRef::of(step),
+                status,
+                seconds: started.map(|t| t.elapsed().as_secs_f64()),
+                row,
+            });
         }
     }
 
@@ -246,6 +277,12 @@ impl<'a, W: Write> StepLoop<'a, W> {
         self.progress.step_started(position, step);
         if let Some(m) = &self.ctx.watch.metrics {
             m.step_state(position, "running", false);
+        }
+        if let Some(e) = &self.ctx.watch.events {
+            self.step_started = Some(std::time::Instant::now());
+            e.emit(Body::StepStart {
+                step: StepRef::of(step),
+            });
         }
     }
 
@@ -378,6 +415,12 @@ impl<'a, W: Write> StepLoop<'a, W> {
             }
         }
         let restored = interrupt::shielded(|| self.executor.end_variant(v, &self.run_dir));
+        if let Some(e) = &self.ctx.watch.events {
+            e.emit(Body::VariantRestored {
+                variant: v.to_string(),
+                error: restored.as_ref().err().cloned(),
+            });
+        }
         if let Err(e) = restored {
             self.counts.failed += 1;
             self.progress.error(&format!("[sbsuite] variant {v}: {e}"));
@@ -391,7 +434,14 @@ impl<'a, W: Write> StepLoop<'a, W> {
         if self.stopping() {
             return;
         }
-        match self.executor.begin_variant(&step.variant, &self.run_dir) {
+        let begun = self.executor.begin_variant(&step.variant, &self.run_dir);
+        if let Some(e) = &self.ctx.watch.events {
+            e.emit(Body::VariantApplied {
+                variant: step.variant.clone(),
+                error: begun.as_ref().err().cloned(),
+            });
+        }
+        match begun {
             Ok(()) => {
                 self.current = Some(step.variant.as_str());
                 self.capture_unreachable = self
@@ -707,6 +757,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             position,
             error: None,
             metrics: self.ctx.watch.metrics.as_deref(),
+            events: self.ctx.watch.events.as_deref(),
         };
         let result = self
             .executor
@@ -764,6 +815,9 @@ impl<'a, W: Write> StepLoop<'a, W> {
             error: error.as_deref(),
             knee: knee.as_deref(),
         };
+        if self.ctx.watch.events.is_some() {
+            self.row = Some(self.store.row_object(&row));
+        }
         if let Err(e) = self.store.write_run(&row) {
             self.fatal = Some(e);
         } else if let Some(e) = interval_error {
@@ -790,6 +844,9 @@ impl<'a, W: Write> StepLoop<'a, W> {
             error: Some(error),
             knee: None,
         };
+        if self.ctx.watch.events.is_some() {
+            self.row = Some(self.store.row_object(&row));
+        }
         if let Err(e) = self.store.write_run(&row) {
             self.fatal = Some(e);
         }
@@ -925,6 +982,7 @@ struct RunObserver<'s> {
     position: usize,
     error: Option<ResultsError>,
     metrics: Option<&'s super::metrics::Metrics>,
+    events: Option<&'s super::events::Events>,
 }
 
 impl StepObserver for RunObserver<'_> {
@@ -933,6 +991,9 @@ impl StepObserver for RunObserver<'_> {
             && let Err(e) = self.store.write_interval(self.step, sample)
         {
             self.error = Some(e);
+        }
+        if let Some(e) = self.events {
+            e.interval(self.step, sample);
         }
     }
 
