@@ -323,7 +323,8 @@ struct PlanLabels {
 }
 
 impl Metrics {
-    fn new() -> Self {
+    /// Every family registered, no series yet (a server's, or a test's).
+    pub(crate) fn new() -> Self {
         let mut registry = Registry::with_prefix("sbsuite");
         macro_rules! family {
             ($name:expr, $help:expr) => {{

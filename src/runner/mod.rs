@@ -1382,6 +1382,117 @@ mod tests {
         assert!(summary.run_dir.join("histograms/7-d.hdr").is_file());
     }
 
+    /// A writer tests can read back after handing it away.
+    #[derive(Clone, Default)]
+    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().write(buf)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The watchers see every step end once, with how it ended: one `step_end` per step of
+    /// the plan (the failed run's with its `failed` row), the run steps' interval samples, the
+    /// failure as a warning; the metrics' step states and progress agree.
+    #[test]
+    fn watchers_see_every_step_end_once_with_its_status() {
+        let tmp = tempfile::tempdir().unwrap();
+        let buffer = Shared::default();
+        let metrics = std::sync::Arc::new(metrics::Metrics::new());
+        let c = RunContext {
+            watch: Watch {
+                metrics: Some(metrics.clone()),
+                events: Some(std::sync::Arc::new(events::Events::new(Box::new(
+                    buffer.clone(),
+                )))),
+                reports_on_stderr: false,
+            },
+            ..ctx(tmp.path())
+        };
+        let mut script = Script {
+            fail: HashSet::from([3]),
+            ..Default::default()
+        };
+        let stop = AtomicBool::new(false);
+        run_plan_with(&plan(), &c, &mut script, &stop, io::sink()).unwrap();
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let events: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let ends: Vec<(u64, String)> = events
+            .iter()
+            .filter(|e| e["event"] == "step_end")
+            .map(|e| {
+                (
+                    e["step"].as_u64().unwrap(),
+                    e["status"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        let expected: Vec<(u64, String)> = (1..=8)
+            .map(|i| (i, if i == 3 { "failed" } else { "done" }.to_string()))
+            .collect();
+        assert_eq!(ends, expected);
+        let failed = events
+            .iter()
+            .find(|e| e["event"] == "step_end" && e["step"] == 3)
+            .unwrap();
+        assert_eq!(failed["row"]["status"], "failed");
+        assert_eq!(failed["row"]["error"], "connection refused");
+        let intervals = events.iter().filter(|e| e["event"] == "interval").count();
+        assert_eq!(intervals, 4 * 2, "two samples per run step");
+        assert!(events.iter().any(|e| {
+            e["event"] == "warning"
+                && e["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("step 3/8 run b failed")
+        }));
+        assert_eq!(events[0]["event"], "suite_start");
+        assert_eq!(events[0]["runs_total"], 4);
+
+        let scrape = metrics.encode();
+        assert!(
+            scrape.contains("sbsuite_steps_done{suite=\"unit\""),
+            "{scrape}"
+        );
+        let state = |step: usize, state: &str| {
+            scrape.lines().any(|l| {
+                l.starts_with("sbsuite_step_state{")
+                    && l.contains(&format!("step=\"{step}\""))
+                    && l.contains(&format!("state=\"{state}\""))
+                    && l.ends_with(" 1")
+            })
+        };
+        assert!(
+            state(3, "failed") && state(2, "done") && state(8, "done"),
+            "{scrape}"
+        );
+        assert!(!scrape.contains("state=\"pending\"") && !scrape.contains("state=\"running\""));
+        let done = scrape
+            .lines()
+            .find(|l| l.starts_with("sbsuite_steps_done{"))
+            .unwrap();
+        assert!(done.ends_with(" 8"), "{done}");
+        // A run's counters end on its outcome's totals, even without live samples.
+        let events_of = |step: usize| {
+            scrape
+                .lines()
+                .find(|l| {
+                    l.starts_with("sbsuite_events_total{")
+                        && l.contains(&format!("step=\"{step}\""))
+                })
+                .map(|l| l.rsplit(' ').next().unwrap().to_string())
+        };
+        assert_eq!(events_of(2).as_deref(), Some("10"));
+        assert_eq!(events_of(3), None, "the failed run measured nothing");
+    }
+
     #[test]
     fn a_failed_run_is_recorded_and_the_suite_continues() {
         let tmp = tempfile::tempdir().unwrap();
