@@ -95,6 +95,22 @@ fn rate_overflow_is_fail_or_record() {
     assert_eq!(e.help.as_deref(), Some("expected one of: fail, record"));
 }
 
+/// #18: `[suite] metrics` is checked for the shape of a listen address with its line.
+#[test]
+fn metrics_is_a_listen_address() {
+    for ok in [":9464", "9464", "127.0.0.1:9464", "[::1]:9464"] {
+        let text = GOOD.replace("name = \"t\"", &format!("name = \"t\"\nmetrics = \"{ok}\""));
+        assert_eq!(load(&text).unwrap().metrics.as_deref(), Some(ok));
+    }
+    let e = first_error(
+        &GOOD.replace("name = \"t\"", "name = \"t\"\nmetrics = \"localhost\""),
+        3,
+    );
+    assert_eq!(e.key, "suite.metrics");
+    assert!(e.message.contains("no port"), "{e}");
+    assert!(e.help.as_deref().unwrap().contains(":9464"));
+}
+
 #[test]
 fn empty_axis() {
     let e = first_error(&GOOD.replace("threads = [1, 2]", "threads = []"), 9);

@@ -282,6 +282,7 @@ pub(super) fn validate(
     }
 
     variant_order(&mut c, &mut raw);
+    metrics_address(&mut c, &raw);
 
     let mut defaults = IndexMap::new();
     for (key, v) in &raw.defaults {
@@ -380,6 +381,25 @@ fn used_workloads(
         .filter_map(|cell| cell.get("workload"))
         .for_each(&mut add);
     used
+}
+
+/// `[suite] metrics`: the shape of a listen address, `HOST:PORT`, `:PORT` or `PORT`, checked
+/// here so that `validate` and `plan` catch a typo with its line. Whether it can be listened on
+/// is found out by `run` before its first step.
+fn metrics_address(c: &mut Checker<'_>, raw: &RawSuite) {
+    let Some(addr) = raw.suite.metrics.as_deref() else {
+        return;
+    };
+    let text = addr.trim();
+    let port = text.rsplit_once(':').map_or(text, |(_, p)| p);
+    if port.parse::<u16>().is_err() {
+        c.err(
+            &[Seg::key("suite"), Seg::key("metrics")],
+            false,
+            format!("metrics = \"{addr}\" is not an address to listen on: no port (0-65535) after the last `:`"),
+            Some("e.g. metrics = \":9464\" (loopback) or metrics = \"0.0.0.0:9464\" (every interface)".into()),
+        );
+    }
 }
 
 /// `[suite] variant_order` and `order_seed`. Interleaving switches the server's settings
