@@ -103,6 +103,10 @@ pub enum Command {
     /// `sbsuite man --dir ~/.local/share/man/man1` writes sbsuite.1, sbsuite-run.1, … there
     /// (then `man sbsuite-run` works); `sbsuite man | man -l -` reads it without installing.
     Man(ManArgs),
+    /// Serve one client of a multi-client run over stdin/stdout (started by `run` through the
+    /// `[clients]` transports; not for interactive use).
+    #[command(hide = true)]
+    Agent,
 }
 
 #[derive(Debug, clap::Args)]
@@ -321,6 +325,10 @@ pub struct Overrides {
     /// (`SBSUITE_DEFAULTS__TIME=30`).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Run the run steps on these clients instead of the suite's `[clients] list`:
+    /// comma-separated `local`, `local:N`, `ssh:DEST`, `kubernetes:NS/SELECTOR`.
+    #[arg(long, value_name = "LIST")]
+    pub clients: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]

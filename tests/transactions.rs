@@ -240,10 +240,14 @@ fn the_writer_stores_a_row_per_step_and_transaction_with_the_headline() {
             .lines()
             .next()
             .unwrap()
-            .ends_with(",headline,status,error,knee,headline_name")
+            .ends_with(",headline,shards,start_skew_ms,status,error,knee,headline_name")
     );
     assert!(
-        results.lines().nth(1).unwrap().ends_with(",1000,ok,,,tpmC"),
+        results
+            .lines()
+            .nth(1)
+            .unwrap()
+            .ends_with(",1000,,,ok,,,tpmC"),
         "{results}"
     );
     assert!(

@@ -66,8 +66,18 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Import(args) => import::import(args),
         Command::Completions(args) => print_bytes(&crate::cli::completions(args.shell)),
         Command::Man(args) => man(args.dir.as_deref()),
+        Command::Agent => agent(),
     };
     exit.into()
+}
+
+/// `sbsuite agent`: serves a coordinator on stdin/stdout until it closes them.
+fn agent() -> Exit {
+    let input = std::io::BufReader::new(std::io::stdin());
+    match crate::clients::agent::serve(input, std::io::stdout()) {
+        Ok(()) => Exit::Ok,
+        Err(e) => fail(Exit::Failed, format_args!("agent: {e}")),
+    }
 }
 
 fn exit_now() {

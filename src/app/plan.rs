@@ -15,6 +15,7 @@ pub(super) fn plan(args: &PlanArgs) -> Exit {
             let text = match args.format {
                 Format::Text => {
                     plan::render_text(&plan, &file)
+                        + &crate::runner::clients::plan_line(&suite).unwrap_or_default()
                         + &sql_statements(&suite, &plan)
                         + &server_note(&crate::runner::server_checks(&suite, &plan))
                 }
@@ -131,8 +132,21 @@ pub(super) fn load_plan(file: &Path, overrides: &Overrides) -> Result<(Suite, Pl
     for s in &overrides.set {
         sets.push(SetOverride::parse(s).map_err(|e| fail(Exit::BadInput, e))?);
     }
+    if let Some(list) = &overrides.clients {
+        let items: Vec<String> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| format!("{:?}", s))
+            .collect();
+        sets.push(
+            SetOverride::parse(&format!("clients.list=[{}]", items.join(",")))
+                .map_err(|e| fail(Exit::BadInput, e))?,
+        );
+    }
     let suite = suite::load(file, &sets).map_err(fail_config)?;
     let plan = plan::build(&suite).map_err(fail_config)?;
     crate::runner::check_offline(&suite, &plan).map_err(fail_config)?;
+    crate::runner::clients::check_clients(&suite, &plan).map_err(fail_config)?;
     Ok((suite, plan))
 }

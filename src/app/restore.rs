@@ -30,7 +30,13 @@ pub(super) fn restore(run_dir: &Path) -> Exit {
             ),
         );
     }
-    let (_, plan) = match load_plan(&suite_file, &Overrides { set: Vec::new() }) {
+    let (_, plan) = match load_plan(
+        &suite_file,
+        &Overrides {
+            set: Vec::new(),
+            clients: None,
+        },
+    ) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };

@@ -53,6 +53,7 @@ pub(super) fn run(args: RunArgs) -> Exit {
         rate_overflow: suite.rate_overflow,
         resume: args.resume.clone(),
         stop_when: suite.matrix.stop_when.clone(),
+        clients: suite.clients.clone(),
         results_root: args.results_dir.unwrap_or(suite.results_dir),
         suite_text: suite.resolved_toml,
         quiet: args.quiet,
@@ -71,7 +72,7 @@ pub(super) fn run(args: RunArgs) -> Exit {
     let result = crate::runner::run_plan(&plan, &ctx, variants);
     let exit = match &result {
         Ok(summary) => exit_of(summary),
-        Err(e @ RunError::NoEngine { .. }) => fail(Exit::BadInput, e),
+        Err(e @ (RunError::NoEngine { .. } | RunError::Clients(_))) => fail(Exit::BadInput, e),
         Err(e) => fail(Exit::Failed, e),
     };
     if let Some(events) = events.filter(|e| e.started()) {

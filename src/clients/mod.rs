@@ -15,6 +15,8 @@
 //! one agent per client, sends each its shard of the step ([`protocol`]), releases them
 //! together and merges what they measured exactly ([`merge`]).
 
+pub mod agent;
+pub mod coordinator;
 pub mod merge;
 pub mod protocol;
 pub mod transport;

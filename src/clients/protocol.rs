@@ -93,7 +93,6 @@ pub struct StepSpec {
     /// A sysbench Lua script the step runs: the agent reads it at `path` (relative to `cwd`)
     /// and refuses it unless its SHA-256 is `sha256`, the coordinator's copy.
     pub script: Option<ScriptRef>,
-    pub sample_interval_ms: u64,
     /// The directory the agent works in (a local SQLite file, a script's modules): the
     /// coordinator's for local clients, else empty (the agent's own).
     pub cwd: String,
@@ -516,7 +515,6 @@ mod tests {
                 path: "a.lua".into(),
                 sha256: "00".into(),
             }),
-            sample_interval_ms: 1000,
             cwd: "/tmp".into(),
         };
         let msg = CoordMsg::Step(Box::new(spec.clone()));

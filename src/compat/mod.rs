@@ -643,6 +643,7 @@ fn with_results(raw: &[String], action: Action, dir: &Path) -> Result<RunSummary
         rate_overflow: suite.rate_overflow,
         resume: None,
         stop_when: Vec::new(),
+        clients: None,
         results_root: dir.to_path_buf(),
         suite_text: suite.resolved_toml,
         quiet: false,

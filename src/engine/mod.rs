@@ -197,6 +197,14 @@ pub const METRICS: &[(&str, &str)] = &[
         HEADLINE,
         "custom workloads: the workload's headline rate, e.g. tpmC",
     ),
+    (
+        "shards",
+        "multi-client runs: the clients that ran the step (results only)",
+    ),
+    (
+        "start_skew_ms",
+        "multi-client runs: spread of the clients' measured starts, ms (results only)",
+    ),
 ];
 
 /// The metric of a custom workload's `headline` (its value; the name the workload gives it,

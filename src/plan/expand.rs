@@ -160,11 +160,18 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             Ok((spec, mut options)) => {
                 // An axis that does not apply to this workload (memory_oper for cpu) must not
                 // multiply its runs: drop it from the cell, and the cell if it is then a repeat.
-                cell.retain(|k, _| k == "workload" || spec.option(k).is_some());
+                // `clients` (how many of `[clients]` run the step) is an axis of every run.
+                cell.retain(|k, _| k == "workload" || k == "clients" || spec.option(k).is_some());
+                let clients = cell.get("clients").cloned();
                 let mut h = DefaultHasher::new();
                 (spec.name, hash_map(&options.0)).hash(&mut h);
+                clients.as_ref().map(|c| c.to_string()).hash(&mut h);
                 let hash = h.finish();
-                let equal = |i: usize| runs[i].spec.name == spec.name && runs[i].options == options;
+                let equal = |i: usize| {
+                    runs[i].spec.name == spec.name
+                        && runs[i].options == options
+                        && runs[i].cell.get("clients") == clients.as_ref()
+                };
                 if seen_runs.find(hash, equal).is_none() {
                     seen_runs.insert(hash, runs.len());
                     // Held until its last step is built: no growth slack.

@@ -145,6 +145,8 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `queue_length`, `concurrency` | `rate` runs: always empty here, filled in intervals.csv |
 | `dropped` | `rate` runs: arrivals dropped because every thread was busy and the event queue (131072) was full, i.e. load the run never offered (`0` when all was offered; empty without `rate`) |
 | `headline` | custom workloads with a `headline`: its value, e.g. new_order commits per minute for `tpmC` (named in `headline_name`) |
+| `shards` | multi-client runs (`[clients]`): how many clients ran the step (its row is their exact merge; each one's own row is in `shards/<client>/results.csv`); else empty |
+| `start_skew_ms` | multi-client runs: the spread of the clients' measured starts in ms (each start estimated from the round trip of its `go`); else empty |
 | `status` | `ok`, `failed` (engine error, its prepare failed, or a `rate` run dropped arrivals and the suite does not set `rate_overflow = "record"`: the measurements stay, `error` says why) or `interrupted` (stopped by Ctrl-C/SIGTERM, or cut short by `forced_shutdown` with `error` saying so; the measurements cover the part that ran) |
 | `error` | the error message when `failed` (or why an interrupted step ended), else empty |
 | `knee` | on the run where a `stop_when` sweep stopped: the knee (the last value before the condition) and why, e.g. `threads=64 (tps +3.1% < 5% at threads=128)`; else empty |
@@ -159,7 +161,8 @@ does not exist (a failed step, `tps` of a cpu run, a rate over zero seconds) is 
 One row per interim report (sysbench's `[ 10s ] …` lines): `run_id, step, name, variant, time,
 threads, eps, tps, qps, reads_ps, writes_ps, other_ps, lat_pct, percentile, errors_ps,
 reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `written_mib_per_s`,
-`queue_length`, `concurrency`, `dropped`, `headline`). `time` is seconds since the step
+`queue_length`, `concurrency`, `dropped`, `headline`, `shards`, `start_skew_ms`, the last two
+always empty). `time` is seconds since the step
 started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency (ms) at
 `percentile` over the interval; `dropped` counts the arrivals dropped since the step started.
 SQL and workload columns are empty for workloads that do not have them.

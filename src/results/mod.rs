@@ -451,8 +451,14 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 
 /// Columns added to results.csv and intervals.csv after their first release: a run directory
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
-/// #15: `headline`, `headline_name`).
-const ADDED_COLUMNS: [&str; 3] = ["dropped", "headline", "headline_name"];
+/// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`).
+const ADDED_COLUMNS: [&str; 5] = [
+    "dropped",
+    "headline",
+    "headline_name",
+    "shards",
+    "start_skew_ms",
+];
 
 fn rewrite_csv(
     path: &Path,
@@ -660,7 +666,7 @@ mod tests {
         let status = cols.iter().position(|c| c == "status").unwrap();
         assert_eq!(
             cols[status - 1],
-            "headline",
+            "start_skew_ms",
             "metrics sit just before status"
         );
         assert_eq!(

@@ -25,6 +25,7 @@
 //! - Outside watchers ([`Watch`]: the `--metrics` endpoint, `--events`) are fed by the step
 //!   loop and, for live samples, by the driver's collector thread: never by the workers.
 
+pub mod clients;
 mod command;
 pub mod events;
 pub mod hooks;
@@ -78,6 +79,8 @@ pub struct RunContext {
     pub stop_when: Vec<crate::suite::StopWhen>,
     /// Who watches the run from outside: the `--metrics` endpoint.
     pub watch: Watch,
+    /// `[clients]`: run steps execute on these clients (`None`: in this process).
+    pub clients: Option<crate::suite::Clients>,
 }
 
 /// The run's outside watchers (`--metrics`, `--events`), fed by the step loop.
@@ -136,6 +139,9 @@ pub enum RunError {
     Results(#[from] ResultsError),
     #[error(transparent)]
     Signal(#[from] SignalError),
+    /// The clients could not be resolved or reached, or one runs another version: nothing ran.
+    #[error(transparent)]
+    Clients(#[from] clients::ClientsSetupError),
 }
 
 fn quote_list(items: &[String]) -> String {
@@ -240,20 +246,6 @@ pub struct EngineExecutor {
     applied: Option<server::Saved>,
     /// The capture of the variant just begun found the server unreachable: why.
     unreachable: Option<String>,
-    /// `--events`: the executor's warnings are events too.
-    events: Option<std::sync::Arc<events::Events>>,
-}
-
-impl EngineExecutor {
-    /// A warning line on stderr (and a `warning` event).
-    fn warn(&self, msg: &str) {
-        eprintln!("[sbsuite] warning: {msg}");
-        if let Some(e) = &self.events {
-            e.emit(events::Body::Warning {
-                message: format!("warning: {msg}"),
-            });
-        }
-    }
 }
 
 impl StepExecutor for EngineExecutor {
@@ -357,15 +349,15 @@ impl StepExecutor for EngineExecutor {
         match server::capture(target, variant, run_dir) {
             Ok(_) => {}
             Err(server::CheckError::Unreachable(e)) => {
-                self.warn(&format!(
-                    "variant {variant}: server variables not captured: {e}"
-                ));
+                eprintln!(
+                    "[sbsuite] warning: variant {variant}: server variables not captured: {e}"
+                );
                 self.unreachable = Some(e);
             }
             Err(e) => {
-                self.warn(&format!(
-                    "variant {variant}: server variables not captured: {e}"
-                ));
+                eprintln!(
+                    "[sbsuite] warning: variant {variant}: server variables not captured: {e}"
+                );
             }
         }
         Ok(())
@@ -405,17 +397,24 @@ pub fn run_plan(
         base_dir: ctx.base_dir.clone(),
         applied: None,
         unreachable: None,
-        events: ctx.watch.events.clone(),
     };
     preflight(plan, &executor)?;
     let stop = signal::install()?;
     // A stop request belongs to one run; a previous run in this process may have set it.
     stop.store(false, Ordering::SeqCst);
     crate::db::interrupt::rearm();
+    let mut clients_executor;
+    let executor: &mut dyn StepExecutor = match &ctx.clients {
+        Some(c) => {
+            clients_executor = clients::ClientsExecutor::new(executor, c, plan)?;
+            &mut clients_executor
+        }
+        None => &mut executor,
+    };
     if ctx.watch.reports_on_stderr {
-        return run_plan_with(plan, ctx, &mut executor, &stop, io::stderr().lock());
+        return run_plan_with(plan, ctx, executor, &stop, io::stderr().lock());
     }
-    run_plan_with(plan, ctx, &mut executor, &stop, io::stdout().lock())
+    run_plan_with(plan, ctx, executor, &stop, io::stdout().lock())
 }
 
 /// Fails when some step's workload has no engine, listing every such workload once.
@@ -1335,6 +1334,7 @@ mod tests {
             resume: None,
             stop_when: Vec::new(),
             watch: Watch::default(),
+            clients: None,
         }
     }
 

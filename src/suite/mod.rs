@@ -36,7 +36,7 @@ use crate::value::Value;
 pub const ENV_PREFIX: &str = "SBSUITE_";
 
 /// The tables of a suite file, in the order the schema lists them.
-pub const TOP_LEVEL_KEYS: [&str; 7] = [
+pub const TOP_LEVEL_KEYS: [&str; 8] = [
     "suite",
     "target",
     "defaults",
@@ -44,6 +44,7 @@ pub const TOP_LEVEL_KEYS: [&str; 7] = [
     "variant",
     "hooks",
     "workloads",
+    "clients",
 ];
 
 /// `SBSUITE_*` variables that are process switches, not suite keys.
@@ -78,7 +79,43 @@ pub struct Suite {
     pub resolved_toml: String,
     /// The sysbench Lua scripts the suite runs (`workload = { script = "…" }`), by name.
     pub scripts: scripts::Scripts,
+    /// `[clients]`, checked: where run steps execute (`None`: in this process).
+    pub clients: Option<Clients>,
     origins: Origins,
+}
+
+/// `[clients]` validated: the entries parsed, the transport settings resolved.
+#[derive(Clone, Debug)]
+pub struct Clients {
+    pub entries: Vec<crate::clients::transport::ClientEntry>,
+    pub transport: crate::clients::transport::TransportOptions,
+    /// `binary` as written (local clients run it instead of this executable).
+    pub binary: Option<String>,
+    pub timeout: std::time::Duration,
+    pub connect_timeout: std::time::Duration,
+}
+
+impl Clients {
+    /// How many clients the list names, when it can be known without asking Kubernetes.
+    pub fn known_count(&self) -> Option<usize> {
+        use crate::clients::transport::ClientEntry;
+        self.entries
+            .iter()
+            .map(|e| match e {
+                ClientEntry::Local | ClientEntry::Ssh { .. } => Some(1),
+                ClientEntry::LocalN(n) => Some(*n),
+                ClientEntry::Kubernetes { .. } => None,
+            })
+            .sum()
+    }
+
+    /// Whether every client is a child process of this machine.
+    pub fn all_local(&self) -> bool {
+        use crate::clients::transport::ClientEntry;
+        self.entries
+            .iter()
+            .all(|e| matches!(e, ClientEntry::Local | ClientEntry::LocalN(_)))
+    }
 }
 
 impl Suite {

@@ -43,6 +43,54 @@ pub struct RawSuite {
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     #[schemars(schema_with = "workloads_schema")]
     pub workloads: IndexMap<String, toml::Value>,
+    /// Where run steps execute: several client processes or machines driving the target at
+    /// once, merged into one row per step. Absent: everything runs in this process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<RawClients>,
+}
+
+/// `[clients]`: the clients that run each run step together (prepare, cleanup, variants,
+/// checks and hooks stay in this process). Each client starts `sbsuite agent`; threads,
+/// `rate` and `events` are split between them and the results merged exactly.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawClients {
+    /// The clients: `"local"` or `"local:N"` (child processes on this machine),
+    /// `"ssh:DEST"` (user@host or an ssh_config alias, through the system's ssh),
+    /// `"kubernetes:NAMESPACE/SELECTOR"` (every Running pod the label selector matches,
+    /// through `kubectl exec -i`).
+    pub list: Vec<String>,
+    /// The sbsuite binary on the clients (default `sbsuite`, looked up in the remote PATH);
+    /// local clients run this executable unless it is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<String>,
+    /// Extra ssh arguments before the destination, e.g. `["-F", "ssh_config"]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ssh_options: Vec<String>,
+    /// The kubectl program (default `kubectl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubectl: Option<String>,
+    /// `kubectl --context`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_context: Option<String>,
+    /// `kubectl exec -c`: the container with the sbsuite binary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_container: Option<String>,
+    /// Seconds an agent may stay silent (beyond its one-second beat) before its step fails
+    /// (default 10).
+    #[serde(default = "clients_timeout")]
+    pub timeout: u64,
+    /// Seconds starting an agent (ssh or kubectl connection, hello) may take (default 30).
+    #[serde(default = "clients_connect_timeout")]
+    pub connect_timeout: u64,
+}
+
+fn clients_timeout() -> u64 {
+    10
+}
+
+fn clients_connect_timeout() -> u64 {
+    30
 }
 
 /// What a failure does: `stop` the suite (cleanups and restores still run), `skip` what it

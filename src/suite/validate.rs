@@ -52,6 +52,20 @@ impl Checker<'_> {
     }
 
     fn typed(&mut self, path: &[Seg], name: &str, value: Value) -> Option<Value> {
+        if name == "clients" {
+            return match value {
+                Value::Int(n) if n >= 1 => Some(value),
+                other => {
+                    self.err(
+                        path,
+                        false,
+                        format!("`clients` must be a whole number of at least 1, found `{other}`"),
+                        Some("the number of [clients] entries that run each step, e.g. clients = [1, 2, 3]".into()),
+                    );
+                    None
+                }
+            };
+        }
         if name == "workload" {
             return match &value {
                 Value::Str(w) if registry::workload(w).is_some() => Some(value),
@@ -108,6 +122,19 @@ impl Checker<'_> {
     fn known_option(&mut self, path: &[Seg], name: &str) -> bool {
         if name == "workload" || registry::any_option(name).is_some() {
             return true;
+        }
+        // How many clients run each step: an axis of the matrix, not an option of a step.
+        if name == "clients" {
+            if path.first() == Some(&Seg::key("matrix")) {
+                return true;
+            }
+            self.err(
+                path,
+                true,
+                "`clients` is a [matrix] axis, not a default".to_string(),
+                Some("every step runs on all of [clients] list; to run on fewer, write clients = [N] in [matrix]".into()),
+            );
+            return false;
         }
         let keys: Vec<&str> = path
             .iter()
@@ -283,6 +310,7 @@ pub(super) fn validate(
 
     variant_order(&mut c, &mut raw);
     metrics_address(&mut c, &raw);
+    let clients = raw.clients.as_ref().and_then(|r| clients(&mut c, r));
 
     let mut defaults = IndexMap::new();
     for (key, v) in &raw.defaults {
@@ -339,7 +367,62 @@ pub(super) fn validate(
         variants: raw.variant,
         resolved_toml,
         scripts,
+        clients,
         origins,
+    })
+}
+
+/// `[clients]`: every entry parses, the timeouts are at least a second.
+fn clients(c: &mut Checker<'_>, raw: &super::raw::RawClients) -> Option<super::Clients> {
+    use crate::clients::transport::{ClientEntry, TransportOptions};
+    let mut entries = Vec::new();
+    if raw.list.is_empty() {
+        c.err(
+            &[Seg::key("clients"), Seg::key("list")],
+            false,
+            "clients.list is empty".to_string(),
+            Some("list at least one client, e.g. list = [\"local:3\"], or remove [clients] to run in this process".into()),
+        );
+    }
+    for (i, text) in raw.list.iter().enumerate() {
+        match ClientEntry::parse(text) {
+            Ok(e) => entries.push(e),
+            Err(e) => c.err(
+                &[Seg::key("clients"), Seg::key("list"), Seg::Index(i)],
+                false,
+                e,
+                None,
+            ),
+        }
+    }
+    for (key, v) in [
+        ("timeout", raw.timeout),
+        ("connect_timeout", raw.connect_timeout),
+    ] {
+        if v == 0 {
+            c.err(
+                &[Seg::key("clients"), Seg::key(key)],
+                false,
+                format!("clients.{key} must be at least 1 second"),
+                Some(format!("e.g. {key} = 10")),
+            );
+        }
+    }
+    let defaults = TransportOptions::default();
+    let connect_timeout = std::time::Duration::from_secs(raw.connect_timeout.max(1));
+    Some(super::Clients {
+        entries,
+        transport: TransportOptions {
+            binary: raw.binary.clone().unwrap_or(defaults.binary),
+            ssh_options: raw.ssh_options.clone(),
+            kubectl: raw.kubectl.clone().unwrap_or(defaults.kubectl),
+            kube_context: raw.kube_context.clone(),
+            kube_container: raw.kube_container.clone(),
+            connect_timeout,
+        },
+        binary: raw.binary.clone(),
+        timeout: std::time::Duration::from_secs(raw.timeout.max(1)),
+        connect_timeout,
     })
 }
 

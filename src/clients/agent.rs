@@ -1,0 +1,243 @@
+//! `sbsuite agent`: one client of a multi-client run, driven over its stdin and stdout (#17).
+//!
+//! Shape, and why:
+//! * Three threads besides the step: a reader (stdin → messages; `stop` and the end of the
+//!   stream act at once, whatever the step is doing), a writer (the only one that touches
+//!   stdout, so lines never interleave) and a beat (a [`AgentMsg::Beat`] every second, so the
+//!   coordinator tells a busy agent from a frozen or dead one by silence alone).
+//! * The end of stdin means the coordinator is gone (killed, its ssh session dropped): the
+//!   step is stopped and the agent exits, and if the workers do not stop within
+//!   [`EXIT_GRACE`] the process exits anyway. No orphan keeps loading the database.
+//! * An agent only runs workload run steps with the options it is sent: it never runs a
+//!   shell command, a hook or a template from the wire, and it logs no password (its stderr
+//!   is the coordinator's `agent.log`).
+
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::protocol::{
+    self, AgentMsg, CoordMsg, PROTOCOL, StepSpec, VERSION, WireOutcome, WireSample,
+};
+use crate::engine::{self, EngineError};
+
+/// How long the workers get to stop after the coordinator went away before the process exits.
+pub const EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// How often an agent says it is alive.
+pub const BEAT: Duration = Duration::from_secs(1);
+
+/// What the reader hands to the step loop.
+enum Inbound {
+    Msg(CoordMsg),
+    /// The stream ended or broke: the coordinator is gone.
+    Closed,
+}
+
+/// Serves one coordinator on `input`/`output` until it closes the stream. Returns an error
+/// only when the protocol itself broke (the coordinator sees it as a dead agent).
+pub fn serve(
+    input: impl BufRead + Send + 'static,
+    output: impl Write + Send + 'static,
+) -> Result<(), String> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (out_tx, out_rx) = mpsc::channel::<AgentMsg>();
+    let writer = thread::Builder::new()
+        .name("sbsuite-agent-writer".into())
+        .spawn(move || write_loop(output, out_rx))
+        .map_err(|e| e.to_string())?;
+    let (in_tx, in_rx) = mpsc::channel::<Inbound>();
+    {
+        let stop = Arc::clone(&stop);
+        thread::Builder::new()
+            .name("sbsuite-agent-reader".into())
+            .spawn(move || read_loop(input, in_tx, &stop))
+            .map_err(|e| e.to_string())?;
+    }
+    let alive = Arc::new(AtomicBool::new(true));
+    {
+        let tx = out_tx.clone();
+        let alive = Arc::clone(&alive);
+        thread::Builder::new()
+            .name("sbsuite-agent-beat".into())
+            .spawn(move || {
+                while alive.load(Ordering::Relaxed) {
+                    thread::sleep(BEAT);
+                    if tx.send(AgentMsg::Beat).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| e.to_string())?;
+    }
+    let _ = out_tx.send(AgentMsg::Hello {
+        protocol: PROTOCOL,
+        version: VERSION.into(),
+        host: host_name(),
+        cores: thread::available_parallelism().map_or(1, |n| n.get()),
+    });
+    let in_rx = Mutex::new(in_rx);
+    loop {
+        let next = in_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+        match next {
+            Ok(Inbound::Msg(CoordMsg::Ping { seq })) => {
+                let _ = out_tx.send(AgentMsg::Pong { seq });
+            }
+            Ok(Inbound::Msg(CoordMsg::Step(spec))) => {
+                stop.store(false, Ordering::SeqCst);
+                let msg = match run_step(&spec, &out_tx, &in_rx, &stop) {
+                    Ok(outcome) => match WireOutcome::from_outcome(&outcome) {
+                        Ok(w) => AgentMsg::Outcome(Box::new(w)),
+                        Err(e) => AgentMsg::Error {
+                            message: e.to_string(),
+                        },
+                    },
+                    Err(e) => AgentMsg::Error {
+                        message: e.to_string(),
+                    },
+                };
+                let _ = out_tx.send(msg);
+            }
+            // `go` or `stop` outside a step: nothing to start or stop.
+            Ok(Inbound::Msg(CoordMsg::Go | CoordMsg::Stop)) => {}
+            Ok(Inbound::Closed) | Err(_) => break,
+        }
+    }
+    alive.store(false, Ordering::Relaxed);
+    drop(out_tx);
+    let _ = writer.join();
+    Ok(())
+}
+
+fn write_loop(mut output: impl Write, rx: Receiver<AgentMsg>) {
+    for msg in rx {
+        if protocol::send(&mut output, &msg).is_err() {
+            // The coordinator is gone; the reader sees the end of stdin too.
+            break;
+        }
+    }
+}
+
+fn read_loop(mut input: impl BufRead, tx: Sender<Inbound>, stop: &AtomicBool) {
+    loop {
+        match protocol::recv::<CoordMsg>(&mut input) {
+            Ok(Some(CoordMsg::Stop)) => {
+                stop.store(true, Ordering::SeqCst);
+                let _ = tx.send(Inbound::Msg(CoordMsg::Stop));
+            }
+            Ok(Some(msg)) => {
+                if tx.send(Inbound::Msg(msg)).is_err() {
+                    break;
+                }
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    // The coordinator is gone: stop the step, and make sure the process ends even if a
+    // worker is stuck in a query.
+    stop.store(true, Ordering::SeqCst);
+    let _ = tx.send(Inbound::Closed);
+    thread::sleep(EXIT_GRACE);
+    eprintln!("[sbsuite agent] the coordinator is gone and the workers did not stop: exiting");
+    std::process::exit(3);
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn unix_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+}
+
+/// Runs one shard: ready at the gate, `go` opens it; intervals go out as they come.
+fn run_step(
+    spec: &StepSpec,
+    out: &Sender<AgentMsg>,
+    inbound: &Mutex<Receiver<Inbound>>,
+    stop: &AtomicBool,
+) -> Result<engine::StepOutcome, EngineError> {
+    if spec.custom.is_some() || spec.script.is_some() {
+        return Err(EngineError::Failed(
+            "this agent runs built-in workloads only".into(),
+        ));
+    }
+    if !spec.cwd.is_empty() {
+        std::env::set_current_dir(&spec.cwd)
+            .map_err(|e| EngineError::Failed(format!("cannot work in `{}`: {e}", spec.cwd)))?;
+    }
+    let target = match &spec.target {
+        Some(t) => Some(
+            t.clone()
+                .into_target(spec.password.clone())
+                .map_err(|e| EngineError::Failed(e.to_string()))?,
+        ),
+        None => None,
+    };
+    eprintln!(
+        "[sbsuite agent] step {}: shard {}/{} threads {}.. of {}",
+        spec.workload,
+        spec.shard.index + 1,
+        spec.shard.count,
+        spec.shard.thread_offset,
+        spec.shard.total_threads
+    );
+    let mut gate = || -> Result<(), EngineError> {
+        let _ = out.send(AgentMsg::Ready);
+        let rx = inbound.lock().unwrap_or_else(|e| e.into_inner());
+        let waited = Instant::now();
+        loop {
+            match rx.recv() {
+                Ok(Inbound::Msg(CoordMsg::Go)) => {
+                    let _ = out.send(AgentMsg::Started {
+                        clock_ms: unix_ms(),
+                    });
+                    eprintln!(
+                        "[sbsuite agent] go after {:.1} ms at the gate",
+                        waited.elapsed().as_secs_f64() * 1e3
+                    );
+                    return Ok(());
+                }
+                Ok(Inbound::Msg(CoordMsg::Ping { seq })) => {
+                    let _ = out.send(AgentMsg::Pong { seq });
+                }
+                Ok(Inbound::Msg(CoordMsg::Stop)) => {
+                    return Err(EngineError::Failed("stopped before the start".into()));
+                }
+                Ok(Inbound::Msg(CoordMsg::Step(_))) => {
+                    return Err(EngineError::Failed(
+                        "a second step arrived before `go`".into(),
+                    ));
+                }
+                Ok(Inbound::Closed) | Err(_) => {
+                    return Err(EngineError::Failed("the coordinator is gone".into()));
+                }
+            }
+        }
+    };
+    let mut on_interval = |s: &engine::IntervalSample| {
+        let _ = out.send(AgentMsg::Interval(Box::new(WireSample::from_sample(s))));
+    };
+    // The engine's sysbench text goes to stderr (the coordinator's agent.log): stdout is
+    // the protocol's.
+    let mut text = std::io::stderr();
+    engine::run_shard(
+        &spec.workload,
+        &spec.options,
+        target.as_ref(),
+        spec.shard,
+        &mut text,
+        &mut on_interval,
+        stop,
+        &mut gate,
+    )
+}

@@ -1,0 +1,502 @@
+//! One suite driven from several `local` client processes (`[clients]`, #17), through the real
+//! binary: the merged row is the exact merge of the shards kept under `shards/`, ids never
+//! collide, `clients` sweeps as a matrix axis, and faults (a killed or frozen agent, Ctrl-C,
+//! a coordinator killed with -9, a client of another version) fail or stop within their bound
+//! and leave no agent process behind.
+//!
+//! Agents of a test are found by their working directory: every local agent works in the
+//! coordinator's, which is the test's own temporary directory.
+//!
+//! MariaDB and PostgreSQL tests use their own databases (`sbsuite_t_cl_*`, created and dropped
+//! here); without a server they skip, under `CI` they fail.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+mod common;
+
+use common::{read_until_started, sbsuite, sbsuite_process};
+
+/// The rows of one CSV file, as column → value.
+fn rows(path: &Path) -> Vec<HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+    r.records()
+        .map(|rec| {
+            let rec = rec.unwrap();
+            header
+                .iter()
+                .cloned()
+                .zip(rec.iter().map(str::to_string))
+                .collect()
+        })
+        .collect()
+}
+
+/// The only run directory of `suite` under `dir/results`.
+fn run_dir(dir: &Path, suite: &str) -> PathBuf {
+    common::run_dir(&dir.join("results"), suite)
+}
+
+/// Processes whose working directory is `dir` (this test's agents, and the coordinator while
+/// it runs).
+fn processes_in(dir: &Path) -> Vec<u32> {
+    let dir = dir.canonicalize().unwrap();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if std::fs::read_link(e.path().join("cwd")).is_ok_and(|c| c == dir) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// This test's agent processes (their command line ends with `agent`).
+fn agents_in(dir: &Path) -> Vec<u32> {
+    processes_in(dir)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("agent"))
+        })
+        .collect()
+}
+
+/// Waits (bounded) until no agent of this test is left.
+fn assert_no_agents(dir: &Path) {
+    let until = Instant::now() + Duration::from_secs(15);
+    loop {
+        let left = agents_in(dir);
+        if left.is_empty() {
+            return;
+        }
+        if Instant::now() > until {
+            let what: Vec<String> = left
+                .iter()
+                .map(|pid| {
+                    let status =
+                        std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+                    let state = status
+                        .lines()
+                        .find(|l| l.starts_with("State:"))
+                        .unwrap_or("");
+                    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                    format!(
+                        "{pid} {state} {}",
+                        String::from_utf8_lossy(&cmd).replace('\0', " ")
+                    )
+                })
+                .collect();
+            panic!("agents left running: {what:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn write_suite(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("suite.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run_in(dir: &Path, suite: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+    sbsuite()
+        .current_dir(dir)
+        .arg("run")
+        .arg(suite)
+        .args(["--results-dir", "results", "--progress", "off"])
+        .args(extra)
+        .timeout(Duration::from_secs(240))
+        .assert()
+}
+
+fn num(row: &HashMap<String, String>, key: &str) -> f64 {
+    row[key]
+        .parse()
+        .unwrap_or_else(|_| panic!("{key} = {:?} in {row:?}", row[key]))
+}
+
+/// Checks the merged row of `step` against the shards kept under `shards/`: events and
+/// queries add up, and the percentiles are those of the shards' histograms added by hand.
+fn assert_exact_merge(run: &Path, step: &str, clients: usize) {
+    let merged: Vec<_> = rows(&run.join("results.csv"))
+        .into_iter()
+        .filter(|r| r["step"] == step)
+        .collect();
+    assert_eq!(merged.len(), 1, "{merged:?}");
+    let m = &merged[0];
+    assert_eq!(m["status"], "ok", "{m:?}");
+    assert_eq!(num(m, "shards") as usize, clients);
+    assert!(num(m, "start_skew_ms") >= 0.0);
+    let index = rows(&run.join("shards/clients.csv"));
+    let mine: Vec<_> = index.iter().filter(|r| r["step"] == step).collect();
+    assert_eq!(mine.len(), clients, "{index:?}");
+    // Thread ids: each client's range starts where the previous one ended.
+    let mut next = 0;
+    for r in &mine {
+        assert_eq!(num(r, "thread_offset") as usize, next, "{mine:?}");
+        next += num(r, "threads") as usize;
+    }
+    assert_eq!(next, num(m, "threads") as usize);
+    let mut events = 0u64;
+    let mut reads = 0u64;
+    let mut hist = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+    let (mut lo, mut hi) = (f64::MAX, 0.0f64);
+    for r in &mine {
+        let client = &r["client"];
+        let shard_rows = rows(&run.join("shards").join(client).join("results.csv"));
+        let s = shard_rows
+            .iter()
+            .find(|x| x["step"] == step)
+            .expect("the shard's row");
+        events += num(s, "events") as u64;
+        if !s["reads"].is_empty() {
+            reads += num(s, "reads") as u64;
+        }
+        lo = lo.min(num(s, "lat_min"));
+        hi = hi.max(num(s, "lat_max"));
+        let h = std::fs::read_dir(run.join("shards").join(client).join("histograms"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(&format!("{step}-"))
+            })
+            .expect("the shard's histogram");
+        hist.add(sbsuite::results::histogram::read_histogram(&h).unwrap())
+            .unwrap();
+        assert!(
+            std::fs::metadata(run.join("shards").join(client).join("agent.log")).is_ok(),
+            "agent.log of {client}"
+        );
+    }
+    assert_eq!(
+        num(m, "events") as u64,
+        events,
+        "merged events = sum of shards"
+    );
+    if !m["reads"].is_empty() {
+        assert_eq!(num(m, "reads") as u64, reads);
+    }
+    assert_eq!(hist.len(), events, "one histogram entry per event");
+    assert_eq!(num(m, "lat_min"), lo);
+    assert_eq!(num(m, "lat_max"), hi);
+    let (min_ns, max_ns) = ((lo * 1e6).round() as u64, (hi * 1e6).round() as u64);
+    for (col, q) in [("lat_p50", 0.5), ("lat_p95", 0.95), ("lat_p99", 0.99)] {
+        let by_hand = hist.value_at_quantile(q).clamp(min_ns, max_ns) as f64 / 1e6;
+        assert!(
+            (num(m, col) - by_hand).abs() < 1e-6,
+            "{col}: merged {} vs shards added by hand {by_hand}",
+            m[col]
+        );
+    }
+}
+
+const SQLITE_SUITE: &str = r#"
+[suite]
+name = "cl"
+
+[clients]
+list = ["local:3"]
+
+[defaults]
+workload = "oltp_read_write"
+tables = 1
+table_size = 500
+time = 2
+report_interval = 1
+
+[matrix]
+threads = [3, 5]
+"#;
+
+#[test]
+fn sqlite_three_local_clients_merge_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write_suite(dir.path(), SQLITE_SUITE);
+    let out = run_in(dir.path(), &suite, &[]).success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.contains("Running on 3 clients"), "{stdout}");
+    assert!(stdout.contains("[ 1s ] thds: 5 tps: "), "{stdout}");
+    let run = run_dir(dir.path(), "cl");
+    // Steps 2 and 3 are the runs (1 prepares, 4 cleans up, here on the coordinator).
+    assert_exact_merge(&run, "2", 3);
+    assert_exact_merge(&run, "3", 3);
+    assert!(!dir.path().join("sbtest.db").exists(), "cleanup ran");
+    assert_no_agents(dir.path());
+}
+
+#[test]
+fn clients_is_a_matrix_axis() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write_suite(
+        dir.path(),
+        &SQLITE_SUITE
+            .replace("threads = [3, 5]", "threads = 4\nclients = [1, 2, 3]")
+            .replace("time = 2", "time = 1"),
+    );
+    let plan = sbsuite()
+        .current_dir(dir.path())
+        .args(["plan"])
+        .arg(&suite)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&plan.get_output().stdout).to_string();
+    assert!(text.contains("Clients: local:3"), "{text}");
+    run_in(dir.path(), &suite, &[]).success();
+    let run = run_dir(dir.path(), "cl");
+    let merged = rows(&run.join("results.csv"));
+    let shards: Vec<(String, String)> = merged
+        .iter()
+        .map(|r| (r["clients"].clone(), r["shards"].clone()))
+        .collect();
+    assert_eq!(
+        shards,
+        [("1", "1"), ("2", "2"), ("3", "3")].map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    for (i, r) in merged.iter().enumerate() {
+        assert_exact_merge(&run, &r["step"], i + 1);
+    }
+}
+
+#[test]
+fn bad_client_configs_name_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    for (from, to, expect) in [
+        (
+            "list = [\"local:3\"]",
+            "list = [\"local:0\"]",
+            "clients.list",
+        ),
+        (
+            "threads = [3, 5]",
+            "threads = 2\nclients = [4]",
+            "clients = 4",
+        ),
+        (
+            "threads = [3, 5]",
+            "threads = 2",
+            "cannot be split over 3 clients",
+        ),
+        (
+            "workload = \"oltp_read_write\"",
+            "workload = \"fileio\"\nfile_test_mode = \"seqwr\"",
+            "cannot run on [clients]",
+        ),
+        (
+            "list = [\"local:3\"]",
+            "list = [\"ssh:bench@client-1\"]",
+            "SQLite target is a file on this machine",
+        ),
+        (
+            "list = [\"local:3\"]",
+            "list = [\"local:3\"]\ntimeout = 0",
+            "timeout",
+        ),
+    ] {
+        let text = SQLITE_SUITE.replace(from, to);
+        assert_ne!(text, SQLITE_SUITE);
+        let suite = write_suite(dir.path(), &text);
+        let out = sbsuite()
+            .current_dir(dir.path())
+            .arg("validate")
+            .arg(&suite)
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(err.contains(expect), "{to}: {err}");
+        assert!(err.contains("suite.toml:"), "file and line: {err}");
+    }
+    // --clients replaces the list (and is checked the same way).
+    let suite = write_suite(dir.path(), SQLITE_SUITE);
+    let out = sbsuite()
+        .current_dir(dir.path())
+        .args(["plan", "--clients", "local:2,local"])
+        .arg(&suite)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains("Clients: local:2, local (3 agents"), "{text}");
+    let out = sbsuite()
+        .current_dir(dir.path())
+        .args(["validate", "--clients", "tcp:x"])
+        .arg(&suite)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("tcp:x"), "{err}");
+}
+
+/// A client that says it runs another version is refused before anything is loaded.
+#[test]
+fn a_version_mismatch_is_refused_before_any_load() {
+    let dir = tempfile::tempdir().unwrap();
+    // `binary = "/bin/sh"` runs `sh agent`: the script `agent` in the working directory (a
+    // script interpreted, not executed, so no other test's fork can hold it open for writing).
+    std::fs::write(
+        dir.path().join("agent"),
+        "echo '{\"type\":\"hello\",\"protocol\":1,\"version\":\"0.0.0-fake\",\"host\":\"old\",\"cores\":1}'\nexec cat >/dev/null\n",
+    )
+    .unwrap();
+    let suite = write_suite(
+        dir.path(),
+        &SQLITE_SUITE.replace(
+            "list = [\"local:3\"]",
+            "list = [\"local:3\"]\nbinary = \"/bin/sh\"",
+        ),
+    );
+    let out = run_in(dir.path(), &suite, &[]).code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("0.0.0-fake") && err.contains("local-1"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("sbtest.db").exists(),
+        "nothing was prepared"
+    );
+    assert!(!dir.path().join("results").exists(), "no run directory");
+    assert_no_agents(dir.path());
+}
+
+/// Starts a long multi-client run in `dir` and returns once its first run step has started.
+fn start_long_run(dir: &Path, extra_clients: &str, time: u32) -> std::process::Child {
+    let suite = write_suite(
+        dir,
+        &SQLITE_SUITE
+            .replace("threads = [3, 5]", "threads = 3")
+            .replace("time = 2", &format!("time = {time}"))
+            .replace(
+                "list = [\"local:3\"]",
+                &format!("list = [\"local:3\"]\n{extra_clients}"),
+            ),
+    );
+    let mut child = sbsuite_process()
+        .current_dir(dir)
+        .arg("run")
+        .arg(&suite)
+        .args(["--results-dir", "results", "--progress", "off"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    read_until_started(&mut child, 1);
+    child
+}
+
+fn wait_bounded(child: &mut std::process::Child, bound: Duration) -> std::process::ExitStatus {
+    let until = Instant::now() + bound;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("sbsuite did not end within {bound:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn stderr_of(child: &mut std::process::Child) -> String {
+    let mut s = String::new();
+    use std::io::Read;
+    child.stderr.take().unwrap().read_to_string(&mut s).unwrap();
+    s
+}
+
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: a signal to a process of this test.
+    assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
+}
+
+#[test]
+fn a_killed_agent_fails_the_step_within_the_bound_and_leaves_no_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start_long_run(dir.path(), "timeout = 3", 60);
+    let agents = agents_in(dir.path());
+    assert_eq!(agents.len(), 3, "{agents:?}");
+    let killed = Instant::now();
+    signal(agents[1], libc::SIGKILL);
+    let status = wait_bounded(&mut child, Duration::from_secs(30));
+    let took = killed.elapsed();
+    assert_eq!(status.code(), Some(1));
+    // Detected at once (its output closes), the others stopped and reaped, cleanup run.
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let run = run_dir(dir.path(), "cl");
+    let row = &rows(&run.join("results.csv"))[0];
+    assert_eq!(row["status"], "failed", "{row:?}");
+    assert!(row["error"].contains("client local-"), "{row:?}");
+    assert!(row["error"].contains("agent ended"), "{row:?}");
+    let _ = stderr_of(&mut child);
+    assert_no_agents(dir.path());
+}
+
+#[test]
+fn a_frozen_agent_fails_the_step_within_beat_plus_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start_long_run(dir.path(), "timeout = 2", 60);
+    let agents = agents_in(dir.path());
+    assert_eq!(agents.len(), 3, "{agents:?}");
+    let frozen = Instant::now();
+    signal(agents[2], libc::SIGSTOP);
+    let status = wait_bounded(&mut child, Duration::from_secs(30));
+    let took = frozen.elapsed();
+    assert_eq!(status.code(), Some(1));
+    // Beat 1 s + timeout 2 s, then the stop, reap and cleanup.
+    assert!(took >= Duration::from_secs(2), "{took:?}");
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    let run = run_dir(dir.path(), "cl");
+    let row = &rows(&run.join("results.csv"))[0];
+    assert_eq!(row["status"], "failed", "{row:?}");
+    assert!(row["error"].contains("no message for"), "{row:?}");
+    assert!(row["error"].contains("its last message"), "{row:?}");
+    let _ = stderr_of(&mut child);
+    assert_no_agents(dir.path());
+}
+
+#[test]
+fn ctrl_c_stops_every_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start_long_run(dir.path(), "", 60);
+    assert_eq!(agents_in(dir.path()).len(), 3);
+    common::interrupt(child.id());
+    let status = wait_bounded(&mut child, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(130));
+    let run = run_dir(dir.path(), "cl");
+    let row = &rows(&run.join("results.csv"))[0];
+    assert_eq!(row["status"], "interrupted", "{row:?}");
+    assert_eq!(row["shards"], "3", "{row:?}");
+    assert!(num(row, "events") > 0.0);
+    assert_no_agents(dir.path());
+}
+
+#[test]
+fn a_coordinator_killed_with_9_leaves_no_agent_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start_long_run(dir.path(), "", 4);
+    assert_eq!(agents_in(dir.path()).len(), 3);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The agents' stdin closed with the coordinator: they stop and exit on their own.
+    assert_no_agents(dir.path());
+    let run = run_dir(dir.path(), "cl");
+    let out = sbsuite()
+        .current_dir(dir.path())
+        .args(["run", "--progress", "off", "--resume"])
+        .arg(&run)
+        .timeout(Duration::from_secs(240))
+        .assert();
+    let out = out.success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.contains("Running on 3 clients"), "{stdout}");
+    assert_exact_merge(&run, "2", 3);
+    assert_no_agents(dir.path());
+}
