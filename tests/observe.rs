@@ -532,3 +532,42 @@ fn a_bad_events_value_is_refused_before_anything_runs() {
         assert!(!tmp.path().join("results").exists());
     }
 }
+
+/// Ctrl-C: the interrupted step ends `interrupted`, the rest `skipped` or cleaned up, and the
+/// last event says the run was interrupted and exits 130.
+#[test]
+fn an_interrupted_run_ends_its_events_with_exit_status_130() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("s.toml"),
+        "[suite]\nname = \"stopped\"\n\n[defaults]\ntime = 60\nevents = 0\n\n\
+         [matrix]\nworkload = [\"cpu\"]\nthreads = [1, 2]\n",
+    )
+    .unwrap();
+    let suite = dir.join("s.toml");
+    let file = dir.join("events.jsonl");
+    let (mut child, _) = common::spawn_until_started(&[
+        "run",
+        suite.to_str().unwrap(),
+        "--results-dir",
+        dir.join("results").to_str().unwrap(),
+        "--events",
+        &format!("jsonl:{}", file.display()),
+    ]);
+    common::interrupt(child.id());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let events = valid_events(&std::fs::read_to_string(&file).unwrap());
+    let ends: Vec<(&str, &str)> = events
+        .iter()
+        .filter(|e| e["event"] == "step_end")
+        .map(|e| (e["name"].as_str().unwrap(), e["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(ends, [("cpu-t1", "interrupted"), ("cpu-t2", "skipped")]);
+    let end = events.last().unwrap();
+    assert_eq!(end["event"], "suite_end");
+    assert_eq!(end["interrupted"], true);
+    assert_eq!(end["exit_status"], 130);
+    assert_eq!(end["steps_interrupted"], 1);
+}
