@@ -355,7 +355,7 @@ fn a_version_mismatch_is_refused_before_any_load() {
     let out = run_in(dir.path(), &suite, &[]).code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(
-        err.contains("0.0.0-fake") && err.contains("local-1"),
+        err.contains("0.0.0-fake") && err.contains("client local-"),
         "{err}"
     );
     assert!(

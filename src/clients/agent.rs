@@ -137,12 +137,38 @@ fn read_loop(mut input: impl BufRead, tx: Sender<Inbound>, stop: &AtomicBool) {
         }
     }
     // The coordinator is gone: stop the step, and make sure the process ends even if a
-    // worker is stuck in a query.
+    // worker is stuck in a query or on a log nobody reads any more.
     stop.store(true, Ordering::SeqCst);
     let _ = tx.send(Inbound::Closed);
     thread::sleep(EXIT_GRACE);
-    eprintln!("[sbsuite agent] the coordinator is gone and the workers did not stop: exiting");
-    std::process::exit(3);
+    log(format_args!(
+        "the coordinator is gone and the workers did not stop: exiting"
+    ));
+    // SAFETY: `_exit` ends the process at once, running no atexit handler that could block
+    // on a lock a stuck thread holds.
+    unsafe { libc::_exit(3) }
+}
+
+/// A line on stderr (the coordinator's agent.log), never a panic: once the coordinator is
+/// gone nobody reads it, and `eprintln!` would panic on the broken pipe.
+fn log(args: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "[sbsuite agent] {args}");
+}
+
+/// stderr for the engine's sysbench text: a write that fails (the coordinator is gone) is
+/// dropped, so the run stops through `stop`, not through a failed report.
+struct LossyStderr;
+
+impl Write for LossyStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let _ = std::io::stderr().write_all(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let _ = std::io::stderr().flush();
+        Ok(())
+    }
 }
 
 fn host_name() -> String {
@@ -183,14 +209,14 @@ fn run_step(
         ),
         None => None,
     };
-    eprintln!(
-        "[sbsuite agent] step {}: shard {}/{} threads {}.. of {}",
+    log(format_args!(
+        "step {}: shard {}/{} threads {}.. of {}",
         spec.workload,
         spec.shard.index + 1,
         spec.shard.count,
         spec.shard.thread_offset,
         spec.shard.total_threads
-    );
+    ));
     let mut gate = || -> Result<(), EngineError> {
         let _ = out.send(AgentMsg::Ready);
         let rx = inbound.lock().unwrap_or_else(|e| e.into_inner());
@@ -201,10 +227,10 @@ fn run_step(
                     let _ = out.send(AgentMsg::Started {
                         clock_ms: unix_ms(),
                     });
-                    eprintln!(
-                        "[sbsuite agent] go after {:.1} ms at the gate",
+                    log(format_args!(
+                        "go after {:.1} ms at the gate",
                         waited.elapsed().as_secs_f64() * 1e3
-                    );
+                    ));
                     return Ok(());
                 }
                 Ok(Inbound::Msg(CoordMsg::Ping { seq })) => {
@@ -229,7 +255,7 @@ fn run_step(
     };
     // The engine's sysbench text goes to stderr (the coordinator's agent.log): stdout is
     // the protocol's.
-    let mut text = std::io::stderr();
+    let mut text = LossyStderr;
     engine::run_shard(
         &spec.workload,
         &spec.options,
