@@ -246,6 +246,20 @@ pub struct EngineExecutor {
     applied: Option<server::Saved>,
     /// The capture of the variant just begun found the server unreachable: why.
     unreachable: Option<String>,
+    /// `--events`: the executor's warnings are events too.
+    events: Option<std::sync::Arc<events::Events>>,
+}
+
+impl EngineExecutor {
+    /// A warning line on stderr (and a `warning` event).
+    fn warn(&self, msg: &str) {
+        eprintln!("[sbsuite] warning: {msg}");
+        if let Some(e) = &self.events {
+            e.emit(events::Body::Warning {
+                message: format!("warning: {msg}"),
+            });
+        }
+    }
 }
 
 impl StepExecutor for EngineExecutor {
@@ -349,15 +363,15 @@ impl StepExecutor for EngineExecutor {
         match server::capture(target, variant, run_dir) {
             Ok(_) => {}
             Err(server::CheckError::Unreachable(e)) => {
-                eprintln!(
-                    "[sbsuite] warning: variant {variant}: server variables not captured: {e}"
-                );
+                self.warn(&format!(
+                    "variant {variant}: server variables not captured: {e}"
+                ));
                 self.unreachable = Some(e);
             }
             Err(e) => {
-                eprintln!(
-                    "[sbsuite] warning: variant {variant}: server variables not captured: {e}"
-                );
+                self.warn(&format!(
+                    "variant {variant}: server variables not captured: {e}"
+                ));
             }
         }
         Ok(())
@@ -397,6 +411,7 @@ pub fn run_plan(
         base_dir: ctx.base_dir.clone(),
         applied: None,
         unreachable: None,
+        events: ctx.watch.events.clone(),
     };
     preflight(plan, &executor)?;
     let stop = signal::install()?;
