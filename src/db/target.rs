@@ -900,14 +900,6 @@ impl HostEntry {
             HostEntry::Address(_) => None,
         }
     }
-
-    /// The entry's own password, for redaction.
-    pub fn password_mut(&mut self) -> Option<&mut String> {
-        match self {
-            HostEntry::Login(l) => l.password.as_mut(),
-            HostEntry::Address(_) => None,
-        }
-    }
 }
 
 impl HostLogin {
