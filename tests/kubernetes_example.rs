@@ -269,3 +269,21 @@ fn the_transport_execs_the_agent_in_the_suites_container_and_binary() {
         ]
     );
 }
+
+#[test]
+fn the_suite_validates() {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kubernetes/suite.toml");
+    let out = assert_cmd::Command::cargo_bin("sbsuite")
+        .unwrap()
+        .env("DB_PASSWORD", "x")
+        .arg("validate")
+        .arg(&suite)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
