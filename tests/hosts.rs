@@ -340,6 +340,15 @@ fn bad_hosts_entries_are_refused_with_file_line_and_key() {
         assert!(err.contains(place), "{target}: wants {place}: {err}");
         assert!(err.contains(message), "{target}: wants {message}: {err}");
     }
+    // Agents of [clients] get one login for every host: refused rather than ignored.
+    let err = rejected(&format!(
+        "{}\n\n[clients]\nlist = [\"local:2\"]",
+        hosts(ok, "{ host = \"h\", user = \"a\" }")
+    ));
+    assert!(
+        err.contains("hosts.toml:9:") && err.contains("[clients]"),
+        "{err}"
+    );
     // The line an error shows may hold an entry's literal password: it is not repeated.
     let err = rejected(&hosts(
         ok,
