@@ -500,3 +500,165 @@ fn a_coordinator_killed_with_9_leaves_no_agent_and_resumes() {
     assert_exact_merge(&run, "2", 3);
     assert_no_agents(dir.path());
 }
+
+/// `sql` through the server's own command-line client; `None` when it cannot run.
+fn cli_sql(driver: &str, db: &str, sql: &str) -> Option<String> {
+    let out = match driver {
+        "mysql" => std::process::Command::new("mysql")
+            .args(["--user=root", "--host=127.0.0.1", "--port=3306", "-N", "-B"])
+            .args(["-e", sql])
+            .arg(db)
+            .output(),
+        _ => std::process::Command::new("psql")
+            .args(["--host=127.0.0.1", "--port=5432", "--username=postgres"])
+            .args([
+                "--no-psqlrc",
+                "-qAt",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-d",
+                db,
+                "-c",
+                sql,
+            ])
+            .output(),
+    }
+    .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// On a real server: three clients' oltp_insert with ids from the shared unique sequence
+/// (`auto_inc = false`) never collide (the server counts every row once, and a duplicate
+/// key would have failed the step), and the merged rows are exact.
+fn server_clients(driver: &str) {
+    let db = format!("sbsuite_t_cl_{driver}");
+    let admin = if driver == "mysql" {
+        "mysql"
+    } else {
+        "postgres"
+    };
+    let created = cli_sql(driver, admin, &format!("DROP DATABASE IF EXISTS {db}"))
+        .and_then(|_| cli_sql(driver, admin, &format!("CREATE DATABASE {db}")));
+    if created.is_none() {
+        common::skip(&format!(
+            "no {driver} server reachable through its command-line client (.ci/run starts one)"
+        ));
+        return;
+    }
+    // The load moves the servers' global counters, which other tests read under this lock.
+    let _lock = common::server_lock::server_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let count = match driver {
+        "mysql" => format!(
+            "mysql --user=root --host=127.0.0.1 --port=3306 -N -B -e 'SELECT COUNT(*), COUNT(DISTINCT id) FROM sbtest1' {db}"
+        ),
+        _ => format!(
+            "psql --host=127.0.0.1 --port=5432 --username=postgres --no-psqlrc -qAt -F ' ' -d {db} -c 'SELECT COUNT(*), COUNT(DISTINCT id) FROM sbtest1'"
+        ),
+    };
+    let (user, port) = if driver == "mysql" {
+        ("root", 3306)
+    } else {
+        ("postgres", 5432)
+    };
+    let suite = write_suite(
+        dir.path(),
+        &format!(
+            r#"
+[suite]
+name = "cl"
+
+[clients]
+list = ["local:3"]
+
+[target]
+driver = "{driver}"
+hosts = ["127.0.0.1:{port}"]
+user = "{user}"
+database = "{db}"
+
+[hooks]
+before_step = "echo {{{{ step }}}} $({count}) >> counts.txt"
+
+[defaults]
+tables = 1
+table_size = 100
+auto_inc = false
+time = 2
+report_interval = 1
+threads = 6
+
+[matrix]
+workload = ["oltp_insert", "oltp_read_write"]
+"#
+        ),
+    );
+    run_in(dir.path(), &suite, &[]).success();
+    let run = run_dir(dir.path(), "cl");
+    // oltp_insert gets a fresh dataset: prepare 1, run 2, cleanup 3; then 4, 5, 6.
+    assert_exact_merge(&run, "2", 3);
+    assert_exact_merge(&run, "5", 3);
+    let merged = rows(&run.join("results.csv"));
+    let insert = merged.iter().find(|r| r["step"] == "2").unwrap();
+    assert_eq!(insert["errors"], "0", "{insert:?}");
+    let inserted = num(insert, "events") as u64;
+    assert!(inserted > 0);
+    // Before the insert run's cleanup: the prepared rows plus every insert, all distinct.
+    let counts = std::fs::read_to_string(dir.path().join("counts.txt")).unwrap();
+    let lines: Vec<&str> = counts.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("oltp_insert"))
+        .unwrap_or_else(|| panic!("{counts}"));
+    let before_3 = lines[at + 1];
+    let count = |line: &str| -> Vec<u64> {
+        line.split_whitespace()
+            .skip(1)
+            .map(|x| x.parse().unwrap())
+            .collect()
+    };
+    let base = count(lines[at]);
+    assert_eq!(base.len(), 2, "{counts}");
+    assert_eq!(
+        count(before_3),
+        [base[0] + inserted, base[0] + inserted],
+        "rows before the cleanup: every insert once, all ids distinct\n{counts}"
+    );
+    let _ = cli_sql(driver, admin, &format!("DROP DATABASE IF EXISTS {db}"));
+    assert_no_agents(dir.path());
+}
+
+#[test]
+fn mariadb_three_clients_merge_exactly_and_ids_never_collide() {
+    server_clients("mysql");
+}
+
+#[test]
+fn postgresql_three_clients_merge_exactly_and_ids_never_collide() {
+    server_clients("pgsql");
+}
+
+/// examples/clients-local.toml runs as it is on a fresh clone (shortened with --set).
+#[test]
+fn the_local_clients_example_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/clients-local.toml");
+    sbsuite()
+        .current_dir(dir.path())
+        .arg("run")
+        .arg(&example)
+        .args(["--results-dir", "results", "--progress", "off"])
+        .args(["--set", "time=1", "--set", "table_size=1000"])
+        .timeout(Duration::from_secs(240))
+        .assert()
+        .success();
+    let run = run_dir(dir.path(), "clients-local");
+    let merged = rows(&run.join("results.csv"));
+    assert_eq!(merged.len(), 4, "{merged:?}");
+    for r in &merged {
+        assert_exact_merge(&run, &r["step"], num(r, "clients") as usize);
+    }
+    assert_no_agents(dir.path());
+}
