@@ -50,11 +50,14 @@ pub fn serve(
         .spawn(move || write_loop(output, out_rx))
         .map_err(|e| e.to_string())?;
     let (in_tx, in_rx) = mpsc::channel::<Inbound>();
+    // Set when `serve` returns: the reader's forced exit is then not needed.
+    let finished = Arc::new(AtomicBool::new(false));
     {
         let stop = Arc::clone(&stop);
+        let finished = Arc::clone(&finished);
         thread::Builder::new()
             .name("sbsuite-agent-reader".into())
-            .spawn(move || read_loop(input, in_tx, &stop))
+            .spawn(move || read_loop(input, in_tx, &stop, &finished))
             .map_err(|e| e.to_string())?;
     }
     let alive = Arc::new(AtomicBool::new(true));
@@ -109,6 +112,7 @@ pub fn serve(
     alive.store(false, Ordering::Relaxed);
     drop(out_tx);
     let _ = writer.join();
+    finished.store(true, Ordering::SeqCst);
     Ok(())
 }
 
@@ -121,7 +125,12 @@ fn write_loop(mut output: impl Write, rx: Receiver<AgentMsg>) {
     }
 }
 
-fn read_loop(mut input: impl BufRead, tx: Sender<Inbound>, stop: &AtomicBool) {
+fn read_loop(
+    mut input: impl BufRead,
+    tx: Sender<Inbound>,
+    stop: &AtomicBool,
+    finished: &AtomicBool,
+) {
     loop {
         match protocol::recv::<CoordMsg>(&mut input) {
             Ok(Some(CoordMsg::Stop)) => {
@@ -141,6 +150,9 @@ fn read_loop(mut input: impl BufRead, tx: Sender<Inbound>, stop: &AtomicBool) {
     stop.store(true, Ordering::SeqCst);
     let _ = tx.send(Inbound::Closed);
     thread::sleep(EXIT_GRACE);
+    if finished.load(Ordering::SeqCst) {
+        return;
+    }
     log(format_args!(
         "the coordinator is gone and the workers did not stop: exiting"
     ));
@@ -266,4 +278,82 @@ fn run_step(
         stop,
         &mut gate,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Collects what the agent writes.
+    #[derive(Clone, Default)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn session(input: &[CoordMsg]) -> Vec<AgentMsg> {
+        let mut lines = Vec::new();
+        for m in input {
+            protocol::send(&mut lines, m).unwrap();
+        }
+        let sink = Sink::default();
+        serve(std::io::Cursor::new(lines), sink.clone()).expect("serves");
+        let out = sink.0.lock().unwrap().clone();
+        let mut reader = out.as_slice();
+        let mut msgs = Vec::new();
+        while let Some(m) = protocol::recv::<AgentMsg>(&mut reader).unwrap() {
+            msgs.push(m);
+        }
+        msgs
+    }
+
+    /// Hello first, a pong per ping, and the end of stdin ends the session.
+    #[test]
+    fn hello_pong_and_the_end_of_input_ends_it() {
+        let msgs = session(&[CoordMsg::Ping { seq: 4 }, CoordMsg::Go]);
+        assert!(
+            matches!(&msgs[0], AgentMsg::Hello { version, protocol, .. }
+                if version == VERSION && *protocol == PROTOCOL),
+            "{msgs:?}"
+        );
+        assert!(msgs.contains(&AgentMsg::Pong { seq: 4 }), "{msgs:?}");
+    }
+
+    /// A step the agent cannot run is an error message, not a crash, and nothing runs.
+    #[test]
+    fn a_step_it_cannot_run_is_an_error_message() {
+        let mut options = crate::value::Options::default();
+        options
+            .0
+            .insert("threads".into(), crate::value::Value::Int(1));
+        let spec = StepSpec {
+            workload: "no_such_workload".into(),
+            options,
+            shard: crate::engine::Shard {
+                index: 0,
+                count: 1,
+                total_threads: 1,
+                thread_offset: 0,
+            },
+            target: None,
+            password: None,
+            custom: None,
+            script: None,
+            cwd: String::new(),
+        };
+        let msgs = session(&[CoordMsg::Step(Box::new(spec))]);
+        assert!(
+            msgs.iter().any(|m| matches!(m, AgentMsg::Error { .. })),
+            "{msgs:?}"
+        );
+        assert!(!msgs.contains(&AgentMsg::Ready), "{msgs:?}");
+    }
 }
