@@ -181,7 +181,7 @@ fn resume(dir: &Path, args: &RunArgs) -> Result<(crate::suite::Suite, crate::pla
             "--resume continues the run as it was planned: remove --set (start a new run to change the suite)",
         ));
     }
-    crate::runner::load_for_resume(dir).map_err(|e| match e {
+    let (suite, plan) = crate::runner::load_for_resume(dir).map_err(|e| match e {
         ResumeError::Config(e) => fail_config(e),
         e @ (ResumeError::NotRunDir(_)
         | ResumeError::PlanChanged(_)
@@ -191,7 +191,10 @@ fn resume(dir: &Path, args: &RunArgs) -> Result<(crate::suite::Suite, crate::pla
         e @ (ResumeError::Pending(_) | ResumeError::NoTarget(_) | ResumeError::Restore { .. }) => {
             fail(Exit::Failed, e)
         }
-    })
+    })?;
+    // The stored suite's [clients] is checked as a new run's is.
+    crate::runner::clients::check_clients(&suite, &plan).map_err(fail_config)?;
+    Ok((suite, plan))
 }
 
 #[cfg(test)]
