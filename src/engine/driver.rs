@@ -1641,6 +1641,63 @@ mod tests {
 
     const SPIN: Duration = Duration::from_micros(20);
 
+    /// A shard runs its own threads with global ids (#17): worker `g` of the whole step runs
+    /// `g` events here, so the totals say which ids ran; the gate opens the run once.
+    #[test]
+    fn a_shard_runs_global_thread_ids_behind_its_gate() {
+        let fake = Box::new(Fake {
+            spin: Duration::ZERO,
+            per_thread: Some((0..12).collect()),
+            until: None,
+        });
+        let cfg = RunConfig {
+            shard: Some(crate::engine::Shard {
+                index: 1,
+                count: 3,
+                total_threads: 12,
+                thread_offset: 4,
+            }),
+            ..config(4, 0, 0, 0)
+        };
+        let stop = AtomicBool::new(false);
+        let mut gates = 0;
+        let mut out = Vec::new();
+        let o = run_owned_gated(
+            fake,
+            &cfg,
+            &mut out,
+            &mut |_: &IntervalSample| {},
+            &stop,
+            &mut || {
+                gates += 1;
+                Ok(())
+            },
+        )
+        .expect("runs");
+        assert_eq!(gates, 1);
+        assert_eq!(o.events, 4 + 5 + 6 + 7);
+        let mut per: Vec<u64> = o.per_thread.iter().map(|&(e, _)| e).collect();
+        per.sort_unstable();
+        assert_eq!(per, [4, 5, 6, 7]);
+
+        // A gate that fails aborts the run before any event.
+        let fake = Box::new(Fake {
+            spin: Duration::ZERO,
+            per_thread: Some((0..12).collect()),
+            until: None,
+        });
+        let e = run_owned_gated(
+            fake,
+            &cfg,
+            &mut Vec::new(),
+            &mut |_: &IntervalSample| {},
+            &stop,
+            &mut || Err(EngineError::Failed("no go".into())),
+        )
+        .expect_err("aborted");
+        assert_eq!(e.to_string(), "no go");
+    }
+
     thread_local! {
         /// [`super::rate_queue_slots`] of runs this test thread starts, when set.
         pub(super) static QUEUE_SLOTS: std::cell::Cell<Option<usize>> =
