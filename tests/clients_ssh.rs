@@ -431,6 +431,23 @@ fn start_long_run(hosts: &NetnsHosts, suite: &Path, results: &Path) -> Child {
     child
 }
 
+/// A frozen agent keeps its database connection, and an open transaction keeps its metadata
+/// locks until the agent is resumed: the cleanup's DROP TABLE would wait on them. The frozen
+/// test's workload runs autocommit statements, which hold no lock between statements.
+const LONG_AUTOCOMMIT: &str = "workload = \"oltp_point_select\"\ntime = 60\nreport_interval = 1\n\
+                               tables = 1\ntable_size = 1000\nthreads = 3\n";
+
+/// Resumes a stopped process when dropped, so that a failing assertion never leaves it
+/// holding the database (the test's own cleanup would wait on it).
+struct Resume(u32);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the agent process the test stopped; harmless once it has exited.
+        unsafe { libc::kill(self.0 as i32, libc::SIGCONT) };
+    }
+}
+
 const LONG: &str = "workload = \"oltp_read_only\"\ntime = 60\nreport_interval = 1\ntables = 1\n\
                     table_size = 1000\nthreads = 3\n";
 
@@ -594,7 +611,7 @@ fn a_remote_agent_that_stops_sending_fails_the_step_in_bound_and_exits_once_resu
     };
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("suite.toml");
-    std::fs::write(&suite, ssh_suite(&hosts, &db, "frozen", LONG)).unwrap();
+    std::fs::write(&suite, ssh_suite(&hosts, &db, "frozen", LONG_AUTOCOMMIT)).unwrap();
     let results = dir.path().join("results");
     let mut child = start_long_run(&hosts, &suite, &results);
     let (pid, _) = hosts
@@ -602,6 +619,7 @@ fn a_remote_agent_that_stops_sending_fails_the_step_in_bound_and_exits_once_resu
         .into_iter()
         .find(|(_, c)| c.ends_with(" agent"))
         .unwrap();
+    let resume = Resume(pid);
     // SAFETY: kill(2) on the agent process this test started on client3.
     assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGSTOP) }, 0);
     let frozen = Instant::now();
@@ -625,7 +643,6 @@ fn a_remote_agent_that_stops_sending_fails_the_step_in_bound_and_exits_once_resu
         merged[0]["error"]
     );
     // Stopped, it cannot notice its session is gone; resumed, it finds its stdin closed.
-    // SAFETY: as above.
-    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGCONT) }, 0);
+    drop(resume);
     assert_no_agent_anywhere(&hosts);
 }
