@@ -204,11 +204,6 @@ fn run_step(
     inbound: &Mutex<Receiver<Inbound>>,
     stop: &AtomicBool,
 ) -> Result<engine::StepOutcome, EngineError> {
-    if spec.custom.is_some() || spec.script.is_some() {
-        return Err(EngineError::Failed(
-            "this agent runs built-in workloads only".into(),
-        ));
-    }
     if !spec.cwd.is_empty() {
         std::env::set_current_dir(&spec.cwd)
             .map_err(|e| EngineError::Failed(format!("cannot work in `{}`: {e}", spec.cwd)))?;
@@ -345,8 +340,6 @@ mod tests {
             },
             target: None,
             password: None,
-            custom: None,
-            script: None,
             cwd: String::new(),
         };
         let msgs = session(&[CoordMsg::Step(Box::new(spec))]);

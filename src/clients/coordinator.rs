@@ -515,8 +515,6 @@ pub fn run_step(
             shard: *shard,
             target: target.map(Target::to_wire),
             password: password.clone(),
-            custom: None,
-            script: None,
             cwd: match cfg.clients[i].kind {
                 ClientKind::Local => cwd.clone(),
                 _ => String::new(),

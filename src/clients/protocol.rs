@@ -87,12 +87,6 @@ pub struct StepSpec {
     pub target: Option<WireTarget>,
     /// The target's password, rendered on the coordinator.
     pub password: Option<String>,
-    /// A workload declared in the suite (`[workloads.NAME]`): its definition as TOML, which
-    /// the agent registers before the step (never a command or a template to run).
-    pub custom: Option<CustomDef>,
-    /// A sysbench Lua script the step runs: the agent reads it at `path` (relative to `cwd`)
-    /// and refuses it unless its SHA-256 is `sha256`, the coordinator's copy.
-    pub script: Option<ScriptRef>,
     /// The directory the agent works in (a local SQLite file, a script's modules): the
     /// coordinator's for local clients, else empty (the agent's own).
     pub cwd: String,
@@ -106,18 +100,6 @@ impl std::fmt::Debug for StepSpec {
             .field("password", &self.password.as_ref().map(|_| "***"))
             .finish_non_exhaustive()
     }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CustomDef {
-    pub name: String,
-    pub toml: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ScriptRef {
-    pub path: String,
-    pub sha256: String,
 }
 
 /// An [`IntervalSample`] on the wire: metric names as strings, the interval's latency bucket
@@ -510,11 +492,6 @@ mod tests {
             },
             target: Some(crate::db::Target::sqlite_default().to_wire()),
             password: Some("s3cret".into()),
-            custom: None,
-            script: Some(ScriptRef {
-                path: "a.lua".into(),
-                sha256: "00".into(),
-            }),
             cwd: "/tmp".into(),
         };
         let msg = CoordMsg::Step(Box::new(spec.clone()));
