@@ -78,6 +78,8 @@ impl Env {
             rand: RandOptions::default(),
             unique: UniqueSequence::new(1, 2),
             db: Some(setup),
+            limits: Default::default(),
+            codes: Default::default(),
         });
         let guard = ctx::enter(0, shared.clone(), Rng::for_thread(1, 0));
         // SAFETY: the test's own state; `ffi` is what the chunks need.

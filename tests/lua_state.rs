@@ -14,6 +14,7 @@ use sbsuite::engine::lua::histogram::Histogram;
 use sbsuite::engine::lua::options::{help_text, values};
 use sbsuite::engine::lua::script::stock_workload;
 use sbsuite::engine::lua::state::{self, Role, StateSpec};
+use sbsuite::engine::lua::stop::State;
 use sbsuite::engine::lua::{OptVal, OptValues, Script};
 use sbsuite::engine::random::{Distribution, RandOptions, Rng, UniqueSequence};
 use sbsuite::value::{Options, Value as V};
@@ -33,6 +34,8 @@ fn shared(threads: usize) -> Arc<LuaShared> {
         },
         unique: UniqueSequence::from_rng(&mut rng),
         db: None,
+        limits: Default::default(),
+        codes: Default::default(),
     })
 }
 
@@ -43,7 +46,7 @@ fn script(dir: &Path, name: &str, source: &str) -> Script {
     Script::load(&path, name, None).expect("the script loads")
 }
 
-fn build(script: &Script, tid: usize, command: Option<&str>, opts: &OptValues) -> Lua {
+fn build(script: &Script, tid: usize, command: Option<&str>, opts: &OptValues) -> State {
     let argv = vec![
         "sysbench".to_string(),
         script.typed.clone(),

@@ -307,11 +307,12 @@ fn a_run_written_before_the_dropped_column_resumes() {
     }
 }
 
-/// #15: nor before `headline` and `headline_name` existed: both files get them back, empty.
+/// #15: nor before `headline` and `headline_name` existed (#26: nor `error_codes`): both files
+/// get them back, empty.
 #[test]
 fn a_run_written_before_the_headline_columns_resumes() {
     let (_dir, run) = finished_cpu_run();
-    for column in ["headline_name", "headline", "dropped"] {
+    for column in ["error_codes", "headline_name", "headline", "dropped"] {
         drop_column(&run.join("results.csv"), column, 1);
     }
     for column in ["headline", "dropped"] {
@@ -323,7 +324,11 @@ fn a_run_written_before_the_headline_columns_resumes() {
     let mut r = csv::Reader::from_path(run.join("results.csv")).unwrap();
     let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
     assert!(
-        header.ends_with(&["knee".to_string(), "headline_name".to_string()]),
+        header.ends_with(&[
+            "knee".to_string(),
+            "headline_name".to_string(),
+            "error_codes".to_string()
+        ]),
         "{header:?}"
     );
     let at = header.iter().position(|h| h == "headline").unwrap();

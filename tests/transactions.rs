@@ -59,6 +59,7 @@ fn histogram(ms: f64, n: u64) -> Histogram<u64> {
 /// headline `tpm`.
 fn outcome(new_order_ms: f64, tpm: f64) -> StepOutcome {
     StepOutcome {
+        error_codes: Default::default(),
         seconds: 10.0,
         events: 300,
         sql: Some(SqlCounters {
@@ -236,18 +237,16 @@ fn the_writer_stores_a_row_per_step_and_transaction_with_the_headline() {
     assert!(lines[3].contains(",new_order.1,statement,150,"), "{text}");
     let results = std::fs::read_to_string(a.join("results.csv")).unwrap();
     assert!(
-        results
-            .lines()
-            .next()
-            .unwrap()
-            .ends_with(",headline,shards,start_skew_ms,status,error,knee,headline_name")
+        results.lines().next().unwrap().ends_with(
+            ",headline,shards,start_skew_ms,status,error,knee,headline_name,error_codes"
+        )
     );
     assert!(
         results
             .lines()
             .nth(1)
             .unwrap()
-            .ends_with(",1000,,,ok,,,tpmC"),
+            .ends_with(",1000,,,ok,,,tpmC,"),
         "{results}"
     );
     assert!(

@@ -16,6 +16,7 @@
 
 use hdrhistogram::Histogram;
 
+use crate::engine::retry::ErrorCodes;
 use crate::engine::{IntervalSample, LatencySummary, Metrics, SqlCounters, StepOutcome, TxnStats};
 use crate::stats::{self, log_histogram};
 
@@ -94,6 +95,7 @@ pub fn merge_outcomes(shards: &[StepOutcome]) -> Result<StepOutcome, String> {
     let (events_avg, events_stddev) = stats::mean_and_population_stddev(&ev);
     let (time_avg, time_stddev) = stats::mean_and_population_stddev(&times);
     Ok(StepOutcome {
+        error_codes: merge_error_codes(shards),
         seconds: shards.iter().map(|s| s.seconds).fold(0.0, f64::max),
         events,
         sql,
@@ -112,6 +114,15 @@ pub fn merge_outcomes(shards: &[StepOutcome]) -> Result<StepOutcome, String> {
 }
 
 /// A custom workload's transactions over every shard, by name, in first-seen order.
+/// Every shard's errors by code, added up.
+fn merge_error_codes(shards: &[StepOutcome]) -> ErrorCodes {
+    let mut all = ErrorCodes::default();
+    for s in shards {
+        all.absorb(&s.error_codes);
+    }
+    all
+}
+
 fn merge_transactions(shards: &[StepOutcome]) -> Result<Vec<TxnStats>, String> {
     let mut out: Vec<TxnStats> = Vec::new();
     for t in shards.iter().flat_map(|s| &s.transactions) {
@@ -194,6 +205,7 @@ mod tests {
         let f = stats::fairness(&workers);
         let events: u64 = workers.iter().map(|w| w.events).sum();
         StepOutcome {
+            error_codes: Default::default(),
             seconds: 10.0,
             events,
             sql: Some(SqlCounters {

@@ -28,6 +28,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use serde::{Deserialize, Serialize};
 
 use crate::db::WireTarget;
+use crate::engine::retry::ErrorCodes;
 use crate::engine::{
     IntervalSample, LatencySummary, METRICS, Shard, SqlCounters, StepOutcome, TxnStats,
 };
@@ -136,6 +137,9 @@ pub struct WireOutcome {
     pub metrics: Vec<(String, f64)>,
     pub transactions: Vec<WireTxn>,
     pub per_thread: Vec<(u64, u64)>,
+    /// SQL errors by code (agents before #26 send none).
+    #[serde(default)]
+    pub error_codes: Vec<(String, u64)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -308,12 +312,14 @@ impl WireOutcome {
                 })
                 .collect::<Result<_, ProtocolError>>()?,
             per_thread: o.per_thread.clone(),
+            error_codes: o.error_codes.0.clone(),
         })
     }
 
     pub fn into_outcome(self) -> Result<StepOutcome, ProtocolError> {
         let l = self.latency;
         Ok(StepOutcome {
+            error_codes: ErrorCodes(self.error_codes),
             seconds: self.seconds,
             events: self.events,
             sql: self
@@ -413,6 +419,7 @@ mod tests {
             w.record(ns);
         }
         StepOutcome {
+            error_codes: Default::default(),
             seconds: 10.5,
             events: 5,
             sql: Some(SqlCounters {

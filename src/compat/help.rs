@@ -36,6 +36,8 @@ const EXTENSIONS: &str = "sbsuite extensions";
 /// `sbsuite sysbench`): listed under [`EXTENSIONS`], never among sysbench's.
 const SBSUITE_ONLY: &[&str] = &[
     "warmup_time",
+    "max_retries",
+    "lua_memory_limit",
     "rand_zipfian_exp",
     "sbsuite_dry_run",
     "sbsuite_results",

@@ -100,10 +100,10 @@ impl std::error::Error for SqlError {}
 
 /// How to break one blocking operation (a connection's call blocked on the server, a running
 /// command) from another thread: what [`crate::db::interrupt`] keeps for a stop request.
-pub struct Interrupter(Box<dyn Fn() + Send>);
+pub struct Interrupter(Box<dyn Fn() + Send + Sync>);
 
 impl Interrupter {
-    pub fn new(f: impl Fn() + Send + 'static) -> Interrupter {
+    pub fn new(f: impl Fn() + Send + Sync + 'static) -> Interrupter {
         Interrupter(Box::new(f))
     }
 
@@ -320,8 +320,26 @@ pub trait Connection {
     }
 
     /// How to break a call of this connection that blocks, from another thread (a stop
-    /// request: [`crate::db::interrupt`]); `None` when the driver cannot.
+    /// request: [`crate::db::interrupt`]); `None` when the driver cannot. The connection is
+    /// unusable afterwards.
     fn interrupter(&self) -> Option<Interrupter> {
+        None
+    }
+
+    /// How to cancel, from another thread, the statement this connection has running on the
+    /// server (`KILL QUERY`, a cancel request, `sqlite3_interrupt`), leaving the connection
+    /// usable: the statement fails with the server's "cancelled" error. Blocks the caller for
+    /// at most the target's `connect_timeout` plus one round trip; `None` when the driver
+    /// cannot.
+    fn canceller(&self) -> Option<Interrupter> {
+        None
+    }
+
+    /// Whether a transaction is open on the connection, as far as the client knows for sure
+    /// (PostgreSQL's ReadyForQuery status, SQLite's autocommit flag); `None` when it cannot
+    /// tell (MySQL: an error packet does not say). A retried event rolls back unless this says
+    /// `Some(false)`.
+    fn in_transaction(&self) -> Option<bool> {
         None
     }
 

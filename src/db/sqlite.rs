@@ -24,7 +24,9 @@
 //! `INTEGER PRIMARY KEY` as the rowid, one writer at a time (`BEGIN IMMEDIATE` for scripts
 //! that write, one loader thread), and the default file removed by a cleanup that empties it.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rusqlite::{OpenFlags, Statement};
 
@@ -145,7 +147,7 @@ const SETUP_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5
 /// Opens a connection to the target's database (created when missing) with its pragmas.
 pub fn open(t: &Target) -> Result<Box<dyn Connection>, SqlError> {
     let memory = t.sqlite.path == MEMORY_PATH;
-    let conn = rusqlite::Connection::open_with_flags(location(t)?, flags()).map_err(err)?;
+    let mut conn = rusqlite::Connection::open_with_flags(location(t)?, flags()).map_err(err)?;
     conn.set_prepared_statement_cache_capacity(STMT_CACHE);
     // Setting up is not measured: the pragmas wait for a lock at least SETUP_BUSY_TIMEOUT
     // even when the target asks for a shorter busy_timeout (0 makes every concurrent open of
@@ -172,16 +174,91 @@ pub fn open(t: &Target) -> Result<Box<dyn Connection>, SqlError> {
     conn.execute_batch(&format!("PRAGMA synchronous = {}", t.sqlite.synchronous))
         .map_err(err)?;
     conn.busy_timeout(t.sqlite.busy_timeout).map_err(err)?;
+    let clock = t.limits.query_timeout.map(|limit| {
+        let clock = Arc::new(Clock {
+            base: Instant::now(),
+            limit,
+            deadline: AtomicU64::new(u64::MAX),
+        });
+        let watch = Arc::clone(&clock);
+        conn.progress_handler(PROGRESS_OPS, Some(move || watch.expired()))
+            .map(|()| clock)
+    });
+    let clock = clock.transpose().map_err(err)?;
     Ok(Box::new(SqliteConnection {
         conn,
         stmts: Vec::new(),
+        clock,
     }))
+}
+
+/// SQLite virtual machine instructions between two looks at the clock: about a millisecond
+/// of work, so a statement past `query_timeout` ends within milliseconds of it, and the look
+/// costs nothing measurable.
+const PROGRESS_OPS: i32 = 100_000;
+
+/// `query_timeout` for SQLite, which has no statement timeout of its own: each call arms a
+/// deadline, and the progress handler interrupts a statement that runs past it (a recursive
+/// CTE that never ends, a check over a huge join) with SQLITE_INTERRUPT.
+struct Clock {
+    base: Instant,
+    limit: Duration,
+    /// Nanoseconds after `base` at which the statement under way is interrupted.
+    deadline: AtomicU64,
+}
+
+impl Clock {
+    fn arm(&self) {
+        let at = (self.base.elapsed() + self.limit).as_nanos();
+        self.deadline
+            .store(u64::try_from(at).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    fn expired(&self) -> bool {
+        let now = u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        now >= self.deadline.load(Ordering::Relaxed)
+    }
 }
 
 /// One connection and the texts of its prepared statements (the cache's keys).
 struct SqliteConnection {
     conn: rusqlite::Connection,
     stmts: Vec<String>,
+    /// `query_timeout`, when the target has one.
+    clock: Option<Arc<Clock>>,
+}
+
+impl SqliteConnection {
+    /// Starts a call's `query_timeout`.
+    #[inline]
+    fn arm(&self) {
+        if let Some(c) = &self.clock {
+            c.arm();
+        }
+    }
+
+    /// No deadline for a bulk load (its statements are many; each is a batch, not a
+    /// statement of the user's).
+    fn disarm(&self) {
+        if let Some(c) = &self.clock {
+            c.deadline.store(u64::MAX, Ordering::Relaxed);
+        }
+    }
+
+    /// A call's error, naming `query_timeout` when that is what interrupted it.
+    fn timed(&self, e: SqlError) -> SqlError {
+        match &self.clock {
+            Some(c) if e.code == "SQLITE_INTERRUPT" && c.expired() => SqlError::new(
+                e.code,
+                format!(
+                    "the statement did not finish within query_timeout = {} s (raise [target] query_timeout, or 0 for no limit)",
+                    c.limit.as_secs()
+                ),
+                ErrKind::Other,
+            ),
+            _ => e,
+        }
+    }
 }
 
 /// Binds `params` to `stmt` (1-based).
@@ -284,10 +361,19 @@ impl Connection for SqliteConnection {
     /// `sqlite3_interrupt`: a running statement (a long `CREATE INDEX`, a big load) stops
     /// with `SQLITE_INTERRUPT`.
     fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
+        self.canceller()
+    }
+
+    /// `sqlite3_interrupt`, as [`Connection::interrupter`]: the connection stays usable.
+    fn canceller(&self) -> Option<crate::db::interrupt::Interrupter> {
         let handle = self.conn.get_interrupt_handle();
         Some(crate::db::interrupt::Interrupter::new(move || {
             handle.interrupt()
         }))
+    }
+
+    fn in_transaction(&self) -> Option<bool> {
+        Some(!self.conn.is_autocommit())
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
@@ -315,12 +401,16 @@ impl Connection for SqliteConnection {
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[P<'_>]) -> Result<Done, SqlError> {
-        let sql = self.stmts.get(stmt).ok_or_else(|| {
-            SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
-        })?;
-        let before = self.conn.total_changes();
-        let mut s = self.conn.prepare_cached(sql).map_err(err)?;
-        run(&self.conn, &mut s, params, before)
+        self.arm();
+        let r = (|| -> Result<Done, SqlError> {
+            let sql = self.stmts.get(stmt).ok_or_else(|| {
+                SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
+            })?;
+            let before = self.conn.total_changes();
+            let mut s = self.conn.prepare_cached(sql).map_err(err)?;
+            run(&self.conn, &mut s, params, before)
+        })();
+        r.map_err(|e| self.timed(e))
     }
 
     fn execute_fetch(
@@ -330,38 +420,54 @@ impl Connection for SqliteConnection {
         first: bool,
         out: &mut Fetched,
     ) -> Result<Done, SqlError> {
-        let sql = self.stmts.get(stmt).ok_or_else(|| {
-            SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
-        })?;
-        let before = self.conn.total_changes();
-        let mut s = self.conn.prepare_cached(sql).map_err(err)?;
-        fetch(&self.conn, &mut s, params, before, first, out)
+        self.arm();
+        let r = (|| -> Result<Done, SqlError> {
+            let sql = self.stmts.get(stmt).ok_or_else(|| {
+                SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
+            })?;
+            let before = self.conn.total_changes();
+            let mut s = self.conn.prepare_cached(sql).map_err(err)?;
+            fetch(&self.conn, &mut s, params, before, first, out)
+        })();
+        r.map_err(|e| self.timed(e))
     }
 
     fn query_fetch(&mut self, sql: &str, first: bool, out: &mut Fetched) -> Result<Done, SqlError> {
-        let before = self.conn.total_changes();
-        let mut s = self.conn.prepare(sql).map_err(err)?;
-        fetch(&self.conn, &mut s, &[], before, first, out)
+        self.arm();
+        let r = (|| -> Result<Done, SqlError> {
+            let before = self.conn.total_changes();
+            let mut s = self.conn.prepare(sql).map_err(err)?;
+            fetch(&self.conn, &mut s, &[], before, first, out)
+        })();
+        r.map_err(|e| self.timed(e))
     }
 
     fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
-        let before = self.conn.total_changes();
-        if CACHED_TEXT.contains(&sql) {
-            let mut s = self.conn.prepare_cached(sql).map_err(err)?;
-            run(&self.conn, &mut s, &[], before)
-        } else {
-            let mut s = self.conn.prepare(sql).map_err(err)?;
-            run(&self.conn, &mut s, &[], before)
-        }
+        self.arm();
+        let r = (|| -> Result<Done, SqlError> {
+            let before = self.conn.total_changes();
+            if CACHED_TEXT.contains(&sql) {
+                let mut s = self.conn.prepare_cached(sql).map_err(err)?;
+                run(&self.conn, &mut s, &[], before)
+            } else {
+                let mut s = self.conn.prepare(sql).map_err(err)?;
+                run(&self.conn, &mut s, &[], before)
+            }
+        })();
+        r.map_err(|e| self.timed(e))
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, SqlError> {
-        let mut s = self.conn.prepare(sql).map_err(err)?;
-        let mut rows = s.raw_query();
-        match rows.next().map_err(err)? {
-            Some(row) => row.get::<_, Option<i64>>(0).map_err(err),
-            None => Ok(None),
-        }
+        self.arm();
+        let r = (|| -> Result<Option<i64>, SqlError> {
+            let mut s = self.conn.prepare(sql).map_err(err)?;
+            let mut rows = s.raw_query();
+            match rows.next().map_err(err)? {
+                Some(row) => row.get::<_, Option<i64>>(0).map_err(err),
+                None => Ok(None),
+            }
+        })();
+        r.map_err(|e| self.timed(e))
     }
 
     fn load(
@@ -370,6 +476,7 @@ impl Connection for SqliteConnection {
         with_id: bool,
         fill: &mut dyn FnMut(&mut DataRow) -> bool,
     ) -> Result<(), SqlError> {
+        self.disarm();
         let sql = if with_id {
             format!("INSERT INTO {table}(id, k, c, pad) VALUES (?, ?, ?, ?)")
         } else {
@@ -411,6 +518,7 @@ impl Connection for SqliteConnection {
         columns: &[String],
         fill: &mut dyn FnMut(&mut [Cell]) -> bool,
     ) -> Result<u64, SqlError> {
+        self.disarm();
         let width = columns.len().max(1);
         let batch = (32_000 / width).clamp(1, LOAD_ROWS);
         let insert = |rows: usize| {
@@ -473,33 +581,37 @@ impl Connection for SqliteConnection {
     /// Every row as text (integers and reals as SQLite prints them, NULL as `None`), at most
     /// [`MAX_ADMIN_ROWS`].
     fn query_table(&mut self, sql: &str) -> Result<Table, SqlError> {
-        use rusqlite::types::ValueRef;
-        let mut s = self.conn.prepare(sql).map_err(err)?;
-        let columns: Vec<String> = s.column_names().map(str::to_string).collect();
-        let width = columns.len();
-        let mut rows = Vec::new();
-        let mut cursor = s.raw_query();
-        while let Some(row) = cursor.next().map_err(err)? {
-            if rows.len() == MAX_ADMIN_ROWS {
-                return Err(SqlError::client(
-                    format!("the answer to `{sql}` has more than {MAX_ADMIN_ROWS} rows"),
-                    ErrKind::Other,
-                ));
+        self.arm();
+        let r = (|| -> Result<Table, SqlError> {
+            use rusqlite::types::ValueRef;
+            let mut s = self.conn.prepare(sql).map_err(err)?;
+            let columns: Vec<String> = s.column_names().map(str::to_string).collect();
+            let width = columns.len();
+            let mut rows = Vec::new();
+            let mut cursor = s.raw_query();
+            while let Some(row) = cursor.next().map_err(err)? {
+                if rows.len() == MAX_ADMIN_ROWS {
+                    return Err(SqlError::client(
+                        format!("the answer to `{sql}` has more than {MAX_ADMIN_ROWS} rows"),
+                        ErrKind::Other,
+                    ));
+                }
+                let mut values = Vec::with_capacity(width);
+                for i in 0..width {
+                    values.push(match row.get_ref(i).map_err(err)? {
+                        ValueRef::Null => None,
+                        ValueRef::Integer(v) => Some(v.to_string()),
+                        ValueRef::Real(f) => Some(f.to_string()),
+                        ValueRef::Text(t) | ValueRef::Blob(t) => {
+                            Some(String::from_utf8_lossy(t).into_owned())
+                        }
+                    });
+                }
+                rows.push(values);
             }
-            let mut values = Vec::with_capacity(width);
-            for i in 0..width {
-                values.push(match row.get_ref(i).map_err(err)? {
-                    ValueRef::Null => None,
-                    ValueRef::Integer(v) => Some(v.to_string()),
-                    ValueRef::Real(f) => Some(f.to_string()),
-                    ValueRef::Text(t) | ValueRef::Blob(t) => {
-                        Some(String::from_utf8_lossy(t).into_owned())
-                    }
-                });
-            }
-            rows.push(values);
-        }
-        Ok(Table { columns, rows })
+            Ok(Table { columns, rows })
+        })();
+        r.map_err(|e| self.timed(e))
     }
 
     fn close(self: Box<Self>) {

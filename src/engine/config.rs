@@ -22,6 +22,17 @@ pub const MIN_STACK: usize = 512 * 1024;
 /// No upper bound for an integer option.
 pub const UNBOUNDED: i64 = i64::MAX;
 
+/// `max_retries`'s default (its spec says the same, a test checks): re-runs of one event after
+/// ignored errors before the error is fatal (see `engine::retry`). Far above what contention
+/// makes of a real transaction (one that fails 9 times in 10 gets through 1,000 tries with a
+/// probability of 1 − 10⁻⁴⁶), and reached in about a second by an error that recurs every time.
+pub const DEFAULT_MAX_RETRIES: u64 = 1000;
+
+/// `lua_memory_limit`'s default (its spec says the same, a test checks): sysbench's stock
+/// scripts use a few MiB a state; a script that builds large tables in `init()` has room, a
+/// runaway one stops long before the machine's memory (see `engine::lua::stop`).
+pub const DEFAULT_LUA_MEMORY_LIMIT: u64 = 512 << 20;
+
 /// Options every workload understands (sysbench's general options).
 pub static GENERAL: &[OptSpec] = &[
     OptSpec {
@@ -180,6 +191,21 @@ pub static GENERAL: &[OptSpec] = &[
                `debug` implies 5",
     },
     OptSpec {
+        name: "max_retries",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("1000"),
+        help: "times one event is re-run after errors in ignore_errors before the error fails the run (0: no limit, as sysbench)",
+    },
+    OptSpec {
+        name: "lua_memory_limit",
+        kind: Kind::Size,
+        default: Some("512M"),
+        help: "memory each Lua state of a sysbench script may allocate; past it the script gets Lua's \"not enough memory\" error (0: no limit)",
+    },
+    OptSpec {
         name: "validate",
         kind: Kind::Bool,
         default: Some("false"),
@@ -224,6 +250,12 @@ pub struct RunConfig {
     pub rand: RandOptions,
     /// `validate`: checks where a workload can make them (fileio's checksums).
     pub validate: bool,
+    /// `max_retries`: re-runs of one event after ignored errors before the error is fatal
+    /// (0: no limit); see [`super::retry`].
+    pub max_retries: u64,
+    /// `lua_memory_limit`: bytes each Lua state may allocate (0: no limit); see
+    /// [`super::lua::stop`].
+    pub lua_memory_limit: u64,
     /// What a full `rate` queue does (not an option: the caller decides).
     pub rate_overflow: RateOverflow,
     /// This process's part of a run driven from several clients (#17); `None` runs the whole
@@ -393,6 +425,15 @@ impl RunConfig {
                 zipfian_exp: o.float("rand_zipfian_exp")?,
             },
             validate: o.flag("validate")?,
+            // Absent (a hand-built Options) is the spec default.
+            max_retries: match o.get("max_retries")? {
+                Some(_) => o.uint("max_retries")?,
+                None => DEFAULT_MAX_RETRIES,
+            },
+            lua_memory_limit: match o.get("lua_memory_limit")? {
+                Some(_) => o.uint("lua_memory_limit")?,
+                None => DEFAULT_LUA_MEMORY_LIMIT,
+            },
             rate_overflow: RateOverflow::Count,
             shard: None,
         })
@@ -481,8 +522,10 @@ mod tests {
             time: Some(Duration::from_secs(10)),
             percentile: 99.9,
             stack_size: MIN_STACK,
-            // Not given: sysbench's default level.
+            // Not given: sysbench's default level, sbsuite's default bounds.
             verbosity: 3,
+            max_retries: DEFAULT_MAX_RETRIES,
+            lua_memory_limit: DEFAULT_LUA_MEMORY_LIMIT,
             ..RunConfig::default()
         };
         assert_eq!(cfg, expected);

@@ -390,6 +390,7 @@ mod tests {
 
     fn outcome(percentile: f64, pct_ms: f64) -> StepOutcome {
         StepOutcome {
+            error_codes: Default::default(),
             seconds: 3.0022,
             events: 18432,
             sql: None,

@@ -12,16 +12,21 @@
 //!   [`super::config::MIN_STACK`]). All of them are created and ready before the clock starts,
 //!   as sysbench starts its timer after every `thread_init`: a start barrier (a counter plus a
 //!   condvar, so that a failed spawn can still release the workers already waiting).
-//! * Workers are *not* scoped threads: `forced_shutdown` must be able to abandon a worker stuck
-//!   in an event. Their shared state is an `Arc`; the only borrow they hold is the workload,
-//!   and it is sound because every worker is joined before [`run`] returns (a [`Joiner`] guard,
-//!   also on early returns and panics), except after a forced shutdown in [`run_owned`], which
-//!   then leaks the workload so the abandoned threads keep a valid reference. [`run`] (borrowed
-//!   workload) prints the forced-shutdown report and then waits for the stuck workers.
-//! * Workers read only flags the driver owns: the collector forwards the caller's `stop` flag
-//!   (polled every [`POLL`]), so an abandoned worker never touches memory of the caller. A
-//!   worker that waits inside an event (OLTP's reconnect loop) gets that forwarded flag in
-//!   [`Workload::new_worker`]; no engine reads a process-wide flag.
+//! * Every worker is stopped and joined before the next step can begin: a run owns a stop
+//!   [`Scope`] that each worker gets in [`Workload::new_worker`], opens its connections in and
+//!   registers its Lua state with. The scope stops (workers leave at their next check, their
+//!   connections refuse new statements) with a stop request or an internal abort; a forced
+//!   shutdown cancels what the workers wait for ([`stop_stuck`]: server-side cancels of the
+//!   statements in flight, Lua stop hooks, then closed connections) and joins them. Workers
+//!   are *not* scoped threads, for the one case where even that fails (a thread stuck in
+//!   foreign code): [`run_owned`] then leaks the workload so the abandoned threads keep a
+//!   valid reference, and the run fails with [`EngineError::Unstoppable`], which stops the
+//!   suite. Their shared state is an `Arc`; every worker is joined before [`run`] returns (a
+//!   [`Joiner`] guard, also on early returns and panics); [`run`] (borrowed workload) waits for
+//!   unstoppable workers instead.
+//! * Workers read only state the driver owns: the collector forwards the caller's `stop` flag
+//!   (polled every [`POLL`]) into the scope, so an abandoned worker never touches memory of
+//!   the caller; no engine reads a process-wide flag.
 //! * Limits follow sysbench: `time` (checked with the clock reading each event already takes),
 //!   `events` (one global atomic counter taken before each event, only when the cap is set);
 //!   the first limit reached wins; with neither, the run is endless until `stop`.
@@ -54,9 +59,10 @@
 //!   total time is that period too (sysbench prints the time since start there, while dividing
 //!   its rates by the period).
 //! * `forced_shutdown`: when workers are still running that long after the time limit, prints
-//!   "The --max-time limit has expired, forcing shutdown...", the report of the workers that
-//!   did stop, "Number of unfinished transactions on forced shutdown: N" (N = workers still in
-//!   an event; their statistics are lost), and returns the outcome marked `interrupted`, so the
+//!   "The --max-time limit has expired, forcing shutdown...", stops them ([`stop_stuck`]),
+//!   prints the report (what every worker measured up to the forced moment; the events under
+//!   way are not counted) and "Number of unfinished transactions on forced shutdown: N" (N =
+//!   workers that were in an event), and returns the outcome marked `interrupted`, so the
 //!   runner records the step as `interrupted` with what was measured (sysbench exits with 2).
 
 use std::collections::VecDeque;
@@ -72,6 +78,7 @@ use super::random::Rng;
 use super::{
     EngineError, IntervalSample, LiveSample, SqlCounters, StepObserver, StepOutcome, console,
 };
+pub use crate::db::interrupt::Scope;
 use crate::stats::{self, BUCKETS, IntervalSlot, WorkerStats, log_histogram};
 
 /// One kind of benchmark (cpu, memory, fileio, an OLTP script…), shared by all its workers.
@@ -104,12 +111,14 @@ pub trait Workload: Sync {
     }
 
     /// Creates the state of worker `id` (0-based). Runs on that worker's thread before the clock
-    /// starts; an error aborts the run before any event. `stop` is the run's stop flag as the
-    /// driver forwards it, for a worker that waits inside an event (a reconnect) to give up.
+    /// starts; an error aborts the run before any event. `stop` is the run's stop scope: a
+    /// worker opens its connections in it ([`crate::db::interrupt::guarded_in`]) and registers
+    /// what else could hold it (a Lua state), and leaves its event as soon as
+    /// [`Scope::stopping`] says so: between statements, in a retry, in a wait.
     fn new_worker<'a>(
         &'a self,
         id: usize,
-        stop: &'a AtomicBool,
+        stop: &'a Scope,
     ) -> Result<Box<dyn Worker + 'a>, EngineError>;
 
     /// The test-specific block printed before `General statistics:` (cpu's `CPU speed:`).
@@ -401,11 +410,21 @@ struct Shared {
     abort: AtomicBool,
     /// The caller's stop flag, as forwarded by the collector.
     interrupt: AtomicBool,
+    /// The workers' connections and Lua states: stopped with `abort` and `interrupt`, so that
+    /// a worker leaves its event at the next statement; cancelled (server statements, Lua
+    /// hooks) and then severed by a forced shutdown ([`stop_stuck`]).
+    scope: Scope,
     queue: Option<RateQueue>,
     collector: Thread,
 }
 
 impl Shared {
+    /// Stops the run from inside: every worker leaves at its next check or statement.
+    fn abort(&self) {
+        self.abort.store(true, Ordering::Relaxed);
+        self.scope.stop();
+    }
+
     fn open_gate(&self) {
         *self.gate.lock().unwrap_or_else(|e| e.into_inner()) = true;
         self.gate_cv.notify_all();
@@ -452,7 +471,7 @@ struct FinishGuard<'s> {
 impl Drop for FinishGuard<'_> {
     fn drop(&mut self) {
         if thread::panicking() {
-            self.shared.abort.store(true, Ordering::Relaxed);
+            self.shared.abort();
         }
         self.shared.slots[self.id].mark_finished(self.shared.elapsed_ns());
         if self.shared.running.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -467,7 +486,7 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
     // ids `thread_offset..` (`RunConfig::shard`), slots and mailboxes stay local.
     let global = shared.cfg.global_id(id);
     let init = catch_unwind(AssertUnwindSafe(|| {
-        workload.new_worker(global, &shared.interrupt)
+        workload.new_worker(global, &shared.scope)
     }))
     .unwrap_or_else(|_| {
         Err(EngineError::Failed(format!(
@@ -476,7 +495,7 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
     })
     .and_then(|w| new_stats().map(|s| (w, s)));
     if init.is_err() {
-        shared.abort.store(true, Ordering::Relaxed);
+        shared.abort();
     }
     if shared.ready.fetch_add(1, Ordering::AcqRel) + 1 == shared.cfg.threads {
         shared.collector.unpark();
@@ -503,7 +522,7 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
         exit: None,
     };
     if let Err(e) = worker.run_loop(&mut lp) {
-        shared.abort.store(true, Ordering::Relaxed);
+        shared.abort();
         return Err(e);
     }
     lp.release_ticket();
@@ -709,7 +728,7 @@ fn generate(shared: &Shared, start: Instant) {
         }
         if !queue.push(next) && shared.cfg.rate_overflow == RateOverflow::Fatal {
             queue.overflowed.store(true, Ordering::Relaxed);
-            shared.abort.store(true, Ordering::Relaxed);
+            shared.abort();
             queue.close();
             return;
         }
@@ -883,6 +902,7 @@ fn build_outcome(
     let latency = stats::latency_summary(workers, &histogram, percentile);
     let fairness = stats::fairness(workers);
     Ok(StepOutcome {
+        error_codes: Default::default(),
         seconds,
         events: workers.iter().map(|w| w.events).sum(),
         sql: None,
@@ -1056,6 +1076,7 @@ fn run_inner(
         epoch: AtomicU64::new(0),
         abort: AtomicBool::new(false),
         interrupt: AtomicBool::new(false),
+        scope: Scope::new(),
         queue: (cfg.rate > 0).then(|| RateQueue::new(rate_queue_slots())),
         collector: thread::current(),
     });
@@ -1085,11 +1106,24 @@ fn run_inner(
     }
     if spawn_error.is_some() {
         // Release the workers already waiting into an aborted run.
-        shared.abort.store(true, Ordering::Relaxed);
+        shared.abort();
         let missing = cfg.threads - joiner.handles.len();
         shared.running.fetch_sub(missing, Ordering::AcqRel);
     } else {
+        // A worker may loop in its setup (a script's `thread_init`): a stop request stops it
+        // as it would stop an event, and the run never starts.
+        let mut stopping_since = None;
         while shared.ready.load(Ordering::Acquire) < cfg.threads {
+            if stop.load(Ordering::Relaxed) {
+                let since = *stopping_since.get_or_insert_with(Instant::now);
+                shared.interrupt.store(true, Ordering::Relaxed);
+                shared.abort();
+                if since.elapsed() < CANCEL_GRACE {
+                    shared.scope.cancel();
+                } else {
+                    shared.scope.sever();
+                }
+            }
             thread::park_timeout(Duration::from_millis(100));
         }
     }
@@ -1109,13 +1143,13 @@ fn run_inner(
         })();
         if let Err(e) = started {
             started_error = Some(io_err(e));
-            shared.abort.store(true, Ordering::Relaxed);
+            shared.abort();
         }
         if started_error.is_none()
             && let Err(e) = gate()
         {
             started_error = Some(e);
-            shared.abort.store(true, Ordering::Relaxed);
+            shared.abort();
         }
     }
     let start = Instant::now();
@@ -1132,7 +1166,7 @@ fn run_inner(
         && let Some(q) = &shared.queue
     {
         spawn_error.get_or_insert_with(|| io::Error::other("the rate generator did not start"));
-        shared.abort.store(true, Ordering::Relaxed);
+        shared.abort();
         q.close();
     }
     let mut write_error = spawn_error
@@ -1151,17 +1185,24 @@ fn run_inner(
             Ok(c) => collected = c,
             Err(e) => {
                 write_error = Some(io_err(e));
-                shared.abort.store(true, Ordering::Relaxed);
+                shared.abort();
             }
         }
     }
     if stop.load(Ordering::Relaxed) {
         shared.interrupt.store(true, Ordering::Relaxed);
+        shared.scope.stop();
     }
     let mut abandoned = false;
+    let mut unstoppable = 0;
     let mut results = Vec::with_capacity(cfg.threads);
+    // A forced shutdown's report covers the run up to the forced moment, not the time it
+    // takes to stop the stuck workers.
+    let mut ended = None;
     if collected.forced.is_some() {
-        shared.abort.store(true, Ordering::Relaxed);
+        ended = Some(Instant::now());
+        shared.abort();
+        unstoppable = stop_stuck(&shared);
         for (id, slot) in shared.slots.iter().enumerate() {
             if slot.running_at(u64::MAX) {
                 if may_abandon {
@@ -1187,7 +1228,10 @@ fn run_inner(
         }
         let _ = g.join();
     }
-    let seconds = collected.period_start.elapsed().as_secs_f64();
+    let seconds = ended
+        .unwrap_or_else(Instant::now)
+        .saturating_duration_since(collected.period_start)
+        .as_secs_f64();
     if let Some(e) = write_error {
         return (Err(e), abandoned);
     }
@@ -1213,6 +1257,24 @@ fn run_inner(
         }
         outcome
     });
+    if unstoppable > 0 {
+        let during = if stop.load(Ordering::Relaxed) {
+            "the stop request"
+        } else {
+            "the time limit"
+        };
+        return (
+            Err(EngineError::Unstoppable(format!(
+                "{unstoppable} worker thread(s) of this step did not stop within {:.0} s of the \
+                 forced shutdown after {during}, although their statements were cancelled on the \
+                 server and their connections closed: they are stuck outside sbsuite's reach \
+                 (in a C library a script called through the FFI, or a Lua loop LuaJIT was not \
+                 built to interrupt), so nothing more is measured in this process",
+                (CANCEL_GRACE + SEVER_GRACE).as_secs_f64()
+            ))),
+            abandoned,
+        );
+    }
     // A borrowed workload: the stuck workers are joined (waited for) when `joiner` drops.
     drop(joiner);
     (result, abandoned)
@@ -1227,9 +1289,54 @@ fn cut_short_reason(unfinished: usize, delay: Duration, stop: &AtomicBool) -> St
     };
     format!(
         "forced_shutdown: {unfinished} worker(s) still in an event {:.1} s after {after} \
-         were abandoned (a stuck server or query?); their unfinished events are not counted",
+         were stopped, their statements cancelled on the server (a stuck server, query or \
+         script?); their unfinished events are not counted",
         delay.as_secs_f64()
     )
+}
+
+/// How long a forced shutdown waits for the workers once their statements are cancelled (and
+/// the Lua states stopped), re-sending the cancels every [`RECANCEL`], before it closes their
+/// connections.
+const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// How long it then waits for the workers whose connections it closed, before it gives up.
+const SEVER_GRACE: Duration = Duration::from_secs(2);
+
+/// How often the cancels go out again while workers are still busy: a cancel that reached
+/// the server just before the statement it was meant for is lost (MySQL's `KILL QUERY` of a
+/// session between two statements ends nothing).
+const RECANCEL: Duration = Duration::from_millis(250);
+
+/// Stops the workers still in an event after a forced shutdown (the run is aborted already):
+/// cancels their statements on the server and stops their Lua states, waits, closes their
+/// connections, waits again. Returns how many are still running: workers that could not be
+/// stopped at all.
+fn stop_stuck(shared: &Shared) -> usize {
+    let running = || shared.running.load(Ordering::Acquire);
+    let wait = |grace: Duration, recancel: bool| {
+        let until = Instant::now() + grace;
+        let mut next = Instant::now() + RECANCEL;
+        loop {
+            let now = Instant::now();
+            if running() == 0 || now >= until {
+                return;
+            }
+            if recancel && now >= next {
+                shared.scope.cancel();
+                next = now + RECANCEL;
+            }
+            // The last worker to leave unparks this (the collector's) thread.
+            thread::park_timeout((until - now).min(POLL));
+        }
+    };
+    shared.scope.cancel();
+    wait(CANCEL_GRACE, true);
+    if running() > 0 {
+        shared.scope.sever();
+        wait(SEVER_GRACE, false);
+    }
+    running()
 }
 
 /// The final report: histogram, workload block, general report, debug and warning lines.
@@ -1345,6 +1452,7 @@ fn collect(
     let mut forced_by_stop = false;
     loop {
         if stop.load(Ordering::Relaxed) && !shared.interrupt.swap(true, Ordering::Relaxed) {
+            shared.scope.stop();
             shared.collector.unpark();
             // A stop request gives the workers the same grace as the time limit does: a worker
             // stuck in an event must not hold a stopping suite until the time limit.
@@ -1465,7 +1573,7 @@ fn collect(
                 writeln!(out, "The --max-time limit has expired, forcing shutdown...")?;
             }
             out.flush()?;
-            shared.abort.store(true, Ordering::Relaxed);
+            shared.abort();
             if let Some(q) = &shared.queue {
                 q.close();
             }
@@ -1598,7 +1706,7 @@ mod tests {
         fn new_worker<'a>(
             &'a self,
             id: usize,
-            _stop: &'a AtomicBool,
+            _stop: &'a Scope,
         ) -> Result<Box<dyn Worker + 'a>, EngineError> {
             Ok(Box::new(FakeWorker {
                 spin: self.spin,
@@ -1838,13 +1946,13 @@ mod tests {
     struct Waiting;
 
     struct WaitingWorker<'a> {
-        stop: &'a AtomicBool,
+        stop: &'a Scope,
     }
 
     impl Worker for WaitingWorker<'_> {
         fn event(&mut self) -> EventResult {
             let t = Instant::now();
-            while !self.stop.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(10) {
+            while !self.stop.stopping() && t.elapsed() < Duration::from_secs(10) {
                 thread::sleep(Duration::from_millis(1));
             }
             EventResult::Done
@@ -1859,7 +1967,7 @@ mod tests {
         fn new_worker<'a>(
             &'a self,
             _: usize,
-            stop: &'a AtomicBool,
+            stop: &'a Scope,
         ) -> Result<Box<dyn Worker + 'a>, EngineError> {
             Ok(Box::new(WaitingWorker { stop }))
         }
@@ -1999,7 +2107,8 @@ mod tests {
         assert!(o.latency.sum_ms > o.fairness_time_avg * 1e3 * 0.99);
     }
 
-    /// A workload whose events never end in time.
+    /// A workload whose events never end in time, deaf to every stop (a thread stuck in
+    /// foreign code).
     struct Stuck;
 
     struct StuckWorker;
@@ -2019,7 +2128,7 @@ mod tests {
         fn new_worker<'a>(
             &'a self,
             _: usize,
-            _stop: &'a AtomicBool,
+            _stop: &'a Scope,
         ) -> Result<Box<dyn Worker + 'a>, EngineError> {
             Ok(Box::new(StuckWorker))
         }
@@ -2036,7 +2145,7 @@ mod tests {
         fn new_worker<'a>(
             &'a self,
             id: usize,
-            _stop: &'a AtomicBool,
+            _stop: &'a Scope,
         ) -> Result<Box<dyn Worker + 'a>, EngineError> {
             match id {
                 1 => Err(EngineError::Failed("worker 1 cannot start".into())),
@@ -2065,53 +2174,63 @@ mod tests {
     }
 
     #[test]
-    fn forced_shutdown_abandons_stuck_workers() {
+    fn forced_shutdown_gives_up_workers_that_nothing_stops_and_says_so() {
         let cfg = RunConfig {
             forced_shutdown: Some(Duration::from_millis(100)),
             ..config(2, 0, 200, 0)
         };
         let mut out = Vec::new();
         let t = Instant::now();
-        let o = run_owned(
+        let e = run_owned(
             Box::new(Stuck),
             &cfg,
             &mut out,
             &mut |_: &IntervalSample| {},
             &AtomicBool::new(false),
         )
-        .expect("a report");
-        // The workers are stuck for 30 s; the shutdown is due at 300 ms.
-        assert!(t.elapsed() < Duration::from_secs(10), "did not wait");
-        assert!(o.interrupted);
-        let text = String::from_utf8(out).expect("utf8");
-        let forced = text
-            .find("The --max-time limit has expired, forcing shutdown...\n")
-            .expect("message");
-        let report = text.find("General statistics:").expect("report");
-        assert!(forced < report);
-        assert!(text.ends_with("Number of unfinished transactions on forced shutdown: 2\n\n"));
-        let why = o.cut_short.expect("the reason for the row");
+        .expect_err("the workers cannot be stopped");
+        // The workers are stuck for 30 s; the shutdown is due at 300 ms, and the cancels and
+        // closed connections get CANCEL_GRACE + SEVER_GRACE.
+        let bound = Duration::from_millis(300) + CANCEL_GRACE + SEVER_GRACE;
         assert!(
-            why.starts_with(
-                "forced_shutdown: 2 worker(s) still in an event 0.1 s after the time limit"
-            ),
-            "{why}"
+            t.elapsed() < bound + Duration::from_secs(2),
+            "{:?}",
+            t.elapsed()
         );
+        assert!(t.elapsed() >= bound, "waited the graces: {:?}", t.elapsed());
+        assert!(matches!(e, EngineError::Unstoppable(_)), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("2 worker thread(s) of this step did not stop"),
+            "{e}"
+        );
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(text.contains("The --max-time limit has expired, forcing shutdown...\n"));
+        assert!(text.contains("Number of unfinished transactions on forced shutdown: 2\n"));
     }
 
-    /// Workers that enter one event each and never come back (within the test), counting
-    /// their entries in [`HUNG_ENTERED`].
-    struct Hung;
+    /// Workers that enter one event each and stay in it until the run's scope cancels them
+    /// (a statement a server runs until `KILL QUERY`, a Lua loop until its hook), counting
+    /// their entries in `entered`.
+    struct Hung {
+        entered: AtomicUsize,
+    }
 
-    static HUNG_ENTERED: AtomicUsize = AtomicUsize::new(0);
+    struct HungWorker<'a> {
+        cancelled: Arc<AtomicBool>,
+        entered: &'a AtomicUsize,
+        _registration: crate::db::interrupt::Registration,
+    }
 
-    struct HungWorker;
-
-    impl Worker for HungWorker {
+    impl Worker for HungWorker<'_> {
         fn event(&mut self) -> EventResult {
-            HUNG_ENTERED.fetch_add(1, Ordering::SeqCst);
-            thread::sleep(Duration::from_secs(120));
-            EventResult::Done
+            self.entered.fetch_add(1, Ordering::SeqCst);
+            let t = Instant::now();
+            while !self.cancelled.load(Ordering::SeqCst) && t.elapsed() < Duration::from_secs(120) {
+                thread::sleep(Duration::from_millis(2));
+            }
+            // What a cancelled statement is: an error, during a stop.
+            EventResult::Exhausted
         }
     }
 
@@ -2123,44 +2242,96 @@ mod tests {
         fn new_worker<'a>(
             &'a self,
             _: usize,
-            _stop: &'a AtomicBool,
+            stop: &'a Scope,
         ) -> Result<Box<dyn Worker + 'a>, EngineError> {
-            Ok(Box::new(HungWorker))
+            let cancelled = Arc::new(AtomicBool::new(false));
+            let flag = cancelled.clone();
+            let registration = stop.register(crate::db::interrupt::Parts::cancel(
+                crate::db::interrupt::Interrupter::new(move || flag.store(true, Ordering::SeqCst)),
+            ));
+            Ok(Box::new(HungWorker {
+                cancelled,
+                entered: &self.entered,
+                _registration: registration,
+            }))
         }
     }
 
     #[test]
-    fn a_stop_request_abandons_stuck_workers_after_forced_shutdown_not_at_the_time_limit() {
+    fn forced_shutdown_cancels_what_the_workers_wait_for_and_joins_them() {
+        let cfg = RunConfig {
+            forced_shutdown: Some(Duration::from_millis(100)),
+            ..config(2, 0, 200, 0)
+        };
+        let mut out = Vec::new();
+        let t = Instant::now();
+        let o = run_owned(
+            Box::new(Hung {
+                entered: AtomicUsize::new(0),
+            }),
+            &cfg,
+            &mut out,
+            &mut |_: &IntervalSample| {},
+            &AtomicBool::new(false),
+        )
+        .expect("a report");
+        // Cancelled at 300 ms, joined at once: no grace waited out.
+        assert!(
+            t.elapsed() < Duration::from_millis(300) + CANCEL_GRACE,
+            "{:?}",
+            t.elapsed()
+        );
+        assert!(o.interrupted);
+        let text = String::from_utf8(out).expect("utf8");
+        let forced = text
+            .find("The --max-time limit has expired, forcing shutdown...\n")
+            .expect("message");
+        let report = text.find("General statistics:").expect("report");
+        assert!(forced < report);
+        assert!(text.ends_with("Number of unfinished transactions on forced shutdown: 2\n\n"));
+        let why = o.cut_short.expect("the reason for the row");
+        assert!(
+            why.starts_with(
+                "forced_shutdown: 2 worker(s) still in an event 0.1 s after the time limit were stopped"
+            ),
+            "{why}"
+        );
+        // The report covers the run up to the forced moment, not the stopping.
+        assert!(o.seconds < 0.5, "{}", o.seconds);
+    }
+
+    #[test]
+    fn a_stop_request_cancels_stuck_workers_after_forced_shutdown_not_at_the_time_limit() {
         let cfg = RunConfig {
             forced_shutdown: Some(Duration::from_millis(200)),
             ..config(2, 0, 3_600_000, 0)
         };
         let stop = Arc::new(AtomicBool::new(false));
+        let hung = Box::new(Hung {
+            entered: AtomicUsize::new(0),
+        });
+        let entered: *const AtomicUsize = &hung.entered;
+        // SAFETY (test): the workload outlives the setter, which is joined before it drops.
+        let entered = unsafe { &*entered };
         // The stop arrives once both workers are inside their event.
-        let setter = {
-            let stop = stop.clone();
-            thread::spawn(move || {
-                while HUNG_ENTERED.load(Ordering::SeqCst) < 2 {
+        let o = thread::scope(|s| {
+            let setter = s.spawn(|| {
+                while entered.load(Ordering::SeqCst) < 2 {
                     thread::sleep(Duration::from_millis(5));
                 }
                 stop.store(true, Ordering::SeqCst);
-            })
-        };
-        let mut out = Vec::new();
-        let t = Instant::now();
-        let o = run_owned(
-            Box::new(Hung),
-            &cfg,
-            &mut out,
-            &mut |_: &IntervalSample| {},
-            &stop,
-        )
-        .expect("a report");
-        setter.join().expect("setter");
-        // Bound: far below the hour-long time limit and the workers' 120 s events.
-        assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+            });
+            let mut out = Vec::new();
+            let t = Instant::now();
+            let o =
+                run(&*hung, &cfg, &mut out, &mut |_: &IntervalSample| {}, &stop).expect("a report");
+            setter.join().expect("setter");
+            // Bound: far below the hour-long time limit and the workers' 120 s events.
+            assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+            (o, String::from_utf8(out).expect("utf8"))
+        });
+        let (o, text) = o;
         assert!(o.interrupted);
-        let text = String::from_utf8(out).expect("utf8");
         assert!(
             text.contains("Stop requested and workers still busy after --forced-shutdown, forcing shutdown...\n"),
             "{text}"
@@ -2309,7 +2480,7 @@ mod tests {
         fn new_worker<'a>(
             &'a self,
             _id: usize,
-            _stop: &'a AtomicBool,
+            _stop: &'a Scope,
         ) -> Result<Box<dyn Worker + 'a>, EngineError> {
             Ok(Box::new(IdleWorker {
                 sleep: self.sleep,

@@ -30,10 +30,8 @@ use std::io::{self, Write};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use std::sync::atomic::AtomicBool;
-
 use super::config::RunConfig;
-use super::driver::{EventResult, Worker, Workload};
+use super::driver::{EventResult, Scope, Worker, Workload};
 use super::option::{Kind, OptSpec, Reader};
 use super::random::Rng;
 use super::spec::{NO_DATA, Setup, WorkloadSpec};
@@ -443,7 +441,7 @@ impl Workload for Memory {
     fn new_worker<'a>(
         &'a self,
         id: usize,
-        _stop: &'a AtomicBool,
+        _stop: &'a Scope,
     ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         let s = &self.settings;
         let block = match &self.global {
@@ -498,7 +496,7 @@ mod tests {
     use super::*;
 
     /// The stop flag of workers built by hand: never set.
-    static NO_STOP: AtomicBool = AtomicBool::new(false);
+    static NO_STOP: std::sync::LazyLock<Scope> = std::sync::LazyLock::new(Scope::new);
     use crate::value::Value;
 
     fn options(pairs: &[(&str, Value)]) -> Options {
@@ -523,6 +521,7 @@ mod tests {
 
     fn outcome(events: u64, seconds: f64) -> StepOutcome {
         StepOutcome {
+            error_codes: Default::default(),
             seconds,
             events,
             sql: None,

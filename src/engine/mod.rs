@@ -40,6 +40,7 @@ pub mod oltp;
 pub mod option;
 pub mod random;
 pub mod registry;
+pub mod retry;
 pub mod spec;
 pub mod threads;
 
@@ -80,6 +81,11 @@ pub enum EngineError {
     /// `false`): `sbsuite sysbench` prints this explanation on stderr, not a `FATAL:` line.
     #[error("{0}")]
     Silent(String),
+    /// Worker threads of the step could not be stopped (stuck in foreign code): they may still
+    /// load the machine, so the runner stops the whole suite (exit 1) instead of measuring the
+    /// next step under them.
+    #[error("{0}")]
+    Unstoppable(String),
 }
 
 /// One interim report (one line of sysbench's `[ 10s ] …` output), also stored in intervals.csv.
@@ -249,6 +255,9 @@ pub struct StepOutcome {
     /// Per worker thread: (events, busy ns), for the threads fairness of a step merged from
     /// several clients; empty where nobody needs it (imported logs).
     pub per_thread: Vec<(u64, u64)>,
+    /// The SQL errors of the measured period by code (results.csv's `error_codes`); empty for
+    /// workloads without SQL and for imported logs.
+    pub error_codes: retry::ErrorCodes,
 }
 
 /// What one transaction (or one statement, `statement` set) of a custom workload did in a run.

@@ -22,10 +22,10 @@
 
 use std::io::{self, Write};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::config::UNBOUNDED;
-use super::driver::{EventResult, Worker, Workload};
+use super::driver::{EventResult, Scope, Worker, Workload};
 use super::option::{Kind, OptSpec};
 use super::random::Rng;
 use super::spec::{NO_DATA, Setup, WorkloadSpec, always};
@@ -152,6 +152,7 @@ fn spin32(loops: u32) {
 }
 
 struct MutexWorker<'a> {
+    stop: &'a Scope,
     test: &'a MutexTest,
     rng: Rng,
     done: bool,
@@ -166,6 +167,11 @@ impl Worker for MutexWorker<'_> {
         let t = self.test;
         let last = t.mutexes.len() as u64 - 1;
         for _ in 0..t.locks {
+            // One event is the whole test of a thread (minutes with large mutex_locks or
+            // mutex_loops): it ends at a stop, uncounted.
+            if self.stop.stopping() {
+                return EventResult::Exhausted;
+            }
             let i = self.rng.uniform(0, last) as usize;
             spin(t.loops);
             // `uniform(0, last)` is at most `last`; `min` keeps the index in bounds without a
@@ -193,9 +199,10 @@ impl Workload for MutexTest {
     fn new_worker<'a>(
         &'a self,
         id: usize,
-        _stop: &'a AtomicBool,
+        stop: &'a Scope,
     ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         Ok(Box::new(MutexWorker {
+            stop,
             test: self,
             rng: Rng::for_thread(self.seed, id),
             done: false,
@@ -213,7 +220,7 @@ mod tests {
     use super::*;
 
     /// The stop flag of workers built by hand: never set.
-    static NO_STOP: AtomicBool = AtomicBool::new(false);
+    static NO_STOP: std::sync::LazyLock<Scope> = std::sync::LazyLock::new(Scope::new);
 
     #[test]
     fn exactly_one_event_per_thread_doing_all_the_locks() {

@@ -16,10 +16,10 @@
 
 use std::cell::UnsafeCell;
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::config::UNBOUNDED;
-use super::driver::{EventResult, Worker, Workload};
+use super::driver::{EventResult, Scope, Worker, Workload};
 use super::option::{Kind, OptSpec};
 use super::spec::{NO_DATA, Setup, WorkloadSpec, never};
 use super::{EngineError, StepOutcome};
@@ -186,7 +186,7 @@ impl Workload for Threads {
     fn new_worker<'a>(
         &'a self,
         _id: usize,
-        _stop: &'a AtomicBool,
+        _stop: &'a Scope,
     ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         Ok(Box::new(ThreadsWorker { workload: self }))
     }
@@ -202,7 +202,7 @@ mod tests {
     use super::*;
 
     /// The stop flag of workers built by hand: never set.
-    static NO_STOP: AtomicBool = AtomicBool::new(false);
+    static NO_STOP: std::sync::LazyLock<Scope> = std::sync::LazyLock::new(Scope::new);
 
     #[test]
     fn events_cycle_through_the_mutexes_in_counter_order() {

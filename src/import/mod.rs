@@ -345,6 +345,7 @@ fn outcome(r: &Report) -> Option<StepOutcome> {
     let (ev_avg, ev_sd) = r.fairness_events.unwrap_or((f64::NAN, f64::NAN));
     let (t_avg, t_sd) = r.fairness_time.unwrap_or((f64::NAN, f64::NAN));
     Some(StepOutcome {
+        error_codes: Default::default(),
         seconds,
         events,
         sql: r.sql.as_ref().map(|s| SqlCounters {

@@ -50,6 +50,7 @@ pub const RESULTS_TRAILING_COLUMNS: &[&str] = &[
     "error",
     "knee",
     "headline_name",
+    "error_codes",
 ];
 
 /// Columns of `intervals.csv`, in order.
@@ -73,8 +74,8 @@ pub const INTERVAL_COLUMNS: &[&str] = &[
 ];
 
 /// How many of [`RESULTS_TRAILING_COLUMNS`] come after the workload metrics (`status`,
-/// `error`, `knee`, `headline_name`).
-const AFTER_METRICS: usize = 4;
+/// `error`, `knee`, `headline_name`, `error_codes`).
+const AFTER_METRICS: usize = 5;
 
 /// The fixed trailing columns with the workload metrics inserted before `status`.
 fn trailing_columns() -> impl Iterator<Item = String> {
@@ -151,6 +152,7 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `error` | the error message when `failed` (or why an interrupted step ended), else empty |
 | `knee` | on the run where a `stop_when` sweep stopped: the knee (the last value before the condition) and why, e.g. `threads=64 (tps +3.1% < 5% at threads=128)`; else empty |
 | `headline_name` | custom workloads with a `headline`: its name (e.g. `tpmC`), whose value is the `headline` column; else empty |
+| `error_codes` | OLTP and custom workloads: the SQL errors of the measured period by code, largest count first, e.g. `1213:40;1205:3` (`client`: an error of the client without a server code); empty when there was none |
 
 Number format: plain decimal, trailing zeros trimmed (`1.5`, not `1.5000`); latencies in ms
 with 6 decimals (nanosecond resolution), seconds and rates with 4 decimals. A measurement that
@@ -376,6 +378,11 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
         row.outcome
             .filter(|o| metric(&o.metrics, HEADLINE).is_some())
             .and_then(|_| headline_name(&step.workload))
+            .unwrap_or_default(),
+    );
+    rec.push(
+        row.outcome
+            .map(|o| o.error_codes.cell())
             .unwrap_or_default(),
     );
     rec

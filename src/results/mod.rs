@@ -451,13 +451,14 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 
 /// Columns added to results.csv and intervals.csv after their first release: a run directory
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
-/// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`).
-const ADDED_COLUMNS: [&str; 5] = [
+/// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`).
+const ADDED_COLUMNS: [&str; 6] = [
     "dropped",
     "headline",
     "headline_name",
     "shards",
     "start_skew_ms",
+    "error_codes",
 ];
 
 fn rewrite_csv(
@@ -584,6 +585,7 @@ mod tests {
             histogram.record(v).unwrap();
         }
         StepOutcome {
+            error_codes: Default::default(),
             seconds: 10.0002,
             events: 1234,
             sql: sql.then_some(SqlCounters {
@@ -655,7 +657,7 @@ mod tests {
             "seconds",
         ];
         assert_eq!(&cols[..expected_start.len()], &expected_start[..]);
-        assert_eq!(cols.last().unwrap(), "headline_name");
+        assert_eq!(cols.last().unwrap(), "error_codes");
         assert_eq!(
             cols.len(),
             RESULTS_LEADING_COLUMNS.len()
@@ -678,7 +680,8 @@ mod tests {
             RESULTS_TRAILING_COLUMNS.join(","),
             "repetition,started_at,seconds,events,eps,tps,qps,reads,writes,other,errors,\
              reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
-             lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee,headline_name"
+             lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee,headline_name,\
+             error_codes"
         );
     }
 

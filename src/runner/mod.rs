@@ -588,6 +588,7 @@ mod tests {
         let mut histogram = Histogram::<u64>::new(3).unwrap();
         histogram.record(1_500_000).unwrap();
         StepOutcome {
+            error_codes: Default::default(),
             seconds: 1.0,
             events: 10,
             sql: Some(SqlCounters {

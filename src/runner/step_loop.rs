@@ -787,11 +787,21 @@ impl<'a, W: Write> StepLoop<'a, W> {
                 Some(why) => (RowStatus::Failed, Some(o), Some(why)),
                 None => (RowStatus::Ok, Some(o), None),
             },
+            // Threads of the step still running: whatever the stop, the row failed.
+            Err(e @ EngineError::Unstoppable(_)) => (RowStatus::Failed, None, Some(e.to_string())),
             Err(e) if self.stop.load(Ordering::SeqCst) => {
                 (RowStatus::Interrupted, None, Some(e.to_string()))
             }
             Err(e) => (RowStatus::Failed, None, Some(e.to_string())),
         };
+        if matches!(result, Err(EngineError::Unstoppable(_))) && !self.halted {
+            // Measuring anything more in this process would measure under the stuck threads.
+            self.halted = true;
+            self.progress.error(
+                "[sbsuite] worker threads of the last step could not be stopped: no further \
+                 steps run in this process; cleanups and restores still run",
+            );
+        }
         match status {
             RowStatus::Ok => self.counts.ok += 1,
             RowStatus::Interrupted => self.counts.interrupted += 1,

@@ -207,6 +207,7 @@ mod tests {
 
     fn outcome(tps: f64, p95: f64) -> StepOutcome {
         StepOutcome {
+            error_codes: Default::default(),
             seconds: 10.0,
             events: (tps * 10.0) as u64,
             sql: Some(SqlCounters {

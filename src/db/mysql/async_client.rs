@@ -15,11 +15,12 @@
 //! collects at most [`MAX_ADMIN_ROWS`] rows and `max_packet` bytes.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use mysql_async::prelude::Queryable;
 use mysql_async::{ClientIdentity, Conn, OptsBuilder, Params, SslOpts, Statement};
 
-use super::shared::{ColumnMeta, TYPE_FLOAT, kind_of_code, load_cells, load_rows};
+use super::shared::{ColumnMeta, Killer, TYPE_FLOAT, kind_of_code, load_cells, load_rows};
 use crate::db::conn::{Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId};
 use crate::db::io;
 use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
@@ -72,12 +73,13 @@ pub fn open_async(t: &Target, n: usize) -> Result<Box<dyn Connection>, SqlError>
     let rt = io::runtime()
         .map_err(|e| SqlError::client(format!("tokio runtime: {e}"), ErrKind::Other))?;
     let conn = rt.block_on(connect(t, n))?;
+    let killer = Arc::new(Killer::new(t, n, u64::from(conn.id())));
     Ok(Box::new(MysqlConnection {
         rt,
         conn: Some(conn),
         stmts: Vec::new(),
         values: Vec::with_capacity(8),
-        target: (t.clone(), n),
+        killer,
         limits: t.limits,
         endpoint: t.endpoint(n),
     }))
@@ -133,9 +135,10 @@ struct MysqlConnection {
     stmts: Vec<Statement>,
     /// Reused parameter vector.
     values: Vec<mysql_async::Value>,
-    /// Where it connected (endpoint `n` of the target): a stop request kills this session
-    /// from a second connection there ([`Connection::interrupter`]).
-    target: (Target, usize),
+    /// Where it connected (endpoint `n` of the target), as whom, and the server's id of the
+    /// connection: a stop request kills this session ([`Connection::interrupter`]) or its
+    /// statement ([`Connection::canceller`]) from a second connection there.
+    killer: Arc<Killer>,
     /// `query_timeout` and `max_packet` of the target.
     limits: Limits,
     /// The server (`host:port` or the socket path), for messages.
@@ -174,6 +177,8 @@ impl MysqlConnection {
             Ok(r) => r.map_err(|e| sql_error(&e)),
             Err(TimedOut) => {
                 self.conn = None;
+                // The server runs the statement on unless it is killed.
+                self.killer.kill_query();
                 Err(SqlError::client(
                     format!(
                         "MySQL server at {}: {}",
@@ -270,16 +275,24 @@ impl Connection for MysqlConnection {
     /// `KILL <id>` from a second connection, on its own thread: the library keeps its socket
     /// to itself, and the server then ends the blocked statement too.
     fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
-        let id = self.conn.as_ref()?.id();
-        let (target, n) = self.target.clone();
+        self.conn.as_ref()?;
+        let k = Arc::clone(&self.killer);
         Some(crate::db::interrupt::Interrupter::new(move || {
-            let target = target.clone();
+            let k = Arc::clone(&k);
             std::thread::spawn(move || {
-                if let Ok(mut c) = super::open(&target, n) {
-                    let _ = c.query(&format!("KILL {id}"));
+                if let Ok(mut c) = super::open(&k.target, k.n) {
+                    let _ = c.query(&format!("KILL {}", k.id));
                     c.close();
                 }
             });
+        }))
+    }
+
+    /// `KILL QUERY` from a second connection ([`Killer::kill_query`]).
+    fn canceller(&self) -> Option<crate::db::interrupt::Interrupter> {
+        let k = Arc::clone(&self.killer);
+        Some(crate::db::interrupt::Interrupter::new(move || {
+            k.kill_query()
         }))
     }
 

@@ -6,6 +6,7 @@
 //! both import these, and neither imports the other.
 
 use crate::db::conn::{Cell, Connection, DataRow, ErrKind, P, SqlError, StmtId};
+use crate::db::target::Target;
 
 /// The port a MySQL server listens on by default.
 pub const DEFAULT_PORT: u16 = 3306;
@@ -498,6 +499,63 @@ pub fn float_text(v: f64, single: bool) -> String {
     } else {
         let (int, frac) = digits.split_at(int_len);
         format!("{sign}{int}.{frac}")
+    }
+}
+
+/// What `KILL QUERY` from a second connection needs: where this connection went, with which
+/// login, and the server's id of it.
+pub struct Killer {
+    /// The connection's target, its waits cut to [`KILL_WAIT`].
+    pub target: Target,
+    pub n: usize,
+    pub id: u64,
+}
+
+/// The longest a kill waits to connect, and then for the server's answer: a server that does
+/// not answer a `KILL` in seconds will not end the statement either.
+const KILL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+thread_local! {
+    /// Set while this thread sends a kill: the kill's own connection, should it time out, must
+    /// not send a kill of its own (a server that hangs would be asked for ever).
+    static KILLING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl Killer {
+    /// The killer of connection `id`, made through endpoint `n` of `target`.
+    pub fn new(target: &Target, n: usize, id: u64) -> Killer {
+        let mut target = target.clone();
+        target.connect_timeout = target.connect_timeout.min(KILL_WAIT);
+        target.limits.query_timeout = Some(
+            target
+                .limits
+                .query_timeout
+                .map_or(KILL_WAIT, |q| q.min(KILL_WAIT)),
+        );
+        Killer { target, n, id }
+    }
+
+    /// Cancels the statement running on the connection: `KILL QUERY id` from a connection of
+    /// its own (at most [`KILL_WAIT`] to connect and as much for the answer), which the
+    /// server answers at once; the statement then fails with error 1317
+    /// (ER_QUERY_INTERRUPTED). Best effort: a server that cannot be reached has nothing left
+    /// to run for us either.
+    pub fn kill_query(&self) {
+        if KILLING.get() {
+            return;
+        }
+        struct Done;
+        impl Drop for Done {
+            fn drop(&mut self) {
+                KILLING.set(false);
+            }
+        }
+        KILLING.set(true);
+        let _done = Done;
+        if let Ok(mut c) = super::open(&self.target, self.n) {
+            let _ = c.query(&format!("KILL QUERY {}", self.id));
+            c.close();
+        }
     }
 }
 

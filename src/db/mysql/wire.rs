@@ -27,15 +27,16 @@
 
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
 use super::shared::{
-    ColumnMeta, TYPE_BIT, TYPE_DATE, TYPE_DATETIME, TYPE_DOUBLE, TYPE_FLOAT, TYPE_INT24, TYPE_LONG,
-    TYPE_LONGLONG, TYPE_NEWDATE, TYPE_NULL, TYPE_SHORT, TYPE_TIME, TYPE_TIMESTAMP, TYPE_TINY,
-    TYPE_YEAR, kind_of_code, load_cells, load_rows,
+    ColumnMeta, Killer, TYPE_BIT, TYPE_DATE, TYPE_DATETIME, TYPE_DOUBLE, TYPE_FLOAT, TYPE_INT24,
+    TYPE_LONG, TYPE_LONGLONG, TYPE_NEWDATE, TYPE_NULL, TYPE_SHORT, TYPE_TIME, TYPE_TIMESTAMP,
+    TYPE_TINY, TYPE_YEAR, kind_of_code, load_cells, load_rows,
 };
 use crate::db::conn::{Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId, Table};
 pub use crate::db::io::WireError;
@@ -188,6 +189,9 @@ pub struct WireConnection {
     endpoint: String,
     /// The handshake's time limit, for messages.
     connect_timeout: Duration,
+    /// How to cancel this connection's statement on the server (`None` before the handshake
+    /// and for connections made up by tests).
+    killer: Option<Arc<Killer>>,
 }
 
 /// The phases of a connection, for bounds and messages.
@@ -249,6 +253,7 @@ impl WireConnection {
                 stage: Stage::Greeting,
                 endpoint: t.endpoint(n),
                 connect_timeout: t.connect_timeout,
+                killer: None,
             };
             c.io.set_deadline(Some(deadline));
             // The first wait for the greeting is short: when many clients connect at once and
@@ -258,7 +263,8 @@ impl WireConnection {
             // connection then succeeds; the waits double until connect_timeout.
             c.socket_timeout(wait.min(left).max(Duration::from_millis(1)))?;
             match c.handshake(t, password.as_deref().unwrap_or(""), o, deadline) {
-                Ok(()) => {
+                Ok(id) => {
+                    c.killer = Some(Arc::new(Killer::new(t, n, u64::from(id))));
                     c.broken = false;
                     c.stage = Stage::Ready;
                     // Every command and every socket read and write is bounded by
@@ -291,14 +297,15 @@ impl WireConnection {
         })
     }
 
-    /// Reads the server greeting, authenticates, and ends on the server's OK.
+    /// Reads the server greeting, authenticates, and ends on the server's OK; returns the
+    /// server's id of the connection.
     fn handshake(
         &mut self,
         t: &Target,
         password: &str,
         o: WireOptions,
         deadline: Instant,
-    ) -> Result<(), WireError> {
+    ) -> Result<u32, WireError> {
         self.seq = 0;
         // The first byte within the short wait; then the greeting has begun, and the rest of
         // the handshake may take what is left until the deadline.
@@ -368,7 +375,7 @@ impl WireConnection {
         for _ in 0..MAX_AUTH_ROUNDS {
             let r = self.packet()?;
             match auth_step(&self.io.buf[r], &mut plugin, password)? {
-                AuthStep::Done => return Ok(()),
+                AuthStep::Done => return Ok(hs.id),
                 AuthStep::Wait => {}
                 AuthStep::Send(data) => {
                     if !plugins.contains(&plugin.name()) {
@@ -455,10 +462,17 @@ impl WireConnection {
                 ),
                 ErrKind::Unreachable,
             ),
-            Stage::Ready => SqlError::client(
-                format!("MySQL server at {ep}: {}", self.limits.timed_out()),
-                ErrKind::Other,
-            ),
+            Stage::Ready => {
+                // The client gives up on the statement, the server would not: it runs on until
+                // it ends (a `BENCHMARK()`, a lock wait) unless it is killed.
+                if let Some(k) = &self.killer {
+                    k.kill_query();
+                }
+                SqlError::client(
+                    format!("MySQL server at {ep}: {}", self.limits.timed_out()),
+                    ErrKind::Other,
+                )
+            }
         }
     }
 
@@ -1239,6 +1253,8 @@ fn first_text_i64(p: &[u8]) -> Result<Option<i64>, SqlError> {
 /// What the server's greeting says.
 #[derive(Debug)]
 struct Handshake {
+    /// The server's id of this connection (`CONNECTION_ID()`), for `KILL QUERY`.
+    id: u32,
     caps: u32,
     nonce: Vec<u8>,
     plugin: String,
@@ -1258,7 +1274,10 @@ fn parse_handshake(p: &[u8]) -> Result<Handshake, WireError> {
         None => return Err(short()),
     }
     let nul = p[1..].iter().position(|&b| b == 0).ok_or_else(short)?;
-    let mut at = 1 + nul + 1 + 4; // version, NUL, connection id
+    let at_id = 1 + nul + 1;
+    let id = p.get(at_id..at_id + 4).ok_or_else(short)?;
+    let id = u32::from_le_bytes([id[0], id[1], id[2], id[3]]);
+    let mut at = at_id + 4; // version, NUL, connection id
     let mut nonce = p.get(at..at + 8).ok_or_else(short)?.to_vec();
     at += 9; // scramble part 1 and a filler byte
     let lo = p.get(at..at + 2).ok_or_else(short)?;
@@ -1285,6 +1304,7 @@ fn parse_handshake(p: &[u8]) -> Result<Handshake, WireError> {
         }
     }
     Ok(Handshake {
+        id,
         caps,
         nonce,
         plugin,
@@ -1397,6 +1417,14 @@ fn auth_step(p: &[u8], plugin: &mut Plugin, password: &str) -> Result<AuthStep, 
 impl Connection for WireConnection {
     fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
         crate::db::interrupt::stream_interrupter(&self.io.stream)
+    }
+
+    /// `KILL QUERY` from a second connection ([`Killer::kill_query`]).
+    fn canceller(&self) -> Option<crate::db::interrupt::Interrupter> {
+        let k = self.killer.clone()?;
+        Some(crate::db::interrupt::Interrupter::new(move || {
+            k.kill_query()
+        }))
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {

@@ -109,6 +109,58 @@ pub struct WireConnection {
     /// Set after an I/O or protocol error or a FATAL server error: the connection is
     /// unusable.
     broken: bool,
+    /// The transaction status of the last ReadyForQuery: `I` idle, `T` in a transaction,
+    /// `E` in a failed transaction.
+    txn_status: u8,
+    /// Where and how to send a cancel request for this connection (its BackendKeyData);
+    /// `None` before the startup ends, or when the server sent no key.
+    cancel: Option<Arc<CancelKey>>,
+}
+
+/// What a cancel request needs: the server's address and the connection's BackendKeyData.
+struct CancelKey {
+    to: CancelTo,
+    pid: i32,
+    secret: i32,
+    connect_timeout: Duration,
+}
+
+enum CancelTo {
+    Tcp(String, u16),
+    Unix(std::path::PathBuf),
+}
+
+impl CancelKey {
+    /// Sends PostgreSQL's cancel request (a new connection carrying the key, answered by the
+    /// server closing it): the statement in flight fails with SQLSTATE 57014. Unencrypted,
+    /// as libpq sends it (a cancel request carries no credentials). Best effort, bounded by
+    /// `connect_timeout`.
+    fn cancel(&self) {
+        let mut request = BytesMut::with_capacity(16);
+        frontend::cancel_request(self.pid, self.secret, &mut request);
+        let send = |s: &mut dyn std::io::Write| s.write_all(&request);
+        match &self.to {
+            CancelTo::Tcp(host, port) => {
+                if let Ok(mut s) = io::connect_tcp(host, *port, self.connect_timeout) {
+                    let _ = s.set_read_timeout(Some(self.connect_timeout));
+                    let _ = s.set_write_timeout(Some(self.connect_timeout));
+                    if send(&mut s).is_ok() {
+                        // The server has the request once it closes the connection.
+                        let _ = s.read(&mut [0u8; 1]);
+                    }
+                }
+            }
+            CancelTo::Unix(path) => {
+                if let Ok(mut s) = UnixStream::connect(path) {
+                    let _ = s.set_read_timeout(Some(self.connect_timeout));
+                    let _ = s.set_write_timeout(Some(self.connect_timeout));
+                    if send(&mut s).is_ok() {
+                        let _ = s.read(&mut [0u8; 1]);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// What a caller wants from an answer besides its end.
@@ -329,8 +381,10 @@ impl WireConnection {
                 .saturating_sub(start.elapsed())
                 .max(Duration::from_millis(1))
         };
+        let cancel_to;
         let stream = if t.sockets.is_empty() {
             let (host, port) = &t.hosts[n % t.hosts.len()];
+            cancel_to = CancelTo::Tcp(host.clone(), *port);
             let tcp = io::connect_tcp(host, *port, left()).map_err(|e| {
                 let what = match e {
                     ConnectError::Resolve(e) => format!("could not resolve `{host}`: {e}"),
@@ -349,6 +403,7 @@ impl WireConnection {
             // libpq ignores sslmode on Unix sockets (the server refuses TLS there).
             let (dir, port) = socket_dir_and_port(&t.sockets[n % t.sockets.len()]);
             let path = dir.join(format!(".s.PGSQL.{port}"));
+            cancel_to = CancelTo::Unix(path.clone());
             let stream = UnixStream::connect(&path).map_err(|e| {
                 SqlError::client(
                     format!(
@@ -368,6 +423,8 @@ impl WireConnection {
             stmts: Vec::new(),
             // Until the startup ends: nothing is sent on drop (no Terminate mid-auth).
             broken: true,
+            txn_status: b'I',
+            cancel: None,
         };
         // The startup takes what is left of `connect_timeout`: one blocking read or write
         // waits at most that long, and the deadline ends a server that trickles or loops.
@@ -376,7 +433,16 @@ impl WireConnection {
         let password = t
             .password()
             .map_err(|e| SqlError::client(e.to_string(), ErrKind::Other))?;
-        c.startup(t, password.as_deref()).map_err(at_connect)?;
+        let key = c.startup(t, password.as_deref()).map_err(at_connect)?;
+        c.cancel = key.map(|(pid, secret)| {
+            Arc::new(CancelKey {
+                to: cancel_to,
+                pid,
+                secret,
+                // A server that does not take a cancel request in seconds will not act on it.
+                connect_timeout: t.connect_timeout.min(Duration::from_secs(5)),
+            })
+        });
         c.set_timeout(t.limits.query_timeout)?;
         c.phase = Phase::Use;
         c.broken = false;
@@ -392,8 +458,14 @@ impl WireConnection {
         })
     }
 
-    /// Sends the startup message, authenticates, and reads up to the first ReadyForQuery.
-    fn startup(&mut self, t: &Target, password: Option<&str>) -> Result<(), WireError> {
+    /// Sends the startup message, authenticates, and reads up to the first ReadyForQuery;
+    /// returns the BackendKeyData (process id, secret key) when the server sent one.
+    fn startup(
+        &mut self,
+        t: &Target,
+        password: Option<&str>,
+    ) -> Result<Option<(i32, i32)>, WireError> {
+        let mut key = None;
         let mut params = vec![
             ("user", t.user.as_str()),
             ("application_name", "sbsuite"),
@@ -504,10 +576,18 @@ impl WireConnection {
                     let e = parse_error(body);
                     return Err(e.into_sql(Phase::Connect).into());
                 }
-                b'Z' => return Ok(()),
-                // BackendKeyData, ParameterStatus, NoticeResponse, NegotiateProtocolVersion
-                // (a minor version or option the server does not know: it goes on).
-                b'K' | b'S' | b'N' | b'v' => {}
+                b'Z' => return Ok(key),
+                b'K' => {
+                    if let Some(b) = body.get(..8) {
+                        key = Some((
+                            i32::from_be_bytes([b[0], b[1], b[2], b[3]]),
+                            i32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+                        ));
+                    }
+                }
+                // ParameterStatus, NoticeResponse, NegotiateProtocolVersion (a minor version
+                // or option the server does not know: it goes on).
+                b'S' | b'N' | b'v' => {}
                 other => {
                     let what = format!(
                         "an unexpected `{}` message during startup",
@@ -532,7 +612,14 @@ impl WireConnection {
                 "the server accepted the connection but did not answer within connect_timeout (raise [target] connect_timeout or check the server)",
                 ErrKind::Unreachable,
             ),
-            Phase::Use => SqlError::client(self.limits.timed_out(), ErrKind::Other),
+            Phase::Use => {
+                // The client gives up on the statement; the server would run it on (a
+                // `pg_sleep`, a lock wait) until it tried to send the answer.
+                if let Some(k) = &self.cancel {
+                    k.cancel();
+                }
+                SqlError::client(self.limits.timed_out(), ErrKind::Other)
+            }
         }
     }
 
@@ -717,7 +804,8 @@ impl WireConnection {
                     failed.get_or_insert(e);
                 }
                 b'Z' => {
-                    self.discard(len)?;
+                    let r = self.body(len)?;
+                    self.txn_status = self.io.buf[r].first().copied().unwrap_or(b'I');
                     return match failed {
                         Some(e) => Err(e.into_sql(Phase::Use)),
                         None => Ok(a),
@@ -968,6 +1056,16 @@ fn end_copy_data(out: &mut BytesMut) -> Result<(), SqlError> {
 impl Connection for WireConnection {
     fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
         crate::db::interrupt::stream_interrupter(&self.io.stream)
+    }
+
+    /// A cancel request with the connection's key ([`CancelKey::cancel`]).
+    fn canceller(&self) -> Option<crate::db::interrupt::Interrupter> {
+        let k = self.cancel.clone()?;
+        Some(crate::db::interrupt::Interrupter::new(move || k.cancel()))
+    }
+
+    fn in_transaction(&self) -> Option<bool> {
+        (!self.broken).then_some(self.txn_status != b'I')
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {

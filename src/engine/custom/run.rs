@@ -38,12 +38,14 @@ use super::expr::Expr;
 use super::generator::{Context, GenId, Gens, Local};
 use super::load::{self, LoadCtx};
 use super::model::{Bound, Def, Frame, OnMismatch, Op, Slot, Val, VarKind};
+use crate::db::interrupt::guarded_in;
 use crate::db::{
     Connection, Connector, Done, Driver, ErrKind, Fetched, P, PsMode, SqlError, StmtId,
 };
-use crate::engine::driver::{EventResult, Worker, Workload};
+use crate::engine::driver::{EventResult, Scope, Worker, Workload};
 use crate::engine::oltp::{Counters, Slot as CounterSlot, Tally};
 use crate::engine::random::{RandOptions, Rng};
+use crate::engine::retry::{OnError, Retries};
 use crate::engine::spec::Setup;
 use crate::engine::{EngineError, IntervalSample, StepOutcome, TxnStats};
 
@@ -189,6 +191,8 @@ pub struct Custom {
     begin: &'static str,
     /// How long a worker keeps trying to reconnect (the run's time limit, at least 10 s).
     reconnect_limit: Duration,
+    /// `max_retries` ([`crate::engine::retry`]).
+    max_retries: u64,
     statement_stats: bool,
     /// `ps_mode = disable` literals escape backslashes (MySQL's default string syntax).
     backslash_escapes: bool,
@@ -303,6 +307,7 @@ impl Custom {
             counters: Counters::new(threads),
             begin: driver.dialect().begin(true),
             reconnect_limit: Duration::from_secs(s.run.time_secs().max(10)),
+            max_retries: s.run.max_retries,
             statement_stats,
             backslash_escapes: driver == Driver::Mysql,
             epoch: Aligned::default(),
@@ -320,10 +325,10 @@ impl Custom {
         }
     }
 
-    /// Opens the next connection and prepares every statement that has text for the driver
-    /// (none with `ps_mode = disable`).
-    fn open(&self) -> Result<Opened, SqlError> {
-        let mut conn = self.connector.connect()?;
+    /// Opens the next connection, in the run's stop scope, and prepares every statement that
+    /// has text for the driver (none with `ps_mode = disable`).
+    fn open(&self, scope: &Scope) -> Result<Opened, SqlError> {
+        let mut conn = guarded_in(self.connector.connect()?, scope);
         let prepared = self.connector.target.ps_mode == PsMode::Auto;
         let mut ids = Vec::with_capacity(self.stmts.len());
         for (plan, st) in self.stmts.iter().zip(&self.def.statements) {
@@ -565,9 +570,9 @@ impl Workload for Custom {
     fn new_worker<'a>(
         &'a self,
         id: usize,
-        stop: &'a AtomicBool,
+        stop: &'a Scope,
     ) -> Result<Box<dyn Worker + 'a>, EngineError> {
-        let (conn, stmts) = self.open().map_err(|e| {
+        let (conn, stmts) = self.open(stop).map_err(|e| {
             EngineError::Failed(format!(
                 "workload `{}`: worker {id} could not connect to {} and prepare its statements: {e}",
                 self.def.name,
@@ -608,6 +613,7 @@ impl Workload for Custom {
             },
             slot,
             epoch: self.epoch.0.load(Ordering::Acquire),
+            retries: Retries::new(self.max_retries),
         }))
     }
 
@@ -745,6 +751,9 @@ enum End {
 
 /// Why a transaction stopped early.
 enum Stop {
+    /// The step is stopping: the transaction is left where it is (its connection refuses
+    /// statements; closing it rolls back).
+    Halted,
     Sql(SqlError),
     /// An expression or a generator failed, or a capture named no column: fatal.
     Eval(String),
@@ -782,7 +791,9 @@ struct Session<'a> {
     /// The transaction running (for messages).
     txn: usize,
     lines: Lines,
-    stop: &'a AtomicBool,
+    /// The run's stop scope: checked before every step of a transaction, every repetition
+    /// and during waits.
+    stop: &'a Scope,
     /// Keying and think time slept since the driver last asked.
     idle_ns: u64,
 }
@@ -824,7 +835,7 @@ impl Session<'_> {
         let until = start + Duration::from_secs_f64((ms / 1000.0).min(86_400.0));
         loop {
             let now = Instant::now();
-            if now >= until || self.stop.load(Ordering::Relaxed) {
+            if now >= until || self.stop.stopping() {
                 break;
             }
             std::thread::sleep((until - now).min(Duration::from_millis(20)));
@@ -844,6 +855,9 @@ impl Session<'_> {
 
     fn run(&mut self, steps: &[Step]) -> Result<(), Stop> {
         for step in steps {
+            if self.stop.stopping() {
+                return Err(Stop::Halted);
+            }
             match step {
                 Step::Exec { stmt, when } => {
                     if self.truthy(*when)? {
@@ -862,6 +876,9 @@ impl Session<'_> {
                     }
                     let n = count.eval_i64(&self.frame).map_err(Stop::Eval)?;
                     for i in 0..n.max(0) {
+                        if self.stop.stopping() {
+                            return Err(Stop::Halted);
+                        }
                         if let Some(s) = index {
                             self.frame.vals[*s] = Val::Int(i);
                         }
@@ -957,13 +974,14 @@ impl Session<'_> {
     /// Ends an open transaction with ROLLBACK (a failure of that surfaces on the next
     /// statement).
     fn abandon(&mut self) {
-        if self.in_trx {
-            self.in_trx = false;
-            if let Some(conn) = self.conn.as_mut()
-                && let Ok(done) = conn.query("ROLLBACK")
-            {
-                self.tally.classify(done);
-            }
+        let ours = std::mem::take(&mut self.in_trx);
+        if let Some(conn) = self.conn.as_mut()
+            // A transaction the workload opened itself (`autocommit = true` and its own
+            // START TRANSACTION) is rolled back too.
+            && (ours || conn.in_transaction() != Some(false))
+            && let Ok(done) = conn.query("ROLLBACK")
+        {
+            self.tally.classify(done);
         }
     }
 
@@ -1059,6 +1077,7 @@ struct CustomWorker<'a> {
     slot: &'a CounterSlot,
     /// The workload's epoch this worker's lines belong to.
     epoch: u64,
+    retries: Retries,
 }
 
 impl CustomWorker<'_> {
@@ -1070,7 +1089,7 @@ impl CustomWorker<'_> {
         self.s.in_trx = false;
         let start = Instant::now();
         loop {
-            match self.s.w.open() {
+            match self.s.w.open(self.s.stop) {
                 Ok((conn, stmts)) => {
                     self.s.conn = Some(conn);
                     self.s.stmts = stmts;
@@ -1078,7 +1097,7 @@ impl CustomWorker<'_> {
                 }
                 Err(e)
                     if start.elapsed() < self.s.w.reconnect_limit
-                        && !self.s.stop.load(Ordering::Relaxed)
+                        && !self.s.stop.stopping()
                         && matches!(e.kind, ErrKind::Lost | ErrKind::Unreachable) =>
                 {
                     std::thread::sleep(Duration::from_millis(1));
@@ -1123,6 +1142,7 @@ impl Worker for CustomWorker<'_> {
         loop {
             let e = match self.s.transaction(t) {
                 Ok(end) => {
+                    self.retries.event_done();
                     let line = &mut self.s.lines.txns[t];
                     match end {
                         End::Commit => line
@@ -1135,40 +1155,58 @@ impl Worker for CustomWorker<'_> {
                     }
                     break;
                 }
+                Err(Stop::Halted) => return EventResult::Exhausted,
                 Err(Stop::Sql(e)) => e,
                 Err(Stop::Eval(m)) => return EventResult::Fatal(self.s.fatal_eval(&m)),
                 Err(Stop::Mismatch(_)) => {
                     return EventResult::Fatal(self.s.fatal("internal error: unhandled mismatch"));
                 }
             };
-            self.sql_error_on_statement();
-            if e.kind == ErrKind::Lost {
-                if let Err(f) = self.reconnect() {
-                    return EventResult::Fatal(f);
+            self.s.in_trx = false;
+            let slot = self.slot;
+            let verdict = self.retries.on_error(
+                &e,
+                &w.connector.target.ignore_errors,
+                self.s.stop,
+                self.s.conn.as_deref_mut(),
+                |code| slot.count_error(code),
+            );
+            match verdict {
+                // Whatever failed, the step is stopping: this worker ends, its event uncounted.
+                OnError::Stop => return EventResult::Exhausted,
+                OnError::Reconnect => {
+                    self.sql_error_on_statement();
+                    if let Err(f) = self.reconnect() {
+                        if self.s.stop.stopping() {
+                            return EventResult::Exhausted;
+                        }
+                        return EventResult::Fatal(f);
+                    }
+                    self.s.tally.reconnects += 1;
+                    self.slot.publish(&self.s.tally);
                 }
-                self.s.tally.reconnects += 1;
-                self.slot.publish(&self.s.tally);
-                continue;
-            }
-            if w.connector.target.ignore_errors.contains(&e.code) {
-                self.s.tally.errors += 1;
-                self.s.lines.txns[t].errors += 1;
-                self.s.abandon();
-                self.slot.publish(&self.s.tally);
-                // A transaction that fails every time (a unique key an ignored code covers)
-                // would be re-run forever: a stop request ends this worker instead.
-                if self.s.stop.load(Ordering::Relaxed) {
-                    return EventResult::Exhausted;
+                OnError::Retry => {
+                    self.sql_error_on_statement();
+                    self.s.tally.errors += 1;
+                    self.s.lines.txns[t].errors += 1;
+                    self.slot.publish(&self.s.tally);
                 }
-                continue;
+                OnError::Fatal(why) => {
+                    self.sql_error_on_statement();
+                    let call = w
+                        .connector
+                        .target
+                        .driver
+                        .dialect()
+                        .call_name(self.s.last_prepared());
+                    let why = if why.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {why}")
+                    };
+                    return EventResult::Fatal(self.s.fatal(&format!("{call} returned {e}{why}")));
+                }
             }
-            let call = w
-                .connector
-                .target
-                .driver
-                .dialect()
-                .call_name(self.s.last_prepared());
-            return EventResult::Fatal(self.s.fatal(&format!("{call} returned {e}")));
         }
         if let Some(g) = plan.think
             && let Err(e) = self.s.pause(g, "think")

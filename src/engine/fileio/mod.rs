@@ -35,7 +35,7 @@ use std::time::Instant;
 use self::files::{AlignedBuf, ExtraFlags, Files, OpenSpec};
 use self::schedule::{Extent, FsyncSchedule, Geometry, Slot};
 use super::config::{RunConfig, UNBOUNDED};
-use super::driver::{EventResult, Worker, Workload};
+use super::driver::{EventResult, Scope, Worker, Workload};
 use super::option::{Kind, OptSpec, Reader};
 use super::random::Rng;
 use super::spec::{DataSpec, Setup, WorkloadSpec, never};
@@ -736,7 +736,7 @@ impl Workload for FileIo {
     fn new_worker<'a>(
         &'a self,
         id: usize,
-        _stop: &'a AtomicBool,
+        _stop: &'a Scope,
     ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         let files = self
             .files

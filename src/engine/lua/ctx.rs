@@ -107,6 +107,8 @@ pub fn enter(tid: usize, shared: Arc<LuaShared>, rng: Rng) -> CtxGuard {
             shared,
             rng,
             lp: std::ptr::null_mut(),
+            scope: None,
+            retry_since: None,
         })
     });
     CtxGuard(())
@@ -206,6 +208,27 @@ pub extern "C" fn sb_counter_inc(tid: i32, kind: i32) {
     });
 }
 
+/// Whether the prelude's event loop has re-run its event too often (`restarts` re-runs so
+/// far): `max_retries` and the time floor of [`crate::engine::retry::Retries::exhausted`],
+/// timed from the first re-run of the event.
+#[unsafe(no_mangle)]
+pub extern "C" fn sbsuite_retries_exhausted(restarts: u64) -> bool {
+    with(|c| {
+        let now = std::time::Instant::now();
+        if restarts <= 1 {
+            c.retry_since = Some(now);
+        }
+        let since = *c.retry_since.get_or_insert(now);
+        crate::engine::retry::Retries::exhausted(
+            c.shared.limits.max_retries,
+            crate::engine::retry::MIN_RETRY_SPAN,
+            restarts,
+            since,
+        )
+    })
+    .unwrap_or(false)
+}
+
 #[unsafe(no_mangle)]
 pub extern "C" fn sb_counter_val(tid: i32, kind: i32) -> u64 {
     with(|c| usize::try_from(tid).map_or(0, |t| c.shared.counters.get(t, kind))).unwrap_or(0)
@@ -225,4 +248,5 @@ pub static EXPORTS: Exports = Exports(&[
     sb_event_stop as *const (),
     sb_counter_inc as *const (),
     sb_counter_val as *const (),
+    sbsuite_retries_exhausted as *const (),
 ]);

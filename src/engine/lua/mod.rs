@@ -30,6 +30,7 @@ pub mod run;
 pub mod script;
 pub mod sql;
 pub mod state;
+pub mod stop;
 
 use std::path::PathBuf;
 
@@ -117,6 +118,28 @@ pub struct LuaShared {
     /// a suite without a target is still a target; `None` only for states that may not
     /// connect, such as `sbsuite workloads` reading a script's options).
     pub db: Option<sql::DbSetup>,
+    /// What the states may take: `lua_memory_limit` and `max_retries`.
+    pub limits: Limits,
+    /// The SQL errors of every state by code, since the start (results.csv's `error_codes`).
+    pub codes: std::sync::Mutex<crate::engine::retry::ErrorCodes>,
+}
+
+/// The general options that bound a script ([`stop`], the prelude's event loop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes each state may allocate (0: no limit).
+    pub memory: u64,
+    /// Re-runs of one event after ignored errors (0: no limit).
+    pub max_retries: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            memory: stop::DEFAULT_MEMORY_LIMIT,
+            max_retries: crate::engine::retry::DEFAULT_MAX_RETRIES,
+        }
+    }
 }
 
 /// The calling thread's part: set by [`enter`] for as long as one Lua state runs on it.
@@ -127,6 +150,12 @@ pub struct ThreadCtx {
     pub rng: crate::engine::random::Rng,
     /// The driver's loop while a worker runs `thread_run` (`sb_more_events`…); null otherwise.
     lp: *mut crate::engine::driver::EventLoop<'static>,
+    /// A worker's run step scope: its connections open there, so that the step's stop
+    /// reaches their statements. `None` outside a run (commands, the top level): connections
+    /// then register in the process-wide scope.
+    pub scope: Option<crate::db::interrupt::Scope>,
+    /// When the event the prelude's loop is re-running first failed.
+    pub retry_since: Option<std::time::Instant>,
 }
 
 /// A Lua error (syntax or runtime) with the script position and the traceback, as printed.

@@ -110,6 +110,8 @@ fn enter_without_db() -> ctx::CtxGuard {
         rand,
         unique: UniqueSequence::from_rng(&mut rng),
         db: None,
+        limits: super::Limits::default(),
+        codes: Default::default(),
     };
     ctx::enter(0, Arc::new(shared), rng)
 }

@@ -43,6 +43,17 @@ pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
 /// sysbench does) before the error turns fatal, unless a stop request comes first.
 pub const RECONNECT_LIMIT: Duration = Duration::from_secs(60);
 
+/// A connection of a script: in the worker's run step scope (the step's stop cancels its
+/// statements on the server), or, outside a run (a command, the top level), in the
+/// process-wide scope (the first Ctrl-C breaks it).
+fn open(setup: &DbSetup) -> Result<Box<dyn Connection>, SqlError> {
+    let conn = setup.connector.connect()?;
+    Ok(match ctx::with(|c| c.scope.clone()).flatten() {
+        Some(scope) => crate::db::interrupt::guarded_in(conn, &scope),
+        None => crate::db::interrupt::guarded(conn),
+    })
+}
+
 /// The database the states of one run connect to.
 pub struct DbSetup {
     pub connector: Connector,
@@ -291,6 +302,18 @@ impl SqlConnection {
         self.st.drv.shared.counters.inc(self.st.tid, kind);
     }
 
+    /// Counts a counted error under its code (results.csv's `error_codes`); errors are rare,
+    /// so one lock per error is nothing.
+    fn count_code(&self, code: &str) {
+        self.st
+            .drv
+            .shared
+            .codes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .count(code);
+    }
+
     fn clear_error(&mut self) {
         self.error = DB_ERROR_NONE;
         self.sql_errno = 0;
@@ -395,11 +418,13 @@ impl SqlConnection {
                 self.error = DB_ERROR_IGNORABLE;
             } else {
                 self.count(ctx::CNT_ERROR);
+                self.count_code(code);
                 self.error = DB_ERROR_FATAL;
             }
             return std::ptr::null_mut();
         }
         self.count(ctx::CNT_ERROR);
+        self.count_code(code);
         if ignorable {
             self.error = DB_ERROR_IGNORABLE;
             if driver == Driver::Pgsql
@@ -423,7 +448,7 @@ impl SqlConnection {
         }
         let start = Instant::now();
         loop {
-            if let Ok(conn) = self.setup().connector.connect() {
+            if let Ok(conn) = open(self.setup()) {
                 self.st.conn = Some(conn);
                 self.st.generation += 1;
                 return true;
@@ -595,7 +620,7 @@ pub unsafe extern "C" fn db_connection_create(drv: *mut SqlDriver) -> *mut SqlCo
         return std::ptr::null_mut();
     };
     let tid = ctx::with(|c| c.tid).unwrap_or(0);
-    let conn = match setup.connector.connect() {
+    let conn = match open(setup) {
         Ok(c) => c,
         Err(e) => {
             connect_failed(setup, &e);
@@ -715,7 +740,7 @@ pub unsafe extern "C" fn db_connection_reconnect(con: *mut SqlConnection) -> c_i
         return 0;
     }
     con.close_conn();
-    match con.setup().connector.connect() {
+    match open(con.setup()) {
         Ok(c) => {
             con.st.conn = Some(c);
             con.st.generation += 1;

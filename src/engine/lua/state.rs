@@ -16,7 +16,9 @@
 
 use mlua::{Function, IntoLuaMulti, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 
+use super::stop::{self, State};
 use super::{LuaError, OptVal, OptValues, Script, ctx, histogram, options, rand, sql};
+use crate::db::interrupt::{self, Parts};
 
 /// What a state is for; the caller picks `tid` accordingly (the report state's is `threads`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,13 +97,17 @@ end
 /// stock scripts' module there.
 const PKGDATADIR: &str = "/usr/share/sysbench";
 
-/// Builds a state on the calling thread, which has entered its context ([`ctx::enter`]).
-pub fn new_state(spec: &StateSpec<'_>) -> Result<Lua, LuaError> {
+/// Builds a state on the calling thread, which has entered its context ([`ctx::enter`]),
+/// with its memory limit (`lua_memory_limit` in `spec.opts`, else the default). Its top level
+/// runs under [`stop::TOP_LEVEL_LIMIT`] and stops at the first Ctrl-C.
+pub fn new_state(spec: &StateSpec<'_>) -> Result<State, LuaError> {
     keep_exports();
     // SAFETY: sysbench scripts need the whole of LuaJIT: `ffi` to call the functions this
     // module exports, `debug`, and C modules through `package.cpath`. The state never leaves
     // this thread, and the FFI surface is the same as under sysbench.
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
+    let limit = ctx::with(|c| c.shared.limits.memory).unwrap_or(stop::DEFAULT_MEMORY_LIMIT);
+    let lua = State::new(lua, limit)?;
     set_package_paths(&lua)?;
     let call: Function = lua.load(CALL_LUA).set_name("=sbsuite").eval()?;
     lua.set_named_registry_value(CALL, call)?;
@@ -129,7 +135,11 @@ pub fn new_state(spec: &StateSpec<'_>) -> Result<Lua, LuaError> {
         .set_name(format!("@{}", spec.script.typed))
         .into_function()
         .map_err(lua_error)?;
-    protected_call(&lua, main, ())?;
+    {
+        let _ctrl_c = interrupt::register_parts(Parts::cancel(lua.stopper()));
+        lua.with_deadline(|| protected_call(&lua, main, ()))?;
+    }
+    // A top level stopped by Ctrl-C: the state is not used (the step is interrupted).
     export_options(&lua, spec)?;
     Ok(lua)
 }

@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::{Counters, Slot, Tally};
 use crate::db::{Connection, Connector, ErrKind};
-use crate::engine::driver::{EventResult, Worker, Workload};
+use crate::engine::driver::{EventResult, Scope, Worker, Workload};
 use crate::engine::spec::{DataSpec, Setup, WorkloadSpec, never};
 use crate::engine::{EngineError, IntervalSample, StepOutcome};
 
@@ -98,7 +98,7 @@ impl Workload for Bulk {
     fn new_worker<'a>(
         &'a self,
         id: usize,
-        _stop: &'a AtomicBool,
+        _stop: &'a Scope,
     ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         let conn = self.connect()?;
         Ok(Box::new(BulkWorker {

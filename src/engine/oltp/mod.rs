@@ -30,11 +30,13 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::driver::{EventResult, Worker, Workload};
+use super::driver::{EventResult, Scope, Worker, Workload};
 use super::option::OptSpec;
 use super::random::{Distribution, Rng, UniqueSequence};
+use super::retry::{ErrorCodes, OnError, Retries};
 use super::spec::{Build, DataSpec, Setup, WorkloadSpec, never};
 use super::{EngineError, IntervalSample, SqlCounters, StepOutcome};
+use crate::db::interrupt::guarded_in;
 use crate::db::{Connection, Connector, ErrKind, PsMode, SqlError, StmtId};
 
 use self::options::{OLTP_COMMON, RANDOM_POINTS, RANDOM_RANGES, SBTEST_KEYS, Shape};
@@ -242,9 +244,23 @@ pub(crate) struct Slot {
     other: AtomicU64,
     errors: AtomicU64,
     reconnects: AtomicU64,
+    /// Errors by code since the start: written only when an error happens, off the hot path.
+    codes: Mutex<ErrorCodes>,
 }
 
 impl Slot {
+    /// Counts an error of `code` (see [`crate::engine::retry`]).
+    pub(crate) fn count_error(&self, code: &str) {
+        self.codes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .count(code);
+    }
+
+    fn codes(&self) -> ErrorCodes {
+        self.codes.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     pub(crate) fn publish(&self, t: &Tally) {
         self.reads.store(t.reads, Ordering::Relaxed);
         self.writes.store(t.writes, Ordering::Relaxed);
@@ -270,6 +286,7 @@ struct Collector {
     prev_time: f64,
     prev: Tally,
     base: Tally,
+    base_codes: ErrorCodes,
 }
 
 /// The per-worker slots and the collector's view of them: the `interim`, `finish_outcome`
@@ -299,6 +316,14 @@ impl Counters {
             t.add(&s.load());
         }
         t
+    }
+
+    fn sum_codes(&self) -> ErrorCodes {
+        let mut all = ErrorCodes::default();
+        for s in &self.slots {
+            all.absorb(&s.codes());
+        }
+        all
     }
 
     fn collector(&self) -> std::sync::MutexGuard<'_, Collector> {
@@ -336,8 +361,12 @@ impl Counters {
 
     /// The `SQL statistics:` counters since the start or the last reset.
     pub(crate) fn finish(&self, outcome: &mut StepOutcome) {
-        let base = self.collector().base;
+        let (base, base_codes) = {
+            let c = self.collector();
+            (c.base, c.base_codes.clone())
+        };
         let t = self.sum().minus(&base);
+        outcome.error_codes = self.sum_codes().minus(&base_codes);
         outcome.sql = Some(SqlCounters {
             transactions: outcome.events,
             reads: t.reads,
@@ -350,9 +379,11 @@ impl Counters {
 
     pub(crate) fn reset(&self) {
         let now = self.sum();
+        let codes = self.sum_codes();
         let mut c = self.collector();
         c.base = now;
         c.prev = now;
+        c.base_codes = codes;
     }
 }
 
@@ -373,6 +404,8 @@ pub struct Oltp {
     threads: usize,
     /// How long a worker keeps trying to reconnect (the run's time limit, at least 10 s).
     reconnect_limit: Duration,
+    /// `max_retries` ([`crate::engine::retry`]).
+    max_retries: u64,
     /// Statement texts per table (index table − 1), for `ps_mode = disable` and messages.
     texts: Vec<[String; 9]>,
     c_template: String,
@@ -425,6 +458,7 @@ impl Oltp {
             seed,
             threads,
             reconnect_limit: Duration::from_secs(s.run.time_secs().max(10)),
+            max_retries: s.run.max_retries,
             texts,
             c_template: sql::c_template(),
             pad_template: sql::pad_template(),
@@ -460,8 +494,9 @@ impl Oltp {
 
     /// Opens the next connection and prepares what its events run (nothing with
     /// `ps_mode = disable`).
-    fn open(&self) -> Result<Opened, SqlError> {
-        let mut conn = self.connector.connect()?;
+    /// A worker's connection, opened in its run's stop scope, with its statements prepared.
+    fn open(&self, scope: &Scope) -> Result<Opened, SqlError> {
+        let mut conn = guarded_in(self.connector.connect()?, scope);
         let mut stmts = Vec::with_capacity(self.shape.tables);
         let prepared = self.connector.target.ps_mode == PsMode::Auto;
         for t in 0..self.shape.tables {
@@ -495,9 +530,9 @@ impl Workload for Oltp {
     fn new_worker<'a>(
         &'a self,
         id: usize,
-        stop: &'a AtomicBool,
+        stop: &'a Scope,
     ) -> Result<Box<dyn Worker + 'a>, EngineError> {
-        let (conn, stmts, special) = self.open().map_err(|e| {
+        let (conn, stmts, special) = self.open(stop).map_err(|e| {
             EngineError::Failed(format!(
                 "worker {id} could not connect to {} and prepare its statements: {e}",
                 self.connector.target.endpoint(id),
@@ -523,6 +558,7 @@ impl Workload for Oltp {
             slot,
             events: 0,
             stop,
+            retries: Retries::new(self.max_retries),
         }))
     }
 
@@ -852,8 +888,10 @@ struct OltpWorker<'a> {
     slot: &'a Slot,
     /// Events finished on this worker (for option `reconnect`).
     events: u64,
-    /// The run's stop flag as the driver forwards it: a reconnect loop gives up when it is set.
-    stop: &'a AtomicBool,
+    /// The run's stop scope: the connection lives in it, a reconnect loop and the error
+    /// policy give up when it stops.
+    stop: &'a Scope,
+    retries: Retries,
 }
 
 impl OltpWorker<'_> {
@@ -865,7 +903,7 @@ impl OltpWorker<'_> {
         self.s.in_trx = false;
         let start = Instant::now();
         loop {
-            match self.s.w.open() {
+            match self.s.w.open(self.stop) {
                 Ok((conn, stmts, special)) => {
                     self.s.conn = Some(conn);
                     self.s.stmts = stmts;
@@ -874,7 +912,7 @@ impl OltpWorker<'_> {
                 }
                 Err(e)
                     if start.elapsed() < self.s.w.reconnect_limit
-                        && !self.stop.load(Ordering::Relaxed)
+                        && !self.stop.stopping()
                         && matches!(e.kind, ErrKind::Lost | ErrKind::Unreachable) =>
                 {
                     std::thread::sleep(Duration::from_millis(1));
@@ -895,6 +933,7 @@ impl Worker for OltpWorker<'_> {
         loop {
             let e = match self.s.event() {
                 Ok(()) => {
+                    self.retries.event_done();
                     self.events += 1;
                     let every = self.s.w.shape.reconnect_every;
                     if every > 0 && self.events.is_multiple_of(every) {
@@ -909,38 +948,47 @@ impl Worker for OltpWorker<'_> {
                 }
                 Err(e) => e,
             };
-            if e.kind == ErrKind::Lost {
-                if let Err(f) = self.reconnect() {
-                    return EventResult::Fatal(f);
-                }
-                self.s.tally.reconnects += 1;
-                self.slot.publish(&self.s.tally);
-                continue;
-            }
-            if self.s.w.connector.target.ignore_errors.contains(&e.code) {
-                self.s.tally.errors += 1;
-                if self.s.in_trx {
-                    self.s.in_trx = false;
-                    if let Some(conn) = self.s.conn.as_mut() {
-                        // A failed rollback surfaces on the re-run's first statement.
-                        let _ = conn.query("ROLLBACK");
+            self.s.in_trx = false;
+            let slot = self.slot;
+            let verdict = self.retries.on_error(
+                &e,
+                &self.s.w.connector.target.ignore_errors,
+                self.stop,
+                self.s.conn.as_deref_mut(),
+                |code| slot.count_error(code),
+            );
+            match verdict {
+                // Whatever failed, the step is stopping: this worker ends, its event uncounted.
+                OnError::Stop => return EventResult::Exhausted,
+                OnError::Reconnect => {
+                    if let Err(f) = self.reconnect() {
+                        if self.stop.stopping() {
+                            return EventResult::Exhausted;
+                        }
+                        return EventResult::Fatal(f);
                     }
+                    self.s.tally.reconnects += 1;
+                    self.slot.publish(&self.s.tally);
                 }
-                self.slot.publish(&self.s.tally);
-                // An event that fails every time would be re-run forever: a stop request ends
-                // this worker instead.
-                if self.stop.load(Ordering::Relaxed) {
-                    return EventResult::Exhausted;
+                OnError::Retry => {
+                    self.s.tally.errors += 1;
+                    self.slot.publish(&self.s.tally);
                 }
-                continue;
+                OnError::Fatal(why) => {
+                    let dialect = self.s.w.connector.target.driver.dialect();
+                    let call = dialect.call_name(self.s.last_prepared());
+                    let why = if why.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {why}")
+                    };
+                    return EventResult::Fatal(EngineError::Failed(format!(
+                        "`{}`: {call} returned {e} for query '{}'{why}",
+                        self.s.w.name,
+                        self.s.last_sql()
+                    )));
+                }
             }
-            let dialect = self.s.w.connector.target.driver.dialect();
-            let call = dialect.call_name(self.s.last_prepared());
-            return EventResult::Fatal(EngineError::Failed(format!(
-                "`{}`: {call} returned {e} for query '{}'",
-                self.s.w.name,
-                self.s.last_sql()
-            )));
         }
     }
 

@@ -403,6 +403,7 @@ fn case(seed: u64) -> Result<Duration, String> {
                 stage: Stage::Greeting,
                 endpoint: "peer".into(),
                 connect_timeout: HANDSHAKE_TIMEOUT,
+                killer: None,
             };
             let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
             c.io.set_deadline(Some(deadline));

@@ -336,6 +336,7 @@ fn fed(bytes: Vec<u8>, caps: u32) -> WireConnection {
         stage: Stage::Ready,
         endpoint: "peer".into(),
         connect_timeout: Duration::from_secs(60),
+        killer: None,
     }
 }
 
@@ -483,6 +484,7 @@ pub(super) fn peer_conn(
         stage: Stage::Ready,
         endpoint: "peer".into(),
         connect_timeout: Duration::from_secs(60),
+        killer: None,
     }
 }
 

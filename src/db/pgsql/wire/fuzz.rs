@@ -355,6 +355,8 @@ fn connection(bytes: Vec<u8>, stall: bool, small_buffer: bool) -> WireConnection
         out: BytesMut::new(),
         stmts: Vec::new(),
         broken: true,
+        txn_status: b'I',
+        cancel: None,
     }
 }
 

@@ -217,6 +217,8 @@ fn fed(bytes: Vec<u8>) -> WireConnection {
         out: BytesMut::new(),
         stmts: Vec::new(),
         broken: false,
+        txn_status: b'I',
+        cancel: None,
     }
 }
 

@@ -7,6 +7,7 @@ ffi.cdef[[
 void sb_event_start(int);
 void sb_event_stop(int);
 bool sb_more_events(int);
+bool sbsuite_retries_exhausted(uint64_t);
 ]]
 
 -- sysbench writes to an unbuffered stdout: lines appear as they are printed.
@@ -24,10 +25,21 @@ function thread_run(thread_id)
   while C.sb_more_events(thread_id) do
     C.sb_event_start(thread_id)
     local ok, ret
+    local restarts = 0
     repeat
       ok, ret = pcall(event, thread_id)
       if not ok then
         if type(ret) == "table" and ret.errcode == sysbench.error.RESTART_EVENT then
+          -- sbsuite's max_retries (0: none, as sysbench): an ignored error that recurs on
+          -- every re-run fails the run instead of spinning for ever.
+          restarts = restarts + 1
+          if C.sbsuite_retries_exhausted(restarts) then
+            error(string.format("the event failed %d times in a row with ignored errors " ..
+              "(max_retries; last: %s): an error that recurs on every re-run is not a " ..
+              "transient one: take its code out of the ignored errors, fix the script, or " ..
+              "raise max_retries (0: no limit)", restarts,
+              tostring(ret.sql_errno or ret.sql_state or "?")), 2)
+          end
           local hook = sysbench.hooks.before_restart_event
           if hook then hook(ret) end
         else

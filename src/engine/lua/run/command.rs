@@ -13,6 +13,7 @@ use mlua::Lua;
 
 use super::super::{LuaError, options, state};
 use super::{LuaWorkload, StateRole, failed};
+use crate::db::interrupt::{self, Parts};
 use crate::engine::EngineError;
 
 /// What sysbench's `sysbench.cmdline.call_command(name)` does in one state: run the
@@ -123,7 +124,12 @@ impl LuaWorkload {
                                 Ok(built) => built,
                                 Err(e) => return Some(e.to_string()),
                             };
-                            let r = call_command(&lua, name);
+                            let r = {
+                                // Stops at the first Ctrl-C, however the command loops.
+                                let _ctrl_c =
+                                    interrupt::register_parts(Parts::cancel(lua.stopper()));
+                                call_command(&lua, name)
+                            };
                             drop(lua);
                             drop(guard);
                             r.err().map(|e| failed("sysbench.cmdline.call_command", &e))

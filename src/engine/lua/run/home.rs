@@ -18,8 +18,10 @@ use mlua::Lua;
 
 use super::super::ctx::{self, CtxGuard, LuaShared};
 use super::super::state::{self, StateSpec};
+use super::super::stop::State;
 use super::super::{LuaError, OptValues};
 use super::{LuaDef, StateRole, lua_message};
+use crate::db::interrupt::{self, Parts};
 use crate::engine::EngineError;
 use crate::engine::random::Rng;
 
@@ -40,7 +42,7 @@ impl StateConf {
     /// Installs this thread's context and builds the state with its options exported
     /// (sysbench exports them before any function of the script is called). The state must
     /// drop before the guard: its finalizers may call exported functions.
-    pub fn build(&self) -> Result<(CtxGuard, Lua), EngineError> {
+    pub fn build(&self) -> Result<(CtxGuard, State), EngineError> {
         let guard = ctx::enter(
             self.tid,
             Arc::clone(&self.shared),
@@ -102,7 +104,12 @@ impl Home {
                 };
                 let _ = ready_tx.send(Ok(()));
                 for job in rx {
+                    // A call (init, done, a command, a report hook) stops at the first Ctrl-C
+                    // however the script loops; the next call finds the state usable again.
+                    let ctrl_c = interrupt::register_parts(Parts::cancel(lua.stopper()));
                     job(&lua, &conf);
+                    drop(ctrl_c);
+                    lua.clear_stop();
                 }
                 drop(lua);
                 drop(guard);

@@ -32,16 +32,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use mlua::Lua;
-
 use self::home::{Home, StateConf};
 use self::report::{Collector, Hooks, Stat, Tally};
 use super::ctx::{self, Counters, CtxGuard, LuaShared};
 use super::state::{self, Role};
+use super::stop::State;
 use super::{LuaError, OptVal, OptValues, Script, options};
+use crate::db::interrupt::{Parts, Registration};
 use crate::engine::EngineError;
 use crate::engine::config::GENERAL;
-use crate::engine::driver::{EventLoop, EventResult, Worker, Workload};
+use crate::engine::driver::{EventLoop, EventResult, Scope, Worker, Workload};
 use crate::engine::option::{Kind, OptSpec};
 use crate::engine::random::{Distribution, Rng, UniqueSequence};
 use crate::engine::spec::{DataSpec, Setup, WorkloadSpec, never};
@@ -241,6 +241,11 @@ impl LuaWorkload {
             unique: UniqueSequence::from_rng(&mut Rng::for_thread(s.run.seed, usize::MAX))
                 .sharded(s.run.shard),
             db: Some(super::sql::DbSetup::new(s.target.clone())),
+            limits: super::Limits {
+                memory: s.run.lua_memory_limit,
+                max_retries: s.run.max_retries,
+            },
+            codes: Default::default(),
         });
         Ok(LuaWorkload {
             def,
@@ -392,25 +397,31 @@ impl Workload for LuaWorkload {
     fn new_worker<'a>(
         &'a self,
         id: usize,
-        _stop: &'a AtomicBool,
+        stop: &'a Scope,
     ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         let started = self
             .conf(StateRole::Worker, id, "run")
             .build()
-            .and_then(
-                |(guard, lua)| match state::call_global(&lua, "thread_init", id) {
-                    Ok(_) => Ok((guard, lua)),
+            .and_then(|(guard, lua)| {
+                // The step's stop reaches the state (a forced shutdown stops its loops) and
+                // the connections it opens (their statements are cancelled on the server).
+                ctx::with(|c| c.scope = Some(stop.clone()));
+                let registration = stop.register(Parts::cancel(lua.stopper()));
+                match state::call_global(&lua, "thread_init", id) {
+                    Ok(_) => Ok((guard, lua, registration)),
                     Err(e) => Err(EngineError::Failed(format!(
                         "{}\nFATAL: Thread initialization failed!",
                         failed("thread_init", &e)
                     ))),
-                },
-            );
+                }
+            });
         match started {
-            Ok((guard, lua)) => Ok(Box::new(LuaWorker {
+            Ok((guard, lua, registration)) => Ok(Box::new(LuaWorker {
+                _registration: registration,
                 lua,
                 tid: id,
                 log: &self.log,
+                stop,
                 _ctx: guard,
             })),
             Err(e) => {
@@ -465,6 +476,7 @@ impl Workload for LuaWorkload {
     }
 
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
+        outcome.error_codes = self.collector.period_codes(&self.shared);
         let now = Tally::of(&self.shared.counters);
         if self.sql_used() {
             let t = self.collector.period(&now);
@@ -481,6 +493,7 @@ impl Workload for LuaWorkload {
 
     fn reset_counters(&self) {
         self.collector.reset(Tally::of(&self.shared.counters));
+        self.collector.reset_codes(&self.shared);
     }
 
     fn own_report(
@@ -586,11 +599,22 @@ impl Drop for LuaWorkload {
 
 /// One worker thread's state.
 struct LuaWorker<'a> {
+    /// In the step's scope until the worker ends.
+    _registration: Registration,
     /// Declared before the guard: dropped first, while its context is still installed.
-    lua: Lua,
+    lua: State,
     tid: usize,
     log: &'a Mutex<Vec<String>>,
+    stop: &'a Scope,
     _ctx: CtxGuard,
+}
+
+impl LuaWorker<'_> {
+    /// Whether an error of the script is the step's stop showing (a stopped state, a
+    /// refused statement), not the script's failure.
+    fn stopped(&self) -> bool {
+        self.lua.was_stopped() || self.stop.stopping()
+    }
 }
 
 impl Worker for LuaWorker<'_> {
@@ -614,11 +638,21 @@ impl Worker for LuaWorker<'_> {
                 lp.exhausted();
                 Ok(())
             }
+            // Stopped in the middle of an event: the worker ends, the event uncounted.
+            Err(_) if self.stopped() => {
+                lp.exhausted();
+                Ok(())
+            }
             Err(e) => Err(EngineError::Failed(failed("thread_run", &e))),
         }
     }
 
     fn finish(&mut self) -> Result<(), EngineError> {
+        // A stopped state runs nothing more (sysbench does not run thread_done after a
+        // forced shutdown either).
+        if self.lua.was_stopped() {
+            return Ok(());
+        }
         if let Err(e) = state::call_global(&self.lua, "thread_done", self.tid) {
             // sysbench only logs it.
             self.log

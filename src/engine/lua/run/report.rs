@@ -10,8 +10,9 @@ use std::sync::Mutex;
 
 use mlua::{Lua, Table};
 
-use super::super::LuaError;
 use super::super::ctx::{CNT_ERROR, CNT_OTHER, CNT_READ, CNT_RECONNECT, CNT_TRX, Counters};
+use super::super::{LuaError, LuaShared};
+use crate::engine::retry::ErrorCodes;
 
 /// The counters of the worker slots, summed.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -62,6 +63,7 @@ struct Marks {
     prev: Tally,
     prev_time: f64,
     base: Tally,
+    base_codes: ErrorCodes,
 }
 
 /// Interim and period deltas of the counters.
@@ -99,6 +101,26 @@ impl Collector {
         let mut m = self.marks();
         m.base = now;
         m.prev = now;
+    }
+
+    /// The SQL errors by code of the period since the last [`Collector::reset_codes`].
+    pub fn period_codes(&self, shared: &LuaShared) -> ErrorCodes {
+        let now = shared
+            .codes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        now.minus(&self.marks().base_codes)
+    }
+
+    /// A new period of error codes starts now (with [`Collector::reset`]).
+    pub fn reset_codes(&self, shared: &LuaShared) {
+        let now = shared
+            .codes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        self.marks().base_codes = now;
     }
 }
 
