@@ -18,6 +18,7 @@
 //! simply has none, and the runner asks that instead of naming the driver.
 
 use crate::db::conn::{Connection, SqlError};
+use crate::db::sql_text::Syntax;
 use crate::db::target::{DbError, RawTarget, SqliteOptions, SslMode, Target};
 use crate::value::Value;
 
@@ -111,6 +112,13 @@ pub trait Dialect: Sync {
     /// The client call sysbench names in a fatal error of a prepared (`true`) or plain
     /// statement.
     fn call_name(&self, prepared: bool) -> &'static str;
+
+    // ---- SQL text ----
+
+    /// How the server reads SQL text (quotes, comments) and how a string literal is written
+    /// so that it means the same under every setting: for placeholders and `ps_mode =
+    /// disable`'s literals ([`crate::db::sql_text`]).
+    fn syntax(&self) -> &'static Syntax;
 
     // ---- the sysbench schema ----
 

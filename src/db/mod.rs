@@ -4,7 +4,8 @@
 //! Layout, and why: one folder (or file) per database — `mysql/` (sbsuite's wire client, the
 //! mysql_async fallback and what both share), `pgsql/` (wire client, tokio-postgres fallback,
 //! the encoding both share), `sqlite.rs` — each with its [`Dialect`]; beside them what every
-//! client shares: [`conn`] (the trait), [`target`] (`[target]` and its validation), [`io`]
+//! client shares: [`conn`] (the trait), [`target`] (`[target]` and its validation), [`sql_text`]
+//! (each dialect's quoting: the lexer of placeholders and the literals of `ps_mode = disable`), [`io`]
 //! (sockets, the read buffer, the per-connection runtime), [`tls`] (rustls), [`dry_run`].
 //! The one `match` on the driver in the program is [`Driver::dialect`]; a new database is a
 //! new folder, a [`Driver`] variant and its arm there.
@@ -21,6 +22,7 @@ pub mod io;
 pub mod mysql;
 pub mod pgsql;
 pub mod sql_settings;
+pub mod sql_text;
 pub mod sqlite;
 pub mod target;
 pub mod tls;

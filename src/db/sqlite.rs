@@ -32,6 +32,7 @@ use crate::db::conn::{
     Cell, Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId, Table,
 };
 use crate::db::dialect::{Dialect, TableSpec};
+use crate::db::sql_text::{Strings, Syntax};
 use crate::db::target::{
     DEFAULT_SQLITE_PATH, DbError, MAX_ADMIN_ROWS, RawTarget, SqliteOptions, Target,
 };
@@ -657,6 +658,19 @@ impl Dialect for SqliteDialect {
             "sqlite3_step()"
         } else {
             "sqlite3_exec()"
+        }
+    }
+
+    /// No escapes in strings; identifiers in `"…"`, backticks or `[…]`; text with a NUL
+    /// (which ends SQLite's tokens) is joined with `char(0)`.
+    fn syntax(&self) -> &'static Syntax {
+        &Syntax {
+            backslash_escapes: false,
+            backticks: true,
+            brackets: true,
+            escape_strings_and_dollar_quotes: false,
+            mysql_comments: false,
+            strings: Strings::JoinedAtNuls,
         }
     }
 

@@ -20,6 +20,7 @@ pub mod wire;
 use crate::db::conn::{Connection, SqlError};
 use crate::db::dialect::{Dialect, ServerAdmin, TableSpec, first_value, quote, value_text};
 use crate::db::io::Choice;
+use crate::db::sql_text::{Strings, Syntax};
 use crate::db::target::{SslMode, Target};
 use crate::value::Value;
 
@@ -91,6 +92,20 @@ impl Dialect for MysqlDialect {
             "mysql_stmt_execute()"
         } else {
             "mysql_drv_query()"
+        }
+    }
+
+    /// Backslash escapes (read as `sql_mode`'s default, without `NO_BACKSLASH_ESCAPES`),
+    /// backticks, `#` and `-- ` comments, `/*! … */`; text with a backslash is joined by the
+    /// server, which reads it the same whatever `NO_BACKSLASH_ESCAPES` is.
+    fn syntax(&self) -> &'static Syntax {
+        &Syntax {
+            backslash_escapes: true,
+            backticks: true,
+            brackets: false,
+            escape_strings_and_dollar_quotes: false,
+            mysql_comments: true,
+            strings: Strings::JoinedAtBackslashes,
         }
     }
 
