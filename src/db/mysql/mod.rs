@@ -18,7 +18,9 @@ pub mod shared;
 pub mod wire;
 
 use crate::db::conn::{Connection, SqlError};
-use crate::db::dialect::{Dialect, ServerAdmin, TableSpec, first_value, quote, value_text};
+use crate::db::dialect::{
+    Dialect, ServerAdmin, StatementRoom, TableSpec, first_value, quote, value_text,
+};
 use crate::db::io::Choice;
 use crate::db::sql_text::{Strings, Syntax};
 use crate::db::target::{SslMode, Target};
@@ -156,8 +158,12 @@ impl Dialect for MysqlDialect {
     fn prepared_statement_room(
         &self,
         conn: &mut dyn Connection,
-    ) -> Result<Option<(u64, u64)>, SqlError> {
+    ) -> Result<Option<StatementRoom>, SqlError> {
         shared::prepared_statement_room_of(conn)
+    }
+
+    fn explain(&self, e: &SqlError) -> String {
+        shared::explain(e)
     }
 
     fn server(&self) -> Option<&'static dyn ServerAdmin> {

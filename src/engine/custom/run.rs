@@ -522,9 +522,10 @@ impl Workload for Custom {
     ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         let (conn, stmts) = self.open().map_err(|e| {
             EngineError::Failed(format!(
-                "workload `{}`: worker {id} could not connect to {} and prepare its statements: {e}",
+                "workload `{}`: worker {id} could not connect to {} and prepare its statements: {}",
                 self.def.name,
                 self.connector.target.endpoint(id),
+                self.connector.target.driver.dialect().explain(&e),
             ))
         })?;
         let slot = self.counters.slot(id)?;
