@@ -19,7 +19,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
 use sbsuite::db::sql_text::{self, Strings, Syntax};
 use sbsuite::db::target::{RawTarget, Target};
-use sbsuite::db::{Connection, Fetched, P};
+use sbsuite::db::{Connection, Fetched, P, RowSink};
 
 fn target(driver: &str, extra: &str) -> Target {
     let raw: RawTarget = toml::from_str(&format!("driver = \"{driver}\"\n{extra}")).unwrap();
@@ -965,4 +965,97 @@ fn literals_round_trip_on_sqlite() {
     let t = target("sqlite", &format!("path = {:?}", path.to_str().unwrap()));
     let syntax = sbsuite::db::Driver::Sqlite.dialect().syntax();
     literals_round_trip(sbsuite::db::sqlite::open(&t).unwrap(), syntax, &[]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// query_each: scripts' result sets have no row bound; administrative queries keep theirs (#26)
+
+/// Counts what [`Connection::query_each`] hands on, keeping nothing.
+#[derive(Default)]
+struct Count {
+    columns: Vec<String>,
+    rows: u64,
+    values: u64,
+    nulls: u64,
+    bytes: u64,
+    last: Vec<u8>,
+}
+
+impl RowSink for Count {
+    fn columns(&mut self, names: &[String]) {
+        self.columns = names.to_vec();
+    }
+
+    fn value(&mut self, value: Option<&[u8]>) {
+        self.values += 1;
+        match value {
+            Some(v) => {
+                self.bytes += v.len() as u64;
+                self.last = v.to_vec();
+            }
+            None => self.nulls += 1,
+        }
+    }
+
+    fn end_row(&mut self) -> bool {
+        self.rows += 1;
+        true
+    }
+}
+
+/// 150,001 rows of `(n, NULL)` from `sql` through `query_each`, every one; the same query
+/// through `query_table` fails at the bound of administrative queries.
+fn each_row_of_a_big_result(mut c: Box<dyn Connection>, sql: &str) {
+    let mut count = Count::default();
+    let done = c.query_each(sql, &mut count).unwrap();
+    assert!(done.rows);
+    assert_eq!(count.columns, ["n", "z"]);
+    assert_eq!(
+        (count.rows, count.values, count.nulls),
+        (150_001, 300_002, 150_001)
+    );
+    assert_eq!(count.last, b"150001");
+    // 9 one-digit numbers, 90 of two digits, …, 50,002 of six.
+    assert_eq!(count.bytes, 9 + 180 + 2700 + 36000 + 450_000 + 6 * 50_002);
+    // A result without rows still has its columns.
+    let mut count = Count::default();
+    let done = c
+        .query_each("SELECT 1 AS n WHERE 1 = 0", &mut count)
+        .unwrap();
+    assert_eq!(
+        (done.rows, &count.columns[..], count.rows),
+        (true, &["n".to_string()][..], 0)
+    );
+    // (The connection is dropped after this: the rest of the answer was not read.)
+    let e = c.query_table(sql).unwrap_err();
+    assert!(e.message.contains("more than 100000 rows"), "{e}");
+}
+
+#[test]
+fn query_each_reads_every_row_of_every_client() {
+    if server("127.0.0.1:3306", "MySQL/MariaDB") {
+        for async_client in [false, true] {
+            each_row_of_a_big_result(
+                mysql_client(async_client),
+                "SELECT seq AS n, NULL AS z FROM seq_1_to_150001",
+            );
+        }
+    }
+    if server("127.0.0.1:5432", "PostgreSQL") {
+        for tokio in [false, true] {
+            each_row_of_a_big_result(
+                pgsql_client(tokio),
+                "SELECT n, NULL AS z FROM generate_series(1, 150001) AS n",
+            );
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = target(
+        "sqlite",
+        &format!("path = {:?}", dir.path().join("each.db").to_str().unwrap()),
+    );
+    each_row_of_a_big_result(
+        sbsuite::db::sqlite::open(&t).unwrap(),
+        "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 150001) SELECT n, NULL AS z FROM s",
+    );
 }

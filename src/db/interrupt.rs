@@ -232,6 +232,14 @@ impl Connection for Guarded {
         self.inner.query_table(sql)
     }
 
+    fn query_each(
+        &mut self,
+        sql: &str,
+        sink: &mut dyn crate::db::conn::RowSink,
+    ) -> Result<Done, SqlError> {
+        self.inner.query_each(sql, sink)
+    }
+
     fn interrupter(&self) -> Option<Interrupter> {
         self.inner.interrupter()
     }
