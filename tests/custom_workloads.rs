@@ -545,6 +545,111 @@ fn flow_on_postgresql_with_text_statements() {
 }
 
 // ---------------------------------------------------------------------------------------
+// 4b. ps_mode = "disable" under every string setting: a captured value comes back unchanged
+// and never becomes SQL; a quote in a comment hides no placeholder (#26).
+
+/// A stored value that ends a `'…'` literal early when backslashes are escapes but the
+/// substitution only doubled quotes (PostgreSQL with `standard_conforming_strings = off`).
+const EVIL: &str = r"\'; CREATE TABLE sbs_pwned(x int); --";
+
+const LITERALS: &str = r#"[workloads.lit]
+schema = [
+  "CREATE TABLE vals (id INTEGER, v VARCHAR(100))",
+  "CREATE TABLE hits (id INTEGER)",
+  "CREATE TABLE notes (k INTEGER)",
+  "CREATE TABLE seen (s VARCHAR(200))",
+]
+
+[[workloads.lit.load]]
+table = "vals"
+rows = "1"
+columns = [{ name = "id", gen = "row" }, { name = "v", gen = { choice = [EVIL] } }]
+
+[workloads.lit.params]
+k = { uniform = [1, 9] }
+
+# autocommit: what a statement did stays, even when a later one fails.
+[workloads.lit.transactions.t]
+autocommit = true
+steps = [
+  { sql = { mysql = "SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'", pgsql = "SET standard_conforming_strings = off", sqlite = "" } },
+  { sql = { mysql = "INSERT INTO seen SELECT @@SESSION.sql_mode", pgsql = "INSERT INTO seen SELECT current_setting('standard_conforming_strings')", sqlite = "" } },
+  { sql = "SELECT v FROM vals WHERE id = 1", capture = ["v"] },
+  { sql = "INSERT INTO hits SELECT id FROM vals WHERE v = :v" },
+  { sql = "INSERT INTO notes /* don't */ VALUES (:k)" },
+]
+"#;
+
+fn literals_survive_every_setting(kind: &str, ps_disable: bool) {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let Some(db) = Db::fresh(kind, dir.path()) else {
+        return;
+    };
+    let workload = LITERALS.replace("[EVIL]", &format!("[{}]", toml::Value::String(EVIL.into())));
+    let suite = write_suite(
+        dir.path(),
+        "lit",
+        &db,
+        if ps_disable {
+            "ps_mode = \"disable\"\n"
+        } else {
+            ""
+        },
+        "workload = \"lit\"\nthreads = 1\nevents = 20\ntime = 0\nreport_interval = 0",
+        &workload,
+    );
+    let (code, text) = run(&suite, dir.path());
+    // The server's catalog: the value's SQL never ran.
+    let pwned = match db {
+        Db::My => "SELECT count(*) FROM information_schema.tables WHERE table_name = 'sbs_pwned'",
+        Db::Pg => "SELECT count(*) FROM pg_catalog.pg_class WHERE relname = 'sbs_pwned'",
+        Db::Lite(_) => "SELECT count(*) FROM sqlite_master WHERE name = 'sbs_pwned'",
+    };
+    assert_eq!(db.int(pwned), 0, "the captured value ran as SQL\n{text}");
+    assert_eq!(code, Some(0), "{text}");
+    // The setting was in force, the value matched itself every time, and the statement
+    // with a quote in its comment ran.
+    match db {
+        Db::My => assert!(
+            db.column("SELECT s FROM seen")
+                .iter()
+                .all(|s| s.contains("NO_BACKSLASH_ESCAPES")),
+            "{text}"
+        ),
+        Db::Pg => assert_eq!(db.column("SELECT DISTINCT s FROM seen"), ["off"]),
+        Db::Lite(_) => {}
+    }
+    assert_eq!(db.int("SELECT count(*) FROM hits"), 20, "{text}");
+    // SQLite binds NULL to a `?` left in the text: the values must be there.
+    assert_eq!(
+        db.int("SELECT count(*) FROM notes WHERE k BETWEEN 1 AND 9"),
+        20,
+        "{text}"
+    );
+}
+
+#[test]
+fn literals_on_postgresql_without_standard_conforming_strings() {
+    literals_survive_every_setting("pgsql", true);
+}
+
+#[test]
+fn literals_on_mariadb_with_no_backslash_escapes() {
+    literals_survive_every_setting("mysql", true);
+}
+
+#[test]
+fn literals_on_sqlite() {
+    literals_survive_every_setting("sqlite", true);
+}
+
+#[test]
+fn comments_hide_no_placeholder_from_postgresql_prepared_statements() {
+    literals_survive_every_setting("pgsql", false);
+}
+
+// ---------------------------------------------------------------------------------------
 // 3. The check step passes after a run, fails after a row is corrupted by hand.
 
 const CHECKED: &str = r#"[workloads.checked]

@@ -8,11 +8,18 @@
 //! protocol's answer to the same query (`query_fetch`), so a decoder and the server agree on
 //! every value. Tables are `sbs_db_*`, one set per client, dropped afterwards. Run under
 //! `flock /tmp/sbsuite-tests.lock`.
+//!
+//! And `ps_mode = disable`'s literals, as a property: any text written into `SELECT ?` comes
+//! back unchanged (and equal to the prepared statement's answer) on MariaDB with and without
+//! `NO_BACKSLASH_ESCAPES`, PostgreSQL with `standard_conforming_strings` on and off, SQLite.
 
 mod common;
 
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
+use sbsuite::db::sql_text::{self, Strings, Syntax};
 use sbsuite::db::target::{RawTarget, Target};
-use sbsuite::db::{Connection, Fetched, P};
+use sbsuite::db::{Connection, Fetched, P, RowSink};
 
 fn target(driver: &str, extra: &str) -> Target {
     let raw: RawTarget = toml::from_str(&format!("driver = \"{driver}\"\n{extra}")).unwrap();
@@ -827,4 +834,228 @@ fn dry_run_fetches_one_row_without_columns() {
     assert_eq!((out.rows, out.columns.len(), out.value("x")), (1, 0, None));
     c.query_fetch("SELECT 1", true, &mut out).unwrap();
     assert_eq!(out.rows, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// ps_mode = "disable": any text bound as a literal comes back unchanged (#26)
+
+/// Text that meets every quoting rule: quotes, backslashes, NULs, comment, dollar and
+/// placeholder characters, line ends, multi-byte characters; and any other character.
+fn text_strategy() -> impl Strategy<Value = String> {
+    let special = vec![
+        '\'', '\\', '\0', '"', '`', '$', '-', '#', '/', '*', '?', ':', '\n', '\r', '\x1a', '%',
+        '_', 'E', 'é', '€', '😀',
+    ];
+    let ch = prop_oneof![
+        3 => proptest::sample::select(special),
+        1 => any::<char>(),
+    ];
+    proptest::collection::vec(ch, 0..24).prop_map(|v| v.into_iter().collect())
+}
+
+/// `text` bound into `SELECT ?` (behind a comment holding a quote) as `ps_mode = disable`
+/// writes it, and as a prepared statement binds it: both give `text` back, or, for a NUL on
+/// PostgreSQL (text cannot hold one), both fail with the server's 22021.
+fn round_trip(
+    c: &mut dyn Connection,
+    syntax: &'static Syntax,
+    stmt: usize,
+    text: &str,
+) -> Result<(), TestCaseError> {
+    let template = "SELECT /* it's */ ? AS v -- it's";
+    let mut sql = String::new();
+    sql_text::substitute(template, &[P::Str(text)], syntax, &mut sql);
+    let mut out = Fetched::default();
+    let literal = c
+        .query_fetch(&sql, true, &mut out)
+        .map(|_| out.first.clone());
+    let bound = c
+        .execute_fetch(stmt, &[P::Str(text)], true, &mut out)
+        .map(|_| out.first.clone());
+    if syntax.strings == Strings::Escape && text.contains('\0') {
+        let code = |r: &Result<Vec<Option<String>>, sbsuite::db::SqlError>| {
+            r.as_ref().err().map(|e| e.code.clone()).unwrap_or_default()
+        };
+        prop_assert_eq!(code(&literal), "22021", "{}", sql);
+        prop_assert_eq!(code(&bound), "22021");
+        return Ok(());
+    }
+    let literal = literal.map_err(|e| TestCaseError::fail(format!("{sql}: {e}")))?;
+    prop_assert_eq!(literal, vec![Some(text.to_string())], "{}", sql);
+    let bound = bound.map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(bound, vec![Some(text.to_string())]);
+    Ok(())
+}
+
+/// Runs [`round_trip`] on `cases` generated texts (a fixed seed: CI is deterministic) and on
+/// the values that once broke the substitution, after `setup` on the session.
+fn literals_round_trip(mut c: Box<dyn Connection>, syntax: &'static Syntax, setup: &[&str]) {
+    for sql in setup {
+        c.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let stmt = c.prepare("SELECT /* it's */ ? AS v -- it's").unwrap();
+    let c = std::cell::RefCell::new(c);
+    for text in [
+        r"\'; CREATE TABLE sbs_pwned(x int); --",
+        r"C:\",
+        "it's",
+        "",
+        "\\\\'\\",
+    ] {
+        round_trip(c.borrow_mut().as_mut(), syntax, stmt, text)
+            .unwrap_or_else(|e| panic!("{setup:?} {text:?}: {e}"));
+    }
+    let mut runner = TestRunner::new(Config {
+        cases: 300,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(26),
+        ..Config::default()
+    });
+    runner
+        .run(&text_strategy(), |text| {
+            round_trip(c.borrow_mut().as_mut(), syntax, stmt, &text)
+        })
+        .unwrap_or_else(|e| panic!("{setup:?}: {e}"));
+}
+
+#[test]
+fn literals_round_trip_on_mariadb_in_both_sql_modes() {
+    if !server("127.0.0.1:3306", "MySQL/MariaDB") {
+        return;
+    }
+    let syntax = sbsuite::db::Driver::Mysql.dialect().syntax();
+    for async_client in [false, true] {
+        literals_round_trip(
+            mysql_client(async_client),
+            syntax,
+            &["SET SESSION sql_mode = ''"],
+        );
+        let mut c = mysql_client(async_client);
+        c.query("SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'")
+            .unwrap();
+        let mut out = Fetched::default();
+        c.query_fetch("SELECT @@SESSION.sql_mode", true, &mut out)
+            .unwrap();
+        assert_eq!(out.first, [Some("NO_BACKSLASH_ESCAPES".to_string())]);
+        literals_round_trip(c, syntax, &[]);
+    }
+}
+
+#[test]
+fn literals_round_trip_on_postgresql_with_both_string_settings() {
+    if !server("127.0.0.1:5432", "PostgreSQL") {
+        return;
+    }
+    let syntax = sbsuite::db::Driver::Pgsql.dialect().syntax();
+    for tokio in [false, true] {
+        for scs in ["on", "off"] {
+            literals_round_trip(
+                pgsql_client(tokio),
+                syntax,
+                &[&format!("SET standard_conforming_strings = {scs}")],
+            );
+        }
+    }
+}
+
+#[test]
+fn literals_round_trip_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("literals.db");
+    let t = target("sqlite", &format!("path = {:?}", path.to_str().unwrap()));
+    let syntax = sbsuite::db::Driver::Sqlite.dialect().syntax();
+    literals_round_trip(sbsuite::db::sqlite::open(&t).unwrap(), syntax, &[]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// query_each: scripts' result sets have no row bound; administrative queries keep theirs (#26)
+
+/// Counts what [`Connection::query_each`] hands on, keeping nothing.
+#[derive(Default)]
+struct Count {
+    columns: Vec<String>,
+    rows: u64,
+    values: u64,
+    nulls: u64,
+    bytes: u64,
+    last: Vec<u8>,
+}
+
+impl RowSink for Count {
+    fn columns(&mut self, names: &[String]) {
+        self.columns = names.to_vec();
+    }
+
+    fn value(&mut self, value: Option<&[u8]>) {
+        self.values += 1;
+        match value {
+            Some(v) => {
+                self.bytes += v.len() as u64;
+                self.last = v.to_vec();
+            }
+            None => self.nulls += 1,
+        }
+    }
+
+    fn end_row(&mut self) -> bool {
+        self.rows += 1;
+        true
+    }
+}
+
+/// 150,001 rows of `(n, NULL)` from `sql` through `query_each`, every one; the same query
+/// through `query_table` fails at the bound of administrative queries.
+fn each_row_of_a_big_result(mut c: Box<dyn Connection>, sql: &str) {
+    let mut count = Count::default();
+    let done = c.query_each(sql, &mut count).unwrap();
+    assert!(done.rows);
+    assert_eq!(count.columns, ["n", "z"]);
+    assert_eq!(
+        (count.rows, count.values, count.nulls),
+        (150_001, 300_002, 150_001)
+    );
+    assert_eq!(count.last, b"150001");
+    // 9 one-digit numbers, 90 of two digits, …, 50,002 of six.
+    assert_eq!(count.bytes, 9 + 180 + 2700 + 36000 + 450_000 + 6 * 50_002);
+    // A result without rows still has its columns.
+    let mut count = Count::default();
+    let done = c
+        .query_each("SELECT 1 AS n WHERE 1 = 0", &mut count)
+        .unwrap();
+    assert_eq!(
+        (done.rows, &count.columns[..], count.rows),
+        (true, &["n".to_string()][..], 0)
+    );
+    // (The connection is dropped after this: the rest of the answer was not read.)
+    let e = c.query_table(sql).unwrap_err();
+    assert!(e.message.contains("more than 100000 rows"), "{e}");
+}
+
+#[test]
+fn query_each_reads_every_row_of_every_client() {
+    if server("127.0.0.1:3306", "MySQL/MariaDB") {
+        for async_client in [false, true] {
+            each_row_of_a_big_result(
+                mysql_client(async_client),
+                "SELECT seq AS n, NULL AS z FROM seq_1_to_150001",
+            );
+        }
+    }
+    if server("127.0.0.1:5432", "PostgreSQL") {
+        for tokio in [false, true] {
+            each_row_of_a_big_result(
+                pgsql_client(tokio),
+                "SELECT n, NULL AS z FROM generate_series(1, 150001) AS n",
+            );
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = target(
+        "sqlite",
+        &format!("path = {:?}", dir.path().join("each.db").to_str().unwrap()),
+    );
+    each_row_of_a_big_result(
+        sbsuite::db::sqlite::open(&t).unwrap(),
+        "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 150001) SELECT n, NULL AS z FROM s",
+    );
 }

@@ -12,6 +12,8 @@
 
 use std::fmt;
 
+use crate::db::target::MAX_ADMIN_ROWS;
+
 /// A statement parameter.
 #[derive(Clone, Copy, Debug)]
 pub enum P<'a> {
@@ -127,6 +129,62 @@ pub struct DataRow {
 pub struct Table {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Option<String>>>,
+}
+
+/// Where [`Connection::query_each`] hands a text query's result as the client reads it, value
+/// by value: nothing of it is kept unless the sink keeps it.
+pub trait RowSink {
+    /// The result's column names, once, before its rows (also for a result without rows).
+    fn columns(&mut self, names: &[String]);
+
+    /// The next value of the current row: the server's text of it (`None`: NULL).
+    fn value(&mut self, value: Option<&[u8]>);
+
+    /// The end of a row. `false` stops the reading: the client fails the query and drops
+    /// the connection (the rest of the answer is not read).
+    fn end_row(&mut self) -> bool;
+}
+
+/// The sink of [`Connection::query_table`]: every value as text, at most [`MAX_ADMIN_ROWS`]
+/// rows and `max_bytes` bytes of values, so that a server that never ends its result set is
+/// an error, not a client that grows until it aborts.
+#[derive(Debug, Default)]
+pub struct Collect {
+    pub table: Table,
+    row: Vec<Option<String>>,
+    bytes: usize,
+    max_bytes: usize,
+}
+
+impl Collect {
+    pub fn admin(max_bytes: usize) -> Collect {
+        Collect {
+            max_bytes,
+            ..Collect::default()
+        }
+    }
+}
+
+impl RowSink for Collect {
+    fn columns(&mut self, names: &[String]) {
+        if self.table.columns.is_empty() {
+            self.table.columns = names.to_vec();
+        }
+    }
+
+    fn value(&mut self, value: Option<&[u8]>) {
+        self.bytes += value.map_or(0, <[u8]>::len);
+        self.row
+            .push(value.map(|v| String::from_utf8_lossy(v).into_owned()));
+    }
+
+    fn end_row(&mut self) -> bool {
+        if self.table.rows.len() >= MAX_ADMIN_ROWS || self.bytes > self.max_bytes {
+            return false;
+        }
+        self.table.rows.push(std::mem::take(&mut self.row));
+        true
+    }
 }
 
 /// What [`Connection::execute_fetch`] and [`Connection::query_fetch`] keep of a result: the
@@ -317,6 +375,27 @@ pub trait Connection {
             columns: Vec::new(),
             rows: self.query_rows(sql)?,
         })
+    }
+
+    /// Runs a text query and hands its result to `sink` as it is read, without a bound on its
+    /// rows: for the result sets of scripts (`con:query()`), which keep what they keep.
+    /// `Done::rows` says whether a result set came (the sink's `columns` was called). The
+    /// default goes through [`Connection::query_table`], bounded as that is.
+    fn query_each(&mut self, sql: &str, sink: &mut dyn RowSink) -> Result<Done, SqlError> {
+        let table = self.query_table(sql)?;
+        let rows = !table.columns.is_empty() || !table.rows.is_empty();
+        if rows {
+            sink.columns(&table.columns);
+        }
+        for row in &table.rows {
+            for v in row {
+                sink.value(v.as_deref().map(str::as_bytes));
+            }
+            if !sink.end_row() {
+                break;
+            }
+        }
+        Ok(Done { rows, affected: 0 })
     }
 
     /// How to break a call of this connection that blocks, from another thread (a stop

@@ -18,6 +18,7 @@
 //! simply has none, and the runner asks that instead of naming the driver.
 
 use crate::db::conn::{Connection, SqlError};
+use crate::db::sql_text::Syntax;
 use crate::db::target::{DbError, RawTarget, SqliteOptions, SslMode, Target};
 use crate::value::Value;
 
@@ -32,6 +33,57 @@ pub struct TableSpec<'a> {
     pub create_secondary: bool,
     /// `mysql_storage_engine` (MySQL's `ENGINE =` clause).
     pub storage_engine: &'a str,
+}
+
+/// A server's limit on the statements a run prepares, for the check before a run
+/// ([`Dialect::prepared_statement_room`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatementRoom {
+    /// MySQL/MariaDB's `max_prepared_stmt_count`: the statements of all sessions together,
+    /// `used` of which exist now.
+    Global { max: u64, used: u64 },
+    /// OceanBase's `open_cursors`: the statements (open cursors) one session may hold
+    /// (error 5930, "maximum open cursors exceeded", beyond it). `max_prepared_stmt_count`
+    /// exists there too, but is not the limit that a run meets.
+    PerSession { open_cursors: u64 },
+}
+
+impl StatementRoom {
+    /// Why `connections` connections that prepare `per_connection` statements each do not
+    /// fit, with the fix; `None` when they fit.
+    pub fn shortfall(self, per_connection: u64, connections: u64) -> Option<String> {
+        let needed = per_connection * connections;
+        match self {
+            StatementRoom::Global { max, used } => (used + needed > max).then(|| {
+                format!(
+                    "the run prepares {per_connection} statements on each of {connections} connections ({needed} in all), but the server allows max_prepared_stmt_count = {max} with {used} in use: raise it (SET GLOBAL max_prepared_stmt_count = {}) or set ps_mode = \"disable\" (--db-ps-mode=disable)",
+                    used + needed
+                )
+            }),
+            StatementRoom::PerSession { open_cursors } => (per_connection > open_cursors)
+                .then(|| {
+                    format!(
+                        "the run prepares {per_connection} statements on each connection, but OceanBase allows open_cursors = {open_cursors} per session (error 5930, maximum open cursors exceeded): {} (fewer tables)",
+                        open_cursors_fix(Some(per_connection))
+                    )
+                }),
+        }
+    }
+}
+
+/// What lifts OceanBase's per-session `open_cursors` limit; `needed`: the statements one
+/// connection prepares, when known. `max_prepared_stmt_count` does not help there.
+pub fn open_cursors_fix(needed: Option<u64>) -> String {
+    let set = match needed {
+        Some(n) => format!("ALTER SYSTEM SET open_cursors = {n} or more"),
+        None => {
+            "ALTER SYSTEM SET open_cursors = N, at least the statements one connection prepares"
+                .to_string()
+        }
+    };
+    format!(
+        "raise the tenant's limit ({set}), set ps_mode = \"disable\" (--db-ps-mode=disable), or prepare fewer statements per connection"
+    )
 }
 
 /// One database's SQL and server differences. Implementations are unit structs in the
@@ -112,6 +164,13 @@ pub trait Dialect: Sync {
     /// statement.
     fn call_name(&self, prepared: bool) -> &'static str;
 
+    // ---- SQL text ----
+
+    /// How the server reads SQL text (quotes, comments) and how a string literal is written
+    /// so that it means the same under every setting: for placeholders and `ps_mode =
+    /// disable`'s literals ([`crate::db::sql_text`]).
+    fn syntax(&self) -> &'static Syntax;
+
     // ---- the sysbench schema ----
 
     /// The CREATE TABLE statement of table `sbtest{n}` (without `table_options`).
@@ -184,14 +243,19 @@ pub trait Dialect: Sync {
         Ok(None)
     }
 
-    /// The server's limit on prepared statements of all sessions together and how many exist
-    /// now, when it has one.
+    /// The server's limit on prepared statements, when it has one that can be read.
     fn prepared_statement_room(
         &self,
         conn: &mut dyn Connection,
-    ) -> Result<Option<(u64, u64)>, SqlError> {
+    ) -> Result<Option<StatementRoom>, SqlError> {
         let _ = conn;
         Ok(None)
+    }
+
+    /// `e` as the user reads it: with the server setting that fixes it when that is what an
+    /// error means (a limit on prepared statements), for errors that end a run.
+    fn explain(&self, e: &SqlError) -> String {
+        e.to_string()
     }
 
     // ---- administration ----

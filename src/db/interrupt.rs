@@ -517,6 +517,14 @@ impl Connection for Guarded {
         self.call(|c| c.query_table(sql))
     }
 
+    fn query_each(
+        &mut self,
+        sql: &str,
+        sink: &mut dyn crate::db::conn::RowSink,
+    ) -> Result<Done, SqlError> {
+        self.inner.query_each(sql, sink)
+    }
+
     fn interrupter(&self) -> Option<Interrupter> {
         self.inner.interrupter()
     }

@@ -4,7 +4,8 @@
 //! Layout, and why: one folder (or file) per database — `mysql/` (sbsuite's wire client, the
 //! mysql_async fallback and what both share), `pgsql/` (wire client, tokio-postgres fallback,
 //! the encoding both share), `sqlite.rs` — each with its [`Dialect`]; beside them what every
-//! client shares: [`conn`] (the trait), [`target`] (`[target]` and its validation), [`io`]
+//! client shares: [`conn`] (the trait), [`target`] (`[target]` and its validation), [`sql_text`]
+//! (each dialect's quoting: the lexer of placeholders and the literals of `ps_mode = disable`), [`io`]
 //! (sockets, the read buffer, the per-connection runtime), [`tls`] (rustls), [`dry_run`].
 //! The one `match` on the driver in the program is [`Driver::dialect`]; a new database is a
 //! new folder, a [`Driver`] variant and its arm there.
@@ -21,14 +22,17 @@ pub mod io;
 pub mod mysql;
 pub mod pgsql;
 pub mod sql_settings;
+pub mod sql_text;
 pub mod sqlite;
 pub mod target;
 pub mod tls;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-pub use self::conn::{Cell, Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId};
-pub use self::dialect::{Dialect, ServerAdmin, TableSpec};
+pub use self::conn::{
+    Cell, Collect, Connection, DataRow, Done, ErrKind, Fetched, P, RowSink, SqlError, StmtId,
+};
+pub use self::dialect::{Dialect, ServerAdmin, StatementRoom, TableSpec};
 pub use self::target::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_PACKET, DEFAULT_QUERY_TIMEOUT, DEFAULT_SQLITE_PATH,
     DbError, Driver, HostEntry, HostLogin, IgnoreErrors, Limits, Login, MAX_ADMIN_ROWS, PrepareOn,

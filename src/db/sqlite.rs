@@ -24,6 +24,7 @@
 //! `INTEGER PRIMARY KEY` as the rowid, one writer at a time (`BEGIN IMMEDIATE` for scripts
 //! that write, one loader thread), and the default file removed by a cleanup that empties it.
 
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -31,9 +32,10 @@ use std::time::{Duration, Instant};
 use rusqlite::{OpenFlags, Statement};
 
 use crate::db::conn::{
-    Cell, Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId, Table,
+    Cell, Collect, Connection, DataRow, Done, ErrKind, Fetched, P, RowSink, SqlError, StmtId, Table,
 };
 use crate::db::dialect::{Dialect, TableSpec};
+use crate::db::sql_text::{Strings, Syntax};
 use crate::db::target::{
     DEFAULT_SQLITE_PATH, DbError, MAX_ADMIN_ROWS, RawTarget, SqliteOptions, Target,
 };
@@ -578,38 +580,55 @@ impl Connection for SqliteConnection {
         Ok(self.query_table(sql)?.rows)
     }
 
-    /// Every row as text (integers and reals as SQLite prints them, NULL as `None`), at most
-    /// [`MAX_ADMIN_ROWS`].
+    /// Every row as text, at most [`MAX_ADMIN_ROWS`].
     fn query_table(&mut self, sql: &str) -> Result<Table, SqlError> {
+        let mut kept = Collect::admin(usize::MAX);
+        self.query_each(sql, &mut kept)?;
+        Ok(kept.table)
+    }
+
+    /// Values as text: integers and reals as SQLite prints them, text and blobs as stored,
+    /// NULL as `None`.
+    fn query_each(&mut self, sql: &str, sink: &mut dyn RowSink) -> Result<Done, SqlError> {
         self.arm();
-        let r = (|| -> Result<Table, SqlError> {
+        let r = (|| -> Result<Done, SqlError> {
             use rusqlite::types::ValueRef;
             let mut s = self.conn.prepare(sql).map_err(err)?;
             let columns: Vec<String> = s.column_names().map(str::to_string).collect();
             let width = columns.len();
-            let mut rows = Vec::new();
+            if width > 0 {
+                sink.columns(&columns);
+            }
             let mut cursor = s.raw_query();
+            let mut number = String::new();
             while let Some(row) = cursor.next().map_err(err)? {
-                if rows.len() == MAX_ADMIN_ROWS {
+                for i in 0..width {
+                    number.clear();
+                    match row.get_ref(i).map_err(err)? {
+                        ValueRef::Null => sink.value(None),
+                        ValueRef::Integer(v) => {
+                            let _ = write!(number, "{v}");
+                            sink.value(Some(number.as_bytes()));
+                        }
+                        ValueRef::Real(f) => {
+                            let _ = write!(number, "{f}");
+                            sink.value(Some(number.as_bytes()));
+                        }
+                        ValueRef::Text(t) | ValueRef::Blob(t) => sink.value(Some(t)),
+                    }
+                }
+                if !sink.end_row() {
                     return Err(SqlError::client(
                         format!("the answer to `{sql}` has more than {MAX_ADMIN_ROWS} rows"),
                         ErrKind::Other,
                     ));
                 }
-                let mut values = Vec::with_capacity(width);
-                for i in 0..width {
-                    values.push(match row.get_ref(i).map_err(err)? {
-                        ValueRef::Null => None,
-                        ValueRef::Integer(v) => Some(v.to_string()),
-                        ValueRef::Real(f) => Some(f.to_string()),
-                        ValueRef::Text(t) | ValueRef::Blob(t) => {
-                            Some(String::from_utf8_lossy(t).into_owned())
-                        }
-                    });
-                }
-                rows.push(values);
             }
-            Ok(Table { columns, rows })
+            drop(cursor);
+            Ok(Done {
+                rows: width > 0,
+                affected: if width > 0 { 0 } else { self.conn.changes() },
+            })
         })();
         r.map_err(|e| self.timed(e))
     }
@@ -769,6 +788,19 @@ impl Dialect for SqliteDialect {
             "sqlite3_step()"
         } else {
             "sqlite3_exec()"
+        }
+    }
+
+    /// No escapes in strings; identifiers in `"…"`, backticks or `[…]`; text with a NUL
+    /// (which ends SQLite's tokens) is joined with `char(0)`.
+    fn syntax(&self) -> &'static Syntax {
+        &Syntax {
+            backslash_escapes: false,
+            backticks: true,
+            brackets: true,
+            escape_strings_and_dollar_quotes: false,
+            mysql_comments: false,
+            strings: Strings::JoinedAtNuls,
         }
     }
 

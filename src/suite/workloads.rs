@@ -26,6 +26,7 @@ use indexmap::IndexMap;
 use super::error::{ConfigError, ConfigErrors, Origin, did_you_mean};
 use super::source::{Seg, SourceMap, TreeError, path_text};
 use crate::db::Driver;
+use crate::db::sql_text::{self, Piece};
 use crate::engine::config::GENERAL;
 use crate::engine::custom::expr::{Expr, is_identifier};
 use crate::engine::custom::model::{
@@ -491,89 +492,40 @@ fn declare_like(kind: &Kind) -> String {
 }
 
 /// A statement's text with `?` for each `:name` placeholder, and the names in order, for the
-/// dialect of `driver`. Left alone: `::` (a PostgreSQL cast), text inside single or double
-/// quotes (on MySQL a backslash escapes the next character there), comments (`-- …`, `/* … */`,
-/// MySQL's `# …`; MySQL's `--` needs a space after it) and PostgreSQL's dollar-quoted text
-/// (`$$ … $$`, `$body$ … $body$`).
+/// dialect of `driver`. Left alone: `::` (a PostgreSQL cast) and whatever the dialect's lexer
+/// ([`crate::db::sql_text::pieces`], which `ps_mode = disable`'s substitution shares) finds
+/// quoted or commented out.
 pub fn placeholders(sql: &str, driver: Driver) -> (String, Vec<String>) {
-    let mysql = driver == Driver::Mysql;
-    let chars: Vec<char> = sql.chars().collect();
-    let at = |i: usize| chars.get(i).copied();
-    let ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-    // The index just past what starts at `i` when it is text to copy as is.
-    let skip = |i: usize| -> Option<usize> {
-        let rest = |from: usize, end: &str| -> usize {
-            let end: Vec<char> = end.chars().collect();
-            (from..chars.len())
-                .find(|&j| chars[j..].starts_with(&end))
-                .map_or(chars.len(), |j| j + end.len())
-        };
-        match (at(i)?, at(i + 1)) {
-            (q @ ('\'' | '"'), _) => {
-                let mut j = i + 1;
-                while j < chars.len() {
-                    if chars[j] == '\\' && mysql {
-                        j += 2;
-                        continue;
-                    }
-                    if chars[j] == q {
-                        return Some(j + 1);
-                    }
-                    j += 1;
-                }
-                Some(chars.len())
-            }
-            ('-', Some('-')) if !mysql || at(i + 2).is_none_or(char::is_whitespace) => {
-                Some(rest(i, "\n"))
-            }
-            ('#', _) if mysql => Some(rest(i, "\n")),
-            ('/', Some('*')) => Some(rest(i + 2, "*/")),
-            ('$', next) if driver == Driver::Pgsql && (i == 0 || !ident(Some(chars[i - 1]))) => {
-                if next.is_some_and(|c| c.is_ascii_digit()) {
-                    return None;
-                }
-                let mut j = i + 1;
-                while ident(at(j)) {
-                    j += 1;
-                }
-                if at(j) != Some('$') {
-                    return None;
-                }
-                let tag: String = chars[i..=j].iter().collect();
-                Some(rest(j + 1, &tag))
-            }
-            _ => None,
-        }
-    };
     let mut out = String::with_capacity(sql.len());
     let mut names = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        if let Some(end) = skip(i) {
-            out.extend(&chars[i..end]);
-            i = end;
+    for (kind, piece) in sql_text::pieces(sql, driver.dialect().syntax()) {
+        if kind != Piece::Code {
+            out.push_str(piece);
             continue;
         }
-        match chars[i] {
-            ':' if at(i + 1) == Some(':') => {
-                out.push_str("::");
-                i += 2;
-            }
-            ':' if at(i + 1).is_some_and(|n| n.is_ascii_alphabetic() || n == '_') => {
-                let start = i + 1;
-                let mut end = start;
-                while ident(at(end)) {
-                    end += 1;
+        let b = piece.as_bytes();
+        let word = |i: usize| {
+            b.get(i)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        };
+        let (mut i, mut copied) = (0, 0);
+        while i < b.len() {
+            match (b[i], b.get(i + 1)) {
+                (b':', Some(b':')) => i += 2,
+                (b':', Some(c)) if c.is_ascii_alphabetic() || *c == b'_' => {
+                    let mut end = i + 1;
+                    while word(end) {
+                        end += 1;
+                    }
+                    out.push_str(&piece[copied..i]);
+                    out.push('?');
+                    names.push(piece[i + 1..end].to_string());
+                    (i, copied) = (end, end);
                 }
-                names.push(chars[start..end].iter().collect());
-                out.push('?');
-                i = end;
-            }
-            c => {
-                out.push(c);
-                i += 1;
+                _ => i += 1,
             }
         }
+        out.push_str(&piece[copied..]);
     }
     (out, names)
 }

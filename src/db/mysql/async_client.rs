@@ -11,8 +11,9 @@
 //!
 //! The same bounds as the wire client: every command waits at most `query_timeout` (then the
 //! connection is dropped: it is mid-answer), mysql_async's `max_allowed_packet` is
-//! `max_packet` (it refuses larger packets; its range is 1 KiB to 1 GiB), and `query_rows`
-//! collects at most [`MAX_ADMIN_ROWS`] rows and `max_packet` bytes.
+//! `max_packet` (it refuses larger packets; its range is 1 KiB to 1 GiB), and `query_table`
+//! collects at most [`MAX_ADMIN_ROWS`] rows and `max_packet` bytes (`query_each`, scripts'
+//! result sets, hands the rows on without a bound).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -21,7 +22,9 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{ClientIdentity, Conn, OptsBuilder, Params, SslOpts, Statement};
 
 use super::shared::{ColumnMeta, Killer, TYPE_FLOAT, kind_of_code, load_cells, load_rows};
-use crate::db::conn::{Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId};
+use crate::db::conn::{
+    Collect, Connection, DataRow, Done, ErrKind, Fetched, P, RowSink, SqlError, StmtId, Table,
+};
 use crate::db::io;
 use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
 
@@ -381,31 +384,50 @@ impl Connection for MysqlConnection {
     }
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        Ok(self.query_table(sql)?.rows)
+    }
+
+    fn query_table(&mut self, sql: &str) -> Result<Table, SqlError> {
+        let mut kept = Collect::admin(self.limits.max_packet);
+        self.query_each(sql, &mut kept)?;
+        Ok(kept.table)
+    }
+
+    fn query_each(&mut self, sql: &str, sink: &mut dyn RowSink) -> Result<Done, SqlError> {
         let conn = self.conn.as_mut().ok_or_else(closed)?;
-        let max_bytes = self.limits.max_packet;
         let r = bounded(&self.rt, self.limits.query_timeout, async {
             let mut result = conn.query_iter(sql).await?;
-            let mut rows = Vec::new();
-            let mut bytes = 0usize;
-            while let Some(row) = result.next().await? {
-                let row: Vec<Option<String>> = row.unwrap().into_iter().map(text).collect();
-                bytes += row.iter().flatten().map(String::len).sum::<usize>();
-                if rows.len() >= MAX_ADMIN_ROWS || bytes > max_bytes {
-                    // Mid-result: the connection is dropped below.
-                    return Ok(Err(rows.len()));
-                }
-                rows.push(row);
+            let columns = result.columns().unwrap_or_else(|| Vec::new().into());
+            let rows = !columns.is_empty();
+            if rows {
+                let names: Vec<String> =
+                    columns.iter().map(|c| c.name_str().into_owned()).collect();
+                sink.columns(&names);
             }
+            while let Some(row) = result.next().await? {
+                for v in row.unwrap() {
+                    match v {
+                        mysql_async::Value::Bytes(b) => sink.value(Some(&b)),
+                        other => sink.value(text(other).as_deref().map(str::as_bytes)),
+                    }
+                }
+                if !sink.end_row() {
+                    // Mid-result: the connection is dropped below.
+                    return Ok(None);
+                }
+            }
+            let affected = result.affected_rows();
             result.drop_result().await?;
-            Ok::<_, mysql_async::Error>(Ok(rows))
+            Ok::<_, mysql_async::Error>(Some(Done { rows, affected }))
         });
         match self.done(r)? {
-            Ok(rows) => Ok(rows),
-            Err(_) => {
+            Some(done) => Ok(done),
+            None => {
                 self.conn = None;
                 Err(SqlError::client(
                     format!(
-                        "the answer to `{sql}` has more than {MAX_ADMIN_ROWS} rows or {max_bytes} bytes (max_packet): a server that never ends its result set"
+                        "the answer to `{sql}` has more than {MAX_ADMIN_ROWS} rows or {} bytes (max_packet): a server that never ends its result set",
+                        self.limits.max_packet
                     ),
                     ErrKind::Other,
                 ))

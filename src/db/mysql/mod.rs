@@ -18,8 +18,11 @@ pub mod shared;
 pub mod wire;
 
 use crate::db::conn::{Connection, SqlError};
-use crate::db::dialect::{Dialect, ServerAdmin, TableSpec, first_value, quote, value_text};
+use crate::db::dialect::{
+    Dialect, ServerAdmin, StatementRoom, TableSpec, first_value, quote, value_text,
+};
 use crate::db::io::Choice;
+use crate::db::sql_text::{Strings, Syntax};
 use crate::db::target::{SslMode, Target};
 use crate::value::Value;
 
@@ -94,6 +97,20 @@ impl Dialect for MysqlDialect {
         }
     }
 
+    /// Backslash escapes (read as `sql_mode`'s default, without `NO_BACKSLASH_ESCAPES`),
+    /// backticks, `#` and `-- ` comments, `/*! … */`; text with a backslash is joined by the
+    /// server, which reads it the same whatever `NO_BACKSLASH_ESCAPES` is.
+    fn syntax(&self) -> &'static Syntax {
+        &Syntax {
+            backslash_escapes: true,
+            backticks: true,
+            brackets: false,
+            escape_strings_and_dollar_quotes: false,
+            mysql_comments: true,
+            strings: Strings::JoinedAtBackslashes,
+        }
+    }
+
     fn create_table(&self, n: usize, t: &TableSpec<'_>) -> String {
         let key = if t.secondary {
             "KEY xid (id)"
@@ -141,8 +158,12 @@ impl Dialect for MysqlDialect {
     fn prepared_statement_room(
         &self,
         conn: &mut dyn Connection,
-    ) -> Result<Option<(u64, u64)>, SqlError> {
+    ) -> Result<Option<StatementRoom>, SqlError> {
         shared::prepared_statement_room_of(conn)
+    }
+
+    fn explain(&self, e: &SqlError) -> String {
+        shared::explain(e)
     }
 
     fn server(&self) -> Option<&'static dyn ServerAdmin> {

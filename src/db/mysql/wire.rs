@@ -38,7 +38,9 @@ use super::shared::{
     TYPE_LONG, TYPE_LONGLONG, TYPE_NEWDATE, TYPE_NULL, TYPE_SHORT, TYPE_TIME, TYPE_TIMESTAMP,
     TYPE_TINY, TYPE_YEAR, kind_of_code, load_cells, load_rows,
 };
-use crate::db::conn::{Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId, Table};
+use crate::db::conn::{
+    Collect, Connection, DataRow, Done, ErrKind, Fetched, P, RowSink, SqlError, StmtId, Table,
+};
 pub use crate::db::io::WireError;
 use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
 use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
@@ -1510,7 +1512,16 @@ impl Connection for WireConnection {
         Ok(self.query_table(sql)?.rows)
     }
 
+    /// Admin queries (server variables): whole rows, every value as text, at most
+    /// MAX_ADMIN_ROWS rows and max_packet bytes (a server that never ends its result set is an
+    /// error, not a client that grows until it aborts).
     fn query_table(&mut self, sql: &str) -> Result<Table, SqlError> {
+        let mut kept = Collect::admin(self.limits.max_packet);
+        self.query_each(sql, &mut kept)?;
+        Ok(kept.table)
+    }
+
+    fn query_each(&mut self, sql: &str, sink: &mut dyn RowSink) -> Result<Done, SqlError> {
         self.start(COM_QUERY)?;
         self.out.extend_from_slice(sql.as_bytes());
         self.send()?;
@@ -1518,12 +1529,18 @@ impl Connection for WireConnection {
         let p = &self.io.buf[r];
         match p.first() {
             Some(0x00) => {
-                let more =
-                    parse_ok(p).is_some_and(|ok| ok.status & SERVER_MORE_RESULTS_EXISTS != 0);
+                let ok = parse_ok(p);
+                let more = ok
+                    .as_ref()
+                    .is_some_and(|ok| ok.status & SERVER_MORE_RESULTS_EXISTS != 0);
+                let affected = ok.map_or(0, |ok| ok.affected);
                 if more {
                     self.result(false)?;
                 }
-                return Ok(Table::default());
+                return Ok(Done {
+                    rows: false,
+                    affected,
+                });
             }
             Some(0xFF) => {
                 let (code, message) = parse_err(p);
@@ -1536,12 +1553,8 @@ impl Connection for WireConnection {
             return Err(self.protocol("bad column count"));
         };
         let names = self.column_names(columns)?;
-        // Admin queries (server variables): whole rows, every value as text, at most
-        // MAX_ADMIN_ROWS rows and max_packet bytes (a server that never ends its result set
-        // is an error, not a client that grows until it aborts).
+        sink.columns(&names);
         let end_limit = if self.deprecate_eof() { MAX_PAYLOAD } else { 9 };
-        let mut rows = Vec::new();
-        let mut bytes = 0usize;
         let status = loop {
             let r = self.packet()?;
             let p = &self.io.buf[r];
@@ -1560,36 +1573,33 @@ impl Connection for WireConnection {
                 }
                 _ => {}
             }
-            bytes += p.len();
-            if rows.len() >= MAX_ADMIN_ROWS || bytes > self.limits.max_packet {
-                return Err(self.protocol(format!(
-                    "the answer to `{sql}` has more than {MAX_ADMIN_ROWS} rows or {} bytes (max_packet): a server that never ends its result set",
-                    self.limits.max_packet
-                )));
-            }
-            let mut row = Vec::with_capacity(columns as usize);
             let mut at = 0;
             for _ in 0..columns {
                 if p.get(at) == Some(&0xFB) {
                     at += 1;
-                    row.push(None);
+                    sink.value(None);
                     continue;
                 }
                 let Some(bytes) = lenenc_bytes(p, &mut at) else {
                     return Err(self.protocol("bad text row"));
                 };
-                row.push(Some(String::from_utf8_lossy(bytes).into_owned()));
+                sink.value(Some(bytes));
             }
-            rows.push(row);
+            if !sink.end_row() {
+                return Err(self.protocol(format!(
+                    "the answer to `{sql}` has more than {MAX_ADMIN_ROWS} rows or {} bytes (max_packet): a server that never ends its result set",
+                    self.limits.max_packet
+                )));
+            }
         };
         // Further results (a statement of several) are read and dropped, so the connection
         // stays in step.
         if status & SERVER_MORE_RESULTS_EXISTS != 0 {
             self.result(false)?;
         }
-        Ok(Table {
-            columns: names,
-            rows,
+        Ok(Done {
+            rows: true,
+            affected: 0,
         })
     }
 

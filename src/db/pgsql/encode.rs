@@ -13,25 +13,28 @@ use bytes::{BufMut, BytesMut};
 use tokio_postgres::types::Type;
 
 use crate::db::conn::{Cell, DataRow, P};
+use crate::db::dialect::Dialect;
+use crate::db::pgsql::PgsqlDialect;
+use crate::db::sql_text::{self, Piece};
 
-/// `?` placeholders → `$1`, `$2`, … (outside quoted literals).
+/// `?` placeholders → `$1`, `$2`, … (in code: not inside quotes, dollar quotes or comments,
+/// as PostgreSQL's lexer reads them, [`sql_text::pieces`]).
 pub fn numbered(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len() + 8);
     let mut n = 0;
-    let mut quote: Option<char> = None;
-    for ch in sql.chars() {
-        match (ch, quote) {
-            ('\'' | '"', None) => quote = Some(ch),
-            (c, Some(q)) if c == q => quote = None,
-            ('?', None) => {
+    for (kind, piece) in sql_text::pieces(sql, PgsqlDialect.syntax()) {
+        if kind != Piece::Code {
+            out.push_str(piece);
+            continue;
+        }
+        for (i, part) in piece.split('?').enumerate() {
+            if i > 0 {
                 n += 1;
                 out.push('$');
                 out.push_str(&n.to_string());
-                continue;
             }
-            _ => {}
+            out.push_str(part);
         }
-        out.push(ch);
     }
     out
 }
@@ -229,6 +232,11 @@ mod tests {
         assert_eq!(
             numbered("SELECT '?', \"a?\" WHERE x=?"),
             "SELECT '?', \"a?\" WHERE x=$1"
+        );
+        // Comments and dollar quotes too: a quote in a comment hides nothing.
+        assert_eq!(
+            numbered("/* don't? */ SELECT $$?$$, ? -- why?\n, E'\\'?', ?"),
+            "/* don't? */ SELECT $$?$$, $1 -- why?\n, E'\\'?', $2"
         );
     }
 

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use crate::db::conn::{Connection, SqlError};
 use crate::db::dialect::{Dialect, ServerAdmin, TableSpec, first_value, quote, value_text};
 use crate::db::io::Choice;
+use crate::db::sql_text::{Strings, Syntax};
 use crate::db::target::{SslMode, Target};
 use crate::value::Value;
 
@@ -75,6 +76,20 @@ impl Dialect for PgsqlDialect {
             "PQexecPrepared()"
         } else {
             "PQexec()"
+        }
+    }
+
+    /// Standard strings (read as with `standard_conforming_strings = on`, the default),
+    /// `E'…'`, dollar quotes, nested block comments; text with a backslash is an `E'…'`
+    /// string, which means the same whatever `standard_conforming_strings` is.
+    fn syntax(&self) -> &'static Syntax {
+        &Syntax {
+            backslash_escapes: false,
+            backticks: false,
+            brackets: false,
+            escape_strings_and_dollar_quotes: true,
+            mysql_comments: false,
+            strings: Strings::Escape,
         }
     }
 

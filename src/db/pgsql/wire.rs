@@ -31,7 +31,8 @@
 //! `MAX_AUTH_ROUNDS` authentication requests and `MAX_STARTUP_MESSAGES` messages; after
 //! it every command is armed once ([`Reader::rewind`]) and every socket read and write is
 //! bounded by `query_timeout`; `query_rows` keeps at most `MAX_ADMIN_ROWS` rows and
-//! `max_packet` bytes. A command that times out breaks the connection and fails with
+//! `max_packet` bytes (`query_each`, scripts' result sets, hands rows on without a bound). A
+//! command that times out breaks the connection and fails with
 //! [`Limits::timed_out`] (not as a lost connection: reconnecting to a hung server would hang
 //! again).
 
@@ -54,11 +55,11 @@ use super::encode::{
 };
 use super::shared::{Phase, parse_i64, socket_dir_and_port, state_error, too_many_rows};
 use crate::db::conn::{
-    Cell, Connection, DataRow, Done, ErrKind, Fetched, P, SqlError, StmtId, Table,
+    Cell, Collect, Connection, DataRow, Done, ErrKind, Fetched, P, RowSink, SqlError, StmtId, Table,
 };
 pub use crate::db::io::WireError;
 use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
-use crate::db::target::{Limits, MAX_ADMIN_ROWS, SslMode, Target};
+use crate::db::target::{Limits, SslMode, Target};
 use crate::db::tls;
 
 // Authentication request codes of the `R` message.
@@ -275,23 +276,30 @@ fn tag_count(body: &[u8]) -> u64 {
 
 /// A DataRow body's columns as text (`None` for NULL); `limit` columns at most.
 fn row_values(body: &[u8], limit: usize) -> Option<Vec<Option<String>>> {
+    let mut out = Vec::new();
+    each_value(body, limit, &mut |v| {
+        out.push(v.map(|v| String::from_utf8_lossy(v).into_owned()));
+    })?;
+    Some(out)
+}
+
+/// Hands the first `limit` values of a DataRow body to `f` (`None`: NULL); `None` for a
+/// malformed body.
+fn each_value(body: &[u8], limit: usize, f: &mut dyn FnMut(Option<&[u8]>)) -> Option<()> {
     let count = usize::try_from(i16::from_be_bytes(body.get(..2)?.try_into().ok()?)).ok()?;
     let mut at = 2;
-    let mut out = Vec::with_capacity(count.min(limit));
     for _ in 0..count.min(limit) {
         let len = i32::from_be_bytes(body.get(at..at + 4)?.try_into().ok()?);
         at += 4;
         if len < 0 {
-            out.push(None);
+            f(None);
             continue;
         }
         let end = at + len as usize;
-        out.push(Some(
-            String::from_utf8_lossy(body.get(at..end)?).into_owned(),
-        ));
+        f(Some(body.get(at..end)?));
         at = end;
     }
-    Some(out)
+    Some(())
 }
 
 /// A RowDescription body: the column names (each a C string followed by 18 bytes of table,
@@ -716,15 +724,24 @@ impl WireConnection {
     }
 
     /// Reads the answer to the messages sent, up to ReadyForQuery: rows skipped by length
-    /// unless `want` asks for values. A server error is read to the end of the answer (the
-    /// connection stays usable) and returned then; a FATAL one at once (the server closes the
-    /// connection).
+    /// unless `want` asks for values; [`Want::Rows`] collects them, at most
+    /// [`crate::db::MAX_ADMIN_ROWS`] rows and `max_packet` bytes ([`Collect`]).
     fn answer(&mut self, want: Want) -> Result<Answer, SqlError> {
+        let mut kept = Collect::admin(self.limits.max_packet);
+        let mut a = self.answer_into(want, &mut kept)?;
+        if want == Want::Rows {
+            a.rows = kept.table.rows;
+        }
+        Ok(a)
+    }
+
+    /// [`WireConnection::answer`] with the rows of [`Want::Rows`] handed to `rows` as they are
+    /// read. A server error is read to the end of the answer (the connection stays usable)
+    /// and returned then; a FATAL one at once (the server closes the connection).
+    fn answer_into(&mut self, want: Want, rows: &mut dyn RowSink) -> Result<Answer, SqlError> {
         let mut a = Answer::default();
         let mut failed: Option<ServerError> = None;
         let mut first_seen = false;
-        // What `Want::Rows` kept so far: its bytes.
-        let mut kept = 0;
         loop {
             let (tag, len) = self.header()?;
             match tag {
@@ -732,11 +749,16 @@ impl WireConnection {
                     let values = match want {
                         Want::First if !first_seen => 1,
                         Want::Rows => {
-                            kept += len;
-                            if a.rows.len() == MAX_ADMIN_ROWS || kept > self.limits.max_packet {
+                            let r = self.body(len)?;
+                            if each_value(&self.io.buf[r], usize::MAX, &mut |v| rows.value(v))
+                                .is_none()
+                            {
+                                return Err(self.protocol("a malformed DataRow"));
+                            }
+                            if !rows.end_row() {
                                 return Err(self.too_many_rows());
                             }
-                            usize::MAX
+                            continue;
                         }
                         Want::Count | Want::FirstRow if a.counted => {
                             self.discard(len)?;
@@ -775,10 +797,16 @@ impl WireConnection {
                 b'T' if matches!(want, Want::Rows | Want::Describe | Want::FirstRow) => {
                     // FirstRow: the names of the first result (a text query of several).
                     let keep = !(want == Want::FirstRow && a.done.rows);
+                    let first = !a.done.rows;
                     a.done.rows = true;
                     let r = self.body(len)?;
                     match column_names(&self.io.buf[r]) {
-                        Some(names) if keep => a.columns = names,
+                        Some(names) if keep => {
+                            if want == Want::Rows && first {
+                                rows.columns(&names);
+                            }
+                            a.columns = names;
+                        }
                         Some(_) => {}
                         None => return Err(self.protocol("a malformed RowDescription")),
                     }
@@ -853,6 +881,14 @@ impl WireConnection {
         frontend::query(sql, &mut self.out).map_err(nul_error)?;
         self.send()?;
         self.answer(want)
+    }
+
+    /// [`WireConnection::simple`] of [`Want::Rows`], the rows handed to `rows`.
+    fn simple_into(&mut self, sql: &str, rows: &mut dyn RowSink) -> Result<Answer, SqlError> {
+        self.start()?;
+        frontend::query(sql, &mut self.out).map_err(nul_error)?;
+        self.send()?;
+        self.answer_into(Want::Rows, rows)
     }
 
     /// Streams the rows of `fill` as binary COPY data after CopyInResponse, in chunks of
@@ -1146,6 +1182,10 @@ impl Connection for WireConnection {
             columns: a.columns,
             rows: a.rows,
         })
+    }
+
+    fn query_each(&mut self, sql: &str, sink: &mut dyn RowSink) -> Result<Done, SqlError> {
+        Ok(self.simple_into(sql, sink)?.done)
     }
 
     fn load(

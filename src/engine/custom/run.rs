@@ -8,7 +8,7 @@
 //!   weight table. An event looks nothing up by name and parses nothing.
 //! * One OS thread and one connection per worker (the [`Connector`]'s round-robin); every
 //!   statement is prepared once per connection (none with `ps_mode = disable`: then values are
-//!   written into the text as escaped literals, [`substitute_literals`]).
+//!   written into the text as literals, [`crate::db::sql_text::substitute`]).
 //! * Hot path without allocation for plain statements: a worker reuses its frame, one
 //!   parameter vector (its borrow of the frame renewed per statement, [`recycle`]) and one
 //!   [`Fetched`]; a statement that neither captures nor expects rows runs with a plain
@@ -26,7 +26,6 @@
 //! * Keying and think times are slept inside the event but reported as idle time
 //!   ([`Worker::idle_ns`]), so they count in neither the run's nor the transaction's latency.
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,6 +38,7 @@ use super::generator::{Context, GenId, Gens, Local};
 use super::load::{self, LoadCtx};
 use super::model::{Bound, Def, Frame, OnMismatch, Op, Slot, Val, VarKind};
 use crate::db::interrupt::guarded_in;
+use crate::db::sql_text::{self, Syntax};
 use crate::db::{
     Connection, Connector, Done, Driver, ErrKind, Fetched, P, PsMode, SqlError, StmtId,
 };
@@ -194,8 +194,8 @@ pub struct Custom {
     /// `max_retries` ([`crate::engine::retry`]).
     max_retries: u64,
     statement_stats: bool,
-    /// `ps_mode = disable` literals escape backslashes (MySQL's default string syntax).
-    backslash_escapes: bool,
+    /// How `ps_mode = disable` writes values into the text.
+    syntax: &'static Syntax,
     /// Bumped by `reset_counters` (warmup end, checkpoints): workers drop their lines.
     epoch: Aligned<AtomicU64>,
     /// Lines of the workers that finished.
@@ -309,7 +309,7 @@ impl Custom {
             reconnect_limit: Duration::from_secs(s.run.time_secs().max(10)),
             max_retries: s.run.max_retries,
             statement_stats,
-            backslash_escapes: driver == Driver::Mysql,
+            syntax: driver.dialect().syntax(),
             epoch: Aligned::default(),
             finished: Mutex::new(Vec::new()),
         })
@@ -483,53 +483,6 @@ fn recycle<'b>(mut v: Vec<P<'_>>) -> Vec<P<'b>> {
     v.into_iter().map(|_| P::Null).collect()
 }
 
-/// `ps_mode = disable`: the statement with each `?` (outside quotes) replaced by the next
-/// value as a SQL literal. Strings are quoted with `'` doubled (and `\` doubled where the
-/// database reads backslash escapes, MySQL); non-finite floats, which SQL cannot write, become
-/// NULL. Writes into `out` (cleared first).
-pub fn substitute_literals(template: &str, params: &[P<'_>], backslash: bool, out: &mut String) {
-    out.clear();
-    let mut next = params.iter();
-    let mut quote: Option<char> = None;
-    for ch in template.chars() {
-        match quote {
-            Some(q) => {
-                out.push(ch);
-                if ch == q {
-                    quote = None;
-                }
-            }
-            None if ch == '\'' || ch == '"' || ch == '`' => {
-                quote = Some(ch);
-                out.push(ch);
-            }
-            None if ch == '?' => match next.next() {
-                Some(P::Int(i)) => {
-                    let _ = write!(out, "{i}");
-                }
-                Some(P::Float(f)) if f.is_finite() => {
-                    let _ = write!(out, "{f:?}");
-                }
-                Some(P::Float(_)) | Some(P::Null) => out.push_str("NULL"),
-                Some(P::Str(s)) => {
-                    out.push('\'');
-                    for c in s.chars() {
-                        match c {
-                            '\'' => out.push_str("''"),
-                            '\\' if backslash => out.push_str("\\\\"),
-                            '\0' if backslash => out.push_str("\\0"),
-                            c => out.push(c),
-                        }
-                    }
-                    out.push('\'');
-                }
-                None => out.push('?'),
-            },
-            None => out.push(ch),
-        }
-    }
-}
-
 /// A captured value: an integer or a decimal when the text is one written canonically (so
 /// that `"00123"` stays text), else the text.
 fn captured(text: &str) -> Val {
@@ -574,9 +527,10 @@ impl Workload for Custom {
     ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         let (conn, stmts) = self.open(stop).map_err(|e| {
             EngineError::Failed(format!(
-                "workload `{}`: worker {id} could not connect to {} and prepare its statements: {e}",
+                "workload `{}`: worker {id} could not connect to {} and prepare its statements: {}",
                 self.def.name,
                 self.connector.target.endpoint(id),
+                self.connector.target.driver.dialect().explain(&e),
             ))
         })?;
         let slot = self.counters.slot(id)?;
@@ -915,7 +869,7 @@ impl Session<'_> {
             }
             Some(id) => conn.execute(id, &params),
             None => {
-                substitute_literals(&bound.text, &params, w.backslash_escapes, &mut self.text);
+                sql_text::substitute(&bound.text, &params, w.syntax, &mut self.text);
                 if plan.fetch {
                     conn.query_fetch(&self.text, plan.first, &mut self.fetched)
                 } else {
@@ -1720,29 +1674,6 @@ mod tests {
             ),
             2
         );
-    }
-
-    #[test]
-    fn literals_escape_for_each_dialect() {
-        let mut out = String::new();
-        let params = [P::Str("a'b\\c"), P::Int(-3), P::Float(1e300), P::Null];
-        substitute_literals(
-            "x = ? AND y = '?' AND z IN (?, ?, ?)",
-            &params,
-            true,
-            &mut out,
-        );
-        assert_eq!(
-            out,
-            format!(
-                "x = 'a''b\\\\c' AND y = '?' AND z IN (-3, {:?}, NULL)",
-                1e300
-            )
-        );
-        substitute_literals("?", &params[..1], false, &mut out);
-        assert_eq!(out, "'a''b\\c'");
-        substitute_literals("? ?", &[P::Float(f64::NAN)], false, &mut out);
-        assert_eq!(out, "NULL ?");
     }
 
     #[test]

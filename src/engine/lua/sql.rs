@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 
 use super::ctx::{self, LuaShared};
 use crate::db::{
-    Connection, Connector, Driver, ErrKind, Fetched, IgnoreErrors, P, PsMode, SqlError, StmtId,
-    Target,
+    Connection, Connector, Driver, ErrKind, Fetched, IgnoreErrors, P, PsMode, RowSink, SqlError,
+    StmtId, Target,
 };
 use text::{Template, mysql_sqlstate, returns_rows};
 
@@ -163,12 +163,105 @@ pub struct SqlResult {
     row: SqlRow,
     /// Whether the slot holds a result the script may read or free.
     live: bool,
-    /// A text query's rows (`None` = SQL NULL); empty for a statement's result.
-    rows: Vec<Vec<Option<String>>>,
+    /// A text query's rows; empty for a statement's result.
+    rows: ResultRows,
     next: usize,
     values: Vec<SqlValue>,
     /// The run's log, for the ALERTs of `fetch_row`/`free` on a stale result.
     log: LogSink,
+}
+
+/// A text query's result set as `rs:fetch_row()` hands it out: every value's bytes in one
+/// buffer, as the client read them ([`Connection::query_each`]), without a bound on the rows.
+///
+/// Why whole and not fetched from the server row by row: `rs.nrows` is known as soon as
+/// `con:query()` returns (sysbench keeps the result whole too: `mysql_store_result`, libpq's
+/// `PQexec`), and scripts loop `for i = 1, rs.nrows`. One buffer and one offset per value cost
+/// about the rows' own bytes (the 100,000-row bound of administrative queries does not apply).
+#[derive(Debug, Default)]
+struct ResultRows {
+    /// The result's columns; `None` until the client says it is a result set.
+    width: Option<usize>,
+    data: Vec<u8>,
+    /// Each value's end in `data`, [`NULL_VALUE`] set for SQL NULL.
+    ends: Vec<usize>,
+    /// Each row's first value in `ends`.
+    starts: Vec<usize>,
+    /// The first value of the row being read.
+    row_start: usize,
+}
+
+/// The bit of [`ResultRows::ends`] that marks SQL NULL.
+const NULL_VALUE: usize = 1 << (usize::BITS - 1);
+
+impl ResultRows {
+    fn clear(&mut self) {
+        // A big result's buffers are not kept for the connection's life.
+        if self.data.capacity() > 1 << 20 || self.ends.capacity() > 1 << 16 {
+            *self = ResultRows::default();
+            return;
+        }
+        self.width = None;
+        self.data.clear();
+        self.ends.clear();
+        self.starts.clear();
+        self.row_start = 0;
+    }
+
+    fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Row `n`'s values as `sql_value`s pointing into the buffer (valid until it changes).
+    fn row(&self, n: usize, out: &mut Vec<SqlValue>) -> bool {
+        let Some(&first) = self.starts.get(n) else {
+            return false;
+        };
+        let last = self.starts.get(n + 1).copied().unwrap_or(self.ends.len());
+        out.clear();
+        for i in first..last {
+            let begin = if i == 0 {
+                0
+            } else {
+                self.ends[i - 1] & !NULL_VALUE
+            };
+            let end = self.ends[i];
+            out.push(if end & NULL_VALUE != 0 {
+                SqlValue {
+                    len: 0,
+                    ptr: std::ptr::null(),
+                }
+            } else {
+                SqlValue {
+                    len: u32::try_from(end - begin).unwrap_or(u32::MAX),
+                    ptr: self.data[begin..].as_ptr().cast(),
+                }
+            });
+        }
+        true
+    }
+}
+
+impl RowSink for ResultRows {
+    fn columns(&mut self, names: &[String]) {
+        self.width.get_or_insert(names.len());
+    }
+
+    fn value(&mut self, value: Option<&[u8]>) {
+        match value {
+            Some(v) => {
+                self.data.extend_from_slice(v);
+                self.ends.push(self.data.len());
+            }
+            None => self.ends.push(self.data.len() | NULL_VALUE),
+        }
+    }
+
+    fn end_row(&mut self) -> bool {
+        self.starts.push(self.row_start);
+        self.row_start = self.ends.len();
+        true
+    }
 }
 
 /// `sql_bind`, as `stmt:bind_param()` passes it; the buffers are the Lua parameters'.
@@ -649,7 +742,7 @@ pub unsafe extern "C" fn db_connection_create(drv: *mut SqlDriver) -> *mut SqlCo
                 values: std::ptr::null_mut(),
             },
             live: false,
-            rows: Vec::new(),
+            rows: ResultRows::default(),
             next: 0,
             values: Vec::new(),
             log: setup.log.clone(),
@@ -801,25 +894,23 @@ pub unsafe extern "C" fn db_query(
         let Some(conn) = con.st.conn.as_mut() else {
             return std::ptr::null_mut();
         };
-        match conn.query_table(&sql) {
-            Ok(table) => {
-                let nfields = if table.columns.is_empty() {
-                    table.rows.first().map_or(0, Vec::len)
-                } else {
-                    table.columns.len()
-                };
+        let mut rows = std::mem::take(&mut con.rs.rows);
+        let r = conn.query_each(&sql, &mut rows);
+        con.rs.rows = rows;
+        match r {
+            Ok(done) => {
+                let nfields = con.rs.rows.width.unwrap_or(0);
                 if nfields == 0 {
                     // Not a result set after all (the statement only looked like one).
-                    con.count(ctx::CNT_OTHER);
-                    return std::ptr::null_mut();
+                    con.rs.rows.clear();
+                    let done = crate::db::Done {
+                        rows: false,
+                        ..done
+                    };
+                    return con.done(done, 0, std::ptr::null_mut());
                 }
-                let nrows = table.rows.len() as u64;
-                con.rs.rows = table.rows;
+                let nrows = con.rs.rows.len() as u64;
                 con.rs.nfields = u32::try_from(nfields).unwrap_or(u32::MAX);
-                let done = crate::db::Done {
-                    rows: true,
-                    affected: 0,
-                };
                 con.done(done, nrows, std::ptr::null_mut())
             }
             Err(e) => con.fail(&e, &sql, false),
@@ -850,26 +941,15 @@ pub unsafe extern "C" fn db_fetch_row(rs: *mut SqlResult) -> *mut SqlRow {
         (rs.log)("ALERT: attempt to fetch row from an invalid result set");
         return std::ptr::null_mut();
     }
-    if rs.next == 0 && rs.rows.is_empty() {
+    if rs.next == 0 && rs.rows.len() == 0 {
         // No row at all, or a statement's result whose rows are not kept.
         (rs.log)("ALERT: attempt to fetch row from an empty result set");
         return std::ptr::null_mut();
     }
-    let Some(row) = rs.rows.get(rs.next) else {
+    if !rs.rows.row(rs.next, &mut rs.values) {
         return std::ptr::null_mut();
-    };
+    }
     rs.next += 1;
-    rs.values.clear();
-    rs.values.extend(row.iter().map(|v| match v {
-        Some(s) => SqlValue {
-            len: u32::try_from(s.len()).unwrap_or(u32::MAX),
-            ptr: s.as_ptr().cast(),
-        },
-        None => SqlValue {
-            len: 0,
-            ptr: std::ptr::null(),
-        },
-    }));
     // A row shorter than `nfields` (it cannot be, but Lua reads `nfields` values).
     while rs.values.len() < rs.nfields as usize {
         rs.values.push(SqlValue {
@@ -1223,3 +1303,55 @@ pub static EXPORTS: ctx::Exports = ctx::Exports(&[
     db_bulk_insert_next as *const (),
     db_bulk_insert_done as *const (),
 ]);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `fetch_row` hands Lua for row `n`: each value's bytes, `None` for NULL.
+    fn fetched(rows: &ResultRows, n: usize) -> Option<Vec<Option<Vec<u8>>>> {
+        let mut values = Vec::new();
+        if !rows.row(n, &mut values) {
+            return None;
+        }
+        Some(
+            values
+                .iter()
+                .map(|v| {
+                    (!v.ptr.is_null()).then(|| {
+                        // SAFETY: points into `rows.data`, `len` bytes, alive here.
+                        unsafe { std::slice::from_raw_parts(v.ptr.cast::<u8>(), v.len as usize) }
+                            .to_vec()
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn result_rows_keep_values_nulls_and_empty_text_in_one_buffer() {
+        let mut rows = ResultRows::default();
+        rows.columns(&["a".into(), "b".into()]);
+        for row in [
+            [Some(&b"1"[..]), None],
+            [Some(b""), Some(b"x\0y")],
+            [None, None],
+        ] {
+            for v in row {
+                rows.value(v);
+            }
+            assert!(rows.end_row());
+        }
+        assert_eq!((rows.width, rows.len()), (Some(2), 3));
+        assert_eq!(fetched(&rows, 0), Some(vec![Some(b"1".to_vec()), None]));
+        assert_eq!(
+            fetched(&rows, 1),
+            Some(vec![Some(Vec::new()), Some(b"x\0y".to_vec())])
+        );
+        assert_eq!(fetched(&rows, 2), Some(vec![None, None]));
+        assert_eq!(fetched(&rows, 3), None);
+        assert_eq!(rows.data, b"1x\0y");
+        rows.clear();
+        assert_eq!((rows.width, rows.len(), fetched(&rows, 0)), (None, 0, None));
+    }
+}

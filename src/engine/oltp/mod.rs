@@ -534,8 +534,9 @@ impl Workload for Oltp {
     ) -> Result<Box<dyn Worker + 'a>, EngineError> {
         let (conn, stmts, special) = self.open(stop).map_err(|e| {
             EngineError::Failed(format!(
-                "worker {id} could not connect to {} and prepare its statements: {e}",
+                "worker {id} could not connect to {} and prepare its statements: {}",
                 self.connector.target.endpoint(id),
+                self.connector.target.driver.dialect().explain(&e),
             ))
         })?;
         let slot = self.counters.slot(id)?;

@@ -296,18 +296,17 @@ pub fn check_before_run(w: &Oltp) -> Result<(), EngineError> {
     }
     let per_connection = w.statements_per_connection() as u64;
     if per_connection > 0
-        && let Some((max, used)) = dialect
+        && let Some(room) = dialect
             .prepared_statement_room(conn.as_mut())
-            .map_err(|e| failed("reading max_prepared_stmt_count failed", &e))?
+            .map_err(|e| {
+                failed(
+                    "reading the server's limit on prepared statements failed",
+                    &e,
+                )
+            })?
+        && let Some(why) = room.shortfall(per_connection, w.threads as u64)
     {
-        let needed = per_connection * w.threads as u64;
-        if used + needed > max {
-            return Err(EngineError::Failed(format!(
-                "the run prepares {per_connection} statements on each of {} connections ({needed} in all), but the server allows max_prepared_stmt_count = {max} with {used} in use: raise it (SET GLOBAL max_prepared_stmt_count = {}) or set ps_mode = \"disable\" (--db-ps-mode=disable)",
-                w.threads,
-                used + needed
-            )));
-        }
+        return Err(EngineError::Failed(why));
     }
     let t = &w.connector.target;
     let db = dialect.database_label(t);

@@ -6,6 +6,7 @@ use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 
 use super::*;
+use crate::db::MAX_ADMIN_ROWS;
 
 // ---------------------------------------------------------------------------------------------
 // codec
