@@ -1097,3 +1097,26 @@ fn a_merged_sum_that_overflows_fails_the_step() {
         &["client local-2", "events overflow the merged total"],
     );
 }
+
+/// An agent that closes its output and lives on fails the step at once: its exit is waited
+/// for a moment, not forever, and its process group (the `sleep` it started) is killed.
+#[test]
+fn an_agent_that_closes_its_output_and_lives_on_is_not_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_agent(
+        dir.path(),
+        r#"echo '{"type":"ready"}'"#,
+        &format!("{STARTED}; kill $B; exec >&-; sleep 600"),
+    );
+    let suite = fake_suite(dir.path(), "local", "time = 30");
+    let (took, _) = hostile_run(
+        dir.path(),
+        &suite,
+        Duration::from_secs(60),
+        &["agent ended", "its output closed, the process still runs"],
+    );
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    // Its `sleep` too: nothing works in the test's directory any more.
+    let left = processes_in(dir.path());
+    assert!(left.is_empty(), "left running: {left:?}");
+}

@@ -189,25 +189,45 @@ impl Drop for Agents {
         }
         let until = Instant::now() + REAP_GRACE;
         for a in &mut self.agents {
-            loop {
-                match a.child.try_wait() {
-                    Ok(Some(_)) => break,
-                    Ok(None) if Instant::now() < until => thread::sleep(Duration::from_millis(20)),
-                    _ => {
-                        let _ = a.child.kill();
-                        let _ = a.child.wait();
-                        break;
-                    }
-                }
+            // Waited for without reaping: while the leader is unreaped its pid, and so its
+            // group's id, cannot be taken by another process.
+            while exited(&a.child).is_none() && Instant::now() < until {
+                thread::sleep(Duration::from_millis(20));
             }
             if a.group {
-                // The group outlives its leader only through the leader's children (a wrapper
-                // script's): its id is not reused while any of them is alive.
-                // SAFETY: kill(2) of the process group this agent was started in.
+                // The whole group: the agent and whatever it started (a wrapper's children).
+                // SAFETY: kill(2) of the process group this agent leads, not reaped yet.
                 unsafe { libc::kill(-(a.child.id() as libc::pid_t), libc::SIGKILL) };
+            } else if exited(&a.child).is_none() {
+                let _ = a.child.kill();
             }
+            let _ = a.child.wait();
         }
     }
+}
+
+/// How `child` ended, if it has, without reaping it.
+fn exited(child: &Child) -> Option<String> {
+    // SAFETY: an all-zero siginfo_t is a valid out-parameter of waitid(2).
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waitid(2) on our own child; WNOWAIT leaves it unreaped, WNOHANG never blocks.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            child.id(),
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: filled by waitid for a child that changed state (si_pid 0 otherwise).
+    let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+    if rc != 0 || pid == 0 {
+        return None;
+    }
+    Some(match info.si_code {
+        libc::CLD_EXITED => format!("exit status: {status}"),
+        _ => format!("killed by signal {status}"),
+    })
 }
 
 /// `text` cut to [`QUOTE_MAX`] bytes (at a character boundary), saying how much was left out.
@@ -379,7 +399,7 @@ impl Agents {
                 Ok(Some((i, msg)))
             }
             Ok((i, Event::Eof)) => {
-                let status = exit_status(&mut self.agents[i].child);
+                let status = exit_status(&self.agents[i].child);
                 Err(self.failed(
                     i,
                     format!(
@@ -442,16 +462,17 @@ impl Agent {
 }
 
 /// The exit status of an agent whose output closed, waited for at most [`EXIT_WAIT`] (a
-/// process may close its stdout and go on).
-fn exit_status(child: &mut Child) -> String {
+/// process may close its stdout and go on); it is reaped with the others.
+fn exit_status(child: &Child) -> String {
     let until = Instant::now() + EXIT_WAIT;
     loop {
-        match child.try_wait() {
-            Ok(Some(s)) => return s.to_string(),
-            Ok(None) if Instant::now() < until => thread::sleep(Duration::from_millis(20)),
-            Ok(None) => return "its output closed, the process still runs".into(),
-            Err(e) => return e.to_string(),
+        if let Some(status) = exited(child) {
+            return status;
         }
+        if Instant::now() >= until {
+            return "its output closed, the process still runs".into();
+        }
+        thread::sleep(Duration::from_millis(20));
     }
 }
 
