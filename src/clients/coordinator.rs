@@ -25,8 +25,9 @@
 //!   and each interval counts against the step's budget, samples and outcomes are checked
 //!   against the client's share before they are decoded, stderr is kept up to its budget
 //!   ([`super::bounds`]), every wait (hello, pong, ready, outcome, the exit status of an agent
-//!   whose output closed) has a deadline, the first Ctrl-C ends every one of them, and the
-//!   merge's sums are checked ([`merge::MergeError`]). An agent over any bound fails its step
+//!   whose output closed) has a deadline, a stop request (the first Ctrl-C) ends the waits
+//!   before `go` at once and puts its own deadline on the outcomes, and the merge's sums are
+//!   checked ([`merge::MergeError`]). An agent over any bound fails its step
 //!   with a message naming it and the bound. What the coordinator writes to an agent (three
 //!   pings, one step, `go`, `stop`) stays far below a pipe's buffer, so a send never waits
 //!   on an agent that does not read.
