@@ -1014,8 +1014,8 @@ fn an_agent_never_ready_is_failed_at_its_deadline() {
     assert!(took < Duration::from_secs(30), "{took:?}: {error}");
 }
 
-/// An agent that beats but never sends its outcome is failed at the run's bound: time 1 s +
-/// forced_shutdown 1 s + beat 1 s + timeout 2 s after `go`.
+/// An agent that beats but never sends its outcome is failed at the run's bound: time 1 s
+/// (and 1 % for its clock) + forced_shutdown 1 s + beat 1 s + timeout 2 s after `go`.
 #[test]
 fn an_agent_that_never_sends_its_outcome_is_failed_at_its_deadline() {
     let dir = tempfile::tempdir().unwrap();
@@ -1025,7 +1025,7 @@ fn an_agent_that_never_sends_its_outcome_is_failed_at_its_deadline() {
         dir.path(),
         &suite,
         Duration::from_secs(60),
-        &["no outcome", "time 1 s + forced_shutdown 1 s"],
+        &["no outcome", "time 1 s) × 1.01 + forced_shutdown 1 s"],
     );
     assert!(took >= Duration::from_secs(5), "{took:?}: {error}");
     assert!(took < Duration::from_secs(25), "{took:?}: {error}");

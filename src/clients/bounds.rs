@@ -11,9 +11,10 @@
 //! * **Messages**: an agent beats once a second and sends one interval per `report_interval`,
 //!   plus a handful of one-offs (hello, pongs, ready, started, outcome). Its messages may not
 //!   outrun `MESSAGE_SLACK + 2 × seconds alive + intervals allowed`, and its intervals
-//!   `elapsed since go / report_interval + INTERVAL_SLACK` (none without `report_interval`):
-//!   the engine's ticks are on an absolute schedule that starts after `go`, so even a late
-//!   collector catching up never exceeds that.
+//!   `elapsed since go × (1 + CLOCK_SLACK) / report_interval + INTERVAL_SLACK` (none without
+//!   `report_interval`): the engine's ticks are on an absolute schedule that starts after
+//!   `go`, so even a late collector catching up never exceeds that; [`CLOCK_SLACK`] covers an
+//!   agent whose clock runs faster than the coordinator's.
 //! * **Sizes**: a sample reports at most this client's threads; an outcome at most one
 //!   per-thread pair per thread and only the per-transaction statistics the workload declares
 //!   (none for a built-in workload).
@@ -23,8 +24,8 @@
 //!   agent fails.
 //! * **Deadlines**: every wait ends. `ready` must come within the target's `connect_timeout`
 //!   plus its `query_timeout` (the workers connect and prepare their statements) plus the
-//!   silence bound; the outcome within `warmup_time + time + grace` plus the silence bound after
-//!   `go`, where the grace is `forced_shutdown` or, when that is off, the target's
+//!   silence bound; the outcome within `(warmup_time + time) × (1 + CLOCK_SLACK) + grace` plus
+//!   the silence bound after `go`, where the grace is `forced_shutdown` or, when that is off, the target's
 //!   `query_timeout` (an event in flight at the time limit finishes within it); after a stop
 //!   (Ctrl-C), within `forced_shutdown` (default [`STOP_GRACE`]) plus the silence bound. The
 //!   silence bound (`1 s beat + [clients] timeout`) is how late any message may be.
@@ -41,9 +42,14 @@ use crate::value::Options;
 /// Messages an agent may send beyond two a second (its beat, with room) and its intervals.
 pub const MESSAGE_SLACK: u64 = 32;
 
-/// Intervals an agent may be ahead of `elapsed / report_interval` (an agent's clock runs at
-/// a slightly different rate, and a tick may land just as the coordinator reads its clock).
+/// Intervals an agent may be ahead of `elapsed / report_interval` (a tick may land just as the
+/// coordinator reads its clock).
 pub const INTERVAL_SLACK: u64 = 2;
+
+/// How much faster than the coordinator's an agent's clock may run, as a fraction: 1 %, a
+/// hundred times the worst drift of an NTP-disciplined clock (500 ppm), so that a ten-hour
+/// step on a fast clock is never failed for its last intervals.
+pub const CLOCK_SLACK: f64 = 0.01;
 
 /// stderr an agent may write at once, whatever its age (its start, a final report with
 /// `histogram` or `debug` on a thousand threads).
@@ -150,12 +156,14 @@ impl StepBounds {
             report_interval: run.report_interval,
             transactions: declared_transactions(workload),
             ready_within: setup + silence,
-            outcome_within: run.time.map(|t| warmup + t + grace + silence),
+            outcome_within: run
+                .time
+                .map(|t| (warmup + t).mul_f64(1.0 + CLOCK_SLACK) + grace + silence),
             stop_within: stop + silence,
             why: Why {
                 setup: format!("{setup_why} + {silence_why}"),
                 run: format!(
-                    "warmup_time {} s + time {} s + {grace_why} + {silence_why}",
+                    "(warmup_time {} s + time {} s) × 1.01 + {grace_why} + {silence_why}",
                     warmup.as_secs(),
                     run.time.unwrap_or_default().as_secs()
                 ),
@@ -176,7 +184,7 @@ impl StepBounds {
     pub fn intervals_allowed(&self, since_go: Option<Duration>) -> u64 {
         match (self.report_interval, since_go) {
             (Some(every), Some(t)) if !every.is_zero() => {
-                (t.as_nanos() / every.as_nanos()) as u64 + INTERVAL_SLACK
+                (t.mul_f64(1.0 + CLOCK_SLACK).as_nanos() / every.as_nanos()) as u64 + INTERVAL_SLACK
             }
             _ => 0,
         }
@@ -245,7 +253,10 @@ mod tests {
             ("forced_shutdown", Value::Str("3".into())),
         ]);
         let b = StepBounds::of("cpu", &o, None, 4, Duration::from_secs(10)).expect("bounds");
-        assert_eq!(b.outcome_within, Some(Duration::from_secs(5 + 60 + 3 + 11)));
+        assert_eq!(
+            b.outcome_within,
+            Some(Duration::from_secs(65).mul_f64(1.01) + Duration::from_secs(3 + 11))
+        );
         assert_eq!(b.stop_within, Duration::from_secs(3 + 11));
         assert_eq!(
             b.ready_within,
@@ -266,7 +277,10 @@ mod tests {
         )
         .expect("bounds");
         let q = target.limits.query_timeout.expect("a query timeout");
-        assert_eq!(b.outcome_within, Some(Duration::from_secs(10 + 3) + q));
+        assert_eq!(
+            b.outcome_within,
+            Some(Duration::from_secs(10).mul_f64(1.01) + Duration::from_secs(3) + q)
+        );
         assert_eq!(
             b.ready_within,
             target.connect_timeout + q + Duration::from_secs(3)
@@ -286,6 +300,9 @@ mod tests {
         assert_eq!(b.intervals_allowed(None), 0, "none before go");
         assert_eq!(b.intervals_allowed(Some(Duration::from_millis(100))), 2);
         assert_eq!(b.intervals_allowed(Some(Duration::from_secs(9))), 4 + 2);
+        // A ten-hour step whose agent's clock runs 500 ppm fast: 18 s ahead, within 1 %.
+        let hours = Duration::from_secs(36_000);
+        assert!(b.intervals_allowed(Some(hours)) >= (36_000 + 18) / 2 + 2);
         let o = options(&[("time", Value::Int(10))]);
         let b = StepBounds::of("cpu", &o, None, 1, Duration::from_secs(2)).expect("bounds");
         assert_eq!(b.intervals_allowed(Some(Duration::from_secs(100))), 0);
