@@ -662,3 +662,462 @@ fn the_local_clients_example_runs() {
     }
     assert_no_agents(dir.path());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Hostile agents (#26): a client `binary` that speaks the protocol badly. The coordinator must
+// fail that client's step with a message naming it and the bound, within a bounded time and
+// without growing: each case runs the real binary with its resident set capped (a regression
+// is killed at the cap instead of taking the memory of a shared machine).
+
+/// The most the coordinator may hold while it deals with a hostile agent, KiB: its own
+/// baseline is ~20 MB.
+const HOSTILE_RSS_KIB: i64 = 150 << 10;
+
+/// The cap at which a regressed coordinator is killed, KiB.
+const RSS_CAP_KIB: i64 = 1 << 20;
+
+/// A cpu suite on `clients` whose agent is `sh agent` in the test's directory; `defaults`
+/// sets at least `time`.
+fn fake_suite(dir: &Path, clients: &str, defaults: &str) -> PathBuf {
+    write_suite(
+        dir,
+        &format!(
+            r#"
+[suite]
+name = "fake"
+
+[clients]
+list = ["{clients}"]
+binary = "/bin/sh"
+timeout = 2
+
+[defaults]
+workload = "cpu"
+threads = 2
+{defaults}
+"#
+        ),
+    )
+}
+
+/// Writes the fake agent: it says hello, beats every second in the background (`$B` is the
+/// beat's pid, to stop it before a long line that a beat must not cut), answers pings, and
+/// runs `on_step` when it gets its step and `on_go` at `go`. It touches `step-received` and
+/// `go-received` as it goes, for the tests that act at those moments.
+fn fake_agent(dir: &Path, on_step: &str, on_go: &str) {
+    let version = env!("CARGO_PKG_VERSION");
+    std::fs::write(
+        dir.join("agent"),
+        format!(
+            r#"echo '{{"type":"hello","protocol":1,"version":"{version}","host":"fake-host","cores":1}}'
+(while :; do echo '{{"type":"beat"}}' || exit; sleep 1; done) &
+B=$!
+while IFS= read -r line; do
+  case "$line" in
+    *'"type":"ping"'*) seq=${{line##*:}}; echo "{{\"type\":\"pong\",\"seq\":${{seq%\}}}}}}" ;;
+    *'"type":"step"'*) : > step-received; {on_step} ;;
+    *'"type":"go"'*) : > go-received; {on_go} ;;
+  esac
+done
+"#
+        ),
+    )
+    .unwrap();
+}
+
+/// What an agent that starts at once says at `go`.
+const STARTED: &str = r#"echo '{"type":"started","clock_ms":0}'"#;
+
+/// One protocol message as the agent's line.
+fn line_of(msg: &sbsuite::clients::protocol::AgentMsg) -> String {
+    serde_json::to_string(msg).unwrap()
+}
+
+/// An interval as an agent of one thread sends it.
+fn interval_line() -> String {
+    let sample = sbsuite::engine::IntervalSample {
+        time_s: 1.0,
+        threads: 1,
+        eps: 10.0,
+        lat_buckets: vec![1; 1024],
+        ..Default::default()
+    };
+    line_of(&sbsuite::clients::protocol::AgentMsg::Interval(Box::new(
+        sbsuite::clients::protocol::WireSample::from_sample(&sample),
+    )))
+}
+
+/// A well-formed outcome of `events` events with `histogram` (base64 V2) and `transactions`.
+fn outcome_line(
+    events: u64,
+    histogram: &str,
+    transactions: Vec<sbsuite::clients::protocol::WireTxn>,
+) -> String {
+    use sbsuite::clients::protocol::{AgentMsg, WireLatency, WireOutcome};
+    line_of(&AgentMsg::Outcome(Box::new(WireOutcome {
+        seconds: 1.0,
+        events,
+        sql: None,
+        latency: WireLatency {
+            min_ms: 0.0,
+            avg_ms: 0.0,
+            max_ms: 0.0,
+            p50_ms: 0.0,
+            p95_ms: 0.0,
+            p99_ms: 0.0,
+            percentile: 95.0,
+            pct_ms: 0.0,
+            sum_ms: 0.0,
+        },
+        fairness: [0.0; 4],
+        histogram: histogram.to_string(),
+        interrupted: false,
+        cut_short: None,
+        metrics: Vec::new(),
+        transactions,
+        per_thread: vec![(events, 1)],
+        error_codes: Vec::new(),
+    })))
+}
+
+/// An empty histogram as the engines encode it.
+fn empty_histogram() -> String {
+    sbsuite::clients::protocol::encode_histogram(&hdrhistogram::Histogram::new(3).unwrap()).unwrap()
+}
+
+/// The base64 of an uncompressed V2 histogram header of 3 digits from 1 to `u64::MAX` whose
+/// payload length says `claimed`, followed by `payload`.
+fn v2_histogram(claimed: u32, payload: &[u8]) -> String {
+    use base64::Engine as _;
+    let mut b = Vec::new();
+    b.extend_from_slice(&0x1c84_9313u32.to_be_bytes());
+    b.extend_from_slice(&claimed.to_be_bytes());
+    b.extend_from_slice(&0u32.to_be_bytes());
+    b.extend_from_slice(&3u32.to_be_bytes());
+    b.extend_from_slice(&1u64.to_be_bytes());
+    b.extend_from_slice(&u64::MAX.to_be_bytes());
+    b.extend_from_slice(&1.0f64.to_be_bytes());
+    b.extend_from_slice(payload);
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+/// Runs `suite` in `dir` to its end (at most `limit`, its RSS capped) and checks what every
+/// hostile case must show: exit status 1, the step failed naming the client and `expect`,
+/// the coordinator's peak RSS bounded, and no agent left. Returns the failed row's error.
+fn hostile_run(dir: &Path, suite: &Path, limit: Duration, expect: &[&str]) -> (Duration, String) {
+    let mut cmd = sbsuite_process();
+    cmd.current_dir(dir).arg("run").arg(suite).args([
+        "--results-dir",
+        "results",
+        "--progress",
+        "off",
+    ]);
+    let m = common::measure::measured_capped(cmd, limit, Some(RSS_CAP_KIB));
+    let shown = format!(
+        "exit {:?} after {:?}, peak RSS {} KiB\nstderr: {}",
+        m.code,
+        m.elapsed,
+        m.hwm_kib,
+        m.stderr.chars().take(3000).collect::<String>()
+    );
+    assert!(m.hwm_kib > 0, "its peak was read: {shown}");
+    assert!(m.hwm_kib < HOSTILE_RSS_KIB, "the coordinator grew: {shown}");
+    assert_eq!(m.code, Some(1), "{shown}");
+    let row = rows(&run_dir(dir, "fake").join("results.csv"))
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no row: {shown}"));
+    assert_eq!(row["status"], "failed", "{row:?}");
+    let error = row["error"].clone();
+    assert!(error.contains("client local"), "names the client: {error}");
+    for want in expect {
+        assert!(error.contains(want), "{want:?} in {error}");
+    }
+    assert!(m.stderr.contains(expect[0]), "said on stderr: {shown}");
+    assert_no_agents(dir);
+    (m.elapsed, error)
+}
+
+#[test]
+fn an_agent_flooding_intervals_is_failed_at_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("interval.json"), interval_line()).unwrap();
+    fake_agent(
+        dir.path(),
+        r#"echo '{"type":"ready"}'"#,
+        &format!(r#"{STARTED}; kill $B; yes "$(cat interval.json)""#),
+    );
+    let suite = fake_suite(dir.path(), "local", "time = 30\nreport_interval = 1");
+    let (took, _) = hostile_run(
+        dir.path(),
+        &suite,
+        Duration::from_secs(60),
+        &["intervals", "report_interval (1 s) allows"],
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+#[test]
+fn an_agent_flooding_messages_is_failed_at_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_agent(
+        dir.path(),
+        r#"echo '{"type":"ready"}'"#,
+        &format!(r#"{STARTED}; kill $B; yes '{{"type":"beat"}}'"#),
+    );
+    let suite = fake_suite(dir.path(), "local", "time = 30");
+    let (took, _) = hostile_run(
+        dir.path(),
+        &suite,
+        Duration::from_secs(60),
+        &["messages in", "more than an agent sends"],
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+/// A histogram whose header claims 0xFFFFFFF0 bytes (the HDR decoder zero-filled 4 GiB).
+#[test]
+fn a_histogram_that_claims_gigabytes_is_refused_before_it_is_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("outcome.json"),
+        outcome_line(1, &v2_histogram(0xFFFF_FFF0, &[0; 64]), Vec::new()),
+    )
+    .unwrap();
+    fake_agent(
+        dir.path(),
+        r#"echo '{"type":"ready"}'"#,
+        &format!("{STARTED}; kill $B; cat outcome.json; echo"),
+    );
+    let suite = fake_suite(dir.path(), "local", "time = 1");
+    let (took, _) = hostile_run(
+        dir.path(),
+        &suite,
+        Duration::from_secs(60),
+        &["does not decode", "claims a payload of 4294967280 bytes"],
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+/// 20,000 small histograms, each decoding into the widest HDR range (11.4 GB in all).
+#[test]
+fn an_outcome_with_thousands_of_histograms_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = v2_histogram(2, &[0, 0]);
+    let transactions = (0..20_000)
+        .map(|i| sbsuite::clients::protocol::WireTxn {
+            name: format!("t{i}"),
+            statement: false,
+            count: 1,
+            errors: 0,
+            rollbacks: 0,
+            histogram: small.clone(),
+        })
+        .collect();
+    std::fs::write(
+        dir.path().join("outcome.json"),
+        outcome_line(1, &empty_histogram(), transactions),
+    )
+    .unwrap();
+    fake_agent(
+        dir.path(),
+        r#"echo '{"type":"ready"}'"#,
+        &format!("{STARTED}; kill $B; cat outcome.json; echo"),
+    );
+    let suite = fake_suite(dir.path(), "local", "time = 1");
+    hostile_run(
+        dir.path(),
+        &suite,
+        Duration::from_secs(60),
+        &["more than 1024 transactions"],
+    );
+    // Fewer than the protocol's cap, but more than the workload declares (cpu: none).
+    let dir = tempfile::tempdir().unwrap();
+    let few = (0..3)
+        .map(|i| sbsuite::clients::protocol::WireTxn {
+            name: format!("t{i}"),
+            statement: false,
+            count: 1,
+            errors: 0,
+            rollbacks: 0,
+            histogram: empty_histogram(),
+        })
+        .collect();
+    std::fs::write(
+        dir.path().join("outcome.json"),
+        outcome_line(1, &empty_histogram(), few),
+    )
+    .unwrap();
+    fake_agent(
+        dir.path(),
+        r#"echo '{"type":"ready"}'"#,
+        &format!("{STARTED}; kill $B; cat outcome.json; echo"),
+    );
+    let suite = fake_suite(dir.path(), "local", "time = 1");
+    hostile_run(
+        dir.path(),
+        &suite,
+        Duration::from_secs(60),
+        &["3 per-transaction statistics, the workload declares 0"],
+    );
+}
+
+/// stderr is kept up to its budget, what is dropped is said in agent.log, and the agent
+/// fails: without a newline (which grew one line to 4.2 GB) and as a flood of lines.
+#[test]
+fn an_agent_flooding_stderr_is_cut_at_its_budget() {
+    for flood in [
+        r"head -c 300000000 /dev/zero | tr '\0' x >&2",
+        "yes 'a line of a chatty agent' >&2",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        fake_agent(
+            dir.path(),
+            r#"echo '{"type":"ready"}'"#,
+            &format!("{STARTED}; {flood}"),
+        );
+        let suite = fake_suite(dir.path(), "local", "time = 30");
+        let (took, _) = hostile_run(
+            dir.path(),
+            &suite,
+            Duration::from_secs(60),
+            &["bytes to stderr", "the rest was dropped"],
+        );
+        assert!(took < Duration::from_secs(20), "{flood}: {took:?}");
+        let log = run_dir(dir.path(), "fake").join("shards/local/agent.log");
+        let size = std::fs::metadata(&log).unwrap().len();
+        // 1 MiB plus 64 KiB per second alive, and the closing note.
+        let budget = (1 << 20) + (64 << 10) * (took.as_secs() + 1) + 4096;
+        assert!(size <= budget, "{flood}: agent.log has {size} bytes");
+        let text = std::fs::read(&log).unwrap();
+        let end = String::from_utf8_lossy(&text[text.len().saturating_sub(600)..]).to_string();
+        assert!(
+            end.contains("[sbsuite] agent.log ends here") && end.contains("the rest was dropped"),
+            "{flood}: {end}"
+        );
+    }
+}
+
+/// An agent that beats but never says `ready` is failed at the step's setup bound (no target:
+/// 10 s + beat 1 s + timeout 2 s).
+#[test]
+fn an_agent_never_ready_is_failed_at_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_agent(dir.path(), ":", ":");
+    let suite = fake_suite(dir.path(), "local", "time = 1");
+    let (took, error) = hostile_run(
+        dir.path(),
+        &suite,
+        Duration::from_secs(60),
+        &["not ready", "the step's bound"],
+    );
+    assert!(took >= Duration::from_secs(12), "{took:?}: {error}");
+    assert!(took < Duration::from_secs(30), "{took:?}: {error}");
+}
+
+/// An agent that beats but never sends its outcome is failed at the run's bound: time 1 s
+/// (and 1 % for its clock) + forced_shutdown 1 s + beat 1 s + timeout 2 s after `go`.
+#[test]
+fn an_agent_that_never_sends_its_outcome_is_failed_at_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_agent(dir.path(), r#"echo '{"type":"ready"}'"#, STARTED);
+    let suite = fake_suite(dir.path(), "local", "time = 1\nforced_shutdown = \"1\"");
+    let (took, error) = hostile_run(
+        dir.path(),
+        &suite,
+        Duration::from_secs(60),
+        &["no outcome", "time 1 s) × 1.01 + forced_shutdown 1 s"],
+    );
+    assert!(took >= Duration::from_secs(5), "{took:?}: {error}");
+    assert!(took < Duration::from_secs(25), "{took:?}: {error}");
+}
+
+/// The first Ctrl-C ends a wait for an agent that never gets ready, and one for an agent that
+/// never sends its outcome (after the stop's grace: forced_shutdown 2 s + beat 1 s + timeout
+/// 2 s, as a single process gives a stuck worker forced_shutdown after a stop).
+#[test]
+fn the_first_ctrl_c_ends_every_wait_on_an_agent() {
+    for (on_step, on_go, marker, bound) in [
+        (":", ":", "step-received", Duration::from_secs(8)),
+        (
+            r#"echo '{"type":"ready"}'"#,
+            STARTED,
+            "go-received",
+            Duration::from_secs(15),
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        fake_agent(dir.path(), on_step, on_go);
+        let suite = fake_suite(dir.path(), "local", "time = 3600\nforced_shutdown = \"2\"");
+        let mut child = sbsuite_process()
+            .current_dir(dir.path())
+            .arg("run")
+            .arg(&suite)
+            .args(["--results-dir", "results", "--progress", "off"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let until = Instant::now() + Duration::from_secs(30);
+        while !dir.path().join(marker).exists() {
+            assert!(Instant::now() < until, "the agent never got its {marker}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        let sent = Instant::now();
+        common::interrupt(child.id());
+        let status = wait_bounded(&mut child, Duration::from_secs(40));
+        let took = sent.elapsed();
+        let err = stderr_of(&mut child);
+        assert_eq!(status.code(), Some(130), "{marker}: {err}");
+        assert!(took < bound, "{marker}: {took:?}\n{err}");
+        assert_no_agents(dir.path());
+    }
+}
+
+/// Two agents whose events add beyond 2^64 - 1: the merge fails naming the second, instead of
+/// a wrapped total in the row.
+#[test]
+fn a_merged_sum_that_overflows_fails_the_step() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("outcome.json"),
+        outcome_line(u64::MAX / 2 + 1, &empty_histogram(), Vec::new()),
+    )
+    .unwrap();
+    fake_agent(
+        dir.path(),
+        r#"echo '{"type":"ready"}'"#,
+        &format!("{STARTED}; kill $B; cat outcome.json; echo"),
+    );
+    let suite = fake_suite(dir.path(), "local:2", "time = 1");
+    hostile_run(
+        dir.path(),
+        &suite,
+        Duration::from_secs(60),
+        &["client local-2", "events overflow the merged total"],
+    );
+}
+
+/// An agent that closes its output and lives on fails the step at once: its exit is waited
+/// for a moment, not forever, and its process group (the `sleep` it started) is killed.
+#[test]
+fn an_agent_that_closes_its_output_and_lives_on_is_not_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_agent(
+        dir.path(),
+        r#"echo '{"type":"ready"}'"#,
+        &format!("{STARTED}; kill $B; exec >&-; sleep 600"),
+    );
+    let suite = fake_suite(dir.path(), "local", "time = 30");
+    let (took, _) = hostile_run(
+        dir.path(),
+        &suite,
+        Duration::from_secs(60),
+        &["agent ended", "its output closed, the process still runs"],
+    );
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    // Its `sleep` too: nothing works in the test's directory any more.
+    let left = processes_in(dir.path());
+    assert!(left.is_empty(), "left running: {left:?}");
+}

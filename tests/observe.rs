@@ -1,5 +1,8 @@
 //! Watching a run from outside (#18): the `--metrics` OpenMetrics endpoint scraped while real
 //! SQLite and MariaDB runs go on, and the refusal of an address in use before anything runs.
+//! The endpoint never costs the run memory or time whatever its clients do (#26): an endless
+//! request line, a slowloris client, more clients than it serves at once; and the first
+//! SIGTERM ends `--metrics-hold` with the run's own exit status.
 
 mod common;
 
@@ -33,6 +36,16 @@ fn value(text: &str, metric: &str, labels: &[&str]) -> Option<f64> {
 /// Starts `sbsuite run SUITE --metrics 127.0.0.1:0` in `dir` and returns it with the address
 /// it printed it listens on.
 fn start(dir: &Path, suite: &Path, extra: &[&str]) -> (Child, String) {
+    let (child, addr, _) = start_with_lines(dir, suite, extra);
+    (child, addr)
+}
+
+/// [`start`], and the rest of the child's stderr, line by line.
+fn start_with_lines(
+    dir: &Path,
+    suite: &Path,
+    extra: &[&str],
+) -> (Child, String, std::sync::mpsc::Receiver<String>) {
     let mut child = common::sbsuite_process()
         .current_dir(dir)
         .arg("run")
@@ -53,8 +66,14 @@ fn start(dir: &Path, suite: &Path, extra: &[&str]) -> (Child, String) {
         }
     };
     // Keep draining stderr so the child never blocks on a full pipe.
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-    (child, addr)
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while err.read_line(&mut line).is_ok_and(|n| n > 0) {
+            let _ = tx.send(std::mem::take(&mut line));
+        }
+    });
+    (child, addr, lines)
 }
 
 /// Scrapes until `ready` holds for the text, or the deadline passes.
@@ -570,4 +589,224 @@ fn an_interrupted_run_ends_its_events_with_exit_status_130() {
     assert_eq!(end["interrupted"], true);
     assert_eq!(end["exit_status"], 130);
     assert_eq!(end["steps_interrupted"], 1);
+}
+
+/// A cpu run of a minute, for the tests that attack its endpoint while it measures.
+fn long_cpu_suite(dir: &Path) -> std::path::PathBuf {
+    let suite = dir.join("long.toml");
+    std::fs::write(
+        &suite,
+        "[suite]\nname = \"long\"\n\n[defaults]\ntime = 60\n\n[matrix]\nworkload = [\"cpu\"]\nthreads = [1]\n",
+    )
+    .unwrap();
+    suite
+}
+
+/// Starts the long run and returns once its endpoint shows it measuring.
+fn start_long(dir: &Path) -> (Child, String) {
+    let suite = long_cpu_suite(dir);
+    let (child, addr) = start(dir, &suite, &[]);
+    scrape_until(&addr, "the run measuring", |t| {
+        value(t, "sbsuite_events_total", &["workload=\"cpu\""]).is_some_and(|v| v > 0.0)
+    });
+    (child, addr)
+}
+
+fn stop(mut child: Child) {
+    child.kill().unwrap();
+    let _ = child.wait();
+}
+
+/// A client that sends a request line without end: the endpoint reads 8 KiB of it, answers
+/// 431 and closes, and the run's peak resident set does not move (one such client grew the
+/// process to 2.94 GB).
+#[test]
+fn an_endless_request_line_is_cut_and_costs_the_run_no_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (child, addr) = start_long(tmp.path());
+    let pid = child.id() as i32;
+    let before = common::measure::status_kib(pid, "VmHWM");
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    s.write_all(b"GET /metrics?").unwrap();
+    let chunk = vec![b'a'; 64 << 10];
+    let started = Instant::now();
+    let mut sent = 0usize;
+    // The kernel's buffers take a few MB before the close is seen; a server that keeps
+    // reading never makes the writes fail (stopped at 256 MiB, to spare the machine).
+    let closed = loop {
+        match s.write(&chunk) {
+            Ok(n) => sent += n,
+            Err(_) => break true,
+        }
+        if sent > 256 << 20 || started.elapsed() > Duration::from_secs(20) {
+            break false;
+        }
+    };
+    let after = common::measure::status_kib(pid, "VmHWM");
+    assert!(closed, "the connection stayed open after {sent} bytes");
+    assert!(sent < 32 << 20, "{sent} bytes were taken before the close");
+    assert!(
+        after < before + (16 << 10),
+        "the run's peak RSS went from {before} KiB to {after} KiB"
+    );
+    // The answer, if the client reads before it writes too much: 431.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"GET /metrics?").unwrap();
+    s.write_all(&vec![b'a'; 9 << 10]).unwrap();
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    assert!(
+        text.starts_with("HTTP/1.1 431 Request Header Fields Too Large"),
+        "{text}"
+    );
+    // The endpoint still serves.
+    let (status, _) = get(&addr, "/metrics").expect("a scrape");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    stop(child);
+}
+
+/// A client that sends a byte every 1.5 s never completes its request: other scrapers are
+/// answered at once meanwhile, and the endpoint closes the slow one at its deadline (5 s).
+#[test]
+fn a_slowloris_client_neither_blocks_scrapers_nor_stays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (child, addr) = start_long(tmp.path());
+    let slow = {
+        let addr = addr.clone();
+        std::thread::spawn(move || {
+            let mut s = TcpStream::connect(&addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(1500)))
+                .unwrap();
+            let started = Instant::now();
+            let mut buf = [0u8; 1024];
+            for b in b"GET /metrics HTTP/1.1\r\nHost: slow\r\nX: ".iter().cycle() {
+                if s.write_all(&[*b]).is_err() {
+                    return Some(started.elapsed());
+                }
+                // The pause between bytes, and the server's close as soon as it comes.
+                match s.read(&mut buf) {
+                    Ok(0) => return Some(started.elapsed()),
+                    Err(e)
+                        if !matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        ) =>
+                    {
+                        return Some(started.elapsed());
+                    }
+                    _ => {}
+                }
+                if started.elapsed() > Duration::from_secs(30) {
+                    return None;
+                }
+            }
+            None
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    for _ in 0..4 {
+        let asked = Instant::now();
+        let (status, body) = get(&addr, "/metrics").expect("a scrape while the slow client waits");
+        assert_eq!(status, "HTTP/1.1 200 OK");
+        assert!(body.contains("sbsuite_events_total"));
+        assert!(
+            asked.elapsed() < Duration::from_secs(1),
+            "a scrape took {:?}",
+            asked.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    let cut = slow.join().unwrap().expect("the slow client was never cut");
+    assert!(
+        cut >= Duration::from_secs(4) && cut < Duration::from_secs(9),
+        "cut after {cut:?}"
+    );
+    stop(child);
+}
+
+/// Many scrapers at once are all answered; with every connection slot held by idle clients,
+/// one more gets 503 at once (not a hang), and scrapes succeed again once they leave.
+#[test]
+fn concurrent_scrapes_are_answered_and_a_full_endpoint_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (child, addr) = start_long(tmp.path());
+    let scrapers: Vec<_> = (0..8)
+        .map(|_| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                (0..10)
+                    .map(|_| get(&addr, "/metrics").map(|(status, _)| status))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for s in scrapers {
+        for status in s.join().unwrap() {
+            assert_eq!(status.as_deref(), Some("HTTP/1.1 200 OK"));
+        }
+    }
+    let idle: Vec<TcpStream> = (0..sbsuite::runner::metrics::MAX_CONNECTIONS)
+        .map(|_| TcpStream::connect(&addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let asked = Instant::now();
+    let (status, _) = get(&addr, "/metrics").expect("an answer");
+    assert_eq!(status, "HTTP/1.1 503 Service Unavailable");
+    assert!(
+        asked.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        asked.elapsed()
+    );
+    drop(idle);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, _) = get(&addr, "/metrics").expect("an answer");
+        if status == "HTTP/1.1 200 OK" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still {status}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stop(child);
+}
+
+/// `--metrics-hold` is not part of the run: the first SIGTERM ends it, and the exit status
+/// is the run's own (0 after a successful run, not 130).
+#[test]
+fn the_first_sigterm_ends_metrics_hold_with_the_runs_status() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = cpu_suite(tmp.path(), None);
+    let (mut child, addr, lines) = start_with_lines(tmp.path(), &suite, &["--metrics-hold", "60"]);
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let line = lines
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+            .expect("the hold began");
+        if line.contains("serving the final metrics") {
+            break;
+        }
+    }
+    let (status, _) = get(&addr, "/metrics").expect("served during the hold");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let sent = Instant::now();
+    // SAFETY: a signal to our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "the hold ignored the first SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "the run succeeded");
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        sent.elapsed()
+    );
 }

@@ -79,15 +79,43 @@ pub(super) fn run(args: RunArgs) -> Exit {
         events.emit(suite_end(&result, exit));
     }
     if let (Some(server), Some(secs)) = (&server, args.metrics_hold) {
-        if !args.quiet {
-            eprintln!(
-                "[sbsuite] serving the final metrics on http://{}/metrics for {secs} s",
-                server.addr()
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_secs(secs));
+        hold(server, secs, args.quiet);
     }
     exit
+}
+
+/// `--metrics-hold SECS`: the endpoint keeps serving the final values for SECS seconds after
+/// the suite. The hold is not part of the run, so it never changes the run's exit status: the
+/// first Ctrl-C/SIGTERM during it ends it, and sbsuite exits with the status the run had (0
+/// after a successful run). After a run that a first signal already stopped, a signal during
+/// the hold is the second one: it exits at once with 130, which is that run's status anyway.
+fn hold(server: &MetricsServer, secs: u64, quiet: bool) {
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+    if !quiet {
+        eprintln!(
+            "[sbsuite] serving the final metrics on http://{}/metrics for {secs} s (Ctrl-C ends it)",
+            server.addr()
+        );
+    }
+    let until = Instant::now() + Duration::from_secs(secs);
+    // Installed already unless the run failed before its first step; without a handler the
+    // signal's default action ends the process, which is a stop too.
+    let stop = crate::runner::signal::install().ok();
+    let stopped_before = stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst));
+    let _note = crate::runner::signal::note_while(
+        "stop: the metrics hold ends; sbsuite exits with the suite's own status",
+    );
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        if !stopped_before && stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
 }
 
 /// The `suite_end` event of a run that ended with `result` and exits with `exit`.

@@ -19,20 +19,34 @@
 //!   with its ssh or kubectl session for the same reason.
 //! * Versions must match exactly: the hello is checked before any step is sent, so a
 //!   mismatched client is refused before it loads anything.
+//! * Nothing an agent sends is trusted to be small or timely (#26): the channel from the
+//!   reader threads is a rendezvous, so an agent is read no faster than the step loop takes
+//!   its messages (one parsed message per agent in flight, whatever it floods); each message
+//!   and each interval counts against the step's budget, samples and outcomes are checked
+//!   against the client's share before they are decoded, stderr is kept up to its budget
+//!   ([`super::bounds`]), every wait (hello, pong, ready, outcome, the exit status of an agent
+//!   whose output closed) has a deadline, a stop request (the first Ctrl-C) ends the waits
+//!   before `go` at once and puts its own deadline on the outcomes, and the merge's sums are
+//!   checked ([`merge::MergeError`]). An agent over any bound fails its step
+//!   with a message naming it and the bound. What the coordinator writes to an agent (three
+//!   pings, one step, `go`, `stop`) stays far below a pipe's buffer, so a send never waits
+//!   on an agent that does not read.
+//! * A local agent runs in a process group of its own, and the whole group is killed when it
+//!   is reaped: a wrapper's children (a script given as `binary`) go with it.
 
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use super::agent::BEAT;
-use super::merge;
+use super::bounds::{self, StepBounds};
+use super::merge::{self, MergeError};
 use super::protocol::{self, AgentMsg, CoordMsg, PROTOCOL, StepSpec, VERSION};
 use super::transport::{self, Client, ClientKind, TransportOptions};
 use crate::db::Target;
@@ -119,72 +133,144 @@ enum Event {
     /// stdout ended: the agent exited or its session dropped.
     Eof,
     Bad(String),
+    /// The agent went beyond a bound its reader threads check (its stderr).
+    Overrun(String),
 }
 
 struct Agent {
     name: String,
     child: Child,
     stdin: Option<ChildStdin>,
+    /// A local agent leads a process group of its own, killed with it.
+    group: bool,
     tail: Arc<Mutex<VecDeque<String>>>,
     last: String,
     last_at: Instant,
     host: String,
+    spawned: Instant,
+    /// Messages and intervals received so far, against [`bounds::messages_allowed`] and
+    /// [`StepBounds::intervals_allowed`].
+    messages: u64,
+    intervals: u64,
+    /// Its share of the step, once the step is sent.
+    bounds: Option<StepBounds>,
+    go_at: Option<Instant>,
 }
 
 /// The agents of one step; dropping it stops and reaps every one of them.
 struct Agents {
     agents: Vec<Agent>,
-    rx: Receiver<(usize, Event)>,
+    /// Taken (and so closed) first when the agents are dropped, which releases reader threads
+    /// blocked on the rendezvous.
+    rx: Option<Receiver<(usize, Event)>>,
 }
 
 /// How many lines of an agent's stderr an error message quotes.
 const TAIL_LINES: usize = 5;
 
+/// How much of one stderr line (and of any text an agent sends) a message quotes.
+const QUOTE_MAX: usize = 300;
+
+/// How much of an agent's own error message the step's error keeps (an engine's error, with
+/// the statement it ran, is a few hundred bytes).
+const ERROR_MAX: usize = 4096;
+
 /// How long a stopped agent gets to exit on its own before it is killed.
 const REAP_GRACE: Duration = Duration::from_secs(3);
 
+/// How long an agent whose output closed gets to report its exit status.
+const EXIT_WAIT: Duration = Duration::from_secs(1);
+
 impl Drop for Agents {
     fn drop(&mut self) {
+        drop(self.rx.take());
         for a in &mut self.agents {
             // Closing stdin is the agent's signal to stop and exit.
             drop(a.stdin.take());
         }
         let until = Instant::now() + REAP_GRACE;
         for a in &mut self.agents {
-            loop {
-                match a.child.try_wait() {
-                    Ok(Some(_)) => break,
-                    Ok(None) if Instant::now() < until => thread::sleep(Duration::from_millis(20)),
-                    _ => {
-                        let _ = a.child.kill();
-                        let _ = a.child.wait();
-                        break;
-                    }
-                }
+            // Waited for without reaping: while the leader is unreaped its pid, and so its
+            // group's id, cannot be taken by another process.
+            while exited(&a.child).is_none() && Instant::now() < until {
+                thread::sleep(Duration::from_millis(20));
             }
+            if a.group {
+                // The whole group: the agent and whatever it started (a wrapper's children).
+                // SAFETY: kill(2) of the process group this agent leads, not reaped yet.
+                unsafe { libc::kill(-(a.child.id() as libc::pid_t), libc::SIGKILL) };
+            } else if exited(&a.child).is_none() {
+                let _ = a.child.kill();
+            }
+            let _ = a.child.wait();
         }
     }
 }
 
+/// How `child` ended, if it has, without reaping it.
+fn exited(child: &Child) -> Option<String> {
+    // SAFETY: an all-zero siginfo_t is a valid out-parameter of waitid(2).
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waitid(2) on our own child; WNOWAIT leaves it unreaped, WNOHANG never blocks.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            child.id(),
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: filled by waitid for a child that changed state (si_pid 0 otherwise).
+    let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+    if rc != 0 || pid == 0 {
+        return None;
+    }
+    Some(match info.si_code {
+        libc::CLD_EXITED => format!("exit status: {status}"),
+        _ => format!("killed by signal {status}"),
+    })
+}
+
+/// `text` cut to [`QUOTE_MAX`] bytes (at a character boundary), saying how much was left out.
+fn clip(text: &str) -> String {
+    clip_to(text, QUOTE_MAX)
+}
+
+/// `text` cut to `max` bytes, saying how much was left out.
+fn clip_to(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} more bytes)", &text[..end], text.len() - end)
+}
+
 fn describe(msg: &AgentMsg) -> String {
     match msg {
-        AgentMsg::Hello { version, host, .. } => format!("hello (sbsuite {version} on {host})"),
+        AgentMsg::Hello { version, host, .. } => {
+            format!("hello (sbsuite {} on {})", clip(version), clip(host))
+        }
         AgentMsg::Pong { .. } => "pong".into(),
         AgentMsg::Ready => "ready".into(),
         AgentMsg::Started { .. } => "started".into(),
         AgentMsg::Beat => "beat".into(),
         AgentMsg::Interval(s) => format!("interval at {:.0} s", s.time_s),
         AgentMsg::Outcome(_) => "outcome".into(),
-        AgentMsg::Error { message } => format!("error: {message}"),
+        AgentMsg::Error { message } => format!("error: {}", clip(message)),
     }
 }
 
 impl Agents {
     fn spawn(cfg: &ClientsConfig, log_dir: Option<&Path>) -> Result<Agents, ClientError> {
-        let (tx, rx) = mpsc::channel();
+        // A rendezvous: a reader parses an agent's next message only once the step loop took
+        // the previous one.
+        let (tx, rx) = mpsc::sync_channel(0);
         let mut agents = Agents {
             agents: Vec::new(),
-            rx,
+            rx: Some(rx),
         };
         for (i, client) in cfg.clients.iter().enumerate() {
             let mut cmd = match (&client.kind, &cfg.local_binary) {
@@ -195,7 +281,8 @@ impl Agents {
                 }
                 _ => transport::agent_command(client, &cfg.transport),
             };
-            if matches!(client.kind, ClientKind::Local) {
+            let group = matches!(client.kind, ClientKind::Local);
+            if group {
                 // Its own process group: the terminal's Ctrl-C reaches the coordinator only,
                 // which stops the agents through the protocol.
                 std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
@@ -214,14 +301,21 @@ impl Agents {
             let stdout = child.stdout.take();
             let stderr = child.stderr.take();
             let tail = Arc::new(Mutex::new(VecDeque::new()));
+            let spawned = Instant::now();
             agents.agents.push(Agent {
                 name: client.name.clone(),
                 stdin: child.stdin.take(),
                 child,
+                group,
                 tail: Arc::clone(&tail),
                 last: String::new(),
-                last_at: Instant::now(),
+                last_at: spawned,
                 host: String::new(),
+                spawned,
+                messages: 0,
+                intervals: 0,
+                bounds: None,
+                go_at: None,
             });
             if let Some(out) = stdout {
                 let tx = tx.clone();
@@ -229,7 +323,8 @@ impl Agents {
             }
             if let Some(err) = stderr {
                 let log = log_dir.map(|d| d.join(&client.name).join("agent.log"));
-                thread::spawn(move || keep_log(BufReader::new(err), log, &tail));
+                let tx = tx.clone();
+                thread::spawn(move || keep_log(i, err, log, &tail, spawned, &tx));
             }
         }
         Ok(agents)
@@ -242,6 +337,14 @@ impl Agents {
             None => Err("its input is closed".into()),
         };
         sent.map_err(|e| self.failed(i, format!("cannot send to its agent: {e}")))
+    }
+
+    /// When the first agent was sent `go` (the merged lines' clock); now before that.
+    fn origin(&self) -> Instant {
+        self.agents
+            .first()
+            .and_then(|a| a.go_at)
+            .unwrap_or_else(Instant::now)
     }
 
     fn failed(&self, i: usize, message: String) -> ClientError {
@@ -258,7 +361,8 @@ impl Agents {
     }
 
     /// The next message of any agent, or the failure that ended the wait: an agent that
-    /// exited, sent garbage or an error, or stayed silent for `BEAT + timeout`.
+    /// exited, sent garbage or an error, stayed silent for `BEAT + timeout`, or went beyond its
+    /// budget of messages or intervals.
     fn next(
         &mut self,
         timeout: Duration,
@@ -277,23 +381,26 @@ impl Agents {
                 ),
             ));
         }
-        match self.rx.recv_timeout(Duration::from_millis(50)) {
+        let Some(rx) = self.rx.as_ref() else {
+            return Err(ClientError::Setup("the agents are closed".into()));
+        };
+        match rx.recv_timeout(Duration::from_millis(50)) {
             Ok((i, Event::Msg(msg))) => {
                 let a = &mut self.agents[i];
                 a.last_at = Instant::now();
                 if !matches!(msg, AgentMsg::Beat) {
                     a.last = describe(&msg);
                 }
+                if let Some(why) = a.count(&msg) {
+                    return Err(self.failed(i, why));
+                }
                 if let AgentMsg::Error { message } = &msg {
-                    return Err(self.failed(i, message.clone()));
+                    return Err(self.failed(i, clip_to(message, ERROR_MAX)));
                 }
                 Ok(Some((i, msg)))
             }
             Ok((i, Event::Eof)) => {
-                let status = self.agents[i]
-                    .child
-                    .wait()
-                    .map_or_else(|e| e.to_string(), |s| s.to_string());
+                let status = exit_status(&self.agents[i].child);
                 Err(self.failed(
                     i,
                     format!(
@@ -301,12 +408,72 @@ impl Agents {
                     ),
                 ))
             }
-            Ok((i, Event::Bad(e))) => Err(self.failed(i, format!("protocol error: {e}"))),
+            Ok((i, Event::Bad(e))) => Err(self.failed(i, format!("protocol error: {}", clip(&e)))),
+            Ok((i, Event::Overrun(why))) => Err(self.failed(i, why)),
             Err(RecvTimeoutError::Timeout) => Ok(None),
             Err(RecvTimeoutError::Disconnected) => {
                 Err(ClientError::Setup("every agent's output closed".into()))
             }
         }
+    }
+}
+
+impl Agent {
+    /// Counts `msg` against the agent's budgets; the overrun, if any.
+    fn count(&mut self, msg: &AgentMsg) -> Option<String> {
+        self.messages += 1;
+        let is_interval = matches!(msg, AgentMsg::Interval(_));
+        if is_interval {
+            self.intervals += 1;
+        }
+        let since_go = self.go_at.map(|g| g.elapsed());
+        let intervals = self
+            .bounds
+            .as_ref()
+            .map_or(0, |b| b.intervals_allowed(since_go));
+        if is_interval && self.intervals > intervals {
+            let every = self
+                .bounds
+                .as_ref()
+                .and_then(|b| b.report_interval)
+                .map_or("off".to_string(), |d| format!("{} s", d.as_secs()));
+            return Some(match since_go {
+                Some(t) => format!(
+                    "sent {} intervals {:.1} s after `go`, more than report_interval ({every}) \
+                     allows ({intervals}, with {} to spare): not a correct agent",
+                    self.intervals,
+                    t.as_secs_f64(),
+                    bounds::INTERVAL_SLACK
+                ),
+                None => "sent an interval before `go`: not a correct agent".into(),
+            });
+        }
+        let alive = self.spawned.elapsed();
+        let allowed = bounds::messages_allowed(alive, intervals);
+        if self.messages > allowed {
+            return Some(format!(
+                "sent {} messages in {:.1} s, more than an agent sends (a beat a second, its \
+                 intervals and a few others: at most {allowed} by now): not a correct agent",
+                self.messages,
+                alive.as_secs_f64()
+            ));
+        }
+        None
+    }
+}
+
+/// The exit status of an agent whose output closed, waited for at most [`EXIT_WAIT`] (a
+/// process may close its stdout and go on); it is reaped with the others.
+fn exit_status(child: &Child) -> String {
+    let until = Instant::now() + EXIT_WAIT;
+    loop {
+        if let Some(status) = exited(child) {
+            return status;
+        }
+        if Instant::now() >= until {
+            return "its output closed, the process still runs".into();
+        }
+        thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -321,7 +488,7 @@ fn client_kind(name: &str, host: &str) -> String {
 fn read_agent(
     i: usize,
     mut out: BufReader<std::process::ChildStdout>,
-    tx: &Sender<(usize, Event)>,
+    tx: &SyncSender<(usize, Event)>,
 ) {
     loop {
         let ev = match protocol::recv::<AgentMsg>(&mut out) {
@@ -336,10 +503,17 @@ fn read_agent(
     }
 }
 
+/// Keeps an agent's stderr: in `agent.log` (when the step has a run directory) and its last
+/// lines for error messages, up to [`bounds::stderr_allowed`]. Read in chunks, never by line:
+/// a line without an end must not grow a buffer. Beyond the budget the log says what was
+/// dropped, the step loop is told (the agent fails) and the pipe is closed.
 fn keep_log(
-    err: BufReader<std::process::ChildStderr>,
+    i: usize,
+    mut err: std::process::ChildStderr,
     log: Option<PathBuf>,
     tail: &Mutex<VecDeque<String>>,
+    spawned: Instant,
+    tx: &SyncSender<(usize, Event)>,
 ) {
     let mut file = log.and_then(|p| {
         if let Some(d) = p.parent() {
@@ -351,36 +525,107 @@ fn keep_log(
             .open(p)
             .ok()
     });
-    for line in err.lines() {
-        let Ok(line) = line else { break };
+    let mut buf = [0u8; 8192];
+    let mut kept = 0u64;
+    let mut line = LineTail::default();
+    loop {
+        let n = match err.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let alive = spawned.elapsed();
+        let allowed = bounds::stderr_allowed(alive);
+        let fits = usize::try_from(allowed.saturating_sub(kept)).map_or(n, |f| f.min(n));
         if let Some(f) = file.as_mut() {
-            let _ = writeln!(f, "{line}");
+            let _ = f.write_all(&buf[..fits]);
         }
-        let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
-        if !line.trim().is_empty() {
-            t.push_back(line);
+        kept += fits as u64;
+        for &b in &buf[..fits] {
+            if let Some(done) = line.push(b) {
+                push_tail(tail, done);
+            }
         }
-        while t.len() > TAIL_LINES {
-            t.pop_front();
+        if fits < n {
+            let why = format!(
+                "wrote more than {allowed} bytes to stderr in {:.1} s (an agent may write {} KiB \
+                 plus {} KiB a second alive); the rest was dropped: not a correct agent",
+                alive.as_secs_f64(),
+                bounds::STDERR_BASE >> 10,
+                bounds::STDERR_PER_SECOND >> 10
+            );
+            if let Some(f) = file.as_mut() {
+                let _ = writeln!(f, "\n[sbsuite] agent.log ends here: this agent {why}");
+            }
+            let _ = tx.send((i, Event::Overrun(why)));
+            return;
         }
     }
-    let _: Option<File> = file;
+    if let Some(done) = line.finish() {
+        push_tail(tail, done);
+    }
+}
+
+/// The line of stderr being read, its first [`QUOTE_MAX`] bytes kept for the tail.
+#[derive(Default)]
+struct LineTail {
+    head: Vec<u8>,
+    len: usize,
+}
+
+impl LineTail {
+    /// Adds a byte; the finished line at its end.
+    fn push(&mut self, b: u8) -> Option<String> {
+        if b == b'\n' {
+            return self.finish();
+        }
+        if self.head.len() < QUOTE_MAX {
+            self.head.push(b);
+        }
+        self.len += 1;
+        None
+    }
+
+    fn finish(&mut self) -> Option<String> {
+        let mut text = String::from_utf8_lossy(&self.head).trim_end().to_string();
+        if self.len > self.head.len() {
+            text.push_str(&format!("… ({} more bytes)", self.len - self.head.len()));
+        }
+        self.head.clear();
+        self.len = 0;
+        (!text.trim().is_empty()).then_some(text)
+    }
+}
+
+fn push_tail(tail: &Mutex<VecDeque<String>>, line: String) {
+    let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+    t.push_back(line);
+    while t.len() > TAIL_LINES {
+        t.pop_front();
+    }
 }
 
 /// Starts every client's agent, checks its version and drops it: `run` calls this before
 /// anything runs, so a client that cannot be reached or runs another version fails the run
 /// before the first prepare.
-pub fn preflight(cfg: &ClientsConfig) -> Result<Vec<String>, ClientError> {
+pub fn preflight(cfg: &ClientsConfig, stop: &AtomicBool) -> Result<Vec<String>, ClientError> {
     let mut agents = Agents::spawn(cfg, None)?;
-    hello(&mut agents, cfg)?;
+    hello(&mut agents, cfg, stop)?;
     Ok(agents.agents.iter().map(|a| a.host.clone()).collect())
 }
 
-fn hello(agents: &mut Agents, cfg: &ClientsConfig) -> Result<(), ClientError> {
+/// The error of a wait ended by a stop request.
+fn stopped(during: &str) -> ClientError {
+    ClientError::Setup(format!("stopped {during}"))
+}
+
+fn hello(agents: &mut Agents, cfg: &ClientsConfig, stop: &AtomicBool) -> Result<(), ClientError> {
     let n = agents.agents.len();
     let mut seen = vec![false; n];
     let until = Instant::now() + cfg.connect_timeout;
     while seen.iter().any(|s| !s) {
+        if stop.load(Ordering::Relaxed) {
+            return Err(stopped("while the agents started"));
+        }
         if Instant::now() > until {
             let i = seen.iter().position(|s| !s).unwrap_or(0);
             return Err(agents.failed(
@@ -405,26 +650,46 @@ fn hello(agents: &mut Agents, cfg: &ClientsConfig) -> Result<(), ClientError> {
             if version != VERSION || protocol != PROTOCOL {
                 return Err(ClientError::Version {
                     client: agents.agents[i].name.clone(),
-                    theirs: version,
+                    theirs: clip(&version),
                     protocol,
                 });
             }
-            agents.agents[i].host = host;
+            agents.agents[i].host = clip(&host);
             seen[i] = true;
         }
     }
     Ok(())
 }
 
-/// Median round trip of three pings per agent, in ms.
-fn ping(agents: &mut Agents, cfg: &ClientsConfig) -> Result<Vec<f64>, ClientError> {
+/// Median round trip of three pings per agent, in ms. Each pong is due within the silence
+/// bound (`BEAT + timeout`): an agent that beats but never answers is not waited for longer.
+fn ping(
+    agents: &mut Agents,
+    cfg: &ClientsConfig,
+    stop: &AtomicBool,
+) -> Result<Vec<f64>, ClientError> {
     let n = agents.agents.len();
     let mut rtts: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let bound = BEAT + cfg.timeout;
     for seq in 0..3u64 {
         for (i, rtt) in rtts.iter_mut().enumerate() {
             let sent = Instant::now();
             agents.send(i, &CoordMsg::Ping { seq })?;
             loop {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(stopped("while the agents were pinged"));
+                }
+                if sent.elapsed() > bound {
+                    return Err(agents.failed(
+                        i,
+                        format!(
+                            "no answer to ping {seq} within {} s (beat {} s + timeout {} s)",
+                            bound.as_secs(),
+                            BEAT.as_secs(),
+                            cfg.timeout.as_secs()
+                        ),
+                    ));
+                }
                 if let Some((j, AgentMsg::Pong { seq: s })) = agents.next(cfg.timeout, "a pong")?
                     && j == i
                     && s == seq
@@ -504,49 +769,44 @@ pub fn run_step(
     let cwd = std::env::current_dir()
         .map(|d| d.display().to_string())
         .unwrap_or_default();
-    let mut agents = Agents::spawn(cfg, log_dir)?;
-    hello(&mut agents, cfg)?;
-    let rtts = ping(&mut agents, cfg)?;
     let shards = Shard::split(threads, n);
-    for (i, (shard, mine)) in shards.iter().enumerate() {
-        let spec = StepSpec {
-            workload: workload.to_string(),
-            options: shard_options(options, *shard, *mine, seed),
-            shard: *shard,
-            target: target.map(Target::to_wire),
-            password: password.clone(),
-            cwd: match cfg.clients[i].kind {
-                ClientKind::Local => cwd.clone(),
-                _ => String::new(),
-            },
-        };
+    let specs = shards
+        .iter()
+        .enumerate()
+        .map(|(i, (shard, mine))| {
+            let options = shard_options(options, *shard, *mine, seed);
+            let bounds = StepBounds::of(workload, &options, target, *mine, cfg.timeout)
+                .map_err(ClientError::Setup)?;
+            let spec = StepSpec {
+                workload: workload.to_string(),
+                options,
+                shard: *shard,
+                target: target.map(Target::to_wire),
+                password: password.clone(),
+                cwd: match cfg.clients[i].kind {
+                    ClientKind::Local => cwd.clone(),
+                    _ => String::new(),
+                },
+            };
+            Ok((spec, bounds))
+        })
+        .collect::<Result<Vec<_>, ClientError>>()?;
+    let mut agents = Agents::spawn(cfg, log_dir)?;
+    hello(&mut agents, cfg, stop)?;
+    let rtts = ping(&mut agents, cfg, stop)?;
+    for (i, (spec, bounds)) in specs.into_iter().enumerate() {
+        agents.agents[i].bounds = Some(bounds);
         agents.send(i, &CoordMsg::Step(Box::new(spec)))?;
     }
-    // The barrier: every agent connected and prepared.
-    let mut ready = vec![false; n];
-    while ready.iter().any(|r| !r) {
-        if stop.load(Ordering::Relaxed) {
-            return Err(ClientError::Setup("stopped before the start".into()));
-        }
-        if let Some((i, AgentMsg::Ready)) = agents.next(cfg.timeout, "every agent to be ready")? {
-            ready[i] = true;
-        }
-    }
-    let mut go_at = Vec::with_capacity(n);
+    barrier(&mut agents, cfg, stop)?;
     for i in 0..n {
-        go_at.push(Instant::now());
+        agents.agents[i].go_at = Some(Instant::now());
         agents.send(i, &CoordMsg::Go)?;
     }
-    let origin = go_at[0];
-    let mut started: Vec<Option<f64>> = vec![None; n];
-    let mut queues: Vec<VecDeque<IntervalSample>> = vec![VecDeque::new(); n];
-    let mut intervals: Vec<Vec<IntervalSample>> = vec![Vec::new(); n];
-    let mut outcomes: Vec<Option<StepOutcome>> = vec![None; n];
     let percentile = options
         .get("percentile")
         .and_then(Value::as_f64)
         .unwrap_or(95.0);
-    let io = |e: std::io::Error| ClientError::Setup(format!("writing the report failed: {e}"));
     writeln!(
         out,
         "Running on {n} clients: {}",
@@ -557,69 +817,24 @@ pub fn run_step(
             .collect::<Vec<_>>()
             .join(", ")
     )
-    .map_err(io)?;
-    writeln!(out, "Threads started!\n").map_err(io)?;
-    out.flush().map_err(io)?;
-    let mut stop_sent = false;
-    while outcomes.iter().any(Option::is_none) {
-        if stop.load(Ordering::Relaxed) && !stop_sent {
-            stop_sent = true;
-            for i in 0..n {
-                agents.send(i, &CoordMsg::Stop)?;
-            }
-        }
-        let Some((i, msg)) = agents.next(cfg.timeout, "the run's reports")? else {
-            continue;
-        };
-        match msg {
-            AgentMsg::Started { .. } => {
-                let now = origin.elapsed().as_secs_f64();
-                let go = go_at[i].duration_since(origin).as_secs_f64();
-                started[i] = Some(go + (now - go) / 2.0);
-            }
-            AgentMsg::Interval(s) => {
-                let s = s.into_sample();
-                intervals[i].push(s.clone());
-                queues[i].push_back(s);
-                while queues.iter().all(|q| !q.is_empty()) {
-                    let tick: Vec<IntervalSample> =
-                        queues.iter_mut().filter_map(VecDeque::pop_front).collect();
-                    let at = origin.elapsed().as_secs_f64();
-                    let merged = merge::merge_samples(&tick, at, percentile);
-                    writeln!(out, "{}", console::interval_line(&merged, percentile)).map_err(io)?;
-                    out.flush().map_err(io)?;
-                    on_interval.interval(&merged);
-                }
-            }
-            AgentMsg::Outcome(o) => {
-                let o = o
-                    .into_outcome()
-                    .map_err(|e| agents.failed(i, format!("its outcome does not decode: {e}")))?;
-                outcomes[i] = Some(o);
-            }
-            _ => {}
-        }
-    }
-    let mids: Vec<f64> = started.iter().flatten().copied().collect();
-    let start_skew_ms = match (
-        mids.iter().copied().reduce(f64::min),
-        mids.iter().copied().reduce(f64::max),
-    ) {
-        (Some(lo), Some(hi)) => (hi - lo) * 1e3,
-        _ => 0.0,
-    };
-    let outcomes: Vec<StepOutcome> = outcomes.into_iter().flatten().collect();
-    let mut merged = merge::merge_outcomes(&outcomes).map_err(ClientError::Setup)?;
+    .map_err(report_failed)?;
+    writeln!(out, "Threads started!\n").map_err(report_failed)?;
+    out.flush().map_err(report_failed)?;
+    let mut run = Collect::new(n, percentile);
+    run.until_outcomes(&mut agents, cfg, stop, out, on_interval)?;
+    let start_skew_ms = run.start_skew_ms();
+    let outcomes: Vec<StepOutcome> = run.outcomes.into_iter().flatten().collect();
+    let mut merged = merge::merge_outcomes(&outcomes).map_err(|e| merge_failed(&agents, e))?;
     merged.metrics.push(("shards", n as f64));
     merged.metrics.push(("start_skew_ms", start_skew_ms));
-    console::write_final_report(out, &merged).map_err(io)?;
-    writeln!(out, "Clients: {n}, start skew {start_skew_ms:.3} ms\n").map_err(io)?;
-    out.flush().map_err(io)?;
+    console::write_final_report(out, &merged).map_err(report_failed)?;
+    writeln!(out, "Clients: {n}, start skew {start_skew_ms:.3} ms\n").map_err(report_failed)?;
+    out.flush().map_err(report_failed)?;
     let shards = agents
         .agents
         .iter()
         .zip(outcomes)
-        .zip(intervals)
+        .zip(run.intervals)
         .zip(shards.iter().zip(rtts))
         .map(
             |(((a, outcome), intervals), ((_, threads), rtt_ms))| ShardRun {
@@ -637,4 +852,211 @@ pub fn run_step(
         shards,
         start_skew_ms,
     })
+}
+
+fn report_failed(e: std::io::Error) -> ClientError {
+    ClientError::Setup(format!("writing the report failed: {e}"))
+}
+
+/// A merge that failed: an overflow is the failure of the client whose value did not fit.
+fn merge_failed(agents: &Agents, e: MergeError) -> ClientError {
+    match e {
+        MergeError::Overflow { shard, .. } if shard < agents.agents.len() => {
+            agents.failed(shard, e.to_string())
+        }
+        e => ClientError::Setup(e.to_string()),
+    }
+}
+
+/// The start barrier: every agent connected and prepared, each within its step's
+/// [`StepBounds::ready_within`] of the step being sent; a stop request ends the wait.
+fn barrier(agents: &mut Agents, cfg: &ClientsConfig, stop: &AtomicBool) -> Result<(), ClientError> {
+    let sent = Instant::now();
+    let mut ready = vec![false; agents.agents.len()];
+    while ready.iter().any(|r| !r) {
+        if stop.load(Ordering::Relaxed) {
+            return Err(stopped("before the start"));
+        }
+        let late = agents.agents.iter().zip(&ready).position(|(a, r)| {
+            !r && a
+                .bounds
+                .as_ref()
+                .is_some_and(|b| sent.elapsed() > b.ready_within)
+        });
+        if let Some(i) = late {
+            let why = agents.agents[i]
+                .bounds
+                .as_ref()
+                .map(|b| b.why.setup.clone())
+                .unwrap_or_default();
+            return Err(agents.failed(
+                i,
+                format!(
+                    "not ready {:.0} s after its step was sent (the step's bound: {why})",
+                    sent.elapsed().as_secs_f64()
+                ),
+            ));
+        }
+        if let Some((i, AgentMsg::Ready)) = agents.next(cfg.timeout, "every agent to be ready")? {
+            ready[i] = true;
+        }
+    }
+    Ok(())
+}
+
+/// What the coordinator gathers between `go` and the last outcome.
+struct Collect {
+    percentile: f64,
+    /// Each agent's estimated start (s after the first `go`), for the start skew.
+    started: Vec<Option<f64>>,
+    /// Samples not merged yet: a tick is printed once every agent sent it.
+    queues: Vec<VecDeque<IntervalSample>>,
+    /// Each agent's samples for its intervals.csv (without their latency buckets, which only
+    /// the merged line needs).
+    intervals: Vec<Vec<IntervalSample>>,
+    outcomes: Vec<Option<StepOutcome>>,
+    stop_at: Option<Instant>,
+}
+
+impl Collect {
+    fn new(n: usize, percentile: f64) -> Collect {
+        Collect {
+            percentile,
+            started: vec![None; n],
+            queues: vec![VecDeque::new(); n],
+            intervals: vec![Vec::new(); n],
+            outcomes: vec![None; n],
+            stop_at: None,
+        }
+    }
+
+    fn until_outcomes(
+        &mut self,
+        agents: &mut Agents,
+        cfg: &ClientsConfig,
+        stop: &AtomicBool,
+        out: &mut dyn Write,
+        on_interval: &mut dyn StepObserver,
+    ) -> Result<(), ClientError> {
+        while self.outcomes.iter().any(Option::is_none) {
+            if stop.load(Ordering::Relaxed) && self.stop_at.is_none() {
+                self.stop_at = Some(Instant::now());
+                for i in 0..agents.agents.len() {
+                    agents.send(i, &CoordMsg::Stop)?;
+                }
+            }
+            self.check_deadlines(agents)?;
+            let Some((i, msg)) = agents.next(cfg.timeout, "the run's reports")? else {
+                continue;
+            };
+            match msg {
+                AgentMsg::Started { .. } => {
+                    let origin = agents.origin();
+                    let go = agents.agents[i].go_at.unwrap_or(origin);
+                    let now = origin.elapsed().as_secs_f64();
+                    let go = go.duration_since(origin).as_secs_f64();
+                    self.started[i] = Some(go + (now - go) / 2.0);
+                }
+                AgentMsg::Interval(s) => self.interval(agents, i, *s, out, on_interval)?,
+                AgentMsg::Outcome(o) => {
+                    if self.outcomes[i].is_some() {
+                        return Err(agents.failed(i, "sent a second outcome".into()));
+                    }
+                    if let Some(b) = &agents.agents[i].bounds {
+                        b.check_outcome(&o).map_err(|e| agents.failed(i, e))?;
+                    }
+                    let o = o.into_outcome().map_err(|e| {
+                        agents.failed(i, format!("its outcome does not decode: {e}"))
+                    })?;
+                    self.outcomes[i] = Some(o);
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Fails the first agent whose outcome is overdue: [`StepBounds::outcome_within`] after
+    /// its `go`, or [`StepBounds::stop_within`] after a stop.
+    fn check_deadlines(&self, agents: &Agents) -> Result<(), ClientError> {
+        for (i, a) in agents.agents.iter().enumerate() {
+            let (Some(b), Some(go), None) = (&a.bounds, a.go_at, &self.outcomes[i]) else {
+                continue;
+            };
+            if let Some(within) = b.outcome_within
+                && go.elapsed() > within
+            {
+                return Err(agents.failed(
+                    i,
+                    format!(
+                        "no outcome {:.0} s after `go` (the step's bound: {})",
+                        go.elapsed().as_secs_f64(),
+                        b.why.run
+                    ),
+                ));
+            }
+            if let Some(at) = self.stop_at
+                && at.elapsed() > b.stop_within
+            {
+                return Err(agents.failed(
+                    i,
+                    format!(
+                        "no outcome {:.0} s after the stop (the bound: {})",
+                        at.elapsed().as_secs_f64(),
+                        b.why.stop
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Agent `i`'s sample: checked, queued, and every tick all agents sent printed merged.
+    fn interval(
+        &mut self,
+        agents: &Agents,
+        i: usize,
+        wire: protocol::WireSample,
+        out: &mut dyn Write,
+        on_interval: &mut dyn StepObserver,
+    ) -> Result<(), ClientError> {
+        if let Some(b) = &agents.agents[i].bounds {
+            b.check_sample(&wire).map_err(|e| agents.failed(i, e))?;
+        }
+        let s = wire
+            .into_sample()
+            .map_err(|e| agents.failed(i, e.to_string()))?;
+        self.intervals[i].push(IntervalSample {
+            lat_buckets: Vec::new(),
+            ..s.clone()
+        });
+        self.queues[i].push_back(s);
+        while self.queues.iter().all(|q| !q.is_empty()) {
+            let tick: Vec<IntervalSample> = self
+                .queues
+                .iter_mut()
+                .filter_map(VecDeque::pop_front)
+                .collect();
+            let at = agents.origin().elapsed().as_secs_f64();
+            let merged = merge::merge_samples(&tick, at, self.percentile)
+                .map_err(|e| merge_failed(agents, e))?;
+            writeln!(out, "{}", console::interval_line(&merged, self.percentile))
+                .map_err(report_failed)?;
+            out.flush().map_err(report_failed)?;
+            on_interval.interval(&merged);
+        }
+        Ok(())
+    }
+
+    /// The spread of the agents' estimated starts, ms.
+    fn start_skew_ms(&self) -> f64 {
+        let mids: Vec<f64> = self.started.iter().flatten().copied().collect();
+        match (
+            mids.iter().copied().reduce(f64::min),
+            mids.iter().copied().reduce(f64::max),
+        ) {
+            (Some(lo), Some(hi)) => (hi - lo) * 1e3,
+            _ => 0.0,
+        }
+    }
 }

@@ -13,6 +13,11 @@
 //! same limits, so their windows coincide but for the skew; the merged `seconds` is the
 //! longest shard's, so a merged rate (`events / seconds`) is never overstated. Workload
 //! metrics (rates such as tpmC or MiB/s, and counts such as dropped arrivals) are summed.
+//!
+//! Every integer sum is checked (#26): the counts come from other processes, and a sum that
+//! wrapped (or an HDR addition that saturated) would be a plausible, wrong row. An overflow is
+//! a [`MergeError::Overflow`] naming the shard whose value did not fit, which the coordinator
+//! turns into that client's failure.
 
 use hdrhistogram::Histogram;
 
@@ -22,17 +27,35 @@ use crate::stats::{self, log_histogram};
 
 const NS_PER_MS: f64 = 1e6;
 
+/// Why the shards did not merge.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum MergeError {
+    /// Adding shard `shard`'s `what` to the shards before it overflowed 2^64 − 1.
+    #[error("its {what} overflow the merged total (more than 2^64 - 1)")]
+    Overflow { shard: usize, what: &'static str },
+    #[error("{0}")]
+    Histogram(String),
+}
+
+/// `a + b`, or shard `shard`'s `what` overflowed.
+fn checked(a: u64, b: u64, shard: usize, what: &'static str) -> Result<u64, MergeError> {
+    a.checked_add(b).ok_or(MergeError::Overflow { shard, what })
+}
+
 fn to_ns(ms: f64) -> u64 {
     (ms * NS_PER_MS).round().max(0.0) as u64
 }
 
-fn add(into: &mut Histogram<u64>, other: &Histogram<u64>) -> Result<(), String> {
+/// Adds shard `shard`'s histogram; HDR addition saturates, so the total count is checked
+/// first.
+fn add(into: &mut Histogram<u64>, other: &Histogram<u64>, shard: usize) -> Result<(), MergeError> {
+    checked(into.len(), other.len(), shard, "latency histogram counts")?;
     into.add(other)
-        .map_err(|e| format!("merging latency histograms failed: {e}"))
+        .map_err(|e| MergeError::Histogram(format!("merging latency histograms failed: {e}")))
 }
 
-fn new_histogram() -> Result<Histogram<u64>, String> {
-    Histogram::<u64>::new(3).map_err(|e| e.to_string())
+fn new_histogram() -> Result<Histogram<u64>, MergeError> {
+    Histogram::<u64>::new(crate::stats::SIGFIG).map_err(|e| MergeError::Histogram(e.to_string()))
 }
 
 /// Sums metrics by name, in the order they first appear.
@@ -50,12 +73,23 @@ fn sum_metrics<'a>(all: impl Iterator<Item = &'a Metrics>) -> Metrics {
 }
 
 /// The shards' outcomes (in client order) as one outcome; see the module comment.
-pub fn merge_outcomes(shards: &[StepOutcome]) -> Result<StepOutcome, String> {
+pub fn merge_outcomes(shards: &[StepOutcome]) -> Result<StepOutcome, MergeError> {
     let mut histogram = new_histogram()?;
-    for s in shards {
-        add(&mut histogram, &s.histogram)?;
+    let mut events = 0u64;
+    let mut sql: Option<SqlCounters> = None;
+    for (i, s) in shards.iter().enumerate() {
+        add(&mut histogram, &s.histogram, i)?;
+        events = checked(events, s.events, i, "events")?;
+        if let Some(s) = &s.sql {
+            let a = sql.get_or_insert_with(SqlCounters::default);
+            a.transactions = checked(a.transactions, s.transactions, i, "transactions")?;
+            a.reads = checked(a.reads, s.reads, i, "reads")?;
+            a.writes = checked(a.writes, s.writes, i, "writes")?;
+            a.other = checked(a.other, s.other, i, "other queries")?;
+            a.errors = checked(a.errors, s.errors, i, "errors")?;
+            a.reconnects = checked(a.reconnects, s.reconnects, i, "reconnects")?;
+        }
     }
-    let events: u64 = shards.iter().map(|s| s.events).sum();
     let with_events = || shards.iter().filter(|s| s.events > 0);
     let min_ns = with_events()
         .map(|s| to_ns(s.latency.min_ms))
@@ -72,20 +106,6 @@ pub fn merge_outcomes(shards: &[StepOutcome]) -> Result<StepOutcome, String> {
     let percentile = shards.first().map_or(0.0, |s| s.latency.percentile);
     let latency: LatencySummary =
         stats::latency_from_parts(&histogram, events, sum_ns, min_ns, max_ns, percentile);
-    let sql =
-        shards
-            .iter()
-            .filter_map(|s| s.sql.as_ref())
-            .fold(None, |acc: Option<SqlCounters>, s| {
-                let mut a = acc.unwrap_or_default();
-                a.transactions += s.transactions;
-                a.reads += s.reads;
-                a.writes += s.writes;
-                a.other += s.other;
-                a.errors += s.errors;
-                a.reconnects += s.reconnects;
-                Some(a)
-            });
     let per_thread: Vec<(u64, u64)> = shards
         .iter()
         .flat_map(|s| s.per_thread.iter().copied())
@@ -123,20 +143,22 @@ fn merge_error_codes(shards: &[StepOutcome]) -> ErrorCodes {
     all
 }
 
-fn merge_transactions(shards: &[StepOutcome]) -> Result<Vec<TxnStats>, String> {
+fn merge_transactions(shards: &[StepOutcome]) -> Result<Vec<TxnStats>, MergeError> {
     let mut out: Vec<TxnStats> = Vec::new();
-    for t in shards.iter().flat_map(|s| &s.transactions) {
-        match out
-            .iter_mut()
-            .find(|o| o.name == t.name && o.statement == t.statement)
-        {
-            Some(o) => {
-                o.count += t.count;
-                o.errors += t.errors;
-                o.rollbacks += t.rollbacks;
-                add(&mut o.histogram, &t.histogram)?;
+    for (i, shard) in shards.iter().enumerate() {
+        for t in &shard.transactions {
+            match out
+                .iter_mut()
+                .find(|o| o.name == t.name && o.statement == t.statement)
+            {
+                Some(o) => {
+                    o.count = checked(o.count, t.count, i, "transaction counts")?;
+                    o.errors = checked(o.errors, t.errors, i, "transaction errors")?;
+                    o.rollbacks = checked(o.rollbacks, t.rollbacks, i, "transaction rollbacks")?;
+                    add(&mut o.histogram, &t.histogram, i)?;
+                }
+                None => out.push(t.clone()),
             }
-            None => out.push(t.clone()),
         }
     }
     Ok(out)
@@ -152,21 +174,30 @@ fn sum_opt(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
 
 /// The shards' samples of one report interval as one sample at `time_s` (the coordinator's
 /// clock): rates and threads summed, the percentile from the added latency buckets.
-pub fn merge_samples(samples: &[IntervalSample], time_s: f64, percentile: f64) -> IntervalSample {
+pub fn merge_samples(
+    samples: &[IntervalSample],
+    time_s: f64,
+    percentile: f64,
+) -> Result<IntervalSample, MergeError> {
     let mut buckets = vec![0u64; stats::BUCKETS];
-    for s in samples {
+    let mut threads = 0usize;
+    for (i, s) in samples.iter().enumerate() {
         for (b, c) in buckets.iter_mut().zip(&s.lat_buckets) {
-            *b += c;
+            *b = checked(*b, *c, i, "interval latency buckets")?;
         }
+        threads = threads.checked_add(s.threads).ok_or(MergeError::Overflow {
+            shard: i,
+            what: "interval threads",
+        })?;
     }
     let lat_pct_ms = if samples.iter().all(|s| s.lat_buckets.is_empty()) {
         samples.iter().map(|s| s.lat_pct_ms).fold(0.0, f64::max)
     } else {
         log_histogram::percentile_ms(&buckets, percentile)
     };
-    IntervalSample {
+    Ok(IntervalSample {
         time_s,
-        threads: samples.iter().map(|s| s.threads).sum(),
+        threads,
         eps: samples.iter().map(|s| s.eps).sum(),
         tps: sum_opt(samples.iter().map(|s| s.tps)),
         qps: sum_opt(samples.iter().map(|s| s.qps)),
@@ -178,7 +209,7 @@ pub fn merge_samples(samples: &[IntervalSample], time_s: f64, percentile: f64) -
         reconnects_ps: sum_opt(samples.iter().map(|s| s.reconnects_ps)),
         metrics: sum_metrics(samples.iter().map(|s| &s.metrics)),
         lat_buckets: buckets,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -297,6 +328,46 @@ mod tests {
         assert_eq!(m.transactions[0].histogram.max(), 30);
     }
 
+    /// Sums that would wrap are the failure of the shard whose value did not fit.
+    #[test]
+    fn overflowing_sums_name_their_shard() {
+        let a = outcome_of(&[vec![1_000]]);
+        let mut b = outcome_of(&[vec![2_000]]);
+        b.events = u64::MAX;
+        assert_eq!(
+            merge_outcomes(&[a.clone(), b]).expect_err("overflow"),
+            MergeError::Overflow {
+                shard: 1,
+                what: "events"
+            }
+        );
+        let mut c = outcome_of(&[vec![2_000]]);
+        c.sql.as_mut().unwrap().reads = u64::MAX;
+        assert_eq!(
+            merge_outcomes(&[a, c]).expect_err("overflow"),
+            MergeError::Overflow {
+                shard: 1,
+                what: "reads"
+            }
+        );
+        let mut full = vec![0; stats::BUCKETS];
+        full[7] = u64::MAX;
+        let s = |buckets: Vec<u64>| IntervalSample {
+            lat_buckets: buckets,
+            ..IntervalSample::default()
+        };
+        let mut one = vec![0; stats::BUCKETS];
+        one[7] = 1;
+        let e = merge_samples(&[s(full), s(one)], 1.0, 95.0).expect_err("overflow");
+        assert_eq!(
+            e,
+            MergeError::Overflow {
+                shard: 1,
+                what: "interval latency buckets"
+            }
+        );
+    }
+
     #[test]
     fn samples_add_rates_and_buckets() {
         let mut b1 = vec![0; stats::BUCKETS];
@@ -314,7 +385,8 @@ mod tests {
             &[s(10.0, Some(10.0), b1.clone()), s(5.0, None, b2.clone())],
             1.0,
             99.0,
-        );
+        )
+        .expect("merges");
         assert_eq!((m.threads, m.eps, m.tps), (4, 15.0, Some(10.0)));
         let mut all = b1;
         all[log_histogram::bucket_of_ns(90_000_000)] = 1;

@@ -13,9 +13,12 @@
 //! The coordinator (the `sbsuite run` process) keeps everything but the measured run: it
 //! prepares, applies variants, runs hooks, checks and cleanups. For each run step it starts
 //! one agent per client, sends each its shard of the step ([`protocol`]), releases them
-//! together and merges what they measured exactly ([`merge`]).
+//! together and merges what they measured exactly ([`merge`]). What an agent may send, and
+//! how long it is waited for, is bounded by the step ([`bounds`]): a broken or hostile agent
+//! fails its step, it never costs the coordinator unbounded memory or time.
 
 pub mod agent;
+pub mod bounds;
 pub mod coordinator;
 pub mod merge;
 pub mod protocol;

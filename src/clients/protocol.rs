@@ -18,13 +18,24 @@
 //! What the wire never carries: shell commands, hooks or templates (an agent only runs
 //! workload run steps), and the password outside [`StepSpec::password`] (whose `Debug` is
 //! redacted; the target itself travels without it).
+//!
+//! What a peer cannot make the coordinator hold (#26): a line is at most [`MAX_LINE`]; every
+//! list in a message has a cap known before it is parsed (a sample's buckets, metrics, an
+//! outcome's transactions, per-thread pairs and error codes), so a line full of small items parses into no
+//! more than its own size; and a histogram is checked before the HDR decoder sees it (its
+//! header's sizes against the bytes that are really there and against the largest histogram
+//! the engines can record), so no header makes the decoder zero-fill gigabytes or inflate a
+//! deflate bomb. Bounds that depend on the step (how many intervals so far, how many threads
+//! and transactions) are [`super::bounds`]'.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
+use std::marker::PhantomData;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::db::WireTarget;
@@ -118,7 +129,9 @@ pub struct WireSample {
     pub lat_pct_ms: f64,
     pub errors_ps: Option<f64>,
     pub reconnects_ps: Option<f64>,
+    #[serde(deserialize_with = "metrics_list")]
     pub metrics: Vec<(String, f64)>,
+    #[serde(deserialize_with = "buckets_list")]
     pub buckets: Vec<(u32, u64)>,
 }
 
@@ -134,11 +147,14 @@ pub struct WireOutcome {
     pub histogram: String,
     pub interrupted: bool,
     pub cut_short: Option<String>,
+    #[serde(deserialize_with = "metrics_list")]
     pub metrics: Vec<(String, f64)>,
+    #[serde(deserialize_with = "transactions_list")]
     pub transactions: Vec<WireTxn>,
+    #[serde(deserialize_with = "per_thread_list")]
     pub per_thread: Vec<(u64, u64)>,
     /// SQL errors by code (agents before #26 send none).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "error_codes_list")]
     pub error_codes: Vec<(String, u64)>,
 }
 
@@ -176,6 +192,79 @@ pub enum ProtocolError {
     Histogram(String),
 }
 
+/// The most per-transaction statistics an outcome may carry on the wire (the step's own bound,
+/// [`super::bounds::StepBounds`], is tighter: none for a built-in workload).
+pub const MAX_TRANSACTIONS: usize = 1024;
+
+/// The most per-thread pairs an outcome may carry on the wire (the step's own bound is the
+/// client's thread count).
+pub const MAX_THREADS: usize = 1 << 20;
+
+/// A list of at most `max` items. serde's own `Vec` takes whatever the peer sends: a 64 MiB
+/// line of `[1,1],` pairs would parse into 180 MB of `(u32, u64)`.
+fn bounded<'de, D, T>(d: D, max: usize, what: &'static str) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Bounded<T> {
+        max: usize,
+        what: &'static str,
+        item: PhantomData<T>,
+    }
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Bounded<T> {
+        type Value = Vec<T>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "a list of at most {} {}", self.max, self.what)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(item) = seq.next_element()? {
+                if out.len() == self.max {
+                    return Err(serde::de::Error::custom(format!(
+                        "more than {} {} (the protocol's bound)",
+                        self.max, self.what
+                    )));
+                }
+                out.push(item);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Bounded {
+        max,
+        what,
+        item: PhantomData,
+    })
+}
+
+fn buckets_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(u32, u64)>, D::Error> {
+    bounded(d, crate::stats::BUCKETS, "latency buckets")
+}
+
+fn metrics_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(String, f64)>, D::Error> {
+    bounded(d, METRICS.len(), "metrics")
+}
+
+fn transactions_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<WireTxn>, D::Error> {
+    bounded(d, MAX_TRANSACTIONS, "transactions")
+}
+
+fn per_thread_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(u64, u64)>, D::Error> {
+    bounded(d, MAX_THREADS, "per-thread pairs")
+}
+
+/// The most distinct error codes an outcome may carry on the wire (a step meets a handful).
+pub const MAX_ERROR_CODES: usize = 1024;
+
+fn error_codes_list<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<(String, u64)>, D::Error> {
+    bounded(d, MAX_ERROR_CODES, "error codes")
+}
+
 /// A metric name of this build, as the `&'static str` the engine uses; unknown names (a newer
 /// agent's) are dropped, never invented.
 fn metric_name(name: &str) -> Option<&'static str> {
@@ -201,13 +290,104 @@ pub fn encode_histogram(hist: &Histogram<u64>) -> Result<String, ProtocolError> 
     Ok(BASE64.encode(buf))
 }
 
+/// The V2 format's cookies (hdrhistogram's `serialization` module keeps them private; the
+/// round-trip tests prove these are its values).
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+
+/// The V2 header: cookie, payload length, normalizing offset, significant digits (4 bytes
+/// each), lowest and highest trackable value and the integer-to-double ratio (8 each).
+const V2_HEADER: usize = 40;
+
+/// Counts of the largest histogram the engines can record ([`crate::stats::SIGFIG`] digits,
+/// lowest value 1, every value up to `u64::MAX`): 54 buckets of 2048 sub-buckets whose lower
+/// halves overlap, (54 + 1) × 1024. A test checks it against the crate's own arithmetic.
+const MAX_COUNTS: usize = 55 * 1024;
+
+/// The longest V2 payload such a histogram encodes to: one LEB128 varint (at most 9 bytes) per
+/// count, and a run of zeros takes one varint too.
+const MAX_PAYLOAD: usize = MAX_COUNTS * 9;
+
+fn bad_histogram(why: impl Into<String>) -> ProtocolError {
+    ProtocolError::Histogram(why.into())
+}
+
+fn be_u32(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn be_u64(bytes: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_be_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// A histogram sent by an agent, checked before it is decoded: the HDR decoder allocates
+/// whatever the header's payload length says (4 GiB of zeros for `0xFFFFFFF0`) and inflates
+/// without a limit, so the header is read here first. Only what the engines produce is
+/// accepted — [`crate::stats::SIGFIG`] digits, lowest trackable value 1, a payload no longer
+/// than the largest such histogram's and present in full — which bounds the decoded
+/// histogram to [`MAX_COUNTS`] counts (≈ 450 KB).
 pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, ProtocolError> {
+    // The longest legitimate text: a V2 payload that deflate could not shrink, in base64.
+    if text.len() > (V2_HEADER + MAX_PAYLOAD + 64) * 4 / 3 + 4 {
+        return Err(bad_histogram(format!(
+            "{} bytes of base64, more than the largest histogram takes",
+            text.len()
+        )));
+    }
     let bytes = BASE64
         .decode(text)
-        .map_err(|e| ProtocolError::Histogram(e.to_string()))?;
+        .map_err(|e| bad_histogram(e.to_string()))?;
+    let inner = match be_u32(&bytes, 0) {
+        Some(V2_COMPRESSED_COOKIE) => {
+            let len = be_u32(&bytes, 4).ok_or_else(|| bad_histogram("truncated header"))?;
+            let body = bytes
+                .get(8..)
+                .filter(|b| b.len() as u64 >= u64::from(len))
+                .ok_or_else(|| {
+                    bad_histogram(format!(
+                        "its header claims {len} compressed bytes, {} are there",
+                        bytes.len().saturating_sub(8)
+                    ))
+                })?;
+            let mut inner = Vec::new();
+            let limit = (V2_HEADER + MAX_PAYLOAD) as u64;
+            flate2::read::ZlibDecoder::new(&body[..len as usize])
+                .take(limit + 1)
+                .read_to_end(&mut inner)
+                .map_err(|e| bad_histogram(format!("does not inflate: {e}")))?;
+            if inner.len() as u64 > limit {
+                return Err(bad_histogram(format!(
+                    "inflates beyond {limit} bytes, more than the largest histogram takes"
+                )));
+            }
+            inner
+        }
+        Some(V2_COOKIE) => bytes,
+        _ => return Err(bad_histogram("not an HDR V2 histogram (unknown cookie)")),
+    };
+    if be_u32(&inner, 0) != Some(V2_COOKIE) || inner.len() < V2_HEADER {
+        return Err(bad_histogram("not an HDR V2 histogram (bad inner header)"));
+    }
+    let payload = be_u32(&inner, 4).unwrap_or(u32::MAX) as usize;
+    let digits = be_u32(&inner, 12).unwrap_or(0);
+    let lowest = be_u64(&inner, 16).unwrap_or(0);
+    if payload > MAX_PAYLOAD || payload > inner.len() - V2_HEADER {
+        return Err(bad_histogram(format!(
+            "its header claims a payload of {payload} bytes, {} are there (at most \
+             {MAX_PAYLOAD})",
+            inner.len() - V2_HEADER
+        )));
+    }
+    if digits != u32::from(crate::stats::SIGFIG) || lowest != 1 {
+        return Err(bad_histogram(format!(
+            "{digits} significant digits from {lowest}: not the engines' histogram ({} digits \
+             from 1)",
+            crate::stats::SIGFIG
+        )));
+    }
     Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|e| ProtocolError::Histogram(format!("{e:?}")))
+        .deserialize(&mut &inner[..V2_HEADER + payload])
+        .map_err(|e| bad_histogram(format!("{e:?}")))
 }
 
 impl WireSample {
@@ -235,14 +415,24 @@ impl WireSample {
         }
     }
 
-    pub fn into_sample(self) -> IntervalSample {
-        let mut lat_buckets = vec![0; crate::stats::BUCKETS];
+    /// The sample, its buckets dense again; a bucket outside the 1024, or counts of one
+    /// bucket that overflow, are an error.
+    pub fn into_sample(self) -> Result<IntervalSample, ProtocolError> {
+        let mut lat_buckets = vec![0u64; crate::stats::BUCKETS];
         for (i, c) in self.buckets {
-            if let Some(slot) = lat_buckets.get_mut(i as usize) {
-                *slot += c;
-            }
+            let slot = lat_buckets.get_mut(i as usize).ok_or_else(|| {
+                ProtocolError::Parse(format!(
+                    "latency bucket {i} of an interval: there are {}",
+                    crate::stats::BUCKETS
+                ))
+            })?;
+            *slot = slot.checked_add(c).ok_or_else(|| {
+                ProtocolError::Parse(format!(
+                    "latency bucket {i} of an interval overflows (its counts add beyond 2^64 - 1)"
+                ))
+            })?;
         }
-        IntervalSample {
+        Ok(IntervalSample {
             time_s: self.time_s,
             threads: self.threads,
             eps: self.eps,
@@ -256,7 +446,7 @@ impl WireSample {
             reconnects_ps: self.reconnects_ps,
             metrics: metrics_from_wire(&self.metrics),
             lat_buckets,
-        }
+        })
     }
 }
 
@@ -540,10 +730,123 @@ mod tests {
         assert_eq!(w.buckets, vec![(3, 4), (100, 1)]);
         let msg = AgentMsg::Interval(Box::new(w.clone()));
         assert_eq!(round(&msg), msg);
-        let back = w.into_sample();
+        let back = w.into_sample().expect("decodes");
         assert_eq!(back.lat_buckets, buckets);
         assert_eq!(back.metrics, s.metrics);
         assert_eq!(back.tps, Some(3.0));
+    }
+
+    /// The V2 bytes (uncompressed) of a histogram header with these fields and `payload`.
+    fn v2(len: u32, digits: u32, lowest: u64, payload: &[u8]) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&V2_COOKIE.to_be_bytes());
+        b.extend_from_slice(&len.to_be_bytes());
+        b.extend_from_slice(&0u32.to_be_bytes());
+        b.extend_from_slice(&digits.to_be_bytes());
+        b.extend_from_slice(&lowest.to_be_bytes());
+        b.extend_from_slice(&u64::MAX.to_be_bytes());
+        b.extend_from_slice(&1.0f64.to_be_bytes());
+        b.extend_from_slice(payload);
+        b
+    }
+
+    fn deflated(inner: &[u8]) -> Vec<u8> {
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(inner).unwrap();
+        let body = z.finish().unwrap();
+        let mut b = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        b.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        b.extend_from_slice(&body);
+        b
+    }
+
+    #[test]
+    fn the_largest_histogram_is_what_the_bound_says() {
+        let h = Histogram::<u64>::new_with_bounds(1, u64::MAX, crate::stats::SIGFIG).unwrap();
+        assert_eq!(h.distinct_values(), MAX_COUNTS);
+        // Filled everywhere, it still decodes.
+        let mut h = Histogram::<u64>::new(crate::stats::SIGFIG).unwrap();
+        let mut v = 1u64;
+        while v < u64::MAX / 3 {
+            h.record(v).unwrap();
+            v += v / 500 + 1;
+        }
+        let back = decode_histogram(&encode_histogram(&h).unwrap()).expect("decodes");
+        assert_eq!(back, h);
+    }
+
+    /// Headers that would make the HDR decoder allocate what they claim are refused first.
+    #[test]
+    fn histograms_that_claim_more_than_they_hold_are_refused() {
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (
+                v2(0xFFFF_FFF0, 3, 1, &[0; 16]),
+                "claims a payload of 4294967280",
+            ),
+            (
+                deflated(&v2(0xFFFF_FFF0, 3, 1, &[0; 16])),
+                "claims a payload",
+            ),
+            // A deflate bomb: 64 MiB of zeros compress to a few KB.
+            (
+                deflated(&v2(64 << 20, 3, 1, &vec![0; 64 << 20])),
+                "inflates beyond",
+            ),
+            (deflated(&v2(2, 5, 1, &[0, 0])), "5 significant digits"),
+            (deflated(&v2(2, 3, 1000, &[0, 0])), "from 1000"),
+            (b"nonsense".to_vec(), "unknown cookie"),
+            (
+                {
+                    let mut b = deflated(&v2(2, 3, 1, &[2, 2]));
+                    b[4..8].copy_from_slice(&0xFFFF_FFF0u32.to_be_bytes());
+                    b
+                },
+                "compressed bytes",
+            ),
+        ];
+        for (bytes, want) in cases {
+            let e = decode_histogram(&BASE64.encode(&bytes)).expect_err(want);
+            assert!(e.to_string().contains(want), "{want}: {e}");
+        }
+        let long = "A".repeat(2 << 20);
+        assert!(decode_histogram(&long).is_err());
+    }
+
+    #[test]
+    fn lists_beyond_their_bound_do_not_parse() {
+        let buckets: Vec<String> = (0..1025).map(|i| format!("[{i},1]")).collect();
+        let line = format!(
+            r#"{{"type":"interval","time_s":1,"threads":1,"eps":0,"tps":null,"qps":null,"reads_ps":null,"writes_ps":null,"other_ps":null,"lat_pct_ms":0,"errors_ps":null,"reconnects_ps":null,"metrics":[],"buckets":[{}]}}"#,
+            buckets.join(",")
+        );
+        let e = recv::<AgentMsg>(&mut line.as_bytes()).expect_err("too many buckets");
+        assert!(
+            e.to_string().contains("more than 1024 latency buckets"),
+            "{e}"
+        );
+        let ok = line.replace(",[1024,1]", "");
+        assert!(recv::<AgentMsg>(&mut ok.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_sample_with_a_bucket_out_of_range_or_overflowing_is_an_error() {
+        let s = WireSample::from_sample(&IntervalSample::default());
+        let bad = WireSample {
+            buckets: vec![(1024, 1)],
+            ..s.clone()
+        };
+        assert!(
+            bad.into_sample()
+                .expect_err("range")
+                .to_string()
+                .contains("1024")
+        );
+        let bad = WireSample {
+            buckets: vec![(3, u64::MAX), (3, 1)],
+            ..s
+        };
+        let e = bad.into_sample().expect_err("overflow").to_string();
+        assert!(e.contains("overflows"), "{e}");
     }
 
     #[test]

@@ -195,6 +195,7 @@ impl ClientsExecutor {
         inner: EngineExecutor,
         clients: &Clients,
         plan: &Plan,
+        stop: &AtomicBool,
     ) -> Result<ClientsExecutor, ClientsSetupError> {
         let resolved: Vec<Client> = transport::resolve(&clients.entries, &clients.transport)?;
         let cfg = ClientsConfig {
@@ -204,7 +205,7 @@ impl ClientsExecutor {
             timeout: clients.timeout,
             connect_timeout: clients.connect_timeout,
         };
-        coordinator::preflight(&cfg)?;
+        coordinator::preflight(&cfg, stop)?;
         Ok(ClientsExecutor {
             inner,
             cfg,

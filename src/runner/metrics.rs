@@ -10,10 +10,16 @@
 //!   our own small metric ([`LatencyHistogram`]): each live sample adds the interval's 1024
 //!   log-bucket counts to fixed buckets chosen for database latencies (0.1 ms … 10 s), O(1024)
 //!   per second whatever the event rate.
-//! - **A tiny HTTP server on a std `TcpListener` thread**: one request at a time, `GET
-//!   /metrics` or 404, a read timeout so a silent client cannot hold it. A scrape encodes the
-//!   registry under the families' read locks, which only the runner's once-a-second updates
-//!   contend for.
+//! - **A tiny HTTP server on a std `TcpListener` thread** that never costs the measurement
+//!   memory or time, whatever its clients do (#26): each connection is answered on a short-lived
+//!   thread of its own, so one slow client never delays another scraper; at most
+//!   [`MAX_CONNECTIONS`] are served at once (more are answered `503` by one thread, a quarter
+//!   of a second each at most; the accept loop never waits on a client); a request head may take [`MAX_REQUEST`] bytes (`431`
+//!   and closed beyond: a line without an end grows nothing) and must arrive within
+//!   [`REQUEST_DEADLINE`] of the accept however slowly it trickles in, and the answer must be
+//!   taken within [`RESPONSE_DEADLINE`]. `GET /metrics` or 404. A scrape encodes the registry
+//!   under the families' read locks, which only the runner's once-a-second updates contend
+//!   for.
 //! - **Bound before anything runs**: [`MetricsServer::bind`] is called by the command before
 //!   the first step, so an address in use is bad input (exit 2) with nothing done. A bare
 //!   `:PORT` (or `PORT`) means loopback: nothing is exposed beyond the machine unless the user
@@ -26,12 +32,12 @@
 //!   stay with the workers until the step ends, which is what keeps the hot path lock-free.
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::counter::Counter;
@@ -53,6 +59,27 @@ pub const LATENCY_BUCKETS: &[f64] = &[
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
     5.0, 10.0,
 ];
+
+/// The most a request head (request line and headers) may take: a scraper's is a few hundred
+/// bytes.
+pub const MAX_REQUEST: usize = 8 << 10;
+
+/// How long a client has, from its connection, to send its request head.
+pub const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
+
+/// How long a client has, from its connection, to take the answer.
+pub const RESPONSE_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Connections answered at once; more get `503` (as many again are queued for it, beyond
+/// that they are closed at once).
+pub const MAX_CONNECTIONS: usize = 16;
+
+/// How long a connection beyond [`MAX_CONNECTIONS`] may take to send its request, and then to
+/// take its `503`.
+const BUSY_DEADLINE: Duration = Duration::from_millis(250);
+
+/// The stack of a connection's thread: it parses a few hundred bytes and writes the text.
+const CONNECTION_STACK: usize = 256 << 10;
 
 /// The percentiles of the last interval published as gauges (`quantile` label).
 const QUANTILES: &[(f64, &str)] = &[(50.0, "0.5"), (95.0, "0.95"), (99.0, "0.99")];
@@ -187,37 +214,150 @@ impl Drop for MetricsServer {
     }
 }
 
-fn serve(listener: &TcpListener, metrics: &Metrics, stop: &AtomicBool) {
+fn serve(listener: &TcpListener, metrics: &Arc<Metrics>, stop: &AtomicBool) {
+    let open = Arc::new(AtomicUsize::new(0));
+    // Connections beyond the slots go to one thread that answers 503, one at a time and
+    // briefly each; beyond what it has queued they are closed at once.
+    let (busy_tx, busy_rx) = std::sync::mpsc::sync_channel::<TcpStream>(MAX_CONNECTIONS);
+    let _ = std::thread::Builder::new()
+        .name("sbsuite-metrics-busy".into())
+        .stack_size(CONNECTION_STACK)
+        .spawn(move || {
+            for stream in busy_rx {
+                let _ = busy(stream);
+            }
+        });
     for conn in listener.incoming() {
         if stop.load(Ordering::SeqCst) {
             return;
         }
-        if let Ok(stream) = conn {
-            let _ = answer(stream, metrics);
+        let stream = match conn {
+            Ok(stream) => stream,
+            Err(_) => {
+                // Out of descriptors, say: do not spin on the error.
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            open.fetch_sub(1, Ordering::SeqCst);
+            let _ = busy_tx.try_send(stream);
+            continue;
+        }
+        let slot = Slot(open.clone());
+        let metrics = metrics.clone();
+        // A failed spawn drops the closure, and with it the slot and the connection.
+        let _ = std::thread::Builder::new()
+            .name("sbsuite-metrics-conn".into())
+            .stack_size(CONNECTION_STACK)
+            .spawn(move || {
+                let _slot = slot;
+                let _ = answer(stream, &metrics, Instant::now());
+            });
+    }
+}
+
+/// One of [`MAX_CONNECTIONS`], given back when the connection's thread ends.
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Every slot is taken: `503`, within [`BUSY_DEADLINE`]. The request is read first (a socket
+/// closed with unread bytes is reset, and the client would lose the answer).
+fn busy(mut stream: TcpStream) -> std::io::Result<()> {
+    let deadline = Instant::now() + BUSY_DEADLINE;
+    let _ = read_head(&mut stream, deadline);
+    write_within(
+        &mut stream,
+        b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\n\
+          Connection: close\r\n\r\n",
+        deadline + BUSY_DEADLINE,
+    )?;
+    stream.shutdown(std::net::Shutdown::Write)
+}
+
+/// Why a request head was not read.
+enum Head {
+    TooLarge,
+    Io(std::io::Error),
+}
+
+/// The request head (up to its blank line), read within `deadline` and [`MAX_REQUEST`] bytes,
+/// in chunks: a client that trickles bytes or never ends its line gets neither more time nor
+/// more memory.
+fn read_head(stream: &mut TcpStream, deadline: Instant) -> Result<Vec<u8>, Head> {
+    let mut head = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Head::Io(std::io::ErrorKind::TimedOut.into()));
+        }
+        stream.set_read_timeout(Some(left)).map_err(Head::Io)?;
+        let n = stream.read(&mut chunk).map_err(Head::Io)?;
+        if n == 0 {
+            // The client closed its side: what came is all there is.
+            return Ok(head);
+        }
+        head.extend_from_slice(&chunk[..n]);
+        let end = head
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .or_else(|| head.windows(2).position(|w| w == b"\n\n"));
+        if let Some(end) = end {
+            head.truncate(end);
+            return Ok(head);
+        }
+        if head.len() > MAX_REQUEST {
+            return Err(Head::TooLarge);
         }
     }
 }
 
-/// Answers one HTTP/1.x request and closes the connection.
-fn answer(mut stream: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    stream.set_write_timeout(Some(Duration::from_secs(5)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut request = String::new();
-    reader.read_line(&mut request)?;
-    // The headers are read and ignored (bounded, so a client cannot make us buffer forever).
-    let mut line = String::new();
-    for _ in 0..100 {
-        line.clear();
-        if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
-            break;
+/// Writes `bytes` before `deadline`, however slowly the client reads.
+fn write_within(
+    stream: &mut TcpStream,
+    mut bytes: &[u8],
+    deadline: Instant,
+) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        stream.set_write_timeout(Some(left))?;
+        match stream.write(bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
-    let mut words = request.split_whitespace();
+    Ok(())
+}
+
+/// Answers one HTTP/1.x request accepted at `accepted` and closes the connection.
+fn answer(mut stream: TcpStream, metrics: &Metrics, accepted: Instant) -> std::io::Result<()> {
+    let (head, too_large) = match read_head(&mut stream, accepted + REQUEST_DEADLINE) {
+        Ok(head) => (head, false),
+        Err(Head::TooLarge) => (Vec::new(), true),
+        Err(Head::Io(e)) => return Err(e),
+    };
+    let request = String::from_utf8_lossy(&head);
+    let mut words = request.lines().next().unwrap_or("").split_whitespace();
     let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
     let path = target.split('?').next().unwrap_or("");
-    let (status, kind, body) = match (method, path) {
-        ("GET" | "HEAD", "/metrics") => (
+    let (status, kind, body) = match (too_large, method, path) {
+        (true, ..) => (
+            "431 Request Header Fields Too Large",
+            "text/plain; charset=utf-8",
+            format!("sbsuite reads at most {MAX_REQUEST} bytes of a request\n"),
+        ),
+        (false, "GET" | "HEAD", "/metrics") => (
             "200 OK",
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
             metrics.encode(),
@@ -235,8 +375,13 @@ fn answer(mut stream: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
     if method != "HEAD" {
         response.push_str(&body);
     }
-    stream.write_all(response.as_bytes())?;
-    stream.flush()
+    write_within(
+        &mut stream,
+        response.as_bytes(),
+        accepted + RESPONSE_DEADLINE,
+    )?;
+    stream.flush()?;
+    stream.shutdown(std::net::Shutdown::Write)
 }
 
 /// A histogram filled with bucket counts rather than single observations.

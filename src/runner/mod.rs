@@ -421,7 +421,7 @@ pub fn run_plan(
     let mut clients_executor;
     let executor: &mut dyn StepExecutor = match &ctx.clients {
         Some(c) => {
-            clients_executor = clients::ClientsExecutor::new(executor, c, plan)?;
+            clients_executor = clients::ClientsExecutor::new(executor, c, plan, &stop)?;
             &mut clients_executor
         }
         None => &mut executor,

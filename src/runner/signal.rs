@@ -20,11 +20,17 @@
 //! `set_handler` and the previously ignored signals are put back to ignored right after.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
 static ON_SECOND: OnceLock<fn()> = OnceLock::new();
+static NOTE: Mutex<&str> = Mutex::new(RUN_NOTE);
+
+/// What the first signal does while a suite runs.
+pub const RUN_NOTE: &str = "interrupt: the current step stops and is recorded as interrupted; \
+                            remaining runs are skipped, cleanups still run. Press Ctrl-C again \
+                            to exit now.";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SignalError {
@@ -48,6 +54,23 @@ pub fn on_second_signal(action: fn()) {
     let _ = ON_SECOND.set(action);
 }
 
+/// Says what the first signal means from now on until the guard is dropped (then it means
+/// what it meant before): after a suite, `--metrics-hold` is ended by it.
+pub fn note_while(note: &'static str) -> NoteGuard {
+    let mut n = NOTE.lock().unwrap_or_else(|p| p.into_inner());
+    let before = std::mem::replace(&mut *n, note);
+    NoteGuard(before)
+}
+
+/// Puts the previous note back.
+pub struct NoteGuard(&'static str);
+
+impl Drop for NoteGuard {
+    fn drop(&mut self) {
+        *NOTE.lock().unwrap_or_else(|p| p.into_inner()) = self.0;
+    }
+}
+
 /// Installs the handler once per process (later calls return the same flag) and returns the
 /// stop flag.
 pub fn install() -> Result<Arc<AtomicBool>, SignalError> {
@@ -64,10 +87,8 @@ pub fn install() -> Result<Arc<AtomicBool>, SignalError> {
                 }
                 return;
             }
-            eprintln!(
-                "\n[sbsuite] interrupt: the current step stops and is recorded as interrupted; \
-                 remaining runs are skipped, cleanups still run. Press Ctrl-C again to exit now."
-            );
+            let note = *NOTE.lock().unwrap_or_else(|p| p.into_inner());
+            eprintln!("\n[sbsuite] {note}");
         })
         .map_err(|e| e.to_string());
         restore_ignored(&ignored);

@@ -27,4 +27,4 @@ pub use summary::{
     Fairness, LatencySummary, fairness, latency_from_parts, latency_summary,
     mean_and_population_stddev, merge,
 };
-pub use worker::{IntervalSlot, WorkerStats};
+pub use worker::{IntervalSlot, SIGFIG, WorkerStats};

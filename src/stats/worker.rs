@@ -6,6 +6,10 @@ use hdrhistogram::Histogram;
 
 use super::log_histogram::AtomicLogHistogram;
 
+/// Significant digits of every latency histogram the engines record (and so of every histogram
+/// an agent may send its coordinator).
+pub const SIGFIG: u8 = 3;
+
 /// Statistics a worker thread owns for the whole run and hands back when it ends.
 ///
 /// The HDR histogram starts small and auto-resizes: it allocates only when an event is slower
@@ -29,7 +33,7 @@ impl WorkerStats {
             busy_ns: 0,
             min_ns: u64::MAX,
             max_ns: 0,
-            histogram: Histogram::new(3)?,
+            histogram: Histogram::new(SIGFIG)?,
         })
     }
 
