@@ -82,6 +82,8 @@ pub struct Suite {
     /// `[clients]`, checked: where run steps execute (`None`: in this process).
     pub clients: Option<Clients>,
     origins: Origins,
+    /// The workloads the suite declares, with where each value is written.
+    custom: workloads::Loaded,
 }
 
 /// `[clients]` validated: the entries parsed, the transport settings resolved.
@@ -122,6 +124,16 @@ impl Suite {
     /// Where the value at `path` came from, for errors found after loading (e.g. in the plan).
     pub fn origin(&self, path: &[Seg], key: bool) -> Origin {
         self.origins.origin(path, key)
+    }
+
+    /// What of custom workload `def` fails with a run's `options`, each error at the line of
+    /// the definition that wrote it ([`workloads::Loaded::check_run`]).
+    pub fn check_custom_run(
+        &self,
+        def: &crate::engine::custom::model::Def,
+        options: &crate::value::Options,
+    ) -> Vec<ConfigError> {
+        self.custom.check_run(def, options)
     }
 
     pub fn error(&self, path: &[Seg], message: impl Into<String>) -> ConfigError {
@@ -490,7 +502,7 @@ pub fn load_text(
         .extract()
         .map_err(|e| hints(figment_errors(file, &origins, e)))?;
     let raw = stored::in_file_order(raw, &table);
-    validate::validate(file, raw, origins, &custom).map_err(hints)
+    validate::validate(file, raw, origins, custom).map_err(hints)
 }
 
 fn to_dict(file: &Path, map: &SourceMap, table: &toml::Table) -> Result<Dict, ConfigError> {

@@ -55,57 +55,21 @@ fn io_err(e: std::io::Error) -> EngineError {
 /// Rows of every load entry, in [`Def::load`] order: `rows` evaluated over the options, times
 /// the parent's rows for a table with a parent. The error names the table and the expression.
 pub fn table_rows(def: &Def, options: &Frame) -> Result<Vec<u64>, String> {
+    table_rows_at(def, options).map_err(|(_, m)| m)
+}
+
+/// [`table_rows`], the error with the index of the entry it is about (for the plan, which
+/// points at that entry's `rows` or `per_parent`).
+pub fn table_rows_at(def: &Def, options: &Frame) -> Result<Vec<u64>, (usize, String)> {
     let mut rows: Vec<Option<u64>> = vec![None; def.load.len()];
     // Each pass settles at least one table when the parents form no cycle.
     for _ in 0..=def.load.len() {
         let mut progress = false;
-        for (i, t) in def.load.iter().enumerate() {
-            if rows[i].is_some() {
-                continue;
+        for i in 0..def.load.len() {
+            if rows[i].is_none() {
+                rows[i] = entry_rows(def, options, i, &rows).map_err(|m| (i, m))?;
+                progress |= rows[i].is_some();
             }
-            let parent = match t.parent {
-                None => Some(1),
-                Some(p) if p >= def.load.len() => {
-                    return Err(format!(
-                        "load table `{}`: its parent is entry {p}, which does not exist",
-                        t.table
-                    ));
-                }
-                Some(p) => rows[p],
-            };
-            let Some(parent) = parent else { continue };
-            let n = t
-                .rows
-                .eval_i64(options)
-                .map_err(|e| format!("load table `{}`: rows: {e}", t.table))?;
-            let n = u64::try_from(n).map_err(|_| {
-                format!(
-                    "load table `{}`: rows `{}` is {n}, not a count",
-                    t.table,
-                    t.rows.text()
-                )
-            })?;
-            // `row` is a 64-bit signed integer.
-            let total = parent
-                .checked_mul(n)
-                .filter(|&r| i64::try_from(r).is_ok())
-                .ok_or_else(|| {
-                    if t.parent.is_some() {
-                        format!(
-                            "load table `{}`: {parent} parent rows × {n} per parent row is more than {} rows",
-                            t.table,
-                            i64::MAX
-                        )
-                    } else {
-                        format!(
-                            "load table `{}`: {n} rows is more than {}",
-                            t.table,
-                            i64::MAX
-                        )
-                    }
-                })?;
-            rows[i] = Some(total);
-            progress = true;
         }
         if !progress {
             break;
@@ -115,13 +79,66 @@ pub fn table_rows(def: &Def, options: &Frame) -> Result<Vec<u64>, String> {
         .enumerate()
         .map(|(i, r)| {
             r.ok_or_else(|| {
-                format!(
-                    "load table `{}`: its parents form a cycle",
-                    def.load[i].table
+                (
+                    i,
+                    format!(
+                        "load table `{}`: its parents form a cycle",
+                        def.load[i].table
+                    ),
                 )
             })
         })
         .collect()
+}
+
+/// Rows of entry `i` once its parent's are known (`None` before).
+fn entry_rows(
+    def: &Def,
+    options: &Frame,
+    i: usize,
+    rows: &[Option<u64>],
+) -> Result<Option<u64>, String> {
+    let t = &def.load[i];
+    let parent = match t.parent {
+        None => 1,
+        Some(p) if p >= def.load.len() => {
+            return Err(format!(
+                "load table `{}`: its parent is entry {p}, which does not exist",
+                t.table
+            ));
+        }
+        Some(p) => match rows[p] {
+            Some(r) => r,
+            None => return Ok(None),
+        },
+    };
+    let n = t
+        .rows
+        .eval_i64(options)
+        .map_err(|e| format!("load table `{}`: rows: {e}", t.table))?;
+    let n = u64::try_from(n).map_err(|_| {
+        format!(
+            "load table `{}`: rows `{}` is {n}, not a count",
+            t.table,
+            t.rows.text()
+        )
+    })?;
+    // `row` is a 64-bit signed integer.
+    parent
+        .checked_mul(n)
+        .filter(|&r| i64::try_from(r).is_ok())
+        .map(Some)
+        .ok_or_else(|| {
+            if t.parent.is_some() {
+                format!(
+                    "load table `{}`: {parent} parent rows × {n} per parent row is more than {} rows",
+                    t.table,
+                    i64::MAX
+                )
+            } else {
+                format!("load table `{}`: {n} rows is more than {}", t.table, i64::MAX)
+            }
+        })
 }
 
 /// A table's level: 0 without a parent, else its parent's + 1.
@@ -703,19 +720,23 @@ pub fn check(ctx: &LoadCtx<'_>, out: &mut dyn Write, stop: &AtomicBool) -> Resul
                 CheckExpect::Rows(n) => {
                     Some(format!("expected {n} rows, found {} rows", fetched.rows))
                 }
-                CheckExpect::Value(v) => {
-                    let found = fetched.first.first().and_then(|f| f.as_deref());
-                    if fetched.rows > 0 && same(v, found) {
-                        None
-                    } else {
-                        let found = if fetched.rows == 0 {
-                            "no row".to_string()
+                // Over the options only: the plan refused an `expect` that fails for them.
+                CheckExpect::Value(e) => match e.eval(ctx.options) {
+                    Err(m) => Some(format!("the expected value {m}")),
+                    Ok(v) => {
+                        let found = fetched.first.first().and_then(|f| f.as_deref());
+                        if fetched.rows > 0 && same(&v, found) {
+                            None
                         } else {
-                            found.map_or_else(|| "NULL".to_string(), |f| format!("'{f}'"))
-                        };
-                        Some(format!("expected {}, found {found}", shown(v)))
+                            let found = if fetched.rows == 0 {
+                                "no row".to_string()
+                            } else {
+                                found.map_or_else(|| "NULL".to_string(), |f| format!("'{f}'"))
+                            };
+                            Some(format!("expected {}, found {found}", shown(&v)))
+                        }
                     }
-                }
+                },
             },
         };
         match verdict {

@@ -671,3 +671,249 @@ fn other_shapes_are_refused_with_their_key() {
         "\"second\" or \"minute\"",
     );
 }
+
+/// `text` loads, and its plan is refused: an error is on the line of `marker`, its key ends
+/// with `key` and its message contains `message` (the errors the options' values decide).
+fn refused_by_plan(text: &str, marker: &str, key: &str, message: &str) -> ConfigError {
+    let s = load(text).unwrap_or_else(|e| panic!("{e}"));
+    let errors = crate::plan::build(&s).expect_err("the plan must be refused");
+    let line = line_of(text, marker);
+    errors
+        .0
+        .iter()
+        .find(|e| {
+            matches!(e.origin, Origin::File { line: l, .. } if l == line)
+                && e.key.ends_with(key)
+                && e.message.contains(message)
+        })
+        .cloned()
+        .unwrap_or_else(|| {
+            panic!("no error on line {line} with key …{key} and {message:?}; got:\n{errors}")
+        })
+}
+
+/// #26: `capture` reads the first row of a result; a statement that returns none on every
+/// driver (a write without RETURNING, DDL) is refused at its `capture`.
+#[test]
+fn a_capture_on_a_statement_without_rows_is_refused() {
+    let t = ORDERS.replace(
+        "{ when = \"amount > 10\", sql = \"UPDATE customers SET c_name = :c_name WHERE c_id = :cust\", name = \"big\" }",
+        "{ when = \"amount > 10\", sql = \"UPDATE customers SET c_name = :c_name WHERE c_id = :cust\", name = \"big\", capture = [\"c_id\"] }",
+    );
+    let e = refused(
+        &t,
+        "name = \"big\"",
+        "steps[2].capture",
+        "this UPDATE returns no rows (on mysql, pgsql, sqlite)",
+    );
+    assert!(e.help.unwrap().contains("RETURNING"));
+    // RETURNING returns rows; so does per-driver SQL that returns them on some drivers (the
+    // capture is NULL on the others).
+    for sql in [
+        "sql = \"UPDATE customers SET c_name = :c_name WHERE c_id = :cust RETURNING c_id\"",
+        "sql = { mysql = \"UPDATE customers SET c_name = :c_name WHERE c_id = :cust\", pgsql = \"UPDATE customers SET c_name = :c_name WHERE c_id = :cust RETURNING c_id\", sqlite = \"\" }",
+    ] {
+        let t = ORDERS.replace(
+            "{ when = \"amount > 10\", sql = \"UPDATE customers SET c_name = :c_name WHERE c_id = :cust\", name = \"big\" }",
+            &format!("{{ when = \"amount > 10\", {sql}, name = \"big\", capture = [\"c_id\"] }}"),
+        );
+        load(&t).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
+/// #26: a check's `expect` is an expression over the options, as strings are everywhere else;
+/// numbers and booleans stay literal, text is quoted inside the expression.
+#[test]
+fn a_checks_expect_is_an_expression_over_the_options() {
+    let with_check = |expect: &str| {
+        format!(
+            "{ORDERS}\n[[workloads.orders.checks]]\nname = \"c\"\nsql = \"SELECT count(*) FROM customers\"\nexpect = {expect}\n"
+        )
+    };
+    let frame = |customers: i64| crate::engine::custom::model::Frame {
+        vals: vec![Val::Int(customers); def_of("orders").vars.len()],
+    };
+    for (expect, want) in [
+        ("\"customers * 100\"", Val::Int(1000)),
+        ("3", Val::Int(3)),
+        ("2.5", Val::Float(2.5)),
+        ("true", Val::Int(1)),
+        ("\"'open'\"", Val::Str("open".into())),
+    ] {
+        load(&with_check(expect)).unwrap_or_else(|e| panic!("{expect}: {e}"));
+        let CheckExpect::Value(e) = &def_of("orders").checks[0].expect else {
+            panic!("{expect}: not a value");
+        };
+        assert_eq!(e.eval(&frame(10)), Ok(want), "{expect}");
+    }
+    let t = with_check("\"open\"");
+    let e = refused(&t, "expect = \"open\"", "checks[0].expect", "`open`");
+    assert!(e.help.unwrap().contains("expect = \"'open'\""));
+    // A check runs outside any transaction: it reads options only.
+    let t = with_check("\"cust\"");
+    let e = refused(&t, "expect = \"cust\"", "checks[0].expect", "`cust`");
+    assert!(e.help.unwrap().contains("options only"));
+    // One that fails for the run's options is refused by the plan, at its line.
+    let t = with_check("\"customers // (customers - 10)\"");
+    let e = refused_by_plan(
+        &t,
+        "expect = \"customers //",
+        "checks[0].expect",
+        "with customers = 10",
+    );
+    assert!(e.message.contains("failed"), "{e}");
+}
+
+/// #26: what fails whatever the data is refused where it is written: a division by a literal
+/// zero, a power too large for any number, a range written as constants that is inverted.
+#[test]
+fn expressions_that_fail_whatever_the_data_are_refused() {
+    for (from, to, marker, key, message) in [
+        (
+            "let = { amount = \"qty * 3\" }",
+            "let = { amount = \"qty / 0\" }",
+            "qty / 0",
+            "new_order.let.amount",
+            "divides by zero",
+        ),
+        (
+            "let = { amount = \"qty * 3\" }",
+            "let = { amount = \"2 ** 100000000\" }",
+            "100000000",
+            "new_order.let.amount",
+            "failed",
+        ),
+        (
+            "qty = { uniform = [1, 10] }",
+            "qty = { uniform = [\"5 * 2\", 1] }",
+            "5 * 2",
+            "params.qty.uniform",
+            "goes from 10 to 1",
+        ),
+        (
+            "qty = { uniform = [1, 10] }",
+            "qty = { float = [10.5, 1.0] }",
+            "10.5",
+            "params.qty.float",
+            "goes from 10.5 to 1",
+        ),
+        (
+            "qty = { uniform = [1, 10] }",
+            "qty = { uniform = [1, \"7 / 2\"] }",
+            "7 / 2",
+            "params.qty.uniform[1]",
+            "integer bounds",
+        ),
+    ] {
+        let t = ORDERS.replace(from, to);
+        refused(&t, marker, key, message);
+    }
+    // Constants fold: the compiled expression is its value.
+    let t = ORDERS.replace(
+        "let = { amount = \"qty * 3\" }",
+        "let = { amount = \"2 ** 10\" }",
+    );
+    load(&t).unwrap_or_else(|e| panic!("{e}"));
+    let Op::Let {
+        value: GenSpec::Expr(e),
+        ..
+    } = &def_of("orders").transactions[0].body[0]
+    else {
+        panic!("not a let");
+    };
+    assert_eq!(e.as_const(), Some(&Val::Int(1024)));
+}
+
+/// #26: what the options decide is checked by the plan with each run's values, at the line
+/// of the definition: an expression over options that fails, a bound that is not an integer,
+/// a row count past what `row` numbers (the product of a parent's rows and `per_parent`).
+#[test]
+fn expressions_over_options_are_checked_with_each_runs_values() {
+    let t = ORDERS.replace(
+        "mode = { type",
+        "per = { type = \"int\", default = 0 }\nmode = { type",
+    );
+    let with = |from: &str, to: &str| t.replace(from, to);
+    let e = refused_by_plan(
+        &with(
+            "let = { amount = \"qty * 3\" }",
+            "let = { amount = \"customers / per\" }",
+        ),
+        "customers / per",
+        "new_order.let.amount",
+        "with customers = 10, per = 0",
+    );
+    assert!(e.help.unwrap().contains("only options"));
+    refused_by_plan(
+        &with(
+            "qty = { uniform = [1, 10] }",
+            "qty = { uniform = [1, \"customers / 4\"] }",
+        ),
+        "customers / 4",
+        "params.qty.uniform[1]",
+        "is 2.5 with customers = 10",
+    );
+    // Inverted bounds from options are read backwards (TPC-C's [1, "warehouses - 1"]).
+    let ok = with(
+        "qty = { uniform = [1, 10] }",
+        "qty = { uniform = [1, \"customers - 20\"] }",
+    );
+    crate::plan::build(&load(&ok).unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    let child = format!(
+        "{}\n[[workloads.orders.load]]\ntable = \"lines\"\nparent = \"customers\"\nper_parent = \"1000000000000000000\"\ncolumns = [{{ name = \"a\", gen = \"row\" }}]\n",
+        t.replace(
+            "[workloads.orders.transactions.new_order]",
+            "[workloads.orders.transactions.zz_placeholder]\nweight = 0\nsteps = [{ sql = \"SELECT 1\" }]\n\n[workloads.orders.transactions.new_order]"
+        )
+    );
+    let e = refused_by_plan(
+        &child,
+        "per_parent = \"1000000000000000000\"",
+        "load[1].per_parent",
+        "20 parent rows × 1000000000000000000 per parent row is more than",
+    );
+    assert!(e.help.unwrap().contains("9223372036854775807"));
+}
+
+/// #8/#26: `check = true` on a workload whose checks could not run is refused, not silently
+/// ignored: without `schema`/`load` there is no check step, without checks nothing to check.
+#[test]
+fn check_true_without_a_dataset_or_checks_is_refused() {
+    let no_checks = ORDERS.replace("time = 1", "time = 1\ncheck = true");
+    let e = refused_by_plan(
+        &no_checks,
+        "check = true",
+        "defaults.check",
+        "workload `orders` declares no checks",
+    );
+    assert!(e.help.unwrap().contains("[[workloads.orders.checks]]"));
+    let checks = "\n[[workloads.orders.checks]]\nsql = \"SELECT 1\"\nexpect = 1\n";
+    let no_data = format!(
+        "{}{checks}",
+        no_checks
+            .replace("schema = [", "zschema = [")
+            .lines()
+            .filter(|l| !l.starts_with("zschema") && !l.starts_with("cleanup"))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replace(
+                "[[workloads.orders.load]]\ntable = \"customers\"\nrows = \"customers\"\ncolumns = [\n  { name = \"c_id\", gen = \"row\" },\n  { name = \"c_name\", gen = { string = \"@@@@ ###\" } },\n]\n",
+                ""
+            )
+    );
+    assert!(!no_data.contains("[[workloads.orders.load]]"), "{no_data}");
+    refused_by_plan(
+        &no_data,
+        "check = true",
+        "defaults.check",
+        "workload `orders` has no `schema` or `load`",
+    );
+    // With data and checks it plans a check step.
+    let fine = format!("{no_checks}{checks}");
+    let plan = crate::plan::build(&load(&fine).unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        plan.steps
+            .iter()
+            .any(|s| s.kind == crate::plan::StepKind::Check)
+    );
+}
