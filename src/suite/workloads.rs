@@ -208,13 +208,11 @@ impl Loaded {
             })
             .collect()
     }
-}
 
-impl Loaded {
     /// What of workload `def` fails with a run's `options`, each error at the line that wrote
-    /// it: an expression over options that fails for these values (`n / m` with `m = 0`), a
-    /// generator's bounds that are inverted or not integers, a row count that is negative, not
-    /// an integer or, times its parents', more than `row` numbers. The plan calls this once per
+    /// it: an expression over options that fails for these values (`n / m` with `m = 0`), an
+    /// integer generator's bound that is not an integer, a row count that is negative, not an
+    /// integer or, times its parents', more than `row` numbers. The plan calls this once per
     /// distinct set of the workload's option values.
     pub fn check_run(&self, def: &Def, options: &crate::value::Options) -> Vec<ConfigError> {
         let frame = def.option_frame(options);
