@@ -672,26 +672,6 @@ fn other_shapes_are_refused_with_their_key() {
     );
 }
 
-/// `text` loads, and its plan is refused: an error is on the line of `marker`, its key ends
-/// with `key` and its message contains `message` (the errors the options' values decide).
-fn refused_by_plan(text: &str, marker: &str, key: &str, message: &str) -> ConfigError {
-    let s = load(text).unwrap_or_else(|e| panic!("{e}"));
-    let errors = crate::plan::build(&s).expect_err("the plan must be refused");
-    let line = line_of(text, marker);
-    errors
-        .0
-        .iter()
-        .find(|e| {
-            matches!(e.origin, Origin::File { line: l, .. } if l == line)
-                && e.key.ends_with(key)
-                && e.message.contains(message)
-        })
-        .cloned()
-        .unwrap_or_else(|| {
-            panic!("no error on line {line} with key …{key} and {message:?}; got:\n{errors}")
-        })
-}
-
 /// #26: `capture` reads the first row of a result; a statement that returns none on every
 /// driver (a write without RETURNING, DDL) is refused at its `capture`.
 #[test]
@@ -753,15 +733,6 @@ fn a_checks_expect_is_an_expression_over_the_options() {
     let t = with_check("\"cust\"");
     let e = refused(&t, "expect = \"cust\"", "checks[0].expect", "`cust`");
     assert!(e.help.unwrap().contains("options only"));
-    // One that fails for the run's options is refused by the plan, at its line.
-    let t = with_check("\"customers // (customers - 10)\"");
-    let e = refused_by_plan(
-        &t,
-        "expect = \"customers //",
-        "checks[0].expect",
-        "with customers = 10",
-    );
-    assert!(e.message.contains("failed"), "{e}");
 }
 
 /// #26: what fails whatever the data is refused where it is written: a division by a literal
@@ -822,98 +793,4 @@ fn expressions_that_fail_whatever_the_data_are_refused() {
         panic!("not a let");
     };
     assert_eq!(e.as_const(), Some(&Val::Int(1024)));
-}
-
-/// #26: what the options decide is checked by the plan with each run's values, at the line
-/// of the definition: an expression over options that fails, a bound that is not an integer,
-/// a row count past what `row` numbers (the product of a parent's rows and `per_parent`).
-#[test]
-fn expressions_over_options_are_checked_with_each_runs_values() {
-    let t = ORDERS.replace(
-        "mode = { type",
-        "per = { type = \"int\", default = 0 }\nmode = { type",
-    );
-    let with = |from: &str, to: &str| t.replace(from, to);
-    let e = refused_by_plan(
-        &with(
-            "let = { amount = \"qty * 3\" }",
-            "let = { amount = \"customers / per\" }",
-        ),
-        "customers / per",
-        "new_order.let.amount",
-        "with customers = 10, per = 0",
-    );
-    assert!(e.help.unwrap().contains("only options"));
-    refused_by_plan(
-        &with(
-            "qty = { uniform = [1, 10] }",
-            "qty = { uniform = [1, \"customers / 4\"] }",
-        ),
-        "customers / 4",
-        "params.qty.uniform[1]",
-        "is 2.5 with customers = 10",
-    );
-    // Inverted bounds from options are read backwards (TPC-C's [1, "warehouses - 1"]).
-    let ok = with(
-        "qty = { uniform = [1, 10] }",
-        "qty = { uniform = [1, \"customers - 20\"] }",
-    );
-    crate::plan::build(&load(&ok).unwrap()).unwrap_or_else(|e| panic!("{e}"));
-    let child = format!(
-        "{}\n[[workloads.orders.load]]\ntable = \"lines\"\nparent = \"customers\"\nper_parent = \"1000000000000000000\"\ncolumns = [{{ name = \"a\", gen = \"row\" }}]\n",
-        t.replace(
-            "[workloads.orders.transactions.new_order]",
-            "[workloads.orders.transactions.zz_placeholder]\nweight = 0\nsteps = [{ sql = \"SELECT 1\" }]\n\n[workloads.orders.transactions.new_order]"
-        )
-    );
-    let e = refused_by_plan(
-        &child,
-        "per_parent = \"1000000000000000000\"",
-        "load[1].per_parent",
-        "20 parent rows × 1000000000000000000 per parent row is more than",
-    );
-    assert!(e.help.unwrap().contains("9223372036854775807"));
-}
-
-/// #8/#26: `check = true` on a workload whose checks could not run is refused, not silently
-/// ignored: without `schema`/`load` there is no check step, without checks nothing to check.
-#[test]
-fn check_true_without_a_dataset_or_checks_is_refused() {
-    let no_checks = ORDERS.replace("time = 1", "time = 1\ncheck = true");
-    let e = refused_by_plan(
-        &no_checks,
-        "check = true",
-        "defaults.check",
-        "workload `orders` declares no checks",
-    );
-    assert!(e.help.unwrap().contains("[[workloads.orders.checks]]"));
-    let checks = "\n[[workloads.orders.checks]]\nsql = \"SELECT 1\"\nexpect = 1\n";
-    let no_data = format!(
-        "{}{checks}",
-        no_checks
-            .replace("schema = [", "zschema = [")
-            .lines()
-            .filter(|l| !l.starts_with("zschema") && !l.starts_with("cleanup"))
-            .collect::<Vec<_>>()
-            .join("\n")
-            .replace(
-                "[[workloads.orders.load]]\ntable = \"customers\"\nrows = \"customers\"\ncolumns = [\n  { name = \"c_id\", gen = \"row\" },\n  { name = \"c_name\", gen = { string = \"@@@@ ###\" } },\n]\n",
-                ""
-            )
-    );
-    assert!(!no_data.contains("[[workloads.orders.load]]"), "{no_data}");
-    refused_by_plan(
-        &no_data,
-        "check = true",
-        "defaults.check",
-        "workload `orders` has no `schema` or `load`",
-    );
-    // With data and checks it plans a check step.
-    let fine = format!("{no_checks}{checks}");
-    let plan = crate::plan::build(&load(&fine).unwrap()).unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        plan.steps
-            .iter()
-            .any(|s| s.kind == crate::plan::StepKind::Check)
-    );
 }
