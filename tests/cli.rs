@@ -665,6 +665,21 @@ fn errors_from_layers_name_the_variable_or_option() {
             &[],
             &["SBSUITE_MATRIX__THREADS='[8,16]'"],
         ),
+        // #26: a range or list for [defaults] goes to the matrix as written, never split at
+        // its commas; TOML that does not parse is named as such.
+        (
+            &[],
+            &["--set", "threads={from=32,to=128,factor=2}"],
+            &["goes to a matrix axis: --set 'matrix.threads={from=32,to=128,factor=2}'"],
+        ),
+        (
+            &[],
+            &["--set", "matrix.threads={from=32,to=128,factor=2"],
+            &[
+                "`{from=32,to=128,factor=2` is not a TOML value (",
+                "e.g. --set 'matrix.threads={ from = 32, to = 1024, factor = 2 }'",
+            ],
+        ),
     ];
     for (env, args, needles) in cases {
         let out = sbsuite()
@@ -696,6 +711,47 @@ fn errors_from_layers_name_the_variable_or_option() {
         ])
         .assert()
         .success();
+}
+
+/// #26: `--set` and `SBSUITE_*` values use TOML syntax, inline tables included, so the
+/// documented range form sets a matrix axis from the command line as from the file.
+#[test]
+fn a_range_from_a_layer_expands_like_one_in_the_file() {
+    for (env, args) in [
+        (
+            &[][..],
+            &["--set", "matrix.threads={from=32,to=128,factor=2}"][..],
+        ),
+        (
+            &[(
+                "SBSUITE_MATRIX__THREADS",
+                "{ from = 32, to = 128, factor = 2 }",
+            )],
+            &[],
+        ),
+    ] {
+        let out = sbsuite()
+            .args(["plan", "suites/quickstart.toml", "--format", "json"])
+            .args(args)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{args:?} {env:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let plan: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let threads: Vec<i64> = plan["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["kind"] == "run" && s["workload"] == "cpu")
+            .map(|s| s["options"]["threads"].as_i64().unwrap())
+            .collect();
+        assert_eq!(threads, [32, 64, 128], "{args:?} {env:?}");
+    }
 }
 
 /// #14: `plan` runs the checks of `validate` that need no server (a variant that changes

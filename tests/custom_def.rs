@@ -122,6 +122,107 @@ fn validate_refuses_a_bad_definition_with_exit_2_and_its_line() {
     assert!(!dir.path().join("results").exists());
 }
 
+/// #26: what validate refuses now, each with exit 2, the file and line of the value (in the
+/// workloads file, or the suite's own line for `check`), its key and a fix: a `capture` on a
+/// statement that returns no rows, a check's `expect` that is an expression reading what does
+/// not exist, an expression that fails whatever the data, a constant range that is inverted,
+/// an expression over options that fails with the run's values (found by the plan), a row
+/// count past 2⁶³ − 1, and `check = true` on a workload without checks.
+#[test]
+fn validate_refuses_what_fails_whatever_the_data_with_its_line() {
+    let touch = "steps = [{ sql = \"UPDATE customers SET c_name = 'x' WHERE c_id = :cust\" }]";
+    let check =
+        "\n[[workloads.orders.checks]]\nname = \"all\"\nsql = \"SELECT count(*) FROM customers\"\n";
+    let cases: Vec<(String, &str, &str, &str)> = vec![
+        (
+            ORDERS.replace(
+                touch,
+                "steps = [{ sql = \"UPDATE customers SET c_name = 'x' WHERE c_id = :cust\", capture = [\"c_id\"] }]",
+            ),
+            "capture = [\"c_id\"] }]",
+            "workloads.orders.transactions.touch.steps[0].capture",
+            "this UPDATE returns no rows",
+        ),
+        (
+            format!("{ORDERS}{check}expect = \"accounts * 100\"\n"),
+            "expect = ",
+            "workloads.orders.checks[0].expect",
+            "`accounts`, which is not defined here",
+        ),
+        (
+            ORDERS.replace(
+                "cust = { uniform = [1, \"customers\"] }",
+                "cust = { uniform = [1, \"customers\"] }\nbig = \"2 ** 100000000\"",
+            ),
+            "big = ",
+            "workloads.orders.params.big",
+            "unable to calculate 2 ** 100000000",
+        ),
+        (
+            ORDERS.replace(
+                "cust = { uniform = [1, \"customers\"] }",
+                "cust = { uniform = [1, \"customers\"] }\nzero = \"cust / 0\"",
+            ),
+            "zero = ",
+            "workloads.orders.params.zero",
+            "divides by zero",
+        ),
+        (
+            ORDERS.replace(
+                "cust = { uniform = [1, \"customers\"] }",
+                "cust = { uniform = [\"100 * 10\", 1] }",
+            ),
+            "cust = ",
+            "workloads.orders.params.cust.uniform",
+            "goes from 1000 to 1",
+        ),
+        (
+            ORDERS.replace(
+                "cust = { uniform = [1, \"customers\"] }",
+                "cust = { uniform = [1, \"customers\"] }\nshare = \"customers / (hot - 10.0)\"",
+            ),
+            "share = ",
+            "workloads.orders.params.share",
+            "with customers = 10, hot = 10",
+        ),
+        (
+            ORDERS.replace("rows = \"customers\"", "rows = \"customers * 1000000000000000000\""),
+            "rows = ",
+            "workloads.orders.load[0].rows",
+            "is 20000000000000000000, too large for a 64-bit integer with customers = 20",
+        ),
+    ];
+    for (orders, marker, key, message) in &cases {
+        let dir = setup(orders);
+        let line = orders.lines().position(|l| l.contains(marker)).unwrap() + 1;
+        sbsuite()
+            .args(["validate", &suite(dir.path())])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(*message))
+            .stderr(predicate::str::contains(format!("orders.toml:{line}:")))
+            .stderr(predicate::str::contains(format!("key: {key}")))
+            .stderr(predicate::str::contains("= help: "));
+    }
+    // `check = true` on a workload without checks: at the suite's own line.
+    let dir = setup(ORDERS);
+    let with_check = SUITE.replace("time = 1", "time = 1\ncheck = true");
+    std::fs::write(dir.path().join("suite.toml"), &with_check).unwrap();
+    let line = with_check
+        .lines()
+        .position(|l| l == "check = true")
+        .unwrap()
+        + 1;
+    sbsuite()
+        .args(["validate", &suite(dir.path())])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "check = true, but workload `orders` declares no checks",
+        ))
+        .stderr(predicate::str::contains(format!("suite.toml:{line}:")));
+}
+
 #[test]
 fn workloads_lists_and_describes_the_suites_own() {
     let dir = setup(ORDERS);

@@ -849,3 +849,113 @@ fn resume_after_sigint_writes_each_transaction_row_once() {
         assert!(r["count"].parse::<i64>().unwrap() > 0, "{r:?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// 6. A huge load streams (#26): memory flat in the row count, stopped by the first Ctrl-C.
+
+/// The peak resident set of process `pid`, KiB (`VmHWM` of /proc/PID/status).
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no VmHWM in {status}"))
+}
+
+/// Runs a suite whose load declares `loading` rows (the `Loading N rows into 'T'` line it
+/// waits for) on SQLite, lets the loader work for two seconds, then sends one SIGINT: the peak
+/// RSS stays small, the process ends at once with 130 and the prepare is `interrupted`.
+/// Before #26 the loader listed every 20,000-row range first: 4.3 GB in 13 s, then abort.
+fn huge_load_is_streamed_and_stopped(name: &str, load: &str, loading: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::Lite(dir.path().join("e2e.db"));
+    let workload = format!(
+        "[workloads.{name}]\nschema = [\"CREATE TABLE hp (id INTEGER PRIMARY KEY)\", \"CREATE TABLE hc (id INTEGER, v TEXT)\"]\n\
+         cleanup = [\"DROP TABLE IF EXISTS hc\", \"DROP TABLE IF EXISTS hp\"]\n\n\
+         [workloads.{name}.options]\nn = {{ type = \"int\", default = 2, dataset = true }}\n\n{load}\n\
+         [workloads.{name}.transactions.t]\nsteps = [{{ sql = \"SELECT 1\" }}]\n"
+    );
+    let suite = write_suite(
+        dir.path(),
+        name,
+        &db,
+        "",
+        &format!("workload = \"{name}\"\ntime = 1"),
+        &workload,
+    );
+    let results = dir.path().join("results");
+    let mut child = common::sbsuite_process()
+        .arg("run")
+        .arg(&suite)
+        .arg("--results-dir")
+        .arg(&results)
+        .args(["--progress", "plain"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut seen = Vec::new();
+    {
+        use std::io::Read;
+        let stdout = child.stdout.as_mut().unwrap();
+        let mut buf = [0u8; 256];
+        while !String::from_utf8_lossy(&seen).contains(loading) {
+            let n = stdout.read(&mut buf).unwrap();
+            assert!(
+                n > 0,
+                "ended before loading: {}",
+                String::from_utf8_lossy(&seen)
+            );
+            seen.extend_from_slice(&buf[..n]);
+        }
+    }
+    let file = dir.path().join("e2e.db");
+    let size = || std::fs::metadata(&file).map_or(0, |m| m.len());
+    let at_start = size();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(
+        size() > at_start,
+        "the loader wrote nothing in 2 s ({at_start} bytes)"
+    );
+    let peak = peak_rss_kib(pid);
+    assert!(peak < 150 * 1024, "peak RSS {peak} KiB while loading");
+    let asked = std::time::Instant::now();
+    interrupt(pid);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if asked.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("still running 20 s after SIGINT");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130));
+    let journal =
+        std::fs::read_to_string(common::run_dir(&results, name).join("journal.log")).unwrap();
+    assert!(journal.contains("1 prepare interrupted"), "{journal}");
+}
+
+#[test]
+fn huge_row_count_loads_in_flat_memory_and_stops_at_the_first_sigint() {
+    huge_load_is_streamed_and_stopped(
+        "hugerows",
+        "[[workloads.hugerows.load]]\ntable = \"hc\"\nrows = \"n * 100000000000000\"\n\
+         columns = [{ name = \"id\", gen = \"row\" }, { name = \"v\", gen = { astring = [10, 20] } }]\n",
+        "Loading 200000000000000 rows into 'hc'",
+    );
+}
+
+#[test]
+fn huge_per_parent_loads_in_flat_memory_and_stops_at_the_first_sigint() {
+    huge_load_is_streamed_and_stopped(
+        "hugechild",
+        "[[workloads.hugechild.load]]\ntable = \"hp\"\nrows = \"n * 5\"\ncolumns = [{ name = \"id\", gen = \"row\" }]\n\n\
+         [[workloads.hugechild.load]]\ntable = \"hc\"\nparent = \"hp\"\nper_parent = \"1000000000000\"\n\
+         columns = [{ name = \"id\", gen = \"parent_row\" }, { name = \"v\", gen = { astring = [10, 20] } }]\n",
+        "Loading 10000000000000 rows into 'hc'",
+    );
+}

@@ -223,19 +223,24 @@ fn fileio_lifecycle_has_sysbench_shape() {
     );
 }
 
-/// One command line through both tools: (exit code, masked stdout, stderr lines).
+/// One command line through both tools, in an empty directory: (exit code, masked stdout,
+/// stderr lines).
 fn refused_by_both(args: &[&str]) -> [(Option<i32>, Vec<String>, Vec<String>); 2] {
-    let dir = tempfile::tempdir().unwrap();
+    refused_by_both_in(tempfile::tempdir().unwrap().path(), args)
+}
+
+/// [`refused_by_both`] in `dir`, which both tools read (sysbench first).
+fn refused_by_both_in(dir: &Path, args: &[&str]) -> [(Option<i32>, Vec<String>, Vec<String>); 2] {
     let theirs = Command::new("sysbench")
         .args(args)
-        .current_dir(dir.path())
+        .current_dir(dir)
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     let ours = common::sbsuite()
         .arg("sysbench")
         .args(args)
-        .current_dir(dir.path())
+        .current_dir(dir)
         .output()
         .unwrap();
     [theirs, ours].map(|o| {
@@ -253,7 +258,12 @@ fn refused_by_both(args: &[&str]) -> [(Option<i32>, Vec<String>, Vec<String>); 2
 /// The line is refused by both with exit code 1, the same masked stdout and the same first
 /// stderr line; when sysbench's stderr is empty, sbsuite's holds only its `error: …` explanation.
 fn assert_refused_as_sysbench(args: &[&str]) {
-    let [theirs, ours] = refused_by_both(args);
+    assert_refused_as_sysbench_in(tempfile::tempdir().unwrap().path(), args);
+}
+
+/// [`assert_refused_as_sysbench`] in `dir`.
+fn assert_refused_as_sysbench_in(dir: &Path, args: &[&str]) {
+    let [theirs, ours] = refused_by_both_in(dir, args);
     assert_eq!(ours.0, Some(1), "exit code of {args:?}");
     assert_eq!(ours.0, theirs.0, "exit code of {args:?}");
     assert_eq!(ours.1, theirs.1, "stdout of {args:?}");
@@ -308,11 +318,128 @@ fn values_sysbench_checks_are_refused_in_its_words() {
         &["memory", "--memory-scope=bogus", "run"],
         &["memory", "--memory-access-mode=bogus", "run"],
         &["memory", "--memory-block-size=3", "run"],
+        // sysbench names these as typed (#26).
+        &["memory", "--memory-block-size=-1", "run"],
+        &["memory", "--memory-block-size=abc", "run"],
         // sysbench's parser refuses this before its check (stderr), as sbsuite does.
         &["cpu", "--threads=1.5", "run"],
     ] {
         assert_refused_as_sysbench(args);
     }
+}
+
+/// #26: fileio's run without its files, with files shorter than the run expects, and without
+/// `--file-test-mode` prints sysbench 1.0.20's FATAL and WARNING lines where sysbench does
+/// (right after `Doing … test`, without `Initializing worker threads...`), its WARNING only
+/// from verbosity 2, and exits 1; `--validate` prints `Validation checks: on.` and fileio's
+/// `Using checksums validation.`.
+#[test]
+fn fileio_without_usable_files_or_test_mode_fails_as_sysbench() {
+    if !sysbench_available() {
+        return;
+    }
+    let run = |extra: &[&'static str]| -> Vec<&'static str> {
+        ["fileio", "--file-num=4", "--file-total-size=32M"]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .chain(["run"])
+            .collect()
+    };
+    // No files: an empty directory per tool.
+    for extra in [
+        &["--file-test-mode=seqrd"][..],
+        &["--file-test-mode=rndrw", "--verbosity=2"],
+        &["--file-test-mode=rndwr", "--verbosity=1"],
+        &["--file-test-mode=rndrd", "--file-io-mode=mmap"],
+    ] {
+        assert_refused_as_sysbench(&run(extra));
+    }
+    // Short files: 4 files of 256K (sysbench's prepare of 1M), read by both tools at 32M, and
+    // sysbench's GH-196 case of 8 files of 4M read as 4 files of 8M.
+    for prepared in ["--file-total-size=1M", "--file-num=8"] {
+        let dir = tempfile::tempdir().unwrap();
+        let made = Command::new("sysbench")
+            .args(["fileio", "--file-num=4", "--file-total-size=32M", prepared])
+            .arg("prepare")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(made.status.success());
+        for extra in [
+            &["--file-test-mode=rndwr", "--events=1"][..],
+            &["--file-test-mode=seqrd"],
+            &["--file-test-mode=rndrd", "--verbosity=2"],
+        ] {
+            assert_refused_as_sysbench_in(dir.path(), &run(extra));
+        }
+    }
+
+    // No --file-test-mode: sysbench's FATAL after its banner, then fileio's options (sbsuite's
+    // descriptions, and its extensions after sysbench's list).
+    let [theirs, ours] = refused_by_both(&run(&[]));
+    assert_eq!((ours.0, theirs.0), (Some(1), Some(1)));
+    assert!(
+        ours.2.iter().all(|l| l.starts_with("error: ")),
+        "{:?}",
+        ours.2
+    );
+    let fatal = "FATAL: Missing required argument: --file-test-mode";
+    assert_eq!(theirs.1[..4], ["sysbench 1.0.20 <banner>", "", fatal, ""]);
+    assert_eq!(ours.1[..4], theirs.1[..4], "{:?}", ours.1);
+    let shape = |lines: &[String]| help_shape(&lines[4..].join("\n"));
+    let (their_help, our_help) = (shape(&theirs.1), shape(&ours.1));
+    assert!(our_help.len() > their_help.len());
+    for (o, t) in our_help.iter().zip(&their_help) {
+        match (o, t) {
+            // The value column: sbsuite's --file-block-size says SIZE (see assert_help_shape).
+            (HelpLine::Option { left: ol, .. }, HelpLine::Option { left: tl, .. }) => {
+                assert_eq!(ol.split('=').next(), tl.split('=').next())
+            }
+            _ => assert_eq!(o, t, "{:?}", ours.1),
+        }
+    }
+
+    // --validate: the general line and fileio's.
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let small = ["fileio", "--file-num=2", "--file-total-size=4M"];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        small.into_iter().chain(extra.iter().copied()).collect()
+    };
+    assert_same_shape((a.path(), b.path()), &with(&["prepare"]));
+    let (theirs, ours) = run_both(
+        (a.path(), b.path()),
+        &with(&[
+            "--file-test-mode=rndwr",
+            "--validate=on",
+            "--events=50",
+            "--time=0",
+            "run",
+        ]),
+    );
+    assert_eq!(ours, theirs);
+    assert!(
+        ours.contains(&"Validation checks: on.".to_string()),
+        "{ours:?}"
+    );
+    assert!(
+        ours.contains(&"Using checksums validation.".to_string()),
+        "{ours:?}"
+    );
+    // seqwr re-creates the files (and leaves them as long as it wrote).
+    assert_same_shape(
+        (a.path(), b.path()),
+        &with(&[
+            "--file-test-mode=seqwr",
+            "--validate",
+            "--events=50",
+            "--time=0",
+            "run",
+        ]),
+    );
+    assert_same_shape(
+        (a.path(), b.path()),
+        &["cpu", "--validate", "--events=10", "--time=0", "run"],
+    );
 }
 
 /// A scratch database on the shared MariaDB or PostgreSQL server, dropped by

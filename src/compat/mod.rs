@@ -227,6 +227,35 @@ impl SysbenchError {
             // it, which parsers match, then sbsuite's.
             // sysbench prints nothing: the explanation goes to stderr.
             SysbenchError::Step(EngineError::Silent(_)) => None,
+            // sysbench's own lines (its logger drops WARNING below verbosity 2), then, for a
+            // missing required option, the test's options as sysbench lists them; sbsuite's
+            // explanation goes to stderr.
+            SysbenchError::Step(EngineError::Sysbench {
+                sysbench, usage, ..
+            }) => {
+                let verbosity = verbosity_of(raw);
+                let mut line: Vec<&str> = sysbench
+                    .lines()
+                    .filter(|l| verbosity >= 2 || !l.starts_with("WARNING: "))
+                    .collect();
+                let help = usage
+                    .then(|| {
+                        let test = raw.iter().find(|w| !w.starts_with('-'))?;
+                        help::test(test, registry::workload(test)?)
+                    })
+                    .flatten();
+                if let Some(help) = &help {
+                    line.push("");
+                    line.push(help.trim_end_matches('\n'));
+                    line.push("");
+                }
+                Some(Refusal {
+                    banner: false,
+                    stdout: true,
+                    line: line.join("\n"),
+                    explained: false,
+                })
+            }
             SysbenchError::Step(e) => {
                 let typed: Vec<(String, &str)> = typed_values(raw).collect();
                 let refused = checks::first_refused(typed.iter().map(|(n, v)| (n.as_str(), *v)));

@@ -79,6 +79,10 @@ pub fn write_run_options(out: &mut dyn Write, cfg: &RunConfig) -> io::Result<()>
         writeln!(out, "Debug mode enabled.")?;
         writeln!(out)?;
     }
+    if cfg.validate {
+        writeln!(out, "Validation checks: on.")?;
+        writeln!(out)?;
+    }
     if cfg.seed == 0 {
         writeln!(
             out,

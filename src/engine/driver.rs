@@ -103,6 +103,13 @@ pub trait Workload: Sync {
     /// printed between the general banner and `Initializing worker threads...`.
     fn banner(&self, out: &mut dyn Write) -> io::Result<()>;
 
+    /// Called once right after [`Workload::banner`], before `Initializing worker threads...`:
+    /// where sysbench's fileio opens and checks its test files, so that a missing file's
+    /// `FATAL` follows `Doing … test` as in sysbench. An error fails the step there.
+    fn after_banner(&self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
     /// sysbench's level-4 lines before the banner (`Doing CPU performance benchmark`), printed
     /// at `verbosity` 4 and up. Most tests have none.
     fn info_banner(&self, out: &mut dyn Write) -> io::Result<()> {
@@ -1045,10 +1052,15 @@ fn run_inner(
             workload.info_banner(out)?;
         }
         workload.banner(out)?;
-        console::write_workers_starting(out)?;
         out.flush()
     })();
     if let Err(e) = preamble {
+        return (Err(io_err(e)), false);
+    }
+    if let Err(e) = workload.after_banner() {
+        return (Err(e), false);
+    }
+    if let Err(e) = console::write_workers_starting(out).and_then(|()| out.flush()) {
         return (Err(io_err(e)), false);
     }
     // After the preamble, as sysbench fails a run it cannot start (no server, no tables, no

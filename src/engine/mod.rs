@@ -77,6 +77,16 @@ pub enum EngineError {
     /// for `sbsuite sysbench` to print sysbench's own line about it first.
     #[error("{message}")]
     NoTable { table: String, message: String },
+    /// A failure sysbench 1.0.20 reports in lines of its own (fileio's missing or short test
+    /// files, its missing `--file-test-mode`): `sbsuite sysbench` prints `sysbench` as sysbench
+    /// does (on stdout; with `usage`, the test's option list after it), then `message`, sbsuite's
+    /// explanation with the fix, on stderr. Elsewhere the error is `message`.
+    #[error("{message}")]
+    Sysbench {
+        sysbench: String,
+        usage: bool,
+        message: String,
+    },
     /// A failure sysbench reports by its exit code alone (a Lua script's command returned
     /// `false`): `sbsuite sysbench` prints this explanation on stderr, not a `FATAL:` line.
     #[error("{0}")]

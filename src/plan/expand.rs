@@ -155,9 +155,24 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     let mut runs: Vec<Run> = Vec::new();
     let mut seen_runs = Seen::default();
     let mut defaults = SpecDefaults::default();
+    // The custom workloads' option values already checked (`custom_errors`), by workload.
+    let mut custom_checked: std::collections::HashSet<(&str, String)> = Default::default();
     for mut cell in cells(&suite.matrix) {
         match resolve(suite, &cell, &mut defaults) {
             Ok((spec, mut options)) => {
+                if let Some(def) = crate::engine::custom::def(spec) {
+                    let values: Vec<String> = std::iter::once("check")
+                        .chain(def.options.iter().map(|o| o.name.as_str()))
+                        .map(|o| format!("{:?}", options.get(o)))
+                        .collect();
+                    if custom_checked.insert((spec.name, values.join("\u{1f}"))) {
+                        for e in custom_errors(suite, &cell, def, &options) {
+                            if !errors.contains(&e) {
+                                errors.push(e);
+                            }
+                        }
+                    }
+                }
                 // An axis that does not apply to this workload (memory_oper for cpu) must not
                 // multiply its runs: drop it from the cell, and the cell if it is then a repeat.
                 // `clients` (how many of `[clients]` run the step) is an axis of every run.
@@ -656,6 +671,55 @@ fn resolve(
             .with_help("set `time` (seconds) or `events` (a count) above 0"));
     }
     Ok((spec, options))
+}
+
+/// What a run of custom workload `def` with `options` cannot do, found before anything runs:
+/// `check = true` on a workload with nothing to check (its checks would silently not run),
+/// and what its expressions over options fail with for these values (#26).
+fn custom_errors(
+    suite: &Suite,
+    cell: &Cell,
+    def: &crate::engine::custom::model::Def,
+    options: &Options,
+) -> Vec<ConfigError> {
+    let mut errors = suite.check_custom_run(def, options);
+    if options.get("check") == Some(&Value::Bool(true)) {
+        let name = &def.name;
+        let why = if def.schema.is_empty() && def.load.is_empty() {
+            Some((
+                format!(
+                    "check = true, but workload `{name}` has no `schema` or `load`: the check step follows the runs of a dataset, and `{name}` prepares none, so its checks would never run"
+                ),
+                format!(
+                    "remove check = true for `{name}`, or give it the `schema`/`load` its checks read"
+                ),
+            ))
+        } else if def.checks.is_empty() {
+            Some((
+                format!(
+                    "check = true, but workload `{name}` declares no checks: the check step would check nothing"
+                ),
+                format!(
+                    "add [[workloads.{name}.checks]] with name, sql and expect, or remove check = true for `{name}`"
+                ),
+            ))
+        } else {
+            None
+        };
+        if let Some((message, help)) = why {
+            let table = if cell.contains_key("check") {
+                "matrix"
+            } else {
+                "defaults"
+            };
+            errors.push(
+                suite
+                    .error(&[Seg::key(table), Seg::key("check")], message)
+                    .with_help(help),
+            );
+        }
+    }
+    errors
 }
 
 /// The smallest `forced_shutdown` a suite run gets by default, in seconds.

@@ -757,3 +757,146 @@ mod lua_scripts {
         assert_eq!(script_runs, [&Value::Int(4)]);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// #26: what a custom workload's options decide, refused by the plan at the definition's line.
+
+use crate::suite::workloads::tests::ORDERS;
+use crate::suite::{ConfigError, Origin};
+
+/// The 1-based line of the first line of `text` that contains `marker`.
+fn line_of(text: &str, marker: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("no line with {marker:?}"))
+        + 1
+}
+
+fn load(text: &str) -> suite::Suite {
+    suite::load_text(Path::new("t.toml"), text, &[], &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `text` loads, and its plan is refused: an error is on the line of `marker`, its key ends
+/// with `key` and its message contains `message` (the errors the options' values decide).
+fn refused_by_plan(text: &str, marker: &str, key: &str, message: &str) -> ConfigError {
+    let s = load(text);
+    let errors = build(&s).expect_err("the plan must be refused");
+    let line = line_of(text, marker);
+    errors
+        .0
+        .iter()
+        .find(|e| {
+            matches!(e.origin, Origin::File { line: l, .. } if l == line)
+                && e.key.ends_with(key)
+                && e.message.contains(message)
+        })
+        .cloned()
+        .unwrap_or_else(|| {
+            panic!("no error on line {line} with key …{key} and {message:?}; got:\n{errors}")
+        })
+}
+
+/// A check's `expect` that fails for the run's options is refused by the plan, at its line.
+#[test]
+fn a_checks_expect_that_fails_for_the_options_is_refused() {
+    let t = format!(
+        "{ORDERS}\n[[workloads.orders.checks]]\nname = \"c\"\nsql = \"SELECT 1\"\nexpect = \"customers // (customers - 10)\"\n"
+    );
+    let e = refused_by_plan(
+        &t,
+        "expect = \"customers //",
+        "checks[0].expect",
+        "with customers = 10",
+    );
+    assert!(e.message.contains("failed"), "{e}");
+}
+
+/// #26: what the options decide is checked by the plan with each run's values, at the line
+/// of the definition: an expression over options that fails, a bound that is not an integer,
+/// a row count past what `row` numbers (the product of a parent's rows and `per_parent`).
+#[test]
+fn expressions_over_options_are_checked_with_each_runs_values() {
+    let t = ORDERS.replace(
+        "mode = { type",
+        "per = { type = \"int\", default = 0 }\nmode = { type",
+    );
+    let with = |from: &str, to: &str| t.replace(from, to);
+    let e = refused_by_plan(
+        &with(
+            "let = { amount = \"qty * 3\" }",
+            "let = { amount = \"customers / per\" }",
+        ),
+        "customers / per",
+        "new_order.let.amount",
+        "with customers = 10, per = 0",
+    );
+    assert!(e.help.unwrap().contains("only options"));
+    refused_by_plan(
+        &with(
+            "qty = { uniform = [1, 10] }",
+            "qty = { uniform = [1, \"customers / 4\"] }",
+        ),
+        "customers / 4",
+        "params.qty.uniform[1]",
+        "is 2.5 with customers = 10",
+    );
+    // Inverted bounds from options are read backwards (TPC-C's [1, "warehouses - 1"]).
+    let ok = with(
+        "qty = { uniform = [1, 10] }",
+        "qty = { uniform = [1, \"customers - 20\"] }",
+    );
+    build(&load(&ok)).unwrap_or_else(|e| panic!("{e}"));
+    let child = format!(
+        "{}\n[[workloads.orders.load]]\ntable = \"lines\"\nparent = \"customers\"\nper_parent = \"1000000000000000000\"\ncolumns = [{{ name = \"a\", gen = \"row\" }}]\n",
+        t.replace(
+            "[workloads.orders.transactions.new_order]",
+            "[workloads.orders.transactions.zz_placeholder]\nweight = 0\nsteps = [{ sql = \"SELECT 1\" }]\n\n[workloads.orders.transactions.new_order]"
+        )
+    );
+    let e = refused_by_plan(
+        &child,
+        "per_parent = \"1000000000000000000\"",
+        "load[1].per_parent",
+        "20 parent rows × 1000000000000000000 per parent row is more than",
+    );
+    assert!(e.help.unwrap().contains("9223372036854775807"));
+}
+
+/// #8/#26: `check = true` on a workload whose checks could not run is refused, not silently
+/// ignored: without `schema`/`load` there is no check step, without checks nothing to check.
+#[test]
+fn check_true_without_a_dataset_or_checks_is_refused() {
+    let no_checks = ORDERS.replace("time = 1", "time = 1\ncheck = true");
+    let e = refused_by_plan(
+        &no_checks,
+        "check = true",
+        "defaults.check",
+        "workload `orders` declares no checks",
+    );
+    assert!(e.help.unwrap().contains("[[workloads.orders.checks]]"));
+    let checks = "\n[[workloads.orders.checks]]\nsql = \"SELECT 1\"\nexpect = 1\n";
+    let no_data = format!(
+        "{}{checks}",
+        no_checks
+            .replace("schema = [", "zschema = [")
+            .lines()
+            .filter(|l| !l.starts_with("zschema") && !l.starts_with("cleanup"))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replace(
+                "[[workloads.orders.load]]\ntable = \"customers\"\nrows = \"customers\"\ncolumns = [\n  { name = \"c_id\", gen = \"row\" },\n  { name = \"c_name\", gen = { string = \"@@@@ ###\" } },\n]\n",
+                ""
+            )
+    );
+    assert!(!no_data.contains("[[workloads.orders.load]]"), "{no_data}");
+    refused_by_plan(
+        &no_data,
+        "check = true",
+        "defaults.check",
+        "workload `orders` has no `schema` or `load`",
+    );
+    // With data and checks it plans a check step.
+    let fine = format!("{no_checks}{checks}");
+    let plan = build(&load(&fine)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(plan.steps.iter().any(|s| s.kind == StepKind::Check));
+}

@@ -80,7 +80,9 @@ pub fn unknown_key_help(
 
 /// Adds the list syntax to the help of an error about a value with commas that a layer gave as
 /// plain text (`--set matrix.threads=8,16` reads as the string "8,16"): several values are a
-/// list in brackets, and only a matrix axis takes several. `env` is the layer's variables.
+/// list in brackets, and only a matrix axis takes several. A value in brackets or braces is
+/// TOML: the help says what is wrong with its syntax, or (a list or range for `[defaults]`)
+/// where it goes, and never splits it at its commas. `env` is the layer's variables.
 pub fn list_hint(e: &mut ConfigError, env: &[(String, String)]) {
     // The password is never repeated, not even as a list.
     if e.key == "target.password" {
@@ -91,12 +93,45 @@ pub fn list_hint(e: &mut ConfigError, env: &[(String, String)]) {
         Origin::Env(var) => env.iter().find(|(k, _)| k == var).map(|(_, v)| v.clone()),
         _ => None,
     };
-    let Some(raw) = raw.filter(|r| r.contains(',') && !r.starts_with('[')) else {
+    let Some(raw) = raw else {
         return;
     };
     let Some(axis) = e.key.rsplit('.').next().filter(|a| !a.is_empty()) else {
         return;
     };
+    let write = |value: &str| match &e.origin {
+        Origin::Env(_) => format!("{}='{value}'", env_name(&["matrix", axis])),
+        _ => format!("--set 'matrix.{axis}={value}' (quoted for the shell)"),
+    };
+    // A list or a range written in TOML: say what is wrong with it, never split it at commas.
+    if raw.starts_with(['[', '{']) {
+        match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
+            Err(err) => {
+                let why = err
+                    .message()
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                e.help = Some(format!(
+                    "`{raw}` is not a TOML value ({why}): a list is [8, 16], a range {{ from = 32, to = 1024, factor = 2 }}, e.g. {}",
+                    write("{ from = 32, to = 1024, factor = 2 }")
+                ));
+            }
+            Ok(_) if !e.key.starts_with("matrix.") => {
+                e.help = Some(format!(
+                    "a list or a range is several values, and goes to a matrix axis: {}",
+                    write(&raw)
+                ));
+            }
+            Ok(_) => {}
+        }
+        return;
+    }
+    if !raw.contains(',') {
+        return;
+    }
     let items: Vec<String> = raw
         .split(',')
         .map(str::trim)
@@ -106,16 +141,10 @@ pub fn list_hint(e: &mut ConfigError, env: &[(String, String)]) {
         })
         .collect();
     let list = format!("[{}]", items.join(","));
-    let hint = match &e.origin {
-        Origin::Env(_) => format!(
-            "several values are a list in brackets, and go to a matrix axis: {}='{list}'",
-            env_name(&["matrix", axis])
-        ),
-        _ => format!(
-            "several values are a list in brackets, and go to a matrix axis: --set 'matrix.{axis}={list}' (quoted for the shell)"
-        ),
-    };
-    e.help = Some(hint);
+    e.help = Some(format!(
+        "several values are a list in brackets, and go to a matrix axis: {}",
+        write(&list)
+    ));
 }
 
 #[cfg(test)]
@@ -185,5 +214,36 @@ mod tests {
             "{:?}",
             e.help
         );
+    }
+
+    /// #26: a range or a list in TOML is never split at its commas.
+    #[test]
+    fn a_toml_range_or_list_is_kept_whole() {
+        let hint = |set: &str, key: &str| {
+            let mut e = ConfigError::new(
+                Path::new("s.toml"),
+                Origin::Set(set.into()),
+                key,
+                "invalid value",
+            );
+            list_hint(&mut e, &[]);
+            e.help
+        };
+        assert_eq!(
+            hint("threads={from=32,to=128,factor=2}", "defaults.threads").as_deref(),
+            Some(
+                "a list or a range is several values, and goes to a matrix axis: --set 'matrix.threads={from=32,to=128,factor=2}' (quoted for the shell)"
+            )
+        );
+        let broken = hint("matrix.threads={from=32,to=128", "matrix.threads").unwrap();
+        assert!(
+            broken.starts_with("`{from=32,to=128` is not a TOML value (")
+                && broken.ends_with(
+                    "e.g. --set 'matrix.threads={ from = 32, to = 1024, factor = 2 }' (quoted for the shell)"
+                ),
+            "{broken}"
+        );
+        // A well-formed matrix value keeps the error's own help.
+        assert_eq!(hint("matrix.threads=[0, 1]", "matrix.threads"), None);
     }
 }

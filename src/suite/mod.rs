@@ -82,6 +82,8 @@ pub struct Suite {
     /// `[clients]`, checked: where run steps execute (`None`: in this process).
     pub clients: Option<Clients>,
     origins: Origins,
+    /// The workloads the suite declares, with where each value is written.
+    custom: workloads::Loaded,
 }
 
 /// `[clients]` validated: the entries parsed, the transport settings resolved.
@@ -122,6 +124,16 @@ impl Suite {
     /// Where the value at `path` came from, for errors found after loading (e.g. in the plan).
     pub fn origin(&self, path: &[Seg], key: bool) -> Origin {
         self.origins.origin(path, key)
+    }
+
+    /// What of custom workload `def` fails with a run's `options`, each error at the line of
+    /// the definition that wrote it ([`workloads::Loaded::check_run`]).
+    pub fn check_custom_run(
+        &self,
+        def: &crate::engine::custom::model::Def,
+        options: &crate::value::Options,
+    ) -> Vec<ConfigError> {
+        self.custom.check_run(def, options)
     }
 
     pub fn error(&self, path: &[Seg], message: impl Into<String>) -> ConfigError {
@@ -208,8 +220,31 @@ impl Origins {
 #[derive(Clone, Debug)]
 pub struct SetOverride {
     pub path: Vec<String>,
-    pub value: Value,
+    /// The value as [`layer_value`] reads it.
+    pub value: toml::Value,
     pub text: String,
+}
+
+/// A value from a layer (`--set`, `SBSUITE_*`) as the file would hold it: TOML when the text
+/// reads as a TOML value (`4`, `true`, `[1, 2]`, `"x"`, and inline tables such as the range
+/// `{ from = 32, to = 128, factor = 2 }`), else the text itself (`16K`, `pgsql`). A date is
+/// kept as its text: no suite key takes one.
+pub fn layer_value(text: &str) -> toml::Value {
+    fn has_date(v: &toml::Value) -> bool {
+        match v {
+            toml::Value::Datetime(_) => true,
+            toml::Value::Array(items) => items.iter().any(has_date),
+            toml::Value::Table(t) => t.values().any(has_date),
+            _ => false,
+        }
+    }
+    match toml::from_str::<toml::Table>(&format!("v = {text}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+    {
+        Some(v) if !has_date(&v) => v,
+        _ => toml::Value::String(text.to_string()),
+    }
 }
 
 impl SetOverride {
@@ -234,13 +269,13 @@ impl SetOverride {
             // repeated in an error, which names the option by `text`.
             return Ok(SetOverride {
                 path,
-                value: Value::Str(value.to_string()),
+                value: toml::Value::String(value.to_string()),
                 text: format!("{key}={}", stored::REDACTED),
             });
         }
         Ok(SetOverride {
             path,
-            value: Value::parse_loose(value.trim()),
+            value: layer_value(value.trim()),
             text: text.to_string(),
         })
     }
@@ -395,9 +430,9 @@ pub fn load_text(
         };
         let path: Vec<String> = rest.split("__").map(|s| s.to_ascii_lowercase()).collect();
         let value = if is_password(&path) {
-            Value::Str(raw.clone())
+            toml::Value::String(raw.clone())
         } else {
-            Value::parse_loose(raw)
+            layer_value(raw)
         };
         let value = figment::value::Value::serialize(value).map_err(|e| {
             ConfigError::new(
@@ -467,7 +502,7 @@ pub fn load_text(
         .extract()
         .map_err(|e| hints(figment_errors(file, &origins, e)))?;
     let raw = stored::in_file_order(raw, &table);
-    validate::validate(file, raw, origins, &custom).map_err(hints)
+    validate::validate(file, raw, origins, custom).map_err(hints)
 }
 
 fn to_dict(file: &Path, map: &SourceMap, table: &toml::Table) -> Result<Dict, ConfigError> {

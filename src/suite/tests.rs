@@ -369,6 +369,22 @@ fn env_and_set_layers_override_the_file_in_order() {
     let set = SetOverride::parse("matrix.threads=[4, 8]").unwrap();
     let s = load_text(Path::new("t.toml"), GOOD, &[set], &[]).unwrap();
     assert_eq!(s.matrix.axes[1].values, vec![Value::Int(4), Value::Int(8)]);
+    // #26: the range form, an inline table, as in the file.
+    let set = SetOverride::parse("matrix.threads={from=2,to=8,factor=2}").unwrap();
+    let env = vec![(
+        "SBSUITE_MATRIX__THREADS".to_string(),
+        "{ from = 1, to = 3 }".to_string(),
+    )];
+    let s = load_text(Path::new("t.toml"), GOOD, &[set], &env).unwrap();
+    assert_eq!(
+        s.matrix.axes[1].values,
+        vec![Value::Int(2), Value::Int(4), Value::Int(8)]
+    );
+    let s = load_text(Path::new("t.toml"), GOOD, &[], &env).unwrap();
+    assert_eq!(
+        s.matrix.axes[1].values,
+        vec![Value::Int(1), Value::Int(2), Value::Int(3)]
+    );
 }
 
 #[test]

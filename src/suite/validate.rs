@@ -167,7 +167,7 @@ pub(super) fn validate(
     file: &Path,
     mut raw: RawSuite,
     origins: Origins,
-    custom: &super::workloads::Loaded,
+    custom: super::workloads::Loaded,
 ) -> Result<Suite, ConfigErrors> {
     let mut c = Checker {
         file,
@@ -385,6 +385,7 @@ pub(super) fn validate(
         scripts,
         clients,
         origins,
+        custom,
     })
 }
 

@@ -34,6 +34,7 @@ use crate::engine::custom::model::{
     OptionDef, Slot, Sql, Stmt, Txn, Val, VarKind, Vars,
 };
 use crate::engine::custom::{self, COMMON};
+use crate::engine::lua::sql::text::{first_word, returns_no_rows};
 use crate::engine::option::Kind;
 use crate::engine::registry;
 use crate::engine::spec::WorkloadSpec;
@@ -108,6 +109,29 @@ struct SqlSite {
     sql: Sql,
 }
 
+/// A value of a definition that reads options and nothing a run draws: fixed for a run, so
+/// the plan evaluates it with each run's options ([`Loaded::check_run`]) and refuses what
+/// fails there, at the line that wrote it, before anything runs (#26).
+struct OptionSite {
+    workload: String,
+    file: usize,
+    path: Vec<Seg>,
+    check: OptionCheck,
+}
+
+enum OptionCheck {
+    /// An expression over options (a bound, `when`, `repeat`, a check's `expect`…): it must
+    /// evaluate.
+    Value(Expr),
+    /// A bound over options of a generator that takes integers (`generator`): it must be one.
+    /// (Bounds over options may be inverted: a range is then read backwards, as TPC-C's
+    /// `[1, "warehouses - 1"]` is with one warehouse, where the draw is not used.)
+    Int { generator: String, bound: Expr },
+    /// Load entry `entry`'s `rows` or `per_parent`: with its parents', a count of rows that
+    /// `row` (an i64) can number.
+    Rows { entry: usize },
+}
+
 /// One file that declared workloads: the suite file (index 0) or a `workloads` file.
 struct File {
     path: PathBuf,
@@ -122,6 +146,7 @@ pub struct Loaded {
     /// Every definition as written (name → its table), for the stored suite.
     pub inline: IndexMap<String, toml::Value>,
     sites: Vec<SqlSite>,
+    option_sites: Vec<OptionSite>,
     files: Vec<File>,
 }
 
@@ -162,14 +187,7 @@ impl Loaded {
                 let have: Vec<&str> = DRIVERS
                     .iter()
                     .copied()
-                    .filter(|d| {
-                        let d = match *d {
-                            "mysql" => Driver::Mysql,
-                            "pgsql" => Driver::Pgsql,
-                            _ => Driver::Sqlite,
-                        };
-                        s.sql.for_driver(d).is_some()
-                    })
+                    .filter(|d| s.sql.for_driver(driver_of(d)).is_some())
                     .collect();
                 ConfigError::new(
                     &f.path,
@@ -190,6 +208,112 @@ impl Loaded {
                 ))
             })
             .collect()
+    }
+
+    /// What of workload `def` fails with a run's `options`, each error at the line that wrote
+    /// it: an expression over options that fails for these values (`n / m` with `m = 0`), an
+    /// integer generator's bound that is not an integer, a row count that is negative, not an
+    /// integer or, times its parents', more than `row` numbers. The plan calls this once per
+    /// distinct set of the workload's option values.
+    pub fn check_run(&self, def: &Def, options: &crate::value::Options) -> Vec<ConfigError> {
+        let frame = def.option_frame(options);
+        // `with customers = 0`: the values an expression read.
+        let with = |e: &Expr| {
+            let mut slots = e.slots();
+            slots.sort_unstable();
+            slots.dedup();
+            let values: Vec<String> = slots
+                .iter()
+                .map(|&s| {
+                    let name = def.vars.names.get(s).map_or("?", String::as_str);
+                    let v = frame.vals.get(s).cloned().unwrap_or_default();
+                    format!("{name} = {v}")
+                })
+                .collect();
+            if values.is_empty() {
+                String::new()
+            } else {
+                format!(" with {}", values.join(", "))
+            }
+        };
+        let mut errors = Vec::new();
+        // The paths whose expression failed (a row count that fails is reported once).
+        let mut failed: Vec<&[Seg]> = Vec::new();
+        let sites = || self.option_sites.iter().filter(|s| s.workload == def.name);
+        for site in sites() {
+            let mut refuse = |message: String, help: &str| {
+                let f = &self.files[site.file];
+                errors.push(
+                    ConfigError::new(
+                        &f.path,
+                        f.map.origin(&site.path, false),
+                        path_text(&site.path),
+                        message,
+                    )
+                    .with_help(help),
+                );
+            };
+            match &site.check {
+                OptionCheck::Value(e) => {
+                    if let Err(m) = e.eval(&frame) {
+                        failed.push(&site.path);
+                        refuse(
+                            format!("{m}{}", with(e)),
+                            "the expression reads only options, so it fails in every run with these values: fix it, or the options' values",
+                        );
+                    }
+                }
+                OptionCheck::Int { generator, bound } => {
+                    // An expression that fails is reported by its own `Value` site.
+                    if let Ok(v) = bound.eval(&frame)
+                        && v.as_i64().is_none()
+                    {
+                        refuse(
+                            format!(
+                                "`{generator}` takes integer bounds, but `{}` is {v}{}",
+                                bound.text().trim(),
+                                with(bound)
+                            ),
+                            "make the bound a whole number for these option values (e.g. with `// 2` instead of `/ 2`)",
+                        );
+                    }
+                }
+                OptionCheck::Rows { .. } => {}
+            }
+        }
+        if let Err((entry, m)) = crate::engine::custom::load::table_rows_at(def, &frame) {
+            let site =
+                sites().find(|s| matches!(s.check, OptionCheck::Rows { entry: e } if e == entry));
+            if let Some(site) = site.filter(|s| !failed.contains(&s.path.as_slice())) {
+                let f = &self.files[site.file];
+                let shown = def
+                    .load
+                    .get(entry)
+                    .map(|t| with(&t.rows))
+                    .unwrap_or_default();
+                errors.push(
+                    ConfigError::new(
+                        &f.path,
+                        f.map.origin(&site.path, false),
+                        path_text(&site.path),
+                        format!("{m}{shown}"),
+                    )
+                    .with_help(format!(
+                        "a table's rows are a whole number from 0 to {} (its parent's rows times `per_parent` with a parent): fix the expression or the options' values",
+                        i64::MAX
+                    )),
+                );
+            }
+        }
+        errors
+    }
+}
+
+fn driver_of(name: &str) -> Driver {
+    match name {
+        "mysql" => Driver::Mysql,
+        "pgsql" => Driver::Pgsql,
+        _ => Driver::Sqlite,
     }
 }
 
@@ -332,6 +456,7 @@ pub fn load(file: &Path, text: &str, table: &toml::Table) -> Result<Loaded, Conf
                 file_index: *index,
                 errors: Vec::new(),
                 sites: Vec::new(),
+                option_sites: Vec::new(),
                 vars: Vars::default(),
                 declared: HashMap::new(),
                 used: Vec::new(),
@@ -342,6 +467,7 @@ pub fn load(file: &Path, text: &str, table: &toml::Table) -> Result<Loaded, Conf
             errors.append(&mut c.errors);
             if let Some(def) = def {
                 loaded.sites.append(&mut c.sites);
+                loaded.option_sites.append(&mut c.option_sites);
                 loaded.inline.insert(name.clone(), value.clone());
                 loaded.defs.push(def);
             }
@@ -551,6 +677,7 @@ struct Compiler<'a> {
     file_index: usize,
     errors: Vec<ConfigError>,
     sites: Vec<SqlSite>,
+    option_sites: Vec<OptionSite>,
     vars: Vars,
     /// Where each transaction or load variable is set, for "used before it is set".
     declared: HashMap<String, String>,
@@ -1009,7 +1136,14 @@ impl Compiler<'_> {
         let after_load = sql_list(self, "after_load");
         let cleanup = sql_list(self, "cleanup");
         let checks = match t.get("checks") {
-            Some(v) => self.checks(&key(base, "checks"), v),
+            Some(v) => {
+                let options: HashSet<Slot> = globals
+                    .iter()
+                    .copied()
+                    .filter(|s| self.vars.kinds[*s] == VarKind::Option)
+                    .collect();
+                self.checks(&key(base, "checks"), v, &options)
+            }
             None => Vec::new(),
         };
         let headline = match t.get("headline") {
@@ -1332,9 +1466,76 @@ impl Compiler<'_> {
                 for s in e.slots() {
                     ok &= self.readable(path, s, scope, &format!("`{}`", text.trim()));
                 }
-                ok.then_some(e)
+                if !ok {
+                    return None;
+                }
+                let e = match e.fold() {
+                    Ok(e) => e,
+                    Err(m) => {
+                        self.err(
+                            path,
+                            false,
+                            m,
+                            "it fails in every run, whatever the data: fix the expression",
+                        );
+                        return None;
+                    }
+                };
+                if self.reads_options(&e) {
+                    self.option_sites.push(OptionSite {
+                        workload: self.name.clone(),
+                        file: self.file_index,
+                        path: path.to_vec(),
+                        check: OptionCheck::Value(e.clone()),
+                    });
+                }
+                Some(e)
             }
         }
+    }
+
+    /// Whether `e` reads options and no other variable: its value is fixed for a run.
+    fn reads_options(&self, e: &Expr) -> bool {
+        let slots = e.slots();
+        !slots.is_empty()
+            && slots
+                .iter()
+                .all(|&s| self.vars.kinds.get(s) == Some(&VarKind::Option))
+    }
+
+    /// A generator's bounds `[lo, hi]` at `path`: written as constants (literals, or
+    /// expressions of literals) they must not be inverted, which is refused here (`false`)
+    /// rather than read backwards; an integer generator's bounds over options are checked to
+    /// be integers by the plan, for each run's values.
+    fn range(&mut self, path: &[Seg], generator: &str, lo: &Expr, hi: &Expr, int: bool) -> bool {
+        if let (Some(a), Some(b)) = (lo.as_const(), hi.as_const())
+            && let (Some(x), Some(y)) = (a.as_f64(), b.as_f64())
+            && x > y
+        {
+            self.err(
+                path,
+                false,
+                format!(
+                    "`{generator}` goes from {a} to {b}: the first bound is greater than the second"
+                ),
+                "swap them (a range written as constants is never read backwards)",
+            );
+            return false;
+        }
+        for (i, bound) in [lo, hi].into_iter().enumerate() {
+            if int && self.reads_options(bound) {
+                self.option_sites.push(OptionSite {
+                    workload: self.name.clone(),
+                    file: self.file_index,
+                    path: index(path, i),
+                    check: OptionCheck::Int {
+                        generator: generator.to_string(),
+                        bound: bound.clone(),
+                    },
+                });
+            }
+        }
+        true
     }
 
     /// Whether `slot` may be read at `path`; else the error says where it is set.
@@ -1499,22 +1700,8 @@ impl Compiler<'_> {
                     ok = false;
                 }
             }
-            if let [lo, hi] = e
-                && let (Some(a), Some(b)) = (
-                    lo.as_const().and_then(Val::as_i64),
-                    hi.as_const().and_then(Val::as_i64),
-                )
-                && a > b
-            {
-                c.err(
-                    &gpath,
-                    false,
-                    format!(
-                        "`{g}` goes from {a} to {b}: the first bound is greater than the second"
-                    ),
-                    "swap them",
-                );
-                ok = false;
+            if ok && let [lo, hi] = e {
+                ok = c.range(&gpath, g, lo, hi, true);
             }
             ok
         };
@@ -1631,6 +1818,9 @@ impl Compiler<'_> {
             }
             "float" => {
                 let b = pair(self, 2, "[1.0, 100.0]")?;
+                if !self.range(&gpath, g, &b[0], &b[1], false) {
+                    return None;
+                }
                 let scale = match t.get("scale") {
                     Some(v) => self.integer(&key(path, "scale"), v, 0)?.min(18) as u32,
                     None => 2,
@@ -2135,6 +2325,9 @@ impl Compiler<'_> {
                             capture.push((slot, column));
                         }
                     }
+                    if let Some(sql) = &bound {
+                        self.capture_needs_rows(&key(&spath, "capture"), sql);
+                    }
                 }
                 if let (Some(sql), Ok(expect_rows)) = (bound, expect_rows) {
                     statements.push(Stmt {
@@ -2443,6 +2636,17 @@ impl Compiler<'_> {
                 ),
             }
             if let Some(rows) = rows {
+                let count = if parent.is_some() {
+                    "per_parent"
+                } else {
+                    "rows"
+                };
+                self.option_sites.push(OptionSite {
+                    workload: self.name.clone(),
+                    file: self.file_index,
+                    path: key(&lpath, count),
+                    check: OptionCheck::Rows { entry: out.len() },
+                });
                 out.push(LoadTable {
                     table,
                     rows,
@@ -2503,7 +2707,8 @@ impl Compiler<'_> {
         );
     }
 
-    fn checks(&mut self, path: &[Seg], v: &toml::Value) -> Vec<Check> {
+    /// `options`: the option slots, all a check's `expect` may read.
+    fn checks(&mut self, path: &[Seg], v: &toml::Value, options: &HashSet<Slot>) -> Vec<Check> {
         let Some(items) = v.as_array() else {
             self.err(
                 path,
@@ -2542,14 +2747,40 @@ impl Compiler<'_> {
             };
             let sql = self.plain_sql(&key(&cpath, "sql"), sqlv);
             let expect = match (t.get("expect"), t.get("expect_rows")) {
+                // A string is an expression over the options, as everywhere else (#26).
+                (Some(toml::Value::String(text)), None) => {
+                    let epath = key(&cpath, "expect");
+                    let scope = Scope {
+                        set: options,
+                        place: "a check's `expect`",
+                        allowed: "options only (a check runs after the runs, outside any transaction)",
+                    };
+                    let before = self.errors.len();
+                    let e = self.expr(&epath, text, &scope);
+                    let name = &self.name;
+                    for err in &mut self.errors[before..] {
+                        if err.message.contains("not defined here") {
+                            err.help = Some(if is_identifier(text.trim()) {
+                                format!(
+                                    "`expect` is an expression over the options (\"accounts * 100\"): to expect the text {text}, quote it inside: expect = \"'{text}'\""
+                                )
+                            } else {
+                                format!(
+                                    "`expect` is an expression over the options: declare what it reads in [workloads.{name}.options] or fix the spelling (text is quoted inside: expect = \"'open'\")"
+                                )
+                            });
+                        }
+                    }
+                    e.map(CheckExpect::Value)
+                }
                 (Some(e), None) => match val_of(e) {
-                    Some(v) => Some(CheckExpect::Value(v)),
+                    Some(v) => Some(CheckExpect::Value(Expr::constant(&e.to_string(), v))),
                     None => {
                         self.err(
                             &key(&cpath, "expect"),
                             false,
-                            "`expect` must be a number, a string or a boolean",
-                            "e.g. expect = 0",
+                            "`expect` must be a number, a boolean or an expression (a string)",
+                            "e.g. expect = 0, or expect = \"accounts * 100\"",
                         );
                         None
                     }
@@ -2576,6 +2807,39 @@ impl Compiler<'_> {
             }
         }
         out
+    }
+
+    /// `capture` reads the first row of a result: a statement known to return none (a write
+    /// without `RETURNING`, DDL) on every driver it has text for would capture NULL every
+    /// time. Per-driver SQL that returns rows on some drivers only is allowed: the capture is
+    /// NULL on the others (a MySQL `INSERT` whose id a later `LAST_INSERT_ID()` step captures,
+    /// next to PostgreSQL's `INSERT … RETURNING id`).
+    fn capture_needs_rows(&mut self, path: &[Seg], sql: &BoundSql) {
+        let texts: Vec<(&str, &str)> = DRIVERS
+            .iter()
+            .filter_map(|d| {
+                let b = sql.for_driver(driver_of(d))?;
+                (!b.text.trim().is_empty()).then_some((*d, b.text.as_str()))
+            })
+            .collect();
+        if texts.is_empty() || !texts.iter().all(|(_, t)| returns_no_rows(t)) {
+            return;
+        }
+        let none: Vec<&str> = texts.iter().map(|(d, _)| *d).collect();
+        let first = none[0];
+        let text = sql
+            .for_driver(driver_of(first))
+            .map_or("", |b| b.text.as_str());
+        let word = first_word(text).to_uppercase();
+        self.err(
+            path,
+            true,
+            format!(
+                "`capture` reads the first row of the result, but this {word} returns no rows (on {}): the variables would always be NULL",
+                none.join(", ")
+            ),
+            "remove `capture` (`expect_rows` checks how many rows a write changed), add `RETURNING column` (PostgreSQL, SQLite 3.35+, MariaDB 10.5+ for INSERT/DELETE), or SELECT the value in a step of its own",
+        );
     }
 
     /// `declared`: every transaction's name, also of those refused (a headline naming one of

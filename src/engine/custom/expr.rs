@@ -105,6 +105,31 @@ impl Expr {
         }
     }
 
+    /// The expression with what the data cannot change settled now (#26): one that reads no
+    /// variable (`"2 ** 10"`) becomes its value, and the error one fails with whatever the data
+    /// (`"2 ** 100000000"`, `"10 / 0"`, `"qty / 0"`, a value that is not a finite number) is
+    /// returned, so that it is refused where it is written instead of in every run.
+    pub fn fold(self) -> Result<Expr, String> {
+        if let Some(why) = divides_by_literal_zero(&self.text) {
+            return Err(format!(
+                "`{}` divides by zero ({why}) whatever the values it reads",
+                self.text.trim()
+            ));
+        }
+        match &self.compiled {
+            Compiled::Jinja { vars, .. } if vars.is_empty() => {
+                match self.eval(&Frame::default())? {
+                    Val::Float(f) if !f.is_finite() => Err(format!(
+                        "`{}` is {f}, not a finite number",
+                        self.text.trim()
+                    )),
+                    v => Ok(Expr::constant(&self.text, v)),
+                }
+            }
+            _ => Ok(self),
+        }
+    }
+
     /// The text as written.
     pub fn text(&self) -> &str {
         &self.text
@@ -153,9 +178,86 @@ impl Expr {
     /// [`Expr::eval`] as an integer; the error names the expression and the value.
     pub fn eval_i64(&self, frame: &Frame) -> Result<i64, String> {
         let v = self.eval(frame)?;
-        v.as_i64()
-            .ok_or_else(|| format!("`{}` is {v}, not an integer", self.text))
+        v.as_i64().ok_or_else(|| match v {
+            // A whole number past i64 (minijinja computes in i128) arrives as a float.
+            Val::Float(f) if f.fract() == 0.0 => {
+                format!("`{}` is {v}, too large for a 64-bit integer", self.text)
+            }
+            _ => format!("`{}` is {v}, not an integer", self.text),
+        })
     }
+}
+
+/// The first `/`, `//` or `%` whose right operand is the literal zero (`qty / 0`, `n % 0.0`),
+/// in an expression that evaluates every operand: one without `and`, `or` or `if`, which could
+/// skip the division. `None` when there is none, or when the zero is only the start of a
+/// larger operand (`0 ** x`, `0.5`, `0[…]`, `0 | f`).
+fn divides_by_literal_zero(text: &str) -> Option<String> {
+    // The text outside string literals, strings blanked.
+    let mut code = String::with_capacity(text.len());
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                    code.push(c);
+                    continue;
+                }
+                code.push(' ');
+            }
+            None => {
+                if c == '\'' || c == '"' {
+                    quote = Some(c);
+                }
+                code.push(c);
+            }
+        }
+    }
+    let words = code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+    if words.into_iter().any(|w| matches!(w, "and" | "or" | "if")) {
+        return None;
+    }
+    let b = code.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let op_len = match (b[i], b.get(i + 1)) {
+            (b'/', Some(b'/')) => 2,
+            (b'/' | b'%', _) => 1,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let op = &code[i..i + op_len];
+        let mut j = i + op_len;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        let start = j;
+        while j < b.len() && (b[j].is_ascii_digit() || b[j] == b'.' || b[j] == b'_') {
+            j += 1;
+        }
+        let literal = code[start..j].replace('_', "");
+        let mut k = j;
+        while k < b.len() && b[k].is_ascii_whitespace() {
+            k += 1;
+        }
+        let next = &code[k..];
+        let continues = next.starts_with("**")
+            || next.starts_with(['(', '[', '|', '.'])
+            || next.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        if !literal.is_empty() && literal.parse::<f64>() == Ok(0.0) && !continues {
+            return Some(format!("`{op} {}`", &code[start..j]));
+        }
+        i += op_len;
+    }
+    None
 }
 
 fn describe(e: &minijinja::Error) -> String {
@@ -231,6 +333,41 @@ mod tests {
         assert!(cond.eval(&frame).unwrap().truthy());
         let f = Expr::compile("qty / 2", &v).unwrap();
         assert_eq!(f.eval(&frame), Ok(Val::Float(3.5)));
+    }
+
+    /// #26: what the data cannot change is settled when the expression is compiled.
+    #[test]
+    fn constants_fold_and_certain_failures_are_found_before_any_data() {
+        let v = vars(&["qty", "name"]);
+        let fold = |t: &str| Expr::compile(t, &v).unwrap().fold();
+        assert_eq!(
+            fold("2 ** 10 + 1").unwrap().as_const(),
+            Some(&Val::Int(1025))
+        );
+        assert_eq!(fold("qty * 2").unwrap().as_const(), None);
+        for (text, why) in [
+            ("2 ** 100000000", "failed"),
+            ("10 / 0", "divides by zero (`/ 0`)"),
+            ("qty / 0", "divides by zero (`/ 0`) whatever"),
+            ("qty // 0.0 + 1", "divides by zero (`// 0.0`)"),
+            ("(qty * 3) % 0", "divides by zero (`% 0`)"),
+            ("2.0 ** 10000", "not a finite number"),
+        ] {
+            let e = fold(text).unwrap_err();
+            assert!(e.contains(why), "{text}: {e}");
+        }
+        // A zero that starts a larger operand, inside a string, or behind a condition that may
+        // skip the division is not certain to fail.
+        for text in [
+            "qty / 0.5",
+            "qty / 0 ** qty",
+            "qty / (0 + qty)",
+            "name ~ ' / 0'",
+            "qty / 0 if qty > 3 else 1",
+            "qty > 0 and qty / 0 > 1",
+        ] {
+            assert!(fold(text).is_ok(), "{text}");
+        }
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! [`Rng`] (seeded per thread as the built-in workloads do: same seed, same values), its
 //! [`Frame`] for bounds that are variables, and its [`Local`] state (per-thread sequences).
 //!
-//! Every bound is an `i64` and any pair is valid: `lo > hi` is read as `hi..=lo`, and the span of
+//! Every bound is an `i64` and any pair drawn from the data is valid: `lo > hi` is read as
+//! `hi..=lo` (a pair written as constants is refused when the suite loads), and the span of
 //! `[i64::MIN, i64::MAX]` (2⁶⁴ values) is computed without overflow. What cannot be honoured is
 //! an error naming the generator, never a panic or a value out of range: a sequence that would
 //! pass `i64::MAX`, a string longer than [`MAX_TEXT`], a `float` range holding no number with

@@ -10,6 +10,10 @@
 //!   side by side, a big one on every connection at once. Each range draws from its own [`Rng`],
 //!   seeded by the run's seed, the table and the range, never by the thread: a fixed seed gives
 //!   the same data whatever the number of connections and whichever thread takes a range.
+//! * The queue is a counter, not a list ([`Ranges`]): a loader takes the next number and works
+//!   out its table and rows from the level's per-table range counts. What prepare holds does not
+//!   grow with the rows, so `rows = "n * 100000000000000"` starts loading at once (and stops at
+//!   the first Ctrl-C) instead of planning 10¹⁰ ranges up front (#26).
 //! * A `sequence` in a load is the row's position (`start + row − 1`), not a shared counter,
 //!   for the same reason: its values do not depend on the order ranges load in.
 //! * Rows travel through [`Connection::load_rows`], each driver's fastest path (COPY on
@@ -19,7 +23,7 @@
 
 use std::io::Write;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use super::generator::{Context, GenId, Gens, Local};
@@ -51,44 +55,21 @@ fn io_err(e: std::io::Error) -> EngineError {
 /// Rows of every load entry, in [`Def::load`] order: `rows` evaluated over the options, times
 /// the parent's rows for a table with a parent. The error names the table and the expression.
 pub fn table_rows(def: &Def, options: &Frame) -> Result<Vec<u64>, String> {
+    table_rows_at(def, options).map_err(|(_, m)| m)
+}
+
+/// [`table_rows`], the error with the index of the entry it is about (for the plan, which
+/// points at that entry's `rows` or `per_parent`).
+pub fn table_rows_at(def: &Def, options: &Frame) -> Result<Vec<u64>, (usize, String)> {
     let mut rows: Vec<Option<u64>> = vec![None; def.load.len()];
     // Each pass settles at least one table when the parents form no cycle.
     for _ in 0..=def.load.len() {
         let mut progress = false;
-        for (i, t) in def.load.iter().enumerate() {
-            if rows[i].is_some() {
-                continue;
+        for i in 0..def.load.len() {
+            if rows[i].is_none() {
+                rows[i] = entry_rows(def, options, i, &rows).map_err(|m| (i, m))?;
+                progress |= rows[i].is_some();
             }
-            let parent = match t.parent {
-                None => Some(1),
-                Some(p) if p >= def.load.len() => {
-                    return Err(format!(
-                        "load table `{}`: its parent is entry {p}, which does not exist",
-                        t.table
-                    ));
-                }
-                Some(p) => rows[p],
-            };
-            let Some(parent) = parent else { continue };
-            let n = t
-                .rows
-                .eval_i64(options)
-                .map_err(|e| format!("load table `{}`: rows: {e}", t.table))?;
-            let n = u64::try_from(n).map_err(|_| {
-                format!(
-                    "load table `{}`: rows `{}` is {n}, not a count",
-                    t.table,
-                    t.rows.text()
-                )
-            })?;
-            let total = parent.checked_mul(n).ok_or_else(|| {
-                format!(
-                    "load table `{}`: {parent} parent rows × {n} overflows",
-                    t.table
-                )
-            })?;
-            rows[i] = Some(total);
-            progress = true;
         }
         if !progress {
             break;
@@ -98,13 +79,66 @@ pub fn table_rows(def: &Def, options: &Frame) -> Result<Vec<u64>, String> {
         .enumerate()
         .map(|(i, r)| {
             r.ok_or_else(|| {
-                format!(
-                    "load table `{}`: its parents form a cycle",
-                    def.load[i].table
+                (
+                    i,
+                    format!(
+                        "load table `{}`: its parents form a cycle",
+                        def.load[i].table
+                    ),
                 )
             })
         })
         .collect()
+}
+
+/// Rows of entry `i` once its parent's are known (`None` before).
+fn entry_rows(
+    def: &Def,
+    options: &Frame,
+    i: usize,
+    rows: &[Option<u64>],
+) -> Result<Option<u64>, String> {
+    let t = &def.load[i];
+    let parent = match t.parent {
+        None => 1,
+        Some(p) if p >= def.load.len() => {
+            return Err(format!(
+                "load table `{}`: its parent is entry {p}, which does not exist",
+                t.table
+            ));
+        }
+        Some(p) => match rows[p] {
+            Some(r) => r,
+            None => return Ok(None),
+        },
+    };
+    let n = t
+        .rows
+        .eval_i64(options)
+        .map_err(|e| format!("load table `{}`: rows: {e}", t.table))?;
+    let n = u64::try_from(n).map_err(|_| {
+        format!(
+            "load table `{}`: rows `{}` is {n}, not a count",
+            t.table,
+            t.rows.text()
+        )
+    })?;
+    // `row` is a 64-bit signed integer.
+    parent
+        .checked_mul(n)
+        .filter(|&r| i64::try_from(r).is_ok())
+        .map(Some)
+        .ok_or_else(|| {
+            if t.parent.is_some() {
+                format!(
+                    "load table `{}`: {parent} parent rows × {n} per parent row is more than {} rows",
+                    t.table,
+                    i64::MAX
+                )
+            } else {
+                format!("load table `{}`: {n} rows is more than {}", t.table, i64::MAX)
+            }
+        })
 }
 
 /// A table's level: 0 without a parent, else its parent's + 1.
@@ -149,11 +183,64 @@ struct LoadSlots {
 }
 
 /// One range of one table: rows `start..end` (0-based), drawn with generator `stream`.
+#[derive(Debug, PartialEq)]
 struct Unit {
     table: usize,
     start: u64,
     end: u64,
     stream: usize,
+}
+
+/// The ranges of one level, numbered 0.. table after table, each made when a loader takes its
+/// number: the level holds one entry per table, whatever its rows.
+struct Ranges {
+    /// (table, its rows, the number of its first range), in load order.
+    tables: Vec<(usize, u64, u64)>,
+    /// Ranges of the level.
+    count: u64,
+}
+
+impl Ranges {
+    /// The ranges of `tables`, of `rows[t]` rows each.
+    fn new(tables: &[usize], rows: impl Fn(usize) -> u64) -> Ranges {
+        let mut count = 0u64;
+        let tables = tables
+            .iter()
+            .map(|&t| {
+                let first = count;
+                count += rows(t).div_ceil(RANGE_ROWS);
+                (t, rows(t), first)
+            })
+            .collect();
+        Ranges { tables, count }
+    }
+
+    /// Range number `i` of the level, `None` past the last.
+    fn get(&self, i: u64) -> Option<Unit> {
+        if i >= self.count {
+            return None;
+        }
+        // The last table whose first range is at or before `i` (tables without rows have no
+        // range, and share their first number with the next table).
+        let at = self.tables.partition_point(|&(_, _, first)| first <= i) - 1;
+        let (table, rows, first) = self.tables[at];
+        let k = i - first;
+        let start = k * RANGE_ROWS;
+        Some(Unit {
+            table,
+            start,
+            end: start.saturating_add(RANGE_ROWS).min(rows),
+            stream: stream(table, k),
+        })
+    }
+}
+
+/// The generator stream of range `k` of table `t`: distinct from every worker's stream (small
+/// numbers) and from every other range's. Below 2²⁴ ranges (3.3·10¹¹ rows) a table's streams are
+/// the ones loads always had, so a fixed seed keeps giving the same data.
+fn stream(t: usize, k: u64) -> usize {
+    let k = k as usize;
+    (1 << 40) | (t << 24) | (k & 0xFF_FFFF) | ((k >> 24) << 48)
 }
 
 fn connector(t: &Target) -> Connector {
@@ -380,7 +467,9 @@ fn load_unit(
             }
         }
         let mut value = |d: Draw, frame: &Frame| match d {
-            Draw::Seq(start) => Ok(Val::Int(start + row - 1)),
+            Draw::Seq(start) => start.checked_add(row - 1).map(Val::Int).ok_or_else(|| {
+                format!("the sequence from {start} passes {} at row {row}", i64::MAX)
+            }),
             Draw::Gen(id) => plan.gens.draw(id, &mut rng, frame, &mut local),
         };
         for (slot, d) in &t.lets {
@@ -415,7 +504,7 @@ fn load_unit(
 
 /// Loader connections: `prepare_threads`, else up to [`DEFAULT_CONNECTIONS`] (never more than
 /// the ranges of the busiest level); one on a single-writer database (SQLite).
-fn connections(def: &Def, target: &Target, units: usize) -> usize {
+fn connections(def: &Def, target: &Target, units: u64) -> usize {
     if target.driver.dialect().single_writer() && !target.dry_run {
         return 1;
     }
@@ -424,7 +513,7 @@ fn connections(def: &Def, target: &Target, units: usize) -> usize {
     } else {
         DEFAULT_CONNECTIONS
     };
-    want.min(units).max(1)
+    usize::try_from(units).map_or(want, |u| want.min(u)).max(1)
 }
 
 /// The `prepare` step: schema, every load table (by levels, in parallel), `after_load`.
@@ -449,34 +538,13 @@ pub fn prepare(
     }
     let started = Instant::now();
     let mut total = 0u64;
-    let mut busiest = 0;
-    let level_units: Vec<Vec<Unit>> = levels
+    let level_ranges: Vec<Ranges> = levels
         .iter()
-        .map(|tables| {
-            let mut units = Vec::new();
-            for &t in tables {
-                let rows = plan.tables[t].rows;
-                let mut start = 0;
-                let mut k = 0usize;
-                while start < rows {
-                    let end = (start + RANGE_ROWS).min(rows);
-                    units.push(Unit {
-                        table: t,
-                        start,
-                        end,
-                        // Distinct from every worker's stream (small numbers).
-                        stream: (1 << 40) | (t << 24) | k,
-                    });
-                    start = end;
-                    k += 1;
-                }
-            }
-            busiest = busiest.max(units.len());
-            units
-        })
+        .map(|tables| Ranges::new(tables, |t| plan.tables[t].rows))
         .collect();
+    let busiest = level_ranges.iter().map(|r| r.count).max().unwrap_or(0);
     let workers = connections(def, ctx.target, busiest);
-    for (tables, units) in levels.iter().zip(&level_units) {
+    for (tables, units) in levels.iter().zip(&level_ranges) {
         if stop.load(Ordering::Relaxed) {
             break;
         }
@@ -518,17 +586,17 @@ pub fn prepare(
 /// The first error stops the others; every thread is joined.
 fn load_level(
     plan: &Plan,
-    units: &[Unit],
+    units: &Ranges,
     conns: &Connector,
     workers: usize,
     seed: u64,
     stop: &AtomicBool,
 ) -> Result<u64, EngineError> {
-    let next = AtomicUsize::new(0);
+    let next = AtomicU64::new(0);
     let failed = AtomicBool::new(false);
     let first_error: Mutex<Option<EngineError>> = Mutex::new(None);
-    let loaded = AtomicUsize::new(0);
-    let threads = workers.min(units.len());
+    let loaded = AtomicU64::new(0);
+    let threads = usize::try_from(units.count).map_or(workers, |n| workers.min(n));
     let fail = |e: EngineError| {
         failed.store(true, Ordering::Relaxed);
         let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
@@ -548,9 +616,9 @@ fn load_level(
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(unit) = units.get(i) else { break };
-                    match load_unit(plan, unit, seed, conn.as_mut(), stop) {
+                    match load_unit(plan, &unit, seed, conn.as_mut(), stop) {
                         Ok(n) => {
-                            loaded.fetch_add(n as usize, Ordering::Relaxed);
+                            loaded.fetch_add(n, Ordering::Relaxed);
                         }
                         Err(e) => {
                             let t = &plan.tables[unit.table].name;
@@ -569,7 +637,7 @@ fn load_level(
     });
     match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
-        None => Ok(loaded.load(Ordering::Relaxed) as u64),
+        None => Ok(loaded.load(Ordering::Relaxed)),
     }
 }
 
@@ -652,19 +720,23 @@ pub fn check(ctx: &LoadCtx<'_>, out: &mut dyn Write, stop: &AtomicBool) -> Resul
                 CheckExpect::Rows(n) => {
                     Some(format!("expected {n} rows, found {} rows", fetched.rows))
                 }
-                CheckExpect::Value(v) => {
-                    let found = fetched.first.first().and_then(|f| f.as_deref());
-                    if fetched.rows > 0 && same(v, found) {
-                        None
-                    } else {
-                        let found = if fetched.rows == 0 {
-                            "no row".to_string()
+                // Over the options only: the plan refused an `expect` that fails for them.
+                CheckExpect::Value(e) => match e.eval(ctx.options) {
+                    Err(m) => Some(format!("the expected value {m}")),
+                    Ok(v) => {
+                        let found = fetched.first.first().and_then(|f| f.as_deref());
+                        if fetched.rows > 0 && same(&v, found) {
+                            None
                         } else {
-                            found.map_or_else(|| "NULL".to_string(), |f| format!("'{f}'"))
-                        };
-                        Some(format!("expected {}, found {found}", shown(v)))
+                            let found = if fetched.rows == 0 {
+                                "no row".to_string()
+                            } else {
+                                found.map_or_else(|| "NULL".to_string(), |f| format!("'{f}'"))
+                            };
+                            Some(format!("expected {}, found {found}", shown(&v)))
+                        }
                     }
-                }
+                },
             },
         };
         match verdict {

@@ -157,10 +157,12 @@ pub struct Check {
     pub expect: CheckExpect,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum CheckExpect {
-    /// The first column of the first row equals this (compared as numbers when both parse).
-    Value(Val),
+    /// The first column of the first row equals this expression's value over the options
+    /// (`expect = 0`, `expect = "accounts * 100"`, `expect = "'open'"`; compared as numbers
+    /// when both parse).
+    Value(Expr),
     /// The query returns this many rows.
     Rows(u64),
 }
@@ -220,6 +222,24 @@ pub struct Txn {
     /// Workload `[params]` this transaction uses (drawn at its start), in declaration order.
     pub draws: Vec<Slot>,
     pub body: Vec<Op>,
+}
+
+impl Def {
+    /// A run's option values in their slots of a frame (every other slot NULL): what `rows`,
+    /// the checks' `expect` and every other expression over options read.
+    pub fn option_frame(&self, options: &crate::value::Options) -> Frame {
+        let mut frame = Frame {
+            vals: vec![Val::Null; self.vars.len()],
+        };
+        for o in &self.options {
+            if let Some(slot) = self.vars.slot(&o.name)
+                && let Some(v) = options.get(&o.name)
+            {
+                frame.vals[slot] = Val::from_value(v);
+            }
+        }
+        frame
+    }
 }
 
 /// A workload declared in TOML, compiled.

@@ -213,16 +213,7 @@ fn driver_name(d: Driver) -> &'static str {
 impl Custom {
     pub fn new(def: &'static Def, s: &Setup<'_>) -> Result<Custom, EngineError> {
         let fail = |m: String| EngineError::Failed(format!("workload `{}`: {m}", def.name));
-        let mut options = Frame {
-            vals: vec![Val::Null; def.vars.len()],
-        };
-        for o in &def.options {
-            if let Some(slot) = def.vars.slot(&o.name)
-                && let Some(v) = s.options.get(&o.name)?
-            {
-                options.vals[slot] = Val::from_value(v);
-            }
-        }
+        let options = def.option_frame(s.options.all());
         let statement_stats = s.options.flag("statement_stats")?;
         let driver = s.target.driver;
         let rows = table_rows(def, &options).map_err(fail)?;

@@ -136,6 +136,44 @@ pub fn open_error(path: &Path, e: &io::Error, flags: ExtraFlags) -> EngineError 
     }
 }
 
+/// `ours` with sysbench 1.0.20's own lines for the same failure (see
+/// [`EngineError::Sysbench`]).
+fn as_sysbench(ours: EngineError, sysbench: String) -> EngineError {
+    EngineError::Sysbench {
+        sysbench,
+        usage: false,
+        message: ours.to_string(),
+    }
+}
+
+/// A test file as sysbench names it in its lines: `test_file.N` (sysbench has no `file_dir`:
+/// in another directory, the path).
+fn shown(path: &Path) -> String {
+    match path.parent() {
+        Some(dir) if dir == Path::new(".") || dir.as_os_str().is_empty() => {
+            path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        }
+        _ => path.display().to_string(),
+    }
+}
+
+/// sysbench's `log_errno` ending: `errno = 2 (No such file or directory)`.
+fn errno(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => {
+            let text = io::Error::from_raw_os_error(n).to_string();
+            let text = text
+                .strip_suffix(&format!(" (os error {n})"))
+                .unwrap_or(&text);
+            format!("errno = {n} ({text})")
+        }
+        None => format!("({e})"),
+    }
+}
+
 /// A shared read-write mapping of one file.
 pub struct Mapping {
     ptr: *mut u8,
@@ -196,27 +234,48 @@ impl Files {
                     &path,
                     libc::O_CREAT | libc::O_EXCL | libc::O_RDWR | spec.flags.bits(),
                 )
-                .map_err(|e| open_error(&path, &e, spec.flags))?
+                .map_err(|e| {
+                    as_sysbench(
+                        open_error(&path, &e, spec.flags),
+                        format!("FATAL: Cannot create file '{}' {}", shown(&path), errno(&e)),
+                    )
+                })?
             } else {
-                let fd = match open(&path, libc::O_RDWR | spec.flags.bits()) {
-                    Ok(fd) => fd,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        return Err(EngineError::Failed(format!(
+                let fd = open(&path, libc::O_RDWR | spec.flags.bits()).map_err(|e| {
+                    let ours = if e.kind() == io::ErrorKind::NotFound {
+                        EngineError::Failed(format!(
                             "test file {} does not exist: run `prepare` first (with the same `file_num`, `file_total_size` and `file_dir`)",
                             path.display()
-                        )));
-                    }
-                    Err(e) => return Err(open_error(&path, &e, spec.flags)),
-                };
+                        ))
+                    } else {
+                        open_error(&path, &e, spec.flags)
+                    };
+                    as_sysbench(
+                        ours,
+                        format!(
+                            "FATAL: Cannot open file '{}' {}\nWARNING: Did you forget to run the prepare step?",
+                            shown(&path),
+                            errno(&e)
+                        ),
+                    )
+                })?;
                 let len = fs::metadata(&path)
                     .map_err(|e| EngineError::Failed(format!("{}: {e}", path.display())))?
                     .len();
                 if len < spec.file_size {
-                    return Err(EngineError::Failed(format!(
-                        "test file {} is {len} bytes but at least {} are expected: run `prepare` first with the same `file_num` and `file_total_size`",
-                        path.display(),
-                        spec.file_size
-                    )));
+                    return Err(as_sysbench(
+                        EngineError::Failed(format!(
+                            "test file {} is {len} bytes but at least {} are expected: run `prepare` first with the same `file_num` and `file_total_size`",
+                            path.display(),
+                            spec.file_size
+                        )),
+                        format!(
+                            "FATAL: Size of file '{}' is {}, but at least {} is expected.\nWARNING: Did you run 'prepare' with different --file-total-size or --file-num values?",
+                            shown(&path),
+                            super::size_str(len),
+                            super::size_str(spec.file_size)
+                        ),
+                    ));
                 }
                 fd
             };

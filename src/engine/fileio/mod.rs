@@ -523,11 +523,13 @@ impl FileIo {
     }
 
     fn mode(&self) -> Result<Mode, EngineError> {
-        self.cfg.mode.ok_or_else(|| {
-            fail(format!(
+        self.cfg.mode.ok_or_else(|| EngineError::Sysbench {
+            sysbench: "FATAL: Missing required argument: --file-test-mode".into(),
+            usage: true,
+            message: format!(
                 "option `file_test_mode` is required for a fileio run: set it to one of {}",
                 FILE_TEST_MODES.join(", ")
-            ))
+            ),
         })
     }
 
@@ -653,14 +655,23 @@ impl FileIo {
 }
 
 impl Workload for FileIo {
-    fn before_run(&self) -> Result<(), EngineError> {
-        let mode = self.mode()?;
-        self.check_dir()?;
+    /// sysbench refuses a run without `--file-test-mode` before its options header; whether
+    /// io_uring works is known here, before the banner says which I/O mode runs.
+    fn start(&self) -> Result<(), EngineError> {
+        self.mode()?;
         if self.cfg.io == IoMode::Async
             && let Err(e) = uring::probe()
         {
             let _ = self.uring_refused.set(e.to_string());
         }
+        Ok(())
+    }
+
+    /// After `Doing … test`, where sysbench opens and checks its files (its `FATAL` for a
+    /// missing or short file comes before `Initializing worker threads...`).
+    fn after_banner(&self) -> Result<(), EngineError> {
+        let mode = self.mode()?;
+        self.check_dir()?;
         let opened = Files::open(&OpenSpec {
             dir: &self.cfg.dir,
             files: self.cfg.files,
@@ -723,8 +734,11 @@ impl Workload for FileIo {
             IoMode::Mmap => "fast mmaped",
         };
         writeln!(out, "Using {io_words} I/O mode")?;
+        if c.validate {
+            writeln!(out, "Using checksums validation.")?;
+        }
         writeln!(out, "Doing {} test", mode.describe())?;
-        // `before_run` opened the files; sysbench reports that here at level 5.
+        // `after_banner` opens the files next; sysbench reports each here at level 5.
         if c.verbosity >= 5 {
             for i in 0..c.files {
                 writeln!(out, "DEBUG: Opening file: test_file.{i}")?;

@@ -16,7 +16,7 @@
 //! and the last `db_close` frees the memory, so a statement never points at freed memory.
 //! Counters go to the thread that created the connection, as in sysbench.
 
-mod text;
+pub(crate) mod text;
 
 use std::ffi::{CStr, c_char, c_int, c_ulong, c_void};
 use std::sync::Arc;

@@ -671,3 +671,126 @@ fn other_shapes_are_refused_with_their_key() {
         "\"second\" or \"minute\"",
     );
 }
+
+/// #26: `capture` reads the first row of a result; a statement that returns none on every
+/// driver (a write without RETURNING, DDL) is refused at its `capture`.
+#[test]
+fn a_capture_on_a_statement_without_rows_is_refused() {
+    let t = ORDERS.replace(
+        "{ when = \"amount > 10\", sql = \"UPDATE customers SET c_name = :c_name WHERE c_id = :cust\", name = \"big\" }",
+        "{ when = \"amount > 10\", sql = \"UPDATE customers SET c_name = :c_name WHERE c_id = :cust\", name = \"big\", capture = [\"c_id\"] }",
+    );
+    let e = refused(
+        &t,
+        "name = \"big\"",
+        "steps[2].capture",
+        "this UPDATE returns no rows (on mysql, pgsql, sqlite)",
+    );
+    assert!(e.help.unwrap().contains("RETURNING"));
+    // RETURNING returns rows; so does per-driver SQL that returns them on some drivers (the
+    // capture is NULL on the others).
+    for sql in [
+        "sql = \"UPDATE customers SET c_name = :c_name WHERE c_id = :cust RETURNING c_id\"",
+        "sql = { mysql = \"UPDATE customers SET c_name = :c_name WHERE c_id = :cust\", pgsql = \"UPDATE customers SET c_name = :c_name WHERE c_id = :cust RETURNING c_id\", sqlite = \"\" }",
+    ] {
+        let t = ORDERS.replace(
+            "{ when = \"amount > 10\", sql = \"UPDATE customers SET c_name = :c_name WHERE c_id = :cust\", name = \"big\" }",
+            &format!("{{ when = \"amount > 10\", {sql}, name = \"big\", capture = [\"c_id\"] }}"),
+        );
+        load(&t).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
+/// #26: a check's `expect` is an expression over the options, as strings are everywhere else;
+/// numbers and booleans stay literal, text is quoted inside the expression.
+#[test]
+fn a_checks_expect_is_an_expression_over_the_options() {
+    let with_check = |expect: &str| {
+        format!(
+            "{ORDERS}\n[[workloads.orders.checks]]\nname = \"c\"\nsql = \"SELECT count(*) FROM customers\"\nexpect = {expect}\n"
+        )
+    };
+    let frame = |customers: i64| crate::engine::custom::model::Frame {
+        vals: vec![Val::Int(customers); def_of("orders").vars.len()],
+    };
+    for (expect, want) in [
+        ("\"customers * 100\"", Val::Int(1000)),
+        ("3", Val::Int(3)),
+        ("2.5", Val::Float(2.5)),
+        ("true", Val::Int(1)),
+        ("\"'open'\"", Val::Str("open".into())),
+    ] {
+        load(&with_check(expect)).unwrap_or_else(|e| panic!("{expect}: {e}"));
+        let CheckExpect::Value(e) = &def_of("orders").checks[0].expect else {
+            panic!("{expect}: not a value");
+        };
+        assert_eq!(e.eval(&frame(10)), Ok(want), "{expect}");
+    }
+    let t = with_check("\"open\"");
+    let e = refused(&t, "expect = \"open\"", "checks[0].expect", "`open`");
+    assert!(e.help.unwrap().contains("expect = \"'open'\""));
+    // A check runs outside any transaction: it reads options only.
+    let t = with_check("\"cust\"");
+    let e = refused(&t, "expect = \"cust\"", "checks[0].expect", "`cust`");
+    assert!(e.help.unwrap().contains("options only"));
+}
+
+/// #26: what fails whatever the data is refused where it is written: a division by a literal
+/// zero, a power too large for any number, a range written as constants that is inverted.
+#[test]
+fn expressions_that_fail_whatever_the_data_are_refused() {
+    for (from, to, marker, key, message) in [
+        (
+            "let = { amount = \"qty * 3\" }",
+            "let = { amount = \"qty / 0\" }",
+            "qty / 0",
+            "new_order.let.amount",
+            "divides by zero",
+        ),
+        (
+            "let = { amount = \"qty * 3\" }",
+            "let = { amount = \"2 ** 100000000\" }",
+            "100000000",
+            "new_order.let.amount",
+            "failed",
+        ),
+        (
+            "qty = { uniform = [1, 10] }",
+            "qty = { uniform = [\"5 * 2\", 1] }",
+            "5 * 2",
+            "params.qty.uniform",
+            "goes from 10 to 1",
+        ),
+        (
+            "qty = { uniform = [1, 10] }",
+            "qty = { float = [10.5, 1.0] }",
+            "10.5",
+            "params.qty.float",
+            "goes from 10.5 to 1",
+        ),
+        (
+            "qty = { uniform = [1, 10] }",
+            "qty = { uniform = [1, \"7 / 2\"] }",
+            "7 / 2",
+            "params.qty.uniform[1]",
+            "integer bounds",
+        ),
+    ] {
+        let t = ORDERS.replace(from, to);
+        refused(&t, marker, key, message);
+    }
+    // Constants fold: the compiled expression is its value.
+    let t = ORDERS.replace(
+        "let = { amount = \"qty * 3\" }",
+        "let = { amount = \"2 ** 10\" }",
+    );
+    load(&t).unwrap_or_else(|e| panic!("{e}"));
+    let Op::Let {
+        value: GenSpec::Expr(e),
+        ..
+    } = &def_of("orders").transactions[0].body[0]
+    else {
+        panic!("not a let");
+    };
+    assert_eq!(e.as_const(), Some(&Val::Int(1024)));
+}

@@ -134,7 +134,7 @@ fn def(p: &str) -> Def {
             Check {
                 name: "parents".into(),
                 sql: Sql::all(&format!("SELECT count(*) FROM {p}_p")),
-                expect: CheckExpect::Value(Val::Int(3)),
+                expect: CheckExpect::Value(e("parents")),
             },
             Check {
                 name: "four children each".into(),
@@ -146,7 +146,7 @@ fn def(p: &str) -> Def {
             Check {
                 name: "sum of twice".into(),
                 sql: Sql::all(&format!("SELECT sum(twice) FROM {p}_c")),
-                expect: CheckExpect::Value(Val::Float(156.0)),
+                expect: CheckExpect::Value(e("156.0")),
             },
         ],
         vars,
@@ -242,6 +242,64 @@ fn rows_multiply_through_parents_and_cycles_are_refused() {
     negative.load[0].rows = e("0 - parents");
     let err = table_rows(&negative, &options(3)).unwrap_err();
     assert!(err.contains("`0 - parents` is -3, not a count"), "{err}");
+}
+
+#[test]
+fn rows_past_i64_are_refused_not_wrapped() {
+    // 3·10¹⁸ parents × 4 per parent: more rows than `row` (an i64) can number.
+    let mut big = def("x");
+    big.load[0].rows = e("3000000000000000000");
+    let err = table_rows(&big, &options(3)).unwrap_err();
+    assert!(
+        err.contains("3000000000000000000 parent rows × 4 per parent row is more than"),
+        "{err}"
+    );
+    big.load[0].rows = e("parents * 1000000000000000000");
+    let err = table_rows(&big, &options(10)).unwrap_err();
+    assert!(err.contains("too large for a 64-bit integer"), "{err}");
+}
+
+/// The ranges a loader takes by number are the ones an eager list of every range held (the
+/// list the loader made before #26): same tables, rows and generator streams, in order.
+#[test]
+fn ranges_by_number_are_the_eager_list() {
+    let rows = [45_000u64, 0, 20_000, 1, 0];
+    let tables = [0, 1, 2, 3, 4];
+    let r = Ranges::new(&tables, |t| rows[t]);
+    let mut eager = Vec::new();
+    for &t in &tables {
+        let (mut start, mut k) = (0, 0usize);
+        while start < rows[t] {
+            let end = (start + RANGE_ROWS).min(rows[t]);
+            eager.push(Unit {
+                table: t,
+                start,
+                end,
+                stream: (1 << 40) | (t << 24) | k,
+            });
+            start = end;
+            k += 1;
+        }
+    }
+    let lazy: Vec<Unit> = (0..).map_while(|i| r.get(i)).collect();
+    assert_eq!(lazy, eager);
+    assert_eq!(r.count, 5);
+    assert_eq!(r.get(5), None);
+    assert_eq!(Ranges::new(&[], |_| 0).get(0), None);
+}
+
+/// A table of 10¹⁴ rows is 5·10⁹ ranges: taking any of them costs nothing up front, and the
+/// streams of ranges past 2²⁴ stay distinct from the next table's.
+#[test]
+fn huge_tables_are_numbered_without_a_list() {
+    let r = Ranges::new(&[0, 1], |t| if t == 0 { 100_000_000_000_000 } else { 7 });
+    assert_eq!(r.count, 5_000_000_001);
+    let last = r.get(4_999_999_999).unwrap();
+    assert_eq!((last.table, last.end), (0, 100_000_000_000_000));
+    assert_eq!(r.get(5_000_000_000).unwrap().table, 1);
+    let past = r.get(1 << 24).unwrap();
+    assert_ne!(past.stream, r.get(5_000_000_000).unwrap().stream);
+    assert_ne!(past.stream, r.get(0).unwrap().stream);
 }
 
 #[test]

@@ -17,17 +17,49 @@ pub fn returns_rows(sql: &str) -> bool {
         "SELECT", "SHOW", "WITH", "VALUES", "EXPLAIN", "DESCRIBE", "DESC", "PRAGMA", "TABLE",
         "CHECKSUM", "CHECK", "ANALYZE", "OPTIMIZE", "REPAIR", "HELP",
     ];
-    const WRITES: &[&str] = &["INSERT", "UPDATE", "DELETE", "REPLACE"];
-    ROWS.iter().any(|k| k.eq_ignore_ascii_case(word))
-        || (WRITES.iter().any(|k| k.eq_ignore_ascii_case(word))
-            && sql
-                .as_bytes()
-                .windows(9)
-                .any(|w| w.eq_ignore_ascii_case(b"RETURNING")))
+    ROWS.iter().any(|k| k.eq_ignore_ascii_case(word)) || (is_write(word) && has_returning(sql))
+}
+
+/// Whether a statement is known to return no result set, judged as [`returns_rows`] judges:
+/// a write without `RETURNING`, DDL, or transaction control. A keyword it does not know
+/// (`CALL`, a procedure's result) may return rows: `false`.
+pub fn returns_no_rows(sql: &str) -> bool {
+    const NONE: &[&str] = &[
+        "CREATE",
+        "DROP",
+        "ALTER",
+        "TRUNCATE",
+        "RENAME",
+        "BEGIN",
+        "START",
+        "COMMIT",
+        "ROLLBACK",
+        "SAVEPOINT",
+        "RELEASE",
+        "SET",
+        "LOCK",
+        "UNLOCK",
+        "GRANT",
+        "REVOKE",
+    ];
+    let word = first_word(sql);
+    NONE.iter().any(|k| k.eq_ignore_ascii_case(word)) || (is_write(word) && !has_returning(sql))
+}
+
+fn is_write(word: &str) -> bool {
+    ["INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE"]
+        .iter()
+        .any(|k| k.eq_ignore_ascii_case(word))
+}
+
+fn has_returning(sql: &str) -> bool {
+    sql.as_bytes()
+        .windows(9)
+        .any(|w| w.eq_ignore_ascii_case(b"RETURNING"))
 }
 
 /// The first keyword, past blanks, `--`/`#` line comments, `/* */` comments and `(`.
-fn first_word(sql: &str) -> &str {
+pub fn first_word(sql: &str) -> &str {
     let mut s = sql;
     loop {
         let t = s.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
@@ -144,6 +176,28 @@ mod tests {
         assert!(!returns_rows("UPDATE t SET a = 'SELECT'"));
         assert!(returns_rows("INSERT INTO t VALUES (1) RETURNING id"));
         assert!(returns_rows("delete from t returning *"));
+    }
+
+    #[test]
+    fn writes_ddl_and_transaction_control_are_known_to_return_no_rows() {
+        for sql in [
+            "UPDATE t SET a = 1",
+            "/* x */ insert into t values (1)",
+            "DELETE FROM t",
+            "CREATE TABLE t (a int)",
+            "COMMIT",
+        ] {
+            assert!(returns_no_rows(sql), "{sql}");
+        }
+        for sql in [
+            "SELECT 1",
+            "INSERT INTO t VALUES (1) RETURNING id",
+            "CALL p()",
+            "WITH x AS (SELECT 1) UPDATE t SET a = 1",
+            "",
+        ] {
+            assert!(!returns_no_rows(sql), "{sql}");
+        }
     }
 
     #[test]
