@@ -407,6 +407,26 @@ pub fn read_journal(dir: &Path) -> std::collections::HashMap<usize, String> {
     out
 }
 
+/// The prepare, cleanup, check and command steps whose last journal event is `failed`, as
+/// (index, kind), by index: what `sbsuite runs` and a resumed run's exit code count beside the
+/// `failed` rows (#26).
+pub fn failed_in_journal(dir: &Path) -> Vec<(usize, String)> {
+    let mut last: std::collections::BTreeMap<usize, (String, String)> = Default::default();
+    if let Ok(text) = fs::read_to_string(dir.join(JOURNAL_FILE)) {
+        for line in text.lines() {
+            if let Some((i, kind, event, _)) = parse_journal_record(line)
+                && JOURNAL_EVENTS.contains(&event)
+            {
+                last.insert(i, (kind.to_string(), event.to_string()));
+            }
+        }
+    }
+    last.into_iter()
+        .filter(|(_, (_, event))| event == "failed")
+        .map(|(i, (kind, _))| (i, kind))
+        .collect()
+}
+
 /// One journal line: `<index> <kind> <event>`.
 fn journal_record(step: &Step, event: &str) -> String {
     format!("{} {} {event}\n", step.index, step.kind.as_str())

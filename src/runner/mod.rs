@@ -103,7 +103,7 @@ impl std::fmt::Debug for Watch {
 }
 
 /// How a run ended. `main` maps it to the exit code: 130 when `interrupted`, else 1 when
-/// `steps_failed > 0`, else 0.
+/// `steps_failed > 0` or `steps_kept_failed > 0`, else 0.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunSummary {
     pub run_dir: PathBuf,
@@ -122,6 +122,9 @@ pub struct RunSummary {
     pub steps_interrupted: usize,
     /// `--resume`: steps that had finished before and were not run again.
     pub steps_kept: usize,
+    /// Of `steps_kept`, those that had failed: a resumed run fails as the same run would have
+    /// without the interruption (#26).
+    pub steps_kept_failed: usize,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -83,6 +83,10 @@ struct Counts {
     skipped: usize,
     interrupted: usize,
     kept: usize,
+    /// Of the steps a resume keeps, those that had failed (a `failed` row, or a prepare,
+    /// check or command whose journal says `failed`): the run's outcome, and exit code, is
+    /// theirs too.
+    kept_failed: usize,
 }
 
 impl Counts {
@@ -187,10 +191,13 @@ impl<'a, W: Write> StepLoop<'a, W> {
         }
         let resume = resume_plan(plan, &finished_runs, &journal);
         let mut sweeps = Sweeps::new(ctx.stop_when.clone());
-        if let Some(dir) = &ctx.resume
-            && !ctx.stop_when.is_empty()
-        {
-            sweeps.replay(plan, &kept_rows(dir));
+        let mut counts = Counts::default();
+        if let Some(dir) = &ctx.resume {
+            let kept = kept_rows(dir);
+            if !ctx.stop_when.is_empty() {
+                sweeps.replay(plan, &kept);
+            }
+            counts.kept_failed = kept_failures(dir, &resume, &kept);
         }
         let mut progress = Progress::new(ctx.progress, ctx.quiet, plan);
         progress.set_events(ctx.watch.events.clone());
@@ -222,7 +229,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             out,
             hooks,
             sweeps,
-            counts: Counts::default(),
+            counts,
             fatal: None,
             halted: false,
             entered: None,
@@ -967,6 +974,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             results_csv: store.results_path().to_path_buf(),
             steps_skipped: counts.skipped,
             steps_kept: counts.kept,
+            steps_kept_failed: counts.kept_failed,
             steps_interrupted: counts.interrupted,
         };
         progress.note(&closing_note(&summary));
@@ -1025,7 +1033,13 @@ fn closing_note(s: &RunSummary) -> String {
         s.steps_failed,
         count(s.steps_interrupted, "interrupted"),
         count(s.steps_skipped, "skipped"),
-        count(s.steps_kept, "kept from before the resume"),
+        match s.steps_kept_failed {
+            0 => count(s.steps_kept, "kept from before the resume"),
+            f => format!(
+                ", {} kept from before the resume ({f} of them failed)",
+                s.steps_kept
+            ),
+        },
         s.results_csv.display()
     )
 }
@@ -1041,6 +1055,25 @@ fn kept_rows(dir: &std::path::Path) -> HashMap<usize, crate::results::load::Row>
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// How many of the steps a resume keeps (not in `resume.todo`) had failed: `failed` rows, and
+/// prepare, check and command steps whose last journal event is `failed` (a failed check of a
+/// dataset already cleaned up is not run again). A cleanup is always redone unless it passed.
+fn kept_failures(
+    dir: &std::path::Path,
+    resume: &ResumePlan,
+    kept: &HashMap<usize, crate::results::load::Row>,
+) -> usize {
+    let rows = kept
+        .iter()
+        .filter(|(i, row)| !resume.todo.contains(i) && row.get("status") == "failed")
+        .count();
+    let steps = crate::results::failed_in_journal(dir)
+        .into_iter()
+        .filter(|(i, _)| !resume.todo.contains(i))
+        .count();
+    rows + steps
 }
 
 /// Why a run that dropped `rate` arrivals (its [`DROPPED`] metric) did not measure what was
