@@ -72,7 +72,9 @@ pub(super) fn run(args: RunArgs) -> Exit {
     let result = crate::runner::run_plan(&plan, &ctx, variants);
     let exit = match &result {
         Ok(summary) => exit_of(summary),
-        Err(e @ (RunError::NoEngine { .. } | RunError::Clients(_))) => fail(Exit::BadInput, e),
+        Err(e @ (RunError::NoEngine { .. } | RunError::Clients(_) | RunError::Preflight(_))) => {
+            fail(Exit::BadInput, e)
+        }
         Err(e) => fail(Exit::Failed, e),
     };
     if let Some(events) = events.filter(|e| e.started()) {

@@ -5,7 +5,8 @@
 //! mysql_async fallback and what both share), `pgsql/` (wire client, tokio-postgres fallback,
 //! the encoding both share), `sqlite.rs` — each with its [`Dialect`]; beside them what every
 //! client shares: [`conn`] (the trait), [`target`] (`[target]` and its validation), [`io`]
-//! (sockets, the read buffer, the per-connection runtime), [`tls`] (rustls), [`dry_run`].
+//! (sockets, the read buffer, the per-connection runtime), [`tls`] (rustls), [`dry_run`],
+//! [`owned`] (the tables a suite's run created, which its cleanup alone drops).
 //! The one `match` on the driver in the program is [`Driver::dialect`]; a new database is a
 //! new folder, a [`Driver`] variant and its arm there.
 //!
@@ -19,6 +20,7 @@ pub mod dry_run;
 pub mod interrupt;
 pub mod io;
 pub mod mysql;
+pub mod owned;
 pub mod pgsql;
 pub mod sql_settings;
 pub mod sqlite;

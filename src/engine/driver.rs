@@ -205,6 +205,14 @@ pub trait Workload: Sync {
         )))
     }
 
+    /// `[suite] dataset = "existing"`: before anything runs, the data the runs read is there
+    /// (the OLTP tables with their rows, a custom workload's tables, fileio's files), or the
+    /// error names what is missing and the fix (#26). Workloads whose data sbsuite cannot know
+    /// (a Lua script's) keep this no-op: their runs say what they miss.
+    fn check_existing(&self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
     /// The `prepare` (or `cleanup`) command. Workloads without data keep this no-op.
     fn prepare(
         &self,

@@ -3,7 +3,10 @@
 //!
 //! Why it is shaped this way:
 //! - **Preflight before anything touches the disk**: a plan naming a workload this build cannot
-//!   execute fails up front, instead of leaving an empty run directory behind.
+//!   execute fails up front, instead of leaving an empty run directory behind; so does a target
+//!   whose database does not exist, or an existing dataset that is not there ([`preflight`]).
+//! - **A cleanup removes what its run created, nothing else**: prepare and cleanup steps carry
+//!   the run's ledger of tables (`ledger`, [`crate::db::owned`]), kept in `tables.log`.
 //! - **The step loop is separate from the engines** ([`StepExecutor`], hyperfine-style): the
 //!   policy — a failed run does not stop the suite, a failed prepare fails its dataset's runs
 //!   but still cleans up, a stop request skips the remaining runs but still cleans up prepared
@@ -29,7 +32,9 @@ pub mod clients;
 mod command;
 pub mod events;
 pub mod hooks;
+mod ledger;
 pub mod metrics;
+pub mod preflight;
 pub mod progress;
 pub mod server;
 pub mod shell;
@@ -145,6 +150,9 @@ pub enum RunError {
     /// The clients could not be resolved or reached, or one runs another version: nothing ran.
     #[error(transparent)]
     Clients(#[from] clients::ClientsSetupError),
+    /// The server lacks the target's database, or an existing dataset's data: nothing ran.
+    #[error(transparent)]
+    Preflight(#[from] preflight::PreflightError),
 }
 
 fn quote_list(items: &[String]) -> String {
@@ -251,6 +259,9 @@ pub struct EngineExecutor {
     unreachable: Option<String>,
     /// `--events`: the executor's warnings are events too.
     events: Option<std::sync::Arc<events::Events>>,
+    /// The preflight found the server unreachable: the first capture takes this answer instead
+    /// of waiting out `connect_timeout` again.
+    preflight_unreachable: Option<String>,
 }
 
 impl EngineExecutor {
@@ -363,7 +374,11 @@ impl StepExecutor for EngineExecutor {
         // The effective settings of every variant, the baseline too, so that runs compare. A
         // capture that fails (a server that hides its variables, or is down: then the steps
         // say so themselves) costs the record, not the runs.
-        match server::capture(target, variant, run_dir) {
+        let captured = match self.preflight_unreachable.take() {
+            Some(why) => Err(server::CheckError::Unreachable(why)),
+            None => server::capture(target, variant, run_dir),
+        };
+        match captured {
             Ok(_) => {}
             Err(server::CheckError::Unreachable(e)) => {
                 self.warn(&format!(
@@ -415,8 +430,10 @@ pub fn run_plan(
         applied: None,
         unreachable: None,
         events: ctx.watch.events.clone(),
+        preflight_unreachable: None,
     };
     preflight(plan, &executor)?;
+    executor.preflight_unreachable = preflight::check(plan)?.unreachable;
     let stop = signal::install()?;
     // A stop request belongs to one run; a previous run in this process may have set it.
     stop.store(false, Ordering::SeqCst);
@@ -578,6 +595,7 @@ mod tests {
             target: None,
             variant_order: Default::default(),
             order_seed: None,
+            dataset: Default::default(),
             axes: vec!["threads".into()],
             steps: steps
                 .iter()
@@ -878,6 +896,7 @@ mod tests {
             target: None,
             variant_order: crate::suite::raw::VariantOrder::Interleaved,
             order_seed: None,
+            dataset: Default::default(),
             axes: vec!["threads".into()],
             steps: steps
                 .iter()
