@@ -426,6 +426,21 @@ steps = [{{ sql = "INSERT INTO own_a VALUES (:x)" }}]
     assert!(stderr.contains("kept 'own_b' in "), "{stderr}");
     assert_eq!(db.tables(), ["own_b"], "{stdout}\n{stderr}");
     assert_eq!(db.user_rows("own_b"), ["1:mine", "2:keep me"]);
+
+    // The plain CREATE TABLE meets the user's `own_a`: the prepare refuses before its first
+    // statement, and the cleanup drops nothing.
+    db.user_table("own_a");
+    std::fs::remove_dir_all(dir.path().join("results")).unwrap();
+    let (code, stdout, stderr) = run(dir.path(), &file);
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("workload `owned`: table 'own_a' already exists in "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("kept 'own_a', 'own_b' in "), "{stderr}");
+    assert_eq!(db.tables(), ["own_a", "own_b"], "{stdout}\n{stderr}");
+    assert_eq!(db.user_rows("own_a"), ["1:mine", "2:keep me"]);
+    assert_eq!(db.user_rows("own_b"), ["1:mine", "2:keep me"]);
 }
 
 #[test]

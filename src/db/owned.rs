@@ -101,6 +101,25 @@ pub fn exists(conn: &mut dyn Connection, t: &Target, table: &str) -> Result<bool
     Ok(conn.query_i64(&sql)?.unwrap_or(0) != 0)
 }
 
+/// Why a prepare refuses to start: `tables` (as written) are already in `t`'s database, and a
+/// run does not take a table it did not create for its own (nor drop it).
+pub fn already_there(t: &Target, tables: &[String]) -> String {
+    let one = tables.len() == 1;
+    let (s, it, it_is) = if one {
+        ("", "it", "it is")
+    } else {
+        ("s", "them", "they are")
+    };
+    format!(
+        "table{s} {} already exist{} in {} and this run did not create {it}: the prepare leaves \
+         {it} as {it_is} and the cleanup keeps {it}. Drop {it} yourself, prepare into another \
+         database, or set [suite] dataset = \"existing\" to run on the tables as they are",
+        tables.join(", "),
+        if one { "s" } else { "" },
+        t.driver.dialect().database_label(t),
+    )
+}
+
 /// Runs `sql` on `conn` for a step whose target has `ledger`: a `CREATE TABLE` is recorded
 /// before it is sent, a `DROP TABLE` drops only the tables the run created (all of them
 /// kept: nothing is sent and it succeeds, as `DROP TABLE IF EXISTS` would), anything else

@@ -542,30 +542,16 @@ fn refuse_existing(conn: &mut dyn Connection, ctx: &LoadCtx<'_>) -> Result<(), E
             ))
         })?;
         if found {
-            there.push(table.to_string());
+            there.push(format!("'{table}'"));
         }
     }
     if there.is_empty() {
         return Ok(());
     }
     Err(EngineError::Failed(format!(
-        "workload `{}`: table{} {} already exist{} in {} and this run did not create {}: the \
-         prepare leaves {} as {} (and the cleanup keeps {}). Drop {} yourself, prepare into \
-         another database, or set [suite] dataset = \"existing\" to run on the tables as they are",
+        "workload `{}`: {}",
         ctx.def.name,
-        if there.len() == 1 { "" } else { "s" },
-        there.join(", "),
-        if there.len() == 1 { "s" } else { "" },
-        t.driver.dialect().database_label(t),
-        if there.len() == 1 { "it" } else { "them" },
-        if there.len() == 1 { "it" } else { "them" },
-        if there.len() == 1 {
-            "it is"
-        } else {
-            "they are"
-        },
-        if there.len() == 1 { "it" } else { "them" },
-        if there.len() == 1 { "it" } else { "them" },
+        owned::already_there(t, &there)
     )))
 }
 

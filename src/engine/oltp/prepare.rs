@@ -258,21 +258,7 @@ pub(super) fn refuse_existing(connector: &Connector, tables: usize) -> Result<()
     if there.is_empty() {
         return Ok(());
     }
-    let one = there.len() == 1;
-    Err(EngineError::Failed(format!(
-        "table{} {} already exist{} in {} and this run did not create {}: {} left as {} \
-         (the cleanup keeps {} too). Drop {} yourself, prepare into another database, or set \
-         [suite] dataset = \"existing\" to run on the tables as they are",
-        if one { "" } else { "s" },
-        there.join(", "),
-        if one { "s" } else { "" },
-        t.driver.dialect().database_label(t),
-        if one { "it" } else { "them" },
-        if one { "it is" } else { "they are" },
-        if one { "it is" } else { "they are" },
-        if one { "it" } else { "them" },
-        if one { "it" } else { "them" },
-    )))
+    Err(EngineError::Failed(owned::already_there(t, &there)))
 }
 
 /// The `prepare` command: create and load every table (a suite's, after
