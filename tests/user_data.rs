@@ -891,3 +891,44 @@ fn a_command_line_password_logs_in_with_sbsuite_results_and_is_stored_nowhere() 
     assert_eq!(code, Some(0), "{stderr}");
     assert!(!stderr.contains(PW));
 }
+
+/// fileio's test files are data too: with `dataset = "existing"` they are checked before
+/// anything runs, used, and left in place (no prepare rewrites them, no cleanup removes them).
+#[test]
+fn existing_fileio_files_are_checked_used_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = suite(
+        dir.path(),
+        "files",
+        "dataset = \"existing\"\n[defaults]\nworkload = \"fileio\"\nfile_num = 2\nfile_total_size = \"1M\"\nfile_test_mode = \"rndrd\"\ntime = 1\n",
+    );
+    let (code, stdout, stderr) = run(dir.path(), &file);
+    assert_eq!(code, Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("[suite] dataset = \"existing\": test file ")
+            && stderr.contains("test_file.0 cannot be read"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("results").exists());
+    let out = sbsuite()
+        .current_dir(dir.path())
+        .args([
+            "sysbench",
+            "fileio",
+            "--file-num=2",
+            "--file-total-size=1M",
+            "prepare",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let (code, stdout, stderr) = run(dir.path(), &file);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(!stdout.contains("Removing test files"), "{stdout}");
+    for f in ["test_file.0", "test_file.1"] {
+        assert_eq!(
+            std::fs::metadata(dir.path().join(f)).unwrap().len(),
+            512 * 1024
+        );
+    }
+}

@@ -1242,6 +1242,27 @@ mod tests {
         );
     }
 
+    /// #26: a plan of `dataset = "existing"` has no prepare: its data is ready, so its checks
+    /// run, and nothing is cleaned up.
+    #[test]
+    fn the_checks_of_an_existing_dataset_run_without_a_prepare() {
+        let mut p = check_plan();
+        p.steps
+            .retain(|s| !matches!(s.kind, StepKind::Prepare | StepKind::Cleanup));
+        for (i, s) in p.steps.iter_mut().enumerate() {
+            s.index = i + 1;
+        }
+        p.dataset = crate::suite::raw::DatasetSource::Existing;
+        let root = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let mut script = Script::default();
+        let summary = run_plan_with(&p, &ctx(root.path()), &mut script, &stop, Vec::new()).unwrap();
+        assert_eq!((summary.steps_ok, summary.steps_failed), (6, 0));
+        let kinds: Vec<StepKind> = script.calls.iter().map(|c| c.1).collect();
+        use StepKind::*;
+        assert_eq!(kinds, [Run, Run, Run, Check, Run, Check]);
+    }
+
     /// [`plan`] with a script's `prewarm` after dataset 1's prepare (step 2) and, last, a
     /// `check` of a script without data (dataset 0, step 10).
     fn command_plan() -> Plan {
