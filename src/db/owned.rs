@@ -134,12 +134,25 @@ pub fn query(
         Statement::Create {
             table,
             if_not_exists,
+            or_replace,
         } => {
-            if if_not_exists && exists(conn, t, table)? {
+            let k = key(t, table);
+            if (if_not_exists || or_replace) && !ledger.owns(&k) && exists(conn, t, table)? {
+                if or_replace {
+                    return Err(SqlError::client(
+                        format!(
+                            "`{}` would replace table {k}, which this run did not create: it \
+                             is left as it is (drop it yourself, or prepare into another \
+                             database)",
+                            sql.trim()
+                        ),
+                        ErrKind::Other,
+                    ));
+                }
                 // Someone else's table: the statement does nothing, and the run does not own it.
                 return conn.query(sql);
             }
-            create(ledger, &key(t, table), || conn.query(sql))
+            create(ledger, &k, || conn.query(sql))
         }
         Statement::Drop { tables, suffix } => {
             let keys: Vec<TableKey> = tables.iter().map(|n| key(t, n)).collect();
@@ -187,6 +200,7 @@ pub fn plain_create(sql: &str) -> Option<&str> {
         Statement::Create {
             table,
             if_not_exists: false,
+            or_replace: false,
         } => Some(table),
         _ => None,
     }
@@ -200,6 +214,11 @@ pub fn create<T>(
     key: &TableKey,
     create: impl FnOnce() -> Result<T, SqlError>,
 ) -> Result<T, SqlError> {
+    if ledger.owns(key) {
+        // Already the run's (an earlier dataset's cleanup failed): a failure here does not
+        // make it anyone else's.
+        return create();
+    }
     ledger
         .creating(key)
         .map_err(|e| SqlError::client(e, ErrKind::Other))?;
@@ -215,10 +234,11 @@ pub fn create<T>(
 /// What [`query`] makes of a statement.
 #[derive(Debug, PartialEq, Eq)]
 enum Statement<'a> {
-    /// `CREATE TABLE [IF NOT EXISTS] name …` (not a temporary table).
+    /// `CREATE [OR REPLACE] [UNLOGGED] TABLE [IF NOT EXISTS] name …` (not a temporary table).
     Create {
         table: &'a str,
         if_not_exists: bool,
+        or_replace: bool,
     },
     /// `DROP TABLE [IF EXISTS] a [, b …] [CASCADE|RESTRICT]`: the names as written, and what
     /// follows them.
@@ -241,14 +261,27 @@ fn parse(sql: &str) -> Statement<'_> {
             .filter(|t| !matches!(*t, "(" | "," | ";"))
     };
     match (at(0), at(1)) {
-        (Some("CREATE"), Some("TABLE")) => {
+        (Some("CREATE"), _) => {
+            let mut i = 1;
+            let or_replace = at(1) == Some("OR") && at(2) == Some("REPLACE");
+            if or_replace {
+                i += 2;
+            }
+            if at(i) == Some("UNLOGGED") {
+                i += 1;
+            }
+            if at(i) != Some("TABLE") {
+                // Not a table, or a temporary one (`TEMPORARY`, `GLOBAL TEMP`…).
+                return Statement::Other;
+            }
             let if_not_exists =
-                at(2) == Some("IF") && at(3) == Some("NOT") && at(4) == Some("EXISTS");
-            let i = if if_not_exists { 5 } else { 2 };
+                at(i + 1) == Some("IF") && at(i + 2) == Some("NOT") && at(i + 3) == Some("EXISTS");
+            i += if if_not_exists { 4 } else { 1 };
             match name(i) {
                 Some(table) => Statement::Create {
                     table,
                     if_not_exists,
+                    or_replace,
                 },
                 None => Statement::Other,
             }
@@ -381,14 +414,28 @@ mod tests {
             parse("CREATE TABLE sbtest1(id INT)"),
             Statement::Create {
                 table: "sbtest1",
-                if_not_exists: false
+                if_not_exists: false,
+                or_replace: false
             }
+        );
+        assert_eq!(
+            parse("CREATE OR REPLACE UNLOGGED TABLE t2 (a int)"),
+            Statement::Create {
+                table: "t2",
+                if_not_exists: false,
+                or_replace: true
+            }
+        );
+        assert_eq!(
+            parse("CREATE GLOBAL TEMPORARY TABLE t (a int)"),
+            Statement::Other
         );
         assert_eq!(
             parse("-- the table\n /* c */ create table if not exists `My Tab` (id int)"),
             Statement::Create {
                 table: "`My Tab`",
-                if_not_exists: true
+                if_not_exists: true,
+                or_replace: false
             }
         );
         assert_eq!(parse("CREATE TEMPORARY TABLE t (a int)"), Statement::Other);

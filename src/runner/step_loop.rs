@@ -630,7 +630,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             let (c, ledger) = self.owned_step(c);
             let (executor, never) = (&mut self.executor, &self.never);
             let _ = interrupt::shielded(|| executor.prepare(&c, true, &mut io::sink(), never));
-            self.ledger_done(position, &c, ledger);
+            self.ledger_done(c.index.saturating_sub(1), &c, ledger);
         }
         if let Err(e) = self.store.journal(step, crate::results::JOURNAL_START) {
             self.fatal.get_or_insert(e);

@@ -535,6 +535,13 @@ fn refuse_existing(conn: &mut dyn Connection, ctx: &LoadCtx<'_>) -> Result<(), E
         let Some(table) = owned::plain_create(text) else {
             continue;
         };
+        if t.ledger
+            .as_ref()
+            .is_some_and(|l| l.owns(&owned::key(t, table)))
+        {
+            // The run's own, left by an earlier cleanup that failed.
+            continue;
+        }
         let found = owned::exists(conn, t, table).map_err(|e| {
             EngineError::Failed(format!(
                 "workload `{}`: checking whether table {table} exists failed: {e}",

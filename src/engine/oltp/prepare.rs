@@ -245,12 +245,18 @@ pub(super) fn refuse_existing(connector: &Connector, tables: usize) -> Result<()
     let mut there = Vec::new();
     for n in 1..=tables {
         let name = format!("sbtest{n}");
-        if owned::exists(conn.as_mut(), t, &name).map_err(|e| {
-            failed(
-                &format!("checking whether table '{name}' exists failed"),
-                &e,
-            )
-        })? {
+        let mine = t
+            .ledger
+            .as_ref()
+            .is_some_and(|l| l.owns(&owned::key(t, &name)));
+        if !mine
+            && owned::exists(conn.as_mut(), t, &name).map_err(|e| {
+                failed(
+                    &format!("checking whether table '{name}' exists failed"),
+                    &e,
+                )
+            })?
+        {
             there.push(format!("'{name}'"));
         }
     }
