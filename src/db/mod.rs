@@ -6,7 +6,8 @@
 //! the encoding both share), `sqlite.rs` — each with its [`Dialect`]; beside them what every
 //! client shares: [`conn`] (the trait), [`target`] (`[target]` and its validation), [`io`]
 //! (sockets, the read buffer, the per-connection runtime), [`tls`] (rustls), [`dry_run`],
-//! [`owned`] (the tables a suite's run created, which its cleanup alone drops).
+//! [`owned`] (the tables a suite's run created, which its cleanup alone drops, through the
+//! [`ledger`] a [`Target`] carries).
 //! The one `match` on the driver in the program is [`Driver::dialect`]; a new database is a
 //! new folder, a [`Driver`] variant and its arm there.
 //!
@@ -19,6 +20,7 @@ pub mod dialect;
 pub mod dry_run;
 pub mod interrupt;
 pub mod io;
+pub mod ledger;
 pub mod mysql;
 pub mod owned;
 pub mod pgsql;

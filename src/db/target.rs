@@ -351,7 +351,7 @@ pub struct Target {
     /// A suite's prepare and cleanup steps: the tables its run created, which its prepare
     /// records and its cleanup drops alone ([`crate::db::owned`]). `None` everywhere else,
     /// `sbsuite sysbench … cleanup` included (the user's own command drops what it names).
-    pub ledger: Option<std::sync::Arc<dyn crate::db::owned::Ledger>>,
+    pub ledger: Option<std::sync::Arc<dyn crate::db::ledger::Ledger>>,
 }
 
 /// The login of one host of a target whose `hosts` entries carry their own credentials.
