@@ -268,7 +268,7 @@ pub(super) fn refuse_existing(connector: &Connector, tables: usize) -> Result<()
 }
 
 /// The `prepare` command: create and load every table (a suite's, after
-/// [`refuse_existing`]).
+/// `refuse_existing`).
 pub fn prepare(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
     refuse_existing(&w.connector, w.shape.tables)?;
     per_table_workers(w, loaders(w), out, |t, workers, tx| {
