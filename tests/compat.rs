@@ -347,6 +347,10 @@ fn oceanbase_loop_converts_to_one_matrix_suite_with_the_same_steps() {
         "{toml}"
     );
     assert!(toml.contains("ignore_errors = [6002, 6004, 4012, 2013, 4016]\n"));
+    // #26: the loop only runs, on tables prepared before it: so does the suite, which keeps
+    // them (no prepare, no cleanup) and says so.
+    assert!(toml.contains("\ndataset = \"existing\"\n"), "{toml}");
+    assert!(notes.contains("no line prepares"), "{notes}");
 
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("ob.toml");
@@ -367,10 +371,9 @@ fn oceanbase_loop_converts_to_one_matrix_suite_with_the_same_steps() {
     assert!(out.status.success());
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let steps = plan["steps"].as_array().unwrap();
-    assert_eq!(steps.len(), 20);
-    assert_eq!(steps[0]["kind"], "prepare");
-    assert_eq!(steps[19]["kind"], "cleanup");
-    let runs: Vec<(String, i64)> = steps[1..19]
+    assert_eq!(plan["dataset"], "existing");
+    assert_eq!(steps.len(), 18);
+    let runs: Vec<(String, i64)> = steps
         .iter()
         .map(|s| {
             assert_eq!(s["kind"], "run");
@@ -386,6 +389,25 @@ fn oceanbase_loop_converts_to_one_matrix_suite_with_the_same_steps() {
     assert_eq!(runs[5], ("oltp_read_only".into(), 1024));
     assert_eq!(runs[6], ("oltp_write_only".into(), 32));
     assert_eq!(runs[17], ("oltp_read_write".into(), 1024));
+
+    // With the prepare line of the loop, the suite prepares and cleans up its own tables.
+    let prepare = lines.lines().next().unwrap().replace(" run", " prepare");
+    let (toml, notes) = convert(&format!("{prepare}\n{lines}"));
+    assert!(!toml.contains("dataset ="), "{toml}");
+    assert!(notes.contains("1 prepare/cleanup/help line(s) skipped: the suite's plan prepares"));
+    std::fs::write(&file, &toml).unwrap();
+    let out = sbsuite()
+        .env("MYSQL_PASSWORD", "x")
+        .args(["plan", "--format", "json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let steps = plan["steps"].as_array().unwrap();
+    assert_eq!(plan["dataset"], "prepare");
+    assert_eq!(steps.len(), 20);
+    assert_eq!(steps[0]["kind"], "prepare");
+    assert_eq!(steps[19]["kind"], "cleanup");
 }
 
 #[test]

@@ -500,3 +500,117 @@ fn a_randomized_variant_order_resumes_in_its_own_order() {
         assert_ne!(block[0]["variant"], block[1]["variant"]);
     }
 }
+
+/// #26: `run --resume` of a run that had a failed row exits 1, as the same run would have
+/// without the interruption: the first run step fails (its `rate` cannot be offered), the
+/// second is killed; the resume runs the second (ok) and keeps the failed row, which used to
+/// let it exit 0.
+#[test]
+fn issue_26_a_resume_that_keeps_a_failed_row_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let suite = dir.path().join("kf.toml");
+    std::fs::write(
+        &suite,
+        "[suite]\nname = \"kf\"\n\n[defaults]\nworkload = \"cpu\"\ntime = 2\nthreads = 1\n\
+         cpu_max_prime = 20000\n\n[matrix]\nrate = [1000000, 0]\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    kill_9_during_step(&work, &suite, &results, 2);
+    let run = run_dir(&results, "kf");
+    assert_eq!(step_rows(&run), [(1, "failed".to_string())]);
+
+    let (code, stderr) = resume_in(&work, &run, &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        step_rows(&run),
+        [(1, "failed".to_string()), (2, "ok".to_string())]
+    );
+    assert!(
+        stderr.contains("1 kept from before the resume (1 of them failed)"),
+        "{stderr}"
+    );
+    // Resuming the finished run again keeps everything and still fails.
+    let (code, stderr) = resume_in(&work, &run, &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+}
+
+/// #26: a run whose only failure is its check step is `failed` in `sbsuite runs` (it was `ok`:
+/// only the rows were read), in the table and in JSON, and a resume of it exits 1 (the check
+/// of a dataset already cleaned up is not run again, so its failure is kept).
+#[test]
+fn issue_26_a_failed_check_step_fails_the_run_in_runs_and_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let suite = dir.path().join("ck.toml");
+    std::fs::write(
+        &suite,
+        r#"[suite]
+name = "ck"
+
+[defaults]
+workload = "counted"
+threads = 1
+events = 20
+time = 0
+check = true
+
+[workloads.counted]
+schema = ["CREATE TABLE counted_rows (v INTEGER)"]
+cleanup = ["DROP TABLE counted_rows"]
+
+[workloads.counted.params]
+x = { uniform = [1, 1000] }
+
+[workloads.counted.transactions.put]
+steps = [{ sql = "INSERT INTO counted_rows VALUES (:x)" }]
+
+[[workloads.counted.checks]]
+name = "never holds"
+sql = "SELECT count(*) FROM counted_rows"
+expect = 12345
+"#,
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let out = sbsuite()
+        .current_dir(&work)
+        .arg("run")
+        .arg(&suite)
+        .args(["--progress", "off", "--results-dir"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let run = run_dir(&results, "ck");
+    assert_eq!(step_rows(&run), [(2, "ok".to_string())], "{stderr}");
+
+    let listed = sbsuite()
+        .args(["runs", "--results-dir"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listed.stdout);
+    let line = text.lines().find(|l| l.starts_with("ck ")).unwrap();
+    assert!(line.contains(" failed (check failed) "), "{text}");
+    let listed = sbsuite()
+        .args(["runs", "--format", "json", "--results-dir"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(json[0]["status"], "failed", "{json}");
+    assert_eq!(json[0]["failed"], 0, "{json}");
+    assert_eq!(
+        json[0]["failed_steps"],
+        serde_json::json!(["check"]),
+        "{json}"
+    );
+
+    let (code, stderr) = resume_in(&work, &run, &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+}

@@ -158,6 +158,7 @@ fn write_run(root: &Path, suite: &str, second: u32, steps: &[(&str, f64, f64)]) 
         target: None,
         variant_order: Default::default(),
         order_seed: None,
+        dataset: Default::default(),
     };
     let now = Utc.with_ymd_and_hms(2026, 12, 1, 10, 0, second).unwrap();
     let mut store = ResultStore::create(root, &plan, "[suite]\n", now).unwrap();

@@ -75,10 +75,15 @@ pub(super) fn runs(root: &Path, format: Format) -> Exit {
                 r.skipped_by_stop_when
             ));
         }
-        let status = match (r.failed, r.interrupted) {
-            (0, 0) => r.status.clone(),
-            (f, 0) => format!("{} ({f} failed)", r.status),
-            (f, i) => format!("{} ({f} failed, {i} interrupted)", r.status),
+        let mut counts = match (r.failed, r.interrupted) {
+            (0, 0) => Vec::new(),
+            (f, 0) => vec![format!("{f} failed")],
+            (f, i) => vec![format!("{f} failed, {i} interrupted")],
+        };
+        counts.extend(failed_steps(&r.failed_steps));
+        let status = match counts.is_empty() {
+            true => r.status.clone(),
+            false => format!("{} ({})", r.status, counts.join(", ")),
         };
         rows.push([
             r.suite.clone(),
@@ -103,4 +108,23 @@ pub(super) fn runs(root: &Path, format: Format) -> Exit {
         text.push('\n');
     }
     print(&text)
+}
+
+/// `check failed`, `2 cleanups failed`: the failed steps that are not runs, by kind in the
+/// order they first failed.
+fn failed_steps(kinds: &[String]) -> Vec<String> {
+    let mut by_kind: Vec<(&str, usize)> = Vec::new();
+    for k in kinds {
+        match by_kind.iter_mut().find(|(kind, _)| kind == k) {
+            Some((_, n)) => *n += 1,
+            None => by_kind.push((k, 1)),
+        }
+    }
+    by_kind
+        .into_iter()
+        .map(|(kind, n)| match n {
+            1 => format!("{kind} failed"),
+            n => format!("{n} {kind}s failed"),
+        })
+        .collect()
 }

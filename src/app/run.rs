@@ -72,7 +72,9 @@ pub(super) fn run(args: RunArgs) -> Exit {
     let result = crate::runner::run_plan(&plan, &ctx, variants);
     let exit = match &result {
         Ok(summary) => exit_of(summary),
-        Err(e @ (RunError::NoEngine { .. } | RunError::Clients(_))) => fail(Exit::BadInput, e),
+        Err(e @ (RunError::NoEngine { .. } | RunError::Clients(_) | RunError::Preflight(_))) => {
+            fail(Exit::BadInput, e)
+        }
         Err(e) => fail(Exit::Failed, e),
     };
     if let Some(events) = events.filter(|e| e.started()) {
@@ -190,11 +192,14 @@ fn metrics_server(args: &RunArgs, from_suite: Option<&str>) -> Result<Option<Met
 
 /// How a run ended: 130 when it was interrupted, else 1 when a step failed — or ended early
 /// without a stop request (forced_shutdown: the suite did not succeed, though its row keeps the
-/// numbers) — else 0.
+/// numbers), or, resumed, kept a failed step from before — else 0.
 fn exit_of(summary: &RunSummary) -> Exit {
     if summary.interrupted {
         Exit::Interrupted
-    } else if summary.steps_failed > 0 || summary.steps_interrupted > 0 {
+    } else if summary.steps_failed > 0
+        || summary.steps_kept_failed > 0
+        || summary.steps_interrupted > 0
+    {
         Exit::Failed
     } else {
         Exit::Ok
@@ -240,6 +245,7 @@ mod tests {
             steps_skipped: 0,
             steps_interrupted: cut_short,
             steps_kept: 0,
+            steps_kept_failed: 0,
         }
     }
 
@@ -249,6 +255,13 @@ mod tests {
         assert_eq!(exit_of(&summary(2, 0, false)), Exit::Failed);
         assert_eq!(exit_of(&summary(0, 1, false)), Exit::Failed);
         assert_eq!(exit_of(&summary(2, 1, true)), Exit::Interrupted);
+        // #26: a resume that kept a failed step fails as the same run would have.
+        let kept = RunSummary {
+            steps_kept: 3,
+            steps_kept_failed: 1,
+            ..summary(0, 0, false)
+        };
+        assert_eq!(exit_of(&kept), Exit::Failed);
         assert_eq!(Exit::Interrupted as u8, 130);
     }
 }

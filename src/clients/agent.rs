@@ -91,7 +91,11 @@ pub fn serve(
             }
             Ok(Inbound::Msg(CoordMsg::Step(spec))) => {
                 stop.store(false, Ordering::SeqCst);
-                let msg = match run_step(&spec, &out_tx, &in_rx, &stop) {
+                let result = run_step(&spec, &out_tx, &in_rx, &stop);
+                // Threads of the step that could not be stopped end with this process: the
+                // agent runs no further step under them.
+                let unstoppable = matches!(result, Err(EngineError::Unstoppable(_)));
+                let msg = match result {
                     Ok(outcome) => match WireOutcome::from_outcome(&outcome) {
                         Ok(w) => AgentMsg::Outcome(Box::new(w)),
                         Err(e) => AgentMsg::Error {
@@ -103,6 +107,9 @@ pub fn serve(
                     },
                 };
                 let _ = out_tx.send(msg);
+                if unstoppable {
+                    break;
+                }
             }
             // `go` or `stop` outside a step: nothing to start or stop.
             Ok(Inbound::Msg(CoordMsg::Go | CoordMsg::Stop)) => {}

@@ -334,16 +334,37 @@ pub fn convert(lines: &[(usize, Vec<String>)]) -> Result<(String, Vec<String>), 
     if parsed.is_empty() {
         return Err(ConvertError::Empty);
     }
-    // prepare/cleanup are part of every plan; the run lines define the runs.
+    // prepare/cleanup are part of every plan; the run lines define the runs. sysbench lines
+    // that run without a prepare line run on data already there (the user's, #26): so does
+    // the suite, which then neither prepares nor cleans up. obd prepares before it runs.
+    let mut existing = false;
     if parsed.iter().any(|p| p.1.action == Some(Action::Run)) {
+        existing = obd_target.is_none()
+            && !parsed.iter().any(|p| p.1.action == Some(Action::Prepare))
+            && parsed
+                .iter()
+                .any(|p| p.1.action == Some(Action::Run) && p.1.workload.data.family.is_some());
         let before = parsed.len();
         parsed.retain(|p| p.1.action == Some(Action::Run));
         if parsed.len() < before {
             notes.push(format!(
-                "note: {} prepare/cleanup/help line(s) skipped: the suite's plan prepares and \
-                 cleans up around its runs",
-                before - parsed.len()
+                "note: {} prepare/cleanup/help line(s) skipped: {}",
+                before - parsed.len(),
+                if existing {
+                    "the suite runs on the data in place and leaves it there"
+                } else {
+                    "the suite's plan prepares and cleans up around its runs"
+                }
             ));
+        }
+        if existing {
+            notes.push(
+                "note: no line prepares, so the suite runs on the data already in place \
+                 ([suite] dataset = \"existing\": no prepare and no cleanup, and `run` checks \
+                 the tables or files before anything runs); remove that line to have the suite \
+                 prepare its own data and clean it up"
+                    .into(),
+            );
         }
     }
     let first = &parsed[0].1;
@@ -451,6 +472,10 @@ pub fn convert(lines: &[(usize, Vec<String>)]) -> Result<(String, Vec<String>), 
         "\n[suite]\nname = {}\n",
         toml_str(&suite_name(&workloads))
     ));
+    if existing {
+        out.push_str("# The lines only run: the data is already there, and stays.\n");
+        out.push_str("dataset = \"existing\"\n");
+    }
 
     let needs_target = parsed.iter().any(|p| p.1.workload.needs_target);
     if needs_target {

@@ -502,7 +502,7 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
     // `inv.workload` is a registry entry, and every registered workload has an engine.
     let workload = inv.workload.name;
     if let Some(dir) = &inv.results_dir {
-        return with_results(raw, action, dir).map(Outcome::Suite);
+        return with_results(raw, &inv, action, dir).map(Outcome::Suite);
     }
     // Database tests connect with the line's --mysql-* options (sysbench's defaults otherwise).
     let target = if registry::workload(workload).is_some_and(|w| w.needs_target) {
@@ -642,7 +642,18 @@ impl<W: Write> Write for AfterBanner<W> {
 
 /// `--sbsuite-results=DIR`: the line becomes a one-step suite (as `convert` writes it) and goes
 /// through the runner, which stores results.csv like `sbsuite run`.
-fn with_results(raw: &[String], action: Action, dir: &Path) -> Result<RunSummary, SysbenchError> {
+///
+/// The line's `--mysql-password`/`--pgsql-password` logs the steps in (#26): the suite, like
+/// every converted one, says `password = "{{ env.MYSQL_PASSWORD }}"`, which is what the run
+/// directory's suite.toml stores (never the password), and the plan's target gets the line's
+/// literal password instead of rendering that template. A `--resume` of the run reads the
+/// stored suite, so it needs the variable exported: a note says so.
+fn with_results(
+    raw: &[String],
+    inv: &Invocation,
+    action: Action,
+    dir: &Path,
+) -> Result<RunSummary, SysbenchError> {
     if action != Action::Run {
         return Err(SysbenchError::ResultsNeedRun(action.as_str()));
     }
@@ -661,10 +672,35 @@ fn with_results(raw: &[String], action: Action, dir: &Path) -> Result<RunSummary
     }
     let (text, _) = convert::convert(&[(1, words)])?;
     let env: Vec<(String, String)> = Vec::new();
-    let (suite, plan) =
+    let (suite, mut plan) =
         crate::suite::load_text(Path::new("<sysbench command line>"), &text, &[], &env)
             .and_then(|s| crate::plan::build(&s).map(|p| (s, p)))
             .map_err(SysbenchError::Config)?;
+    if plan.steps.iter().any(|s| s.target.is_some()) {
+        let conn = &inv.connection;
+        let line = target::from_sysbench(&|name| conn.get(name).map(str::to_string))
+            .map_err(SysbenchError::Target)?;
+        // An empty `--mysql-password=` converts to no password at all.
+        if line
+            .password()
+            .ok()
+            .flatten()
+            .is_some_and(|p| !p.is_empty())
+        {
+            for t in plan.steps.iter_mut().filter_map(|s| s.target.as_mut()) {
+                t.secret.clone_from(&line.secret);
+            }
+            let var = if line.driver == crate::db::Driver::Pgsql {
+                "PGSQL_PASSWORD"
+            } else {
+                "MYSQL_PASSWORD"
+            };
+            eprintln!(
+                "[sbsuite] note: the password is not stored with the results; \
+                 `sbsuite run --resume` of this run reads it from ${var}"
+            );
+        }
+    }
     let ctx = crate::runner::RunContext {
         base_dir: std::path::PathBuf::from("."),
         hooks: Default::default(),

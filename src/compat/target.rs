@@ -139,6 +139,7 @@ pub fn from_sysbench(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, DbE
         compression: sysbench_bool(get, "mysql_compression")?,
         dry_run: sysbench_bool(get, "mysql_dry_run")?,
         sqlite: SqliteOptions::default(),
+        ledger: None,
     })
 }
 
@@ -212,6 +213,7 @@ fn from_sysbench_pgsql(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, D
         compression: false,
         dry_run: false,
         sqlite: SqliteOptions::default(),
+        ledger: None,
     })
 }
 

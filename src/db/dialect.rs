@@ -221,6 +221,25 @@ pub trait Dialect: Sync {
         false
     }
 
+    // ---- what exists (a suite's run drops only what it created: `db::owned`) ----
+
+    /// A query whose one integer is non-zero when table `name` (folded as
+    /// [`Dialect::fold_identifier`] folds it) exists in `schema`, or in the connection's own
+    /// database when `schema` is `None`; `written` is the name as the statement spelled it.
+    fn table_exists_sql(&self, schema: Option<&str>, name: &str, written: &str) -> String;
+
+    /// An identifier as the server stores it: `quoted` tells whether the statement quoted
+    /// it. MySQL keeps the case of table names; PostgreSQL folds unquoted names to lower case;
+    /// SQLite compares them without case.
+    fn fold_identifier(&self, part: &str, quoted: bool) -> String;
+
+    /// Whether a connection failed because the target's database does not exist (MySQL
+    /// 1049, PostgreSQL 3D000): the run refuses to start and says how to create it.
+    fn missing_database(&self, e: &SqlError) -> bool {
+        let _ = e;
+        false
+    }
+
     // ---- files of a file database ----
 
     /// Before a run: the database exists (a file database is not created by a run).

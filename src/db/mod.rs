@@ -6,7 +6,9 @@
 //! the encoding both share), `sqlite.rs` — each with its [`Dialect`]; beside them what every
 //! client shares: [`conn`] (the trait), [`target`] (`[target]` and its validation), [`sql_text`]
 //! (each dialect's quoting: the lexer of placeholders and the literals of `ps_mode = disable`), [`io`]
-//! (sockets, the read buffer, the per-connection runtime), [`tls`] (rustls), [`dry_run`].
+//! (sockets, the read buffer, the per-connection runtime), [`tls`] (rustls), [`dry_run`],
+//! [`owned`] (the tables a suite's run created, which its cleanup alone drops, through the
+//! [`ledger`] a [`Target`] carries).
 //! The one `match` on the driver in the program is [`Driver::dialect`]; a new database is a
 //! new folder, a [`Driver`] variant and its arm there.
 //!
@@ -19,7 +21,9 @@ pub mod dialect;
 pub mod dry_run;
 pub mod interrupt;
 pub mod io;
+pub mod ledger;
 pub mod mysql;
+pub mod owned;
 pub mod pgsql;
 pub mod sql_settings;
 pub mod sql_text;

@@ -771,6 +771,18 @@ impl Dialect for SqliteDialect {
         format!("file {}", t.sqlite.path)
     }
 
+    fn table_exists_sql(&self, schema: Option<&str>, name: &str, _written: &str) -> String {
+        format!(
+            "SELECT COUNT(*) FROM {}sqlite_master WHERE type = 'table' AND name = '{}' COLLATE NOCASE",
+            schema.map_or_else(String::new, |s| format!("\"{}\".", s.replace('"', "\"\""))),
+            name.replace('\'', "''")
+        )
+    }
+
+    fn fold_identifier(&self, part: &str, _quoted: bool) -> String {
+        part.to_lowercase()
+    }
+
     fn connect_failed(&self, t: &Target, e: &SqlError) -> String {
         let hint = if e.code == "SQLITE_CANTOPEN" {
             ": check that its directory exists and is writable ([target] path)"

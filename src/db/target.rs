@@ -348,6 +348,10 @@ pub struct Target {
     /// SQLite: the database file (`:memory:` for one in-memory database shared by the
     /// workers) and its pragmas.
     pub sqlite: SqliteOptions,
+    /// A suite's prepare and cleanup steps: the tables its run created, which its prepare
+    /// records and its cleanup drops alone ([`crate::db::owned`]). `None` everywhere else,
+    /// `sbsuite sysbench … cleanup` included (the user's own command drops what it names).
+    pub ledger: Option<std::sync::Arc<dyn crate::db::ledger::Ledger>>,
 }
 
 /// The login of one host of a target whose `hosts` entries carry their own credentials.
@@ -539,6 +543,7 @@ impl Target {
             compression: raw.compression.unwrap_or(false),
             dry_run: raw.dry_run.unwrap_or(false),
             sqlite,
+            ledger: None,
         })
     }
 
@@ -564,6 +569,7 @@ impl Target {
             compression: false,
             dry_run: false,
             sqlite: SqliteOptions::default(),
+            ledger: None,
         }
     }
 
@@ -756,6 +762,7 @@ impl WireTarget {
                 synchronous: self.synchronous,
                 busy_timeout: Duration::from_millis(self.busy_timeout_ms),
             },
+            ledger: None,
         })
     }
 }

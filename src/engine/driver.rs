@@ -221,6 +221,14 @@ pub trait Workload: Sync {
         )))
     }
 
+    /// `[suite] dataset = "existing"`: before anything runs, the data the runs read is there
+    /// (the OLTP tables with their rows, a custom workload's tables, fileio's files), or the
+    /// error names what is missing and the fix (#26). Workloads whose data sbsuite cannot know
+    /// (a Lua script's) keep this no-op: their runs say what they miss.
+    fn check_existing(&self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
     /// The `prepare` (or `cleanup`) command. Workloads without data keep this no-op.
     fn prepare(
         &self,
@@ -421,6 +429,9 @@ struct Shared {
     /// a worker leaves its event at the next statement; cancelled (server statements, Lua
     /// hooks) and then severed by a forced shutdown ([`stop_stuck`]).
     scope: Scope,
+    /// The first worker that failed while nothing was stopping: its error is the run's, not
+    /// the "step is stopping" of the workers its failure stopped (`usize::MAX`: none).
+    first_failed: AtomicUsize,
     queue: Option<RateQueue>,
     collector: Thread,
 }
@@ -430,6 +441,20 @@ impl Shared {
     fn abort(&self) {
         self.abort.store(true, Ordering::Relaxed);
         self.scope.stop();
+    }
+
+    /// Worker `id` failed: the run stops, and the first failure that was not the stop's own
+    /// doing is the one the run reports.
+    fn failed(&self, id: usize) {
+        if !self.scope.stopping() {
+            let _ = self.first_failed.compare_exchange(
+                usize::MAX,
+                id,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+        }
+        self.abort();
     }
 
     fn open_gate(&self) {
@@ -502,7 +527,7 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
     })
     .and_then(|w| new_stats().map(|s| (w, s)));
     if init.is_err() {
-        shared.abort();
+        shared.failed(id);
     }
     if shared.ready.fetch_add(1, Ordering::AcqRel) + 1 == shared.cfg.threads {
         shared.collector.unpark();
@@ -529,7 +554,7 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
         exit: None,
     };
     if let Err(e) = worker.run_loop(&mut lp) {
-        shared.abort();
+        shared.failed(id);
         return Err(e);
     }
     lp.release_ticket();
@@ -1089,6 +1114,7 @@ fn run_inner(
         abort: AtomicBool::new(false),
         interrupt: AtomicBool::new(false),
         scope: Scope::new(),
+        first_failed: AtomicUsize::new(usize::MAX),
         queue: (cfg.rate > 0).then(|| RateQueue::new(rate_queue_slots())),
         collector: thread::current(),
     });
@@ -1222,13 +1248,13 @@ fn run_inner(
                     abandoned = true;
                 }
             } else if let Some(r) = joiner.join(id) {
-                results.push(r);
+                results.push((id, r));
             }
         }
     } else {
         for id in 0..joiner.handles.len() {
             if let Some(r) = joiner.join(id) {
-                results.push(r);
+                results.push((id, r));
             }
         }
     }
@@ -1355,7 +1381,7 @@ fn stop_stuck(shared: &Shared) -> usize {
 fn finish(
     shared: &Shared,
     workload: &dyn Workload,
-    results: Vec<WorkerResult>,
+    results: Vec<(usize, WorkerResult)>,
     seconds: f64,
     forced: Option<usize>,
     out: &mut dyn Write,
@@ -1365,7 +1391,16 @@ fn finish(
     let mut workers = Vec::with_capacity(results.len());
     let mut interrupted = forced.is_some();
     let (mut time_exits, mut event_exits) = (0, 0);
-    for r in results {
+    let first = shared.first_failed.load(Ordering::Acquire);
+    let mut results = results;
+    if let Some(at) = results
+        .iter()
+        .position(|(id, r)| *id == first && r.is_err())
+    {
+        let (_, r) = results.swap_remove(at);
+        r?;
+    }
+    for (_, r) in results {
         let (stats, exit) = r?;
         interrupted |= exit == Exit::Interrupted;
         time_exits += usize::from(exit == Exit::TimeLimit);
@@ -2164,6 +2199,44 @@ mod tests {
                 _ => Ok(Box::new(StuckWorker)),
             }
         }
+    }
+
+    /// Worker 1 cannot start; worker 0 is still starting and fails because of that (its
+    /// connection refuses statements once the step stops).
+    struct FailsThenStopped;
+
+    impl Workload for FailsThenStopped {
+        fn banner(&self, _: &mut dyn Write) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn new_worker<'a>(
+            &'a self,
+            id: usize,
+            stop: &'a Scope,
+        ) -> Result<Box<dyn Worker + 'a>, EngineError> {
+            if id == 1 {
+                return Err(EngineError::Failed("worker 1: no such socket".into()));
+            }
+            let t = Instant::now();
+            while !stop.stopping() && t.elapsed() < Duration::from_secs(10) {
+                thread::sleep(Duration::from_millis(1));
+            }
+            Err(EngineError::Failed("worker 0: the step is stopping".into()))
+        }
+    }
+
+    #[test]
+    fn the_first_failure_is_the_runs_error_not_the_stop_it_caused() {
+        let err = run(
+            &FailsThenStopped,
+            &config(2, 0, 60_000, 0),
+            &mut Vec::new(),
+            &mut |_: &IntervalSample| {},
+            &AtomicBool::new(false),
+        )
+        .expect_err("worker 1 fails");
+        assert_eq!(err.to_string(), "worker 1: no such socket");
     }
 
     #[test]

@@ -519,6 +519,31 @@ fn write_banner_at(out: &mut dyn Write, verbosity: u8) -> Result<(), EngineError
         .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))
 }
 
+/// `[suite] dataset = "existing"`: checks, before anything runs, that the data a workload's
+/// runs read is there ([`driver::Workload::check_existing`]), on every host a prepare would
+/// have run on (`prepare_on = "each"`: each host has its own tables).
+pub fn check_existing_with_target(
+    workload: &str,
+    options: &Options,
+    target: Option<&Target>,
+) -> Result<(), EngineError> {
+    let targets = target.map(Target::prepare_targets).unwrap_or_default();
+    if targets.len() < 2 {
+        let (_, _, engine) = step_engine(workload, options, target)?;
+        return engine.check_existing();
+    }
+    for t in &targets {
+        let (_, _, engine) = step_engine(workload, options, Some(t))?;
+        engine.check_existing().map_err(|e| match e {
+            EngineError::Failed(m) => {
+                EngineError::Failed(format!("on host {}: {m}", t.endpoint(0)))
+            }
+            e => e,
+        })?;
+    }
+    Ok(())
+}
+
 /// Runs the `check` step of a workload with checks (a custom workload's `[[checks]]`).
 pub fn check_step_with_target(
     workload: &str,

@@ -215,6 +215,7 @@ fn build_plan(suite: &str, sources: &[Source], default_workload: Option<&str>) -
         target: None,
         variant_order: Default::default(),
         order_seed: None,
+        dataset: Default::default(),
     }
 }
 

@@ -18,7 +18,7 @@ use super::{Plan, Step, StepKind};
 use crate::engine::option::Kind;
 use crate::engine::registry;
 use crate::engine::spec::WorkloadSpec;
-use crate::suite::raw::VariantOrder;
+use crate::suite::raw::{DatasetSource, VariantOrder};
 use crate::suite::source::Seg;
 use crate::suite::{ConfigError, ConfigErrors, Matrix, Suite};
 use crate::value::{Options, Value};
@@ -331,8 +331,10 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             estimated_seconds: None,
             target: first.spec.needs_target.then(|| target.clone()).flatten(),
         };
-        // Both made before the runs, which may move their options (see `uses`).
-        let (prepare, cleanup) = match (has_data, pass.first(), pass.last()) {
+        // Both made before the runs, which may move their options (see `uses`). Data that is
+        // already there (`dataset = "existing"`) is neither prepared nor cleaned up.
+        let prepares = has_data && suite.dataset == DatasetSource::Prepare;
+        let (prepare, cleanup) = match (prepares, pass.first(), pass.last()) {
             (true, Some(f), Some(l)) => (
                 Some(data_step(StepKind::Prepare, f.2)),
                 Some(data_step(StepKind::Cleanup, l.2)),
@@ -444,6 +446,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
         target,
         variant_order: suite.variant_order,
         order_seed: (suite.variant_order == VariantOrder::Randomized).then_some(suite.order_seed),
+        dataset: suite.dataset,
     })
 }
 

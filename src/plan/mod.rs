@@ -87,6 +87,11 @@ pub struct Plan {
     /// The seed of a `randomized` order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order_seed: Option<u64>,
+    /// `[suite] dataset` (left out of the JSON when `prepare`, as `variant_order`): with
+    /// `existing` the plan has no prepare and no cleanup steps, and its datasets are the data
+    /// already in place.
+    #[serde(skip_serializing_if = "crate::suite::raw::DatasetSource::is_default")]
+    pub dataset: crate::suite::raw::DatasetSource,
 }
 
 fn is_blocked(order: &crate::suite::raw::VariantOrder) -> bool {

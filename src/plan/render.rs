@@ -6,7 +6,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::{Plan, StepKind};
-use crate::suite::raw::VariantOrder;
+use crate::suite::raw::{DatasetSource, VariantOrder};
 use crate::value::Value;
 
 /// Formats seconds as `1h02m03s`, `2m05s` or `45s`.
@@ -66,6 +66,12 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
     );
     if let Some(t) = &plan.target {
         let _ = writeln!(out, "Target: {t}");
+    }
+    if plan.dataset == DatasetSource::Existing {
+        let _ = writeln!(
+            out,
+            "Dataset: existing (the tables are already there: no prepare, no cleanup; `run` checks them before anything runs)"
+        );
     }
     match (plan.variant_order, plan.order_seed) {
         (VariantOrder::Blocked, _) => {}
@@ -179,6 +185,8 @@ struct JsonPlan<'a> {
     variant_order: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     order_seed: Option<u64>,
+    /// `prepare` or `existing`.
+    dataset: &'static str,
     steps: &'a [super::Step],
 }
 
@@ -193,6 +201,7 @@ pub fn render_json(plan: &Plan, file: &str) -> String {
         steps_without_estimate: unknown,
         variant_order: plan.variant_order.as_str(),
         order_seed: plan.order_seed,
+        dataset: plan.dataset.as_str(),
         steps: &plan.steps,
     };
     serde_json::to_string_pretty(&json).unwrap_or_default() + "\n"

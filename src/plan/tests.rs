@@ -50,6 +50,35 @@ fn oltp_without_target_uses_the_default_sqlite_file() {
     assert!(!render_text(&cpu, "t.toml").contains("Target:"));
 }
 
+/// #26: `[suite] dataset = "existing"` plans no prepare and no cleanup; the runs keep their
+/// datasets (checks, hooks and the existing-data check go by them), `plan` says so, and the
+/// stored plan.json of a default suite is unchanged (no `dataset` key: old runs resume).
+#[test]
+fn an_existing_dataset_is_neither_prepared_nor_cleaned_up() {
+    let p = plan(&OLTP.replace("name = \"ob\"", "name = \"ob\"\ndataset = \"existing\""));
+    assert_eq!(p.steps.len(), 18);
+    assert!(
+        p.steps
+            .iter()
+            .all(|s| s.kind == StepKind::Run && s.dataset == 1)
+    );
+    let text = render_text(&p, "t.toml");
+    assert!(text.contains("(0 prepare, 18 run, 0 cleanup)"), "{text}");
+    assert!(text.contains("\nDataset: existing ("), "{text}");
+    assert!(render_json(&p, "t.toml").contains("\"dataset\": \"existing\""));
+    assert!(
+        serde_json::to_string(&p)
+            .unwrap()
+            .contains("\"dataset\":\"existing\"")
+    );
+    let prepared = plan(OLTP);
+    assert!(
+        !serde_json::to_string(&prepared)
+            .unwrap()
+            .contains("\"dataset\":\"")
+    );
+}
+
 #[test]
 fn oltp_sweep_prepares_once() {
     let p = plan(OLTP);

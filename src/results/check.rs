@@ -297,6 +297,7 @@ mod tests {
             target: None,
             variant_order: Default::default(),
             order_seed: None,
+            dataset: Default::default(),
             axes: vec!["workload".into(), "threads".into()],
             steps: vec![
                 step(1, Prepare, "sbtest", 1),

@@ -530,6 +530,10 @@ pub struct RunInfo {
     pub skipped_by_stop_when: usize,
     pub failed: usize,
     pub interrupted: usize,
+    /// The kinds of the prepare, check, command and cleanup steps that failed (their last
+    /// `journal.log` record), in plan order: a run whose rows are all `ok` but whose check
+    /// failed did not succeed (#26).
+    pub failed_steps: Vec<String>,
     pub status: String,
     pub path: PathBuf,
 }
@@ -558,11 +562,15 @@ pub fn list(root: &Path) -> Result<Vec<RunInfo>, LoadError> {
                 .map_or(0, |steps| skipped_by_stop_when(steps, &run.rows));
             let count = |st: &str| run.rows.iter().filter(|r| r.get("status") == st).count();
             let (failed, interrupted) = (count("failed"), count("interrupted"));
+            let failed_steps: Vec<String> = super::failed_in_journal(&dir)
+                .into_iter()
+                .map(|(_, kind)| kind)
+                .collect();
             let status = if interrupted > 0 {
                 "interrupted"
             } else if planned.is_some_and(|p| p > run.rows.len() + skipped) {
                 "incomplete"
-            } else if failed > 0 {
+            } else if failed > 0 || !failed_steps.is_empty() {
                 "failed"
             } else {
                 "ok"
@@ -581,6 +589,7 @@ pub fn list(root: &Path) -> Result<Vec<RunInfo>, LoadError> {
                 skipped_by_stop_when: skipped,
                 failed,
                 interrupted,
+                failed_steps,
                 status: status.into(),
                 path: dir,
             });

@@ -60,6 +60,42 @@ pub const JOURNAL_EVENTS: [&str; 4] = [JOURNAL_START, "done", "failed", "interru
 /// A prepare whose last event is `start` may have left part of its data: a resume drops it
 /// before preparing again.
 pub const JOURNAL_START: &str = "start";
+/// The tables the run created and dropped ([`crate::db::owned`], #26): one record per line,
+/// `<step index> <kind> <event> <table as JSON>`, each synced as it is written (a `creating`
+/// record before its `CREATE TABLE` is sent). Created empty with the run directory: a
+/// directory without it was written before it existed, and a resume of it cleans up as that
+/// build did (every table its workload names).
+pub const TABLES_FILE: &str = "tables.log";
+
+/// What a record of [`TABLES_FILE`] says about a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableEvent {
+    /// The run is about to create it (written before the statement is sent).
+    Creating,
+    /// Its `CREATE TABLE` failed: it is not the run's.
+    NotCreated,
+    Dropped,
+}
+
+impl TableEvent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TableEvent::Creating => "creating",
+            TableEvent::NotCreated => "not-created",
+            TableEvent::Dropped => "dropped",
+        }
+    }
+
+    fn parse(word: &str) -> Option<TableEvent> {
+        [
+            TableEvent::Creating,
+            TableEvent::NotCreated,
+            TableEvent::Dropped,
+        ]
+        .into_iter()
+        .find(|e| e.as_str() == word)
+    }
+}
 
 /// How many `-N` suffixes are tried before giving up on a run id (runs started within the same
 /// second).
@@ -163,6 +199,8 @@ impl ResultStore {
 
         let hist_dir = dir.join(HISTOGRAMS_DIR);
         fs::create_dir(&hist_dir).map_err(io_err(&hist_dir))?;
+        let tables = dir.join(TABLES_FILE);
+        fs::write(&tables, "").map_err(io_err(&tables))?;
 
         let results = CsvFile::create(&dir.join(RESULTS_FILE), &results_columns(&plan.axes))?;
         let intervals = CsvFile::create(&dir.join(INTERVALS_FILE), &csv::interval_columns())?;
@@ -407,6 +445,66 @@ pub fn read_journal(dir: &Path) -> std::collections::HashMap<usize, String> {
     out
 }
 
+/// Appends a record to `dir`'s [`TABLES_FILE`] and syncs it.
+pub fn record_table(
+    dir: &Path,
+    index: usize,
+    kind: crate::plan::StepKind,
+    event: TableEvent,
+    key: &crate::db::owned::TableKey,
+) -> Result<(), ResultsError> {
+    use std::io::Write as _;
+    let path = dir.join(TABLES_FILE);
+    let json = serde_json::to_string(key).map_err(|source| ResultsError::Json {
+        path: path.clone(),
+        source,
+    })?;
+    let line = format!("{index} {} {} {json}\n", kind.as_str(), event.as_str());
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .map_err(io_err(&path))?;
+    f.write_all(line.as_bytes()).map_err(io_err(&path))?;
+    f.sync_data().map_err(io_err(&path))
+}
+
+/// The records of `dir`'s [`TABLES_FILE`] in the order they were written (a line that does not
+/// read as one, as a crash may leave the last, is skipped); `None` when the run directory has
+/// no such file (an older build's).
+pub fn read_tables(dir: &Path) -> Option<Vec<(TableEvent, crate::db::owned::TableKey)>> {
+    let text = fs::read_to_string(dir.join(TABLES_FILE)).ok()?;
+    Some(
+        text.lines()
+            .filter_map(|line| {
+                let mut words = line.splitn(4, ' ');
+                let (_index, _kind) = (words.next()?, words.next()?);
+                let event = TableEvent::parse(words.next()?)?;
+                Some((event, serde_json::from_str(words.next()?).ok()?))
+            })
+            .collect(),
+    )
+}
+
+/// The prepare, cleanup, check and command steps whose last journal event is `failed`, as
+/// (index, kind), by index: what `sbsuite runs` and a resumed run's exit code count beside the
+/// `failed` rows (#26).
+pub fn failed_in_journal(dir: &Path) -> Vec<(usize, String)> {
+    let mut last: std::collections::BTreeMap<usize, (String, String)> = Default::default();
+    if let Ok(text) = fs::read_to_string(dir.join(JOURNAL_FILE)) {
+        for line in text.lines() {
+            if let Some((i, kind, event, _)) = parse_journal_record(line)
+                && JOURNAL_EVENTS.contains(&event)
+            {
+                last.insert(i, (kind.to_string(), event.to_string()));
+            }
+        }
+    }
+    last.into_iter()
+        .filter(|(_, (_, event))| event == "failed")
+        .map(|(i, (kind, _))| (i, kind))
+        .collect()
+}
+
 /// One journal line: `<index> <kind> <event>`.
 fn journal_record(step: &Step, event: &str) -> String {
     format!("{} {} {event}\n", step.index, step.kind.as_str())
@@ -568,6 +666,7 @@ mod tests {
             target: None,
             variant_order: Default::default(),
             order_seed: None,
+            dataset: Default::default(),
             axes: vec![
                 "workload".into(),
                 "table_size".into(),

@@ -199,10 +199,14 @@ pub fn check_offline(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
 /// What only a reachable server can tell, so `plan` cannot check it: each entry is when it
 /// applies and what is checked, by which command. `plan` lists the ones that apply to its
 /// suite, so a user knows what its clean result does not promise.
-pub const SERVER_CHECKS: [(ServerCheck, &str); 4] = [
+pub const SERVER_CHECKS: [(ServerCheck, &str); 5] = [
     (
         ServerCheck::Target,
-        "the server is reachable and the user can log in (`run`, at the first step)",
+        "the target's database exists (`run`, before anything runs); the server is reachable and the user can log in (`run`, at the first step)",
+    ),
+    (
+        ServerCheck::Existing,
+        "the data of [suite] dataset = \"existing\" is there: every table the runs read, with its rows (`run`, before anything runs)",
     ),
     (
         ServerCheck::SetGlobal,
@@ -229,6 +233,8 @@ pub enum ServerCheck {
     Restart,
     /// A variant has `settings` + `sql`.
     Sql,
+    /// `[suite] dataset = "existing"`.
+    Existing,
 }
 
 /// The [`SERVER_CHECKS`] that apply to `suite`'s plan.
@@ -243,6 +249,9 @@ pub fn server_checks(suite: &Suite, plan: &Plan) -> Vec<&'static str> {
         ServerCheck::SetGlobal => server && suite.variants.iter().any(|v| !v.set_global.is_empty()),
         ServerCheck::Restart => server && suite.variants.iter().any(|v| v.restart.is_some()),
         ServerCheck::Sql => server && suite.variants.iter().any(|v| v.sql.is_some()),
+        ServerCheck::Existing => {
+            server && plan.dataset == crate::suite::raw::DatasetSource::Existing
+        }
     };
     SERVER_CHECKS
         .iter()

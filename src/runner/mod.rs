@@ -3,7 +3,10 @@
 //!
 //! Why it is shaped this way:
 //! - **Preflight before anything touches the disk**: a plan naming a workload this build cannot
-//!   execute fails up front, instead of leaving an empty run directory behind.
+//!   execute fails up front, instead of leaving an empty run directory behind; so does a target
+//!   whose database does not exist, or an existing dataset that is not there ([`preflight`]).
+//! - **A cleanup removes what its run created, nothing else**: prepare and cleanup steps carry
+//!   the run's ledger of tables (`ledger`, [`crate::db::owned`]), kept in `tables.log`.
 //! - **The step loop is separate from the engines** ([`StepExecutor`], hyperfine-style): the
 //!   policy — a failed run does not stop the suite, a failed prepare fails its dataset's runs
 //!   but still cleans up, a stop request skips the remaining runs but still cleans up prepared
@@ -29,7 +32,9 @@ pub mod clients;
 mod command;
 pub mod events;
 pub mod hooks;
+mod ledger;
 pub mod metrics;
+pub mod preflight;
 pub mod progress;
 pub mod server;
 pub mod shell;
@@ -103,7 +108,7 @@ impl std::fmt::Debug for Watch {
 }
 
 /// How a run ended. `main` maps it to the exit code: 130 when `interrupted`, else 1 when
-/// `steps_failed > 0`, else 0.
+/// `steps_failed > 0` or `steps_kept_failed > 0`, else 0.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunSummary {
     pub run_dir: PathBuf,
@@ -122,6 +127,9 @@ pub struct RunSummary {
     pub steps_interrupted: usize,
     /// `--resume`: steps that had finished before and were not run again.
     pub steps_kept: usize,
+    /// Of `steps_kept`, those that had failed: a resumed run fails as the same run would have
+    /// without the interruption (#26).
+    pub steps_kept_failed: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -142,6 +150,9 @@ pub enum RunError {
     /// The clients could not be resolved or reached, or one runs another version: nothing ran.
     #[error(transparent)]
     Clients(#[from] clients::ClientsSetupError),
+    /// The server lacks the target's database, or an existing dataset's data: nothing ran.
+    #[error(transparent)]
+    Preflight(#[from] preflight::PreflightError),
 }
 
 fn quote_list(items: &[String]) -> String {
@@ -248,6 +259,9 @@ pub struct EngineExecutor {
     unreachable: Option<String>,
     /// `--events`: the executor's warnings are events too.
     events: Option<std::sync::Arc<events::Events>>,
+    /// The preflight found the server unreachable: the first capture takes this answer instead
+    /// of waiting out `connect_timeout` again.
+    preflight_unreachable: Option<String>,
 }
 
 impl EngineExecutor {
@@ -360,7 +374,11 @@ impl StepExecutor for EngineExecutor {
         // The effective settings of every variant, the baseline too, so that runs compare. A
         // capture that fails (a server that hides its variables, or is down: then the steps
         // say so themselves) costs the record, not the runs.
-        match server::capture(target, variant, run_dir) {
+        let captured = match self.preflight_unreachable.take() {
+            Some(why) => Err(server::CheckError::Unreachable(why)),
+            None => server::capture(target, variant, run_dir),
+        };
+        match captured {
             Ok(_) => {}
             Err(server::CheckError::Unreachable(e)) => {
                 self.warn(&format!(
@@ -412,8 +430,10 @@ pub fn run_plan(
         applied: None,
         unreachable: None,
         events: ctx.watch.events.clone(),
+        preflight_unreachable: None,
     };
     preflight(plan, &executor)?;
+    executor.preflight_unreachable = preflight::check(plan)?.unreachable;
     let stop = signal::install()?;
     // A stop request belongs to one run; a previous run in this process may have set it.
     stop.store(false, Ordering::SeqCst);
@@ -575,6 +595,7 @@ mod tests {
             target: None,
             variant_order: Default::default(),
             order_seed: None,
+            dataset: Default::default(),
             axes: vec!["threads".into()],
             steps: steps
                 .iter()
@@ -876,6 +897,7 @@ mod tests {
             target: None,
             variant_order: crate::suite::raw::VariantOrder::Interleaved,
             order_seed: None,
+            dataset: Default::default(),
             axes: vec!["threads".into()],
             steps: steps
                 .iter()
@@ -1219,6 +1241,27 @@ mod tests {
             ),
             "{report}"
         );
+    }
+
+    /// #26: a plan of `dataset = "existing"` has no prepare: its data is ready, so its checks
+    /// run, and nothing is cleaned up.
+    #[test]
+    fn the_checks_of_an_existing_dataset_run_without_a_prepare() {
+        let mut p = check_plan();
+        p.steps
+            .retain(|s| !matches!(s.kind, StepKind::Prepare | StepKind::Cleanup));
+        for (i, s) in p.steps.iter_mut().enumerate() {
+            s.index = i + 1;
+        }
+        p.dataset = crate::suite::raw::DatasetSource::Existing;
+        let root = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let mut script = Script::default();
+        let summary = run_plan_with(&p, &ctx(root.path()), &mut script, &stop, Vec::new()).unwrap();
+        assert_eq!((summary.steps_ok, summary.steps_failed), (6, 0));
+        let kinds: Vec<StepKind> = script.calls.iter().map(|c| c.1).collect();
+        use StepKind::*;
+        assert_eq!(kinds, [Run, Run, Run, Check, Run, Check]);
     }
 
     /// [`plan`] with a script's `prewarm` after dataset 1's prepare (step 2) and, last, a

@@ -347,6 +347,7 @@ mod tests {
             target: None,
             variant_order: Default::default(),
             order_seed: None,
+            dataset: Default::default(),
         };
         let p = Progress::new(ProgressMode::Off, true, &plan);
         assert_eq!(p.rest_after, [6.0, 6.0, 1.0, 0.0]);

@@ -37,17 +37,25 @@
 //! none of them connecting again, since each attempt would only wait out `connect_timeout`
 //! once more. The next dataset tries again, once.
 //!
+//! Prepare and cleanup steps get the run's ledger of tables on their target
+//! ([`StepLoop::owned_step`], `runner::ledger`): a prepare records each table before creating
+//! it, a cleanup drops only those, and what a cleanup kept is reported after it
+//! ([`StepLoop::ledger_done`]). A plan of `dataset = "existing"` has neither; its datasets are
+//! ready from the start (their checks run).
+//!
 //! Each policy this loop implements is pinned by the scripted-executor tests in `runner/mod.rs`.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::{DateTime, Utc};
 
 use super::events::{Body, StepRef, StepStatus};
 use super::hooks::{self, HookFailure, Hooks};
+use super::ledger::{StepLedger, Tables};
 use super::progress::{Progress, ReportOut};
 use super::sweep::Sweeps;
 use super::{ResumePlan, RunContext, RunError, RunSummary, StepExecutor, resume_plan};
@@ -83,6 +91,10 @@ struct Counts {
     skipped: usize,
     interrupted: usize,
     kept: usize,
+    /// Of the steps a resume keeps, those that had failed (a `failed` row, or a prepare,
+    /// check or command whose journal says `failed`): the run's outcome, and exit code, is
+    /// theirs too.
+    kept_failed: usize,
 }
 
 impl Counts {
@@ -154,6 +166,9 @@ pub(super) struct StepLoop<'a, W: Write> {
     /// `--events`: when the current step started executing, and the row it wrote.
     step_started: Option<std::time::Instant>,
     row: Option<indexmap::IndexMap<String, String>>,
+    /// The tables the run created, which its cleanups alone drop (`None`: a run directory of
+    /// an older build, resumed as that build ran it).
+    tables: Option<Tables>,
 }
 
 impl<'a, W: Write> StepLoop<'a, W> {
@@ -187,10 +202,13 @@ impl<'a, W: Write> StepLoop<'a, W> {
         }
         let resume = resume_plan(plan, &finished_runs, &journal);
         let mut sweeps = Sweeps::new(ctx.stop_when.clone());
-        if let Some(dir) = &ctx.resume
-            && !ctx.stop_when.is_empty()
-        {
-            sweeps.replay(plan, &kept_rows(dir));
+        let mut counts = Counts::default();
+        if let Some(dir) = &ctx.resume {
+            let kept = kept_rows(dir);
+            if !ctx.stop_when.is_empty() {
+                sweeps.replay(plan, &kept);
+            }
+            counts.kept_failed = kept_failures(dir, &resume, &kept);
         }
         let mut progress = Progress::new(ctx.progress, ctx.quiet, plan);
         progress.set_events(ctx.watch.events.clone());
@@ -209,6 +227,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
         }
         let hooks = Hooks::new(ctx.hooks.clone(), &plan.suite, &run_dir)
             .with_events(ctx.watch.events.clone());
+        let tables = Tables::open(&run_dir);
         let mut this = StepLoop {
             plan,
             ctx,
@@ -222,7 +241,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             out,
             hooks,
             sweeps,
-            counts: Counts::default(),
+            counts,
             fatal: None,
             halted: false,
             entered: None,
@@ -236,6 +255,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             capture_unreachable: None,
             step_started: None,
             row: None,
+            tables,
         };
         if let Err(e) = this
             .hooks
@@ -605,21 +625,26 @@ impl<'a, W: Write> StepLoop<'a, W> {
                 .iter()
                 .find(|c| c.kind == StepKind::Cleanup && c.dataset == step.dataset)
         {
-            // A prepare cut short before the resume left part of the data: drop it first (its
-            // errors do not matter; the prepare reports its own).
+            // A prepare cut short before the resume left part of the data: drop what it
+            // created first (its errors do not matter; the prepare reports its own).
+            let (c, ledger) = self.owned_step(c);
             let (executor, never) = (&mut self.executor, &self.never);
-            let _ = interrupt::shielded(|| executor.prepare(c, true, &mut io::sink(), never));
+            let _ = interrupt::shielded(|| executor.prepare(&c, true, &mut io::sink(), never));
+            self.ledger_done(c.index.saturating_sub(1), &c, ledger);
         }
         if let Err(e) = self.store.journal(step, crate::results::JOURNAL_START) {
             self.fatal.get_or_insert(e);
         }
+        let (owned, ledger) = self.owned_step(step);
         let result = if cleanup {
             let (executor, out, never) = (&mut self.executor, &mut self.out, &self.never);
-            interrupt::shielded(|| executor.prepare(step, true, out, never))
+            interrupt::shielded(|| executor.prepare(&owned, true, out, never))
         } else {
-            self.executor.prepare(step, false, &mut self.out, self.stop)
+            self.executor
+                .prepare(&owned, false, &mut self.out, self.stop)
         };
         let _ = self.out.flush();
+        self.ledger_done(position, step, ledger);
         let mut failed = false;
         let event = match result {
             Ok(()) => {
@@ -657,6 +682,53 @@ impl<'a, W: Write> StepLoop<'a, W> {
         Some(failed)
     }
 
+    /// A copy of the prepare or cleanup `step` whose target carries the run's ledger, and the
+    /// ledger, to read after the step ([`StepLoop::ledger_done`]). Without one (an older
+    /// build's run directory) the copy has none either.
+    fn owned_step(&self, step: &Step) -> (Step, Option<Arc<StepLedger>>) {
+        let mut owned = step.clone();
+        let ledger = self.tables.as_ref().map(|t| t.for_step(step));
+        if let (Some(target), Some(l)) = (owned.target.as_mut(), &ledger) {
+            target.ledger = Some(Arc::clone(l) as Arc<dyn crate::db::owned::Ledger>);
+        }
+        (owned, ledger)
+    }
+
+    /// After a prepare or cleanup: says which tables it kept because the run had not created
+    /// them, and ends the benchmarking (like any results write error) when one of its records
+    /// could not be written.
+    fn ledger_done(&mut self, position: usize, step: &Step, ledger: Option<Arc<StepLedger>>) {
+        let Some(ledger) = ledger else {
+            return;
+        };
+        let kept = ledger.kept_tables();
+        let mut places: Vec<&str> = Vec::new();
+        for k in &kept {
+            if !places.contains(&k.at.as_str()) {
+                places.push(&k.at);
+            }
+        }
+        for at in places {
+            let names: Vec<String> = kept
+                .iter()
+                .filter(|k| k.at == at)
+                .map(|k| format!("'{}'", k.table))
+                .collect();
+            self.progress.error(&format!(
+                "[sbsuite] step {}/{} {} {}: kept {} in {at}: this run did not create {}",
+                position + 1,
+                self.plan.steps.len(),
+                step.kind.as_str(),
+                step.name,
+                names.join(", "),
+                if names.len() == 1 { "it" } else { "them" },
+            ));
+        }
+        if let Some(e) = ledger.take_error() {
+            self.fatal.get_or_insert(e);
+        }
+    }
+
     /// A check step, or a script's command step, journaled like a prepare (so `--resume` runs
     /// it again unless it passed): it runs only on a dataset whose prepare is done (a command
     /// of a script without data, dataset 0, always runs), and its failure is a failed step for
@@ -672,7 +744,12 @@ impl<'a, W: Write> StepLoop<'a, W> {
             let _ = writeln!(self.out, "{header}: skipped, {msg}");
             return None;
         }
-        if step.dataset > 0 && !matches!(self.datasets.get(&step.dataset), Some(Dataset::Ready)) {
+        // Data that was there before the run (`dataset = "existing"`) is always ready.
+        let existing = self.plan.dataset == crate::suite::raw::DatasetSource::Existing;
+        if step.dataset > 0
+            && !existing
+            && !matches!(self.datasets.get(&step.dataset), Some(Dataset::Ready))
+        {
             let _ = writeln!(self.out, "{header}: skipped, the dataset was not prepared");
             self.counts.skipped += 1;
             return None;
@@ -977,6 +1054,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             results_csv: store.results_path().to_path_buf(),
             steps_skipped: counts.skipped,
             steps_kept: counts.kept,
+            steps_kept_failed: counts.kept_failed,
             steps_interrupted: counts.interrupted,
         };
         progress.note(&closing_note(&summary));
@@ -1035,7 +1113,13 @@ fn closing_note(s: &RunSummary) -> String {
         s.steps_failed,
         count(s.steps_interrupted, "interrupted"),
         count(s.steps_skipped, "skipped"),
-        count(s.steps_kept, "kept from before the resume"),
+        match s.steps_kept_failed {
+            0 => count(s.steps_kept, "kept from before the resume"),
+            f => format!(
+                ", {} kept from before the resume ({f} of them failed)",
+                s.steps_kept
+            ),
+        },
         s.results_csv.display()
     )
 }
@@ -1051,6 +1135,25 @@ fn kept_rows(dir: &std::path::Path) -> HashMap<usize, crate::results::load::Row>
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// How many of the steps a resume keeps (not in `resume.todo`) had failed: `failed` rows, and
+/// prepare, check and command steps whose last journal event is `failed` (a failed check of a
+/// dataset already cleaned up is not run again). A cleanup is always redone unless it passed.
+fn kept_failures(
+    dir: &std::path::Path,
+    resume: &ResumePlan,
+    kept: &HashMap<usize, crate::results::load::Row>,
+) -> usize {
+    let rows = kept
+        .iter()
+        .filter(|(i, row)| !resume.todo.contains(i) && row.get("status") == "failed")
+        .count();
+    let steps = crate::results::failed_in_journal(dir)
+        .into_iter()
+        .filter(|(i, _)| !resume.todo.contains(i))
+        .count();
+    rows + steps
 }
 
 /// Why a run that dropped `rate` arrivals (its [`DROPPED`] metric) did not measure what was

@@ -66,6 +66,8 @@ pub struct Suite {
     pub order_seed: u64,
     /// What a run that dropped `rate` arrivals is.
     pub rate_overflow: raw::RateOverflow,
+    /// Whether the plan prepares its datasets or runs on data already there.
+    pub dataset: raw::DatasetSource,
     /// `[suite] metrics`: the address to serve live metrics on.
     pub metrics: Option<String>,
     /// `[hooks]` (all unset when the file has none).

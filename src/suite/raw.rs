@@ -200,6 +200,13 @@ pub struct SuiteSection {
     /// or `record` (the row stays `ok`). Either way the `dropped` column has the count.
     #[serde(default, skip_serializing_if = "RateOverflow::is_default")]
     pub rate_overflow: RateOverflow,
+    /// Whose data the runs read: `prepare` (default: each dataset is prepared before its
+    /// runs and cleaned up after them; a cleanup drops only the tables its run created) or
+    /// `existing` (the tables are already there, as after `sysbench … prepare`: no prepare,
+    /// no cleanup; before anything runs, every table the runs read is checked to be there
+    /// with its rows).
+    #[serde(default, skip_serializing_if = "DatasetSource::is_default")]
+    pub dataset: DatasetSource,
     /// Serve live metrics as OpenMetrics text on `http://ADDR/metrics` while the suite runs
     /// (for Prometheus): `"HOST:PORT"`, or `":PORT"` for loopback. `sbsuite run --metrics`
     /// overrides it.
@@ -258,6 +265,32 @@ pub enum RateOverflow {
 impl RateOverflow {
     fn is_default(&self) -> bool {
         *self == RateOverflow::default()
+    }
+}
+
+/// `[suite] dataset`: whether the suite prepares its data or runs on data that is there.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum DatasetSource {
+    /// Each dataset is prepared before its runs and cleaned up after them.
+    #[default]
+    Prepare,
+    /// The data is the user's, already in place: no prepare, no cleanup, checked before
+    /// anything runs.
+    Existing,
+}
+
+impl DatasetSource {
+    pub fn is_default(&self) -> bool {
+        *self == DatasetSource::default()
+    }
+
+    /// The name used in the suite file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DatasetSource::Prepare => "prepare",
+            DatasetSource::Existing => "existing",
+        }
     }
 }
 

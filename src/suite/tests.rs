@@ -95,6 +95,27 @@ fn rate_overflow_is_fail_or_record() {
     assert_eq!(e.help.as_deref(), Some("expected one of: fail, record"));
 }
 
+/// #26: `[suite] dataset` takes `prepare` (the default) or `existing`; anything else names the
+/// key, its line and the two values.
+#[test]
+fn dataset_is_prepare_or_existing() {
+    assert_eq!(load(GOOD).unwrap().dataset, raw::DatasetSource::Prepare);
+    let existing = GOOD.replace("name = \"t\"", "name = \"t\"\ndataset = \"existing\"");
+    assert_eq!(
+        load(&existing).unwrap().dataset,
+        raw::DatasetSource::Existing
+    );
+    let e = first_error(
+        &GOOD.replace("name = \"t\"", "name = \"t\"\ndataset = \"mine\""),
+        3,
+    );
+    assert_eq!(e.key, "suite.dataset");
+    assert_eq!(
+        e.help.as_deref(),
+        Some("expected one of: prepare, existing")
+    );
+}
+
 /// #18: `[suite] metrics` is checked for the shape of a listen address with its line.
 #[test]
 fn metrics_is_a_listen_address() {

@@ -375,6 +375,7 @@ pub(super) fn validate(
         variant_order: raw.suite.variant_order,
         order_seed: raw.suite.order_seed.unwrap_or(0) as u64,
         rate_overflow: raw.suite.rate_overflow,
+        dataset: raw.suite.dataset,
         metrics: raw.suite.metrics.clone(),
         hooks: raw.hooks.unwrap_or_default(),
         target: raw.target,

@@ -72,6 +72,22 @@ impl Dialect for MysqlDialect {
         open(t, n)
     }
 
+    fn table_exists_sql(&self, schema: Option<&str>, name: &str, _written: &str) -> String {
+        format!(
+            "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} AND TABLE_NAME = {}",
+            schema.map_or_else(|| "DATABASE()".to_string(), quote),
+            quote(name)
+        )
+    }
+
+    fn fold_identifier(&self, part: &str, _quoted: bool) -> String {
+        part.to_string()
+    }
+
+    fn missing_database(&self, e: &SqlError) -> bool {
+        e.code == "1049"
+    }
+
     fn default_port(&self) -> u16 {
         shared::DEFAULT_PORT
     }

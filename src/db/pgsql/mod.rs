@@ -52,6 +52,26 @@ impl Dialect for PgsqlDialect {
         open(t, n)
     }
 
+    /// `to_regclass` reads the name as the statement wrote it (quotes, schema, search_path).
+    fn table_exists_sql(&self, _schema: Option<&str>, _name: &str, written: &str) -> String {
+        format!(
+            "SELECT CASE WHEN to_regclass(E{}) IS NULL THEN 0 ELSE 1 END",
+            quote(written)
+        )
+    }
+
+    fn fold_identifier(&self, part: &str, quoted: bool) -> String {
+        if quoted {
+            part.to_string()
+        } else {
+            part.to_lowercase()
+        }
+    }
+
+    fn missing_database(&self, e: &SqlError) -> bool {
+        e.code == "3D000"
+    }
+
     fn default_port(&self) -> u16 {
         shared::DEFAULT_PORT
     }

@@ -28,7 +28,7 @@ use std::time::Instant;
 
 use super::generator::{Context, GenId, Gens, Local};
 use super::model::{CheckExpect, Def, Frame, GenSpec, Slot, Sql, Val};
-use crate::db::{Cell, Connection, Connector, ErrKind, Fetched, Target};
+use crate::db::{Cell, Connection, Connector, ErrKind, Fetched, Target, owned};
 use crate::engine::EngineError;
 use crate::engine::random::{RandOptions, Rng};
 
@@ -293,7 +293,13 @@ fn run_list(
         if let Some(line) = describe(text) {
             writeln!(out, "{line}").map_err(io_err)?;
         }
-        conn.query(text).map_err(|e| {
+        // In a suite, CREATE TABLE is recorded and DROP TABLE drops only the run's tables.
+        let t = ctx.target;
+        let done = match &t.ledger {
+            Some(ledger) => owned::query(ledger.as_ref(), t, conn, text),
+            None => conn.query(text),
+        };
+        done.map_err(|e| {
             let hint = if e.kind == ErrKind::TableExists {
                 ": run cleanup first (or prepare into another database)"
             } else {
@@ -526,6 +532,7 @@ pub fn prepare(
     let plan = compile(ctx)?;
     let conns = connector(ctx.target);
     let mut main = connect(&conns, 0)?;
+    refuse_existing(main.as_mut(), ctx)?;
     run_list(main.as_mut(), ctx, &def.schema, "schema", out, stop)?;
 
     let mut levels: Vec<Vec<usize>> = Vec::new();
@@ -579,6 +586,48 @@ pub fn prepare(
     run_list(main.as_mut(), ctx, &def.after_load, "after_load", out, stop)?;
     main.close();
     Ok(())
+}
+
+/// A suite's prepare (its target has a ledger): no table the schema creates with a plain
+/// `CREATE TABLE` may exist, or the prepare fails before its first statement, naming them
+/// (`CREATE TABLE IF NOT EXISTS` asks for a table that may be there: it is used, and kept by
+/// the cleanup) (#26).
+fn refuse_existing(conn: &mut dyn Connection, ctx: &LoadCtx<'_>) -> Result<(), EngineError> {
+    let t = ctx.target;
+    if t.ledger.is_none() || t.dry_run {
+        return Ok(());
+    }
+    let mut there = Vec::new();
+    for (i, sql) in ctx.def.schema.iter().enumerate() {
+        let text = text_for(sql, ctx, &format!("schema statement {}", i + 1))?;
+        let Some(table) = owned::plain_create(text) else {
+            continue;
+        };
+        if t.ledger
+            .as_ref()
+            .is_some_and(|l| l.owns(&owned::key(t, table)))
+        {
+            // The run's own, left by an earlier cleanup that failed.
+            continue;
+        }
+        let found = owned::exists(conn, t, table).map_err(|e| {
+            EngineError::Failed(format!(
+                "workload `{}`: checking whether table {table} exists failed: {e}",
+                ctx.def.name
+            ))
+        })?;
+        if found {
+            there.push(format!("'{table}'"));
+        }
+    }
+    if there.is_empty() {
+        return Ok(());
+    }
+    Err(EngineError::Failed(format!(
+        "workload `{}`: {}",
+        ctx.def.name,
+        owned::already_there(t, &there)
+    )))
 }
 
 /// Loads `units` on `workers` threads, each with its own connection (connection numbers
@@ -684,6 +733,77 @@ fn shown(v: &Val) -> String {
         Val::Str(s) => format!("'{s}'"),
         other => other.to_string(),
     }
+}
+
+/// `[suite] dataset = "existing"`, before anything runs: every table the schema creates is
+/// there, and every table the load fills has rows (#26). Row counts are not compared with the
+/// options: a workload's transactions insert and delete, so a dataset that has served runs
+/// no longer holds what its load made.
+pub fn check_existing(ctx: &LoadCtx<'_>) -> Result<(), EngineError> {
+    let t = ctx.target;
+    if t.dry_run {
+        return Ok(());
+    }
+    t.driver
+        .dialect()
+        .check_exists(t)
+        .map_err(EngineError::Failed)?;
+    let def = ctx.def;
+    let db = t.driver.dialect().database_label(t);
+    let fix = format!(
+        "prepare it first (a suite without dataset = \"existing\" whose cleanup is removed, \
+         or the workload's schema and load run by hand), or remove [suite] dataset = \
+         \"existing\" so that the suite prepares workload `{}` itself",
+        def.name
+    );
+    let rows = table_rows(def, ctx.options)
+        .map_err(|e| EngineError::Failed(format!("workload `{}`: {e}", def.name)))?;
+    let mut conn = connect(&connector(t), 0)?;
+    for (i, sql) in def.schema.iter().enumerate() {
+        let text = text_for(sql, ctx, &format!("schema statement {}", i + 1))?;
+        let Some(table) = owned::created_table(text) else {
+            continue;
+        };
+        let found = owned::exists(conn.as_mut(), t, table).map_err(|e| {
+            EngineError::Failed(format!(
+                "workload `{}`: checking whether table {table} exists failed: {e}",
+                def.name
+            ))
+        })?;
+        if !found {
+            return Err(EngineError::Failed(format!(
+                "[suite] dataset = \"existing\": workload `{}`: table {table} (schema statement \
+                 {}) does not exist in {db}: {fix}",
+                def.name,
+                i + 1
+            )));
+        }
+    }
+    for (entry, n) in def.load.iter().zip(rows) {
+        if n == 0 {
+            continue;
+        }
+        let table = &entry.table;
+        let count = conn
+            .query_i64(&format!("SELECT COUNT(*) FROM {table}"))
+            .map_err(|e| {
+                EngineError::Failed(format!(
+                    "[suite] dataset = \"existing\": workload `{}`: counting the rows of \
+                     {table} in {db} failed: {e}: {fix}",
+                    def.name
+                ))
+            })?
+            .unwrap_or(0);
+        if count == 0 {
+            return Err(EngineError::Failed(format!(
+                "[suite] dataset = \"existing\": workload `{}`: table {table} in {db} is empty \
+                 (its load makes {n} rows): {fix}",
+                def.name
+            )));
+        }
+    }
+    conn.close();
+    Ok(())
 }
 
 /// The `check` step: every `[[checks]]` query, compared with its expectation. Prints

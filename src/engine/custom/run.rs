@@ -633,6 +633,10 @@ impl Workload for Custom {
     fn check(&self, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
         load::check(&self.load_ctx(), out, stop)
     }
+
+    fn check_existing(&self) -> Result<(), EngineError> {
+        load::check_existing(&self.load_ctx())
+    }
 }
 
 /// The console block after the final report: one line per transaction (and statement), then

@@ -916,10 +916,18 @@ pub unsafe extern "C" fn db_query(
             Err(e) => con.fail(&e, &sql, false),
         }
     } else {
+        // A suite's prepare or cleanup: CREATE TABLE is recorded, DROP TABLE drops only the
+        // run's tables (`db::owned`).
+        let target = &con.setup().connector.target;
+        let guard = target.ledger.clone().map(|l| (l, target.clone()));
         let Some(conn) = con.st.conn.as_mut() else {
             return std::ptr::null_mut();
         };
-        match conn.query(&sql) {
+        let result = match &guard {
+            Some((ledger, t)) => crate::db::owned::query(ledger.as_ref(), t, conn.as_mut(), &sql),
+            None => conn.query(&sql),
+        };
+        match result {
             Ok(done) => con.done(done, 0, std::ptr::null_mut()),
             Err(e) => con.fail(&e, &sql, false),
         }

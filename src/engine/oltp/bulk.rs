@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 
 use super::{Counters, Slot, Tally};
-use crate::db::{Connection, Connector, ErrKind};
+use crate::db::{Connection, Connector, ErrKind, owned};
 use crate::engine::driver::{EventResult, Scope, Worker, Workload};
 use crate::engine::spec::{DataSpec, Setup, WorkloadSpec, never};
 use crate::engine::{EngineError, IntervalSample, StepOutcome};
@@ -56,20 +56,33 @@ impl Bulk {
         super::prepare::connect_with(&self.connector)
     }
 
-    /// Runs `sql(n)` for every table n of 1..=threads, printing `message(n)` first.
+    /// Runs `sql(n)` for every table n of 1..=threads, printing `message(n)` first. In a suite
+    /// (the target has a ledger) the statements go through [`owned::query`]: a `CREATE TABLE IF
+    /// NOT EXISTS` of a table that is there does not make it the run's, and a `DROP TABLE` of a
+    /// table the run did not create is not sent (nor its line printed).
     fn each_table(
         &self,
         out: &mut dyn Write,
         message: &dyn Fn(usize) -> String,
         sql: &dyn Fn(usize) -> String,
     ) -> Result<(), EngineError> {
+        let t = &self.connector.target;
         let mut conn = self.connect()?;
         for n in 1..=self.threads {
-            if !message(n).is_empty() {
+            let sql = sql(n);
+            let shown = match (&t.ledger, owned::dropped_tables(&sql)) {
+                (Some(l), Some(tables)) => tables.iter().any(|x| l.owns(&owned::key(t, x))),
+                _ => true,
+            };
+            if shown && !message(n).is_empty() {
                 writeln!(out, "{}", message(n))
                     .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
             }
-            conn.query(&sql(n)).map_err(|e| {
+            let done = match &t.ledger {
+                Some(l) => owned::query(l.as_ref(), t, conn.as_mut(), &sql),
+                None => conn.query(&sql),
+            };
+            done.map_err(|e| {
                 let hint = if e.kind == ErrKind::NoTable {
                     ": run prepare first with the same threads"
                 } else {
@@ -142,6 +155,7 @@ impl Workload for Bulk {
             })?;
             super::prepare::after_cleanup(&self.connector, out)
         } else {
+            super::prepare::refuse_existing(&self.connector, self.threads)?;
             self.each_table(
                 out,
                 &|n| format!("Creating table 'sbtest{n}'..."),

@@ -523,6 +523,10 @@ impl Workload for Oltp {
         prepare::check_before_run(self)
     }
 
+    fn check_existing(&self) -> Result<(), EngineError> {
+        prepare::check_existing(self)
+    }
+
     fn banner(&self, _out: &mut dyn Write) -> io::Result<()> {
         Ok(())
     }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 use super::{Kind, Oltp};
-use crate::db::{Connection, Connector, DataRow, ErrKind, SqlError, TableSpec};
+use crate::db::{Connection, Connector, DataRow, ErrKind, SqlError, TableSpec, owned};
 use crate::engine::EngineError;
 use crate::engine::random::Rng;
 
@@ -107,6 +107,16 @@ fn index_sql(w: &Oltp, n: usize) -> Vec<String> {
         .create_indexes(n, &table_spec(w))
 }
 
+/// The rows prepare loads into each table: `table_size`, none for oltp_insert's tables
+/// without `auto_inc` (they start empty).
+fn rows_per_table(w: &Oltp) -> u64 {
+    if w.kind == Kind::Insert && !w.shape.auto_inc {
+        0
+    } else {
+        w.shape.table_size
+    }
+}
+
 fn load_table(
     w: &Oltp,
     conn: &mut dyn Connection,
@@ -116,13 +126,19 @@ fn load_table(
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
     let sh = &w.shape;
-    let rows = if w.kind == Kind::Insert && !sh.auto_inc {
-        0
-    } else {
-        sh.table_size
-    };
+    let rows = rows_per_table(w);
     let _ = msg.send(format!("Creating table 'sbtest{n}'..."));
-    conn.query(&create_table_sql(w, n)).map_err(|e| {
+    let sql = create_table_sql(w, n);
+    let t = &w.connector.target;
+    let created = match &t.ledger {
+        Some(ledger) => owned::create(
+            ledger.as_ref(),
+            &owned::key(t, &format!("sbtest{n}")),
+            || conn.query(&sql),
+        ),
+        None => conn.query(&sql),
+    };
+    created.map_err(|e| {
         let hint = if e.kind == ErrKind::TableExists {
             ": run cleanup first (or prepare into another database)"
         } else {
@@ -217,8 +233,44 @@ fn loaders(w: &Oltp) -> usize {
     }
 }
 
-/// The `prepare` command: create and load every table.
+/// A suite's prepare (its target has a ledger): none of the tables `sbtest1..=tables` may
+/// exist, or the prepare fails before it creates anything, naming them; they are not the
+/// run's, so its cleanup keeps them too (#26). Shared by the OLTP workloads and bulk_insert.
+pub(super) fn refuse_existing(connector: &Connector, tables: usize) -> Result<(), EngineError> {
+    let t = &connector.target;
+    if t.ledger.is_none() || t.dry_run {
+        return Ok(());
+    }
+    let mut conn = connect_with(connector)?;
+    let mut there = Vec::new();
+    for n in 1..=tables {
+        let name = format!("sbtest{n}");
+        let mine = t
+            .ledger
+            .as_ref()
+            .is_some_and(|l| l.owns(&owned::key(t, &name)));
+        if !mine
+            && owned::exists(conn.as_mut(), t, &name).map_err(|e| {
+                failed(
+                    &format!("checking whether table '{name}' exists failed"),
+                    &e,
+                )
+            })?
+        {
+            there.push(format!("'{name}'"));
+        }
+    }
+    conn.close();
+    if there.is_empty() {
+        return Ok(());
+    }
+    Err(EngineError::Failed(owned::already_there(t, &there)))
+}
+
+/// The `prepare` command: create and load every table (a suite's, after
+/// `refuse_existing`).
 pub fn prepare(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
+    refuse_existing(&w.connector, w.shape.tables)?;
     per_table_workers(w, loaders(w), out, |t, workers, tx| {
         let mut conn = connect(w)?;
         let mut rng = Rng::for_thread(w.seed, t);
@@ -262,16 +314,92 @@ pub fn prewarm(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), E
     })
 }
 
-/// The `cleanup` command: drop every table.
+/// The `cleanup` command: drop every table, or, in a suite (the target has a ledger), every
+/// table the run created (the others are the ledger's to report).
 pub fn cleanup(w: &Oltp, out: &mut dyn Write) -> Result<(), EngineError> {
-    let mut conn = connect(w)?;
-    for n in 1..=w.shape.tables {
-        writeln!(out, "Dropping table 'sbtest{n}'...").map_err(io_err)?;
-        conn.query(&format!("DROP TABLE IF EXISTS sbtest{n}"))
-            .map_err(|e| failed(&format!("dropping table 'sbtest{n}' failed"), &e))?;
+    let t = &w.connector.target;
+    let Some(ledger) = t.ledger.as_deref() else {
+        let mut conn = connect(w)?;
+        for n in 1..=w.shape.tables {
+            drop_table(conn.as_mut(), n, out)?;
+        }
+        conn.close();
+        return after_cleanup(&w.connector, out);
+    };
+    let tables: Vec<(usize, owned::TableKey)> = (1..=w.shape.tables)
+        .map(|n| (n, owned::key(t, &format!("sbtest{n}"))))
+        .collect();
+    let mine = tables.iter().any(|(_, k)| ledger.owns(k));
+    // Nothing of the run's to drop: the server is asked only which of its tables are there,
+    // to report them, and a server that cannot be reached has nothing to report.
+    let mut conn = match connect(w) {
+        Ok(conn) => conn,
+        Err(_) if !mine => return after_cleanup(&w.connector, out),
+        Err(e) => return Err(e),
+    };
+    for (n, key) in &tables {
+        if ledger.owns(key) {
+            drop_table(conn.as_mut(), *n, out)?;
+            ledger.dropped(key);
+        } else if owned::exists(conn.as_mut(), t, &key.table).unwrap_or(false) {
+            ledger.kept(key);
+        }
     }
     conn.close();
     after_cleanup(&w.connector, out)
+}
+
+/// `DROP TABLE IF EXISTS sbtest<n>`, with sysbench's line.
+fn drop_table(conn: &mut dyn Connection, n: usize, out: &mut dyn Write) -> Result<(), EngineError> {
+    writeln!(out, "Dropping table 'sbtest{n}'...").map_err(io_err)?;
+    conn.query(&format!("DROP TABLE IF EXISTS sbtest{n}"))
+        .map_err(|e| failed(&format!("dropping table 'sbtest{n}' failed"), &e))?;
+    Ok(())
+}
+
+/// `[suite] dataset = "existing"`, before anything runs: every table of `tables` is there
+/// with the rows prepare would have loaded (#26). Rows are read as the largest `id`, from the
+/// primary key, which sysbench's prepare makes equal to the row count: a table prepared with a
+/// smaller `table_size` is found without counting a big one.
+pub fn check_existing(w: &Oltp) -> Result<(), EngineError> {
+    if w.connector.target.dry_run {
+        return Ok(());
+    }
+    require_database(&w.connector)?;
+    let t = &w.connector.target;
+    let db = t.driver.dialect().database_label(t);
+    let (tables, size) = (w.shape.tables, w.shape.table_size);
+    let fix = format!(
+        "prepare them first with the suite's options (e.g. `sbsuite sysbench oltp_read_write \
+         --tables={tables} --table-size={size} prepare`), or remove [suite] dataset = \
+         \"existing\" so that the suite prepares its own"
+    );
+    let needed = rows_per_table(w);
+    let mut conn = connect(w)?;
+    for n in 1..=tables {
+        let max = match conn.query_i64(&format!("SELECT MAX(id) FROM sbtest{n}")) {
+            Err(e) if e.kind == ErrKind::NoTable => {
+                return Err(EngineError::Failed(format!(
+                    "[suite] dataset = \"existing\": table 'sbtest{n}' does not exist in {db} \
+                     (tables = {tables}): {fix}"
+                )));
+            }
+            Err(e) => return Err(failed(&format!("checking table 'sbtest{n}' failed"), &e)),
+            Ok(max) => max.unwrap_or(0),
+        };
+        if (max.max(0) as u64) < needed {
+            return Err(EngineError::Failed(format!(
+                "[suite] dataset = \"existing\": table 'sbtest{n}' in {db} has {}, fewer than \
+                 table_size = {size}: {fix}",
+                match max {
+                    0 => "no rows".to_string(),
+                    m => format!("rows up to id {m}"),
+                }
+            )));
+        }
+    }
+    conn.close();
+    Ok(())
 }
 
 /// Before a run: the server accepts the connections the run needs and every table is there
