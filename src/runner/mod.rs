@@ -654,6 +654,8 @@ mod tests {
         fail_variant: Option<&'static str>,
         /// Runs cut short by forced_shutdown (no stop request), with this reason.
         cut_short: HashSet<usize>,
+        /// Runs whose worker threads could not be stopped.
+        unstoppable: HashSet<usize>,
         /// Prepares that cannot reach the server.
         unreachable: HashSet<usize>,
         /// The variant whose capture (in `begin_variant`) cannot reach the server.
@@ -730,6 +732,11 @@ mod tests {
                     return Err(EngineError::Failed("query interrupted".into()));
                 }
                 return Ok(outcome(true));
+            }
+            if self.unstoppable.contains(&step.index) {
+                return Err(EngineError::Unstoppable(
+                    "2 worker thread(s) of this step did not stop".into(),
+                ));
             }
             if self.cut_short.contains(&step.index) {
                 return Ok(StepOutcome {
@@ -1763,6 +1770,43 @@ mod tests {
         assert_eq!(
             script.variant_calls,
             ["begin a", "step 1", "step 2", "step 3", "step 5", "end a"]
+        );
+    }
+
+    #[test]
+    fn threads_that_could_not_be_stopped_end_the_runs_whatever_on_error_says() {
+        // on_error = continue, but nothing more is measured under the stuck threads: the
+        // remaining runs are skipped, cleanups and restores still run, the run failed.
+        let tmp = tempfile::tempdir().unwrap();
+        let mut script = Script {
+            unstoppable: [3].into(),
+            ..Default::default()
+        };
+        let (summary, _) = run(&mut script, tmp.path());
+        assert!(!summary.interrupted);
+        assert_eq!(
+            rows(&summary.results_csv),
+            [
+                row("2", "ok", ""),
+                row(
+                    "3",
+                    "failed",
+                    "2 worker thread(s) of this step did not stop"
+                ),
+            ]
+        );
+        assert_eq!(summary.steps_failed, 1);
+        assert_eq!(
+            script.variant_calls,
+            [
+                "begin default",
+                "step 1",
+                "step 2",
+                "step 3",
+                "step 5",
+                "end default"
+            ],
+            "the cleanup (5) and the restore still ran"
         );
     }
 
