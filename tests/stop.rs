@@ -282,8 +282,10 @@ fn finish(mut child: Child, seen: &mut String, limit: Duration) -> Option<i32> {
     }
 }
 
-/// A workload whose only transaction never ends (10^12 updates of one row), then a `cpu` step:
-/// the plan is prepare, run `forever`, cleanup, run `cpu`.
+/// A workload whose only transaction never ends (10^12 updates of one row in one open
+/// transaction, whose locks the cleanup's `DROP TABLE` must wait for), then a `cpu` step: the
+/// plan is prepare, run `forever`, cleanup, run `cpu`. `query_timeout = 20` bounds what a
+/// cleanup blocked by a leftover transaction waits (300 s by default).
 fn endless_custom_suite(target: &str) -> String {
     format!(
         r#"[suite]
@@ -310,7 +312,6 @@ rows = 4
 columns = [{{ name = "id", gen = "row" }}, {{ name = "v", gen = {{ const = 0 }} }}]
 
 [workloads.forever.transactions.endless]
-autocommit = true
 let = {{ row = "thread % 4 + 1" }}
 steps = [{{ repeat = "1000000000000", steps = [{{ sql = "UPDATE spin SET v = v + 1 WHERE id = :row" }}] }}]
 "#
@@ -327,7 +328,13 @@ fn a_stopped_step_leaves_nothing_behind(driver: &str) {
         return;
     };
     let suite = dir.path().join("stop.toml");
-    std::fs::write(&suite, endless_custom_suite(&server.target())).unwrap();
+    let target = match server {
+        Server::Lite(_) => server.target(),
+        _ => server
+            .target()
+            .replace("[target]\n", "[target]\nquery_timeout = 20\n"),
+    };
+    std::fs::write(&suite, endless_custom_suite(&target)).unwrap();
     let started = Instant::now();
     let mut child = start(dir.path(), &suite);
     let pid = child.id();
@@ -579,13 +586,13 @@ fn a_script_that_eats_memory_fails_its_step_within_the_limit() {
     let m = run_script(
         dir.path(),
         "function event()\n  local t = {}\n  for i = 1, 100 do t[i] = string.rep('x', 256 * 1024 * 1024) .. i end\nend\n",
-        "lua_memory_limit = \"512M\"",
+        "",
     );
     let rows = results(&dir.path().join("results"));
     assert_eq!(m.code, Some(1), "{}\n{}", m.stdout, m.stderr);
     assert_eq!(rows[0]["status"], "failed", "{rows:?}");
     assert!(rows[0]["error"].contains("not enough memory"), "{rows:?}");
-    // 512 MiB for the state, and what the process needs besides.
+    // The default lua_memory_limit (512 MiB) for the state, and what the process needs besides.
     assert!(
         m.max_rss_kib < (512 + 200) * 1024,
         "peak RSS {} MiB",
@@ -748,7 +755,6 @@ name = "dup"
 workload = "dup"
 time = 60
 threads = 1
-max_retries = 50
 
 [workloads.dup]
 schema = ["CREATE TABLE d (id INTEGER NOT NULL PRIMARY KEY)"]
@@ -780,7 +786,7 @@ steps = [{{ sql = "INSERT INTO d VALUES (1)" }}]
     let run = &rows[0];
     assert_eq!(run["status"], "failed", "{run:?}");
     assert!(
-        run["error"].contains("times in a row in") && run["error"].contains("max_retries = 50"),
+        run["error"].contains("times in a row in") && run["error"].contains("max_retries = 1000"),
         "{run:?}"
     );
 }
