@@ -234,6 +234,17 @@ fn threads(pid: u32, prefix: &str) -> Vec<(String, char)> {
     out
 }
 
+/// `sbsuite run SUITE` from `dir` (results in `dir/results`) to its end, killed after `limit`.
+fn measured_run(dir: &Path, suite: &Path, limit: Duration) -> common::measure::Measured {
+    let mut cmd = sbsuite_process();
+    cmd.current_dir(dir)
+        .arg("run")
+        .arg(suite)
+        .args(["--progress", "plain", "--results-dir"])
+        .arg(dir.join("results"));
+    measured(cmd, limit)
+}
+
 /// `sbsuite run SUITE` started with its stdout piped; stderr goes to a file in `dir`.
 fn start(dir: &Path, suite: &Path) -> Child {
     sbsuite_process()
@@ -505,13 +516,7 @@ expect = 0
         ),
     )
     .unwrap();
-    let mut cmd = sbsuite_process();
-    cmd.current_dir(dir.path())
-        .arg("run")
-        .arg(&suite)
-        .args(["--progress", "plain", "--results-dir"])
-        .arg(dir.path().join("results"));
-    let m = measured(cmd, Duration::from_secs(120));
+    let m = measured_run(dir.path(), &suite, Duration::from_secs(120));
     // The server needs a moment to finish closing the killed session.
     let settled = Instant::now();
     let mut after = server.sessions();
@@ -571,13 +576,7 @@ fn run_script(dir: &Path, script: &str, extra: &str) -> common::measure::Measure
         ),
     )
     .unwrap();
-    let mut cmd = sbsuite_process();
-    cmd.current_dir(dir)
-        .arg("run")
-        .arg(&suite)
-        .args(["--progress", "plain", "--results-dir"])
-        .arg(dir.join("results"));
-    measured(cmd, Duration::from_secs(120))
+    measured_run(dir, &suite, Duration::from_secs(120))
 }
 
 #[test]
@@ -717,13 +716,7 @@ expect = 2000
         ),
     )
     .unwrap();
-    let mut cmd = sbsuite_process();
-    cmd.current_dir(dir.path())
-        .arg("run")
-        .arg(&suite)
-        .args(["--progress", "plain", "--results-dir"])
-        .arg(dir.path().join("results"));
-    let m = measured(cmd, Duration::from_secs(120));
+    let m = measured_run(dir.path(), &suite, Duration::from_secs(120));
     let rows = results(&dir.path().join("results"));
     server.drop();
     assert_eq!(m.code, Some(0), "{}\n{}", m.stdout, m.stderr);
@@ -772,13 +765,7 @@ steps = [{{ sql = "INSERT INTO d VALUES (1)" }}]
         ),
     )
     .unwrap();
-    let mut cmd = sbsuite_process();
-    cmd.current_dir(dir.path())
-        .arg("run")
-        .arg(&suite)
-        .args(["--progress", "plain", "--results-dir"])
-        .arg(dir.path().join("results"));
-    let m = measured(cmd, Duration::from_secs(120));
+    let m = measured_run(dir.path(), &suite, Duration::from_secs(120));
     let rows = results(&dir.path().join("results"));
     server.drop();
     assert_eq!(m.code, Some(1), "{}\n{}", m.stdout, m.stderr);

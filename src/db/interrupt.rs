@@ -237,14 +237,18 @@ impl Scope {
     /// target's `connect_timeout`). Shielded registrations are left alone.
     pub fn cancel(&self) {
         self.stop();
-        let cancels: Vec<_> = self
-            .entries()
+        call_all(self.cancels());
+    }
+
+    /// The cancels of what is busy (a connection in a call, a Lua state), shielded ones left
+    /// out.
+    fn cancels(&self) -> Vec<Arc<Interrupter>> {
+        self.entries()
             .live
             .values()
             .filter(|e| !e.shielded && e.busy())
             .filter_map(|e| e.cancel.clone())
-            .collect();
-        call_all(cancels);
+            .collect()
     }
 
     /// Breaks every blocked call of the scope (sockets shut down, process groups killed).
@@ -345,13 +349,7 @@ pub fn interrupt_all() {
     let scope = &*GLOBAL;
     scope.stop();
     scope.sever();
-    let cancels: Vec<_> = scope
-        .entries()
-        .live
-        .values()
-        .filter(|e| !e.shielded && e.busy())
-        .filter_map(|e| e.cancel.clone())
-        .collect();
+    let cancels = scope.cancels();
     if !cancels.is_empty() {
         let sent = std::thread::Builder::new()
             .name("sbsuite-cancel".into())

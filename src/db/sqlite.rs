@@ -231,6 +231,25 @@ struct SqliteConnection {
 }
 
 impl SqliteConnection {
+    /// Prepared statement `stmt` (from the connection's cache).
+    fn prepared(&self, stmt: StmtId) -> Result<rusqlite::CachedStatement<'_>, SqlError> {
+        let sql = self.stmts.get(stmt).ok_or_else(|| {
+            SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
+        })?;
+        self.conn.prepare_cached(sql).map_err(err)
+    }
+
+    /// Runs one call under `query_timeout`: armed before, and its error named after it.
+    #[inline]
+    fn timed_call<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, SqlError>,
+    ) -> Result<T, SqlError> {
+        self.arm();
+        let r = f(self);
+        r.map_err(|e| self.timed(e))
+    }
+
     /// Starts a call's `query_timeout`.
     #[inline]
     fn arm(&self) {
@@ -403,16 +422,11 @@ impl Connection for SqliteConnection {
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[P<'_>]) -> Result<Done, SqlError> {
-        self.arm();
-        let r = (|| -> Result<Done, SqlError> {
-            let sql = self.stmts.get(stmt).ok_or_else(|| {
-                SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
-            })?;
-            let before = self.conn.total_changes();
-            let mut s = self.conn.prepare_cached(sql).map_err(err)?;
-            run(&self.conn, &mut s, params, before)
-        })();
-        r.map_err(|e| self.timed(e))
+        self.timed_call(|c| {
+            let before = c.conn.total_changes();
+            let mut s = c.prepared(stmt)?;
+            run(&c.conn, &mut s, params, before)
+        })
     }
 
     fn execute_fetch(
@@ -422,54 +436,43 @@ impl Connection for SqliteConnection {
         first: bool,
         out: &mut Fetched,
     ) -> Result<Done, SqlError> {
-        self.arm();
-        let r = (|| -> Result<Done, SqlError> {
-            let sql = self.stmts.get(stmt).ok_or_else(|| {
-                SqlError::client(format!("no prepared statement {stmt}"), ErrKind::Other)
-            })?;
-            let before = self.conn.total_changes();
-            let mut s = self.conn.prepare_cached(sql).map_err(err)?;
-            fetch(&self.conn, &mut s, params, before, first, out)
-        })();
-        r.map_err(|e| self.timed(e))
+        self.timed_call(|c| {
+            let before = c.conn.total_changes();
+            let mut s = c.prepared(stmt)?;
+            fetch(&c.conn, &mut s, params, before, first, out)
+        })
     }
 
     fn query_fetch(&mut self, sql: &str, first: bool, out: &mut Fetched) -> Result<Done, SqlError> {
-        self.arm();
-        let r = (|| -> Result<Done, SqlError> {
-            let before = self.conn.total_changes();
-            let mut s = self.conn.prepare(sql).map_err(err)?;
-            fetch(&self.conn, &mut s, &[], before, first, out)
-        })();
-        r.map_err(|e| self.timed(e))
+        self.timed_call(|c| {
+            let before = c.conn.total_changes();
+            let mut s = c.conn.prepare(sql).map_err(err)?;
+            fetch(&c.conn, &mut s, &[], before, first, out)
+        })
     }
 
     fn query(&mut self, sql: &str) -> Result<Done, SqlError> {
-        self.arm();
-        let r = (|| -> Result<Done, SqlError> {
-            let before = self.conn.total_changes();
+        self.timed_call(|c| {
+            let before = c.conn.total_changes();
             if CACHED_TEXT.contains(&sql) {
-                let mut s = self.conn.prepare_cached(sql).map_err(err)?;
-                run(&self.conn, &mut s, &[], before)
+                let mut s = c.conn.prepare_cached(sql).map_err(err)?;
+                run(&c.conn, &mut s, &[], before)
             } else {
-                let mut s = self.conn.prepare(sql).map_err(err)?;
-                run(&self.conn, &mut s, &[], before)
+                let mut s = c.conn.prepare(sql).map_err(err)?;
+                run(&c.conn, &mut s, &[], before)
             }
-        })();
-        r.map_err(|e| self.timed(e))
+        })
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, SqlError> {
-        self.arm();
-        let r = (|| -> Result<Option<i64>, SqlError> {
-            let mut s = self.conn.prepare(sql).map_err(err)?;
+        self.timed_call(|c| {
+            let mut s = c.conn.prepare(sql).map_err(err)?;
             let mut rows = s.raw_query();
             match rows.next().map_err(err)? {
                 Some(row) => row.get::<_, Option<i64>>(0).map_err(err),
                 None => Ok(None),
             }
-        })();
-        r.map_err(|e| self.timed(e))
+        })
     }
 
     fn load(
@@ -590,10 +593,9 @@ impl Connection for SqliteConnection {
     /// Values as text: integers and reals as SQLite prints them, text and blobs as stored,
     /// NULL as `None`.
     fn query_each(&mut self, sql: &str, sink: &mut dyn RowSink) -> Result<Done, SqlError> {
-        self.arm();
-        let r = (|| -> Result<Done, SqlError> {
+        self.timed_call(|c| {
             use rusqlite::types::ValueRef;
-            let mut s = self.conn.prepare(sql).map_err(err)?;
+            let mut s = c.conn.prepare(sql).map_err(err)?;
             let columns: Vec<String> = s.column_names().map(str::to_string).collect();
             let width = columns.len();
             if width > 0 {
@@ -627,10 +629,9 @@ impl Connection for SqliteConnection {
             drop(cursor);
             Ok(Done {
                 rows: width > 0,
-                affected: if width > 0 { 0 } else { self.conn.changes() },
+                affected: if width > 0 { 0 } else { c.conn.changes() },
             })
-        })();
-        r.map_err(|e| self.timed(e))
+        })
     }
 
     fn close(self: Box<Self>) {
