@@ -183,6 +183,29 @@ fn metrics_of_a_sqlite_run_grow_between_scrapes_with_the_steps_labels() {
     counters_grow_and_label_the_step(tmp.path(), &suite, &labels);
 }
 
+/// A step split over several clients is watched like any other (#27): the agents send live
+/// samples, the coordinator merges them, and the endpoint's counters grow during the step.
+#[test]
+fn metrics_of_a_multi_client_step_grow_between_scrapes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("s.toml");
+    std::fs::write(
+        &suite,
+        "[suite]\nname = \"watched\"\n\n[clients]\nlist = [\"local:2\"]\n\n\
+         [defaults]\ntime = 4\ntables = 1\n\n\
+         [matrix]\nworkload = [\"oltp_read_only\"]\nthreads = [2]\ntable_size = [500]\n",
+    )
+    .unwrap();
+    let labels = [
+        "suite=\"watched\"",
+        "step=\"2\"",
+        "step_kind=\"run\"",
+        "workload=\"oltp_read_only\"",
+        "threads=\"2\"",
+    ];
+    counters_grow_and_label_the_step(tmp.path(), &suite, &labels);
+}
+
 const MARIADB: &str = "127.0.0.1:3306";
 
 fn admin(sql: &[String]) -> Option<()> {

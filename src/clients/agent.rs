@@ -20,7 +20,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::protocol::{
-    self, AgentMsg, CoordMsg, PROTOCOL, StepSpec, VERSION, WireOutcome, WireSample,
+    self, AgentMsg, CoordMsg, PROTOCOL, StepSpec, VERSION, WireLive, WireOutcome, WireSample,
 };
 use crate::engine::{self, EngineError};
 
@@ -264,8 +264,9 @@ fn run_step(
             }
         }
     };
-    let mut on_interval = |s: &engine::IntervalSample| {
-        let _ = out.send(AgentMsg::Interval(Box::new(WireSample::from_sample(s))));
+    let mut observer = Forward {
+        out,
+        live_every: spec.live_every_ms.map(Duration::from_millis),
     };
     // The engine's sysbench text goes to stderr (the coordinator's agent.log): stdout is
     // the protocol's.
@@ -276,10 +277,35 @@ fn run_step(
         target.as_ref(),
         spec.shard,
         &mut text,
-        &mut on_interval,
+        &mut observer,
         stop,
         &mut gate,
     )
+}
+
+/// Sends the step's interim reports, and its live samples when the coordinator asked for them,
+/// to the coordinator.
+struct Forward<'a> {
+    out: &'a Sender<AgentMsg>,
+    live_every: Option<Duration>,
+}
+
+impl engine::StepObserver for Forward<'_> {
+    fn interval(&mut self, s: &engine::IntervalSample) {
+        let _ = self
+            .out
+            .send(AgentMsg::Interval(Box::new(WireSample::from_sample(s))));
+    }
+
+    fn live_every(&self) -> Option<Duration> {
+        self.live_every
+    }
+
+    fn live(&mut self, s: &engine::LiveSample<'_>) {
+        let _ = self
+            .out
+            .send(AgentMsg::Live(Box::new(WireLive::from_live(s))));
+    }
 }
 
 #[cfg(test)]
@@ -348,6 +374,7 @@ mod tests {
             target: None,
             password: None,
             cwd: String::new(),
+            live_every_ms: None,
         };
         let msgs = session(&[CoordMsg::Step(Box::new(spec))]);
         assert!(

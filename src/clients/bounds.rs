@@ -78,6 +78,17 @@ pub fn messages_allowed(alive: Duration, intervals: u64) -> u64 {
         .saturating_add(intervals)
 }
 
+/// The samples sent on a period of `every` (`None`: none) an agent may have sent `since_go`
+/// after its `go` (`None`: before it).
+fn ticks_allowed(every: Option<Duration>, since_go: Option<Duration>) -> u64 {
+    match (every, since_go) {
+        (Some(every), Some(t)) if !every.is_zero() => {
+            (t.mul_f64(1.0 + CLOCK_SLACK).as_nanos() / every.as_nanos()) as u64 + INTERVAL_SLACK
+        }
+        _ => 0,
+    }
+}
+
 /// The bounds of one client's part of one run step.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepBounds {
@@ -85,6 +96,8 @@ pub struct StepBounds {
     pub threads: usize,
     /// The interim report period; `None`: the agent sends no interval.
     pub report_interval: Option<Duration>,
+    /// The live sample period ([`StepBounds::watched`]); `None`: the agent sends none.
+    pub live_every: Option<Duration>,
     /// Per-transaction statistics the workload reports (0 for a built-in workload).
     pub transactions: usize,
     /// From the step sent to `ready`.
@@ -154,6 +167,7 @@ impl StepBounds {
         Ok(StepBounds {
             threads,
             report_interval: run.report_interval,
+            live_every: None,
             transactions: declared_transactions(workload),
             ready_within: setup + silence,
             outcome_within: run
@@ -180,14 +194,23 @@ impl StepBounds {
         })
     }
 
+    /// These bounds for an agent asked for a live sample `every` so often (`--metrics`).
+    pub fn watched(self, every: Option<Duration>) -> StepBounds {
+        StepBounds {
+            live_every: every,
+            ..self
+        }
+    }
+
     /// The intervals an agent may have sent `since_go` after its `go` (`None`: before it).
     pub fn intervals_allowed(&self, since_go: Option<Duration>) -> u64 {
-        match (self.report_interval, since_go) {
-            (Some(every), Some(t)) if !every.is_zero() => {
-                (t.mul_f64(1.0 + CLOCK_SLACK).as_nanos() / every.as_nanos()) as u64 + INTERVAL_SLACK
-            }
-            _ => 0,
-        }
+        ticks_allowed(self.report_interval, since_go)
+    }
+
+    /// The live samples an agent may have sent `since_go` after its `go` (taken on the same
+    /// absolute schedule as the intervals, so bounded the same way).
+    pub fn lives_allowed(&self, since_go: Option<Duration>) -> u64 {
+        ticks_allowed(self.live_every, since_go)
     }
 
     /// A sample within this client's share of the step.

@@ -152,6 +152,8 @@ struct Agent {
     /// [`StepBounds::intervals_allowed`].
     messages: u64,
     intervals: u64,
+    /// Live samples received so far, against [`StepBounds::lives_allowed`].
+    lives: u64,
     /// Its share of the step, once the step is sent.
     bounds: Option<StepBounds>,
     go_at: Option<Instant>,
@@ -258,6 +260,7 @@ fn describe(msg: &AgentMsg) -> String {
         AgentMsg::Started { .. } => "started".into(),
         AgentMsg::Beat => "beat".into(),
         AgentMsg::Interval(s) => format!("interval at {:.0} s", s.time_s),
+        AgentMsg::Live(s) => format!("live sample at {:.0} s", s.elapsed_s),
         AgentMsg::Outcome(_) => "outcome".into(),
         AgentMsg::Error { message } => format!("error: {}", clip(message)),
     }
@@ -314,6 +317,7 @@ impl Agents {
                 spawned,
                 messages: 0,
                 intervals: 0,
+                lives: 0,
                 bounds: None,
                 go_at: None,
             });
@@ -448,8 +452,23 @@ impl Agent {
                 None => "sent an interval before `go`: not a correct agent".into(),
             });
         }
+        let lives = self
+            .bounds
+            .as_ref()
+            .map_or(0, |b| b.lives_allowed(since_go));
+        if matches!(msg, AgentMsg::Live(_)) {
+            self.lives += 1;
+            if self.lives > lives {
+                return Some(format!(
+                    "sent {} live samples, more than asked for ({lives} by now, with {} to \
+                     spare): not a correct agent",
+                    self.lives,
+                    bounds::INTERVAL_SLACK
+                ));
+            }
+        }
         let alive = self.spawned.elapsed();
-        let allowed = bounds::messages_allowed(alive, intervals);
+        let allowed = bounds::messages_allowed(alive, intervals.saturating_add(lives));
         if self.messages > allowed {
             return Some(format!(
                 "sent {} messages in {:.1} s, more than an agent sends (a beat a second, its \
@@ -770,13 +789,15 @@ pub fn run_step(
         .map(|d| d.display().to_string())
         .unwrap_or_default();
     let shards = Shard::split(threads, n);
+    let live_every = on_interval.live_every().filter(|d| !d.is_zero());
     let specs = shards
         .iter()
         .enumerate()
         .map(|(i, (shard, mine))| {
             let options = shard_options(options, *shard, *mine, seed);
             let bounds = StepBounds::of(workload, &options, target, *mine, cfg.timeout)
-                .map_err(ClientError::Setup)?;
+                .map_err(ClientError::Setup)?
+                .watched(live_every);
             let spec = StepSpec {
                 workload: workload.to_string(),
                 options,
@@ -787,6 +808,7 @@ pub fn run_step(
                     ClientKind::Local => cwd.clone(),
                     _ => String::new(),
                 },
+                live_every_ms: live_every.map(|d| d.as_millis().max(1) as u64),
             };
             Ok((spec, bounds))
         })
@@ -820,7 +842,7 @@ pub fn run_step(
     .map_err(report_failed)?;
     writeln!(out, "Threads started!\n").map_err(report_failed)?;
     out.flush().map_err(report_failed)?;
-    let mut run = Collect::new(n, percentile);
+    let mut run = Collect::new(n, percentile, live_every);
     run.until_outcomes(&mut agents, cfg, stop, out, on_interval)?;
     let start_skew_ms = run.start_skew_ms();
     let outcomes: Vec<StepOutcome> = run.outcomes.into_iter().flatten().collect();
@@ -916,11 +938,14 @@ struct Collect {
     intervals: Vec<Vec<IntervalSample>>,
     outcomes: Vec<Option<StepOutcome>>,
     stop_at: Option<Instant>,
+    /// The agents' live samples, merged for `--metrics`.
+    live: merge::LiveMerge,
 }
 
 impl Collect {
-    fn new(n: usize, percentile: f64) -> Collect {
+    fn new(n: usize, percentile: f64, live_every: Option<Duration>) -> Collect {
         Collect {
+            live: merge::LiveMerge::new(n, live_every.unwrap_or_default()),
             percentile,
             started: vec![None; n],
             queues: vec![VecDeque::new(); n],
@@ -958,6 +983,14 @@ impl Collect {
                     self.started[i] = Some(go + (now - go) / 2.0);
                 }
                 AgentMsg::Interval(s) => self.interval(agents, i, *s, out, on_interval)?,
+                AgentMsg::Live(s) => {
+                    let (totals, buckets) = s.into_parts().map_err(|e| {
+                        agents.failed(i, format!("its live sample does not decode: {e}"))
+                    })?;
+                    if let Some(merged) = self.live.add(i, totals, &buckets, Instant::now()) {
+                        on_interval.live(&merged.sample());
+                    }
+                }
                 AgentMsg::Outcome(o) => {
                     if self.outcomes[i].is_some() {
                         return Err(agents.failed(i, "sent a second outcome".into()));

@@ -21,8 +21,11 @@
 
 use hdrhistogram::Histogram;
 
+use super::protocol::LiveTotals;
 use crate::engine::retry::ErrorCodes;
-use crate::engine::{IntervalSample, LatencySummary, Metrics, SqlCounters, StepOutcome, TxnStats};
+use crate::engine::{
+    IntervalSample, LatencySummary, LiveSample, Metrics, SqlCounters, StepOutcome, TxnStats,
+};
 use crate::stats::{self, log_histogram};
 
 const NS_PER_MS: f64 = 1e6;
@@ -212,6 +215,94 @@ pub fn merge_samples(
     })
 }
 
+/// The agents' live samples merged into the step's (`--metrics` during a multi-client step).
+///
+/// Each agent samples on its own clock, so the merge keeps every agent's latest totals and
+/// adds up the latency buckets they sent since the last merged sample; once every agent has
+/// sent one and `every` has passed since the last merged sample, a new one is due: totals and
+/// rates summed, the elapsed time the longest agent's. Sums saturate instead of failing: these
+/// numbers only feed the watchers, and the step's own row comes from the checked merge of the
+/// outcomes.
+pub struct LiveMerge {
+    every: std::time::Duration,
+    latest: Vec<Option<LiveTotals>>,
+    buckets: Vec<u64>,
+    last: Option<std::time::Instant>,
+}
+
+/// A merged live sample, owned (the engine's [`LiveSample`] borrows its buckets).
+pub struct MergedLive {
+    pub totals: LiveTotals,
+    pub buckets: Vec<u64>,
+}
+
+impl MergedLive {
+    pub fn sample(&self) -> LiveSample<'_> {
+        LiveSample {
+            elapsed_s: self.totals.elapsed_s,
+            threads: self.totals.threads,
+            events: self.totals.events,
+            eps: self.totals.eps,
+            sql: self.totals.sql,
+            latency_buckets: &self.buckets,
+        }
+    }
+}
+
+impl LiveMerge {
+    /// For `agents` agents whose merged samples are wanted every `every`.
+    pub fn new(agents: usize, every: std::time::Duration) -> LiveMerge {
+        LiveMerge {
+            every,
+            latest: vec![None; agents],
+            buckets: vec![0; stats::BUCKETS],
+            last: None,
+        }
+    }
+
+    /// Agent `i`'s sample at `now`; the merged sample, when one is due.
+    pub fn add(
+        &mut self,
+        i: usize,
+        totals: LiveTotals,
+        buckets: &[u64],
+        now: std::time::Instant,
+    ) -> Option<MergedLive> {
+        *self.latest.get_mut(i)? = Some(totals);
+        for (sum, c) in self.buckets.iter_mut().zip(buckets) {
+            *sum = sum.saturating_add(*c);
+        }
+        if self.latest.iter().any(Option::is_none)
+            || self
+                .last
+                .is_some_and(|at| now.duration_since(at) < self.every)
+        {
+            return None;
+        }
+        self.last = Some(now);
+        let mut merged = LiveTotals::default();
+        for t in self.latest.iter().flatten() {
+            merged.elapsed_s = merged.elapsed_s.max(t.elapsed_s);
+            merged.threads = merged.threads.saturating_add(t.threads);
+            merged.events = merged.events.saturating_add(t.events);
+            merged.eps += t.eps;
+            if let Some(s) = &t.sql {
+                let a = merged.sql.get_or_insert_with(SqlCounters::default);
+                a.transactions = a.transactions.saturating_add(s.transactions);
+                a.reads = a.reads.saturating_add(s.reads);
+                a.writes = a.writes.saturating_add(s.writes);
+                a.other = a.other.saturating_add(s.other);
+                a.errors = a.errors.saturating_add(s.errors);
+                a.reconnects = a.reconnects.saturating_add(s.reconnects);
+            }
+        }
+        Some(MergedLive {
+            totals: merged,
+            buckets: std::mem::replace(&mut self.buckets, vec![0; stats::BUCKETS]),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -392,5 +483,56 @@ mod tests {
         all[log_histogram::bucket_of_ns(90_000_000)] = 1;
         assert_eq!(m.lat_pct_ms, log_histogram::percentile_ms(&all, 99.0));
         assert_eq!(m.time_s, 1.0);
+    }
+
+    /// A merged live sample waits for every agent, then for its period; totals are each
+    /// agent's latest summed, buckets everything sent since the previous merged sample.
+    #[test]
+    fn live_samples_merge_once_every_agent_sent_one() {
+        use std::time::{Duration, Instant};
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let totals = |elapsed_s, events, sql: u64| LiveTotals {
+            elapsed_s,
+            threads: 2,
+            events,
+            eps: events as f64 / elapsed_s,
+            sql: Some(SqlCounters {
+                transactions: events,
+                reads: sql,
+                ..SqlCounters::default()
+            }),
+        };
+        let mut b = vec![0; stats::BUCKETS];
+        b[7] = 3;
+        let mut m = LiveMerge::new(2, Duration::from_secs(1));
+        assert!(
+            m.add(0, totals(1.0, 10, 100), &b, at(1000)).is_none(),
+            "agent 1 not heard"
+        );
+        let first = m
+            .add(1, totals(1.1, 20, 200), &b, at(1100))
+            .expect("both heard");
+        assert_eq!(first.totals.events, 30);
+        assert_eq!(first.totals.threads, 4);
+        assert_eq!(first.totals.elapsed_s, 1.1);
+        assert_eq!(first.totals.sql.map(|s| s.reads), Some(300));
+        assert_eq!(first.buckets[7], 6);
+        assert!(
+            m.add(0, totals(2.0, 25, 250), &b, at(2000)).is_none(),
+            "not a period yet"
+        );
+        let second = m
+            .add(1, totals(2.1, 40, 400), &b, at(2100))
+            .expect("a period on");
+        assert_eq!(
+            second.totals.events, 65,
+            "the latest of each, not a sum over time"
+        );
+        assert_eq!(
+            second.buckets[7], 6,
+            "only what came since the previous sample"
+        );
+        assert_eq!(second.sample().latency_buckets.len(), stats::BUCKETS);
     }
 }

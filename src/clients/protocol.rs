@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use crate::db::WireTarget;
 use crate::engine::retry::ErrorCodes;
 use crate::engine::{
-    IntervalSample, LatencySummary, METRICS, Shard, SqlCounters, StepOutcome, TxnStats,
+    IntervalSample, LatencySummary, LiveSample, METRICS, Shard, SqlCounters, StepOutcome, TxnStats,
 };
 use crate::value::Options;
 
@@ -83,6 +83,8 @@ pub enum AgentMsg {
     },
     Beat,
     Interval(Box<WireSample>),
+    /// Running totals for `--metrics`, every [`StepSpec::live_every_ms`] while measured.
+    Live(Box<WireLive>),
     Outcome(Box<WireOutcome>),
     Error {
         message: String,
@@ -102,6 +104,10 @@ pub struct StepSpec {
     /// The directory the agent works in (a local SQLite file, a script's modules): the
     /// coordinator's for local clients, else empty (the agent's own).
     pub cwd: String,
+    /// How often the agent sends [`AgentMsg::Live`] samples (ms): set when the coordinator's
+    /// run is watched (`--metrics`); `None`, the default: never.
+    #[serde(default)]
+    pub live_every_ms: Option<u64>,
 }
 
 impl std::fmt::Debug for StepSpec {
@@ -131,6 +137,20 @@ pub struct WireSample {
     pub reconnects_ps: Option<f64>,
     #[serde(deserialize_with = "metrics_list")]
     pub metrics: Vec<(String, f64)>,
+    #[serde(deserialize_with = "buckets_list")]
+    pub buckets: Vec<(u32, u64)>,
+}
+
+/// A [`LiveSample`] on the wire: one agent's running totals, its latency buckets since its
+/// previous live sample sparse (`(bucket, count)`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireLive {
+    pub elapsed_s: f64,
+    pub threads: usize,
+    pub events: u64,
+    pub eps: f64,
+    /// transactions, reads, writes, other, errors, reconnects.
+    pub sql: Option<[u64; 6]>,
     #[serde(deserialize_with = "buckets_list")]
     pub buckets: Vec<(u32, u64)>,
 }
@@ -390,6 +410,98 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, ProtocolError> {
         .map_err(|e| bad_histogram(format!("{e:?}")))
 }
 
+/// Latency bucket counts sparse, for the wire.
+fn sparse_buckets(dense: &[u64]) -> Vec<(u32, u64)> {
+    dense
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c > 0)
+        .map(|(i, c)| (i as u32, *c))
+        .collect()
+}
+
+/// `sparse` counts of `what` (an interval, a live sample) dense again; a bucket outside the
+/// 1024, or counts of one bucket that overflow, are an error.
+fn dense_buckets(sparse: Vec<(u32, u64)>, what: &str) -> Result<Vec<u64>, ProtocolError> {
+    let mut dense = vec![0u64; crate::stats::BUCKETS];
+    for (i, c) in sparse {
+        let slot = dense.get_mut(i as usize).ok_or_else(|| {
+            ProtocolError::Parse(format!(
+                "latency bucket {i} of {what}: there are {}",
+                crate::stats::BUCKETS
+            ))
+        })?;
+        *slot = slot.checked_add(c).ok_or_else(|| {
+            ProtocolError::Parse(format!(
+                "latency bucket {i} of {what} overflows (its counts add beyond 2^64 - 1)"
+            ))
+        })?;
+    }
+    Ok(dense)
+}
+
+fn sql_to_wire(s: &SqlCounters) -> [u64; 6] {
+    [
+        s.transactions,
+        s.reads,
+        s.writes,
+        s.other,
+        s.errors,
+        s.reconnects,
+    ]
+}
+
+fn sql_from_wire(
+    [transactions, reads, writes, other, errors, reconnects]: [u64; 6],
+) -> SqlCounters {
+    SqlCounters {
+        transactions,
+        reads,
+        writes,
+        other,
+        errors,
+        reconnects,
+    }
+}
+
+impl WireLive {
+    pub fn from_live(s: &LiveSample<'_>) -> WireLive {
+        WireLive {
+            elapsed_s: s.elapsed_s,
+            threads: s.threads,
+            events: s.events,
+            eps: s.eps,
+            sql: s.sql.as_ref().map(sql_to_wire),
+            buckets: sparse_buckets(s.latency_buckets),
+        }
+    }
+
+    /// The sample's totals, and its latency buckets dense.
+    pub fn into_parts(self) -> Result<(LiveTotals, Vec<u64>), ProtocolError> {
+        let buckets = dense_buckets(self.buckets, "a live sample")?;
+        Ok((
+            LiveTotals {
+                elapsed_s: self.elapsed_s,
+                threads: self.threads,
+                events: self.events,
+                eps: self.eps,
+                sql: self.sql.map(sql_from_wire),
+            },
+            buckets,
+        ))
+    }
+}
+
+/// The totals of a [`LiveSample`], without its buckets (which the coordinator adds up apart).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LiveTotals {
+    pub elapsed_s: f64,
+    pub threads: usize,
+    pub events: u64,
+    pub eps: f64,
+    pub sql: Option<SqlCounters>,
+}
+
 impl WireSample {
     pub fn from_sample(s: &IntervalSample) -> WireSample {
         WireSample {
@@ -405,33 +517,14 @@ impl WireSample {
             errors_ps: s.errors_ps,
             reconnects_ps: s.reconnects_ps,
             metrics: metrics_to_wire(&s.metrics),
-            buckets: s
-                .lat_buckets
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| **c > 0)
-                .map(|(i, c)| (i as u32, *c))
-                .collect(),
+            buckets: sparse_buckets(&s.lat_buckets),
         }
     }
 
     /// The sample, its buckets dense again; a bucket outside the 1024, or counts of one
     /// bucket that overflow, are an error.
     pub fn into_sample(self) -> Result<IntervalSample, ProtocolError> {
-        let mut lat_buckets = vec![0u64; crate::stats::BUCKETS];
-        for (i, c) in self.buckets {
-            let slot = lat_buckets.get_mut(i as usize).ok_or_else(|| {
-                ProtocolError::Parse(format!(
-                    "latency bucket {i} of an interval: there are {}",
-                    crate::stats::BUCKETS
-                ))
-            })?;
-            *slot = slot.checked_add(c).ok_or_else(|| {
-                ProtocolError::Parse(format!(
-                    "latency bucket {i} of an interval overflows (its counts add beyond 2^64 - 1)"
-                ))
-            })?;
-        }
+        let lat_buckets = dense_buckets(self.buckets, "an interval")?;
         Ok(IntervalSample {
             time_s: self.time_s,
             threads: self.threads,
@@ -456,16 +549,7 @@ impl WireOutcome {
         Ok(WireOutcome {
             seconds: o.seconds,
             events: o.events,
-            sql: o.sql.as_ref().map(|s| {
-                [
-                    s.transactions,
-                    s.reads,
-                    s.writes,
-                    s.other,
-                    s.errors,
-                    s.reconnects,
-                ]
-            }),
+            sql: o.sql.as_ref().map(sql_to_wire),
             latency: WireLatency {
                 min_ms: l.min_ms,
                 avg_ms: l.avg_ms,
@@ -512,18 +596,7 @@ impl WireOutcome {
             error_codes: ErrorCodes(self.error_codes),
             seconds: self.seconds,
             events: self.events,
-            sql: self
-                .sql
-                .map(
-                    |[transactions, reads, writes, other, errors, reconnects]| SqlCounters {
-                        transactions,
-                        reads,
-                        writes,
-                        other,
-                        errors,
-                        reconnects,
-                    },
-                ),
+            sql: self.sql.map(sql_from_wire),
             latency: LatencySummary {
                 min_ms: l.min_ms,
                 avg_ms: l.avg_ms,
@@ -690,6 +763,7 @@ mod tests {
             target: Some(crate::db::Target::sqlite_default().to_wire()),
             password: Some("s3cret".into()),
             cwd: "/tmp".into(),
+            live_every_ms: Some(1000),
         };
         let msg = CoordMsg::Step(Box::new(spec.clone()));
         assert_eq!(round(&msg), msg);
@@ -847,6 +921,44 @@ mod tests {
         };
         let e = bad.into_sample().expect_err("overflow").to_string();
         assert!(e.contains("overflows"), "{e}");
+    }
+
+    /// A live sample travels with its totals and sparse buckets, and comes back dense; a
+    /// bucket out of range is an error like an interval's.
+    #[test]
+    fn a_live_sample_round_trips_and_checks_its_buckets() {
+        let mut buckets = vec![0u64; crate::stats::BUCKETS];
+        buckets[12] = 7;
+        let sql = SqlCounters {
+            transactions: 5,
+            reads: 70,
+            ..SqlCounters::default()
+        };
+        let live = LiveSample {
+            elapsed_s: 2.5,
+            threads: 3,
+            events: 5,
+            eps: 2.0,
+            sql: Some(sql),
+            latency_buckets: &buckets,
+        };
+        let msg = AgentMsg::Live(Box::new(WireLive::from_live(&live)));
+        let AgentMsg::Live(back) = round(&msg) else {
+            panic!("not a live sample")
+        };
+        assert_eq!(back.buckets, vec![(12, 7)]);
+        let (totals, dense) = back.into_parts().expect("decodes");
+        assert_eq!(dense, buckets);
+        assert_eq!(
+            (totals.events, totals.threads, totals.sql),
+            (5, 3, Some(sql))
+        );
+        let bad = WireLive {
+            buckets: vec![(5000, 1)],
+            ..WireLive::from_live(&live)
+        };
+        let e = bad.into_parts().expect_err("range").to_string();
+        assert!(e.contains("a live sample"), "{e}");
     }
 
     #[test]

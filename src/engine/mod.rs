@@ -395,7 +395,7 @@ pub fn run_shard(
     target: Option<&Target>,
     shard: Shard,
     out: &mut dyn Write,
-    on_interval: &mut dyn FnMut(&IntervalSample),
+    observer: &mut dyn StepObserver,
     stop: &AtomicBool,
     gate: &mut dyn FnMut() -> Result<(), EngineError>,
 ) -> Result<StepOutcome, EngineError> {
@@ -406,14 +406,7 @@ pub fn run_shard(
     let spec = spec_of(workload)?;
     let engine = make(spec, options, &config, target)?;
     let mut filtered = console::LevelFilter::new(out, config.verbosity);
-    driver::run_owned_gated(
-        engine,
-        &config,
-        &mut filtered,
-        &mut &mut *on_interval,
-        stop,
-        gate,
-    )
+    driver::run_owned_gated(engine, &config, &mut filtered, observer, stop, gate)
 }
 
 /// Runs a prepare (or cleanup when `cleanup`) step of a workload that has data.
