@@ -278,6 +278,65 @@ fn prepare_on_each_prepares_and_cleans_up_every_host() {
     assert_eq!((b.1[0].0.as_str(), b.1[0].1), ("sbsuite_u2@%", 2), "{b:?}");
 }
 
+/// A multi-client step logs in as one process would (#27): each agent gets the per-host
+/// logins, and its workers start on the host their thread ids would have in one process. The
+/// table exists beforehand (`dataset = "existing"`) with a trigger that stamps each inserted
+/// row with the login that inserted it: two clients of one thread each, over two hosts with
+/// their own logins, insert as `sbsuite_u1` and `sbsuite_u2`.
+#[test]
+fn per_host_logins_reach_the_agents_of_clients() {
+    const DB: &str = "sbsuite_t_hosts_clients";
+    if databases(&[DB]).is_none() {
+        return;
+    }
+    let rows: Vec<String> = (1..=10).map(|i| format!("({i}, {i})")).collect();
+    root(&[
+        format!(
+            "CREATE TABLE {DB}.sbtest1 (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_1 (k))"
+        ),
+        format!("INSERT INTO {DB}.sbtest1 (id, k) VALUES {}", rows.join(", ")),
+        format!(
+            "CREATE TRIGGER {DB}.stamp BEFORE INSERT ON {DB}.sbtest1 FOR EACH ROW SET NEW.c = SUBSTRING_INDEX(USER(), '@', 1)"
+        ),
+    ])
+    .expect("the table and its trigger");
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[suite]\nname = \"hosts\"\ndataset = \"existing\"\n\n[clients]\nlist = [\"local:2\"]\n\n\
+         [target]\ndriver = \"mysql\"\nuser = \"sbsuite_nobody\"\ndatabase = \"{DB}\"\n\
+         hosts = [\n  {{ host = \"127.0.0.1:3306\", user = \"sbsuite_u1\", password = \"{{{{ env.HOSTS_T_PW1 }}}}\" }},\n  \
+         {{ host = \"127.0.0.1:3306\", user = \"sbsuite_u2\", password = \"{{{{ env.HOSTS_T_PW2 }}}}\" }},\n]\n\n\
+         [defaults]\nworkload = \"oltp_insert\"\ntables = 1\ntable_size = 10\nthreads = 2\ntime = 0\nevents = 200\n"
+    );
+    let file = dir.path().join("hosts.toml");
+    std::fs::write(&file, text).unwrap();
+    let results = dir.path().join("results");
+    let (code, out, err) = sbsuite_with_passwords(&[
+        "run",
+        file.to_str().unwrap(),
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--progress",
+        "plain",
+    ]);
+    let stamped = root(&[format!(
+        "SELECT c, COUNT(*) FROM {DB}.sbtest1 WHERE id > 10 GROUP BY c ORDER BY c"
+    )])
+    .unwrap();
+    drop_databases(&[DB]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("Running on 2 clients"), "{out}");
+    assert_no_password("run's stdout and stderr", &(out + &err));
+    assert_no_password(
+        "the run directory (with the agents' logs)",
+        &all_files_text(&run_dir(&results, "hosts")),
+    );
+    let users: Vec<&str> = stamped.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(users, ["sbsuite_u1", "sbsuite_u2"], "{stamped:?}");
+    let total: u64 = stamped.iter().map(|r| r[1].parse::<u64>().unwrap()).sum();
+    assert_eq!(total, 200, "{stamped:?}");
+}
+
 /// `sbsuite plan` of a suite whose `[target]` is `target`: exit code 2 and its stderr.
 fn rejected(target: &str) -> String {
     let dir = tempfile::tempdir().unwrap();

@@ -218,8 +218,11 @@ fn run_step(
     let target = match &spec.target {
         Some(t) => Some(
             t.clone()
-                .into_target(spec.password.clone())
-                .map_err(|e| EngineError::Failed(e.to_string()))?,
+                .into_target(spec.password.clone(), spec.login_passwords.clone())
+                .map_err(|e| EngineError::Failed(e.to_string()))?
+                // Its workers are threads `thread_offset..` of the step: they start on the
+                // host those threads would have in one process.
+                .rotated(spec.shard.thread_offset),
         ),
         None => None,
     };
@@ -373,6 +376,7 @@ mod tests {
             },
             target: None,
             password: None,
+            login_passwords: Vec::new(),
             cwd: String::new(),
             live_every_ms: None,
         };

@@ -775,11 +775,11 @@ pub fn run_step(
             "threads = {threads} cannot be split over {n} clients: use at least one thread per client"
         )));
     }
-    let password = match target {
+    let (password, login_passwords) = match target {
         Some(t) => t
-            .password()
+            .wire_passwords()
             .map_err(|e| ClientError::Setup(e.to_string()))?,
-        None => None,
+        None => (None, Vec::new()),
     };
     let seed = match options.int("rand_seed") {
         0 => shared_seed(),
@@ -804,6 +804,7 @@ pub fn run_step(
                 shard: *shard,
                 target: target.map(Target::to_wire),
                 password: password.clone(),
+                login_passwords: login_passwords.clone(),
                 cwd: match cfg.clients[i].kind {
                     ClientKind::Local => cwd.clone(),
                     _ => String::new(),

@@ -101,6 +101,10 @@ pub struct StepSpec {
     pub target: Option<WireTarget>,
     /// The target's password, rendered on the coordinator.
     pub password: Option<String>,
+    /// Each per-host login's password (the target's `logins`, same order), rendered on the
+    /// coordinator.
+    #[serde(default)]
+    pub login_passwords: Vec<Option<String>>,
     /// The directory the agent works in (a local SQLite file, a script's modules): the
     /// coordinator's for local clients, else empty (the agent's own).
     pub cwd: String,
@@ -116,6 +120,7 @@ impl std::fmt::Debug for StepSpec {
             .field("workload", &self.workload)
             .field("shard", &self.shard)
             .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("login_passwords", &self.login_passwords.len())
             .finish_non_exhaustive()
     }
 }
@@ -762,14 +767,19 @@ mod tests {
             },
             target: Some(crate::db::Target::sqlite_default().to_wire()),
             password: Some("s3cret".into()),
+            login_passwords: vec![Some("an0ther".into())],
             cwd: "/tmp".into(),
             live_every_ms: Some(1000),
         };
         let msg = CoordMsg::Step(Box::new(spec.clone()));
         assert_eq!(round(&msg), msg);
         assert!(!format!("{spec:?}").contains("s3cret"));
+        assert!(!format!("{spec:?}").contains("an0ther"));
         let target = spec.target.clone().expect("target");
-        let back = target.clone().into_target(None).expect("target");
+        let back = target
+            .clone()
+            .into_target(None, Vec::new())
+            .expect("target");
         assert_eq!(back.to_wire(), target);
     }
 

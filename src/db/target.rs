@@ -678,6 +678,17 @@ pub struct WireTarget {
     pub journal_mode: String,
     pub synchronous: String,
     pub busy_timeout_ms: u64,
+    /// Each host's own login, without its password (same order as `hosts`; empty when every
+    /// host logs in with `user` and `database`).
+    #[serde(default)]
+    pub logins: Vec<WireLogin>,
+}
+
+/// A [`Login`] on the wire: its password travels apart, rendered (see [`WireTarget`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireLogin {
+    pub user: String,
+    pub database: String,
 }
 
 fn millis(d: Duration) -> u64 {
@@ -685,9 +696,8 @@ fn millis(d: Duration) -> u64 {
 }
 
 impl Target {
-    /// This target without its password, for the wire. Not yet its per-host logins
-    /// ([`Target::logins`]): an agent connects every host with `user`, `database` and the one
-    /// password sent beside.
+    /// This target without its passwords, for the wire: [`Target::wire_passwords`] renders
+    /// them to send beside.
     pub fn to_wire(&self) -> WireTarget {
         WireTarget {
             driver: self.driver,
@@ -720,20 +730,87 @@ impl Target {
             journal_mode: self.sqlite.journal_mode.clone(),
             synchronous: self.sqlite.synchronous.clone(),
             busy_timeout_ms: millis(self.sqlite.busy_timeout),
+            logins: self
+                .logins
+                .iter()
+                .map(|l| WireLogin {
+                    user: l.user.clone(),
+                    database: l.database.clone(),
+                })
+                .collect(),
         }
+    }
+
+    /// The passwords an agent needs beside [`Target::to_wire`], rendered here: `[target]`'s,
+    /// and each per-host login's (same order as [`Target::logins`]).
+    pub fn wire_passwords(&self) -> Result<(Option<String>, Vec<Option<String>>), DbError> {
+        let own = (0..self.logins.len())
+            .map(|i| {
+                self.at(i).render_password().map_err(|e| {
+                    DbError::Invalid(format!("[target] hosts[{i}].password: {e}; {}", e.help()))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((self.password()?, own))
+    }
+
+    /// This target with its hosts (sockets, logins) rotated left by `by`: connection `n` of
+    /// the result goes where connection `by + n` of this one goes. A client of a multi-client
+    /// step whose workers are threads `by..` of the step starts where they would have started
+    /// in one process, so the clients together spread over the hosts as one process does.
+    pub fn rotated(&self, by: usize) -> Target {
+        fn rotate<T>(list: &mut [T], by: usize) {
+            if !list.is_empty() {
+                let n = by % list.len();
+                list.rotate_left(n);
+            }
+        }
+        let mut t = self.clone();
+        rotate(&mut t.hosts, by);
+        rotate(&mut t.logins, by);
+        rotate(&mut t.sockets, by);
+        t
     }
 }
 
 impl WireTarget {
-    /// The target an agent connects with; `password` is the coordinator's rendering of it.
-    pub fn into_target(self, password: Option<String>) -> Result<Target, DbError> {
+    /// The target an agent connects with; `password` and `own` (each host's login's, in
+    /// order) are the coordinator's rendering of its passwords ([`Target::wire_passwords`]).
+    pub fn into_target(
+        self,
+        password: Option<String>,
+        own: Vec<Option<String>>,
+    ) -> Result<Target, DbError> {
+        if own.len() != self.logins.len() {
+            return Err(DbError::Invalid(format!(
+                "{} per-host logins arrived with {} passwords",
+                self.logins.len(),
+                own.len()
+            )));
+        }
+        if !self.logins.is_empty() && self.logins.len() != self.hosts.len() {
+            return Err(DbError::Invalid(format!(
+                "{} per-host logins arrived for {} hosts",
+                self.logins.len(),
+                self.hosts.len()
+            )));
+        }
+        let logins = self
+            .logins
+            .into_iter()
+            .zip(own)
+            .map(|(l, pw)| Login {
+                user: l.user,
+                secret: pw.map(Secret::literal),
+                database: l.database,
+            })
+            .collect();
         let ssl = SslMode::parse(&self.ssl)
             .ok_or_else(|| DbError::Invalid(format!("unknown TLS mode `{}`", self.ssl)))?;
         Ok(Target {
             driver: self.driver,
             hosts: self.hosts,
-            // Per-host logins (#18) do not travel yet: the wire has one password.
-            logins: Vec::new(),
+            logins,
             // Agents only run; prepare and cleanup stay with the coordinator.
             prepare_on: PrepareOn::First,
             sockets: self.sockets,
@@ -1066,6 +1143,54 @@ mod tests {
             Target::from_raw(&raw("driver = \"mysql\"\npassword = \"s3cr3t-literal\"")).unwrap();
         assert_eq!(t.password().unwrap().as_deref(), Some("s3cr3t-literal"));
         assert!(!format!("{t:?}").contains("s3cr3t"));
+    }
+
+    /// An agent's target logs in as the coordinator's does (#27): the per-host logins travel
+    /// without their passwords, which are rendered beside; rotated by a shard's first thread,
+    /// connection `n` goes where connection `first + n` of the whole step goes.
+    #[test]
+    fn per_host_logins_travel_to_agents_and_rotate_with_the_shard() {
+        let t = Target::from_raw(&raw(
+            "driver = \"mysql\"\nuser = \"top\"\npassword = \"top-pw\"\nhosts = [{ host = \"a:1\", user = \"u1\", password = \"pw1\" }, \"b:2\", { host = \"c:3\", user = \"u3\", database = \"d3\" }]",
+        ))
+        .unwrap();
+        let wire = t.to_wire();
+        assert!(!format!("{wire:?}").contains("pw1"), "{wire:?}");
+        let (password, own) = t.wire_passwords().unwrap();
+        assert_eq!(password.as_deref(), Some("top-pw"));
+        let agent = wire
+            .clone()
+            .into_target(password.clone(), own.clone())
+            .unwrap();
+        let who = |t: &Target, n: usize| {
+            let one = t.at(n);
+            (
+                one.endpoint(0),
+                one.user.clone(),
+                one.password().unwrap(),
+                one.database.clone(),
+            )
+        };
+        for n in 0..6 {
+            assert_eq!(who(&agent, n), who(&t, n), "connection {n}");
+        }
+        let shard = agent.rotated(4);
+        for n in 0..6 {
+            assert_eq!(
+                who(&shard, n),
+                who(&t, 4 + n),
+                "connection {n} of the shard"
+            );
+        }
+        let e = wire.into_target(password, Vec::new()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("3 per-host logins arrived with 0 passwords")
+        );
+        let plain =
+            Target::from_raw(&raw("driver = \"mysql\"\nhosts = [\"a\", \"b\", \"c\"]")).unwrap();
+        let hosts: Vec<String> = (0..3).map(|n| plain.rotated(2).endpoint(n)).collect();
+        assert_eq!(hosts, ["c:3306", "a:3306", "b:3306"]);
     }
 
     #[test]

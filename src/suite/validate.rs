@@ -311,23 +311,6 @@ pub(super) fn validate(
     variant_order(&mut c, &mut raw);
     metrics_address(&mut c, &raw);
     let clients = raw.clients.as_ref().and_then(|r| clients(&mut c, r));
-    // An agent gets one login for every host (`Target::to_wire`): a `hosts` entry's own would
-    // silently not be used there.
-    if raw.clients.is_some()
-        && let Some(t) = &raw.target
-        && let Some(i) = t
-            .hosts
-            .iter()
-            .position(|h| matches!(h, crate::db::HostEntry::Login(_)))
-    {
-        c.err(
-            &[Seg::key("target"), Seg::key("hosts"), Seg::Index(i)],
-            false,
-            "hosts entries with their own login do not reach the agents of [clients] yet".to_string(),
-            Some("give user, password and database in [target] and write the hosts as \"host:port\", or run without [clients]".into()),
-        );
-    }
-
     let mut defaults = IndexMap::new();
     for (key, v) in &raw.defaults {
         let path = [Seg::key("defaults"), Seg::key(key)];

@@ -233,9 +233,14 @@ fn database(out: &mut OptValues, t: &Target) {
         Driver::Pgsql => "pgsql",
         Driver::Sqlite => "sqlite",
     };
+    // The login a script reads is the one its first connection uses: with per-host logins
+    // (`hosts` tables) that of the first host, else `[target]`'s. Each connection the script
+    // opens still logs in with its own host's.
+    let first = t.at(0);
+    let login = (&first.user, &first.database);
     // A password that does not render here fails at connect time with the fix; scripts
     // reading it see "" meanwhile.
-    let password = t.password().ok().flatten().unwrap_or_default();
+    let password = first.password().ok().flatten().unwrap_or_default();
     out.insert("db_driver".into(), s(driver));
     out.insert(
         "db_ps_mode".into(),
@@ -282,9 +287,9 @@ fn database(out: &mut OptValues, t: &Target) {
         "mysql_socket".into(),
         list(if mysql { t.sockets.clone() } else { Vec::new() }),
     );
-    out.insert("mysql_user".into(), pick(mysql, &t.user, "sbtest"));
+    out.insert("mysql_user".into(), pick(mysql, login.0, "sbtest"));
     out.insert("mysql_password".into(), pick(mysql, &password, ""));
-    out.insert("mysql_db".into(), pick(mysql, &t.database, "sbtest"));
+    out.insert("mysql_db".into(), pick(mysql, login.1, "sbtest"));
     out.insert(
         "mysql_ssl".into(),
         OptVal::Bool(mysql && t.ssl != SslMode::Disabled),
@@ -313,9 +318,9 @@ fn database(out: &mut OptValues, t: &Target) {
         .map_or(("localhost".to_string(), 5432), |(h, p)| (h.clone(), *p));
     out.insert("pgsql_host".into(), s(&host));
     out.insert("pgsql_port".into(), OptVal::Number(f64::from(port)));
-    out.insert("pgsql_user".into(), pick(pg, &t.user, "sbtest"));
+    out.insert("pgsql_user".into(), pick(pg, login.0, "sbtest"));
     out.insert("pgsql_password".into(), pick(pg, &password, ""));
-    out.insert("pgsql_db".into(), pick(pg, &t.database, "sbtest"));
+    out.insert("pgsql_db".into(), pick(pg, login.1, "sbtest"));
 }
 
 #[cfg(test)]
@@ -341,6 +346,44 @@ mod tests {
         assert_eq!(
             options_list(&opts),
             "  --x=N         about x [1]\n  --yy-z=STRING about yy-z [s]\n  --f[=on|off]  about f\n\n"
+        );
+    }
+
+    /// With per-host logins a script reads the first host's login (the one its first
+    /// connection uses), not `[target]`'s, which may be no login at all.
+    #[test]
+    fn database_options_show_the_first_hosts_own_login() {
+        use crate::db::target::{Login, Secret};
+        let script = Script {
+            path: "x.lua".into(),
+            typed: "x.lua".into(),
+            sname: "x.lua".into(),
+            source: String::new(),
+            options: Vec::new(),
+            commands: Vec::new(),
+            has_prepare: false,
+            has_cleanup: false,
+            has_help: false,
+        };
+        let mut t = Target::sqlite_default();
+        t.driver = Driver::Mysql;
+        t.hosts = vec![("10.0.0.1".into(), 3306), ("10.0.0.2".into(), 3306)];
+        t.user = "nobody".into();
+        t.logins = (1..=2)
+            .map(|i| Login {
+                user: format!("u{i}"),
+                secret: Some(Secret::literal(format!("p{i}"))),
+                database: format!("d{i}"),
+            })
+            .collect();
+        let v = values(&script, &Options::default(), &t);
+        let s = |x: &str| OptVal::Str(x.into());
+        assert_eq!(v["mysql_user"], s("u1"));
+        assert_eq!(v["mysql_password"], s("p1"));
+        assert_eq!(v["mysql_db"], s("d1"));
+        assert_eq!(
+            v["mysql_host"],
+            OptVal::List(vec!["10.0.0.1".into(), "10.0.0.2".into()])
         );
     }
 
