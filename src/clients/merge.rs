@@ -21,7 +21,7 @@
 
 use hdrhistogram::Histogram;
 
-use crate::engine::retry::ErrorCodes;
+use crate::engine::session::retry::ErrorCodes;
 use crate::engine::{IntervalSample, LatencySummary, Metrics, SqlCounters, StepOutcome, TxnStats};
 use crate::stats::{self, log_histogram};
 

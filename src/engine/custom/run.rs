@@ -13,12 +13,13 @@
 //!   parameter vector (its borrow of the frame renewed per statement, [`recycle`]) and one
 //!   [`Fetched`]; a statement that neither captures nor expects rows runs with a plain
 //!   `execute`, and expressions that are constants or one variable never reach minijinja.
-//! * Statement counts (read/write/other, errors, reconnects) go to OLTP's per-worker
-//!   [`Counters`] slots; the per-transaction (and, with `statement_stats`, per-statement)
-//!   counts and HDR histograms are plain fields of the worker, handed over once when it
-//!   finishes and merged in [`Workload::finish_outcome`]: no shared write per event. The end
-//!   of `warmup_time` bumps an epoch the workers read (a shared read per event) to drop what
-//!   they measured before it.
+//! * The connection, the statement counts (read/write/other, errors, reconnects) and the error
+//!   policy are the SQL session OLTP uses too ([`crate::engine::session`]); the
+//!   per-transaction (and, with `statement_stats`, per-statement) counts and HDR histograms
+//!   are plain fields of the worker, handed over once when it finishes and merged in
+//!   [`Workload::finish_outcome`]: no shared write per event. The end of `warmup_time` starts
+//!   a new period of the session's counters (a shared read per event,
+//!   [`Session::new_period`]): workers drop what they measured before it.
 //! * Errors as OLTP's: an ignorable code counts an error, rolls back and re-runs the
 //!   transaction (same transaction, fresh values, same timer); a lost connection reconnects
 //!   (bounded), re-prepares, counts a reconnect and re-runs; anything else is fatal, naming the
@@ -28,7 +29,7 @@
 
 use std::io::{self, Write};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -39,13 +40,11 @@ use super::load::{self, LoadCtx};
 use super::model::{Bound, Def, Frame, OnMismatch, Op, Slot, Val, VarKind};
 use crate::db::interrupt::guarded_in;
 use crate::db::sql_text::{self, Syntax};
-use crate::db::{
-    Connection, Connector, Done, Driver, ErrKind, Fetched, P, PsMode, SqlError, StmtId,
-};
+use crate::db::{Connection, Done, Driver, Fetched, P, PsMode, SqlError, StmtId};
 use crate::engine::driver::{EventResult, Scope, Worker, Workload};
-use crate::engine::oltp::{Counters, Slot as CounterSlot, Tally};
 use crate::engine::random::{RandOptions, Rng};
-use crate::engine::retry::{OnError, Retries};
+use crate::engine::session::retry::OnError;
+use crate::engine::session::{Next, Open, Session, Sessions, closed};
 use crate::engine::spec::Setup;
 use crate::engine::{EngineError, IntervalSample, StepOutcome, TxnStats};
 
@@ -88,11 +87,6 @@ struct StmtPlan {
     /// Keep the first row (`capture`).
     first: bool,
 }
-
-/// Keeps a value alone on its cache lines.
-#[repr(align(128))]
-#[derive(Default)]
-struct Aligned<T>(T);
 
 /// Counts and latencies of one transaction (or statement) on one worker.
 #[derive(Clone, Debug)]
@@ -166,13 +160,10 @@ impl Lines {
     }
 }
 
-/// A fresh connection and its prepared statements by statement index (`None`: not prepared).
-type Opened = (Box<dyn Connection>, Vec<Option<StmtId>>);
-
 /// A custom workload built for one step.
 pub struct Custom {
     pub def: &'static Def,
-    pub connector: Connector,
+    sessions: Sessions,
     /// Option values in their slots (every other slot NULL): each worker's frame starts as
     /// a copy.
     pub options: Frame,
@@ -186,18 +177,11 @@ pub struct Custom {
     stmts: Vec<StmtPlan>,
     /// Slots of the `thread` variable.
     thread_slots: Vec<Slot>,
-    counters: Counters,
     /// The dialect's BEGIN.
     begin: &'static str,
-    /// How long a worker keeps trying to reconnect (the run's time limit, at least 10 s).
-    reconnect_limit: Duration,
-    /// `max_retries` ([`crate::engine::retry`]).
-    max_retries: u64,
     statement_stats: bool,
     /// How `ps_mode = disable` writes values into the text.
     syntax: &'static Syntax,
-    /// Bumped by `reset_counters` (warmup end, checkpoints): workers drop their lines.
-    epoch: Aligned<AtomicU64>,
     /// Lines of the workers that finished.
     finished: Mutex<Vec<Lines>>,
 }
@@ -283,10 +267,9 @@ impl Custom {
         let thread_slots = (0..def.vars.len())
             .filter(|&i| def.vars.kinds.get(i) == Some(&VarKind::Thread))
             .collect();
-        let threads = s.run.threads.max(1);
         Ok(Custom {
             def,
-            connector: Connector::new(s.target.clone()),
+            sessions: Sessions::new(s, format!("workload `{}`: ", def.name)),
             options,
             rand: s.run.rand.clone(),
             seed: s.run.seed,
@@ -295,13 +278,9 @@ impl Custom {
             cumulative,
             stmts,
             thread_slots,
-            counters: Counters::new(threads),
             begin: driver.dialect().begin(true),
-            reconnect_limit: Duration::from_secs(s.run.time_secs().max(10)),
-            max_retries: s.run.max_retries,
             statement_stats,
             syntax: driver.dialect().syntax(),
-            epoch: Aligned::default(),
             finished: Mutex::new(Vec::new()),
         })
     }
@@ -309,35 +288,11 @@ impl Custom {
     fn load_ctx(&self) -> LoadCtx<'_> {
         LoadCtx {
             def: self.def,
-            target: &self.connector.target,
+            target: &self.sessions.connector.target,
             options: &self.options,
             rand: &self.rand,
             seed: self.seed,
         }
-    }
-
-    /// Opens the next connection, in the run's stop scope, and prepares every statement that
-    /// has text for the driver (none with `ps_mode = disable`).
-    fn open(&self, scope: &Scope) -> Result<Opened, SqlError> {
-        let mut conn = guarded_in(self.connector.connect()?, scope);
-        let prepared = self.connector.target.ps_mode == PsMode::Auto;
-        let mut ids = Vec::with_capacity(self.stmts.len());
-        for (plan, st) in self.stmts.iter().zip(&self.def.statements) {
-            ids.push(match plan.bound {
-                Some(b) if prepared => Some(conn.prepare(&b.text).map_err(|e| {
-                    SqlError::new(
-                        e.code.clone(),
-                        format!(
-                            "{} (preparing statement `{}`: '{}')",
-                            e.message, st.name, b.text
-                        ),
-                        e.kind,
-                    )
-                })?),
-                _ => None,
-            });
-        }
-        Ok((conn, ids))
     }
 
     /// Transaction index of a draw `r` in 1..=total weight.
@@ -370,6 +325,39 @@ impl Custom {
         } else {
             format!("{txn}.{}", st.name)
         }
+    }
+}
+
+impl Open for Custom {
+    /// Prepared statements by statement index (`None`: not prepared).
+    type Stmts = Vec<Option<StmtId>>;
+
+    fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+
+    /// Opens the next connection, in the run's stop scope, and prepares every statement that
+    /// has text for the driver (none with `ps_mode = disable`).
+    fn open(&self, scope: &Scope) -> Result<(Box<dyn Connection>, Self::Stmts), SqlError> {
+        let mut conn = guarded_in(self.sessions.connector.connect()?, scope);
+        let prepared = self.sessions.connector.target.ps_mode == PsMode::Auto;
+        let mut ids = Vec::with_capacity(self.stmts.len());
+        for (plan, st) in self.stmts.iter().zip(&self.def.statements) {
+            ids.push(match plan.bound {
+                Some(b) if prepared => Some(conn.prepare(&b.text).map_err(|e| {
+                    SqlError::new(
+                        e.code.clone(),
+                        format!(
+                            "{} (preparing statement `{}`: '{}')",
+                            e.message, st.name, b.text
+                        ),
+                        e.kind,
+                    )
+                })?),
+                _ => None,
+            });
+        }
+        Ok((conn, ids))
     }
 }
 
@@ -516,15 +504,7 @@ impl Workload for Custom {
         id: usize,
         stop: &'a Scope,
     ) -> Result<Box<dyn Worker + 'a>, EngineError> {
-        let (conn, stmts) = self.open(stop).map_err(|e| {
-            EngineError::Failed(format!(
-                "workload `{}`: worker {id} could not connect to {} and prepare its statements: {}",
-                self.def.name,
-                self.connector.target.endpoint(id),
-                self.connector.target.driver.dialect().explain(&e),
-            ))
-        })?;
-        let slot = self.counters.slot(id)?;
+        let session = self.session(id, stop)?;
         let mut frame = self.options.clone();
         for &s in &self.thread_slots {
             frame.vals[s] = Val::Int(id as i64);
@@ -538,41 +518,32 @@ impl Workload for Custom {
             },
         )?;
         Ok(Box::new(CustomWorker {
-            s: Session {
-                w: self,
-                conn: Some(conn),
-                stmts,
-                frame,
-                local: self.gens.local(id),
-                rng: Rng::for_thread(self.seed, id),
-                tally: Tally::default(),
-                params: Vec::with_capacity(16),
-                fetched: Fetched::default(),
-                text: String::with_capacity(256),
-                in_trx: false,
-                last: Last::Text("BEGIN"),
-                txn: 0,
-                lines,
-                stop,
-                idle_ns: 0,
-            },
-            slot,
-            epoch: self.epoch.0.load(Ordering::Acquire),
-            retries: Retries::new(self.max_retries),
+            w: self,
+            session,
+            frame,
+            local: self.gens.local(id),
+            rng: Rng::for_thread(self.seed, id),
+            params: Vec::with_capacity(16),
+            fetched: Fetched::default(),
+            text: String::with_capacity(256),
+            last: Last::Text("BEGIN"),
+            txn: 0,
+            lines,
+            idle_ns: 0,
         }))
     }
 
     fn interim(&self, s: &mut IntervalSample) -> Option<String> {
-        self.counters.interim(s);
+        self.sessions.counters.interim(s);
         None
     }
 
     fn sql_totals(&self) -> Option<crate::engine::SqlCounters> {
-        Some(self.counters.totals())
+        Some(self.sessions.counters.totals())
     }
 
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
-        self.counters.finish(outcome);
+        self.sessions.counters.finish(outcome);
         let Some(all) = self.merged() else { return };
         let stat = |name: String, statement: bool, l: &Line| TxnStats {
             name,
@@ -613,8 +584,7 @@ impl Workload for Custom {
     }
 
     fn reset_counters(&self) {
-        self.counters.reset();
-        self.epoch.0.fetch_add(1, Ordering::AcqRel);
+        self.sessions.counters.reset();
     }
 
     fn prepare(
@@ -715,45 +685,30 @@ impl From<SqlError> for Stop {
     }
 }
 
-fn closed() -> SqlError {
-    SqlError::client("connection closed", ErrKind::Lost)
-}
-
-/// Everything a transaction touches.
-struct Session<'a> {
+/// One worker: its session and everything a transaction touches.
+struct CustomWorker<'a> {
     w: &'a Custom,
-    /// `None` after the connection was lost and before it is back.
-    conn: Option<Box<dyn Connection>>,
-    /// Prepared statements by statement index (`None`: not prepared).
-    stmts: Vec<Option<StmtId>>,
+    session: Session<'a, Vec<Option<StmtId>>>,
     frame: Frame,
     local: Local,
     rng: Rng,
-    tally: Tally,
     /// Reused parameter buffer (see [`recycle`]).
     params: Vec<P<'static>>,
     fetched: Fetched,
     /// Reused buffer for `ps_mode = disable` texts.
     text: String,
-    in_trx: bool,
     last: Last,
     /// The transaction running (for messages).
     txn: usize,
     lines: Lines,
-    /// The run's stop scope: checked before every step of a transaction, every repetition
-    /// and during waits.
-    stop: &'a Scope,
     /// Keying and think time slept since the driver last asked.
     idle_ns: u64,
 }
 
-impl Session<'_> {
+impl CustomWorker<'_> {
     fn text_query(&mut self, sql: &'static str) -> Result<(), SqlError> {
         self.last = Last::Text(sql);
-        let conn = self.conn.as_mut().ok_or_else(closed)?;
-        let done = conn.query(sql)?;
-        self.tally.classify(done);
-        Ok(())
+        self.session.query(sql)
     }
 
     fn draw(&mut self, slot: Slot, generator: GenId) -> Result<(), Stop> {
@@ -784,7 +739,7 @@ impl Session<'_> {
         let until = start + Duration::from_secs_f64((ms / 1000.0).min(86_400.0));
         loop {
             let now = Instant::now();
-            if now >= until || self.stop.stopping() {
+            if now >= until || self.session.stopping() {
                 break;
             }
             std::thread::sleep((until - now).min(Duration::from_millis(20)));
@@ -804,7 +759,7 @@ impl Session<'_> {
 
     fn run(&mut self, steps: &[Step]) -> Result<(), Stop> {
         for step in steps {
-            if self.stop.stopping() {
+            if self.session.stopping() {
                 return Err(Stop::Halted);
             }
             match step {
@@ -825,7 +780,7 @@ impl Session<'_> {
                     }
                     let n = count.eval_i64(&self.frame).map_err(Stop::Eval)?;
                     for i in 0..n.max(0) {
-                        if self.stop.stopping() {
+                        if self.session.stopping() {
                             return Err(Stop::Halted);
                         }
                         if let Some(s) = index {
@@ -848,17 +803,17 @@ impl Session<'_> {
         };
         let st = &w.def.statements[i];
         let want = match &st.expect_rows {
-            Some(e) if !w.connector.target.dry_run => {
+            Some(e) if !w.sessions.connector.target.dry_run => {
                 Some(e.eval_i64(&self.frame).map_err(Stop::Eval)?)
             }
             _ => None,
         };
         self.last = Last::Stmt(i);
         let t0 = w.statement_stats.then(Instant::now);
-        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let conn = self.session.conn.as_mut().ok_or_else(closed)?;
         let mut params = recycle(std::mem::take(&mut self.params));
         params.extend(bound.binds.iter().map(|&s| self.frame.vals[s].param()));
-        let result = match self.stmts[i] {
+        let result = match self.session.stmts[i] {
             Some(id) if plan.fetch => {
                 conn.execute_fetch(id, &params, plan.first, &mut self.fetched)
             }
@@ -874,7 +829,7 @@ impl Session<'_> {
         };
         self.params = recycle(params);
         let done: Done = result?;
-        self.tally.classify(done);
+        self.session.tally.classify(done);
         if plan.first {
             let row = self.fetched.rows > 0 && !self.fetched.first.is_empty();
             for (slot, column) in &st.capture {
@@ -923,14 +878,14 @@ impl Session<'_> {
     /// Ends an open transaction with ROLLBACK (a failure of that surfaces on the next
     /// statement).
     fn abandon(&mut self) {
-        let ours = std::mem::take(&mut self.in_trx);
-        if let Some(conn) = self.conn.as_mut()
+        let ours = std::mem::take(&mut self.session.in_trx);
+        if let Some(conn) = self.session.conn.as_mut()
             // A transaction the workload opened itself (`autocommit = true` and its own
             // START TRANSACTION) is rolled back too.
             && (ours || conn.in_transaction() != Some(false))
             && let Ok(done) = conn.query("ROLLBACK")
         {
-            self.tally.classify(done);
+            self.session.tally.classify(done);
         }
     }
 
@@ -944,7 +899,7 @@ impl Session<'_> {
         }
         if !txn.autocommit {
             self.text_query(w.begin)?;
-            self.in_trx = true;
+            self.session.in_trx = true;
         }
         match self.run(&plan.body) {
             Ok(()) => {}
@@ -962,11 +917,11 @@ impl Session<'_> {
         }
         if txn.rollback > 0.0 && self.rng.unit() < txn.rollback {
             self.text_query("ROLLBACK")?;
-            self.in_trx = false;
+            self.session.in_trx = false;
             return Ok(End::Rollback);
         }
         self.text_query("COMMIT")?;
-        self.in_trx = false;
+        self.session.in_trx = false;
         Ok(End::Commit)
     }
 
@@ -984,7 +939,7 @@ impl Session<'_> {
                         w.def.name
                     ));
                 };
-                let sql = if self.stmts[i].is_some() {
+                let sql = if self.session.stmts[i].is_some() {
                     bound.text.as_str()
                 } else {
                     self.text.as_str()
@@ -1017,170 +972,92 @@ impl Session<'_> {
 
     /// Whether the last statement was a prepared one (for the client call's name).
     fn last_prepared(&self) -> bool {
-        matches!(self.last, Last::Stmt(i) if self.stmts[i].is_some())
-    }
-}
-
-struct CustomWorker<'a> {
-    s: Session<'a>,
-    slot: &'a CounterSlot,
-    /// The workload's epoch this worker's lines belong to.
-    epoch: u64,
-    retries: Retries,
-}
-
-impl CustomWorker<'_> {
-    /// Reconnects (1 ms retry loop bounded by the reconnect limit) and re-prepares.
-    fn reconnect(&mut self) -> Result<(), EngineError> {
-        if let Some(old) = self.s.conn.take() {
-            old.close();
-        }
-        self.s.in_trx = false;
-        let start = Instant::now();
-        loop {
-            match self.s.w.open(self.s.stop) {
-                Ok((conn, stmts)) => {
-                    self.s.conn = Some(conn);
-                    self.s.stmts = stmts;
-                    return Ok(());
-                }
-                Err(e)
-                    if start.elapsed() < self.s.w.reconnect_limit
-                        && !self.s.stop.stopping()
-                        && matches!(e.kind, ErrKind::Lost | ErrKind::Unreachable) =>
-                {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                Err(e) => {
-                    return Err(EngineError::Failed(format!(
-                        "workload `{}`: reconnecting to {} failed: {e}",
-                        self.s.w.def.name,
-                        self.s.w.connector.target.endpoint(0),
-                    )));
-                }
-            }
-        }
-    }
-
-    fn sql_error_on_statement(&mut self) {
-        if let Last::Stmt(i) = self.s.last
-            && let Some(l) = self.s.lines.stmts.get_mut(i)
-        {
-            l.errors += 1;
-        }
+        matches!(self.last, Last::Stmt(i) if self.session.stmts[i].is_some())
     }
 }
 
 impl Worker for CustomWorker<'_> {
     fn event(&mut self) -> EventResult {
-        let w = self.s.w;
-        let epoch = w.epoch.0.load(Ordering::Relaxed);
-        if epoch != self.epoch {
-            self.epoch = epoch;
-            self.s.lines.clear();
+        let w = self.w;
+        if self.session.new_period(w) {
+            self.lines.clear();
         }
-        let t = w.pick(&mut self.s.rng);
-        self.s.txn = t;
+        let t = w.pick(&mut self.rng);
+        self.txn = t;
         let plan = &w.txns[t];
         if let Some(g) = plan.keying
-            && let Err(e) = self.s.pause(g, "keying")
+            && let Err(e) = self.pause(g, "keying")
         {
-            return EventResult::Fatal(self.s.fatal_eval(&e));
+            return EventResult::Fatal(self.fatal_eval(&e));
         }
         let start = Instant::now();
         loop {
-            let e = match self.s.transaction(t) {
+            let e = match self.transaction(t) {
                 Ok(end) => {
-                    self.retries.event_done();
-                    let line = &mut self.s.lines.txns[t];
+                    self.session.event_done();
+                    let line = &mut self.lines.txns[t];
                     match end {
                         End::Commit => line
                             .record(u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)),
                         End::Rollback => line.rollbacks += 1,
                         End::Failed => {
                             line.errors += 1;
-                            self.s.tally.errors += 1;
+                            self.session.tally.errors += 1;
                         }
                     }
                     break;
                 }
                 Err(Stop::Halted) => return EventResult::Exhausted,
                 Err(Stop::Sql(e)) => e,
-                Err(Stop::Eval(m)) => return EventResult::Fatal(self.s.fatal_eval(&m)),
+                Err(Stop::Eval(m)) => return EventResult::Fatal(self.fatal_eval(&m)),
                 Err(Stop::Mismatch(_)) => {
-                    return EventResult::Fatal(self.s.fatal("internal error: unhandled mismatch"));
+                    return EventResult::Fatal(self.fatal("internal error: unhandled mismatch"));
                 }
             };
-            self.s.in_trx = false;
-            let slot = self.slot;
-            let verdict = self.retries.on_error(
-                &e,
-                &w.connector.target.ignore_errors,
-                self.s.stop,
-                self.s.conn.as_deref_mut(),
-                |code| slot.count_error(code),
-            );
-            match verdict {
-                // Whatever failed, the step is stopping: this worker ends, its event uncounted.
-                OnError::Stop => return EventResult::Exhausted,
-                OnError::Reconnect => {
-                    self.sql_error_on_statement();
-                    if let Err(f) = self.reconnect() {
-                        if self.s.stop.stopping() {
-                            return EventResult::Exhausted;
-                        }
-                        return EventResult::Fatal(f);
-                    }
-                    self.s.tally.reconnects += 1;
-                    self.slot.publish(&self.s.tally);
+            let (last, lines) = (self.last, &mut self.lines);
+            let next = self.session.recover(w, &e, |verdict| {
+                // The failed statement's own line counts the error; an ignored one, its
+                // transaction's too (the transaction re-runs).
+                if let Last::Stmt(i) = last
+                    && let Some(l) = lines.stmts.get_mut(i)
+                {
+                    l.errors += 1;
                 }
-                OnError::Retry => {
-                    self.sql_error_on_statement();
-                    self.s.tally.errors += 1;
-                    self.s.lines.txns[t].errors += 1;
-                    self.slot.publish(&self.s.tally);
+                if *verdict == OnError::Retry {
+                    lines.txns[t].errors += 1;
                 }
-                OnError::Fatal(why) => {
-                    self.sql_error_on_statement();
-                    let call = w
-                        .connector
-                        .target
-                        .driver
-                        .dialect()
-                        .call_name(self.s.last_prepared());
-                    let why = if why.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {why}")
-                    };
-                    return EventResult::Fatal(self.s.fatal(&format!("{call} returned {e}{why}")));
+            });
+            match next {
+                Next::Rerun => {}
+                Next::End(result) => return result,
+                Next::Fatal(why) => {
+                    let dialect = w.sessions.connector.target.driver.dialect();
+                    let call = dialect.call_name(self.last_prepared());
+                    return EventResult::Fatal(self.fatal(&format!("{call} returned {e}{why}")));
                 }
             }
         }
         if let Some(g) = plan.think
-            && let Err(e) = self.s.pause(g, "think")
+            && let Err(e) = self.pause(g, "think")
         {
-            return EventResult::Fatal(self.s.fatal_eval(&e));
+            return EventResult::Fatal(self.fatal_eval(&e));
         }
-        self.slot.publish(&self.s.tally);
+        self.session.publish();
         EventResult::Done
     }
 
     fn idle_ns(&mut self) -> u64 {
-        std::mem::take(&mut self.s.idle_ns)
+        std::mem::take(&mut self.idle_ns)
     }
 
     fn finish(&mut self) -> Result<(), EngineError> {
-        if let Some(conn) = self.s.conn.take() {
-            conn.close();
-        }
+        self.session.close();
         // Lines of a period the workload has since restarted (warmup) are not results.
-        if self.s.w.epoch.0.load(Ordering::Acquire) != self.epoch {
-            self.s.lines.clear();
+        if !self.session.in_period(self.w) {
+            self.lines.clear();
         }
-        let lines = self.s.lines.clone();
-        self.s
-            .w
+        let lines = self.lines.clone();
+        self.w
             .finished
             .lock()
             .unwrap_or_else(|p| p.into_inner())
