@@ -12,8 +12,9 @@
 //! * Errors follow [`retry`]: after a failed statement [`Session::recover`] counts it, rolls
 //!   back and re-runs the event, or reconnects (a 1 ms retry loop bounded by the reconnect
 //!   limit and the run's stop scope) and re-prepares, or says the error is fatal, and the
-//!   workload names the statement. `bulk_insert` shares the connection and counters but keeps
-//!   sysbench's own rule for its buffered INSERT (one reconnect, a fixed number of re-sends).
+//!   workload names the statement. `bulk_insert` shares [`connect`], [`Sessions`] and the
+//!   counters, not [`Session`]: its connection is opened outside the stop scope, and a failed
+//!   buffered INSERT follows sysbench's own rule (one reconnect, a fixed number of re-sends).
 //! * Counters are [`counters`]': plain per-worker tallies published into a slot per event. The
 //!   epoch of the measured period lives there too; a worker that keeps results of its own
 //!   asks [`Session::new_period`] once per event.
