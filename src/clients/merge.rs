@@ -22,7 +22,7 @@
 use hdrhistogram::Histogram;
 
 use super::protocol::LiveTotals;
-use crate::engine::retry::ErrorCodes;
+use crate::engine::session::retry::ErrorCodes;
 use crate::engine::{
     IntervalSample, LatencySummary, LiveSample, Metrics, SqlCounters, StepOutcome, TxnStats,
 };

@@ -39,7 +39,7 @@ use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::db::WireTarget;
-use crate::engine::retry::ErrorCodes;
+use crate::engine::session::retry::ErrorCodes;
 use crate::engine::{
     IntervalSample, LatencySummary, LiveSample, METRICS, Shard, SqlCounters, StepOutcome, TxnStats,
 };

@@ -23,7 +23,7 @@ pub const MIN_STACK: usize = 512 * 1024;
 pub const UNBOUNDED: i64 = i64::MAX;
 
 /// `max_retries`'s default (its spec says the same, a test checks): re-runs of one event after
-/// ignored errors before the error is fatal (see `engine::retry`). Far above what contention
+/// ignored errors before the error is fatal (see `engine::session::retry`). Far above what contention
 /// makes of a real transaction (one that fails 9 times in 10 gets through 1,000 tries with a
 /// probability of 1 − 10⁻⁴⁶), and reached in about a second by an error that recurs every time.
 pub const DEFAULT_MAX_RETRIES: u64 = 1000;
@@ -251,7 +251,7 @@ pub struct RunConfig {
     /// `validate`: checks where a workload can make them (fileio's checksums).
     pub validate: bool,
     /// `max_retries`: re-runs of one event after ignored errors before the error is fatal
-    /// (0: no limit); see [`super::retry`].
+    /// (0: no limit); see [`super::session::retry`].
     pub max_retries: u64,
     /// `lua_memory_limit`: bytes each Lua state may allocate (0: no limit); see
     /// [`super::lua::stop`].

@@ -40,7 +40,7 @@ pub mod oltp;
 pub mod option;
 pub mod random;
 pub mod registry;
-pub mod retry;
+pub mod session;
 pub mod spec;
 pub mod threads;
 
@@ -267,7 +267,7 @@ pub struct StepOutcome {
     pub per_thread: Vec<(u64, u64)>,
     /// The SQL errors of the measured period by code (results.csv's `error_codes`); empty for
     /// workloads without SQL and for imported logs.
-    pub error_codes: retry::ErrorCodes,
+    pub error_codes: session::retry::ErrorCodes,
 }
 
 /// What one transaction (or one statement, `statement` set) of a custom workload did in a run.

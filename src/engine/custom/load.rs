@@ -31,6 +31,7 @@ use super::model::{CheckExpect, Def, Frame, GenSpec, Slot, Sql, Val};
 use crate::db::{Cell, Connection, Connector, ErrKind, Fetched, Target, owned};
 use crate::engine::EngineError;
 use crate::engine::random::{RandOptions, Rng};
+use crate::engine::session::connect;
 
 /// Rows per range of a table: the unit a loader thread takes, and of the per-range seeding.
 pub const RANGE_ROWS: u64 = 20_000;
@@ -245,20 +246,6 @@ fn stream(t: usize, k: u64) -> usize {
 
 fn connector(t: &Target) -> Connector {
     Connector::new(t.clone())
-}
-
-/// One setup connection, its failure naming the endpoint ([`EngineError::Unreachable`] when
-/// nothing answered).
-fn connect(c: &Connector, n: usize) -> Result<Box<dyn Connection>, EngineError> {
-    let t = &c.target;
-    c.connect_at(n).map_err(|e| {
-        let message = t.driver.dialect().connect_failed(t, &e);
-        if e.host_unreachable() {
-            EngineError::Unreachable(message)
-        } else {
-            EngineError::Failed(message)
-        }
-    })
 }
 
 /// The text of `sql` for the target's driver; `what` names it in the error.

@@ -209,7 +209,7 @@ pub extern "C" fn sb_counter_inc(tid: i32, kind: i32) {
 }
 
 /// Whether the prelude's event loop has re-run its event too often (`restarts` re-runs so
-/// far): `max_retries` and the time floor of [`crate::engine::retry::Retries::exhausted`],
+/// far): `max_retries` and the time floor of [`crate::engine::session::retry::Retries::exhausted`],
 /// timed from the first re-run of the event.
 #[unsafe(no_mangle)]
 pub extern "C" fn sbsuite_retries_exhausted(restarts: u64) -> bool {
@@ -219,9 +219,9 @@ pub extern "C" fn sbsuite_retries_exhausted(restarts: u64) -> bool {
             c.retry_since = Some(now);
         }
         let since = *c.retry_since.get_or_insert(now);
-        crate::engine::retry::Retries::exhausted(
+        crate::engine::session::retry::Retries::exhausted(
             c.shared.limits.max_retries,
-            crate::engine::retry::MIN_RETRY_SPAN,
+            crate::engine::session::retry::MIN_RETRY_SPAN,
             restarts,
             since,
         )

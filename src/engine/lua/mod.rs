@@ -121,7 +121,7 @@ pub struct LuaShared {
     /// What the states may take: `lua_memory_limit` and `max_retries`.
     pub limits: Limits,
     /// The SQL errors of every state by code, since the start (results.csv's `error_codes`).
-    pub codes: std::sync::Mutex<crate::engine::retry::ErrorCodes>,
+    pub codes: std::sync::Mutex<crate::engine::session::retry::ErrorCodes>,
 }
 
 /// The general options that bound a script ([`stop`], the prelude's event loop).
@@ -137,7 +137,7 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             memory: stop::DEFAULT_MEMORY_LIMIT,
-            max_retries: crate::engine::retry::DEFAULT_MAX_RETRIES,
+            max_retries: crate::engine::session::retry::DEFAULT_MAX_RETRIES,
         }
     }
 }

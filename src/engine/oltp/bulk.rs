@@ -4,15 +4,17 @@
 //!
 //! Its own small workload because its data is its own (`sbtest1..sbtest<threads>` with only
 //! `id` and `k`, one table per thread) and its events never talk to the server on their own;
-//! counting and connections are the OLTP engine's ([`super::Counters`], [`Connector`]).
+//! its connections and counters are the SQL session's ([`Sessions`]), and it keeps sysbench's
+//! rule for a failed buffered INSERT (one reconnect, a fixed number of re-sends).
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 
-use super::{Counters, Slot, Tally};
-use crate::db::{Connection, Connector, ErrKind, owned};
+use crate::db::{Connection, ErrKind, owned};
 use crate::engine::driver::{EventResult, Scope, Worker, Workload};
+use crate::engine::session::counters::{Slot, Tally};
+use crate::engine::session::{self, Sessions, closed};
 use crate::engine::spec::{DataSpec, Setup, WorkloadSpec, never};
 use crate::engine::{EngineError, IntervalSample, StepOutcome};
 
@@ -37,23 +39,20 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
 const BULK_BYTES: usize = 512 * 1024;
 
 fn build(s: &Setup<'_>) -> Result<Box<dyn Workload>, EngineError> {
-    let threads = s.run.threads.max(1);
     Ok(Box::new(Bulk {
-        connector: Connector::new(s.target.clone()),
-        threads,
-        counters: Counters::new(threads),
+        sessions: Sessions::new(s, String::new()),
+        threads: s.run.threads.max(1),
     }))
 }
 
 struct Bulk {
-    connector: Connector,
+    sessions: Sessions,
     threads: usize,
-    counters: Counters,
 }
 
 impl Bulk {
     fn connect(&self) -> Result<Box<dyn Connection>, EngineError> {
-        super::prepare::connect_with(&self.connector)
+        session::connect(&self.sessions.connector, 0)
     }
 
     /// Runs `sql(n)` for every table n of 1..=threads, printing `message(n)` first. In a suite
@@ -66,7 +65,7 @@ impl Bulk {
         message: &dyn Fn(usize) -> String,
         sql: &dyn Fn(usize) -> String,
     ) -> Result<(), EngineError> {
-        let t = &self.connector.target;
+        let t = &self.sessions.connector.target;
         let mut conn = self.connect()?;
         for n in 1..=self.threads {
             let sql = sql(n);
@@ -98,7 +97,7 @@ impl Bulk {
 
 impl Workload for Bulk {
     fn before_run(&self) -> Result<(), EngineError> {
-        super::prepare::require_database(&self.connector)?;
+        super::prepare::require_database(&self.sessions.connector)?;
         self.each_table(io::sink().by_ref(), &|_| String::new(), &|n| {
             format!("SELECT 1 FROM sbtest{n} LIMIT 0")
         })
@@ -122,25 +121,25 @@ impl Workload for Bulk {
             row: String::with_capacity(32),
             n: 0,
             tally: Tally::default(),
-            slot: self.counters.slot(id)?,
+            slot: self.sessions.counters.slot(id)?,
         }))
     }
 
     fn interim(&self, s: &mut IntervalSample) -> Option<String> {
-        self.counters.interim(s);
+        self.sessions.counters.interim(s);
         None
     }
 
     fn sql_totals(&self) -> Option<crate::engine::SqlCounters> {
-        Some(self.counters.totals())
+        Some(self.sessions.counters.totals())
     }
 
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
-        self.counters.finish(outcome);
+        self.sessions.counters.finish(outcome);
     }
 
     fn reset_counters(&self) {
-        self.counters.reset();
+        self.sessions.counters.reset();
     }
 
     fn prepare(
@@ -153,9 +152,9 @@ impl Workload for Bulk {
             self.each_table(out, &|n| format!("Dropping table 'sbtest{n}'..."), &|n| {
                 format!("DROP TABLE IF EXISTS sbtest{n}")
             })?;
-            super::prepare::after_cleanup(&self.connector, out)
+            super::prepare::after_cleanup(&self.sessions.connector, out)
         } else {
-            super::prepare::refuse_existing(&self.connector, self.threads)?;
+            super::prepare::refuse_existing(&self.sessions.connector, self.threads)?;
             self.each_table(
                 out,
                 &|n| format!("Creating table 'sbtest{n}'..."),
@@ -194,10 +193,7 @@ impl BulkWorker<'_> {
         loop {
             let r = match self.conn.as_mut() {
                 Some(conn) => conn.query(self.buf.as_str()),
-                None => Err(crate::db::SqlError::client(
-                    "connection closed",
-                    ErrKind::Lost,
-                )),
+                None => Err(closed()),
             };
             match r {
                 Ok(done) => {
@@ -219,7 +215,13 @@ impl BulkWorker<'_> {
                     reconnected = true;
                 }
                 Err(e)
-                    if self.w.connector.target.ignore_errors.contains(&e.code)
+                    if self
+                        .w
+                        .sessions
+                        .connector
+                        .target
+                        .ignore_errors
+                        .contains(&e.code)
                         && retries < MAX_RETRIES =>
                 {
                     self.tally.errors += 1;

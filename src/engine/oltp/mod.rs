@@ -7,15 +7,14 @@
 //!   runtime inside it): that matched sysbench's client CPU, a shared multi-thread runtime
 //!   cost 1.5× (DESIGN.md "Measured facts"). Statements are prepared once per connection. The
 //!   statement sequences are written once here; the drivers differ only below [`Connection`].
-//! * Per statement: a result set counts as a read, else affected rows > 0 as a write, else
-//!   other (sysbench's classification, not the SQL verb). Workers keep plain counters and
-//!   publish them into their own cache-line-aligned [`Slot`] after each event (single writer);
-//!   the collector sums the slots for interim lines and the `SQL statistics:` block, and
-//!   `reset_counters` only moves the collector's base, so workers never see a shared write.
+//! * The connection, the counters and the error policy are the SQL session every SQL
+//!   workload shares ([`crate::engine::session`]). Per statement: a result set counts as a
+//!   read, else affected rows > 0 as a write, else other (sysbench's classification, not the
+//!   SQL verb), published into the worker's own slot after each event.
 //! * Errors as sysbench: an ignorable code counts an error, rolls back and re-runs the whole
 //!   event on the same timer; a lost connection reconnects (bounded retry, given up when the
-//!   run's stop flag, as the driver hands it to each worker, is set), re-prepares, counts a
-//!   reconnect and re-runs; anything else is fatal and names the code and the statement.
+//!   run stops), re-prepares, counts a reconnect and re-runs; anything else is fatal and names
+//!   the code and the statement.
 //! * Data loading and the pre-run checks live in [`prepare`]; the SQL text in [`sql`]; the
 //!   option tables and their typed form ([`options::Shape`]) in [`options`]. Each script is one
 //!   `WorkloadSpec` static here whose builder names its [`Kind`]: no name-to-script map.
@@ -26,18 +25,16 @@ pub mod prepare;
 pub mod sql;
 
 use std::io::{self, Write};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
 
 use super::driver::{EventResult, Scope, Worker, Workload};
 use super::option::OptSpec;
 use super::random::{Distribution, Rng, UniqueSequence};
-use super::retry::{ErrorCodes, OnError, Retries};
+use super::session::{Next, Open, Session, Sessions, closed};
 use super::spec::{Build, DataSpec, Setup, WorkloadSpec, never};
 use super::{EngineError, IntervalSample, SqlCounters, StepOutcome};
 use crate::db::interrupt::guarded_in;
-use crate::db::{Connection, Connector, ErrKind, PsMode, SqlError, StmtId};
+use crate::db::{Connection, PsMode, SqlError, StmtId};
 
 use self::options::{OLTP_COMMON, RANDOM_POINTS, RANDOM_RANGES, SBTEST_KEYS, Shape};
 use self::sql::{P, Q};
@@ -193,219 +190,22 @@ fn build(kind: Kind, s: &Setup<'_>) -> Result<Box<dyn Workload>, EngineError> {
     Ok(Box::new(Oltp::new(kind, s)?))
 }
 
-/// Statement counts of one worker (also the collector's sums).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Tally {
-    pub reads: u64,
-    pub writes: u64,
-    pub other: u64,
-    pub errors: u64,
-    pub reconnects: u64,
+/// The statements prepared on one connection.
+pub(crate) struct Stmts {
+    /// Per table (index table − 1) and [`Q`]; empty with `ps_mode = disable`.
+    tables: Vec<[Option<StmtId>; 9]>,
+    /// The one statement of select_random_points / select_random_ranges.
+    special: Option<StmtId>,
 }
-
-impl Tally {
-    /// Counts one statement by sysbench's classification: a result set is a read, else
-    /// affected rows make a write, else other.
-    pub(crate) fn classify(&mut self, done: crate::db::Done) {
-        if done.rows {
-            self.reads += 1;
-        } else if done.affected > 0 {
-            self.writes += 1;
-        } else {
-            self.other += 1;
-        }
-    }
-
-    fn add(&mut self, o: &Tally) {
-        self.reads += o.reads;
-        self.writes += o.writes;
-        self.other += o.other;
-        self.errors += o.errors;
-        self.reconnects += o.reconnects;
-    }
-
-    fn minus(&self, o: &Tally) -> Tally {
-        Tally {
-            reads: self.reads.saturating_sub(o.reads),
-            writes: self.writes.saturating_sub(o.writes),
-            other: self.other.saturating_sub(o.other),
-            errors: self.errors.saturating_sub(o.errors),
-            reconnects: self.reconnects.saturating_sub(o.reconnects),
-        }
-    }
-}
-
-/// A worker's published counters, alone on their cache lines (single writer: its worker).
-#[repr(align(128))]
-#[derive(Default)]
-pub(crate) struct Slot {
-    reads: AtomicU64,
-    writes: AtomicU64,
-    other: AtomicU64,
-    errors: AtomicU64,
-    reconnects: AtomicU64,
-    /// Errors by code since the start: written only when an error happens, off the hot path.
-    codes: Mutex<ErrorCodes>,
-}
-
-impl Slot {
-    /// Counts an error of `code` (see [`crate::engine::retry`]).
-    pub(crate) fn count_error(&self, code: &str) {
-        self.codes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .count(code);
-    }
-
-    fn codes(&self) -> ErrorCodes {
-        self.codes.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    pub(crate) fn publish(&self, t: &Tally) {
-        self.reads.store(t.reads, Ordering::Relaxed);
-        self.writes.store(t.writes, Ordering::Relaxed);
-        self.other.store(t.other, Ordering::Relaxed);
-        self.errors.store(t.errors, Ordering::Relaxed);
-        self.reconnects.store(t.reconnects, Ordering::Relaxed);
-    }
-
-    fn load(&self) -> Tally {
-        Tally {
-            reads: self.reads.load(Ordering::Relaxed),
-            writes: self.writes.load(Ordering::Relaxed),
-            other: self.other.load(Ordering::Relaxed),
-            errors: self.errors.load(Ordering::Relaxed),
-            reconnects: self.reconnects.load(Ordering::Relaxed),
-        }
-    }
-}
-
-/// Collector-side state: the previous interim snapshot and the base of the reported period.
-#[derive(Default)]
-struct Collector {
-    prev_time: f64,
-    prev: Tally,
-    base: Tally,
-    base_codes: ErrorCodes,
-}
-
-/// The per-worker slots and the collector's view of them: the `interim`, `finish_outcome`
-/// and `reset_counters` of every DB workload.
-pub(crate) struct Counters {
-    slots: Vec<Slot>,
-    collector: Mutex<Collector>,
-}
-
-impl Counters {
-    pub(crate) fn new(threads: usize) -> Counters {
-        Counters {
-            slots: (0..threads).map(|_| Slot::default()).collect(),
-            collector: Mutex::new(Collector::default()),
-        }
-    }
-
-    pub(crate) fn slot(&self, id: usize) -> Result<&Slot, EngineError> {
-        self.slots
-            .get(id)
-            .ok_or_else(|| EngineError::Failed(format!("worker {id} has no counter slot")))
-    }
-
-    fn sum(&self) -> Tally {
-        let mut t = Tally::default();
-        for s in &self.slots {
-            t.add(&s.load());
-        }
-        t
-    }
-
-    fn sum_codes(&self) -> ErrorCodes {
-        let mut all = ErrorCodes::default();
-        for s in &self.slots {
-            all.absorb(&s.codes());
-        }
-        all
-    }
-
-    fn collector(&self) -> std::sync::MutexGuard<'_, Collector> {
-        self.collector.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Fills the DB rates of an interim sample (the console then prints sysbench's DB line).
-    pub(crate) fn interim(&self, s: &mut IntervalSample) {
-        let now = self.sum();
-        let mut c = self.collector();
-        let dt = if s.time_s > c.prev_time {
-            s.time_s - c.prev_time
-        } else {
-            s.time_s
-        }
-        .max(1e-9);
-        let d = now.minus(&c.prev);
-        s.set_sql_rates([d.reads, d.writes, d.other, d.errors, d.reconnects], dt);
-        c.prev = now;
-        c.prev_time = s.time_s;
-    }
-
-    /// The counts since the run started, for [`crate::engine::LiveSample`]s.
-    pub(crate) fn totals(&self) -> SqlCounters {
-        let t = self.sum();
-        SqlCounters {
-            transactions: 0,
-            reads: t.reads,
-            writes: t.writes,
-            other: t.other,
-            errors: t.errors,
-            reconnects: t.reconnects,
-        }
-    }
-
-    /// The `SQL statistics:` counters since the start or the last reset.
-    pub(crate) fn finish(&self, outcome: &mut StepOutcome) {
-        let (base, base_codes) = {
-            let c = self.collector();
-            (c.base, c.base_codes.clone())
-        };
-        let t = self.sum().minus(&base);
-        outcome.error_codes = self.sum_codes().minus(&base_codes);
-        outcome.sql = Some(SqlCounters {
-            transactions: outcome.events,
-            reads: t.reads,
-            writes: t.writes,
-            other: t.other,
-            errors: t.errors,
-            reconnects: t.reconnects,
-        });
-    }
-
-    pub(crate) fn reset(&self) {
-        let now = self.sum();
-        let codes = self.sum_codes();
-        let mut c = self.collector();
-        c.base = now;
-        c.prev = now;
-        c.base_codes = codes;
-    }
-}
-
-/// A fresh connection with its prepared statements (per table and [`Q`]; the special one).
-type Opened = (
-    Box<dyn Connection>,
-    Vec<[Option<StmtId>; 9]>,
-    Option<StmtId>,
-);
 
 pub struct Oltp {
     kind: Kind,
     name: &'static str,
     shape: Shape,
-    connector: Connector,
+    sessions: Sessions,
     dist: Distribution,
     seed: u64,
     threads: usize,
-    /// How long a worker keeps trying to reconnect (the run's time limit, at least 10 s).
-    reconnect_limit: Duration,
-    /// `max_retries` ([`crate::engine::retry`]).
-    max_retries: u64,
     /// Statement texts per table (index table − 1), for `ps_mode = disable` and messages.
     texts: Vec<[String; 9]>,
     c_template: String,
@@ -414,7 +214,6 @@ pub struct Oltp {
     /// The one statement of select_random_points / select_random_ranges, and its parameter
     /// count.
     special: Option<(String, usize)>,
-    counters: Counters,
     /// The statement that opens an event's transaction (the dialect's
     /// [`crate::db::Dialect::begin`]).
     begin: &'static str,
@@ -453,19 +252,16 @@ impl Oltp {
         Ok(Oltp {
             kind,
             name: s.spec.name,
-            connector: Connector::new(s.target.clone()),
+            sessions: Sessions::new(s, String::new()),
             dist: Distribution::new(&s.run.rand).map_err(EngineError::Failed)?,
             seed,
             threads,
-            reconnect_limit: Duration::from_secs(s.run.time_secs().max(10)),
-            max_retries: s.run.max_retries,
             texts,
             c_template: sql::c_template(),
             pad_template: sql::pad_template(),
             unique: UniqueSequence::from_rng(&mut Rng::for_thread(seed, usize::MAX))
                 .sharded(s.run.shard),
             special,
-            counters: Counters::new(threads),
             assigns_ids: dialect.assigns_ids(shape.auto_inc, shape.secondary),
             auto_id: dialect.auto_id(),
             shape,
@@ -482,7 +278,7 @@ impl Oltp {
 
     /// How many statements [`Oltp::open`] prepares on each connection.
     pub(crate) fn statements_per_connection(&self) -> usize {
-        if self.connector.target.ps_mode != PsMode::Auto {
+        if self.sessions.connector.target.ps_mode != PsMode::Auto {
             return 0;
         }
         let per_table = Q::ALL
@@ -491,14 +287,21 @@ impl Oltp {
             .count();
         self.shape.tables * per_table + usize::from(self.special.is_some())
     }
+}
 
-    /// Opens the next connection and prepares what its events run (nothing with
-    /// `ps_mode = disable`).
-    /// A worker's connection, opened in its run's stop scope, with its statements prepared.
-    fn open(&self, scope: &Scope) -> Result<Opened, SqlError> {
-        let mut conn = guarded_in(self.connector.connect()?, scope);
+impl Open for Oltp {
+    type Stmts = Stmts;
+
+    fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+
+    /// Opens the next connection in the run's stop scope and prepares what its events run
+    /// (nothing with `ps_mode = disable`).
+    fn open(&self, scope: &Scope) -> Result<(Box<dyn Connection>, Stmts), SqlError> {
+        let mut conn = guarded_in(self.sessions.connector.connect()?, scope);
         let mut stmts = Vec::with_capacity(self.shape.tables);
-        let prepared = self.connector.target.ps_mode == PsMode::Auto;
+        let prepared = self.sessions.connector.target.ps_mode == PsMode::Auto;
         for t in 0..self.shape.tables {
             let mut row: [Option<StmtId>; 9] = Default::default();
             if prepared {
@@ -514,7 +317,13 @@ impl Oltp {
             Some((sql, _)) if prepared => Some(conn.prepare(sql.as_str())?),
             _ => None,
         };
-        Ok((conn, stmts, special))
+        Ok((
+            conn,
+            Stmts {
+                tables: stmts,
+                special,
+            },
+        ))
     }
 }
 
@@ -536,52 +345,35 @@ impl Workload for Oltp {
         id: usize,
         stop: &'a Scope,
     ) -> Result<Box<dyn Worker + 'a>, EngineError> {
-        let (conn, stmts, special) = self.open(stop).map_err(|e| {
-            EngineError::Failed(format!(
-                "worker {id} could not connect to {} and prepare its statements: {}",
-                self.connector.target.endpoint(id),
-                self.connector.target.driver.dialect().explain(&e),
-            ))
-        })?;
-        let slot = self.counters.slot(id)?;
         Ok(Box::new(OltpWorker {
-            s: Session {
-                w: self,
-                conn: Some(conn),
-                stmts,
-                special,
-                id,
-                args: Vec::with_capacity(32),
-                rng: Rng::for_thread(self.seed, id),
-                tally: Tally::default(),
-                c: String::with_capacity(128),
-                pad: String::with_capacity(64),
-                text: String::with_capacity(512),
-                in_trx: false,
-                last: Last::Text("BEGIN"),
-            },
-            slot,
+            w: self,
+            session: self.session(id, stop)?,
+            id,
+            args: Vec::with_capacity(32),
+            rng: Rng::for_thread(self.seed, id),
+            c: String::with_capacity(128),
+            pad: String::with_capacity(64),
+            text: String::with_capacity(512),
+            last: Last::Text("BEGIN"),
             events: 0,
-            stop,
-            retries: Retries::new(self.max_retries),
         }))
     }
 
     fn interim(&self, s: &mut IntervalSample) -> Option<String> {
-        self.counters.interim(s);
+        self.sessions.counters.interim(s);
         None
     }
 
     fn sql_totals(&self) -> Option<SqlCounters> {
-        Some(self.counters.totals())
+        Some(self.sessions.counters.totals())
     }
 
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
-        self.counters.finish(outcome);
+        self.sessions.counters.finish(outcome);
     }
 
     fn reset_counters(&self) {
-        self.counters.reset();
+        self.sessions.counters.reset();
     }
 
     fn prepare(
@@ -615,34 +407,25 @@ enum Last {
     Special,
 }
 
-/// Everything an event touches.
-struct Session<'a> {
+/// One worker: its session and everything an event touches.
+struct OltpWorker<'a> {
     w: &'a Oltp,
-    /// `None` after the connection was lost and before it is back.
-    conn: Option<Box<dyn Connection>>,
-    /// Prepared statements per table (index table − 1) and [`Q`]; empty with ps_mode disable.
-    stmts: Vec<[Option<StmtId>; 9]>,
-    /// The prepared statement of select_random_points / select_random_ranges.
-    special: Option<StmtId>,
+    session: Session<'a, Stmts>,
     /// Worker id (0-based): the random_points/ranges key partition.
     id: usize,
     /// Reused parameter buffer of the special statement.
     args: Vec<P<'static>>,
     rng: Rng,
-    tally: Tally,
     c: String,
     pad: String,
     /// Reused buffer for text-protocol queries.
     text: String,
-    in_trx: bool,
     last: Last,
+    /// Events finished on this worker (for option `reconnect`).
+    events: u64,
 }
 
-fn closed() -> SqlError {
-    SqlError::client("connection closed", ErrKind::Lost)
-}
-
-impl Session<'_> {
+impl OltpWorker<'_> {
     fn table(&mut self) -> usize {
         self.rng.uniform(1, self.w.shape.tables as u64) as usize
     }
@@ -651,31 +434,24 @@ impl Session<'_> {
         self.w.dist.draw(&mut self.rng, 1, self.w.shape.table_size) as i64
     }
 
-    fn count(&mut self, done: crate::db::Done) {
-        self.tally.classify(done);
-    }
-
     fn text_query(&mut self, sql: &'static str) -> Result<(), SqlError> {
         self.last = Last::Text(sql);
-        let conn = self.conn.as_mut().ok_or_else(closed)?;
-        let done = conn.query(sql)?;
-        self.count(done);
-        Ok(())
+        self.session.query(sql)
     }
 
     /// Runs statement `q` on table `t` with `params` (prepared or substituted).
     fn exec(&mut self, q: Q, t: usize, params: &[P<'_>]) -> Result<(), SqlError> {
         self.last = Last::Stmt(q, t);
-        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let conn = self.session.conn.as_mut().ok_or_else(closed)?;
         let qi = q as usize;
-        let done = match self.stmts[t - 1][qi] {
+        let done = match self.session.stmts.tables[t - 1][qi] {
             Some(stmt) => conn.execute(stmt, params)?,
             None => {
                 sql::substitute(&self.w.texts[t - 1][qi], params, &mut self.text);
                 conn.query(self.text.as_str())?
             }
         };
-        self.count(done);
+        self.session.tally.classify(done);
         Ok(())
     }
 
@@ -775,9 +551,9 @@ impl Session<'_> {
         self.c = c;
         self.pad = pad;
         self.last = Last::Insert;
-        let conn = self.conn.as_mut().ok_or_else(closed)?;
+        let conn = self.session.conn.as_mut().ok_or_else(closed)?;
         let done = conn.query(self.text.as_str())?;
-        self.count(done);
+        self.session.tally.classify(done);
         Ok(())
     }
 
@@ -800,26 +576,26 @@ impl Session<'_> {
             }
         }
         self.last = Last::Special;
-        let conn = self.conn.as_mut().ok_or_else(closed)?;
-        let done = match self.special {
+        let conn = self.session.conn.as_mut().ok_or_else(closed)?;
+        let done = match self.session.stmts.special {
             Some(stmt) => conn.execute(stmt, &self.args)?,
             None => {
                 sql::substitute(sql, &self.args, &mut self.text);
                 conn.query(self.text.as_str())?
             }
         };
-        self.count(done);
+        self.session.tally.classify(done);
         Ok(())
     }
 
     /// One sysbench `event()`.
-    fn event(&mut self) -> Result<(), SqlError> {
+    fn run(&mut self) -> Result<(), SqlError> {
         let sh = &self.w.shape;
         let kind = self.w.kind;
         let trx = kind.transactional() && !sh.skip_trx;
         if trx {
             self.text_query(self.w.begin)?;
-            self.in_trx = true;
+            self.session.in_trx = true;
         }
         match kind {
             Kind::ReadWrite | Kind::ReadOnly | Kind::WriteOnly => {
@@ -855,7 +631,7 @@ impl Session<'_> {
         }
         if trx {
             self.text_query("COMMIT")?;
-            self.in_trx = false;
+            self.session.in_trx = false;
         }
         Ok(())
     }
@@ -864,14 +640,16 @@ impl Session<'_> {
         match self.last {
             Last::Text(t) => t.to_string(),
             Last::Stmt(q, t) => {
-                if self.stmts.is_empty() || self.stmts[t - 1][q as usize].is_none() {
+                if self.session.stmts.tables.is_empty()
+                    || self.session.stmts.tables[t - 1][q as usize].is_none()
+                {
                     self.text.clone()
                 } else {
                     self.w.texts[t - 1][q as usize].clone()
                 }
             }
             Last::Insert => self.text.clone(),
-            Last::Special => match (&self.special, &self.w.special) {
+            Last::Special => match (&self.session.stmts.special, &self.w.special) {
                 (Some(_), Some((sql, _))) => sql.clone(),
                 _ => self.text.clone(),
             },
@@ -881,54 +659,12 @@ impl Session<'_> {
     /// Whether the last statement was a prepared one (for sysbench's message).
     fn last_prepared(&self) -> bool {
         match self.last {
-            Last::Stmt(q, t) => !self.stmts.is_empty() && self.stmts[t - 1][q as usize].is_some(),
-            Last::Special => self.special.is_some(),
-            _ => false,
-        }
-    }
-}
-
-struct OltpWorker<'a> {
-    s: Session<'a>,
-    slot: &'a Slot,
-    /// Events finished on this worker (for option `reconnect`).
-    events: u64,
-    /// The run's stop scope: the connection lives in it, a reconnect loop and the error
-    /// policy give up when it stops.
-    stop: &'a Scope,
-    retries: Retries,
-}
-
-impl OltpWorker<'_> {
-    /// Reconnects (1 ms retry loop bounded by the reconnect limit) and re-prepares.
-    fn reconnect(&mut self) -> Result<(), EngineError> {
-        if let Some(old) = self.s.conn.take() {
-            old.close();
-        }
-        self.s.in_trx = false;
-        let start = Instant::now();
-        loop {
-            match self.s.w.open(self.stop) {
-                Ok((conn, stmts, special)) => {
-                    self.s.conn = Some(conn);
-                    self.s.stmts = stmts;
-                    self.s.special = special;
-                    return Ok(());
-                }
-                Err(e)
-                    if start.elapsed() < self.s.w.reconnect_limit
-                        && !self.stop.stopping()
-                        && matches!(e.kind, ErrKind::Lost | ErrKind::Unreachable) =>
-                {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                Err(e) => {
-                    return Err(EngineError::Failed(format!(
-                        "reconnecting to {} failed: {e}",
-                        self.s.w.connector.target.endpoint(0),
-                    )));
-                }
+            Last::Stmt(q, t) => {
+                !self.session.stmts.tables.is_empty()
+                    && self.session.stmts.tables[t - 1][q as usize].is_some()
             }
+            Last::Special => self.session.stmts.special.is_some(),
+            _ => false,
         }
     }
 }
@@ -936,61 +672,33 @@ impl OltpWorker<'_> {
 impl Worker for OltpWorker<'_> {
     fn event(&mut self) -> EventResult {
         loop {
-            let e = match self.s.event() {
+            let e = match self.run() {
                 Ok(()) => {
-                    self.retries.event_done();
+                    self.session.event_done();
                     self.events += 1;
-                    let every = self.s.w.shape.reconnect_every;
+                    let every = self.w.shape.reconnect_every;
                     if every > 0 && self.events.is_multiple_of(every) {
                         // sysbench's `--reconnect=N`: close, open, re-prepare; a reconnect.
-                        if let Err(f) = self.reconnect() {
+                        if let Err(f) = self.session.reconnect(self.w) {
                             return EventResult::Fatal(f);
                         }
-                        self.s.tally.reconnects += 1;
+                        self.session.tally.reconnects += 1;
                     }
-                    self.slot.publish(&self.s.tally);
+                    self.session.publish();
                     return EventResult::Done;
                 }
                 Err(e) => e,
             };
-            self.s.in_trx = false;
-            let slot = self.slot;
-            let verdict = self.retries.on_error(
-                &e,
-                &self.s.w.connector.target.ignore_errors,
-                self.stop,
-                self.s.conn.as_deref_mut(),
-                |code| slot.count_error(code),
-            );
-            match verdict {
-                // Whatever failed, the step is stopping: this worker ends, its event uncounted.
-                OnError::Stop => return EventResult::Exhausted,
-                OnError::Reconnect => {
-                    if let Err(f) = self.reconnect() {
-                        if self.stop.stopping() {
-                            return EventResult::Exhausted;
-                        }
-                        return EventResult::Fatal(f);
-                    }
-                    self.s.tally.reconnects += 1;
-                    self.slot.publish(&self.s.tally);
-                }
-                OnError::Retry => {
-                    self.s.tally.errors += 1;
-                    self.slot.publish(&self.s.tally);
-                }
-                OnError::Fatal(why) => {
-                    let dialect = self.s.w.connector.target.driver.dialect();
-                    let call = dialect.call_name(self.s.last_prepared());
-                    let why = if why.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {why}")
-                    };
+            match self.session.recover(self.w, &e, |_| {}) {
+                Next::Rerun => {}
+                Next::End(result) => return result,
+                Next::Fatal(why) => {
+                    let dialect = self.w.sessions.connector.target.driver.dialect();
+                    let call = dialect.call_name(self.last_prepared());
                     return EventResult::Fatal(EngineError::Failed(format!(
                         "`{}`: {call} returned {e} for query '{}'{why}",
-                        self.s.w.name,
-                        self.s.last_sql()
+                        self.w.name,
+                        self.last_sql()
                     )));
                 }
             }
@@ -998,9 +706,7 @@ impl Worker for OltpWorker<'_> {
     }
 
     fn finish(&mut self) -> Result<(), EngineError> {
-        if let Some(conn) = self.s.conn.take() {
-            conn.close();
-        }
+        self.session.close();
         Ok(())
     }
 }
@@ -1020,20 +726,5 @@ mod tests {
             !Kind::Insert.uses(Q::Insert, true),
             "oltp_insert is a text query"
         );
-    }
-
-    #[test]
-    fn tallies_subtract_without_underflow() {
-        let a = Tally {
-            reads: 5,
-            writes: 1,
-            other: 2,
-            errors: 0,
-            reconnects: 1,
-        };
-        let mut b = a;
-        b.add(&a);
-        assert_eq!(b.minus(&a), a);
-        assert_eq!(a.minus(&b), Tally::default());
     }
 }

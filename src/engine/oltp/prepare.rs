@@ -15,6 +15,7 @@ use super::{Kind, Oltp};
 use crate::db::{Connection, Connector, DataRow, ErrKind, SqlError, TableSpec, owned};
 use crate::engine::EngineError;
 use crate::engine::random::Rng;
+use crate::engine::session;
 
 fn failed(what: &str, e: &SqlError) -> EngineError {
     EngineError::Failed(format!("{what}: {e}"))
@@ -24,23 +25,9 @@ fn io_err(e: std::io::Error) -> EngineError {
     EngineError::Failed(format!("writing the report failed: {e}"))
 }
 
+/// One connection for setup work ([`session::connect`]).
 fn connect(w: &Oltp) -> Result<Box<dyn Connection>, EngineError> {
-    connect_with(&w.connector)
-}
-
-/// One connection for setup work (prepare, cleanup, checks), its failure as an engine error
-/// naming the endpoint, user and database ([`EngineError::Unreachable`] when no connection
-/// could be opened at all).
-pub(super) fn connect_with(connector: &Connector) -> Result<Box<dyn Connection>, EngineError> {
-    let t = &connector.target;
-    connector.connect_at(0).map_err(|e| {
-        let message = t.driver.dialect().connect_failed(t, &e);
-        if e.host_unreachable() {
-            EngineError::Unreachable(message)
-        } else {
-            EngineError::Failed(message)
-        }
-    })
+    session::connect(&w.sessions.connector, 0)
 }
 
 /// Before a run: a SQLite file that is not there fails with the fix, instead of being created
@@ -85,6 +72,7 @@ fn table_spec(w: &Oltp) -> TableSpec<'_> {
 pub fn create_table_sql(w: &Oltp, n: usize) -> String {
     let sh = &w.shape;
     let mut sql = w
+        .sessions
         .connector
         .target
         .driver
@@ -100,7 +88,8 @@ pub fn create_table_sql(w: &Oltp, n: usize) -> String {
 /// The statements run after loading table `n`: sysbench's secondary index on `k`, and on
 /// PostgreSQL and SQLite the non-unique index on `id` of `secondary = on`.
 fn index_sql(w: &Oltp, n: usize) -> Vec<String> {
-    w.connector
+    w.sessions
+        .connector
         .target
         .driver
         .dialect()
@@ -129,7 +118,7 @@ fn load_table(
     let rows = rows_per_table(w);
     let _ = msg.send(format!("Creating table 'sbtest{n}'..."));
     let sql = create_table_sql(w, n);
-    let t = &w.connector.target;
+    let t = &w.sessions.connector.target;
     let created = match &t.ledger {
         Some(ledger) => owned::create(
             ledger.as_ref(),
@@ -173,7 +162,7 @@ fn load_table(
         conn.query(&sql)
             .map_err(|e| failed(&format!("`{sql}` failed"), &e))?;
     }
-    if let Some(sql) = w.connector.target.driver.dialect().after_load(n) {
+    if let Some(sql) = w.sessions.connector.target.driver.dialect().after_load(n) {
         conn.query(&sql)
             .map_err(|e| failed(&format!("{sql} failed"), &e))?;
     }
@@ -226,7 +215,7 @@ where
 /// Loader threads for prepare and prewarm: one per table up to `threads`, except on SQLite,
 /// which has one writer at a time (more threads would only wait for the lock).
 fn loaders(w: &Oltp) -> usize {
-    if w.connector.target.driver.dialect().single_writer() {
+    if w.sessions.connector.target.driver.dialect().single_writer() {
         1
     } else {
         w.threads
@@ -241,7 +230,7 @@ pub(super) fn refuse_existing(connector: &Connector, tables: usize) -> Result<()
     if t.ledger.is_none() || t.dry_run {
         return Ok(());
     }
-    let mut conn = connect_with(connector)?;
+    let mut conn = session::connect(connector, 0)?;
     let mut there = Vec::new();
     for n in 1..=tables {
         let name = format!("sbtest{n}");
@@ -270,7 +259,7 @@ pub(super) fn refuse_existing(connector: &Connector, tables: usize) -> Result<()
 /// The `prepare` command: create and load every table (a suite's, after
 /// `refuse_existing`).
 pub fn prepare(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
-    refuse_existing(&w.connector, w.shape.tables)?;
+    refuse_existing(&w.sessions.connector, w.shape.tables)?;
     per_table_workers(w, loaders(w), out, |t, workers, tx| {
         let mut conn = connect(w)?;
         let mut rng = Rng::for_thread(w.seed, t);
@@ -289,7 +278,8 @@ pub fn prepare(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), E
 /// one of the `k` index, so that a run after a restart measures the server, not its cold
 /// caches.
 fn prewarm_sql(w: &Oltp, n: usize) -> Vec<String> {
-    w.connector
+    w.sessions
+        .connector
         .target
         .driver
         .dialect()
@@ -317,14 +307,14 @@ pub fn prewarm(w: &Oltp, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), E
 /// The `cleanup` command: drop every table, or, in a suite (the target has a ledger), every
 /// table the run created (the others are the ledger's to report).
 pub fn cleanup(w: &Oltp, out: &mut dyn Write) -> Result<(), EngineError> {
-    let t = &w.connector.target;
+    let t = &w.sessions.connector.target;
     let Some(ledger) = t.ledger.as_deref() else {
         let mut conn = connect(w)?;
         for n in 1..=w.shape.tables {
             drop_table(conn.as_mut(), n, out)?;
         }
         conn.close();
-        return after_cleanup(&w.connector, out);
+        return after_cleanup(&w.sessions.connector, out);
     };
     let tables: Vec<(usize, owned::TableKey)> = (1..=w.shape.tables)
         .map(|n| (n, owned::key(t, &format!("sbtest{n}"))))
@@ -334,7 +324,7 @@ pub fn cleanup(w: &Oltp, out: &mut dyn Write) -> Result<(), EngineError> {
     // to report them, and a server that cannot be reached has nothing to report.
     let mut conn = match connect(w) {
         Ok(conn) => conn,
-        Err(_) if !mine => return after_cleanup(&w.connector, out),
+        Err(_) if !mine => return after_cleanup(&w.sessions.connector, out),
         Err(e) => return Err(e),
     };
     for (n, key) in &tables {
@@ -346,7 +336,7 @@ pub fn cleanup(w: &Oltp, out: &mut dyn Write) -> Result<(), EngineError> {
         }
     }
     conn.close();
-    after_cleanup(&w.connector, out)
+    after_cleanup(&w.sessions.connector, out)
 }
 
 /// `DROP TABLE IF EXISTS sbtest<n>`, with sysbench's line.
@@ -362,11 +352,11 @@ fn drop_table(conn: &mut dyn Connection, n: usize, out: &mut dyn Write) -> Resul
 /// primary key, which sysbench's prepare makes equal to the row count: a table prepared with a
 /// smaller `table_size` is found without counting a big one.
 pub fn check_existing(w: &Oltp) -> Result<(), EngineError> {
-    if w.connector.target.dry_run {
+    if w.sessions.connector.target.dry_run {
         return Ok(());
     }
-    require_database(&w.connector)?;
-    let t = &w.connector.target;
+    require_database(&w.sessions.connector)?;
+    let t = &w.sessions.connector.target;
     let db = t.driver.dialect().database_label(t);
     let (tables, size) = (w.shape.tables, w.shape.table_size);
     let fix = format!(
@@ -405,12 +395,12 @@ pub fn check_existing(w: &Oltp) -> Result<(), EngineError> {
 /// Before a run: the server accepts the connections the run needs and every table is there
 /// with rows (else "run prepare first").
 pub fn check_before_run(w: &Oltp) -> Result<(), EngineError> {
-    if w.connector.target.dry_run {
+    if w.sessions.connector.target.dry_run {
         return Ok(());
     }
-    require_database(&w.connector)?;
+    require_database(&w.sessions.connector)?;
     let mut conn = connect(w)?;
-    let dialect = w.connector.target.driver.dialect();
+    let dialect = w.sessions.connector.target.driver.dialect();
     let max = dialect
         .max_connections(conn.as_mut())
         .map_err(|e| failed("reading max_connections failed", &e))?;
@@ -436,7 +426,7 @@ pub fn check_before_run(w: &Oltp) -> Result<(), EngineError> {
     {
         return Err(EngineError::Failed(why));
     }
-    let t = &w.connector.target;
+    let t = &w.sessions.connector.target;
     let db = dialect.database_label(t);
     for n in 1..=w.shape.tables {
         match conn.query_i64(&format!("SELECT MAX(id) FROM sbtest{n}")) {

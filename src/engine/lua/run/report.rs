@@ -12,7 +12,7 @@ use mlua::{Lua, Table};
 
 use super::super::ctx::{CNT_ERROR, CNT_OTHER, CNT_READ, CNT_RECONNECT, CNT_TRX, Counters};
 use super::super::{LuaError, LuaShared};
-use crate::engine::retry::ErrorCodes;
+use crate::engine::session::retry::ErrorCodes;
 
 /// The counters of the worker slots, summed.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -34,7 +34,7 @@ use crate::db::{Connection, ErrKind, IgnoreErrors, SqlError};
 /// The shortest time an event re-runs before `max_retries` can fail it (see the module doc).
 pub const MIN_RETRY_SPAN: Duration = Duration::from_secs(1);
 
-pub use super::config::DEFAULT_MAX_RETRIES;
+pub use crate::engine::config::DEFAULT_MAX_RETRIES;
 
 /// What to do after a failed statement.
 #[derive(Debug, PartialEq, Eq)]
