@@ -3,8 +3,21 @@
 //! set).
 
 use std::io::Write as _;
+use std::os::unix::net::UnixStream;
+use std::time::Instant;
 
+use sha1::{Digest, Sha1};
+
+use super::codec::first_text_i64;
+use super::handshake::{
+    AuthStep, Plugin, auth_step, parse_handshake, scramble_native, scramble_sha256,
+};
+use super::results::{binary_row, text_row};
 use super::*;
+use crate::db::io::Stream;
+use crate::db::mysql::shared::{
+    TYPE_BIT, TYPE_DATE, TYPE_DATETIME, TYPE_LONG, TYPE_LONGLONG, TYPE_TIME, TYPE_TINY,
+};
 
 // ---------------------------------------------------------------------------------------------
 // codec
