@@ -325,13 +325,10 @@ impl StepExecutor for EngineExecutor {
         if let Some(v) = self.variants.get(variant) {
             // A restart first (static settings), then the runtime ones on the restarted server.
             let restart = match &v.restart {
-                Some(r) => Some(server::apply_restart(
-                    target,
-                    variant,
-                    r,
-                    &self.base_dir,
-                    run_dir,
-                )?),
+                Some(r) => Some(
+                    server::apply_restart(target, variant, r, &self.base_dir, run_dir)
+                        .map_err(|e| e.to_string())?,
+                ),
                 None => None,
             };
             let saved = if v.set_global.is_empty() && v.sql.is_none() {
@@ -365,7 +362,7 @@ impl StepExecutor for EngineExecutor {
                                 return Err(format!("{e}; undoing the restart failed: {u}"));
                             }
                         }
-                        return Err(e);
+                        return Err(e.to_string());
                     }
                 }
             };
