@@ -320,15 +320,120 @@ pub trait Dialect: Sync {
     }
 }
 
+/// Why a server setting could not be checked, read, changed or put back: the errors of
+/// [`ServerAdmin`] and of a variant's `sql` templates ([`crate::db::sql_settings`]). Each
+/// message names the setting, statement or template and, where there is one, the fix; the
+/// server's own error is the source. The runner adds its bookkeeping around it
+/// (`crate::runner::server::ServerError`).
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    /// No session could be opened to the server.
+    #[error("cannot connect to {endpoint}: {source}")]
+    Connect {
+        endpoint: String,
+        #[source]
+        source: SqlError,
+    },
+    /// A name that cannot go into SQL text ([`crate::db::sql_settings::check_name`]).
+    #[error("`{0}` is not a server variable name (letters, digits, `_` and `.` only)")]
+    BadName(String),
+    /// MySQL: the server has no such variable.
+    #[error("`{name}` is not a variable of this server ({source})")]
+    UnknownVariable {
+        name: String,
+        #[source]
+        source: SqlError,
+    },
+    /// MySQL: a variable that only a restart changes.
+    #[error(
+        "`{name}` is read-only at runtime ({source}): use a `restart` variant with a config template"
+    )]
+    ReadOnlyAtRuntime {
+        name: String,
+        #[source]
+        source: SqlError,
+    },
+    /// MySQL: any other refusal of the assignment that changes nothing.
+    #[error("`{name}` cannot be set: {source}")]
+    NotSettable {
+        name: String,
+        #[source]
+        source: SqlError,
+    },
+    /// PostgreSQL: the server has no such setting.
+    #[error("`{0}` is not a setting of this server")]
+    UnknownSetting(String),
+    /// PostgreSQL: a setting of context `postmaster`.
+    #[error("`{0}` needs a server restart: use a `restart` variant with a config template")]
+    NeedsRestart(String),
+    /// PostgreSQL: a setting of context `internal`.
+    #[error("`{0}` is read-only")]
+    ReadOnly(String),
+    /// Reading a setting (or the catalog `what` names) failed.
+    #[error("reading {what} failed: {source}")]
+    Read {
+        what: String,
+        #[source]
+        source: SqlError,
+    },
+    /// A statement that changes or reloads settings failed (`what`: its head, as
+    /// `SET GLOBAL name`).
+    #[error("{what} failed: {source}")]
+    Statement {
+        what: String,
+        #[source]
+        source: SqlError,
+    },
+    /// PostgreSQL: the configuration file holds an error for `name`.
+    #[error("PostgreSQL refuses {name}: {reason}")]
+    Refused { name: String, reason: String },
+    /// PostgreSQL: fresh sessions still see the old values of these settings.
+    #[error("PostgreSQL did not apply {} within 10 s of pg_reload_conf()", .0.join(", "))]
+    NotApplied(Vec<String>),
+    /// An `sql` template does not compile or render; `hint` says what the template sees when
+    /// that is the likely mistake.
+    #[error("template `{template}`: {source}{hint}")]
+    Template {
+        template: String,
+        #[source]
+        source: minijinja::Error,
+        hint: &'static str,
+    },
+    #[error("template `{0}` renders to an empty statement")]
+    EmptyStatement(String),
+    /// The `read` query's answer has no column names to find `column` by.
+    #[error(
+        "this connection (a TLS fallback driver) reports no column names, so `column = \"{0}\"` cannot be found: read one column (e.g. `SELECT …`) and leave out `column`"
+    )]
+    NoColumnNames(String),
+    #[error("the read query has no column `{column}` (its columns: {})", .columns.join(", "))]
+    NoSuchColumn {
+        column: String,
+        columns: Vec<String>,
+    },
+    #[error(
+        "the read query returns {width} columns ({}): say which holds the value with `column`",
+        .columns.join(", ")
+    )]
+    WhichColumn { width: usize, columns: Vec<String> },
+    #[error(
+        "the read query returned no row for `{0}`: is it a setting of this server (and the query right)?"
+    )]
+    NoRow(String),
+    #[error("the read query's row for `{0}` is too short")]
+    ShortRow(String),
+}
+
 /// A server's runtime settings (`set_global` of a variant) and what a capture reads. The
 /// runner keeps the bookkeeping (restore files, the order of the steps, messages around
 /// them); this is the SQL and how to read the server's answers.
 pub trait ServerAdmin: Sync {
     /// Checks, changing nothing, that `name` exists and can be set at runtime.
-    fn check_settable(&self, conn: &mut dyn Connection, name: &str) -> Result<(), String>;
+    fn check_settable(&self, conn: &mut dyn Connection, name: &str) -> Result<(), AdminError>;
 
     /// The value that puts `name` back as it was (`None`: a NULL, or nothing to keep).
-    fn original(&self, conn: &mut dyn Connection, name: &str) -> Result<Option<String>, String>;
+    fn original(&self, conn: &mut dyn Connection, name: &str)
+    -> Result<Option<String>, AdminError>;
 
     /// What [`ServerAdmin::commit`] needs to know before the settings change (PostgreSQL:
     /// each setting's effective value).
@@ -336,13 +441,13 @@ pub trait ServerAdmin: Sync {
         &self,
         conn: &mut dyn Connection,
         names: &[&str],
-    ) -> Result<Vec<(String, Option<String>)>, String> {
+    ) -> Result<Vec<(String, Option<String>)>, AdminError> {
         let _ = (conn, names);
         Ok(Vec::new())
     }
 
     /// Sets `name` to `value`.
-    fn set(&self, conn: &mut dyn Connection, name: &str, value: &Value) -> Result<(), String>;
+    fn set(&self, conn: &mut dyn Connection, name: &str, value: &Value) -> Result<(), AdminError>;
 
     /// Whether a value set by [`ServerAdmin::set`] takes effect only at
     /// [`ServerAdmin::commit`] (else it is read back at once).
@@ -356,8 +461,8 @@ pub trait ServerAdmin: Sync {
         &self,
         conn: &mut dyn Connection,
         before: &[(String, Option<String>)],
-        connect: &mut dyn FnMut() -> Result<Box<dyn Connection>, String>,
-    ) -> Result<(), String> {
+        connect: &mut dyn FnMut() -> Result<Box<dyn Connection>, AdminError>,
+    ) -> Result<(), AdminError> {
         let _ = (conn, before, connect);
         Ok(())
     }
@@ -372,7 +477,7 @@ pub trait ServerAdmin: Sync {
     fn restore_sql(&self, name: &str, original: Option<&str>) -> String;
 
     /// After the restore statements (PostgreSQL: reload).
-    fn after_restore(&self, conn: &mut dyn Connection) -> Result<(), String> {
+    fn after_restore(&self, conn: &mut dyn Connection) -> Result<(), AdminError> {
         let _ = conn;
         Ok(())
     }

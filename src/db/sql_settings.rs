@@ -18,7 +18,7 @@
 use indexmap::IndexMap;
 
 use crate::db::conn::Table;
-use crate::db::dialect::{ServerAdmin, quote, value_text};
+use crate::db::dialect::{AdminError, ServerAdmin, quote, value_text};
 use crate::value::Value;
 
 /// The templates of a variant's `sql` (the fields of the suite's `sql = { … }`).
@@ -32,7 +32,7 @@ pub struct Templates<'a> {
 }
 
 /// `name` is a plain setting name (letters, digits, `_`, `.`): it goes into SQL text.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), AdminError> {
     if !name.is_empty()
         && name
             .chars()
@@ -40,9 +40,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
     {
         Ok(())
     } else {
-        Err(format!(
-            "`{name}` is not a server variable name (letters, digits, `_` and `.` only)"
-        ))
+        Err(AdminError::BadName(name.to_string()))
     }
 }
 
@@ -114,7 +112,7 @@ pub fn render(
     variant: &str,
     name: &str,
     value: Option<&str>,
-) -> Result<String, String> {
+) -> Result<String, AdminError> {
     let source = match which {
         Which::Apply => sql.apply,
         Which::Read => sql.read,
@@ -134,15 +132,17 @@ pub fn render(
     let text = env
         .template_from_str(source)
         .and_then(|t| t.render(ctx))
-        .map_err(|e| {
-            let mut message = format!("template `{source}`: {e}");
-            if which == Which::Read && source.contains("value") {
-                message.push_str(" (`read` sees `name` and `variant`, not `value`)");
-            }
-            message
+        .map_err(|e| AdminError::Template {
+            template: source.to_string(),
+            source: e,
+            hint: if which == Which::Read && source.contains("value") {
+                " (`read` sees `name` and `variant`, not `value`)"
+            } else {
+                ""
+            },
         })?;
     if text.trim().is_empty() {
-        return Err(format!("template `{source}` renders to an empty statement"));
+        return Err(AdminError::EmptyStatement(source.to_string()));
     }
     Ok(text)
 }
@@ -166,8 +166,9 @@ pub fn statements(
 ) -> Result<Statements, (String, String)> {
     let mut out = Vec::new();
     for (name, value) in settings {
-        check_name(name).map_err(|e| (format!("settings.{name}"), e))?;
-        let at = |which: Which| move |e: String| (format!("sql.{}", which.key()), e);
+        check_name(name).map_err(|e| (format!("settings.{name}"), e.to_string()))?;
+        let at =
+            |which: Which| move |e: AdminError| (format!("sql.{}", which.key()), e.to_string());
         let apply = render(
             sql,
             Which::Apply,
@@ -189,7 +190,7 @@ pub fn statements(
     let after = match &sql.after {
         Some(_) => Some(
             render(sql, Which::After, variant, "", None)
-                .map_err(|e| ("sql.after".to_string(), e))?,
+                .map_err(|e| ("sql.after".to_string(), e.to_string()))?,
         ),
         None => None,
     };
@@ -206,31 +207,27 @@ pub fn values(
     table: &Table,
     column: Option<&str>,
     name: &str,
-) -> Result<Vec<Option<String>>, String> {
+) -> Result<Vec<Option<String>>, AdminError> {
     let width = table.rows.first().map_or(0, Vec::len);
     let index = match column {
         Some(c) => {
             if table.columns.is_empty() && !table.rows.is_empty() {
-                return Err(format!(
-                    "this connection (a TLS fallback driver) reports no column names, so `column = \"{c}\"` cannot be found: read one column (e.g. `SELECT …`) and leave out `column`"
-                ));
+                return Err(AdminError::NoColumnNames(c.to_string()));
             }
             table
                 .columns
                 .iter()
                 .position(|n| n.eq_ignore_ascii_case(c))
-                .ok_or_else(|| {
-                    format!(
-                        "the read query has no column `{c}` (its columns: {})",
-                        table.columns.join(", ")
-                    )
+                .ok_or_else(|| AdminError::NoSuchColumn {
+                    column: c.to_string(),
+                    columns: table.columns.clone(),
                 })?
         }
         None if width > 1 => {
-            return Err(format!(
-                "the read query returns {width} columns ({}): say which holds the value with `column`",
-                table.columns.join(", ")
-            ));
+            return Err(AdminError::WhichColumn {
+                width,
+                columns: table.columns.clone(),
+            });
         }
         None => 0,
     };
@@ -249,15 +246,13 @@ pub fn values(
         naming
     };
     if rows.is_empty() {
-        return Err(format!(
-            "the read query returned no row for `{name}`: is it a setting of this server (and the query right)?"
-        ));
+        return Err(AdminError::NoRow(name.to_string()));
     }
     rows.into_iter()
         .map(|r| {
             r.get(index)
                 .cloned()
-                .ok_or_else(|| format!("the read query's row for `{name}` is too short"))
+                .ok_or_else(|| AdminError::ShortRow(name.to_string()))
         })
         .collect()
 }
@@ -384,14 +379,20 @@ mod tests {
             values(&table, Some("value"), "max_connect_errors").unwrap(),
             [Some("100".to_string())]
         );
-        let e = values(&table, None, "max_connect_errors").unwrap_err();
+        let e = values(&table, None, "max_connect_errors")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("say which holds the value with `column`"), "{e}");
-        let e = values(&table, Some("val"), "max_connect_errors").unwrap_err();
+        let e = values(&table, Some("val"), "max_connect_errors")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("no column `val`") && e.contains("Variable_name, Value"),
             "{e}"
         );
-        let e = values(&Table::default(), None, "nope").unwrap_err();
+        let e = values(&Table::default(), None, "nope")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("returned no row for `nope`"), "{e}");
         let one = Table {
             columns: vec!["work_mem".into()],

@@ -48,13 +48,15 @@ pub enum ResumeError {
     RunDir(PathBuf, crate::results::check::RunDirError),
     /// The run's restore files cannot be read.
     #[error("{0}")]
-    Pending(String),
+    Pending(#[source] server::ServerError),
     #[error("{} has restore files but no [target]", .0.display())]
     NoTarget(PathBuf),
-    #[error(
-        "restoring the settings of variant {variant} left by the stopped run failed: {message}"
-    )]
-    Restore { variant: String, message: String },
+    #[error("restoring the settings of variant {variant} left by the stopped run failed: {source}")]
+    Restore {
+        variant: String,
+        #[source]
+        source: server::ServerError,
+    },
 }
 
 /// `--resume RUN_DIR`: the plan from the run's own `suite.toml` (no environment or `--set`
@@ -109,10 +111,10 @@ pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
             return Err(ResumeError::NoTarget(dir.to_path_buf()));
         };
         for (_, saved) in pending {
-            server::restore_and_forget(&target, &saved, dir).map_err(|message| {
+            server::restore_and_forget(&target, &saved, dir).map_err(|source| {
                 ResumeError::Restore {
                     variant: saved.variant.clone(),
-                    message,
+                    source,
                 }
             })?;
             eprintln!(
@@ -180,7 +182,7 @@ pub fn check_offline(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
         // missing file, a typo in a name or an unset `env.X` stops the suite before it starts.
         if let Some(r) = &v.restart {
             let base_dir = suite.file.parent().unwrap_or(Path::new("."));
-            if let Err(message) = server::render_template(&v.name, r, base_dir) {
+            if let Err(e) = server::render_template(&v.name, r, base_dir) {
                 let path = [
                     Seg::key("variant"),
                     Seg::Index(i),
@@ -188,7 +190,7 @@ pub fn check_offline(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
                     Seg::key("template"),
                 ];
                 return Err(suite
-                    .error(&path, message)
+                    .error(&path, e.to_string())
                     .with_help("fix the template or the variant's settings; nothing has run"));
             }
         }

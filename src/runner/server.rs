@@ -17,7 +17,9 @@
 //!   admin, and every entry point here says so.
 
 use std::collections::BTreeMap;
+use std::io;
 use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
@@ -25,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::dialect::{first_value, value_text};
 use crate::db::sql_settings::{self, Which, check_name};
-use crate::db::{Connection, Connector, ServerAdmin, SqlError, Target};
+use crate::db::{AdminError, Connection, Connector, ServerAdmin, SqlError, Target};
 use crate::suite::raw::{RawRestart, RawSqlSettings};
 use crate::value::Value;
 
@@ -65,14 +67,232 @@ pub struct RestartSaved {
     pub ready_timeout: u64,
 }
 
-fn connect(target: &Target) -> Result<Box<dyn Connection>, String> {
-    Connector::new(target.clone())
-        .connect_server(0)
-        .map_err(|e| format!("cannot connect to {}: {e}", target.endpoint(0)))
+/// Why a variant's server change, its restore or a capture failed: the database's own
+/// [`AdminError`], or the bookkeeping around it (restore files, restart templates and
+/// commands, read-backs). Every message says what was being done; the underlying error is
+/// the source. A failure while undoing a failure keeps both.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error(transparent)]
+    Admin(#[from] AdminError),
+    /// A server setting on a target without a server.
+    #[error("set_global needs a MySQL/MariaDB or PostgreSQL [target]")]
+    NoServer,
+    #[error("reading back {name} failed: {source}")]
+    ReadBack {
+        name: String,
+        #[source]
+        source: SqlError,
+    },
+    /// The server took another value than the one set.
+    #[error("the server set {name} to {actual} instead of {wanted}: use a value it accepts as is")]
+    SetOtherwise {
+        name: String,
+        actual: String,
+        wanted: String,
+    },
+    /// A change failed half-way and putting back what it changed failed too.
+    #[error(
+        "{error}; restoring the original values failed too ({restore}): run `sbsuite restore {}`",
+        .run_dir.display()
+    )]
+    RestoreFailedToo {
+        #[source]
+        error: Box<ServerError>,
+        restore: Box<ServerError>,
+        run_dir: PathBuf,
+    },
+    #[error("restoring {name} failed: {source}")]
+    Restoring {
+        name: String,
+        #[source]
+        source: SqlError,
+    },
+    #[error("restoring with `{statement}` failed: {source}")]
+    RestoringWith {
+        statement: String,
+        #[source]
+        source: SqlError,
+    },
+    /// A variant's `sql.read` query failed.
+    #[error("reading {name} with `{query}` failed: {source}")]
+    ReadWith {
+        name: String,
+        query: String,
+        #[source]
+        source: SqlError,
+    },
+    /// A variant's `sql.read` query answered without the value.
+    #[error("reading {name} with `{query}`: {source}")]
+    ReadAnswer {
+        name: String,
+        query: String,
+        #[source]
+        source: AdminError,
+    },
+    #[error("setting {name} with `{statement}` failed: {source}")]
+    SetWith {
+        name: String,
+        statement: String,
+        #[source]
+        source: SqlError,
+    },
+    #[error("`{statement}` (sql.after) failed: {source}")]
+    After {
+        statement: String,
+        #[source]
+        source: SqlError,
+    },
+    /// A variant's `sql` setting reads back as another value.
+    #[error(
+        "after `{statement}` the server reports {name} = {actual} instead of {wanted}: use a value it reports as is, or set `check = false` in the variant's `sql` if it reports this setting in another form"
+    )]
+    ReportsOtherwise {
+        statement: String,
+        name: String,
+        actual: String,
+        wanted: String,
+    },
+    /// A file of the bookkeeping (`action`: what was done to which file).
+    #[error("{action}: {source}")]
+    File {
+        action: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "writing the config file {} failed: {source} (does the directory exist, may sbsuite write there?)",
+        .path.display()
+    )]
+    WriteConfig {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// A restart variant failed and undoing it failed too.
+    #[error("{error}; undoing it failed too ({undo}): check {} and the server", .path.display())]
+    UndoFailedToo {
+        #[source]
+        error: Box<ServerError>,
+        undo: Box<ServerError>,
+        path: PathBuf,
+    },
+    #[error(
+        "restart template {template} cannot be read: {source} (paths are relative to the working directory or the suite file)"
+    )]
+    TemplateUnreadable {
+        template: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("restart template {}: {source}", .file.display())]
+    Template {
+        file: PathBuf,
+        #[source]
+        source: minijinja::Error,
+    },
+    /// A restart template reads `env.X` for variables that are not set.
+    #[error(
+        "restart template {} reads environment variable {} which is not set: export it (or write {{{{ env.{} | default('') }}}})",
+        .file.display(),
+        .vars.join(", "),
+        .vars[0]
+    )]
+    TemplateEnv {
+        file: PathBuf,
+        vars: Vec<String>,
+        #[source]
+        source: minijinja::Error,
+    },
+    /// A restart template uses names it is not given (`known`: the variant's settings).
+    #[error(
+        "restart template {} uses {}, which is not defined: templates see variant, settings, env and each setting by name ({})",
+        .file.display(),
+        .names.join(", "),
+        known_text(.known)
+    )]
+    TemplateUndefined {
+        file: PathBuf,
+        names: Vec<String>,
+        known: Vec<String>,
+        #[source]
+        source: minijinja::Error,
+    },
+    /// The restart command could not be started ([`super::shell::run`]'s message).
+    #[error("{0}")]
+    Shell(String),
+    #[error("`{command}` failed ({status}): {output}")]
+    CommandFailed {
+        command: String,
+        status: ExitStatus,
+        output: String,
+    },
+    #[error("`{command}` did not finish within {secs} s")]
+    CommandTimedOut { command: String, secs: u64 },
+    #[error("`{0}` was killed by a stop request")]
+    CommandStopped(String),
+    #[error("stopped waiting for the server after the restart (stop request): {0}")]
+    StoppedWaiting(#[source] SqlError),
+    #[error(
+        "the server did not accept connections within {secs} s of the restart: {source} (raise ready_timeout?)"
+    )]
+    NotReady {
+        secs: u64,
+        #[source]
+        source: SqlError,
+    },
+    /// A restart variant's setting reads back as another value.
+    #[error(
+        "after the restart {name} is {actual} instead of {wanted}: the server did not read the rendered file (is its directory included by the server's config?)"
+    )]
+    RestartedOtherwise {
+        name: String,
+        actual: String,
+        wanted: String,
+    },
+    #[error("{0}")]
+    Encode(#[source] serde_json::Error),
+    #[error("{} is not a restore file: {source}", .path.display())]
+    NotARestoreFile {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("no server variables to capture for SQLite")]
+    NothingToCapture,
+    #[error("reading the server variables failed: {0}")]
+    Capture(#[source] SqlError),
+    #[error("{}: {source}", .path.display())]
+    CsvOpen {
+        path: PathBuf,
+        #[source]
+        source: csv::Error,
+    },
+    #[error("writing {}: {source}", .path.display())]
+    CsvWrite {
+        path: PathBuf,
+        #[source]
+        source: csv::Error,
+    },
 }
 
-/// The message of a server setting on a target without a server.
-const NO_SERVER: &str = "set_global needs a MySQL/MariaDB or PostgreSQL [target]";
+/// The names a restart template may use besides `variant`, `settings` and `env`.
+fn known_text(known: &[String]) -> String {
+    if known.is_empty() {
+        "this variant has no settings".to_string()
+    } else {
+        known.join(", ")
+    }
+}
+
+fn connect(target: &Target) -> Result<Box<dyn Connection>, AdminError> {
+    Connector::new(target.clone())
+        .connect_server(0)
+        .map_err(|source| AdminError::Connect {
+            endpoint: target.endpoint(0),
+            source,
+        })
+}
 
 /// The target's server administration, if it has a server.
 fn admin(target: &Target) -> Option<&'static dyn ServerAdmin> {
@@ -80,33 +300,27 @@ fn admin(target: &Target) -> Option<&'static dyn ServerAdmin> {
 }
 
 /// Why [`check`] refused a variant.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum CheckError {
     /// The server could not be reached (nothing is known about the variables).
+    #[error("{0}")]
     Unreachable(String),
     /// A variable is unknown, read-only or needs a restart.
-    Invalid(String),
-}
-
-impl std::fmt::Display for CheckError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CheckError::Unreachable(m) | CheckError::Invalid(m) => f.write_str(m),
-        }
-    }
+    #[error(transparent)]
+    Invalid(#[from] ServerError),
 }
 
 /// Checks, before anything runs, that every variable exists and can be set at runtime.
 pub fn check(target: &Target, set: &IndexMap<String, Value>) -> Result<(), CheckError> {
     for name in set.keys() {
-        check_name(name).map_err(CheckError::Invalid)?;
+        check_name(name).map_err(ServerError::from)?;
     }
-    let mut conn = connect(target).map_err(CheckError::Unreachable)?;
+    let mut conn = connect(target).map_err(|e| CheckError::Unreachable(e.to_string()))?;
     let admin = admin(target);
     let result = (|| {
         for name in set.keys() {
             admin
-                .ok_or_else(|| NO_SERVER.to_string())?
+                .ok_or(ServerError::NoServer)?
                 .check_settable(conn.as_mut(), name)?;
         }
         Ok(())
@@ -132,7 +346,7 @@ pub fn apply(
     v: &VariantSettings,
     run_dir: &Path,
     restart: Option<RestartSaved>,
-) -> Result<Saved, String> {
+) -> Result<Saved, ServerError> {
     let mut conn = connect(target)?;
     let result = apply_on(conn.as_mut(), target, variant, v, run_dir, restart);
     conn.close();
@@ -146,7 +360,7 @@ fn apply_on(
     v: &VariantSettings,
     run_dir: &Path,
     restart: Option<RestartSaved>,
-) -> Result<Saved, String> {
+) -> Result<Saved, ServerError> {
     let set = &v.set_global;
     let mut saved = Saved {
         variant: variant.to_string(),
@@ -157,9 +371,7 @@ fn apply_on(
     let admin = admin(target);
     for name in set.keys() {
         check_name(name)?;
-        let original = admin
-            .ok_or_else(|| NO_SERVER.to_string())?
-            .original(conn, name)?;
+        let original = admin.ok_or(ServerError::NoServer)?.original(conn, name)?;
         saved.originals.push((name.clone(), original));
     }
     let sql = match &v.sql {
@@ -181,7 +393,7 @@ fn apply_on(
             return if set.is_empty() {
                 Ok(())
             } else {
-                Err(NO_SERVER.to_string())
+                Err(ServerError::NoServer)
             };
         };
         for (name, value) in set {
@@ -192,16 +404,19 @@ fn apply_on(
             }
             let back = admin
                 .read_back(conn, name)
-                .map_err(|e| format!("reading back {name} failed: {e}"))?;
+                .map_err(|source| ServerError::ReadBack {
+                    name: name.clone(),
+                    source,
+                })?;
             if !admin.matches(value, back.as_deref()) {
-                return Err(format!(
-                    "the server set {name} to {} instead of {}: use a value it accepts as is",
-                    back.as_deref().unwrap_or("NULL"),
-                    value_text(value)
-                ));
+                return Err(ServerError::SetOtherwise {
+                    name: name.clone(),
+                    actual: back.as_deref().unwrap_or("NULL").to_string(),
+                    wanted: value_text(value),
+                });
             }
         }
-        admin.commit(conn, &effective, &mut || connect(target))
+        Ok(admin.commit(conn, &effective, &mut || connect(target))?)
     })()
     .and_then(|()| match &sql {
         Some(sql) => sql.apply(conn, run_dir),
@@ -216,10 +431,11 @@ fn apply_on(
                 statements: Vec::new(),
             };
             if let Err(r) = restore_on(conn, target, &partial) {
-                return Err(format!(
-                    "{e}; restoring the original values failed too ({r}): run `sbsuite restore {}`",
-                    run_dir.display()
-                ));
+                return Err(ServerError::RestoreFailedToo {
+                    error: Box::new(e),
+                    restore: Box::new(r),
+                    run_dir: run_dir.to_path_buf(),
+                });
             }
         }
         let _ = std::fs::remove_file(&file);
@@ -229,7 +445,7 @@ fn apply_on(
 }
 
 /// Sets every saved variable back, then undoes a restart variant's config file (and restarts).
-pub fn restore(target: &Target, saved: &Saved) -> Result<(), String> {
+pub fn restore(target: &Target, saved: &Saved) -> Result<(), ServerError> {
     if !saved.originals.is_empty() || !saved.statements.is_empty() {
         let mut conn = connect(target)?;
         // The `sql` settings were applied last: they go back first.
@@ -249,7 +465,11 @@ pub fn restore(target: &Target, saved: &Saved) -> Result<(), String> {
     Ok(())
 }
 
-fn restore_on(conn: &mut dyn Connection, target: &Target, saved: &Saved) -> Result<(), String> {
+fn restore_on(
+    conn: &mut dyn Connection,
+    target: &Target,
+    saved: &Saved,
+) -> Result<(), ServerError> {
     let admin = admin(target);
     for (name, original) in &saved.originals {
         check_name(name)?;
@@ -257,19 +477,24 @@ fn restore_on(conn: &mut dyn Connection, target: &Target, saved: &Saved) -> Resu
             return Ok(());
         };
         conn.query(&admin.restore_sql(name, original.as_deref()))
-            .map_err(|e| format!("restoring {name} failed: {e}"))?;
+            .map_err(|source| ServerError::Restoring {
+                name: name.clone(),
+                source,
+            })?;
     }
     match admin {
-        Some(a) => a.after_restore(conn),
+        Some(a) => Ok(a.after_restore(conn)?),
         None => Ok(()),
     }
 }
 
 /// Runs `statements` in order, stopping at the first that fails.
-fn run_all(conn: &mut dyn Connection, statements: &[String]) -> Result<(), String> {
+fn run_all(conn: &mut dyn Connection, statements: &[String]) -> Result<(), ServerError> {
     for s in statements {
-        conn.query(s)
-            .map_err(|e| format!("restoring with `{s}` failed: {e}"))?;
+        conn.query(s).map_err(|source| ServerError::RestoringWith {
+            statement: s.clone(),
+            source,
+        })?;
     }
     Ok(())
 }
@@ -293,13 +518,25 @@ fn read_values(
     sql: &RawSqlSettings,
     variant: &str,
     name: &str,
-) -> Result<Vec<Option<String>>, String> {
+) -> Result<Vec<Option<String>>, ServerError> {
     let query = sql_settings::render(sql.templates(), Which::Read, variant, name, None)?;
-    let table = conn
-        .query_table(&query)
-        .map_err(|e| format!("reading {name} with `{query}` failed: {e}"))?;
-    sql_settings::values(&table, sql.column.as_deref(), name)
-        .map_err(|e| format!("reading {name} with `{query}`: {e}"))
+    let table = match conn.query_table(&query) {
+        Ok(table) => table,
+        Err(source) => {
+            return Err(ServerError::ReadWith {
+                name: name.to_string(),
+                query,
+                source,
+            });
+        }
+    };
+    sql_settings::values(&table, sql.column.as_deref(), name).map_err(|source| {
+        ServerError::ReadAnswer {
+            name: name.to_string(),
+            query,
+            source,
+        }
+    })
 }
 
 impl<'a> SqlChange<'a> {
@@ -310,10 +547,10 @@ impl<'a> SqlChange<'a> {
         variant: &'a str,
         settings: &'a IndexMap<String, Value>,
         sql: &'a RawSqlSettings,
-    ) -> Result<SqlChange<'a>, String> {
+    ) -> Result<SqlChange<'a>, ServerError> {
         let literal = sql_settings::string_literal(admin(target));
         if admin(target).is_none() {
-            return Err(NO_SERVER.to_string());
+            return Err(ServerError::NoServer);
         }
         let mut out = Vec::new();
         for (name, value) in settings {
@@ -360,17 +597,22 @@ impl<'a> SqlChange<'a> {
 
     /// Applies every setting, runs `after`, reads each back (unless `check = false`). On an
     /// error after something changed, the settings changed so far are restored first.
-    fn apply(&self, conn: &mut dyn Connection, run_dir: &Path) -> Result<(), String> {
+    fn apply(&self, conn: &mut dyn Connection, run_dir: &Path) -> Result<(), ServerError> {
         let mut done = 0;
         let result = (|| {
             for (name, _, apply, _) in &self.settings {
-                conn.query(apply)
-                    .map_err(|e| format!("setting {name} with `{apply}` failed: {e}"))?;
+                conn.query(apply).map_err(|source| ServerError::SetWith {
+                    name: name.to_string(),
+                    statement: apply.clone(),
+                    source,
+                })?;
                 done += 1;
             }
             if let Some(after) = &self.after {
-                conn.query(after)
-                    .map_err(|e| format!("`{after}` (sql.after) failed: {e}"))?;
+                conn.query(after).map_err(|source| ServerError::After {
+                    statement: after.clone(),
+                    source,
+                })?;
             }
             if self.sql.check {
                 self.check(conn)?;
@@ -381,10 +623,11 @@ impl<'a> SqlChange<'a> {
             if done > 0
                 && let Err(r) = run_all(conn, &self.restore_first(done))
             {
-                return Err(format!(
-                    "{e}; restoring the original values failed too ({r}): run `sbsuite restore {}`",
-                    run_dir.display()
-                ));
+                return Err(ServerError::RestoreFailedToo {
+                    error: Box::new(e),
+                    restore: Box::new(r),
+                    run_dir: run_dir.to_path_buf(),
+                });
             }
             return Err(e);
         }
@@ -392,7 +635,7 @@ impl<'a> SqlChange<'a> {
     }
 
     /// Reads every setting back: each row naming it must hold the wanted value.
-    fn check(&self, conn: &mut dyn Connection) -> Result<(), String> {
+    fn check(&self, conn: &mut dyn Connection) -> Result<(), ServerError> {
         let deadline = Instant::now() + SETTLE;
         for (name, value, apply, _) in &self.settings {
             loop {
@@ -407,11 +650,12 @@ impl<'a> SqlChange<'a> {
                     std::thread::sleep(Duration::from_millis(100));
                     continue;
                 }
-                return Err(format!(
-                    "after `{apply}` the server reports {name} = {} instead of {}: use a value it reports as is, or set `check = false` in the variant's `sql` if it reports this setting in another form",
-                    wrong.as_deref().unwrap_or("NULL"),
-                    value_text(value)
-                ));
+                return Err(ServerError::ReportsOtherwise {
+                    statement: apply.clone(),
+                    name: name.to_string(),
+                    actual: wrong.as_deref().unwrap_or("NULL").to_string(),
+                    wanted: value_text(value),
+                });
             }
         }
         Ok(())
@@ -426,7 +670,7 @@ pub fn check_sql(
     settings: &IndexMap<String, Value>,
     sql: &RawSqlSettings,
 ) -> Result<(), CheckError> {
-    let mut conn = connect(target).map_err(CheckError::Unreachable)?;
+    let mut conn = connect(target).map_err(|e| CheckError::Unreachable(e.to_string()))?;
     let result = SqlChange::read(conn.as_mut(), target, variant, settings, sql).map(|_| ());
     conn.close();
     result.map_err(CheckError::Invalid)
@@ -442,7 +686,7 @@ pub fn apply_restart(
     restart: &RawRestart,
     base_dir: &Path,
     run_dir: &Path,
-) -> Result<RestartSaved, String> {
+) -> Result<RestartSaved, ServerError> {
     let text = render_template(variant, restart, base_dir)?;
     let path = PathBuf::from(&restart.path);
     let backup = if path.exists() {
@@ -450,10 +694,16 @@ pub fn apply_restart(
             "restart-{}.orig",
             crate::results::sanitise_name(variant)
         ));
-        std::fs::create_dir_all(b.parent().unwrap_or(run_dir))
-            .map_err(|e| format!("creating {}: {e}", run_dir.display()))?;
-        std::fs::copy(&path, &b)
-            .map_err(|e| format!("saving {} to {}: {e}", path.display(), b.display()))?;
+        std::fs::create_dir_all(b.parent().unwrap_or(run_dir)).map_err(|source| {
+            ServerError::File {
+                action: format!("creating {}", run_dir.display()),
+                source,
+            }
+        })?;
+        std::fs::copy(&path, &b).map_err(|source| ServerError::File {
+            action: format!("saving {} to {}", path.display(), b.display()),
+            source,
+        })?;
         Some(b)
     } else {
         None
@@ -475,11 +725,9 @@ pub fn apply_restart(
         },
     )?;
     let result = (|| {
-        std::fs::write(&path, &text).map_err(|e| {
-            format!(
-                "writing the config file {} failed: {e} (does the directory exist, may sbsuite write there?)",
-                path.display()
-            )
+        std::fs::write(&path, &text).map_err(|source| ServerError::WriteConfig {
+            path: path.clone(),
+            source,
         })?;
         run_command(&restart.command, restart.ready_timeout)?;
         wait_ready(target, restart.ready_timeout)?;
@@ -490,10 +738,11 @@ pub fn apply_restart(
         // the server stopped or on the variant's file.
         let undone = crate::db::interrupt::shielded(|| undo_restart(target, &saved));
         if let Err(u) = undone {
-            return Err(format!(
-                "{e}; undoing it failed too ({u}): check {} and the server",
-                path.display()
-            ));
+            return Err(ServerError::UndoFailedToo {
+                error: Box::new(e),
+                undo: Box::new(u),
+                path,
+            });
         }
         let _ = std::fs::remove_file(&file);
         return Err(e);
@@ -510,22 +759,24 @@ pub(crate) fn render_template(
     variant: &str,
     restart: &RawRestart,
     base_dir: &Path,
-) -> Result<String, String> {
+) -> Result<String, ServerError> {
     let mut file = PathBuf::from(&restart.template);
     if !file.exists() && file.is_relative() && base_dir.join(&file).exists() {
         file = base_dir.join(&file);
     }
-    let source = std::fs::read_to_string(&file).map_err(|e| {
-        format!(
-            "restart template {} cannot be read: {e} (paths are relative to the working directory or the suite file)",
-            restart.template
-        )
-    })?;
+    let source =
+        std::fs::read_to_string(&file).map_err(|source| ServerError::TemplateUnreadable {
+            template: restart.template.clone(),
+            source,
+        })?;
     let mut jinja = minijinja::Environment::new();
     jinja.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
     let template = jinja
         .template_from_str(&source)
-        .map_err(|e| format!("restart template {}: {e}", file.display()))?;
+        .map_err(|source| ServerError::Template {
+            file: file.clone(),
+            source,
+        })?;
     let settings: BTreeMap<String, String> = restart
         .settings
         .iter()
@@ -557,52 +808,49 @@ pub(crate) fn render_template(
         unset.sort();
         undefined.sort();
         undefined.dedup();
-        let file = file.display();
+        let file = file.clone();
         if !unset.is_empty() {
-            format!(
-                "restart template {file} reads environment variable {} which is not set: export it (or write {{{{ env.{} | default('') }}}})",
-                unset.join(", "),
-                unset[0]
-            )
+            ServerError::TemplateEnv {
+                file,
+                vars: unset,
+                source: e,
+            }
         } else if !undefined.is_empty() {
-            let known: Vec<&str> = settings.keys().map(String::as_str).collect();
-            format!(
-                "restart template {file} uses {}, which is not defined: templates see variant, settings, env and each setting by name ({})",
-                undefined.join(", "),
-                if known.is_empty() {
-                    "this variant has no settings".to_string()
-                } else {
-                    known.join(", ")
-                }
-            )
+            ServerError::TemplateUndefined {
+                file,
+                names: undefined,
+                known: settings.keys().cloned().collect(),
+                source: e,
+            }
         } else {
-            format!("restart template {file}: {e}")
+            ServerError::Template { file, source: e }
         }
     })
 }
 
 /// Runs `command` with `sh -c` ([`super::shell`]: its own process group, killed by a stop
 /// request), failing on a non-zero exit or after `timeout_s` seconds.
-fn run_command(command: &str, timeout_s: u64) -> Result<(), String> {
+fn run_command(command: &str, timeout_s: u64) -> Result<(), ServerError> {
     let timeout_s = timeout_s.max(1);
-    let (ended, output) = super::shell::run(command, Duration::from_secs(timeout_s))?;
+    let (ended, output) =
+        super::shell::run(command, Duration::from_secs(timeout_s)).map_err(ServerError::Shell)?;
     match ended {
         super::shell::Ended::Exited(status) if status.success() => Ok(()),
-        super::shell::Ended::Exited(status) => Err(format!(
-            "`{command}` failed ({status}): {}",
-            String::from_utf8_lossy(&output).trim()
-        )),
-        super::shell::Ended::TimedOut => {
-            Err(format!("`{command}` did not finish within {timeout_s} s"))
-        }
-        super::shell::Ended::Interrupted => {
-            Err(format!("`{command}` was killed by a stop request"))
-        }
+        super::shell::Ended::Exited(status) => Err(ServerError::CommandFailed {
+            command: command.to_string(),
+            status,
+            output: String::from_utf8_lossy(&output).trim().to_string(),
+        }),
+        super::shell::Ended::TimedOut => Err(ServerError::CommandTimedOut {
+            command: command.to_string(),
+            secs: timeout_s,
+        }),
+        super::shell::Ended::Interrupted => Err(ServerError::CommandStopped(command.to_string())),
     }
 }
 
 /// Waits until the server accepts a connection (and a query), at most `timeout_s` seconds.
-fn wait_ready(target: &Target, timeout_s: u64) -> Result<(), String> {
+fn wait_ready(target: &Target, timeout_s: u64) -> Result<(), ServerError> {
     let deadline = Instant::now() + Duration::from_secs(timeout_s.max(1));
     loop {
         let attempt = Connector::new(target.clone())
@@ -616,14 +864,13 @@ fn wait_ready(target: &Target, timeout_s: u64) -> Result<(), String> {
             Ok(_) => return Ok(()),
             // A stop request: waiting longer would only delay the restore.
             Err(e) if crate::db::interrupt::breaking() => {
-                return Err(format!(
-                    "stopped waiting for the server after the restart (stop request): {e}"
-                ));
+                return Err(ServerError::StoppedWaiting(e));
             }
-            Err(e) if Instant::now() > deadline => {
-                return Err(format!(
-                    "the server did not accept connections within {timeout_s} s of the restart: {e} (raise ready_timeout?)"
-                ));
+            Err(source) if Instant::now() > deadline => {
+                return Err(ServerError::NotReady {
+                    secs: timeout_s,
+                    source,
+                });
             }
             Err(_) => std::thread::sleep(Duration::from_millis(200)),
         }
@@ -631,7 +878,7 @@ fn wait_ready(target: &Target, timeout_s: u64) -> Result<(), String> {
 }
 
 /// Reads every setting back after a restart.
-fn verify(target: &Target, settings: &IndexMap<String, Value>) -> Result<(), String> {
+fn verify(target: &Target, settings: &IndexMap<String, Value>) -> Result<(), ServerError> {
     if settings.is_empty() {
         return Ok(());
     }
@@ -642,16 +889,20 @@ fn verify(target: &Target, settings: &IndexMap<String, Value>) -> Result<(), Str
             let Some(admin) = admin(target) else {
                 return Ok(());
             };
-            let back = admin
-                .read_back(conn.as_mut(), name)
-                .map_err(|e| format!("reading back {name} failed: {e}"))?;
+            let back =
+                admin
+                    .read_back(conn.as_mut(), name)
+                    .map_err(|source| ServerError::ReadBack {
+                        name: name.clone(),
+                        source,
+                    })?;
             let ok = admin.matches(value, back.as_deref());
             if !ok {
-                return Err(format!(
-                    "after the restart {name} is {} instead of {}: the server did not read the rendered file (is its directory included by the server's config?)",
-                    back.as_deref().unwrap_or("NULL"),
-                    value_text(value)
-                ));
+                return Err(ServerError::RestartedOtherwise {
+                    name: name.clone(),
+                    actual: back.as_deref().unwrap_or("NULL").to_string(),
+                    wanted: value_text(value),
+                });
             }
         }
         Ok(())
@@ -661,15 +912,23 @@ fn verify(target: &Target, settings: &IndexMap<String, Value>) -> Result<(), Str
 }
 
 /// Removes the rendered file (or puts the saved one back), restarts, waits for the server.
-fn undo_restart(target: &Target, r: &RestartSaved) -> Result<(), String> {
+fn undo_restart(target: &Target, r: &RestartSaved) -> Result<(), ServerError> {
     match &r.backup {
         Some(b) => std::fs::copy(b, &r.path)
             .map(|_| ())
-            .map_err(|e| format!("putting {} back failed: {e}", r.path.display()))?,
+            .map_err(|source| ServerError::File {
+                action: format!("putting {} back failed", r.path.display()),
+                source,
+            })?,
         None => match std::fs::remove_file(&r.path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(format!("removing {} failed: {e}", r.path.display())),
+            Err(source) => {
+                return Err(ServerError::File {
+                    action: format!("removing {} failed", r.path.display()),
+                    source,
+                });
+            }
         },
     }
     run_command(&r.command, r.ready_timeout)?;
@@ -677,41 +936,64 @@ fn undo_restart(target: &Target, r: &RestartSaved) -> Result<(), String> {
 }
 
 /// Restores and removes the variant's restore file.
-pub fn restore_and_forget(target: &Target, saved: &Saved, run_dir: &Path) -> Result<(), String> {
+pub fn restore_and_forget(
+    target: &Target,
+    saved: &Saved,
+    run_dir: &Path,
+) -> Result<(), ServerError> {
     restore(target, saved)?;
     let _ = std::fs::remove_file(restore_file(run_dir, &saved.variant));
     Ok(())
 }
 
-fn write_saved(file: &Path, saved: &Saved) -> Result<(), String> {
+fn write_saved(file: &Path, saved: &Saved) -> Result<(), ServerError> {
     let dir = file.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    let text = serde_json::to_string_pretty(saved).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dir).map_err(|source| ServerError::File {
+        action: format!("creating {}", dir.display()),
+        source,
+    })?;
+    let text = serde_json::to_string_pretty(saved).map_err(ServerError::Encode)?;
     let tmp = file.with_extension("json.tmp");
-    std::fs::write(&tmp, text).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
+    std::fs::write(&tmp, text).map_err(|source| ServerError::File {
+        action: format!("writing {}", tmp.display()),
+        source,
+    })?;
     if let Ok(f) = std::fs::File::open(&tmp) {
         let _ = f.sync_all();
     }
-    std::fs::rename(&tmp, file).map_err(|e| format!("writing {}: {e}", file.display()))
+    std::fs::rename(&tmp, file).map_err(|source| ServerError::File {
+        action: format!("writing {}", file.display()),
+        source,
+    })
 }
 
 /// The restore files a run left behind (a variant that never got restored).
-pub fn pending(run_dir: &Path) -> Result<Vec<(PathBuf, Saved)>, String> {
+pub fn pending(run_dir: &Path) -> Result<Vec<(PathBuf, Saved)>, ServerError> {
     let dir = run_dir.join("server");
     let mut out = Vec::new();
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(format!("reading {}: {e}", dir.display())),
+        Err(source) => {
+            return Err(ServerError::File {
+                action: format!("reading {}", dir.display()),
+                source,
+            });
+        }
     };
     for entry in entries.flatten() {
         let path = entry.path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if name.starts_with("restore-") && name.ends_with(".json") {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("reading {}: {e}", path.display()))?;
-            let saved: Saved = serde_json::from_str(&text)
-                .map_err(|e| format!("{} is not a restore file: {e}", path.display()))?;
+            let text = std::fs::read_to_string(&path).map_err(|source| ServerError::File {
+                action: format!("reading {}", path.display()),
+                source,
+            })?;
+            let saved: Saved =
+                serde_json::from_str(&text).map_err(|source| ServerError::NotARestoreFile {
+                    path: path.clone(),
+                    source,
+                })?;
             out.push((path, saved));
         }
     }
@@ -727,12 +1009,16 @@ pub fn pending(run_dir: &Path) -> Result<Vec<(PathBuf, Saved)>, String> {
 pub fn capture(target: &Target, variant: &str, run_dir: &Path) -> Result<PathBuf, CheckError> {
     let conn = Connector::new(target.clone())
         .connect_server(0)
-        .map_err(|e| {
-            let message = format!("cannot connect to {}: {e}", target.endpoint(0));
-            if e.host_unreachable() {
-                CheckError::Unreachable(message)
+        .map_err(|source| {
+            let unreachable = source.host_unreachable();
+            let e = AdminError::Connect {
+                endpoint: target.endpoint(0),
+                source,
+            };
+            if unreachable {
+                CheckError::Unreachable(e.to_string())
             } else {
-                CheckError::Invalid(message)
+                CheckError::Invalid(e.into())
             }
         })?;
     capture_on(conn, target, variant, run_dir).map_err(CheckError::Invalid)
@@ -743,10 +1029,10 @@ fn capture_on(
     target: &Target,
     variant: &str,
     run_dir: &Path,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, ServerError> {
     let Some(admin) = admin(target) else {
         conn.close();
-        return Err("no server variables to capture for SQLite".into());
+        return Err(ServerError::NothingToCapture);
     };
     let (version_sql, vars_sql) = admin.capture_sql();
     let rows = (|| {
@@ -768,11 +1054,17 @@ fn capture_on(
         Ok::<_, SqlError>(rows)
     })();
     conn.close();
-    let rows = rows.map_err(|e| format!("reading the server variables failed: {e}"))?;
+    let rows = rows.map_err(ServerError::Capture)?;
     let dir = run_dir.join("server");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| ServerError::File {
+        action: format!("creating {}", dir.display()),
+        source,
+    })?;
     let path = dir.join(format!("{}.csv", crate::results::sanitise_name(variant)));
-    let mut w = csv::Writer::from_path(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut w = csv::Writer::from_path(&path).map_err(|source| ServerError::CsvOpen {
+        path: path.clone(),
+        source,
+    })?;
     let mut write = || -> Result<(), csv::Error> {
         w.write_record(["name", "value"])?;
         for (n, v) in &rows {
@@ -781,7 +1073,10 @@ fn capture_on(
         w.flush()?;
         Ok(())
     };
-    write().map_err(|e| format!("writing {}: {e}", path.display()))?;
+    write().map_err(|source| ServerError::CsvWrite {
+        path: path.clone(),
+        source,
+    })?;
     Ok(path)
 }
 
@@ -812,7 +1107,9 @@ mod tests {
             template: "nope.j2".into(),
             ..r
         };
-        let e = render_template("v", &missing, dir.path()).unwrap_err();
+        let e = render_template("v", &missing, dir.path())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("restart template nope.j2 cannot be read"), "{e}");
     }
 
@@ -833,21 +1130,29 @@ mod tests {
         };
         // A typo would otherwise write `innodb_log_file_size = ` into the server's file.
         let e = render_template("v", &restart("x = {{ innodb_log_fle_size }}"), dir.path())
-            .unwrap_err();
-        assert!(
-            e.contains("uses `innodb_log_fle_size`, which is not defined")
-                && e.contains("innodb_log_file_size"),
-            "{e}"
+            .unwrap_err()
+            .to_string();
+        let file = dir.path().join("t.j2");
+        assert_eq!(
+            e,
+            format!(
+                "restart template {} uses `innodb_log_fle_size`, which is not defined: templates see variant, settings, env and each setting by name (innodb_log_file_size)",
+                file.display()
+            )
         );
         let e = render_template(
             "v",
             &restart("datadir = {{ env.SBSUITE_TEST_SURELY_UNSET_VAR }}"),
             dir.path(),
         )
-        .unwrap_err();
-        assert!(
-            e.contains("environment variable SBSUITE_TEST_SURELY_UNSET_VAR which is not set"),
-            "{e}"
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "restart template {} reads environment variable SBSUITE_TEST_SURELY_UNSET_VAR which is not set: export it (or write {{{{ env.SBSUITE_TEST_SURELY_UNSET_VAR | default('') }}}})",
+                file.display()
+            )
         );
         let with_default = "d = {{ env.SBSUITE_TEST_SURELY_UNSET_VAR | default('none') }}";
         assert_eq!(
@@ -864,9 +1169,11 @@ mod tests {
 
     #[test]
     fn a_failing_or_slow_command_is_an_error_with_its_output() {
-        let e = run_command("echo boom >&2; exit 3", 5).unwrap_err();
+        let e = run_command("echo boom >&2; exit 3", 5)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("failed") && e.contains("boom"), "{e}");
-        let e = run_command("sleep 5", 1).unwrap_err();
+        let e = run_command("sleep 5", 1).unwrap_err().to_string();
         assert!(e.contains("did not finish within 1 s"), "{e}");
         assert!(run_command("true", 5).is_ok());
     }

@@ -19,7 +19,7 @@ pub mod wire;
 
 use crate::db::conn::{Connection, SqlError};
 use crate::db::dialect::{
-    Dialect, ServerAdmin, StatementRoom, TableSpec, first_value, quote, value_text,
+    AdminError, Dialect, ServerAdmin, StatementRoom, TableSpec, first_value, quote, value_text,
 };
 use crate::db::io::Choice;
 use crate::db::sql_text::{Strings, Syntax};
@@ -191,26 +191,37 @@ impl Dialect for MysqlDialect {
 struct MysqlAdmin;
 
 impl ServerAdmin for MysqlAdmin {
-    fn check_settable(&self, conn: &mut dyn Connection, name: &str) -> Result<(), String> {
+    fn check_settable(&self, conn: &mut dyn Connection, name: &str) -> Result<(), AdminError> {
         conn.query(&format!("SET GLOBAL {name} = @@GLOBAL.{name}"))
-            .map_err(|e| match e.code.as_str() {
-                "1193" => format!("`{name}` is not a variable of this server ({e})"),
-                "1238" => format!(
-                    "`{name}` is read-only at runtime ({e}): use a `restart` variant with a config template"
-                ),
-                _ => format!("`{name}` cannot be set: {e}"),
+            .map_err(|source| {
+                let name = name.to_string();
+                match source.code.as_str() {
+                    "1193" => AdminError::UnknownVariable { name, source },
+                    "1238" => AdminError::ReadOnlyAtRuntime { name, source },
+                    _ => AdminError::NotSettable { name, source },
+                }
             })?;
         Ok(())
     }
 
-    fn original(&self, conn: &mut dyn Connection, name: &str) -> Result<Option<String>, String> {
+    fn original(
+        &self,
+        conn: &mut dyn Connection,
+        name: &str,
+    ) -> Result<Option<String>, AdminError> {
         self.read_back(conn, name)
-            .map_err(|e| format!("reading {name} failed: {e}"))
+            .map_err(|source| AdminError::Read {
+                what: name.to_string(),
+                source,
+            })
     }
 
-    fn set(&self, conn: &mut dyn Connection, name: &str, value: &Value) -> Result<(), String> {
+    fn set(&self, conn: &mut dyn Connection, name: &str, value: &Value) -> Result<(), AdminError> {
         conn.query(&format!("SET GLOBAL {name} = {}", mysql_literal(value)))
-            .map_err(|e| format!("SET GLOBAL {name} failed: {e}"))?;
+            .map_err(|source| AdminError::Statement {
+                what: format!("SET GLOBAL {name}"),
+                source,
+            })?;
         Ok(())
     }
 

@@ -21,7 +21,9 @@ pub mod wire;
 use std::time::{Duration, Instant};
 
 use crate::db::conn::{Connection, SqlError};
-use crate::db::dialect::{Dialect, ServerAdmin, TableSpec, first_value, quote, value_text};
+use crate::db::dialect::{
+    AdminError, Dialect, ServerAdmin, TableSpec, first_value, quote, value_text,
+};
 use crate::db::io::Choice;
 use crate::db::sql_text::{Strings, Syntax};
 use crate::db::target::{SslMode, Target};
@@ -162,7 +164,7 @@ fn auto_conf_sql(columns: &str, name: &str) -> String {
 }
 
 /// `name`'s effective value (`pg_settings.setting`).
-fn pg_setting(conn: &mut dyn Connection, name: &str) -> Result<Option<String>, String> {
+fn pg_setting(conn: &mut dyn Connection, name: &str) -> Result<Option<String>, AdminError> {
     first_value(
         conn,
         &format!(
@@ -170,11 +172,22 @@ fn pg_setting(conn: &mut dyn Connection, name: &str) -> Result<Option<String>, S
             quote(name)
         ),
     )
-    .map_err(|e| format!("reading {name} failed: {e}"))
+    .map_err(|source| AdminError::Read {
+        what: name.to_string(),
+        source,
+    })
+}
+
+/// A failed `pg_reload_conf()` (after the settings changed, and after a restore).
+fn reload_failed(source: SqlError) -> AdminError {
+    AdminError::Statement {
+        what: "pg_reload_conf()".into(),
+        source,
+    }
 }
 
 impl ServerAdmin for PgsqlAdmin {
-    fn check_settable(&self, conn: &mut dyn Connection, name: &str) -> Result<(), String> {
+    fn check_settable(&self, conn: &mut dyn Connection, name: &str) -> Result<(), AdminError> {
         let context = first_value(
             conn,
             &format!(
@@ -182,41 +195,51 @@ impl ServerAdmin for PgsqlAdmin {
                 quote(name)
             ),
         )
-        .map_err(|e| format!("reading pg_settings failed: {e}"))?;
+        .map_err(|source| AdminError::Read {
+            what: "pg_settings".into(),
+            source,
+        })?;
         match context.as_deref() {
-            None => Err(format!("`{name}` is not a setting of this server")),
-            Some("postmaster") => Err(format!(
-                "`{name}` needs a server restart: use a `restart` variant with a config template"
-            )),
-            Some("internal") => Err(format!("`{name}` is read-only")),
+            None => Err(AdminError::UnknownSetting(name.to_string())),
+            Some("postmaster") => Err(AdminError::NeedsRestart(name.to_string())),
+            Some("internal") => Err(AdminError::ReadOnly(name.to_string())),
             Some(_) => Ok(()),
         }
     }
 
     /// The `ALTER SYSTEM` value when the setting came from postgresql.auto.conf, else `None`
     /// (restored by `ALTER SYSTEM RESET`).
-    fn original(&self, conn: &mut dyn Connection, name: &str) -> Result<Option<String>, String> {
-        first_value(conn, &auto_conf_sql("setting", name))
-            .map_err(|e| format!("reading {name} failed: {e}"))
+    fn original(
+        &self,
+        conn: &mut dyn Connection,
+        name: &str,
+    ) -> Result<Option<String>, AdminError> {
+        first_value(conn, &auto_conf_sql("setting", name)).map_err(|source| AdminError::Read {
+            what: name.to_string(),
+            source,
+        })
     }
 
     fn before_set(
         &self,
         conn: &mut dyn Connection,
         names: &[&str],
-    ) -> Result<Vec<(String, Option<String>)>, String> {
+    ) -> Result<Vec<(String, Option<String>)>, AdminError> {
         names
             .iter()
             .map(|name| Ok((name.to_string(), pg_setting(conn, name)?)))
             .collect()
     }
 
-    fn set(&self, conn: &mut dyn Connection, name: &str, value: &Value) -> Result<(), String> {
+    fn set(&self, conn: &mut dyn Connection, name: &str, value: &Value) -> Result<(), AdminError> {
         conn.query(&format!(
             "ALTER SYSTEM SET {name} = {}",
             quote(&value_text(value))
         ))
-        .map_err(|e| format!("ALTER SYSTEM SET {name} failed: {e}"))?;
+        .map_err(|source| AdminError::Statement {
+            what: format!("ALTER SYSTEM SET {name}"),
+            source,
+        })?;
         Ok(())
     }
 
@@ -232,20 +255,26 @@ impl ServerAdmin for PgsqlAdmin {
         &self,
         conn: &mut dyn Connection,
         before: &[(String, Option<String>)],
-        connect: &mut dyn FnMut() -> Result<Box<dyn Connection>, String>,
-    ) -> Result<(), String> {
+        connect: &mut dyn FnMut() -> Result<Box<dyn Connection>, AdminError>,
+    ) -> Result<(), AdminError> {
         let file_state = |conn: &mut dyn Connection, name: &str| {
             conn.query_rows(&auto_conf_sql("applied::text, error", name))
-                .map_err(|e| format!("reading pg_file_settings failed: {e}"))
+                .map_err(|source| AdminError::Read {
+                    what: "pg_file_settings".into(),
+                    source,
+                })
                 .map(|rows| rows.into_iter().next().unwrap_or_default())
         };
         for (name, _) in before {
             if let Some(Some(err)) = file_state(conn, name)?.get(1) {
-                return Err(format!("PostgreSQL refuses {name}: {err}"));
+                return Err(AdminError::Refused {
+                    name: name.clone(),
+                    reason: err.clone(),
+                });
             }
         }
         conn.query("SELECT pg_reload_conf()")
-            .map_err(|e| format!("pg_reload_conf() failed: {e}"))?;
+            .map_err(reload_failed)?;
         let start = Instant::now();
         loop {
             let mut fresh = connect()?;
@@ -265,9 +294,8 @@ impl ServerAdmin for PgsqlAdmin {
                 return Ok(());
             }
             if start.elapsed() > Duration::from_secs(10) {
-                return Err(format!(
-                    "PostgreSQL did not apply {} within 10 s of pg_reload_conf()",
-                    waiting.join(", ")
+                return Err(AdminError::NotApplied(
+                    waiting.into_iter().map(str::to_string).collect(),
                 ));
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -295,9 +323,9 @@ impl ServerAdmin for PgsqlAdmin {
         format!("E{}", quote(text))
     }
 
-    fn after_restore(&self, conn: &mut dyn Connection) -> Result<(), String> {
+    fn after_restore(&self, conn: &mut dyn Connection) -> Result<(), AdminError> {
         conn.query("SELECT pg_reload_conf()")
-            .map_err(|e| format!("pg_reload_conf() failed: {e}"))?;
+            .map_err(reload_failed)?;
         Ok(())
     }
 

@@ -23,10 +23,13 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::Shutdown;
+use std::os::unix::net::UnixStream;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
 
 use super::tests::{limits, peer_conn};
 use super::*;
+use crate::db::io::Stream;
 use crate::db::io::testing::FuzzRng as Rng;
 
 /// The exchange a case drives.

@@ -1,0 +1,532 @@
+//! The collector's side of a run: interim lines and live samples ([`Sampler`], [`Live`]), the
+//! schedule of warmup end, checkpoints and forced shutdown ([`collect`]), checkpoint reports and
+//! the final report ([`finish`]).
+//!
+//! Everything here runs on the calling thread and reads the workers' slots and mailboxes; the
+//! workers' hot path (in [`super`]) never waits on it.
+
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::{
+    EngineError, Exit, IntervalSample, LiveSample, POLL, Shared, SqlCounters, StepObserver,
+    StepOutcome, WorkerResult, Workload, console, duration_ns,
+};
+use crate::stats::{self, BUCKETS, IntervalSlot, WorkerStats, log_histogram};
+
+/// Interval bookkeeping of the collector: the previous snapshot and reusable buffers.
+struct Sampler {
+    prev_at: Instant,
+    prev_events: u64,
+    prev_hist: Vec<u64>,
+    cur_hist: Vec<u64>,
+    scratch: Vec<u64>,
+}
+
+impl Sampler {
+    fn new(start: Instant) -> Self {
+        Self {
+            prev_at: start,
+            prev_events: 0,
+            prev_hist: vec![0; BUCKETS],
+            cur_hist: vec![0; BUCKETS],
+            scratch: vec![0; BUCKETS],
+        }
+    }
+
+    /// Snapshots all slots: leaves the latency counts of the interval since the previous
+    /// snapshot in `scratch` and returns (events in total, events in the interval, the
+    /// interval's seconds, now).
+    fn advance(&mut self, slots: &[IntervalSlot]) -> (u64, u64, f64, Instant) {
+        let now = Instant::now();
+        let mut events = 0;
+        self.cur_hist.fill(0);
+        for slot in slots {
+            events += slot.events();
+            slot.snapshot_histogram(&mut self.scratch);
+            for (c, s) in self.cur_hist.iter_mut().zip(&self.scratch) {
+                *c += s;
+            }
+        }
+        for (d, (c, p)) in self
+            .scratch
+            .iter_mut()
+            .zip(self.cur_hist.iter().zip(&self.prev_hist))
+        {
+            *d = c.saturating_sub(*p);
+        }
+        let secs = now.saturating_duration_since(self.prev_at).as_secs_f64();
+        std::mem::swap(&mut self.prev_hist, &mut self.cur_hist);
+        let delta = events.saturating_sub(self.prev_events);
+        self.prev_events = events;
+        self.prev_at = now;
+        (events, delta, secs, now)
+    }
+
+    /// Snapshots all slots and returns the interval since the previous snapshot; `origin` is
+    /// the instant the `[ Ns ]` stamps count from.
+    fn sample(
+        &mut self,
+        slots: &[IntervalSlot],
+        origin: Instant,
+        threads: usize,
+        percentile: f64,
+        buckets: bool,
+    ) -> IntervalSample {
+        let (_, delta, secs, now) = self.advance(slots);
+        IntervalSample {
+            time_s: now.saturating_duration_since(origin).as_secs_f64(),
+            threads,
+            eps: console::per_second(delta, secs),
+            lat_pct_ms: log_histogram::percentile_ms(&self.scratch, percentile),
+            lat_buckets: if buckets {
+                self.scratch.clone()
+            } else {
+                Vec::new()
+            },
+            ..IntervalSample::default()
+        }
+    }
+}
+
+/// The collector's [`LiveSample`] schedule: its own [`Sampler`] (so the interim lines' rates
+/// are untouched) and the totals at the start of the measured part.
+struct Live {
+    every: Duration,
+    tick: u32,
+    sampler: Sampler,
+    base_events: u64,
+    base_sql: Option<SqlCounters>,
+}
+
+impl Live {
+    /// Counts from the start of the run (no warmup): every event is measured.
+    fn from_start(every: Duration, start: Instant) -> Self {
+        Live {
+            every,
+            tick: 1,
+            sampler: Sampler::new(start),
+            base_events: 0,
+            base_sql: None,
+        }
+    }
+
+    /// Counts from now, the end of the warmup: what the workers did so far is the base.
+    fn from_now(every: Duration, slots: &[IntervalSlot], workload: &dyn Workload) -> Self {
+        let mut sampler = Sampler::new(Instant::now());
+        let (base_events, ..) = sampler.advance(slots);
+        Live {
+            every,
+            tick: 1,
+            sampler,
+            base_events,
+            base_sql: workload.sql_totals(),
+        }
+    }
+
+    fn due(&self, origin: Instant) -> Option<Instant> {
+        origin.checked_add(self.every.saturating_mul(self.tick))
+    }
+
+    /// Takes a live sample and hands it to `observer`.
+    fn take(
+        &mut self,
+        shared: &Shared,
+        workload: &dyn Workload,
+        start: Instant,
+        origin: Instant,
+        observer: &mut dyn StepObserver,
+    ) {
+        let (events, delta, secs, now) = self.sampler.advance(&shared.slots);
+        let at_ns = duration_ns(now.saturating_duration_since(start));
+        let events = events.saturating_sub(self.base_events);
+        let sql = workload.sql_totals().map(|t| {
+            let b = self.base_sql.unwrap_or_default();
+            SqlCounters {
+                transactions: events,
+                reads: t.reads.saturating_sub(b.reads),
+                writes: t.writes.saturating_sub(b.writes),
+                other: t.other.saturating_sub(b.other),
+                errors: t.errors.saturating_sub(b.errors),
+                reconnects: t.reconnects.saturating_sub(b.reconnects),
+            }
+        });
+        observer.live(&LiveSample {
+            elapsed_s: now.saturating_duration_since(origin).as_secs_f64(),
+            threads: shared.slots.iter().filter(|s| s.running_at(at_ns)).count(),
+            events,
+            eps: console::per_second(delta, secs),
+            sql,
+            latency_buckets: &self.sampler.scratch,
+        });
+        self.tick = self.tick.saturating_add(1);
+    }
+}
+
+/// Builds the outcome of a period from workers' statistics (final report and checkpoints).
+fn build_outcome(
+    workers: &[WorkerStats],
+    seconds: f64,
+    percentile: f64,
+    interrupted: bool,
+) -> Result<StepOutcome, EngineError> {
+    let histogram = stats::merge(workers).map_err(EngineError::Failed)?;
+    let latency = stats::latency_summary(workers, &histogram, percentile);
+    let fairness = stats::fairness(workers);
+    Ok(StepOutcome {
+        error_codes: Default::default(),
+        seconds,
+        events: workers.iter().map(|w| w.events).sum(),
+        sql: None,
+        latency,
+        fairness_events_avg: fairness.events_avg,
+        fairness_events_stddev: fairness.events_stddev,
+        fairness_time_avg: fairness.time_avg,
+        fairness_time_stddev: fairness.time_stddev,
+        histogram,
+        interrupted,
+        cut_short: None,
+        metrics: Vec::new(),
+        transactions: Vec::new(),
+        per_thread: workers.iter().map(|w| (w.events, w.busy_ns)).collect(),
+    })
+}
+
+/// What the collector saw end the run.
+pub(super) struct Collected {
+    /// Start of the period the final report covers (warmup end or last checkpoint).
+    pub(super) period_start: Instant,
+    /// `Some(unfinished)` after a forced shutdown.
+    pub(super) forced: Option<usize>,
+}
+
+/// The final report: histogram, workload block, general report, debug and warning lines.
+pub(super) fn finish(
+    shared: &Shared,
+    workload: &dyn Workload,
+    results: Vec<(usize, WorkerResult)>,
+    seconds: f64,
+    forced: Option<usize>,
+    out: &mut dyn Write,
+    io_err: &dyn Fn(io::Error) -> EngineError,
+) -> Result<StepOutcome, EngineError> {
+    let cfg = &shared.cfg;
+    let mut workers = Vec::with_capacity(results.len());
+    let mut interrupted = forced.is_some();
+    let (mut time_exits, mut event_exits) = (0, 0);
+    let first = shared.first_failed.load(Ordering::Acquire);
+    let mut results = results;
+    if let Some(at) = results
+        .iter()
+        .position(|(id, r)| *id == first && r.is_err())
+    {
+        let (_, r) = results.swap_remove(at);
+        r?;
+    }
+    for (_, r) in results {
+        let (stats, exit) = r?;
+        interrupted |= exit == Exit::Interrupted;
+        time_exits += usize::from(exit == Exit::TimeLimit);
+        event_exits += usize::from(exit == Exit::EventLimit);
+        workers.push(stats);
+    }
+    // Hand-overs that a checkpoint did not wait for belong to the final period.
+    for (w, mailbox) in workers.iter_mut().zip(shared.mailboxes.iter()) {
+        if let Some(late) = mailbox.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            w.absorb(&late);
+        }
+    }
+    let mut outcome = build_outcome(&workers, seconds, cfg.percentile, interrupted)?;
+    workload.finish_outcome(&mut outcome);
+    if let Some(q) = &shared.queue {
+        let dropped = q.dropped.load(Ordering::Relaxed);
+        outcome
+            .metrics
+            .push((crate::engine::DROPPED, dropped as f64));
+    }
+    let report = (|| {
+        if cfg.verbosity >= 4 {
+            console::write_debug_done(out, time_exits, event_exits)?;
+        }
+        if cfg.histogram {
+            console::write_histogram(out, &log_histogram::from_hdr(&outcome.histogram))?;
+        }
+        let own = workload.own_report(&outcome, false, out)?;
+        if !own {
+            workload.report(&outcome, out)?;
+            console::write_final_report(out, &outcome)?;
+        }
+        if let Some(unfinished) = forced {
+            writeln!(
+                out,
+                "Number of unfinished transactions on forced shutdown: {unfinished}"
+            )?;
+            writeln!(out)?;
+        }
+        if cfg.debug {
+            console::write_debug_per_thread(out, &workers)?;
+        }
+        if !own {
+            workload.report_after(&outcome, out)?;
+        }
+        if let Some(q) = &shared.queue {
+            let dropped = q.dropped.load(Ordering::Relaxed);
+            if dropped > 0 {
+                writeln!(
+                    out,
+                    "WARNING: {dropped} events were not run: the event queue ({} slots) was \
+                     full, the workers could not keep up with --rate={}",
+                    q.capacity, cfg.rate
+                )?;
+                writeln!(out)?;
+            }
+        }
+        out.flush()
+    })();
+    report.map_err(io_err)?;
+    Ok(outcome)
+}
+
+/// The collector loop: interim lines, warmup end, checkpoints and forced shutdown, each on an
+/// absolute schedule, until every worker is gone.
+pub(super) fn collect(
+    shared: &Shared,
+    workload: &dyn Workload,
+    start: Instant,
+    out: &mut dyn Write,
+    on_interval: &mut dyn StepObserver,
+    stop: &AtomicBool,
+) -> io::Result<Collected> {
+    let cfg = &shared.cfg;
+    let warmup = shared.warmup();
+    // The origin of every measured schedule; falls back to `start` if unrepresentable.
+    let origin = start.checked_add(warmup).unwrap_or(start);
+    let mut measuring = warmup.is_zero();
+    let mut period_start = start;
+    let mut interval = cfg.report_interval;
+    let mut sampler = Sampler::new(start);
+    let mut tick: u32 = 1;
+    let live_every = on_interval.live_every().filter(|d| !d.is_zero());
+    let mut live = live_every
+        .filter(|_| measuring)
+        .map(|every| Live::from_start(every, start));
+    let mut checkpoints = cfg
+        .checkpoints
+        .iter()
+        .map(|&s| Duration::from_secs(s))
+        // A checkpoint at (or after) the time limit would only repeat the final report.
+        .filter(|&s| cfg.time.is_none_or(|t| s < t))
+        .peekable();
+    let mut forced_at = shared
+        .deadline(start)
+        .zip(cfg.forced_shutdown)
+        .and_then(|(d, f)| d.checked_add(f));
+    let mut forced_by_stop = false;
+    loop {
+        if stop.load(Ordering::Relaxed) && !shared.interrupt.swap(true, Ordering::Relaxed) {
+            shared.scope.stop();
+            shared.collector.unpark();
+            // A stop request gives the workers the same grace as the time limit does: a worker
+            // stuck in an event must not hold a stopping suite until the time limit.
+            if let Some(at) = cfg
+                .forced_shutdown
+                .and_then(|f| Instant::now().checked_add(f))
+                && forced_at.is_none_or(|d| at < d)
+            {
+                forced_at = Some(at);
+                forced_by_stop = true;
+            }
+        }
+        // Read before the clock: a tick due now is still reported if the workers left at (or
+        // after) it, which is how a tick falling on the time limit gets its line.
+        let finished = shared.running.load(Ordering::Acquire) == 0;
+        let now = Instant::now();
+        if !measuring {
+            if now >= origin {
+                shared.epoch.store(1, Ordering::Release);
+                measuring = true;
+                period_start = Instant::now();
+                sampler = Sampler::new(period_start);
+                let _ = sampler.sample(&shared.slots, origin, 0, 0.0, false); // baseline
+                workload.reset_counters();
+                live = live_every.map(|every| Live::from_now(every, &shared.slots, workload));
+                continue;
+            }
+            if finished {
+                break;
+            }
+            thread::park_timeout((origin - now).min(POLL));
+            continue;
+        }
+        let tick_due = interval.and_then(|every| {
+            let offset = every.saturating_mul(tick);
+            if cfg.time.is_some_and(|t| offset > t) {
+                return None; // only the final partial interval is left
+            }
+            origin.checked_add(offset)
+        });
+        if tick_due.is_none() {
+            interval = None;
+        }
+        let checkpoint_due = checkpoints.peek().and_then(|&s| origin.checked_add(s));
+        let forced_due = forced_at.filter(|_| !finished);
+        let live_due = live
+            .as_ref()
+            .and_then(|l| l.due(origin))
+            .filter(|_| !finished);
+        if let Some(due) = tick_due
+            && now >= due
+        {
+            let offset_ns = duration_ns(warmup + interval.unwrap_or_default().saturating_mul(tick));
+            let threads = shared
+                .slots
+                .iter()
+                .filter(|s| s.running_at(offset_ns))
+                .count();
+            if threads == 0 {
+                interval = None; // the run ended before this tick
+                continue;
+            }
+            let mut sample = sampler.sample(
+                &shared.slots,
+                origin,
+                threads,
+                cfg.percentile,
+                cfg.shard.is_some(),
+            );
+            if let Some(q) = &shared.queue {
+                sample.metrics.push(("queue_length", q.len() as f64));
+                sample
+                    .metrics
+                    .push(("concurrency", q.in_flight.load(Ordering::Relaxed) as f64));
+                sample.metrics.push((
+                    crate::engine::DROPPED,
+                    q.dropped.load(Ordering::Relaxed) as f64,
+                ));
+            }
+            match workload.interim(&mut sample) {
+                Some(line) if line.is_empty() => {}
+                Some(line) => writeln!(out, "{line}")?,
+                None => writeln!(out, "{}", console::interval_line(&sample, cfg.percentile))?,
+            }
+            if shared.queue.is_some() {
+                writeln!(out, "{}", console::queue_line(&sample))?;
+            }
+            out.flush()?;
+            on_interval.interval(&sample);
+            tick = tick.saturating_add(1);
+            continue;
+        }
+        if let Some(due) = live_due
+            && now >= due
+            && let Some(l) = live.as_mut()
+        {
+            l.take(shared, workload, start, origin, on_interval);
+            continue;
+        }
+        if let Some(due) = checkpoint_due
+            && now >= due
+        {
+            checkpoints.next();
+            if finished {
+                continue; // nobody to hand over: the final report covers it
+            }
+            checkpoint(shared, workload, origin, &mut period_start, out)?;
+            continue;
+        }
+        if let Some(due) = forced_due
+            && now >= due
+        {
+            if forced_by_stop {
+                writeln!(
+                    out,
+                    "Stop requested and workers still busy after --forced-shutdown, forcing shutdown..."
+                )?;
+            } else {
+                writeln!(out, "The --max-time limit has expired, forcing shutdown...")?;
+            }
+            out.flush()?;
+            shared.abort();
+            if let Some(q) = &shared.queue {
+                q.close();
+            }
+            return Ok(Collected {
+                period_start,
+                forced: Some(shared.running.load(Ordering::Acquire)),
+            });
+        }
+        if finished {
+            // The last partial second, so that watchers end on the run's full counts.
+            if let Some(l) = live.as_mut() {
+                l.take(shared, workload, start, origin, on_interval);
+            }
+            break;
+        }
+        let next = [tick_due, checkpoint_due, forced_due, live_due]
+            .into_iter()
+            .flatten()
+            .min();
+        let wait = next.map_or(POLL, |d| d.saturating_duration_since(now).min(POLL));
+        thread::park_timeout(wait);
+    }
+    Ok(Collected {
+        period_start,
+        forced: None,
+    })
+}
+
+/// One checkpoint: ask the workers for their statistics, print the full report, restart.
+fn checkpoint(
+    shared: &Shared,
+    workload: &dyn Workload,
+    origin: Instant,
+    period_start: &mut Instant,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let cfg = &shared.cfg;
+    let at = Instant::now();
+    shared.epoch.fetch_add(1, Ordering::AcqRel);
+    // Wait for the hand-overs of the workers still running (a worker in a long event hands
+    // over when it ends); give up after a second so a stuck worker cannot stall the schedule:
+    // its statistics then go to the next report.
+    let give_up = at + Duration::from_secs(1);
+    let mut taken: Vec<Option<WorkerStats>> = (0..cfg.threads).map(|_| None).collect();
+    loop {
+        let mut pending = false;
+        for (id, (mailbox, slot)) in shared.mailboxes.iter().zip(shared.slots.iter()).enumerate() {
+            if taken[id].is_some() {
+                continue;
+            }
+            let got = mailbox.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if got.is_some() {
+                taken[id] = got;
+            } else if slot.running_at(u64::MAX) {
+                pending = true;
+            }
+        }
+        if !pending || Instant::now() >= give_up || shared.stopping() {
+            break;
+        }
+        thread::park_timeout(Duration::from_millis(1));
+    }
+    let workers: Vec<WorkerStats> = taken.into_iter().flatten().collect();
+    let seconds = at.saturating_duration_since(*period_start).as_secs_f64();
+    let mut outcome = build_outcome(&workers, seconds, cfg.percentile, false)
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    workload.finish_outcome(&mut outcome);
+    writeln!(
+        out,
+        "[ {:.0}s ] Checkpoint report:",
+        at.saturating_duration_since(origin).as_secs_f64()
+    )?;
+    if !workload.own_report(&outcome, true, out)? {
+        workload.report(&outcome, out)?;
+        console::write_final_report(out, &outcome)?;
+    }
+    out.flush()?;
+    workload.reset_counters();
+    *period_start = at;
+    Ok(())
+}
