@@ -11,11 +11,9 @@
 //! levels within toml's own limits, which no recursive step below could survive). Validation
 //! then bounds the plan's size, so that no suite file can make `plan` hang or balloon.
 
-pub mod error;
 mod layers;
 pub mod raw;
 pub mod scripts;
-pub mod source;
 pub mod stored;
 mod validate;
 pub mod workloads;
@@ -26,10 +24,9 @@ use figment::value::{Dict, Map};
 use figment::{Figment, Metadata, Profile, Provider};
 use indexmap::IndexMap;
 
-pub use error::{ConfigError, ConfigErrors, Origin};
 pub use raw::{Driver, RawSuite, RawTarget, RawVariant};
-use source::{Seg, SourceMap, TreeError};
 
+use crate::source::{self, ConfigError, ConfigErrors, Origin, Seg, SourceMap, TreeError};
 use crate::value::Value;
 
 /// Prefix of the environment variables that override suite keys.
@@ -272,7 +269,7 @@ impl SetOverride {
             return Ok(SetOverride {
                 path,
                 value: toml::Value::String(value.to_string()),
-                text: format!("{key}={}", stored::REDACTED),
+                text: format!("{key}={}", source::REDACTED),
             });
         }
         Ok(SetOverride {
@@ -563,9 +560,9 @@ fn figment_errors(file: &Path, origins: &Origins, err: figment::Error) -> Config
                     format!("[{}]", parent.join("."))
                 };
                 let keys: Vec<&str> = e.path.iter().map(String::as_str).collect();
-                let closest = error::closest(name, expected.iter().copied());
+                let closest = source::closest(name, expected.iter().copied());
                 let help = layers::unknown_key_help(&origins.origin(&path, true), &keys, closest)
-                    .or_else(|| error::did_you_mean(name, expected.iter().copied()))
+                    .or_else(|| source::did_you_mean(name, expected.iter().copied()))
                     .unwrap_or_else(|| format!("known keys: {}", expected.join(", ")));
                 (format!("unknown key `{name}` in {table}"), Some(help), true)
             }

@@ -7,13 +7,12 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use super::error::{ConfigError, ConfigErrors, did_you_mean};
 use super::raw::RawSuite;
 use super::scripts;
-use super::source::{Seg, path_text};
 use super::{Axis, Matrix, Origins, STOP_WHEN_KEYS, StopWhen, Suite};
 use crate::engine::option::Kind;
 use crate::engine::registry;
+use crate::source::{ConfigError, ConfigErrors, Seg, did_you_mean, path_text};
 use crate::value::Value;
 
 /// Most values one range axis may produce (a typo like `step = 0.001` should not hang `plan`).
@@ -143,7 +142,8 @@ impl Checker<'_> {
                 Seg::Index(_) => None,
             })
             .collect();
-        let closest = super::error::closest(name, registry::all_option_names().chain(["workload"]));
+        let closest =
+            crate::source::closest(name, registry::all_option_names().chain(["workload"]));
         let help =
             super::layers::unknown_key_help(&self.origins.origin(path, true), &keys, closest)
                 .or_else(|| did_you_mean(name, registry::all_option_names().chain(["workload"])))

@@ -23,8 +23,6 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use super::error::{ConfigError, ConfigErrors, Origin, did_you_mean};
-use super::source::{Seg, SourceMap, TreeError, path_text};
 use crate::db::Driver;
 use crate::db::sql_text::{self, Piece};
 use crate::engine::config::GENERAL;
@@ -38,6 +36,9 @@ use crate::engine::lua::sql::text::{first_word, returns_no_rows};
 use crate::engine::option::Kind;
 use crate::engine::registry;
 use crate::engine::spec::WorkloadSpec;
+use crate::source::{
+    ConfigError, ConfigErrors, Origin, Seg, SourceMap, did_you_mean, path_text, read_file,
+};
 use crate::value::Value;
 
 pub use super::raw::WORKLOAD_KEYS;
@@ -497,52 +498,6 @@ pub fn load_file(file: &Path) -> Result<Loaded, ConfigErrors> {
     let loaded = load(file, &text, &table)?;
     loaded.register();
     Ok(loaded)
-}
-
-/// A file's TOML that does not parse, with its position.
-pub(super) struct ParseError {
-    error: TreeError,
-}
-
-impl ParseError {
-    pub(super) fn into_error(self, file: &Path) -> ConfigError {
-        match self.error {
-            TreeError::Syntax(message, origin) => {
-                ConfigError::new(file, origin, "", format!("TOML syntax error: {message}"))
-                    .with_help("fix the TOML syntax at the marked position")
-            }
-            TreeError::TooDeep(origin) => ConfigError::new(
-                file,
-                origin,
-                "",
-                format!(
-                    "the file nests deeper than {} levels here",
-                    super::source::MAX_DEPTH
-                ),
-            )
-            .with_help("flatten this value"),
-        }
-    }
-}
-
-/// A file's text and its table, or its syntax error (the same gates as the suite file).
-pub(super) fn read_file(path: &Path) -> std::io::Result<(String, Result<toml::Table, ParseError>)> {
-    let bytes = std::fs::read(path)?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
-    let map = SourceMap::new(&text);
-    let parsed = match map.check() {
-        Err(error) => Err(ParseError { error }),
-        Ok(()) => toml::from_str::<toml::Table>(&text).map_err(|e| {
-            let origin = e
-                .span()
-                .map_or_else(|| map.origin_at(0), |s| map.origin_at(s.start));
-            ParseError {
-                error: TreeError::Syntax(e.message().trim_end().to_string(), origin),
-            }
-        }),
-    };
-    Ok((text, parsed))
 }
 
 /// Two custom workloads that declare one option name must give it one kind: validation checks

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use super::*;
-use crate::suite::{ConfigError, Origin, load_text};
+use crate::source::{ConfigError, Origin};
+use crate::suite::load_text;
 
 pub(crate) const ORDERS: &str = r#"[suite]
 name = "custom"
@@ -54,7 +55,7 @@ weight = 1
 steps = [{ sql = "SELECT count(*) FROM lines WHERE a = :cust" }]
 "#;
 
-fn load(text: &str) -> Result<crate::suite::Suite, crate::suite::ConfigErrors> {
+fn load(text: &str) -> Result<crate::suite::Suite, crate::source::ConfigErrors> {
     load_text(Path::new("t.toml"), text, &[], &[])
 }
 
