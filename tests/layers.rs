@@ -68,6 +68,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         "suite",
         &[
             "app", "cli", "compat", "import", "runner", "plan", "results", "compare", "report",
+            "clients",
         ],
     ),
     (

@@ -11,6 +11,7 @@
 //! levels within toml's own limits, which no recursive step below could survive). Validation
 //! then bounds the plan's size, so that no suite file can make `plan` hang or balloon.
 
+pub mod clients;
 mod layers;
 pub mod raw;
 pub mod scripts;
@@ -79,44 +80,10 @@ pub struct Suite {
     /// The sysbench Lua scripts the suite runs (`workload = { script = "…" }`), by name.
     pub scripts: scripts::Scripts,
     /// `[clients]`, checked: where run steps execute (`None`: in this process).
-    pub clients: Option<Clients>,
+    pub clients: Option<clients::Clients>,
     origins: Origins,
     /// The workloads the suite declares, with where each value is written.
     custom: workloads::Loaded,
-}
-
-/// `[clients]` validated: the entries parsed, the transport settings resolved.
-#[derive(Clone, Debug)]
-pub struct Clients {
-    pub entries: Vec<crate::clients::transport::ClientEntry>,
-    pub transport: crate::clients::transport::TransportOptions,
-    /// `binary` as written (local clients run it instead of this executable).
-    pub binary: Option<String>,
-    pub timeout: std::time::Duration,
-    pub connect_timeout: std::time::Duration,
-}
-
-impl Clients {
-    /// How many clients the list names, when it can be known without asking Kubernetes.
-    pub fn known_count(&self) -> Option<usize> {
-        use crate::clients::transport::ClientEntry;
-        self.entries
-            .iter()
-            .map(|e| match e {
-                ClientEntry::Local | ClientEntry::Ssh { .. } => Some(1),
-                ClientEntry::LocalN(n) => Some(*n),
-                ClientEntry::Kubernetes { .. } => None,
-            })
-            .sum()
-    }
-
-    /// Whether every client is a child process of this machine.
-    pub fn all_local(&self) -> bool {
-        use crate::clients::transport::ClientEntry;
-        self.entries
-            .iter()
-            .all(|e| matches!(e, ClientEntry::Local | ClientEntry::LocalN(_)))
-    }
 }
 
 impl Suite {

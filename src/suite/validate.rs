@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
+use super::clients::{ClientEntry, Clients, TransportOptions};
 use super::raw::RawSuite;
 use super::scripts;
 use super::{Axis, Matrix, Origins, STOP_WHEN_KEYS, StopWhen, Suite};
@@ -391,8 +392,7 @@ pub(super) fn validate(
 }
 
 /// `[clients]`: every entry parses, the timeouts are at least a second.
-fn clients(c: &mut Checker<'_>, raw: &super::raw::RawClients) -> Option<super::Clients> {
-    use crate::clients::transport::{ClientEntry, TransportOptions};
+fn clients(c: &mut Checker<'_>, raw: &super::raw::RawClients) -> Option<Clients> {
     let mut entries = Vec::new();
     if raw.list.is_empty() {
         c.err(
@@ -428,7 +428,7 @@ fn clients(c: &mut Checker<'_>, raw: &super::raw::RawClients) -> Option<super::C
     }
     let defaults = TransportOptions::default();
     let connect_timeout = std::time::Duration::from_secs(raw.connect_timeout.max(1));
-    Some(super::Clients {
+    Some(Clients {
         entries,
         transport: TransportOptions {
             binary: raw.binary.clone().unwrap_or(defaults.binary),
