@@ -331,8 +331,8 @@ pub fn check_variants(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::custom::compile::tests::ORDERS;
     use crate::engine::registry;
-    use crate::suite::workloads::tests::ORDERS;
 
     /// `--resume` reloads the run directory's own suite.toml, which holds the definitions of
     /// the suite's `workloads` files inline: the files are not needed, and the rebuilt plan

@@ -17,7 +17,6 @@ pub mod raw;
 pub mod scripts;
 pub mod stored;
 mod validate;
-pub mod workloads;
 
 use std::path::{Path, PathBuf};
 
@@ -83,7 +82,7 @@ pub struct Suite {
     pub clients: Option<clients::Clients>,
     origins: Origins,
     /// The workloads the suite declares, with where each value is written.
-    custom: workloads::Loaded,
+    custom: crate::engine::custom::compile::Loaded,
 }
 
 impl Suite {
@@ -93,7 +92,7 @@ impl Suite {
     }
 
     /// What of custom workload `def` fails with a run's `options`, each error at the line of
-    /// the definition that wrote it ([`workloads::Loaded::check_run`]).
+    /// the definition that wrote it ([`crate::engine::custom::compile::Loaded::check_run`]).
     pub fn check_custom_run(
         &self,
         def: &crate::engine::custom::model::Def,
@@ -380,7 +379,7 @@ pub fn load_text(
 
     // The suite's own workloads, compiled and registered before the rest is validated, so
     // that `workload = "orders"` and its options check like built-in ones.
-    let custom = workloads::load(file, text, &table)?;
+    let custom = crate::engine::custom::compile::load(file, text, &table)?;
     custom.register();
 
     let mut overrides = Vec::new();

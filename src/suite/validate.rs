@@ -168,7 +168,7 @@ pub(super) fn validate(
     file: &Path,
     mut raw: RawSuite,
     origins: Origins,
-    custom: super::workloads::Loaded,
+    custom: crate::engine::custom::compile::Loaded,
 ) -> Result<Suite, ConfigErrors> {
     let mut c = Checker {
         file,

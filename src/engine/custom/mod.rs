@@ -14,6 +14,7 @@
 //!   prepared once per connection, as OLTP); [`load`] prepares (schema, parallel table load),
 //!   cleans up and checks.
 
+pub mod compile;
 pub mod expr;
 pub mod frame;
 pub mod generator;

@@ -23,15 +23,15 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use crate::db::Driver;
-use crate::db::sql_text::{self, Piece};
-use crate::engine::config::GENERAL;
-use crate::engine::custom::expr::{Expr, is_identifier};
-use crate::engine::custom::model::{
+use super::expr::{Expr, is_identifier};
+use super::model::{
     Bound, BoundSql, Check, CheckExpect, Def, Dist, GenSpec, Headline, LoadTable, OnMismatch, Op,
     OptionDef, Slot, Sql, Stmt, Txn, Val, VarKind, Vars,
 };
-use crate::engine::custom::{self, COMMON};
+use super::{COMMON, spec_for};
+use crate::db::Driver;
+use crate::db::sql_text::{self, Piece};
+use crate::engine::config::GENERAL;
 use crate::engine::lua::sql::text::{first_word, returns_no_rows};
 use crate::engine::option::Kind;
 use crate::engine::registry;
@@ -41,7 +41,21 @@ use crate::source::{
 };
 use crate::value::Value;
 
-pub use super::raw::WORKLOAD_KEYS;
+/// The keys of a `[workloads.NAME]` table.
+pub const WORKLOAD_KEYS: &[&str] = &[
+    "summary",
+    "headline",
+    "prepare_threads",
+    "fresh_prepare",
+    "options",
+    "schema",
+    "after_load",
+    "cleanup",
+    "load",
+    "params",
+    "transactions",
+    "checks",
+];
 
 const OPTION_KEYS: &[&str] = &[
     "type", "default", "min", "max", "choices", "dataset", "help",
@@ -159,7 +173,7 @@ impl Loaded {
         self.defs
             .iter()
             .map(|d| {
-                let spec = custom::spec_for(d.clone());
+                let spec = spec_for(d.clone());
                 registry::register(spec);
                 spec
             })
@@ -282,7 +296,7 @@ impl Loaded {
                 OptionCheck::Rows { .. } => {}
             }
         }
-        if let Err((entry, m)) = crate::engine::custom::load::table_rows_at(def, &frame) {
+        if let Err((entry, m)) = super::load::table_rows_at(def, &frame) {
             let site =
                 sites().find(|s| matches!(s.check, OptionCheck::Rows { entry: e } if e == entry));
             if let Some(site) = site.filter(|s| !failed.contains(&s.path.as_slice())) {
