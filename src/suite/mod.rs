@@ -10,6 +10,11 @@
 //! UTF-8 (the first bad byte), TOML syntax, and nesting depth (a file may nest thousands of
 //! levels within toml's own limits, which no recursive step below could survive). Validation
 //! then bounds the plan's size, so that no suite file can make `plan` hang or balloon.
+//!
+//! What the suite reads but does not own: the positions and errors of [`crate::source`] (the
+//! layer under the suite and the engines), and the workloads a file declares, compiled by
+//! [`crate::engine::custom::compile`] next to their engine before the rest is validated.
+//! `[clients]` is the suite's own ([`clients`]); `crate::clients` reads it to start agents.
 
 pub mod clients;
 mod layers;

@@ -39,7 +39,7 @@ pub struct RawSuite {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<RawHooks>,
     /// Workloads declared in TOML: `[workloads.NAME]` with its options, schema, load, params
-    /// and transactions (read from the file itself by [`super::workloads`]).
+    /// and transactions (read from the file itself, in the order written).
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     #[schemars(schema_with = "workloads_schema")]
     pub workloads: IndexMap<String, toml::Value>,

@@ -5,6 +5,9 @@
 use std::path::Path;
 
 use super::*;
+use crate::db::Driver;
+use crate::engine::custom::model::{CheckExpect, GenSpec, Headline, Op, Val, VarKind};
+use crate::engine::option::Kind;
 
 pub(crate) const ORDERS: &str = r#"[suite]
 name = "custom"
