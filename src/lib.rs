@@ -5,7 +5,9 @@
 //! [`engine`]s (which also print sysbench-shaped text and list every workload in
 //! `engine::registry`), and stored as CSV by [`results`]. [`report`] renders stored runs and
 //! [`stats`] holds the latency histograms every engine shares. [`clients`] runs the run steps
-//! from several client machines (ssh, Kubernetes, local child processes).
+//! from several client machines (ssh, Kubernetes, local child processes). [`source`], under
+//! both the suite and the engines, maps TOML key paths to file positions for the errors of
+//! hand-written configuration.
 //!
 //! Library modules return typed outcomes and errors; [`app`], the binary's edge, is the only
 //! place that prints errors and turns them into exit codes.
@@ -26,6 +28,7 @@ pub mod plan;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod source;
 pub mod stats;
 pub mod suite;
 pub mod value;

@@ -11,7 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::netns::{NetnsHosts, unavailable};
-use sbsuite::clients::transport::{Client, ClientKind, TransportOptions, agent_command};
+use sbsuite::clients::transport::{Client, ClientKind, agent_command};
+use sbsuite::suite::clients::TransportOptions;
 
 /// How long a host may take to notice that its agent's session is gone.
 const GONE_WITHIN: Duration = Duration::from_secs(10);

@@ -23,7 +23,8 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
 use sbsuite::engine::registry;
-use sbsuite::suite::{self, ConfigErrors, Origin};
+use sbsuite::source::{ConfigErrors, Origin};
+use sbsuite::suite;
 
 const DEFAULT_CASES: u32 = 1000;
 const DEFAULT_SEED: u64 = 13;

@@ -7,9 +7,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use sbsuite::clients::transport::{
-    Client, ClientEntry, ClientKind, TransportOptions, agent_command,
-};
+use sbsuite::clients::transport::{Client, ClientKind, agent_command};
+use sbsuite::suite::clients::{ClientEntry, TransportOptions};
 use yaml_rust2::{Yaml, YamlLoader};
 
 fn example(file: &str) -> String {

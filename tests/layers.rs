@@ -13,8 +13,8 @@
 //!   crate root) the children — each standing for its whole subtree — form a DAG. A child using
 //!   its parent's items (`super::Target`) is the parent's vocabulary, not a cycle, so references
 //!   between a module and its own ancestors are not edges.
-//! - **Layers**: the lower layers (`db`, `stats`, `value`, `results`, `suite`, …) never import
-//!   from the layers that drive them (see [`FORBIDDEN`]).
+//! - **Layers**: the lower layers (`db`, `stats`, `value`, `source`, `results`, `suite`, …)
+//!   never import from the layers that drive them (see [`FORBIDDEN`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -26,10 +26,18 @@ type Reference = (Module, Module, String);
 
 /// `(module, modules it must not import)`, top-level names. The intended order is
 /// `app → runner → plan → suite`, `runner → engine → db`, `engine → stats`,
-/// `compare/report → results`, `runner → clients → engine/suite/results`.
+/// `compare/report → results`, `runner → clients → engine/suite/results`, and
+/// `suite/engine → source → value` (positions in TOML files and the errors that point there).
 const FORBIDDEN: &[(&str, &[&str])] = &[
     (
         "value",
+        &[
+            "app", "cli", "compat", "import", "runner", "plan", "suite", "engine", "db", "stats",
+            "results", "compare", "report", "clients", "source",
+        ],
+    ),
+    (
+        "source",
         &[
             "app", "cli", "compat", "import", "runner", "plan", "suite", "engine", "db", "stats",
             "results", "compare", "report", "clients",
@@ -60,6 +68,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         "suite",
         &[
             "app", "cli", "compat", "import", "runner", "plan", "results", "compare", "report",
+            "clients",
         ],
     ),
     (

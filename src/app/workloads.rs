@@ -12,7 +12,7 @@ pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
     let mut scripts = crate::suite::scripts::Scripts::default();
     let own: Option<Vec<&'static WorkloadSpec>> = match suite {
         None => None,
-        Some(file) => match crate::suite::workloads::load_file(file) {
+        Some(file) => match crate::engine::custom::compile::load_file(file) {
             Ok(loaded) => {
                 // The scripts after the definitions: loading those forgets earlier ones.
                 scripts = match crate::suite::scripts::load_file(file) {

@@ -48,9 +48,10 @@ use super::agent::BEAT;
 use super::bounds::{self, StepBounds};
 use super::merge::{self, MergeError};
 use super::protocol::{self, AgentMsg, CoordMsg, PROTOCOL, StepSpec, VERSION};
-use super::transport::{self, Client, ClientKind, TransportOptions};
+use super::transport::{self, Client, ClientKind};
 use crate::db::Target;
 use crate::engine::{IntervalSample, Shard, StepObserver, StepOutcome, console};
+use crate::suite::clients::TransportOptions;
 use crate::value::{Options, Value};
 
 /// How the clients are reached and how long they may stay silent.

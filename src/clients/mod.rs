@@ -5,10 +5,11 @@
 //! run — the system's OpenSSH client, `kubectl exec`, or plain child processes — and starts
 //! `sbsuite agent` there, which speaks a line-delimited protocol over its stdin and stdout.
 //!
-//! [`transport`] says where the clients are and how an agent is started on each: parsing the
-//! `[clients]` entries, resolving them into named clients (a Kubernetes selector into its
-//! pods), and building the exact command line. It knows nothing about the protocol spoken
-//! once the agent runs, so the transports are tested on their own.
+//! [`transport`] says where the clients are and how an agent is started on each: resolving the
+//! `[clients]` entries (parsed with the suite, [`crate::suite::clients`]) into named clients
+//! (a Kubernetes selector into its pods), and building the exact command line. It knows
+//! nothing about the protocol spoken once the agent runs, so the transports are tested on
+//! their own.
 //!
 //! The coordinator (the `sbsuite run` process) keeps everything but the measured run: it
 //! prepares, applies variants, runs hooks, checks and cleanups. For each run step it starts

@@ -19,7 +19,7 @@ use crate::engine::lua::script::stock_workload;
 use crate::engine::option::Kind;
 use crate::engine::registry;
 use crate::engine::spec::WorkloadSpec;
-use crate::suite::error::did_you_mean;
+use crate::source::did_you_mean;
 use crate::value::{Options, Value};
 
 /// What to do with the test.

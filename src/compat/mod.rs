@@ -26,7 +26,7 @@ use crate::engine::config::GENERAL;
 use crate::engine::lua;
 use crate::engine::registry;
 use crate::runner::{RunError, RunSummary, SignalError};
-use crate::suite::ConfigErrors;
+use crate::source::ConfigErrors;
 use crate::value::Value;
 
 use self::args::{Action, ArgsError, Invocation, Warning};

@@ -13,8 +13,10 @@
 //! `[target]`, with a local SQLite file ([`Target::sqlite_default`]) so that an OLTP workload
 //! runs with nothing installed.
 //!
-//! `engine` imports `stats`, `db` and `value`, never the runner: a step is stopped through the
-//! `stop` flag the caller passes in, which the driver forwards to the workers.
+//! `engine` imports `stats`, `db`, `value` and `source` (the file positions the compiler of
+//! TOML-declared workloads, [`custom::compile`], reports errors at), never the suite or the
+//! runner: a step is stopped through the `stop` flag the caller passes in, which the driver
+//! forwards to the workers.
 //!
 //! A new workload is one module plus one registry line, and nothing else in the tree:
 //! * `src/engine/<name>.rs` (or a folder `src/engine/<name>/`), declared by a `pub mod <name>;`

@@ -18,9 +18,9 @@ use super::{Plan, Step, StepKind};
 use crate::engine::option::Kind;
 use crate::engine::registry;
 use crate::engine::spec::WorkloadSpec;
+use crate::source::{ConfigError, ConfigErrors, Seg};
 use crate::suite::raw::{DatasetSource, VariantOrder};
-use crate::suite::source::Seg;
-use crate::suite::{ConfigError, ConfigErrors, Matrix, Suite};
+use crate::suite::{Matrix, Suite};
 use crate::value::{Options, Value};
 
 /// One matrix cell: a value for each axis (include cells may name fewer).

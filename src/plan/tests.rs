@@ -790,8 +790,8 @@ mod lua_scripts {
 // ---------------------------------------------------------------------------------------
 // #26: what a custom workload's options decide, refused by the plan at the definition's line.
 
-use crate::suite::workloads::tests::ORDERS;
-use crate::suite::{ConfigError, Origin};
+use crate::engine::custom::compile::tests::ORDERS;
+use crate::source::{ConfigError, Origin};
 
 /// The 1-based line of the first line of `text` that contains `marker`.
 fn line_of(text: &str, marker: &str) -> usize {

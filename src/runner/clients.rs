@@ -21,8 +21,9 @@ use crate::engine::{EngineError, StepObserver, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::csv::{self as rcsv, CsvFile, RowStatus, RunRow};
 use crate::results::histogram::{histogram_file_name, write_histogram};
-use crate::suite::source::Seg;
-use crate::suite::{Clients, ConfigError, ConfigErrors, Suite};
+use crate::source::{ConfigError, ConfigErrors, Seg};
+use crate::suite::Suite;
+use crate::suite::clients::Clients;
 
 /// The directory of the clients' own results in a run directory.
 pub const SHARDS_DIR: &str = "shards";

@@ -4,13 +4,13 @@
 //! Kept apart from the step loop so the loop stays free of suite loading and server checks. Both
 //! return typed errors; the app prints them and picks the exit code.
 
-use crate::suite::source::Seg;
+use crate::source::{ConfigError, ConfigErrors, Seg};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::plan::Plan;
-use crate::suite::{ConfigError, ConfigErrors, Suite};
+use crate::suite::Suite;
 
 use super::server;
 
@@ -35,7 +35,7 @@ pub enum ResumeError {
     #[error(
         "--resume {}: [target] password is a literal password, which the run's suite.toml stores only as \"{}\", so the resumed steps cannot log in. Give the password through the environment: write password = \"{{{{ env.DB_PASSWORD }}}}\" in {}, export DB_PASSWORD and resume again (and do the same in your suite file, so that its runs can be resumed); nothing has run",
         .0.display(),
-        crate::suite::stored::REDACTED,
+        crate::source::REDACTED,
         .0.join(crate::results::SUITE_FILE).display()
     )]
     LiteralPassword(PathBuf),
@@ -333,8 +333,8 @@ pub fn check_variants(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::custom::compile::tests::ORDERS;
     use crate::engine::registry;
-    use crate::suite::workloads::tests::ORDERS;
 
     /// `--resume` reloads the run directory's own suite.toml, which holds the definitions of
     /// the suite's `workloads` files inline: the files are not needed, and the rebuilt plan

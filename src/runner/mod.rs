@@ -85,7 +85,7 @@ pub struct RunContext {
     /// Who watches the run from outside: the `--metrics` endpoint.
     pub watch: Watch,
     /// `[clients]`: run steps execute on these clients (`None`: in this process).
-    pub clients: Option<crate::suite::Clients>,
+    pub clients: Option<crate::suite::clients::Clients>,
 }
 
 /// The run's outside watchers (`--metrics`, `--events`), fed by the step loop.

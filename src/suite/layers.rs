@@ -6,8 +6,8 @@
 //! instead (#14). The file's own errors keep their position and help; these functions return
 //! `None` for them.
 
-use super::error::{ConfigError, Origin};
 use super::{ENV_PREFIX, TOP_LEVEL_KEYS};
+use crate::source::{ConfigError, Origin};
 use crate::value::Value;
 
 /// The environment variable that sets `path` (`["defaults", "threads"]` →

@@ -10,15 +10,18 @@
 //! UTF-8 (the first bad byte), TOML syntax, and nesting depth (a file may nest thousands of
 //! levels within toml's own limits, which no recursive step below could survive). Validation
 //! then bounds the plan's size, so that no suite file can make `plan` hang or balloon.
+//!
+//! What the suite reads but does not own: the positions and errors of [`crate::source`] (the
+//! layer under the suite and the engines), and the workloads a file declares, compiled by
+//! [`crate::engine::custom::compile`] next to their engine before the rest is validated.
+//! `[clients]` is the suite's own ([`clients`]); `crate::clients` reads it to start agents.
 
-pub mod error;
+pub mod clients;
 mod layers;
 pub mod raw;
 pub mod scripts;
-pub mod source;
 pub mod stored;
 mod validate;
-pub mod workloads;
 
 use std::path::{Path, PathBuf};
 
@@ -26,10 +29,9 @@ use figment::value::{Dict, Map};
 use figment::{Figment, Metadata, Profile, Provider};
 use indexmap::IndexMap;
 
-pub use error::{ConfigError, ConfigErrors, Origin};
 pub use raw::{Driver, RawSuite, RawTarget, RawVariant};
-use source::{Seg, SourceMap, TreeError};
 
+use crate::source::{self, ConfigError, ConfigErrors, Origin, Seg, SourceMap, TreeError};
 use crate::value::Value;
 
 /// Prefix of the environment variables that override suite keys.
@@ -82,44 +84,10 @@ pub struct Suite {
     /// The sysbench Lua scripts the suite runs (`workload = { script = "…" }`), by name.
     pub scripts: scripts::Scripts,
     /// `[clients]`, checked: where run steps execute (`None`: in this process).
-    pub clients: Option<Clients>,
+    pub clients: Option<clients::Clients>,
     origins: Origins,
     /// The workloads the suite declares, with where each value is written.
-    custom: workloads::Loaded,
-}
-
-/// `[clients]` validated: the entries parsed, the transport settings resolved.
-#[derive(Clone, Debug)]
-pub struct Clients {
-    pub entries: Vec<crate::clients::transport::ClientEntry>,
-    pub transport: crate::clients::transport::TransportOptions,
-    /// `binary` as written (local clients run it instead of this executable).
-    pub binary: Option<String>,
-    pub timeout: std::time::Duration,
-    pub connect_timeout: std::time::Duration,
-}
-
-impl Clients {
-    /// How many clients the list names, when it can be known without asking Kubernetes.
-    pub fn known_count(&self) -> Option<usize> {
-        use crate::clients::transport::ClientEntry;
-        self.entries
-            .iter()
-            .map(|e| match e {
-                ClientEntry::Local | ClientEntry::Ssh { .. } => Some(1),
-                ClientEntry::LocalN(n) => Some(*n),
-                ClientEntry::Kubernetes { .. } => None,
-            })
-            .sum()
-    }
-
-    /// Whether every client is a child process of this machine.
-    pub fn all_local(&self) -> bool {
-        use crate::clients::transport::ClientEntry;
-        self.entries
-            .iter()
-            .all(|e| matches!(e, ClientEntry::Local | ClientEntry::LocalN(_)))
-    }
+    custom: crate::engine::custom::compile::Loaded,
 }
 
 impl Suite {
@@ -129,7 +97,7 @@ impl Suite {
     }
 
     /// What of custom workload `def` fails with a run's `options`, each error at the line of
-    /// the definition that wrote it ([`workloads::Loaded::check_run`]).
+    /// the definition that wrote it ([`crate::engine::custom::compile::Loaded::check_run`]).
     pub fn check_custom_run(
         &self,
         def: &crate::engine::custom::model::Def,
@@ -272,7 +240,7 @@ impl SetOverride {
             return Ok(SetOverride {
                 path,
                 value: toml::Value::String(value.to_string()),
-                text: format!("{key}={}", stored::REDACTED),
+                text: format!("{key}={}", source::REDACTED),
             });
         }
         Ok(SetOverride {
@@ -416,7 +384,7 @@ pub fn load_text(
 
     // The suite's own workloads, compiled and registered before the rest is validated, so
     // that `workload = "orders"` and its options check like built-in ones.
-    let custom = workloads::load(file, text, &table)?;
+    let custom = crate::engine::custom::compile::load(file, text, &table)?;
     custom.register();
 
     let mut overrides = Vec::new();
@@ -563,9 +531,9 @@ fn figment_errors(file: &Path, origins: &Origins, err: figment::Error) -> Config
                     format!("[{}]", parent.join("."))
                 };
                 let keys: Vec<&str> = e.path.iter().map(String::as_str).collect();
-                let closest = error::closest(name, expected.iter().copied());
+                let closest = source::closest(name, expected.iter().copied());
                 let help = layers::unknown_key_help(&origins.origin(&path, true), &keys, closest)
-                    .or_else(|| error::did_you_mean(name, expected.iter().copied()))
+                    .or_else(|| source::did_you_mean(name, expected.iter().copied()))
                     .unwrap_or_else(|| format!("known keys: {}", expected.join(", ")));
                 (format!("unknown key `{name}` in {table}"), Some(help), true)
             }

@@ -39,7 +39,7 @@ pub struct RawSuite {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<RawHooks>,
     /// Workloads declared in TOML: `[workloads.NAME]` with its options, schema, load, params
-    /// and transactions (read from the file itself by [`super::workloads`]).
+    /// and transactions (read from the file itself, in the order written).
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     #[schemars(schema_with = "workloads_schema")]
     pub workloads: IndexMap<String, toml::Value>,
@@ -497,30 +497,15 @@ fn matrix_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({ "type": "object", "properties": props, "additionalProperties": false })
 }
 
-/// The keys of a `[workloads.NAME]` table (checked in [`super::workloads`]).
-pub const WORKLOAD_KEYS: &[&str] = &[
-    "summary",
-    "headline",
-    "prepare_threads",
-    "fresh_prepare",
-    "options",
-    "schema",
-    "after_load",
-    "cleanup",
-    "load",
-    "params",
-    "transactions",
-    "checks",
-];
-
 /// `[workloads.NAME]`: the keys of a definition (their values are checked when the suite
 /// loads, with positions).
 fn workloads_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     use serde_json::json;
-    let props: serde_json::Map<String, serde_json::Value> = WORKLOAD_KEYS
-        .iter()
-        .map(|k| (k.to_string(), json!({})))
-        .collect();
+    let props: serde_json::Map<String, serde_json::Value> =
+        crate::engine::custom::compile::WORKLOAD_KEYS
+            .iter()
+            .map(|k| (k.to_string(), json!({})))
+            .collect();
     schemars::json_schema!({
         "description": "workloads declared in TOML: `[workloads.NAME]` with summary, options, schema, load, params, transactions, checks",
         "type": "object",

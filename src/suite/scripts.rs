@@ -27,12 +27,11 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use sha2::{Digest, Sha256};
 
-use super::error::{ConfigError, ConfigErrors, Origin, did_you_mean};
-use super::source::{Seg, SourceMap, path_text};
 use crate::engine::lua::Script;
 use crate::engine::lua::run;
 use crate::engine::registry;
 use crate::engine::spec::{DataSpec, WorkloadSpec};
+use crate::source::{ConfigError, ConfigErrors, Origin, Seg, SourceMap, did_you_mean, path_text};
 
 /// The keys of a script table.
 pub const SCRIPT_KEYS: &[&str] = &[
@@ -237,7 +236,7 @@ pub fn load(
 /// The scripts of the suite file `file` alone (`sbsuite workloads --suite`): read, loaded and
 /// registered without validating the rest of the suite.
 pub fn load_file(file: &Path) -> Result<Scripts, ConfigErrors> {
-    let (text, parsed) = super::workloads::read_file(file).map_err(|e| {
+    let (text, parsed) = crate::source::read_file(file).map_err(|e| {
         ConfigError::new(
             file,
             Origin::Unknown,

@@ -19,9 +19,7 @@
 //! literal password, and refuses up front ([`has_literal_password`]).
 
 use super::raw::{RawSuite, RawTarget};
-
-/// What a literal password becomes in the stored suite.
-pub const REDACTED: &str = "***";
+use crate::source::REDACTED;
 
 /// Whether a `password` value is a literal (a secret, never stored) rather than a minijinja
 /// template such as `"{{ env.DB_PASSWORD }}"`.

@@ -3,6 +3,8 @@
 
 use super::*;
 
+mod custom;
+
 const GOOD: &str = r#"[suite]
 name = "t"
 

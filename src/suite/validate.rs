@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use super::error::{ConfigError, ConfigErrors, did_you_mean};
+use super::clients::{ClientEntry, Clients, TransportOptions};
 use super::raw::RawSuite;
 use super::scripts;
-use super::source::{Seg, path_text};
 use super::{Axis, Matrix, Origins, STOP_WHEN_KEYS, StopWhen, Suite};
 use crate::engine::option::Kind;
 use crate::engine::registry;
+use crate::source::{ConfigError, ConfigErrors, Seg, did_you_mean, path_text};
 use crate::value::Value;
 
 /// Most values one range axis may produce (a typo like `step = 0.001` should not hang `plan`).
@@ -143,7 +143,8 @@ impl Checker<'_> {
                 Seg::Index(_) => None,
             })
             .collect();
-        let closest = super::error::closest(name, registry::all_option_names().chain(["workload"]));
+        let closest =
+            crate::source::closest(name, registry::all_option_names().chain(["workload"]));
         let help =
             super::layers::unknown_key_help(&self.origins.origin(path, true), &keys, closest)
                 .or_else(|| did_you_mean(name, registry::all_option_names().chain(["workload"])))
@@ -167,7 +168,7 @@ pub(super) fn validate(
     file: &Path,
     mut raw: RawSuite,
     origins: Origins,
-    custom: super::workloads::Loaded,
+    custom: crate::engine::custom::compile::Loaded,
 ) -> Result<Suite, ConfigErrors> {
     let mut c = Checker {
         file,
@@ -374,8 +375,7 @@ pub(super) fn validate(
 }
 
 /// `[clients]`: every entry parses, the timeouts are at least a second.
-fn clients(c: &mut Checker<'_>, raw: &super::raw::RawClients) -> Option<super::Clients> {
-    use crate::clients::transport::{ClientEntry, TransportOptions};
+fn clients(c: &mut Checker<'_>, raw: &super::raw::RawClients) -> Option<Clients> {
     let mut entries = Vec::new();
     if raw.list.is_empty() {
         c.err(
@@ -411,7 +411,7 @@ fn clients(c: &mut Checker<'_>, raw: &super::raw::RawClients) -> Option<super::C
     }
     let defaults = TransportOptions::default();
     let connect_timeout = std::time::Duration::from_secs(raw.connect_timeout.max(1));
-    Some(super::Clients {
+    Some(Clients {
         entries,
         transport: TransportOptions {
             binary: raw.binary.clone().unwrap_or(defaults.binary),

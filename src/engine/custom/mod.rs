@@ -3,9 +3,11 @@
 //! OLTP workloads.
 //!
 //! Shape, and why:
-//! * `suite::workloads` reads the definition (with file:line errors before anything runs) and
-//!   compiles it into a [`model::Def`]: variables are numbered slots, placeholders are slots in
-//!   statement order, expressions are compiled ([`expr`]). [`spec_for`] turns it into a
+//! * [`compile`] reads the definition (with file:line errors before anything runs, when the
+//!   suite loads) and compiles it into a [`model::Def`]: variables are numbered slots,
+//!   placeholders are slots in statement order, expressions are compiled ([`expr`]). It lives
+//!   here, next to the engine that runs what it produces, and imports nothing of the suite
+//!   (positions and errors come from [`crate::source`]). [`spec_for`] turns it into a
 //!   [`WorkloadSpec`] (leaked: a definition lives as long as the process) that
 //!   [`super::registry::register`] makes known, so validation, planning, `sbsuite workloads`
 //!   and the engine treat it like a built-in workload.
@@ -14,6 +16,7 @@
 //!   prepared once per connection, as OLTP); [`load`] prepares (schema, parallel table load),
 //!   cleans up and checks.
 
+pub mod compile;
 pub mod expr;
 pub mod frame;
 pub mod generator;

@@ -1,4 +1,4 @@
-//! The compiled form of a workload declared in TOML: what `suite::workloads` produces from
+//! The compiled form of a workload declared in TOML: what [`super::compile`] produces from
 //! `[workloads.NAME]` and what the runtime ([`super::run`]), the loader ([`super::load`]) and
 //! the generators ([`super::generator`]) read.
 //!

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::suite::{ConfigErrors, Origin, Suite, load_text};
+use crate::source::{ConfigErrors, Origin};
+use crate::suite::{Suite, load_text};
 use crate::value::Value;
 
 /// The script the integration tests use too.
@@ -35,7 +36,7 @@ tables = [1, 2]
 read_share = [0.25, 0.75]
 "#;
 
-fn line_of(e: &crate::suite::ConfigError) -> usize {
+fn line_of(e: &crate::source::ConfigError) -> usize {
     match &e.origin {
         Origin::File { line, .. } => *line,
         other => panic!("expected a file position, got {other:?} for: {e}"),

@@ -1,10 +1,13 @@
 //! Definitions compile into the model the runtime reads (slots, binds per driver, draws), and
-//! each kind of bad definition is refused before anything runs, with its line and key.
+//! each kind of bad definition is refused before anything runs, with its line and key. (What
+//! the suite adds — the target's driver, the stored suite, layers — is tested in `suite`.)
 
 use std::path::Path;
 
 use super::*;
-use crate::suite::{ConfigError, Origin, load_text};
+use crate::db::Driver;
+use crate::engine::custom::model::{CheckExpect, GenSpec, Headline, Op, Val, VarKind};
+use crate::engine::option::Kind;
 
 pub(crate) const ORDERS: &str = r#"[suite]
 name = "custom"
@@ -54,12 +57,16 @@ weight = 1
 steps = [{ sql = "SELECT count(*) FROM lines WHERE a = :cust" }]
 "#;
 
-fn load(text: &str) -> Result<crate::suite::Suite, crate::suite::ConfigErrors> {
-    load_text(Path::new("t.toml"), text, &[], &[])
+/// Compiles and registers the definitions of the suite text `text`, as loading the suite does.
+fn load(text: &str) -> Result<Loaded, ConfigErrors> {
+    let table: toml::Table = toml::from_str(text).unwrap_or_else(|e| panic!("{e}"));
+    let loaded = super::load(Path::new("t.toml"), text, &table)?;
+    loaded.register();
+    Ok(loaded)
 }
 
 /// The 1-based line of the first line of `text` that contains `marker`.
-fn line_of(text: &str, marker: &str) -> usize {
+pub(crate) fn line_of(text: &str, marker: &str) -> usize {
     text.lines()
         .position(|l| l.contains(marker))
         .unwrap_or_else(|| panic!("no line with {marker:?}"))
@@ -69,7 +76,19 @@ fn line_of(text: &str, marker: &str) -> usize {
 /// `text` is refused; an error is on the line of `marker`, its key ends with `key` and its
 /// message contains `message`. Returns that error.
 fn refused(text: &str, marker: &str, key: &str, message: &str) -> ConfigError {
-    let errors = load(text).err().expect("the suite must be rejected");
+    let errors = load(text).err().expect("the definitions must be rejected");
+    error_at(&errors, text, marker, key, message)
+}
+
+/// The error of `errors` (of `text`) on the line of `marker` whose key ends with `key` and
+/// whose message contains `message`; it must give a fix.
+pub(crate) fn error_at(
+    errors: &ConfigErrors,
+    text: &str,
+    marker: &str,
+    key: &str,
+    message: &str,
+) -> ConfigError {
     let line = line_of(text, marker);
     let found = errors.0.iter().find(|e| {
         matches!(e.origin, Origin::File { line: l, .. } if l == line)
@@ -85,7 +104,8 @@ fn refused(text: &str, marker: &str, key: &str, message: &str) -> ConfigError {
     }
 }
 
-fn def_of(name: &str) -> &'static Def {
+/// The registered definition of workload `name`.
+pub(crate) fn def_of(name: &str) -> &'static Def {
     registry::workload(name)
         .and_then(crate::engine::custom::def)
         .unwrap_or_else(|| panic!("`{name}` is not registered"))
@@ -93,8 +113,7 @@ fn def_of(name: &str) -> &'static Def {
 
 #[test]
 fn a_definition_compiles_to_slots_binds_and_draws() {
-    let s = load(ORDERS).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(s.matrix.axes[0].name, "customers");
+    load(ORDERS).unwrap_or_else(|e| panic!("{e}"));
     let d = def_of("orders");
     assert_eq!(
         d.vars.names,
@@ -330,38 +349,6 @@ fn a_bad_expression_is_refused() {
 }
 
 #[test]
-fn a_statement_without_sql_for_the_targets_driver_is_refused() {
-    let t = ORDERS.replace(
-        "{ sql = \"SELECT count(*) FROM lines WHERE a = :cust\" }",
-        "{ sql = { mysql = \"SELECT 1 FROM lines WHERE a = :cust\", pgsql = \"SELECT 1\" } }",
-    );
-    // No target: SQLite.
-    let e = refused(
-        &t,
-        "SELECT 1 FROM lines",
-        "lookup.steps[0].sql",
-        "no SQL for sqlite",
-    );
-    assert!(e.message.contains("mysql, pgsql"), "{e}");
-    // A PostgreSQL target has its text; the schema's per-driver table too.
-    let pg = t.replace("[defaults]", "[target]\ndriver = \"pgsql\"\n\n[defaults]");
-    load(&pg).unwrap_or_else(|e| panic!("{e}"));
-    let partial = ORDERS.replace("pgsql = \"CREATE TABLE lines (a int, b int, c int)\", ", "");
-    let partial = partial.replace("[defaults]", "[target]\ndriver = \"pgsql\"\n\n[defaults]");
-    refused(
-        &partial,
-        "CREATE TABLE lines (a INT",
-        "workloads.orders.schema[1]",
-        "no SQL for pgsql",
-    );
-    // A workload the suite does not run is not checked.
-    let unused = t
-        .replace("workload = \"orders\"", "workload = \"cpu\"")
-        .replace("customers = [10, 20]", "threads = [1]");
-    load(&unused).unwrap_or_else(|e| panic!("{e}"));
-}
-
-#[test]
 fn a_built_in_workload_name_is_refused() {
     let t = ORDERS.replace(
         "[workloads.orders]",
@@ -489,53 +476,6 @@ fn a_missing_workloads_file_names_the_suite_line_and_the_path() {
 }
 
 #[test]
-fn definitions_in_files_load_and_the_stored_suite_inlines_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let start = ORDERS.find("[workloads.orders]").unwrap();
-    std::fs::create_dir(dir.path().join("w")).unwrap();
-    std::fs::write(dir.path().join("w/orders.toml"), &ORDERS[start..]).unwrap();
-    let suite = ORDERS[..start].replace(
-        "name = \"custom\"",
-        "name = \"custom\"\nworkloads = [\"w/orders.toml\"]",
-    );
-    let file = dir.path().join("suite.toml");
-    std::fs::write(&file, &suite).unwrap();
-    let s = crate::suite::load_with_env(&file, &[], &[]).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(def_of("orders").source, dir.path().join("w/orders.toml"));
-    assert!(
-        !s.resolved_toml.contains("w/orders.toml"),
-        "{}",
-        s.resolved_toml
-    );
-    assert!(
-        s.resolved_toml
-            .contains("[workloads.orders.transactions.new_order]"),
-        "{}",
-        s.resolved_toml
-    );
-    assert!(
-        s.resolved_toml.contains("headline = { name = \"opm\""),
-        "{}",
-        s.resolved_toml
-    );
-
-    // The run directory's copy loads without the file (the same plan on resume:
-    // runner::command's tests).
-    drop(dir);
-    let run_dir = tempfile::tempdir().unwrap();
-    let stored_file = run_dir.path().join("suite.toml");
-    std::fs::write(&stored_file, &s.resolved_toml).unwrap();
-    let stored = crate::suite::load_with_env(&stored_file, &[], &[])
-        .unwrap_or_else(|e| panic!("{e}\n{}", s.resolved_toml));
-    assert_eq!(stored.matrix.axes, s.matrix.axes);
-    assert_eq!(stored.resolved_toml, s.resolved_toml, "a fixed point");
-    let d = def_of("orders");
-    assert_eq!(d.statements.len(), 4);
-    assert_eq!(d.transactions[0].draws, [3, 4]);
-    assert!(d.headline.is_some());
-}
-
-#[test]
 fn an_error_in_a_workloads_file_points_into_that_file() {
     let dir = tempfile::tempdir().unwrap();
     let start = ORDERS.find("[workloads.orders]").unwrap();
@@ -547,9 +487,7 @@ fn an_error_in_a_workloads_file_points_into_that_file() {
     );
     let file = dir.path().join("suite.toml");
     std::fs::write(&file, &suite).unwrap();
-    let errors = crate::suite::load_with_env(&file, &[], &[])
-        .err()
-        .expect("refused");
+    let errors = load_file(&file).err().expect("refused");
     let e = &errors.0[0];
     assert_eq!(e.file, dir.path().join("orders.toml"));
     assert!(
@@ -562,37 +500,13 @@ fn an_error_in_a_workloads_file_points_into_that_file() {
         format!("[defaults]\ntime = 1\n\n{}", &ORDERS[start..]),
     )
     .unwrap();
-    let errors = crate::suite::load_with_env(&file, &[], &[])
-        .err()
-        .expect("refused");
+    let errors = load_file(&file).err().expect("refused");
     assert!(
         errors.0[0]
             .message
             .contains("`defaults` in a workloads file"),
         "{errors}"
     );
-}
-
-#[test]
-fn layers_cannot_change_a_definition() {
-    let set = crate::suite::SetOverride::parse("workloads.orders.summary=x").unwrap();
-    let errors = load_text(Path::new("t.toml"), ORDERS, &[set], &[])
-        .err()
-        .expect("refused");
-    assert!(errors.0[0].message.contains("cannot be set"), "{errors}");
-    // Its options can.
-    let set = crate::suite::SetOverride::parse("customers=7").unwrap();
-    let s = load_text(Path::new("t.toml"), ORDERS, &[set], &[]).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(s.defaults.get("customers"), Some(&Value::Int(7)));
-}
-
-#[test]
-fn a_suite_without_definitions_forgets_those_of_the_last_one() {
-    load(ORDERS).unwrap();
-    assert!(registry::workload("orders").is_some());
-    let plain = "[suite]\nname = \"p\"\n[defaults]\nworkload = \"cpu\"\ntime = 1\n";
-    load(plain).unwrap();
-    assert!(registry::workload("orders").is_none());
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Maps key paths back to positions in the suite file.
+//! Maps key paths back to positions in a TOML file (a suite file, a `workloads` file).
 //!
 //! figment merges layers but forgets where a value was written, so the original text is parsed
 //! a second time with toml's spanned tree; a key path (`variant[1].name`) then finds its line
@@ -6,14 +6,14 @@
 //! ([`SourceMap::check`]): syntax errors, including the ones toml reports without a position,
 //! and nesting too deep for the recursive steps that follow. (The order of keys, which decides
 //! the nesting of matrix axes, comes from the plainly parsed file: see
-//! [`super::stored::in_file_order`].)
+//! [`crate::suite::stored::in_file_order`].)
 
 use std::ops::Range;
 
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::error::Origin;
+use super::Origin;
 
 /// One segment of a key path.
 #[derive(Clone, Debug, PartialEq)]

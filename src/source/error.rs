@@ -7,6 +7,10 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// What a literal password becomes wherever it would be shown or stored (an error's source
+/// line, the stored suite).
+pub const REDACTED: &str = "***";
+
 /// Where a bad value was written.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Origin {
@@ -78,7 +82,7 @@ impl fmt::Display for ConfigError {
                 // errors): only a template (`{{ env.X }}`) is.
                 let source_line = if self.key == "target.password" && !source_line.contains("{{") {
                     let keep: String = source_line.chars().take(col.saturating_sub(1)).collect();
-                    format!("{keep}{}", super::stored::REDACTED)
+                    format!("{keep}{}", REDACTED)
                 } else {
                     // A line may hold a password without being about it: a `hosts` entry
                     // such as `{ host = "h", password = "…", prot = 1 }`.
@@ -135,7 +139,7 @@ fn redact_passwords(line: &str) -> String {
         if body[..end].contains("{{") {
             out.push_str(&body[..end]);
         } else {
-            out.push_str(super::stored::REDACTED);
+            out.push_str(REDACTED);
         }
         rest = &body[end..];
     }
