@@ -233,6 +233,64 @@ fn sqlite_three_local_clients_merge_exactly() {
     assert_no_agents(dir.path());
 }
 
+/// The shipped TPC-C, a workload the suite declares, runs on three local clients (#27): each
+/// agent compiles the definition the coordinator sends, and the merged row, its
+/// transactions.csv and the consistency checks after it are those of one process.
+#[test]
+fn a_custom_workload_runs_on_three_clients_and_merges_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/tpcc.toml");
+    let out = sbsuite()
+        .current_dir(dir.path())
+        .arg("run")
+        .arg(&suite)
+        .args([
+            "--clients",
+            "local:3",
+            "--set",
+            "time=3",
+            "--set",
+            "matrix.threads=[3]",
+        ])
+        .args(["--progress", "plain"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.contains("Running on 3 clients"), "{stdout}");
+    let run = run_dir(dir.path(), "tpcc");
+    assert_exact_merge(&run, "2", 3);
+    let checks: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("check '"))
+        .collect();
+    assert!(
+        checks.len() >= 10 && checks.iter().all(|l| l.ends_with("': ok")),
+        "{stdout}"
+    );
+    let all = rows(&run.join("results.csv"));
+    let merged = all.iter().find(|r| r["step"] == "2").unwrap();
+    let txns = rows(&run.join("transactions.csv"));
+    let names: Vec<&str> = txns.iter().map(|t| t["transaction"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "new_order",
+            "payment",
+            "order_status",
+            "delivery",
+            "stock_level"
+        ],
+        "{txns:?}"
+    );
+    // Every event committed or was rolled back on purpose (new_order's 1 %).
+    let ended: f64 = txns
+        .iter()
+        .map(|t| num(t, "count") + num(t, "rollbacks"))
+        .sum();
+    assert_eq!(ended, num(merged, "events"), "{txns:?}\n{merged:?}");
+    assert_no_agents(dir.path());
+}
+
 #[test]
 fn clients_is_a_matrix_axis() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,9 +8,10 @@
 //! * The end of stdin means the coordinator is gone (killed, its ssh session dropped): the
 //!   step is stopped and the agent exits, and if the workers do not stop within
 //!   [`EXIT_GRACE`] the process exits anyway. No orphan keeps loading the database.
-//! * An agent only runs workload run steps with the options it is sent: it never runs a
-//!   shell command, a hook or a template from the wire, and it logs no password (its stderr
-//!   is the coordinator's `agent.log`).
+//! * An agent only runs workload run steps with the options it is sent (and, for a workload
+//!   the suite declares, its definition: SQL and expressions): it never runs a shell command,
+//!   a hook or a template from the wire, and it logs no password (its stderr is the
+//!   coordinator's `agent.log`).
 
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -204,6 +205,27 @@ fn unix_ms() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64() * 1e3)
 }
 
+/// Compiles the definition of workload `name` the coordinator sent (a suite's
+/// `[workloads.NAME]`, which its coordinator compiled and checked already) and makes it known
+/// on this thread, the one the step runs on. A definition is SQL and expressions: nothing in
+/// it runs a command here.
+fn declare(name: &str, text: &str) -> Result<(), EngineError> {
+    let failed = |why: String| {
+        EngineError::Failed(format!(
+            "the definition of workload `{name}` the coordinator sent does not compile here: {why}"
+        ))
+    };
+    let table: toml::Table = toml::from_str(text).map_err(|e| failed(e.to_string()))?;
+    let from = std::path::Path::new("<the coordinator's suite>");
+    let loaded = crate::engine::custom::compile::load(from, text, &table)
+        .map_err(|e| failed(e.to_string()))?;
+    let declared = loaded.register();
+    if !declared.iter().any(|spec| spec.name == name) {
+        return Err(failed("it does not declare it".into()));
+    }
+    Ok(())
+}
+
 /// Runs one shard: ready at the gate, `go` opens it; intervals go out as they come.
 fn run_step(
     spec: &StepSpec,
@@ -226,6 +248,9 @@ fn run_step(
         ),
         None => None,
     };
+    if let Some(text) = &spec.definition {
+        declare(&spec.workload, text)?;
+    }
     log(format_args!(
         "step {}: shard {}/{} threads {}.. of {}",
         spec.workload,
@@ -377,6 +402,7 @@ mod tests {
             target: None,
             password: None,
             login_passwords: Vec::new(),
+            definition: None,
             cwd: String::new(),
             live_every_ms: None,
         };

@@ -756,12 +756,14 @@ fn shard_options(options: &Options, shard: Shard, threads: usize, seed: i64) -> 
     o
 }
 
-/// Runs one run step on every client and merges it. `out` gets the merged interval lines
-/// and the merged final report; `log_dir` (`shards/` of the run) the agents' logs.
+/// Runs one run step on every client and merges it. `definition` is the workload's own, when
+/// the suite declares it ([`StepSpec::definition`]). `out` gets the merged interval lines and
+/// the merged final report; `log_dir` (`shards/` of the run) the agents' logs.
 #[allow(clippy::too_many_arguments)]
 pub fn run_step(
     cfg: &ClientsConfig,
     workload: &str,
+    definition: Option<&str>,
     options: &Options,
     target: Option<&Target>,
     out: &mut dyn Write,
@@ -806,6 +808,7 @@ pub fn run_step(
                 target: target.map(Target::to_wire),
                 password: password.clone(),
                 login_passwords: login_passwords.clone(),
+                definition: definition.map(str::to_string),
                 cwd: match cfg.clients[i].kind {
                     ClientKind::Local => cwd.clone(),
                     _ => String::new(),

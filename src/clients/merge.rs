@@ -160,7 +160,15 @@ fn merge_transactions(shards: &[StepOutcome]) -> Result<Vec<TxnStats>, MergeErro
                     o.rollbacks = checked(o.rollbacks, t.rollbacks, i, "transaction rollbacks")?;
                     add(&mut o.histogram, &t.histogram, i)?;
                 }
-                None => out.push(t.clone()),
+                // A fresh histogram that grows: a decoded one spans only its own values.
+                None => {
+                    let mut histogram = new_histogram()?;
+                    add(&mut histogram, &t.histogram, i)?;
+                    out.push(TxnStats {
+                        histogram,
+                        ..t.clone()
+                    });
+                }
             }
         }
     }
@@ -417,6 +425,22 @@ mod tests {
         assert_eq!(m.transactions[0].errors, 2);
         assert_eq!(m.transactions[0].histogram.len(), 3);
         assert_eq!(m.transactions[0].histogram.max(), 30);
+        // Histograms that came over the wire span only their own values: the first shard's
+        // must not bound what the others add.
+        let wire = |t: TxnStats| {
+            let text = super::super::protocol::encode_histogram(&t.histogram).expect("encodes");
+            TxnStats {
+                histogram: super::super::protocol::decode_histogram(&text).expect("decodes"),
+                ..t
+            }
+        };
+        let mut a = outcome_of(&[vec![1_000]]);
+        let mut b = outcome_of(&[vec![1_000]]);
+        a.transactions = vec![wire(txn("new_order", 1, &[10]))];
+        b.transactions = vec![wire(txn("new_order", 1, &[90_000_000_000]))];
+        let m = merge_outcomes(&[a, b]).expect("merges");
+        assert_eq!(m.transactions[0].histogram.len(), 2);
+        assert!(m.transactions[0].histogram.max() >= 89_000_000_000);
     }
 
     /// Sums that would wrap are the failure of the shard whose value did not fit.

@@ -108,6 +108,10 @@ pub struct StepSpec {
     /// The directory the agent works in (a local SQLite file, a script's modules): the
     /// coordinator's for local clients, else empty (the agent's own).
     pub cwd: String,
+    /// The definition of a workload declared in the suite (`[workloads.NAME]` as TOML), which
+    /// the agent compiles as the coordinator did; `None` for a built-in workload.
+    #[serde(default)]
+    pub definition: Option<String>,
     /// How often the agent sends [`AgentMsg::Live`] samples (ms): set when the coordinator's
     /// run is watched (`--metrics`); `None`, the default: never.
     #[serde(default)]
@@ -768,6 +772,7 @@ mod tests {
             target: Some(crate::db::Target::sqlite_default().to_wire()),
             password: Some("s3cret".into()),
             login_passwords: vec![Some("an0ther".into())],
+            definition: Some("[workloads.w]\nsummary = \"x\"\n".into()),
             cwd: "/tmp".into(),
             live_every_ms: Some(1000),
         };

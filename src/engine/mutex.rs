@@ -39,6 +39,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     options: &[OPTIONS],
     data: NO_DATA,
     needs_target: false,
+    needs_local_files: false,
     ends_by_itself: always,
     build,
     custom: None,

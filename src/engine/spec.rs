@@ -88,6 +88,9 @@ pub struct WorkloadSpec {
     pub data: DataSpec,
     /// Needs a database: the suite's `[target]`, else the default SQLite file.
     pub needs_target: bool,
+    /// Works on files this process prepared on this machine (fileio's test files): a run
+    /// step cannot be split over `[clients]`, whose agents would not find them.
+    pub needs_local_files: bool,
     /// Whether a run with these options ends without `time` or `events` (sysbench's mutex runs
     /// one event per thread; memory stops after `memory_total_size`). [`never()`] for most.
     pub ends_by_itself: fn(&Options) -> bool,

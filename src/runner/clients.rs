@@ -108,7 +108,8 @@ pub fn check_clients(suite: &Suite, plan: &Plan) -> Result<(), ConfigErrors> {
                     .with_help(format!("use at least {n} threads, one per client")),
             );
         }
-        if step.workload.starts_with("fileio") {
+        let spec = crate::engine::registry::workload(&step.workload);
+        if spec.is_some_and(|s| s.needs_local_files) {
             push(
                 suite
                     .error(
@@ -116,22 +117,20 @@ pub fn check_clients(suite: &Suite, plan: &Plan) -> Result<(), ConfigErrors> {
                         format!("`{}` cannot run on [clients]", step.workload),
                     )
                     .with_help(
-                        "fileio's files are prepared on this machine and a shard cannot be \
-                         split off them: remove [clients] or run fileio in a suite of its own",
+                        "its files are prepared on this machine and a shard cannot be split \
+                         off them: remove [clients] or run it in a suite of its own",
                     ),
             );
         }
-        let spec = crate::engine::registry::workload(&step.workload);
         if let Some(spec) = spec
-            && (crate::engine::custom::def(spec).is_some()
-                || crate::engine::lua::run::def(spec).is_some())
+            && crate::engine::lua::run::def(spec).is_some()
         {
             push(
                 suite
                     .error(
                         &list,
                         format!(
-                            "`{}` is declared in the suite or a Lua script: agents run built-in workloads only in this version",
+                            "`{}` is a Lua script: agents run built-in workloads and the suite's own [workloads] only in this version",
                             step.workload
                         ),
                     )
@@ -176,6 +175,8 @@ pub fn plan_line(suite: &Suite) -> Option<String> {
 pub struct ClientsExecutor {
     pub inner: EngineExecutor,
     cfg: ClientsConfig,
+    /// The suite's own workloads, as the agents compile them.
+    definitions: std::collections::BTreeMap<String, String>,
     axes: Vec<String>,
     run_dir: Option<PathBuf>,
 }
@@ -210,6 +211,7 @@ impl ClientsExecutor {
         Ok(ClientsExecutor {
             inner,
             cfg,
+            definitions: clients.definitions.clone(),
             axes: plan.axes.clone(),
             run_dir: None,
         })
@@ -331,6 +333,7 @@ impl StepExecutor for ClientsExecutor {
         let run = coordinator::run_step(
             &cfg,
             &step.workload,
+            self.definitions.get(&step.workload).map(String::as_str),
             &step.options,
             step.target.as_ref(),
             out,

@@ -158,6 +158,8 @@ pub struct Clients {
     pub binary: Option<String>,
     pub timeout: Duration,
     pub connect_timeout: Duration,
+    /// The suite's own workloads, each as the TOML an agent compiles (name → text).
+    pub definitions: std::collections::BTreeMap<String, String>,
 }
 
 impl Clients {

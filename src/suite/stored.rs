@@ -119,6 +119,16 @@ fn redact(target: &mut toml::Value) {
 /// A TOML document that keeps every key where `root` has it: plain top-level keys first (TOML
 /// needs them before any header), then one `[table]` or `[[array]]` section per table-valued
 /// key, each holding one `key = inline value` line per key.
+/// Workload `name`'s definition `def` as a suite of its own (`[workloads.NAME]` and nothing
+/// else) that reads back as written: what the agents of `[clients]` compile (#27).
+pub fn definition_document(name: &str, def: &toml::Value) -> String {
+    let mut workloads = toml::Table::new();
+    workloads.insert(name.to_string(), def.clone());
+    let mut root = toml::Table::new();
+    root.insert("workloads".into(), toml::Value::Table(workloads));
+    document(&root)
+}
+
 fn document(root: &toml::Table) -> String {
     let mut out = String::new();
     for (k, v) in root {

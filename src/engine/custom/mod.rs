@@ -81,6 +81,7 @@ pub fn spec_for(def: model::Def) -> &'static WorkloadSpec {
             fresh_per_run: def.fresh_per_run,
         },
         needs_target: true,
+        needs_local_files: false,
         ends_by_itself: never,
         build,
         custom: Some(def),

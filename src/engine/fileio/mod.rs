@@ -53,6 +53,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
         fresh_per_run: false,
     },
     needs_target: false,
+    needs_local_files: true,
     ends_by_itself: never,
     build,
     custom: None,

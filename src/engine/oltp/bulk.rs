@@ -30,6 +30,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
         fresh_per_run: true,
     },
     needs_target: true,
+    needs_local_files: false,
     ends_by_itself: never,
     build,
     custom: None,

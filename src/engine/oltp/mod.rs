@@ -137,6 +137,7 @@ const fn script(
             fresh_per_run,
         },
         needs_target: true,
+        needs_local_files: false,
         ends_by_itself: never,
         build,
         custom: None,

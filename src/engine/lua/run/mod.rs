@@ -128,6 +128,7 @@ pub fn spec_with(def: LuaDef) -> &'static WorkloadSpec {
             fresh_per_run: false,
         },
         needs_target: true,
+        needs_local_files: false,
         ends_by_itself: never,
         build,
         custom: Some(def),
