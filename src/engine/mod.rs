@@ -4,9 +4,9 @@
 //! target and the [`StepKind`] of step), one [`execute`], and the types it returns. The shared machinery (threads, limits, interim and final reports) lives in
 //! [`driver`], the general options in [`config`] (parsed once into a typed [`RunConfig`]), the
 //! sysbench-shaped text in [`console`] and sysbench's random numbers in [`random`]. Each workload
-//! is one module implementing [`driver::Workload`] that declares its own [`spec::WorkloadSpec`]
-//! (options, data, traits, builder) next to the code that reads those options; [`registry`]
-//! lists them.
+//! is one module implementing [`driver::Workload`] (and [`driver::Admin`] when it has data) that
+//! declares its own [`spec::WorkloadSpec`] (options, data, traits, builder) next to the code that
+//! reads those options; [`registry`] lists them.
 //!
 //! Database workloads also need a connection: they are built with the step's [`Target`]
 //! ([`StepRequest::target`]), or, when the suite has no
@@ -415,17 +415,17 @@ pub fn execute(
         StepKind::CheckExisting => check_existing(workload, options, target),
         StepKind::Check => {
             let (_, _, engine) = step_engine(workload, options, target)?;
-            engine.check(out, stop)
+            engine.admin().check(out, stop)
         }
         StepKind::Command(name) => {
             let (_, _, engine) = step_engine(workload, options, target)?;
-            engine.command(name, out, stop)
+            engine.admin().command(name, out, stop)
         }
         StepKind::Prewarm => {
             let (_, config, engine) = step_engine(workload, options, target)?;
             write_banner_at(out, config.verbosity)?;
             // Only the Lua scripts have `prewarm`: their `print` ignores the verbosity.
-            engine.prewarm(out, stop)
+            engine.admin().prewarm(out, stop)
         }
     }
     .map(|()| Executed::Done)
@@ -542,9 +542,9 @@ fn prepare_on(
     // sysbench's Lua scripts (the database workloads) report their progress with Lua's
     // `print`, which no verbosity silences; fileio reports through its logger, at level 3.
     if spec.needs_target {
-        engine.prepare(cleanup, out, stop)
+        engine.admin().prepare(cleanup, out, stop)
     } else {
-        engine.prepare(
+        engine.admin().prepare(
             cleanup,
             &mut console::LevelFilter::new(out, config.verbosity),
             stop,
@@ -581,11 +581,11 @@ fn check_existing(
     let targets = target.map(Target::prepare_targets).unwrap_or_default();
     if targets.len() < 2 {
         let (_, _, engine) = step_engine(workload, options, target)?;
-        return engine.check_existing();
+        return engine.admin().check_existing();
     }
     for t in &targets {
         let (_, _, engine) = step_engine(workload, options, Some(t))?;
-        engine.check_existing().map_err(|e| match e {
+        engine.admin().check_existing().map_err(|e| match e {
             EngineError::Failed(m) => {
                 EngineError::Failed(format!("on host {}: {m}", t.endpoint(0)))
             }

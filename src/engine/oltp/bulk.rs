@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 
 use crate::db::{Connection, ErrKind, owned};
-use crate::engine::driver::{EventResult, Scope, Worker, Workload};
+use crate::engine::driver::{Admin, EventResult, Scope, Worker, Workload};
 use crate::engine::session::counters::{Slot, Tally};
 use crate::engine::session::{self, Sessions, closed};
 use crate::engine::spec::{DataSpec, Setup, WorkloadSpec, never};
@@ -142,6 +142,12 @@ impl Workload for Bulk {
         self.sessions.counters.reset();
     }
 
+    fn admin(&self) -> &dyn Admin {
+        self
+    }
+}
+
+impl Admin for Bulk {
     fn prepare(
         &self,
         cleanup: bool,
