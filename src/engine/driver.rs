@@ -726,7 +726,7 @@ fn run_inner(
     stop: &AtomicBool,
     gate: &mut dyn FnMut() -> Result<(), EngineError>,
 ) -> (Result<StepOutcome, EngineError>, bool) {
-    let io_err = |e: io::Error| EngineError::Failed(format!("writing the report failed: {e}"));
+    let io_err = EngineError::report;
     if cfg.threads == 0 {
         return (
             Err(EngineError::Failed(
@@ -886,7 +886,7 @@ fn run_inner(
         q.close();
     }
     let mut write_error = spawn_error
-        .map(|e| EngineError::Failed(format!("could not start worker threads: {e}")))
+        .map(|e| EngineError::io("could not start worker threads", e))
         .or(started_error);
     let mut collected = Collected {
         period_start: start,

@@ -60,6 +60,21 @@ pub enum EngineError {
     NoEngine(String),
     #[error("{0}")]
     Failed(String),
+    /// An I/O operation failed: `context` says which (writing the report, starting a thread…).
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A statement of a data command (prepare, cleanup, prewarm, the existing-data check)
+    /// failed: `context` names the statement or the table.
+    #[error("{context}: {source}")]
+    Sql {
+        context: String,
+        #[source]
+        source: crate::db::SqlError,
+    },
     /// The setup connection could not be opened at all
     /// ([`crate::db::SqlError::host_unreachable`]): the runner skips what depends on it rather
     /// than waiting out `connect_timeout` again.
@@ -96,6 +111,21 @@ pub enum EngineError {
     /// next step under them.
     #[error("{0}")]
     Unstoppable(String),
+}
+
+impl EngineError {
+    /// [`EngineError::Io`] in `context`.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        EngineError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// Writing the step's text to its output failed.
+    pub fn report(source: std::io::Error) -> Self {
+        EngineError::io("writing the report failed", source)
+    }
 }
 
 /// One interim report (one line of sysbench's `[ 10s ] …` output), also stored in intervals.csv.
@@ -537,7 +567,7 @@ fn prepare_on(
     }
     if let Some((_, line)) = host {
         out.write_all(line.as_bytes())
-            .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
+            .map_err(EngineError::report)?;
     }
     // sysbench's Lua scripts (the database workloads) report their progress with Lua's
     // `print`, which no verbosity silences; fileio reports through its logger, at level 3.
@@ -568,7 +598,7 @@ fn step_engine(
 /// The banner before a prepare, cleanup or prewarm: a level-3 line, as in sysbench.
 fn write_banner_at(out: &mut dyn Write, verbosity: u8) -> Result<(), EngineError> {
     console::write_banner(&mut console::LevelFilter::new(out, verbosity))
-        .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))
+        .map_err(EngineError::report)
 }
 
 /// [`StepKind::CheckExisting`] on every host a prepare would have run on
@@ -586,8 +616,8 @@ fn check_existing(
     for t in &targets {
         let (_, _, engine) = step_engine(workload, options, Some(t))?;
         engine.admin().check_existing().map_err(|e| match e {
-            EngineError::Failed(m) => {
-                EngineError::Failed(format!("on host {}: {m}", t.endpoint(0)))
+            EngineError::Failed(_) | EngineError::Io { .. } | EngineError::Sql { .. } => {
+                EngineError::Failed(format!("on host {}: {e}", t.endpoint(0)))
             }
             e => e,
         })?;

@@ -74,8 +74,7 @@ impl Bulk {
                 _ => true,
             };
             if shown && !message(n).is_empty() {
-                writeln!(out, "{}", message(n))
-                    .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
+                writeln!(out, "{}", message(n)).map_err(EngineError::report)?;
             }
             let done = match &t.ledger {
                 Some(l) => owned::query(l.as_ref(), t, conn.as_mut(), &sql),

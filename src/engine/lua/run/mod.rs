@@ -569,8 +569,7 @@ impl Admin for LuaWorkload {
                 .after_cleanup(t)
                 .map_err(EngineError::Failed)?
             {
-                writeln!(out, "{line}")
-                    .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
+                writeln!(out, "{line}").map_err(EngineError::report)?;
             }
         }
         Ok(())
