@@ -13,6 +13,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::AtomicBool;
 
+use sbsuite::engine;
 use sbsuite::plan::{self, Plan, StepKind};
 
 mod common;
@@ -67,31 +68,16 @@ fn plan_of(text: &str) -> Plan {
 fn step(s: &plan::Step) -> Result<(String, Option<sbsuite::engine::StepOutcome>), String> {
     let stop = AtomicBool::new(false);
     let mut out = Vec::new();
-    let outcome = match s.kind {
-        StepKind::Run => Some(
-            sbsuite::engine::run_step_with_target(
-                &s.workload,
-                &s.options,
-                s.target.as_ref(),
-                sbsuite::engine::RateOverflow::Count,
-                &mut out,
-                &mut |_| {},
-                &stop,
-            )
-            .map_err(|e| e.to_string())?,
-        ),
-        kind => {
-            sbsuite::engine::prepare_step_with_target(
-                &s.workload,
-                &s.options,
-                s.target.as_ref(),
-                kind == StepKind::Cleanup,
-                &mut out,
-                &stop,
-            )
-            .map_err(|e| e.to_string())?;
-            None
-        }
+    let kind = match s.kind {
+        StepKind::Run => engine::StepKind::Run(engine::RunRequest::default()),
+        StepKind::Cleanup => engine::StepKind::Cleanup,
+        _ => engine::StepKind::Prepare,
+    };
+    let request = engine::StepRequest::new(&s.workload, &s.options, kind).on(s.target.as_ref());
+    let outcome = match engine::execute(request, &mut out, &mut (), &stop) {
+        Ok(engine::Executed::Ran(o)) => Some(*o),
+        Ok(engine::Executed::Done) => None,
+        Err(e) => return Err(e.to_string()),
     };
     Ok((String::from_utf8_lossy(&out).into_owned(), outcome))
 }

@@ -299,16 +299,15 @@ fn run_step(
     // The engine's sysbench text goes to stderr (the coordinator's agent.log): stdout is
     // the protocol's.
     let mut text = LossyStderr;
-    engine::run_shard(
-        &spec.workload,
-        &spec.options,
-        target.as_ref(),
-        spec.shard,
-        &mut text,
-        &mut observer,
-        stop,
-        &mut gate,
-    )
+    let run = engine::RunRequest {
+        shard: Some(spec.shard),
+        gate: Some(&mut gate),
+        ..Default::default()
+    };
+    let request =
+        engine::StepRequest::new(&spec.workload, &spec.options, engine::StepKind::Run(run))
+            .on(target.as_ref());
+    engine::execute(request, &mut text, &mut observer, stop).map(engine::Executed::into_outcome)
 }
 
 /// Sends the step's interim reports, and its live samples when the coordinator asked for them,

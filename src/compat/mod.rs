@@ -21,10 +21,10 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::db::DbError;
-use crate::engine::EngineError;
 use crate::engine::config::GENERAL;
 use crate::engine::lua;
 use crate::engine::registry;
+use crate::engine::{EngineError, RateOverflow, RunRequest, StepKind, StepRequest, execute};
 use crate::runner::{RunError, RunSummary, SignalError};
 use crate::source::ConfigErrors;
 use crate::value::Value;
@@ -515,6 +515,7 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
         None
     };
     let stop = crate::runner::signal::install()?;
+    let request = |kind| StepRequest::new(workload, &options, kind).on(target.as_ref());
     let result = match action {
         Action::Run => {
             if options.int("time") == 0 && options.int("events") == 0 {
@@ -523,37 +524,23 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
                     "WARNING: Both event and time limits are disabled, running an endless test"
                 );
             }
-            crate::engine::run_step_with_target(
-                workload,
-                &options,
-                target.as_ref(),
-                crate::engine::RateOverflow::Fatal,
-                &mut stdout,
-                &mut |_| {},
-                &stop,
-            )
-            .map(|o| o.interrupted)
+            let run = RunRequest {
+                overflow: RateOverflow::Fatal,
+                ..RunRequest::default()
+            };
+            execute(request(StepKind::Run(run)), &mut stdout, &mut (), &stop)
+                .map(|o| o.into_outcome().interrupted)
         }
         Action::Prepare | Action::Cleanup => {
-            let cleanup = action == Action::Cleanup;
-            crate::engine::prepare_step_with_target(
-                workload,
-                &options,
-                target.as_ref(),
-                cleanup,
-                &mut stdout,
-                &stop,
-            )
-            .map(|()| stop.load(std::sync::atomic::Ordering::SeqCst))
+            let kind = match action {
+                Action::Cleanup => StepKind::Cleanup,
+                _ => StepKind::Prepare,
+            };
+            execute(request(kind), &mut stdout, &mut (), &stop)
+                .map(|_| stop.load(std::sync::atomic::Ordering::SeqCst))
         }
-        Action::Prewarm => crate::engine::prewarm_step_with_target(
-            workload,
-            &options,
-            target.as_ref(),
-            &mut stdout,
-            &stop,
-        )
-        .map(|()| stop.load(std::sync::atomic::Ordering::SeqCst)),
+        Action::Prewarm => execute(request(StepKind::Prewarm), &mut stdout, &mut (), &stop)
+            .map(|_| stop.load(std::sync::atomic::Ordering::SeqCst)),
         Action::Command | Action::Help => {
             let name = match (&inv.command, action) {
                 (Some(name), _) => name.as_str(),
@@ -564,15 +551,13 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
             if verbosity_of(raw) >= 3 {
                 let _ = writeln!(stdout, "{}\n", banner());
             }
-            crate::engine::command_step_with_target(
-                workload,
-                &options,
-                target.as_ref(),
-                name,
+            execute(
+                request(StepKind::Command(name)),
                 &mut stdout,
+                &mut (),
                 &stop,
             )
-            .map(|()| stop.load(std::sync::atomic::Ordering::SeqCst))
+            .map(|_| stop.load(std::sync::atomic::Ordering::SeqCst))
         }
     };
     let _ = stdout.flush();

@@ -7,7 +7,9 @@
 //!   block) that creates one [`Worker`] per thread (owned state: a connection, a buffer, an
 //!   RNG). Workers are created *on their own thread* (sysbench's `thread_init`), so a worker
 //!   needs no `Send` and may hold thread-bound handles. A workload seeds its generators with
-//!   [`Rng::for_thread`]`(run.seed, id)` ([`RunConfig::seed`]).
+//!   [`Rng::for_thread`]`(run.seed, id)` ([`RunConfig::seed`]). Its data commands (prepare,
+//!   cleanup, checks, prewarm, its own commands) are a separate [`Admin`] it returns from
+//!   [`Workload::admin`]: the driver never calls them, so the run hooks stay one list.
 //! * Workers are named OS threads with `thread_stack_size` stacks (raised to at least
 //!   [`super::config::MIN_STACK`]). All of them are created and ready before the clock starts,
 //!   as sysbench starts its timer after every `thread_init`: a start barrier (a counter plus a
@@ -197,6 +199,19 @@ pub trait Workload: Sync {
         configured
     }
 
+    /// The workload's data commands (prepare, cleanup, checks, prewarm, its own commands),
+    /// which no run calls. The default: a workload without data, whose prepare and cleanup do
+    /// nothing and which has no other command.
+    fn admin(&self) -> &dyn Admin {
+        &NoAdmin
+    }
+}
+
+/// The commands of a workload besides its runs: what `prepare`, `cleanup`, the `check` and
+/// command steps, `prewarm` and `dataset = "existing"` do. Separate from [`Workload`] because
+/// the driver never calls them: a run step reads [`Workload`]'s hooks only, the other steps
+/// build the workload and call these.
+pub trait Admin {
     /// sysbench's `prewarm` command (OLTP on MySQL): load the data into the server's caches.
     fn prewarm(&self, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
         let _ = (out, stop);
@@ -246,6 +261,11 @@ pub trait Workload: Sync {
         Ok(())
     }
 }
+
+/// The [`Admin`] of a workload without data.
+struct NoAdmin;
+
+impl Admin for NoAdmin {}
 
 /// The per-thread part of a workload.
 pub trait Worker {
@@ -706,7 +726,7 @@ fn run_inner(
     stop: &AtomicBool,
     gate: &mut dyn FnMut() -> Result<(), EngineError>,
 ) -> (Result<StepOutcome, EngineError>, bool) {
-    let io_err = |e: io::Error| EngineError::Failed(format!("writing the report failed: {e}"));
+    let io_err = EngineError::report;
     if cfg.threads == 0 {
         return (
             Err(EngineError::Failed(
@@ -866,7 +886,7 @@ fn run_inner(
         q.close();
     }
     let mut write_error = spawn_error
-        .map(|e| EngineError::Failed(format!("could not start worker threads: {e}")))
+        .map(|e| EngineError::io("could not start worker threads", e))
         .or(started_error);
     let mut collected = Collected {
         period_start: start,

@@ -1,15 +1,15 @@
 //! Workload engines and the driver that runs them.
 //!
-//! This file is the interface the runner codes against ([`run_step`], [`prepare_step`] and the
-//! types they return). The shared machinery (threads, limits, interim and final reports) lives in
+//! This file is the interface the runner codes against: one [`StepRequest`] (workload, options,
+//! target and the [`StepKind`] of step), one [`execute`], and the types it returns. The shared machinery (threads, limits, interim and final reports) lives in
 //! [`driver`], the general options in [`config`] (parsed once into a typed [`RunConfig`]), the
 //! sysbench-shaped text in [`console`] and sysbench's random numbers in [`random`]. Each workload
-//! is one module implementing [`driver::Workload`] that declares its own [`spec::WorkloadSpec`]
-//! (options, data, traits, builder) next to the code that reads those options; [`registry`]
-//! lists them.
+//! is one module implementing [`driver::Workload`] (and [`driver::Admin`] when it has data) that
+//! declares its own [`spec::WorkloadSpec`] (options, data, traits, builder) next to the code that
+//! reads those options; [`registry`] lists them.
 //!
 //! Database workloads also need a connection: they are built with the step's [`Target`]
-//! ([`run_step_with_target`], [`prepare_step_with_target`]), or, when the suite has no
+//! ([`StepRequest::target`]), or, when the suite has no
 //! `[target]`, with a local SQLite file ([`Target::sqlite_default`]) so that an OLTP workload
 //! runs with nothing installed.
 //!
@@ -62,6 +62,21 @@ pub enum EngineError {
     NoEngine(String),
     #[error("{0}")]
     Failed(String),
+    /// An I/O operation failed: `context` says which (writing the report, starting a thread…).
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A statement of a data command (prepare, cleanup, prewarm, the existing-data check)
+    /// failed: `context` names the statement or the table.
+    #[error("{context}: {source}")]
+    Sql {
+        context: String,
+        #[source]
+        source: crate::db::SqlError,
+    },
     /// The setup connection could not be opened at all
     /// ([`crate::db::SqlError::host_unreachable`]): the runner skips what depends on it rather
     /// than waiting out `connect_timeout` again.
@@ -98,6 +113,21 @@ pub enum EngineError {
     /// next step under them.
     #[error("{0}")]
     Unstoppable(String),
+}
+
+impl EngineError {
+    /// [`EngineError::Io`] in `context`.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        EngineError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// Writing the step's text to its output failed.
+    pub fn report(source: std::io::Error) -> Self {
+        EngineError::io("writing the report failed", source)
+    }
 }
 
 /// One interim report (one line of sysbench's `[ 10s ] …` output), also stored in intervals.csv.
@@ -298,25 +328,139 @@ pub struct SqlCounters {
     pub reconnects: u64,
 }
 
-/// Runs one run step: prints sysbench's banner, interim lines and final report to `out`, calls
-/// `on_interval` for each interim report, and returns what was measured. Setting `stop` ends the
-/// step early (the outcome is then marked interrupted).
-pub fn run_step(
-    workload: &str,
-    options: &Options,
+/// One step for the engine: which workload, with which options, on which target, doing what.
+/// [`execute`] carries it out.
+pub struct StepRequest<'a> {
+    /// The workload's registry name.
+    pub workload: &'a str,
+    /// The step's options (the workload's and the general ones).
+    pub options: &'a Options,
+    /// The suite's `[target]` (or a sysbench line's `--mysql-*` options) for the workloads that
+    /// need a database; `None` gives them a local SQLite file ([`Target::sqlite_default`]).
+    /// System workloads ignore it.
+    pub target: Option<&'a Target>,
+    pub kind: StepKind<'a>,
+}
+
+impl<'a> StepRequest<'a> {
+    /// A request of `kind` for `workload` without a target.
+    pub fn new(workload: &'a str, options: &'a Options, kind: StepKind<'a>) -> Self {
+        StepRequest {
+            workload,
+            options,
+            target: None,
+            kind,
+        }
+    }
+
+    /// The request on `target` (see [`StepRequest::target`]).
+    pub fn on(self, target: Option<&'a Target>) -> Self {
+        StepRequest { target, ..self }
+    }
+}
+
+/// What a [`StepRequest`] asks the workload to do.
+pub enum StepKind<'a> {
+    /// A measured run; the only kind that reports intervals and returns a [`StepOutcome`].
+    Run(RunRequest<'a>),
+    /// Create the workload's data (on every host with `prepare_on = "each"`).
+    Prepare,
+    /// Remove the workload's data (on every host with `prepare_on = "each"`).
+    Cleanup,
+    /// The workload's `[[checks]]` on its data (a custom workload's check step).
+    Check,
+    /// `[suite] dataset = "existing"`: that the data the runs read is there, before anything
+    /// runs, on every host a prepare would have run on ([`driver::Admin::check_existing`]).
+    CheckExisting,
+    /// The workload's own command of this name (a sysbench Lua script's
+    /// `sysbench.cmdline.commands` entry, a `before_runs`/`after_runs` step of a suite).
+    Command(&'a str),
+    /// sysbench's `prewarm` command of a workload that has data.
+    Prewarm,
+}
+
+/// How a run step runs beyond its options. The default is a whole step of a suite.
+#[derive(Default)]
+pub struct RunRequest<'a> {
+    /// What a `rate` the workers cannot keep up with does (suites count, `sbsuite sysbench`
+    /// stops).
+    pub overflow: RateOverflow,
+    /// This client's share of a step driven from several clients (`sbsuite agent`): the
+    /// options then hold this client's `threads`, `rate` and `events`.
+    pub shard: Option<Shard>,
+    /// Called once every worker has connected and prepared its statements, before the clock
+    /// starts; the run starts when it returns (an error aborts it before any event). A
+    /// multi-client agent reports ready there and waits for the coordinator's `go`.
+    pub gate: Option<&'a mut dyn FnMut() -> Result<(), EngineError>>,
+}
+
+/// What [`execute`] did.
+#[derive(Debug)]
+pub enum Executed {
+    /// A run step's measurements.
+    Ran(Box<StepOutcome>),
+    /// Any other kind of step finished.
+    Done,
+}
+
+impl Executed {
+    /// The outcome of a [`StepKind::Run`] request.
+    ///
+    /// # Panics
+    /// When the request was of another kind (a caller's mistake, not a condition of the run).
+    pub fn into_outcome(self) -> StepOutcome {
+        match self {
+            Executed::Ran(o) => *o,
+            Executed::Done => panic!("only a run request has an outcome"),
+        }
+    }
+}
+
+/// Observes nothing: for the steps that are not runs, and runs nobody watches.
+impl StepObserver for () {
+    fn interval(&mut self, _: &IntervalSample) {}
+}
+
+/// Carries out one step. A run prints sysbench's banner, interim lines and final report to
+/// `out`, tells `observer` about each interim report (and live samples, when it wants them),
+/// and returns what was measured; the other kinds print what sysbench prints for them.
+/// Setting `stop` ends the step early (a run's outcome is then marked interrupted).
+pub fn execute(
+    request: StepRequest<'_>,
     out: &mut dyn Write,
-    on_interval: &mut dyn FnMut(&IntervalSample),
+    observer: &mut dyn StepObserver,
     stop: &AtomicBool,
-) -> Result<StepOutcome, EngineError> {
-    run_step_with_target(
+) -> Result<Executed, EngineError> {
+    let StepRequest {
         workload,
         options,
-        None,
-        RateOverflow::Count,
-        out,
-        on_interval,
-        stop,
-    )
+        target,
+        kind,
+    } = request;
+    match kind {
+        StepKind::Run(run) => {
+            return run_step(workload, options, target, run, out, observer, stop)
+                .map(|o| Executed::Ran(Box::new(o)));
+        }
+        StepKind::Prepare => prepare_step(workload, options, target, false, out, stop),
+        StepKind::Cleanup => prepare_step(workload, options, target, true, out, stop),
+        StepKind::CheckExisting => check_existing(workload, options, target),
+        StepKind::Check => {
+            let (_, _, engine) = step_engine(workload, options, target)?;
+            engine.admin().check(out, stop)
+        }
+        StepKind::Command(name) => {
+            let (_, _, engine) = step_engine(workload, options, target)?;
+            engine.admin().command(name, out, stop)
+        }
+        StepKind::Prewarm => {
+            let (_, config, engine) = step_engine(workload, options, target)?;
+            write_banner_at(out, config.verbosity)?;
+            // Only the Lua scripts have `prewarm`: their `print` ignores the verbosity.
+            engine.admin().prewarm(out, stop)
+        }
+    }
+    .map(|()| Executed::Done)
 }
 
 /// The spec of `workload`, or [`EngineError::NoEngine`].
@@ -343,87 +487,32 @@ fn make(
     (spec.build)(&Setup::new(spec, options, &run.for_workload(), target))
 }
 
-/// [`run_step`] for workloads that need a database: `target` is the suite's `[target]` (or a
-/// sysbench line's `--mysql-*` options); system workloads ignore it. `overflow` says what a
-/// `rate` the workers cannot keep up with does (suites count, `sbsuite sysbench` stops).
-pub fn run_step_with_target(
+/// A run step: its general options parsed with the request's overflow and shard, the workload
+/// built, the driver started.
+fn run_step(
     workload: &str,
     options: &Options,
     target: Option<&Target>,
-    overflow: RateOverflow,
-    out: &mut dyn Write,
-    on_interval: &mut dyn FnMut(&IntervalSample),
-    stop: &AtomicBool,
-) -> Result<StepOutcome, EngineError> {
-    run_step_observed(
-        workload,
-        options,
-        target,
-        overflow,
-        out,
-        &mut &mut *on_interval,
-        stop,
-    )
-}
-
-/// [`run_step_with_target`] with an observer that may also want [`LiveSample`]s.
-pub fn run_step_observed(
-    workload: &str,
-    options: &Options,
-    target: Option<&Target>,
-    overflow: RateOverflow,
+    run: RunRequest<'_>,
     out: &mut dyn Write,
     observer: &mut dyn StepObserver,
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
     let config = RunConfig {
-        rate_overflow: overflow,
+        rate_overflow: run.overflow,
+        shard: run.shard,
         ..RunConfig::from_options(options)?
     };
     let spec = spec_of(workload)?;
     let engine = make(spec, options, &config, target)?;
     let mut filtered = console::LevelFilter::new(out, config.verbosity);
-    driver::run_owned(engine, &config, &mut filtered, observer, stop)
-}
-
-/// One client's shard of a run step driven from several clients (`sbsuite agent`): `options`
-/// hold this client's `threads`, `rate` and `events`; `gate` is called once every worker has
-/// connected and prepared its statements, before the clock starts, and returns when the run
-/// may start (an error aborts the run before any event).
-#[allow(clippy::too_many_arguments)]
-pub fn run_shard(
-    workload: &str,
-    options: &Options,
-    target: Option<&Target>,
-    shard: Shard,
-    out: &mut dyn Write,
-    observer: &mut dyn StepObserver,
-    stop: &AtomicBool,
-    gate: &mut dyn FnMut() -> Result<(), EngineError>,
-) -> Result<StepOutcome, EngineError> {
-    let config = RunConfig {
-        shard: Some(shard),
-        ..RunConfig::from_options(options)?
-    };
-    let spec = spec_of(workload)?;
-    let engine = make(spec, options, &config, target)?;
-    let mut filtered = console::LevelFilter::new(out, config.verbosity);
+    let mut open = || Ok(());
+    let gate = run.gate.unwrap_or(&mut open);
     driver::run_owned_gated(engine, &config, &mut filtered, observer, stop, gate)
 }
 
-/// Runs a prepare (or cleanup when `cleanup`) step of a workload that has data.
-pub fn prepare_step(
-    workload: &str,
-    options: &Options,
-    cleanup: bool,
-    out: &mut dyn Write,
-    stop: &AtomicBool,
-) -> Result<(), EngineError> {
-    prepare_step_with_target(workload, options, None, cleanup, out, stop)
-}
-
-/// [`prepare_step`] with the database target of workloads that need one.
-pub fn prepare_step_with_target(
+/// A prepare (or cleanup when `cleanup`) step of a workload that has data.
+fn prepare_step(
     workload: &str,
     options: &Options,
     target: Option<&Target>,
@@ -480,14 +569,14 @@ fn prepare_on(
     }
     if let Some((_, line)) = host {
         out.write_all(line.as_bytes())
-            .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
+            .map_err(EngineError::report)?;
     }
     // sysbench's Lua scripts (the database workloads) report their progress with Lua's
     // `print`, which no verbosity silences; fileio reports through its logger, at level 3.
     if spec.needs_target {
-        engine.prepare(cleanup, out, stop)
+        engine.admin().prepare(cleanup, out, stop)
     } else {
-        engine.prepare(
+        engine.admin().prepare(
             cleanup,
             &mut console::LevelFilter::new(out, config.verbosity),
             stop,
@@ -511,13 +600,12 @@ fn step_engine(
 /// The banner before a prepare, cleanup or prewarm: a level-3 line, as in sysbench.
 fn write_banner_at(out: &mut dyn Write, verbosity: u8) -> Result<(), EngineError> {
     console::write_banner(&mut console::LevelFilter::new(out, verbosity))
-        .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))
+        .map_err(EngineError::report)
 }
 
-/// `[suite] dataset = "existing"`: checks, before anything runs, that the data a workload's
-/// runs read is there ([`driver::Workload::check_existing`]), on every host a prepare would
-/// have run on (`prepare_on = "each"`: each host has its own tables).
-pub fn check_existing_with_target(
+/// [`StepKind::CheckExisting`] on every host a prepare would have run on
+/// (`prepare_on = "each"`: each host has its own tables).
+fn check_existing(
     workload: &str,
     options: &Options,
     target: Option<&Target>,
@@ -525,58 +613,18 @@ pub fn check_existing_with_target(
     let targets = target.map(Target::prepare_targets).unwrap_or_default();
     if targets.len() < 2 {
         let (_, _, engine) = step_engine(workload, options, target)?;
-        return engine.check_existing();
+        return engine.admin().check_existing();
     }
     for t in &targets {
         let (_, _, engine) = step_engine(workload, options, Some(t))?;
-        engine.check_existing().map_err(|e| match e {
-            EngineError::Failed(m) => {
-                EngineError::Failed(format!("on host {}: {m}", t.endpoint(0)))
+        engine.admin().check_existing().map_err(|e| match e {
+            EngineError::Failed(_) | EngineError::Io { .. } | EngineError::Sql { .. } => {
+                EngineError::Failed(format!("on host {}: {e}", t.endpoint(0)))
             }
             e => e,
         })?;
     }
     Ok(())
-}
-
-/// Runs the `check` step of a workload with checks (a custom workload's `[[checks]]`).
-pub fn check_step_with_target(
-    workload: &str,
-    options: &Options,
-    target: Option<&Target>,
-    out: &mut dyn Write,
-    stop: &AtomicBool,
-) -> Result<(), EngineError> {
-    let (_, _, engine) = step_engine(workload, options, target)?;
-    engine.check(out, stop)
-}
-
-/// Runs the custom command `name` of a workload that has its own (a sysbench Lua script's
-/// `sysbench.cmdline.commands` entry, a `before_runs`/`after_runs` step of a suite).
-pub fn command_step_with_target(
-    workload: &str,
-    options: &Options,
-    target: Option<&Target>,
-    name: &str,
-    out: &mut dyn Write,
-    stop: &AtomicBool,
-) -> Result<(), EngineError> {
-    let (_, _, engine) = step_engine(workload, options, target)?;
-    engine.command(name, out, stop)
-}
-
-/// Runs sysbench's `prewarm` command of a workload that has data.
-pub fn prewarm_step_with_target(
-    workload: &str,
-    options: &Options,
-    target: Option<&Target>,
-    out: &mut dyn Write,
-    stop: &AtomicBool,
-) -> Result<(), EngineError> {
-    let (_, config, engine) = step_engine(workload, options, target)?;
-    write_banner_at(out, config.verbosity)?;
-    // Only the Lua scripts have `prewarm`: their `print` ignores the verbosity.
-    engine.prewarm(out, stop)
 }
 
 #[cfg(test)]
@@ -606,7 +654,9 @@ mod tests {
         assert_eq!(engine_for("nope"), None);
         let stop = AtomicBool::new(false);
         let mut out = Vec::new();
-        let err = run_step("nope", &cpu_options(1), &mut out, &mut |_| {}, &stop);
+        let options = cpu_options(1);
+        let request = StepRequest::new("nope", &options, StepKind::Run(RunRequest::default()));
+        let err = execute(request, &mut out, &mut (), &stop);
         assert!(matches!(err, Err(EngineError::NoEngine(w)) if w == "nope"));
     }
 
@@ -614,8 +664,11 @@ mod tests {
     fn cpu_prepare_is_a_silent_no_op() {
         let mut out = Vec::new();
         let stop = AtomicBool::new(false);
-        prepare_step("cpu", &cpu_options(1), false, &mut out, &stop).expect("no-op");
-        prepare_step("cpu", &cpu_options(1), true, &mut out, &stop).expect("no-op");
+        let options = cpu_options(1);
+        for kind in [StepKind::Prepare, StepKind::Cleanup] {
+            let request = StepRequest::new("cpu", &options, kind);
+            execute(request, &mut out, &mut (), &stop).expect("no-op");
+        }
         assert!(out.is_empty());
     }
 
@@ -623,7 +676,11 @@ mod tests {
     fn cpu_run_step_prints_sysbench_shape() {
         let mut out = Vec::new();
         let stop = AtomicBool::new(false);
-        let o = run_step("cpu", &cpu_options(40), &mut out, &mut |_| {}, &stop).expect("runs");
+        let options = cpu_options(40);
+        let request = StepRequest::new("cpu", &options, StepKind::Run(RunRequest::default()));
+        let o = execute(request, &mut out, &mut (), &stop)
+            .expect("runs")
+            .into_outcome();
         assert_eq!(o.events, 40);
         assert!(o.sql.is_none() && !o.interrupted);
         let text = String::from_utf8(out).expect("utf8");

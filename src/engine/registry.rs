@@ -1,7 +1,7 @@
 //! The one list of workloads: one line per workload, pointing at the [`WorkloadSpec`] its module
 //! declares. Everything that needs to know workloads reads them here: suite validation, the
 //! planner (options, dataset keys, fresh prepares), `sbsuite sysbench` and `convert`, the
-//! `workloads` command, the JSON schema and the engine itself ([`super::run_step`]).
+//! `workloads` command, the JSON schema and the engine itself ([`super::execute`]).
 //!
 //! The order is the help order (`sbsuite workloads`, the schema's enum), so it is part of the
 //! output contract: append new workloads at the end of their group.

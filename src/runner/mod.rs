@@ -195,13 +195,8 @@ pub trait StepExecutor {
         out: &mut dyn Write,
         stop: &AtomicBool,
     ) -> Result<(), EngineError> {
-        engine::check_step_with_target(
-            &step.workload,
-            &step.options,
-            step.target.as_ref(),
-            out,
-            stop,
-        )
+        let request = engine_request(step, engine::StepKind::Check);
+        engine::execute(request, out, &mut (), stop).map(drop)
     }
 
     /// A command step: a sysbench Lua script's custom command (`before_runs`/`after_runs`).
@@ -212,14 +207,9 @@ pub trait StepExecutor {
         out: &mut dyn Write,
         stop: &AtomicBool,
     ) -> Result<(), EngineError> {
-        engine::command_step_with_target(
-            &step.workload,
-            &step.options,
-            step.target.as_ref(),
-            step.command.as_deref().unwrap_or_default(),
-            out,
-            stop,
-        )
+        let name = step.command.as_deref().unwrap_or_default();
+        let request = engine_request(step, engine::StepKind::Command(name));
+        engine::execute(request, out, &mut (), stop).map(drop)
     }
 
     /// Before the first step of each stretch of a variant's steps (one stretch per variant in
@@ -243,6 +233,11 @@ pub trait StepExecutor {
     fn take_unreachable(&mut self) -> Option<String> {
         None
     }
+}
+
+/// The engine's request for `step`: its workload, options and target.
+fn engine_request<'a>(step: &'a Step, kind: engine::StepKind<'a>) -> engine::StepRequest<'a> {
+    engine::StepRequest::new(&step.workload, &step.options, kind).on(step.target.as_ref())
 }
 
 /// The real executor: the engines of [`crate::engine`], and the variants' server settings.
@@ -284,14 +279,11 @@ impl StepExecutor for EngineExecutor {
         out: &mut dyn Write,
         stop: &AtomicBool,
     ) -> Result<(), EngineError> {
-        engine::prepare_step_with_target(
-            &step.workload,
-            &step.options,
-            step.target.as_ref(),
-            cleanup,
-            out,
-            stop,
-        )
+        let kind = match cleanup {
+            true => engine::StepKind::Cleanup,
+            false => engine::StepKind::Prepare,
+        };
+        engine::execute(engine_request(step, kind), out, &mut (), stop).map(drop)
     }
 
     fn run(
@@ -301,15 +293,8 @@ impl StepExecutor for EngineExecutor {
         on_interval: &mut dyn StepObserver,
         stop: &AtomicBool,
     ) -> Result<StepOutcome, EngineError> {
-        engine::run_step_observed(
-            &step.workload,
-            &step.options,
-            step.target.as_ref(),
-            engine::RateOverflow::Count,
-            out,
-            on_interval,
-            stop,
-        )
+        let request = engine_request(step, engine::StepKind::Run(Default::default()));
+        engine::execute(request, out, on_interval, stop).map(engine::Executed::into_outcome)
     }
 
     fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {

@@ -16,9 +16,10 @@
 //! failure (a wrong password) is left to the steps, which report it as before.
 
 use std::collections::HashSet;
+use std::sync::atomic::AtomicBool;
 
 use crate::db::{Connector, Target};
-use crate::engine::{self, EngineError};
+use crate::engine::{self, EngineError, StepRequest};
 use crate::plan::{Plan, StepKind};
 use crate::suite::raw::DatasetSource;
 
@@ -75,15 +76,26 @@ pub fn check(plan: &Plan) -> Result<Preflight, PreflightError> {
         if step.dataset == 0 || !seen.insert(step.dataset) {
             continue;
         }
-        engine::check_existing_with_target(&step.workload, &step.options, step.target.as_ref())
-            .map_err(|e| PreflightError::Existing {
-                dataset: step.dataset,
-                workload: step.workload.clone(),
-                message: match e {
-                    EngineError::Failed(m) | EngineError::Unreachable(m) => m,
-                    e => e.to_string(),
-                },
-            })?;
+        let request = StepRequest::new(
+            &step.workload,
+            &step.options,
+            engine::StepKind::CheckExisting,
+        )
+        .on(step.target.as_ref());
+        engine::execute(
+            request,
+            &mut std::io::sink(),
+            &mut (),
+            &AtomicBool::new(false),
+        )
+        .map_err(|e| PreflightError::Existing {
+            dataset: step.dataset,
+            workload: step.workload.clone(),
+            message: match e {
+                EngineError::Failed(m) | EngineError::Unreachable(m) => m,
+                e => e.to_string(),
+            },
+        })?;
     }
     Ok(found)
 }

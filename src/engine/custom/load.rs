@@ -49,10 +49,6 @@ pub struct LoadCtx<'a> {
     pub seed: u64,
 }
 
-fn io_err(e: std::io::Error) -> EngineError {
-    EngineError::Failed(format!("writing the report failed: {e}"))
-}
-
 /// Rows of every load entry, in [`Def::load`] order: `rows` evaluated over the options, times
 /// the parent's rows for a table with a parent. The error names the table and the expression.
 pub fn table_rows(def: &Def, options: &Frame) -> Result<Vec<u64>, String> {
@@ -278,7 +274,7 @@ fn run_list(
             continue;
         }
         if let Some(line) = describe(text) {
-            writeln!(out, "{line}").map_err(io_err)?;
+            writeln!(out, "{line}").map_err(EngineError::report)?;
         }
         // In a suite, CREATE TABLE is recorded and DROP TABLE drops only the run's tables.
         let t = ctx.target;
@@ -544,7 +540,8 @@ pub fn prepare(
         }
         for &t in tables {
             let tb = &plan.tables[t];
-            writeln!(out, "Loading {} rows into '{}'...", tb.rows, tb.name).map_err(io_err)?;
+            writeln!(out, "Loading {} rows into '{}'...", tb.rows, tb.name)
+                .map_err(EngineError::report)?;
         }
         total +=
             load_level(&plan, units, &conns, workers, ctx.seed, stop).map_err(|e| match e {
@@ -568,7 +565,7 @@ pub fn prepare(
             def.load.len(),
             total as f64 / secs.max(1e-9)
         )
-        .map_err(io_err)?;
+        .map_err(EngineError::report)?;
     }
     run_list(main.as_mut(), ctx, &def.after_load, "after_load", out, stop)?;
     main.close();
@@ -692,7 +689,7 @@ pub fn cleanup(ctx: &LoadCtx<'_>, out: &mut dyn Write) -> Result<(), EngineError
         .after_cleanup(t)
         .map_err(EngineError::Failed)?
     {
-        writeln!(out, "{line}").map_err(io_err)?;
+        writeln!(out, "{line}").map_err(EngineError::report)?;
     }
     Ok(())
 }
@@ -799,7 +796,8 @@ pub fn check_existing(ctx: &LoadCtx<'_>) -> Result<(), EngineError> {
 pub fn check(ctx: &LoadCtx<'_>, out: &mut dyn Write, stop: &AtomicBool) -> Result<(), EngineError> {
     let def = ctx.def;
     if ctx.target.dry_run {
-        writeln!(out, "dry run: {} checks not run", def.checks.len()).map_err(io_err)?;
+        writeln!(out, "dry run: {} checks not run", def.checks.len())
+            .map_err(EngineError::report)?;
         return Ok(());
     }
     let conns = connector(ctx.target);
@@ -817,7 +815,7 @@ pub fn check(ctx: &LoadCtx<'_>, out: &mut dyn Write, stop: &AtomicBool) -> Resul
         let sql = text_for(&c.sql, ctx, &format!("check '{}'", c.name))?.trim();
         if sql.is_empty() {
             writeln!(out, "check '{}': skipped (no SQL for this driver)", c.name)
-                .map_err(io_err)?;
+                .map_err(EngineError::report)?;
             continue;
         }
         let verdict = match conn.query_fetch(sql, true, &mut fetched) {
@@ -847,9 +845,9 @@ pub fn check(ctx: &LoadCtx<'_>, out: &mut dyn Write, stop: &AtomicBool) -> Resul
             },
         };
         match verdict {
-            None => writeln!(out, "check '{}': ok", c.name).map_err(io_err)?,
+            None => writeln!(out, "check '{}': ok", c.name).map_err(EngineError::report)?,
             Some(why) => {
-                writeln!(out, "check '{}': FAILED ({why})", c.name).map_err(io_err)?;
+                writeln!(out, "check '{}': FAILED ({why})", c.name).map_err(EngineError::report)?;
                 failures.push(format!("check '{}' failed: `{sql}`: {why}", c.name));
             }
         }

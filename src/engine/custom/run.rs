@@ -41,7 +41,7 @@ use super::model::{Bound, Def, Frame, OnMismatch, Op, Slot, Val, VarKind};
 use crate::db::interrupt::guarded_in;
 use crate::db::sql_text::{self, Syntax};
 use crate::db::{Connection, Done, Driver, Fetched, P, PsMode, SqlError, StmtId};
-use crate::engine::driver::{EventResult, Scope, Worker, Workload};
+use crate::engine::driver::{Admin, EventResult, Scope, Worker, Workload};
 use crate::engine::random::{RandOptions, Rng};
 use crate::engine::session::retry::OnError;
 use crate::engine::session::{Next, Open, Session, Sessions, closed};
@@ -587,6 +587,12 @@ impl Workload for Custom {
         self.sessions.counters.reset();
     }
 
+    fn admin(&self) -> &dyn Admin {
+        self
+    }
+}
+
+impl Admin for Custom {
     fn prepare(
         &self,
         cleanup: bool,

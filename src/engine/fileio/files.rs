@@ -260,7 +260,7 @@ impl Files {
                     )
                 })?;
                 let len = fs::metadata(&path)
-                    .map_err(|e| EngineError::Failed(format!("{}: {e}", path.display())))?
+                    .map_err(|e| EngineError::io(path.display().to_string(), e))?
                     .len();
                 if len < spec.file_size {
                     return Err(as_sysbench(

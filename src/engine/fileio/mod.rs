@@ -35,7 +35,7 @@ use std::time::Instant;
 use self::files::{AlignedBuf, ExtraFlags, Files, OpenSpec};
 use self::schedule::{Extent, FsyncSchedule, Geometry, Slot};
 use super::config::{RunConfig, UNBOUNDED};
-use super::driver::{EventResult, Scope, Worker, Workload};
+use super::driver::{Admin, EventResult, Scope, Worker, Workload};
 use super::option::{Kind, OptSpec, Reader};
 use super::random::Rng;
 use super::spec::{DataSpec, Setup, WorkloadSpec, never};
@@ -656,32 +656,6 @@ impl FileIo {
 }
 
 impl Workload for FileIo {
-    /// Every test file is there, at least `file_total_size / file_num` long.
-    fn check_existing(&self) -> Result<(), EngineError> {
-        for i in 0..self.cfg.files {
-            let path = files::path_of(&self.cfg.dir, i);
-            let len = std::fs::metadata(&path).map(|m| m.len());
-            let why = match len {
-                Ok(len) if len >= self.cfg.file_size => continue,
-                Ok(len) => format!(
-                    "is {} long, shorter than {} (file_total_size / file_num)",
-                    size_str(len),
-                    size_str(self.cfg.file_size)
-                ),
-                Err(e) => format!("cannot be read: {e}"),
-            };
-            return Err(fail(format!(
-                "[suite] dataset = \"existing\": test file {} {why}; prepare the files first \
-                 (sbsuite sysbench fileio --file-num={} --file-total-size={} prepare) or remove \
-                 dataset = \"existing\" so that the suite prepares its own",
-                path.display(),
-                self.cfg.files,
-                self.cfg.total,
-            )));
-        }
-        Ok(())
-    }
-
     /// sysbench refuses a run without `--file-test-mode` before its options header; whether
     /// io_uring works is known here, before the banner says which I/O mode runs.
     fn start(&self) -> Result<(), EngineError> {
@@ -865,6 +839,38 @@ impl Workload for FileIo {
             at: Some(std::time::Instant::now()),
             tally: now,
         };
+    }
+
+    fn admin(&self) -> &dyn Admin {
+        self
+    }
+}
+
+impl Admin for FileIo {
+    /// Every test file is there, at least `file_total_size / file_num` long.
+    fn check_existing(&self) -> Result<(), EngineError> {
+        for i in 0..self.cfg.files {
+            let path = files::path_of(&self.cfg.dir, i);
+            let len = std::fs::metadata(&path).map(|m| m.len());
+            let why = match len {
+                Ok(len) if len >= self.cfg.file_size => continue,
+                Ok(len) => format!(
+                    "is {} long, shorter than {} (file_total_size / file_num)",
+                    size_str(len),
+                    size_str(self.cfg.file_size)
+                ),
+                Err(e) => format!("cannot be read: {e}"),
+            };
+            return Err(fail(format!(
+                "[suite] dataset = \"existing\": test file {} {why}; prepare the files first \
+                 (sbsuite sysbench fileio --file-num={} --file-total-size={} prepare) or remove \
+                 dataset = \"existing\" so that the suite prepares its own",
+                path.display(),
+                self.cfg.files,
+                self.cfg.total,
+            )));
+        }
+        Ok(())
     }
 
     fn prepare(

@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 
 use crate::db::{Connection, ErrKind, owned};
-use crate::engine::driver::{EventResult, Scope, Worker, Workload};
+use crate::engine::driver::{Admin, EventResult, Scope, Worker, Workload};
 use crate::engine::session::counters::{Slot, Tally};
 use crate::engine::session::{self, Sessions, closed};
 use crate::engine::spec::{DataSpec, Setup, WorkloadSpec, never};
@@ -75,8 +75,7 @@ impl Bulk {
                 _ => true,
             };
             if shown && !message(n).is_empty() {
-                writeln!(out, "{}", message(n))
-                    .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
+                writeln!(out, "{}", message(n)).map_err(EngineError::report)?;
             }
             let done = match &t.ledger {
                 Some(l) => owned::query(l.as_ref(), t, conn.as_mut(), &sql),
@@ -143,6 +142,12 @@ impl Workload for Bulk {
         self.sessions.counters.reset();
     }
 
+    fn admin(&self) -> &dyn Admin {
+        self
+    }
+}
+
+impl Admin for Bulk {
     fn prepare(
         &self,
         cleanup: bool,

@@ -27,7 +27,7 @@ pub mod sql;
 use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 
-use super::driver::{EventResult, Scope, Worker, Workload};
+use super::driver::{Admin, EventResult, Scope, Worker, Workload};
 use super::option::OptSpec;
 use super::random::{Distribution, Rng, UniqueSequence};
 use super::session::{Next, Open, Session, Sessions, closed};
@@ -333,10 +333,6 @@ impl Workload for Oltp {
         prepare::check_before_run(self)
     }
 
-    fn check_existing(&self) -> Result<(), EngineError> {
-        prepare::check_existing(self)
-    }
-
     fn banner(&self, _out: &mut dyn Write) -> io::Result<()> {
         Ok(())
     }
@@ -375,6 +371,16 @@ impl Workload for Oltp {
 
     fn reset_counters(&self) {
         self.sessions.counters.reset();
+    }
+
+    fn admin(&self) -> &dyn Admin {
+        self
+    }
+}
+
+impl Admin for Oltp {
+    fn check_existing(&self) -> Result<(), EngineError> {
+        prepare::check_existing(self)
     }
 
     fn prepare(

@@ -18,11 +18,10 @@ use crate::engine::random::Rng;
 use crate::engine::session;
 
 fn failed(what: &str, e: &SqlError) -> EngineError {
-    EngineError::Failed(format!("{what}: {e}"))
-}
-
-fn io_err(e: std::io::Error) -> EngineError {
-    EngineError::Failed(format!("writing the report failed: {e}"))
+    EngineError::Sql {
+        context: what.to_string(),
+        source: e.clone(),
+    }
 }
 
 /// One connection for setup work ([`session::connect`]).
@@ -50,7 +49,7 @@ pub(super) fn after_cleanup(connector: &Connector, out: &mut dyn Write) -> Resul
         .after_cleanup(t)
         .map_err(EngineError::Failed)?
     {
-        writeln!(out, "{line}").map_err(io_err)?;
+        writeln!(out, "{line}").map_err(EngineError::report)?;
     }
     Ok(())
 }
@@ -208,7 +207,7 @@ where
             }
         }
         result?;
-        write_err.map_or(Ok(()), |e| Err(io_err(e)))
+        write_err.map_or(Ok(()), |e| Err(EngineError::report(e)))
     })
 }
 
@@ -341,7 +340,7 @@ pub fn cleanup(w: &Oltp, out: &mut dyn Write) -> Result<(), EngineError> {
 
 /// `DROP TABLE IF EXISTS sbtest<n>`, with sysbench's line.
 fn drop_table(conn: &mut dyn Connection, n: usize, out: &mut dyn Write) -> Result<(), EngineError> {
-    writeln!(out, "Dropping table 'sbtest{n}'...").map_err(io_err)?;
+    writeln!(out, "Dropping table 'sbtest{n}'...").map_err(EngineError::report)?;
     conn.query(&format!("DROP TABLE IF EXISTS sbtest{n}"))
         .map_err(|e| failed(&format!("dropping table 'sbtest{n}' failed"), &e))?;
     Ok(())

@@ -9,7 +9,7 @@ use super::*;
 use crate::db::{Connector, Target};
 use crate::engine::config::RunConfig;
 use crate::engine::custom::model::{BoundSql, GenSpec, Stmt, Txn, Vars};
-use crate::engine::driver;
+use crate::engine::{RunRequest, StepKind, StepRequest, driver};
 use crate::value::{Options, Value};
 
 /// A definition built by hand, as the TOML compiler would produce it.
@@ -667,29 +667,17 @@ fn point_select_speed_against_the_builtin() {
         });
         let stop = AtomicBool::new(false);
         let mut sink = Vec::new();
-        crate::engine::prepare_step_with_target(
-            spec.name,
-            &options,
-            Some(&target),
-            false,
-            &mut sink,
-            &stop,
-        )
-        .unwrap();
+        let request = StepRequest::new(spec.name, &options, StepKind::Prepare).on(Some(&target));
+        crate::engine::execute(request, &mut sink, &mut (), &stop).unwrap();
         let cfg = RunConfig::from_options(&options).unwrap();
         let (mut builtin, mut custom) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
             let cpu = cpu_seconds();
-            let o = crate::engine::run_step_with_target(
-                spec.name,
-                &options,
-                Some(&target),
-                crate::engine::RateOverflow::Count,
-                &mut sink,
-                &mut |_: &crate::engine::IntervalSample| {},
-                &stop,
-            )
-            .unwrap();
+            let run = StepKind::Run(RunRequest::default());
+            let request = StepRequest::new(spec.name, &options, run).on(Some(&target));
+            let o = crate::engine::execute(request, &mut sink, &mut (), &stop)
+                .unwrap()
+                .into_outcome();
             let q = o.sql.map_or(0, |s| s.reads) as f64;
             builtin.push((q / o.seconds, (cpu_seconds() - cpu) / q * 1e6));
 
@@ -734,15 +722,8 @@ fn point_select_speed_against_the_builtin() {
             custom.push((q / o.seconds, (cpu_seconds() - cpu) / q * 1e6));
             sink.clear();
         }
-        crate::engine::prepare_step_with_target(
-            spec.name,
-            &options,
-            Some(&target),
-            true,
-            &mut sink,
-            &stop,
-        )
-        .unwrap();
+        let request = StepRequest::new(spec.name, &options, StepKind::Cleanup).on(Some(&target));
+        crate::engine::execute(request, &mut sink, &mut (), &stop).unwrap();
         let mut c = Connector::new(at(admin_db)).connect_at(0).unwrap();
         let _ = c.query("DROP DATABASE IF EXISTS sbs_run");
         let median = |v: &mut Vec<f64>| {

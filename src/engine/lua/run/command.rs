@@ -80,7 +80,7 @@ impl LuaWorkload {
                 // runs, as in sysbench).
                 self.main("help")?;
                 return write!(out, "{}", options::help_text(&self.def.script))
-                    .map_err(|e| EngineError::Failed(format!("writing the output failed: {e}")));
+                    .map_err(|e| EngineError::io("writing the output failed", e));
             }
             return Err(EngineError::Failed(format!(
                 "Unknown command: {name} ({} defines {})",
@@ -110,7 +110,7 @@ impl LuaWorkload {
 
     /// A PARALLEL command with `threads` > 1: one state per thread, errors logged.
     fn parallel_command(&self, name: &str, out: &mut dyn Write) -> Result<(), EngineError> {
-        let io = |e: std::io::Error| EngineError::Failed(format!("writing the output failed: {e}"));
+        let io = |e: std::io::Error| EngineError::io("writing the output failed", e);
         writeln!(out, "Initializing worker threads...\n").map_err(io)?;
         out.flush().map_err(io)?;
         let errors: Vec<String> = std::thread::scope(|s| {

@@ -114,7 +114,7 @@ impl Home {
                 drop(lua);
                 drop(guard);
             })
-            .map_err(|e| EngineError::Failed(format!("cannot start a thread for Lua: {e}")))?;
+            .map_err(|e| EngineError::io("cannot start a thread for Lua", e))?;
         let ready = ready_rx.recv().unwrap_or_else(|_| {
             Err(EngineError::Failed(
                 "the Lua state's thread ended while loading the script".into(),

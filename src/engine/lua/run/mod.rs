@@ -41,7 +41,7 @@ use super::{LuaError, OptVal, OptValues, Script, options};
 use crate::db::interrupt::{Parts, Registration};
 use crate::engine::EngineError;
 use crate::engine::config::GENERAL;
-use crate::engine::driver::{EventLoop, EventResult, Scope, Worker, Workload};
+use crate::engine::driver::{Admin, EventLoop, EventResult, Scope, Worker, Workload};
 use crate::engine::option::{Kind, OptSpec};
 use crate::engine::random::{Distribution, Rng, UniqueSequence};
 use crate::engine::spec::{DataSpec, Setup, WorkloadSpec, never};
@@ -547,6 +547,12 @@ impl Workload for LuaWorkload {
         self.finish_run(out)
     }
 
+    fn admin(&self) -> &dyn Admin {
+        self
+    }
+}
+
+impl Admin for LuaWorkload {
     fn prepare(
         &self,
         cleanup: bool,
@@ -564,8 +570,7 @@ impl Workload for LuaWorkload {
                 .after_cleanup(t)
                 .map_err(EngineError::Failed)?
             {
-                writeln!(out, "{line}")
-                    .map_err(|e| EngineError::Failed(format!("writing the report failed: {e}")))?;
+                writeln!(out, "{line}").map_err(EngineError::report)?;
             }
         }
         Ok(())
