@@ -533,6 +533,7 @@ fn cli_sql(driver: &str, db: &str, sql: &str) -> Option<String> {
 /// (`auto_inc = false`) never collide (the server counts every row once, and a duplicate
 /// key would have failed the step), and the merged rows are exact.
 fn server_clients(driver: &str) {
+    common::server_lock::share();
     let db = format!("sbsuite_t_cl_{driver}");
     let admin = if driver == "mysql" {
         "mysql"

@@ -222,6 +222,7 @@ impl Database {
 
     /// `None` (after saying why) when the server does not answer.
     fn create(driver: &'static str, test: &str) -> Option<Database> {
+        common::server_lock::share();
         let name = format!("sbsuite_t_ssh_{test}");
         let _ = Self::admin(driver, &format!("DROP DATABASE IF EXISTS {name}"));
         if !Self::admin(driver, &format!("CREATE DATABASE {name}")) {

@@ -15,10 +15,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use mysql_async::prelude::Queryable;
-use tokio_postgres::{NoTls, SimpleQueryMessage};
+use tokio_postgres::SimpleQueryMessage;
 
 use crate::common;
 
+use common::db::{admin_my, admin_pg, my_opts, pg_client, rt};
 use common::{interrupt, read_until_started, sbsuite};
 
 const DB: &str = "sbs_e2e";
@@ -30,40 +31,11 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERVER.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// One database the test reads and writes behind sbsuite's back.
 enum Db {
     My,
     Pg,
     Lite(PathBuf),
-}
-
-fn my_opts(db: Option<&str>) -> mysql_async::OptsBuilder {
-    mysql_async::OptsBuilder::default()
-        .ip_or_hostname("127.0.0.1")
-        .tcp_port(3306)
-        .user(Some("root"))
-        .db_name(db)
-}
-
-async fn pg_client(db: &str) -> Option<tokio_postgres::Client> {
-    let mut c = tokio_postgres::Config::new();
-    c.host("127.0.0.1")
-        .port(5432)
-        .user("postgres")
-        .dbname(db)
-        .connect_timeout(std::time::Duration::from_secs(10));
-    let (client, conn) = c.connect(NoTls).await.ok()?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    Some(client)
 }
 
 impl Db {
@@ -72,15 +44,10 @@ impl Db {
     fn fresh(kind: &str, dir: &Path) -> Option<Db> {
         match kind {
             "mysql" => {
-                let ok = rt().block_on(async {
-                    let mut c = mysql_async::Conn::new(my_opts(None)).await.ok()?;
-                    c.query_drop(format!("DROP DATABASE IF EXISTS {DB}"))
-                        .await
-                        .ok()?;
-                    c.query_drop(format!("CREATE DATABASE {DB}")).await.ok()?;
-                    let _ = c.disconnect().await;
-                    Some(())
-                });
+                let ok = admin_my(&[
+                    format!("DROP DATABASE IF EXISTS {DB}"),
+                    format!("CREATE DATABASE {DB}"),
+                ]);
                 if ok.is_none() {
                     common::skip("no MySQL/MariaDB server accepts root@127.0.0.1:3306");
                     return None;
@@ -88,16 +55,10 @@ impl Db {
                 Some(Db::My)
             }
             "pgsql" => {
-                let ok = rt().block_on(async {
-                    let c = pg_client("postgres").await?;
-                    c.batch_execute(&format!("DROP DATABASE IF EXISTS {DB} WITH (FORCE)"))
-                        .await
-                        .ok()?;
-                    c.batch_execute(&format!("CREATE DATABASE {DB}"))
-                        .await
-                        .ok()?;
-                    Some(())
-                });
+                let ok = admin_pg(&[
+                    format!("DROP DATABASE IF EXISTS {DB} WITH (FORCE)"),
+                    format!("CREATE DATABASE {DB}"),
+                ]);
                 if ok.is_none() {
                     common::skip("no PostgreSQL server accepts postgres@127.0.0.1:5432");
                     return None;

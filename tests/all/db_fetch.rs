@@ -14,6 +14,7 @@
 //! `NO_BACKSLASH_ESCAPES`, PostgreSQL with `standard_conforming_strings` on and off, SQLite.
 
 use crate::common;
+use common::db::listening as server;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
@@ -24,14 +25,6 @@ use sbsuite::db::{Connection, Fetched, P, RowSink};
 fn target(driver: &str, extra: &str) -> Target {
     let raw: RawTarget = toml::from_str(&format!("driver = \"{driver}\"\n{extra}")).unwrap();
     Target::from_raw(&raw).unwrap()
-}
-
-fn server(addr: &str, name: &str) -> bool {
-    if std::net::TcpStream::connect(addr).is_ok() {
-        return true;
-    }
-    common::skip(&format!("no {name} server listens on {addr}"));
-    false
 }
 
 fn mysql_target() -> Target {

@@ -13,27 +13,18 @@ use mysql_async::prelude::Queryable;
 
 use crate::common;
 
+use common::db::{my_opts, pg_client, rt};
 use common::{all_files_text, run_dir, sbsuite};
 
 const PW: [&str; 2] = ["sbsuite-host-pw-1", "sbsuite-host-pw-2"];
 const USERS: [&str; 2] = ["sbsuite_u1", "sbsuite_u2"];
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// Runs `sql` as root and returns the rows of the last statement as text; `None` when the
 /// server is unreachable.
 fn root(sql: &[String]) -> Option<Vec<Vec<String>>> {
+    common::server_lock::share();
     rt().block_on(async {
-        let opts = mysql_async::OptsBuilder::default()
-            .ip_or_hostname("127.0.0.1")
-            .tcp_port(3306)
-            .user(Some("root"));
-        let mut c = mysql_async::Conn::new(opts).await.ok()?;
+        let mut c = mysql_async::Conn::new(my_opts(None)).await.ok()?;
         let mut rows = Vec::new();
         for s in sql {
             let got: Vec<mysql_async::Row> =
@@ -369,17 +360,9 @@ const ROLES: [&str; 2] = ["sbsuite_h1", "sbsuite_h2"];
 /// Runs `sql` as `postgres` in database `db` and returns the rows of the last statement as
 /// text; `None` when the server is unreachable.
 fn postgres(db: &str, sql: &[String]) -> Option<Vec<Vec<String>>> {
+    common::server_lock::share();
     rt().block_on(async {
-        let mut c = tokio_postgres::Config::new();
-        c.host("127.0.0.1")
-            .port(5432)
-            .user("postgres")
-            .dbname(db)
-            .connect_timeout(std::time::Duration::from_secs(10));
-        let (client, conn) = c.connect(tokio_postgres::NoTls).await.ok()?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
+        let client = pg_client(db).await?;
         let mut rows = Vec::new();
         for s in sql {
             let msgs = client

@@ -12,6 +12,7 @@
 //! without a server they skip the same way.
 
 use crate::common;
+use common::db::listening as server;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -485,7 +486,7 @@ fn a_modified_stock_script_runs_in_lua_on_mariadb() {
         common::skip("sysbench's scripts are not installed (apt-get install -y sysbench)");
         return;
     }
-    if !server(3306, "MariaDB") {
+    if !server("127.0.0.1:3306", "MariaDB") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -541,19 +542,6 @@ fn a_modified_stock_script_runs_in_lua_on_mariadb() {
     );
     let out = line(copy, "cleanup", &[]);
     assert!(out.status.success(), "{}", text(&out.stdout));
-}
-
-/// Whether a server listens on 127.0.0.1:`port`; a recorded skip otherwise.
-fn server(port: u16, what: &str) -> bool {
-    let up = std::net::TcpStream::connect_timeout(
-        &([127, 0, 0, 1], port).into(),
-        std::time::Duration::from_secs(2),
-    )
-    .is_ok();
-    if !up {
-        common::skip(&format!("no {what} at 127.0.0.1:{port}"));
-    }
-    up
 }
 
 /// A script with its own table: `prepare` creates and fills it, `event` reads a row,
@@ -623,7 +611,7 @@ fn prepare_run_cleanup(conn: &[&str], table: &str) {
 
 #[test]
 fn a_sql_script_prepares_runs_and_cleans_up_on_mariadb() {
-    if !server(3306, "MariaDB") {
+    if !server("127.0.0.1:3306", "MariaDB") {
         return;
     }
     prepare_run_cleanup(
@@ -638,7 +626,7 @@ fn a_sql_script_prepares_runs_and_cleans_up_on_mariadb() {
 
 #[test]
 fn a_sql_script_prepares_runs_and_cleans_up_on_postgresql() {
-    if !server(5432, "PostgreSQL") {
+    if !server("127.0.0.1:5432", "PostgreSQL") {
         return;
     }
     prepare_run_cleanup(

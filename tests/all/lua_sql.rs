@@ -7,6 +7,7 @@
 //! Tables are `sqlh_*`, dropped afterwards. Run under `flock /tmp/sbsuite-tests.lock`.
 
 use crate::common;
+use common::db::listening as server;
 
 use std::sync::{Arc, Mutex};
 
@@ -19,14 +20,6 @@ use sbsuite::engine::random::{Distribution, RandOptions, Rng, UniqueSequence};
 fn target(driver: &str, extra: &str) -> Target {
     let raw: RawTarget = toml::from_str(&format!("driver = \"{driver}\"\n{extra}")).unwrap();
     Target::from_raw(&raw).unwrap()
-}
-
-fn server(addr: &str, name: &str) -> bool {
-    if std::net::TcpStream::connect(addr).is_ok() {
-        return true;
-    }
-    common::skip(&format!("no {name} server listens on {addr}"));
-    false
 }
 
 fn mysql_target(extra: &str) -> Target {

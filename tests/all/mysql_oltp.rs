@@ -16,54 +16,19 @@ use mysql_async::prelude::Queryable;
 
 use crate::common;
 
+use common::db::{
+    admin_my as admin, admin_my_at as admin_at, my_opts as opts, my_opts_at as opts_at, rt,
+};
 use common::private_server::{PrivateMariaDb, or_skip};
 use common::{all_files_text, read_until_started, report_count, results, run_dir, sbsuite};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 3306;
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn opts(db: Option<&str>) -> mysql_async::OptsBuilder {
-    opts_at(PORT, db)
-}
-
-/// [`opts`] for the server on `port` (a test's private server).
-fn opts_at(port: u16, db: Option<&str>) -> mysql_async::OptsBuilder {
-    mysql_async::OptsBuilder::default()
-        .ip_or_hostname(HOST)
-        .tcp_port(port)
-        .user(Some("root"))
-        .db_name(db)
-}
-
-/// Runs `sql` statements on a fresh admin connection; `None` when the server is unreachable.
-fn admin(sql: &[String]) -> Option<()> {
-    admin_at(PORT, sql)
-}
-
-/// [`admin`] on the server on `port`.
-fn admin_at(port: u16, sql: &[String]) -> Option<()> {
-    rt().block_on(async {
-        let mut c = mysql_async::Conn::new(opts_at(port, None)).await.ok()?;
-        for s in sql {
-            c.query_drop(s).await.ok()?;
-        }
-        let _ = c.disconnect().await;
-        Some(())
-    })
-}
-
-/// Serialises the tests of this file: they read the server's global counters.
-static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERVER.lock().unwrap_or_else(|p| p.into_inner())
+/// The servers alone for each test of this file: they read the server's global counters and
+/// change its global settings.
+fn serial() -> common::server_lock::ServerLock {
+    common::server_lock::server_lock()
 }
 
 /// A fresh database for one test, or `None` (after saying why) when no server runs locally.

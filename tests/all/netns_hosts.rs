@@ -39,6 +39,7 @@ fn every_host_answers_ssh_at_its_own_address_and_reaches_both_databases() {
         }
         assert!(!addrs.contains(&format!("inet {gw}/")), "{addrs}");
         // MariaDB and PostgreSQL through the forwarder, which they see as 127.0.0.1.
+        common::server_lock::share();
         let my = run(hosts.ssh(i).arg(format!(
             "mysql --host={gw} --port=3306 --user=root -Nse 'SELECT CURRENT_USER()'"
         )));

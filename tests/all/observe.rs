@@ -5,14 +5,13 @@
 //! SIGTERM ends `--metrics-hold` with the run's own exit status.
 
 use crate::common;
+use common::db::admin_my as admin;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
-
-use mysql_async::prelude::Queryable;
 
 /// `GET path` on `addr`: (status line, body).
 fn get(addr: &str, path: &str) -> Option<(String, String)> {
@@ -184,24 +183,6 @@ fn metrics_of_a_sqlite_run_grow_between_scrapes_with_the_steps_labels() {
 }
 
 const MARIADB: &str = "127.0.0.1:3306";
-
-fn admin(sql: &[String]) -> Option<()> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let opts = mysql_async::OptsBuilder::default()
-            .ip_or_hostname("127.0.0.1")
-            .tcp_port(3306)
-            .user(Some("root"));
-        let mut c = mysql_async::Conn::new(opts).await.ok()?;
-        for s in sql {
-            c.query_drop(s).await.ok()?;
-        }
-        c.disconnect().await.ok()
-    })
-}
 
 #[test]
 fn metrics_of_a_mariadb_run_grow_between_scrapes_with_the_steps_labels() {

@@ -26,18 +26,12 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 use crate::common;
 
+use common::db::{pg_client_at, rt};
 use common::private_server::{PrivatePostgres, or_skip};
 use common::{all_files_text, report_count, results, run_dir, sbsuite};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 5432;
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// An admin session as `postgres` to `db` on its own runtime (dropped together).
 struct Admin {
@@ -47,25 +41,14 @@ struct Admin {
 
 impl Admin {
     fn connect(db: &str) -> Option<Admin> {
+        common::server_lock::share();
         Admin::connect_at(PORT, db)
     }
 
     /// [`Admin::connect`] to the server on `port` (a test's private server).
     fn connect_at(port: u16, db: &str) -> Option<Admin> {
         let rt = rt();
-        let client = rt.block_on(async {
-            let mut c = tokio_postgres::Config::new();
-            c.host(HOST)
-                .port(port)
-                .user("postgres")
-                .dbname(db)
-                .connect_timeout(Duration::from_secs(10));
-            let (client, conn) = c.connect(NoTls).await.ok()?;
-            tokio::spawn(async move {
-                let _ = conn.await;
-            });
-            Some(client)
-        })?;
+        let client = rt.block_on(pg_client_at(port, db))?;
         Some(Admin { rt, client })
     }
 

@@ -17,39 +17,13 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 use mysql_async::prelude::Queryable;
-use tokio_postgres::{NoTls, SimpleQueryMessage};
+use tokio_postgres::SimpleQueryMessage;
 
 use crate::common;
+use common::db::{admin_my as admin, my_opts as opts, pg_client, rt};
 
 const HOST: &str = "127.0.0.1";
 const PORT: u16 = 3306;
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn opts(db: Option<&str>) -> mysql_async::OptsBuilder {
-    mysql_async::OptsBuilder::default()
-        .ip_or_hostname(HOST)
-        .tcp_port(PORT)
-        .user(Some("root"))
-        .db_name(db)
-}
-
-/// Runs `sql` on a fresh admin connection; `None` when the server is unreachable.
-fn admin(sql: &[String]) -> Option<()> {
-    rt().block_on(async {
-        let mut c = mysql_async::Conn::new(opts(None)).await.ok()?;
-        for s in sql {
-            c.query_drop(s).await.ok()?;
-        }
-        let _ = c.disconnect().await;
-        Some(())
-    })
-}
 
 /// The first column of the first row of `sql` as an integer.
 fn admin_i64(sql: &str) -> i64 {
@@ -586,16 +560,7 @@ const PG_PORT: u16 = 5432;
 /// column of the first row, if any.
 fn pg(db: &str, sql: &str) -> Option<Option<String>> {
     rt().block_on(async {
-        let mut c = tokio_postgres::Config::new();
-        c.host(HOST)
-            .port(PG_PORT)
-            .user("postgres")
-            .dbname(db)
-            .connect_timeout(Duration::from_secs(10));
-        let (client, conn) = c.connect(NoTls).await.ok()?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
+        let client = pg_client(db).await?;
         let msgs = client.simple_query(sql).await.ok()?;
         Some(
             msgs.iter()
@@ -620,6 +585,7 @@ struct PgDatabase(String);
 
 impl PgDatabase {
     fn new(name: &str) -> Option<PgDatabase> {
+        common::server_lock::share();
         let db = format!("sbsuite_t_{name}");
         let made = pg(
             "postgres",
@@ -669,12 +635,7 @@ fn pg_lock(db: &str, table: &str) -> Held<i64> {
     let (db, table) = (db.to_string(), table.to_string());
     Held::on_thread("LOCK TABLE", move |held_tx, release_rx| {
         rt().block_on(async {
-            let mut c = tokio_postgres::Config::new();
-            c.host(HOST).port(PG_PORT).user("postgres").dbname(&db);
-            let (client, conn) = c.connect(NoTls).await.unwrap();
-            tokio::spawn(async move {
-                let _ = conn.await;
-            });
+            let client = pg_client(&db).await.unwrap();
             let pid: i32 = client
                 .query_one("SELECT pg_backend_pid()", &[])
                 .await

@@ -26,19 +26,13 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use mysql_async::prelude::Queryable;
-use tokio_postgres::{NoTls, SimpleQueryMessage};
+use tokio_postgres::SimpleQueryMessage;
 
 use crate::common;
 
+use common::db::{admin_my, admin_pg, my_opts, pg_client, rt};
 use common::measure::measured;
 use common::{results, sbsuite_process, skip};
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// A database on one of the servers, read behind sbsuite's back.
 #[derive(Clone)]
@@ -48,51 +42,19 @@ enum Server {
     Lite(PathBuf),
 }
 
-fn my_opts(db: Option<&str>) -> mysql_async::OptsBuilder {
-    mysql_async::OptsBuilder::default()
-        .ip_or_hostname("127.0.0.1")
-        .tcp_port(3306)
-        .user(Some("root"))
-        .db_name(db)
-}
-
-async fn pg_client(db: &str) -> Option<tokio_postgres::Client> {
-    let mut c = tokio_postgres::Config::new();
-    c.host("127.0.0.1")
-        .port(5432)
-        .user("postgres")
-        .dbname(db)
-        .connect_timeout(Duration::from_secs(10));
-    let (client, conn) = c.connect(NoTls).await.ok()?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    Some(client)
-}
-
 impl Server {
     /// A fresh database `name` on the server of `driver` (a SQLite file in `dir`); `None`
     /// after saying why when the server cannot be reached.
     fn fresh(driver: &str, name: &str, dir: &Path) -> Option<Server> {
         let ok = match driver {
-            "mysql" => rt().block_on(async {
-                let mut c = mysql_async::Conn::new(my_opts(None)).await.ok()?;
-                c.query_drop(format!("DROP DATABASE IF EXISTS {name}"))
-                    .await
-                    .ok()?;
-                c.query_drop(format!("CREATE DATABASE {name}")).await.ok()?;
-                c.disconnect().await.ok()
-            }),
-            "pgsql" => rt().block_on(async {
-                let c = pg_client("postgres").await?;
-                c.simple_query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                    .await
-                    .ok()?;
-                c.simple_query(&format!("CREATE DATABASE {name}"))
-                    .await
-                    .ok()
-                    .map(drop)
-            }),
+            "mysql" => admin_my(&[
+                format!("DROP DATABASE IF EXISTS {name}"),
+                format!("CREATE DATABASE {name}"),
+            ]),
+            "pgsql" => admin_pg(&[
+                format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+                format!("CREATE DATABASE {name}"),
+            ]),
             _ => return Some(Server::Lite(dir.join(format!("{name}.db")))),
         };
         match ok {

@@ -489,38 +489,11 @@ impl Drop for ScratchDb {
 
 /// Runs `sql` on a fresh admin connection; `None` when the server is unreachable or refuses.
 fn admin(pgsql: bool, sql: &[String]) -> Option<()> {
-    use mysql_async::prelude::Queryable;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        if pgsql {
-            let mut c = tokio_postgres::Config::new();
-            c.host("127.0.0.1")
-                .port(5432)
-                .user("postgres")
-                .dbname("postgres");
-            let (client, conn) = c.connect(tokio_postgres::NoTls).await.ok()?;
-            tokio::spawn(async move {
-                let _ = conn.await;
-            });
-            for s in sql {
-                client.batch_execute(s).await.ok()?;
-            }
-            return Some(());
-        }
-        let opts = mysql_async::OptsBuilder::default()
-            .ip_or_hostname("127.0.0.1")
-            .tcp_port(3306)
-            .user(Some("root"));
-        let mut c = mysql_async::Conn::new(opts).await.ok()?;
-        for s in sql {
-            c.query_drop(s).await.ok()?;
-        }
-        let _ = c.disconnect().await;
-        Some(())
-    })
+    if pgsql {
+        common::db::admin_pg(sql)
+    } else {
+        common::db::admin_my(sql)
+    }
 }
 
 /// #14: a run that cannot start (no server, no tables) prints what sysbench prints before it

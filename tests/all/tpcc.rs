@@ -159,29 +159,14 @@ fn sqlite_tpcc_checks_pass_and_catch_a_corrupted_row() {
     assert_w_ytd_caught(ok, &stdout);
 }
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// Runs `sql` on MariaDB (root@127.0.0.1:3306, database `db` or none); `None`: no server.
 fn mysql(db: Option<&str>, sql: &[&str]) -> Option<()> {
-    use mysql_async::prelude::Queryable;
-    rt().block_on(async {
-        let opts = mysql_async::OptsBuilder::default()
-            .ip_or_hostname("127.0.0.1")
-            .tcp_port(3306)
-            .user(Some("root"))
-            .db_name(db);
-        let mut c = mysql_async::Conn::new(opts).await.ok()?;
-        for s in sql {
-            c.query_drop(*s).await.ok()?;
-        }
-        let _ = c.disconnect().await;
-        Some(())
-    })
+    let used = db.map(|db| format!("USE {db}"));
+    let all: Vec<String> = used
+        .into_iter()
+        .chain(sql.iter().map(|s| s.to_string()))
+        .collect();
+    common::db::admin_my(&all)
 }
 
 #[test]
@@ -215,22 +200,8 @@ fn mysql_tpcc_checks_pass_and_catch_a_corrupted_row() {
 
 /// Runs `sql` on PostgreSQL (postgres@127.0.0.1:5432, database `db`); `None`: no server.
 fn pgsql(db: &str, sql: &[&str]) -> Option<()> {
-    rt().block_on(async {
-        let mut c = tokio_postgres::Config::new();
-        c.host("127.0.0.1")
-            .port(5432)
-            .user("postgres")
-            .dbname(db)
-            .connect_timeout(std::time::Duration::from_secs(10));
-        let (client, conn) = c.connect(tokio_postgres::NoTls).await.ok()?;
-        let task = tokio::spawn(conn);
-        for s in sql {
-            client.batch_execute(s).await.ok()?;
-        }
-        drop(client);
-        let _ = task.await;
-        Some(())
-    })
+    let all: Vec<String> = sql.iter().map(|s| s.to_string()).collect();
+    common::db::admin_pg_in(db, &all)
 }
 
 #[test]

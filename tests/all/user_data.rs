@@ -21,40 +21,12 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use mysql_async::prelude::Queryable;
-use tokio_postgres::{NoTls, SimpleQueryMessage};
+use tokio_postgres::SimpleQueryMessage;
 
 use crate::common;
 
+use common::db::{admin_my, admin_pg, my_opts, pg_client, rt};
 use common::{all_files_text, results, run_dir, sbsuite, sbsuite_process};
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn my_opts(db: Option<&str>) -> mysql_async::OptsBuilder {
-    mysql_async::OptsBuilder::default()
-        .ip_or_hostname("127.0.0.1")
-        .tcp_port(3306)
-        .user(Some("root"))
-        .db_name(db)
-}
-
-async fn pg_client(db: &str) -> Option<tokio_postgres::Client> {
-    let mut c = tokio_postgres::Config::new();
-    c.host("127.0.0.1")
-        .port(5432)
-        .user("postgres")
-        .dbname(db)
-        .connect_timeout(Duration::from_secs(10));
-    let (client, conn) = c.connect(NoTls).await.ok()?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    Some(client)
-}
 
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
@@ -265,29 +237,6 @@ impl Drop for Db {
             Kind::Lite => {}
         }
     }
-}
-
-/// Runs `sql` as root on MariaDB; `None` when the server is unreachable or refuses.
-fn admin_my(sql: &[String]) -> Option<()> {
-    rt().block_on(async {
-        let mut c = mysql_async::Conn::new(my_opts(None)).await.ok()?;
-        for s in sql {
-            c.query_drop(s).await.ok()?;
-        }
-        let _ = c.disconnect().await;
-        Some(())
-    })
-}
-
-/// Runs `sql` as postgres on PostgreSQL; `None` when the server is unreachable or refuses.
-fn admin_pg(sql: &[String]) -> Option<()> {
-    rt().block_on(async {
-        let c = pg_client("postgres").await?;
-        for s in sql {
-            c.batch_execute(s).await.ok()?;
-        }
-        Some(())
-    })
 }
 
 /// Writes `suite.toml` (named `name`) into `dir`.

@@ -2,6 +2,7 @@
 
 use assert_cmd::Command;
 
+pub mod db;
 pub mod measure;
 pub mod netns;
 pub mod private_server;
