@@ -13,6 +13,22 @@
 //! A filter matches anywhere in the name: `compat::` also runs `lua_compat::`, `run::` also
 //! `lua_run::`, `hosts::` also `netns_hosts::` (add `--skip lua_compat::` and so on).
 //!
+//! What the areas now share, being one process, and how the tests live with it:
+//! - The shared database servers. The harness runs the tests two or more at a time in the
+//!   order of their names, so any area may overlap any other (they ran one binary after the
+//!   other before): a test that reads the servers' global counters or changes their settings
+//!   holds them alone, every other test that uses them holds them shared
+//!   (`common::server_lock`, taken by the helpers of `common::db`).
+//! - A child's peak RSS: `wait4` counts the memory a child inherits at its fork, which is now
+//!   every running test's, so `common::measure` has the child started by a shell instead.
+//! - The process is a child subreaper once a test needed one (`common::measure`,
+//!   `common::private_server`): orphans of any test end as its zombies, not init's; the
+//!   tests that look for leftover processes count zombies as gone.
+//! - The working directory is the package root for every test, as cargo sets it, so relative
+//!   paths (`tests/fixtures/…`, `tests/lua/…`) read as before; no test changes it or the
+//!   process's environment, only those of the children it starts.
+//! - `lua_sql`'s counting global allocator serves the whole binary; it counts only on a thread
+//!   that turned counting on.
 
 #[path = "../common/mod.rs"]
 mod common;
