@@ -232,7 +232,7 @@ fn runs_lists_the_runs_with_their_status() {
 }
 
 /// Today's exact output of every format, pinned byte for byte before the exporters were split
-/// (#12): `UPDATE_GOLDEN=1 cargo test --test compare` rewrites the files after a deliberate
+/// (#12): `UPDATE_GOLDEN=1 cargo test --test all compare::` rewrites the files after a deliberate
 /// change.
 #[test]
 fn every_format_is_byte_identical_to_its_golden_file() {

@@ -21,7 +21,7 @@
 //! servers' lock (`common::server_lock`) while it runs. Without sysbench or a server a test
 //! says why and passes, unless `CI` is set: then it fails.
 //!
-//! `LUA_COMPAT_SELF_CHECK=1 cargo test --test lua_compat` runs sysbench on both sides: every
+//! `LUA_COMPAT_SELF_CHECK=1 cargo test --test all lua_compat::` runs sysbench on both sides: every
 //! test must pass then too, or it compares something that is not deterministic.
 
 use crate::common;
