@@ -28,7 +28,7 @@
 # the test runs share, e.g.
 #   flock /tmp/sbsuite-tests.lock bench/cargo-test-leaves-server.sh
 # It takes as long as the whole test suite (≈ 10 min on 2 cores). Extra arguments go to
-# cargo test (`bench/cargo-test-leaves-server.sh --test mysql_oltp` checks one file).
+# cargo test (`bench/cargo-test-leaves-server.sh --test all mysql_oltp::` checks one area).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 

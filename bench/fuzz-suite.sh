@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# Suite-file fuzzing for N minutes (#13): runs tests/fuzz_suite.rs round after round, each with
-# a fresh seed, until the rounds have fuzzed N minutes in total (time spent building or waiting
-# for a test runner set through CARGO_TARGET_<triple>_RUNNER does not count), and prints the
+# Suite-file fuzzing for N minutes (#13): runs tests/all/fuzz_suite.rs round after round, each
+# with a fresh seed, until the rounds have fuzzed N minutes in total (time spent building or
+# waiting for a test runner set through CARGO_TARGET_<triple>_RUNNER does not count), and prints the
 # cases run, the failing rounds (a panic, an error without a position, a case slower than
 # 10 s, or a crash such as a stack overflow) and the slowest case.
 #
 #   bench/fuzz-suite.sh [MINUTES=10] [CASES_PER_ROUND=2000]
 #
 # A failing round's output is kept in target/fuzz-suite/seed-<seed>.log; rerun it with
-#   SBSUITE_FUZZ_SEED=<seed> SBSUITE_FUZZ_CASES=<cases> cargo test --test fuzz_suite -- --nocapture
+#   SBSUITE_FUZZ_SEED=<seed> SBSUITE_FUZZ_CASES=<cases> cargo test --test all fuzz_suite:: -- --nocapture
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:-10}
 per_round=${2:-2000}
 out=target/fuzz-suite
 mkdir -p "$out"
-cargo test --test fuzz_suite --no-run >/dev/null 2>&1 || cargo test --test fuzz_suite --no-run
+cargo test --test all --no-run >/dev/null 2>&1 || cargo test --test all --no-run
 
 budget_ms=$((minutes * 60 * 1000))
 started=$(date +%s)
@@ -25,7 +25,7 @@ while [ "$fuzzed_ms" -lt "$budget_ms" ]; do
   log="$out/round.log"
   status=0
   SBSUITE_FUZZ_SEED=$seed SBSUITE_FUZZ_CASES=$per_round \
-    timeout 900 cargo test --quiet --test fuzz_suite -- --nocapture >"$log" 2>&1 || status=$?
+    timeout 900 cargo test --quiet --test all fuzz_suite:: -- --nocapture >"$log" 2>&1 || status=$?
   rounds=$((rounds + 1))
   stats=$(grep -o 'fuzz-suite-stats: .*' "$log" || true)
   if [ -n "$stats" ]; then

@@ -4,6 +4,14 @@
 //! fails the test instead of hanging it; [`measured_capped`] also kills a child whose resident
 //! set grows past a cap, so that a regression fails its test without taking the memory of a
 //! machine that others share.
+//!
+//! A child's `ru_maxrss` starts from the memory of the process it was forked from: the kernel
+//! counts the pages it inherits at the fork (the whole test process with `posix_spawn`). All
+//! integration tests share one process whose memory holds what every running test holds
+//! (a hostile fake server's buffers, tens of MB), so the child is not started by this process:
+//! `sh` starts it in the background and exits at once, and the child, orphaned, comes back to
+//! this process, a child subreaper, which reaps it with `wait4`. Its peak then starts from a
+//! small shell's, whatever this process holds.
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -15,8 +23,7 @@ pub struct Measured {
     /// The exit code; `None` when a signal ended it (the limit's SIGKILL among them).
     pub code: Option<i32>,
     pub elapsed: Duration,
-    /// Peak resident set size, KiB (`ru_maxrss`: it counts the memory of the test process
-    /// the child was forked from before its exec, so it is never below the test's own).
+    /// Peak resident set size, KiB (`ru_maxrss`: the child's own, see the module doc).
     pub max_rss_kib: i64,
     /// The child's own peak resident set after its exec, KiB: its `VmHWM` as last read
     /// (every 20 ms) while it lived, so growth in its last 20 ms may be missed.
@@ -42,18 +49,47 @@ pub fn status_kib(pid: libc::pid_t, key: &str) -> i64 {
         .unwrap_or(0)
 }
 
+/// What `sh` runs: the command (`$@`) in the background, its pid written to the file `$0`.
+/// A background command of a non-interactive shell ignores SIGINT and SIGQUIT; `env` gives
+/// them back their default, as the test process would have passed them.
+const LAUNCH: &str = r#"env --default-signal=INT,QUIT "$@" & echo $! >"$0""#;
+
+/// Makes this process the reaper of its orphaned descendants, so that a child whose starter
+/// exited is ours to wait for.
+fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: sets a flag of this process; no memory is passed.
+        let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
+        assert_eq!(rc, 0, "prctl: {}", std::io::Error::last_os_error());
+    });
+}
+
 /// [`measured`], and killed as soon as its resident set exceeds `rss_cap_kib` (checked every
 /// 20 ms).
-#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std's `wait` cannot replace
-pub fn measured_capped(mut cmd: Command, limit: Duration, rss_cap_kib: Option<i64>) -> Measured {
-    let mut child = cmd
+pub fn measured_capped(cmd: Command, limit: Duration, rss_cap_kib: Option<i64>) -> Measured {
+    become_subreaper();
+    let pid_file = tempfile::NamedTempFile::new().expect("a file for the child's pid");
+    let mut launcher = Command::new("sh");
+    launcher
+        .args(["-c", LAUNCH])
+        .arg(pid_file.path())
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the child");
+        .stderr(Stdio::piped());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => launcher.env(key, value),
+            None => launcher.env_remove(key),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        launcher.current_dir(dir);
+    }
     let start = Instant::now();
-    let pid = child.id() as libc::pid_t;
+    let mut sh = launcher.spawn().expect("spawn sh");
     let collect = |mut from: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut s = String::new();
@@ -61,8 +97,16 @@ pub fn measured_capped(mut cmd: Command, limit: Duration, rss_cap_kib: Option<i6
             s
         })
     };
-    let stdout = collect(Box::new(child.stdout.take().unwrap()));
-    let stderr = collect(Box::new(child.stderr.take().unwrap()));
+    // The child writes into the same pipes; they end when it does.
+    let stdout = collect(Box::new(sh.stdout.take().unwrap()));
+    let stderr = collect(Box::new(sh.stderr.take().unwrap()));
+    let started = sh.wait().expect("wait for sh");
+    assert!(started.success(), "sh could not start the child: {started}");
+    // sh has exited: the child is ours now (reparented before sh's exit was reported).
+    let pid: libc::pid_t = std::fs::read_to_string(pid_file.path())
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .expect("the child's pid from sh");
     // Set under the lock once the child is reaped: the watchdog never signals a pid that
     // may have been reused.
     let reaped = Arc::new(Mutex::new(false));
@@ -123,8 +167,6 @@ pub fn measured_capped(mut cmd: Command, limit: Duration, rss_cap_kib: Option<i6
     }
     let _ = done.send(());
     watchdog.join().unwrap();
-    // Reaped already: `Child` must not wait again, and dropping it does not.
-    drop(child);
     Measured {
         code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
         elapsed,

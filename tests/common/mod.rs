@@ -2,28 +2,22 @@
 
 use assert_cmd::Command;
 
-#[allow(dead_code)] // not every test binary measures a child
+pub mod db;
 pub mod measure;
-#[allow(dead_code)] // only the ssh transport's tests make client hosts
 pub mod netns;
 pub mod private_server;
-#[allow(dead_code)] // not every test binary locks the shared servers
 pub mod server_lock;
-#[allow(dead_code)] // not every test binary skips
 mod skip;
-#[allow(unused_imports)]
 pub use skip::skip;
 
 /// The built `sbsuite` binary, with the developer's own SBSUITE_* variables removed (they
 /// would override suite keys).
-#[allow(dead_code)] // not every test binary uses every helper
 pub fn sbsuite() -> Command {
     Command::from_std(sbsuite_process())
 }
 
 /// [`sbsuite`] as a `std::process::Command`, for tests that spawn and wait for the child
 /// themselves.
-#[allow(dead_code)]
 pub fn sbsuite_process() -> std::process::Command {
     use assert_cmd::cargo::CommandCargoExt;
 
@@ -38,7 +32,6 @@ pub fn sbsuite_process() -> std::process::Command {
 
 /// Starts `sbsuite ARGS` with stdout piped and returns once its first step is running (its
 /// report printed `Threads started!`), with what it printed so far.
-#[allow(dead_code)] // not every test binary uses every helper
 pub fn spawn_until_started(args: &[&str]) -> (std::process::Child, Vec<u8>) {
     spawn_until_started_with(args, &[])
 }
@@ -67,7 +60,6 @@ pub fn spawn_until_started_with(
 /// Reads the child's piped stdout until its report has printed `Threads started!` `nth` times
 /// (its `nth` measured step is running) and returns what it printed so far: the event to act
 /// on, never a sleep.
-#[allow(dead_code)]
 pub fn read_until_started(child: &mut std::process::Child, nth: usize) -> Vec<u8> {
     use std::io::Read;
 
@@ -87,7 +79,6 @@ pub fn read_until_started(child: &mut std::process::Child, nth: usize) -> Vec<u8
 }
 
 /// Sends SIGINT (Ctrl-C) to our own child process.
-#[allow(dead_code)]
 pub fn interrupt(pid: u32) {
     // SAFETY: sends a signal to our own child, identified by its pid.
     let rc = unsafe { libc::kill(pid as i32, libc::SIGINT) };
@@ -115,7 +106,6 @@ fn files(root: &std::path::Path) -> Vec<std::path::PathBuf> {
 }
 
 /// The only run directory under `root/<suite>/` (a suite run once into `root`).
-#[allow(dead_code)]
 pub fn run_dir(root: &std::path::Path, suite: &str) -> std::path::PathBuf {
     let dirs: Vec<std::path::PathBuf> = std::fs::read_dir(root.join(suite))
         .unwrap()
@@ -126,13 +116,11 @@ pub fn run_dir(root: &std::path::Path, suite: &str) -> std::path::PathBuf {
 }
 
 /// Every row of every results.csv under `root`, as column → value.
-#[allow(dead_code)]
 pub fn results(root: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
     csv_rows(root, "results.csv")
 }
 
 /// Every row of every CSV file called `name` under `root`, as column → value.
-#[allow(dead_code)]
 pub fn csv_rows(
     root: &std::path::Path,
     name: &str,
@@ -156,7 +144,6 @@ pub fn csv_rows(
 }
 
 /// The text of every file under `root` (to prove a secret is written nowhere).
-#[allow(dead_code)]
 pub fn all_files_text(root: &std::path::Path) -> String {
     files(root)
         .iter()
@@ -166,7 +153,6 @@ pub fn all_files_text(root: &std::path::Path) -> String {
 
 /// The number after `label` on the sysbench report line that starts with it (e.g.
 /// `"ignored errors:"`, `"read:"`).
-#[allow(dead_code)]
 pub fn report_count(stdout: &str, label: &str) -> u64 {
     stdout
         .lines()

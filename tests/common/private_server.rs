@@ -21,7 +21,7 @@
 //! This file is also compiled into the library's unit tests (`src/db/pgsql/wire/tests.rs`
 //! includes it with `#[path]`), so it uses only dependencies the library has too.
 
-// Each test binary uses one of the two servers.
+// The library's unit tests include this file for PostgreSQL alone (see above).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

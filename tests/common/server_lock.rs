@@ -1,27 +1,61 @@
-//! The machine-wide lock on the shared database servers (`/tmp/sbsuite-tests.lock`): tests that
-//! read the servers' global counters, or measure time, hold it so that no other test run on
-//! the machine (another checkout, another developer's `cargo test`) moves those counters
-//! meanwhile. Taken with `flock(2)` like `flock(1)` does, so a shell script and a test exclude
-//! each other.
+//! Who uses the shared database servers when (MariaDB 127.0.0.1:3306, PostgreSQL
+//! 127.0.0.1:5432). The integration tests run in one process (`tests/all`), several at a time
+//! in the order of their names, so a test of one area may overlap a test of any other.
 //!
-//! A run started as `flock /tmp/sbsuite-tests.lock cargo test …` already holds the lock through
-//! a descriptor its processes inherit; locking the file again would wait for ourselves
-//! forever, so then only the in-process mutex is taken (tests of one binary still run one at
-//! a time).
+//! - [`server_lock`] holds the servers alone. Tests that read the servers' global counters
+//!   (`Com_*`), change their global settings or move those counters with a heavy load take it,
+//!   and no other test of the process uses the servers meanwhile. It is machine-wide too: the
+//!   file lock `/tmp/sbsuite-tests.lock`, taken with `flock(2)` like `flock(1)` does, so that a
+//!   test run of another checkout or a `bench/` script under `flock` cannot move those
+//!   counters either (a shell script and a test exclude each other).
+//! - [`share`] holds the servers shared, in this process only: every other test that uses them
+//!   takes it, through its first admin call in [`super::db`] or explicitly, and keeps it until
+//!   the test ends. Other processes are not held back by it (they never were).
+//!
+//! The shared hold belongs to the test's thread (the harness runs each test on a thread of its
+//! own) and goes when the thread ends: no guard to keep, so a helper can take it for its
+//! caller. Take it on the test's own thread only: a helper thread that waited for it while its
+//! test held the servers alone would wait forever.
+//!
+//! A run started as `flock /tmp/sbsuite-tests.lock cargo test …` already holds the file lock
+//! through a descriptor its processes inherit; locking the file again would wait for ourselves
+//! forever, so then only the in-process lock is taken.
 
+use std::cell::RefCell;
 use std::fs::File;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// The lock file every test run and script of this repository agrees on.
 pub const LOCK_FILE: &str = "/tmp/sbsuite-tests.lock";
 
-static IN_PROCESS: Mutex<()> = Mutex::new(());
+static IN_PROCESS: RwLock<()> = RwLock::new(());
 
-/// Held for as long as it lives: the in-process mutex and, unless an ancestor holds it
+/// What the current thread holds.
+enum Hold {
+    None,
+    /// Until the thread ends, or until it takes the servers alone.
+    Shared {
+        _guard: RwLockReadGuard<'static, ()>,
+    },
+    /// For as long as its [`ServerLock`] lives.
+    Alone,
+}
+
+thread_local! {
+    static HOLD: RefCell<Hold> = const { RefCell::new(Hold::None) };
+}
+
+/// Held for as long as it lives: the in-process lock and, unless an ancestor holds it
 /// already, the machine-wide file lock.
 pub struct ServerLock {
     _file: Option<File>,
-    _guard: MutexGuard<'static, ()>,
+    _guard: RwLockWriteGuard<'static, ()>,
+}
+
+impl Drop for ServerLock {
+    fn drop(&mut self) {
+        HOLD.with(|h| *h.borrow_mut() = Hold::None);
+    }
 }
 
 /// Whether one of this process's descriptors is open on [`LOCK_FILE`] (inherited from a
@@ -37,11 +71,14 @@ fn inherited() -> bool {
     })
 }
 
-/// Waits for the servers: see the module doc.
+/// Waits for the servers, then holds them alone: see the module doc. A shared hold of the
+/// calling test is given up first.
 pub fn server_lock() -> ServerLock {
     use std::os::fd::AsRawFd;
 
-    let guard = IN_PROCESS.lock().unwrap_or_else(|p| p.into_inner());
+    HOLD.with(|h| *h.borrow_mut() = Hold::None);
+    let guard = IN_PROCESS.write().unwrap_or_else(|p| p.into_inner());
+    HOLD.with(|h| *h.borrow_mut() = Hold::Alone);
     if inherited() {
         return ServerLock {
             _file: None,
@@ -66,4 +103,17 @@ pub fn server_lock() -> ServerLock {
         _file: Some(file),
         _guard: guard,
     }
+}
+
+/// Holds the servers shared until the calling test ends (see the module doc); nothing when
+/// its test holds them already, shared or alone.
+pub fn share() {
+    HOLD.with(|h| {
+        let mut h = h.borrow_mut();
+        if let Hold::None = *h {
+            *h = Hold::Shared {
+                _guard: IN_PROCESS.read().unwrap_or_else(|p| p.into_inner()),
+            };
+        }
+    });
 }

@@ -19,7 +19,8 @@ pub const SKIP_LOG_ENV: &str = "SKIPPED_TESTS_LOG";
 pub fn skip(reason: &str) {
     let thread = std::thread::current();
     let test = thread.name().unwrap_or("?");
-    // The test binary's name without cargo's `-<hash>` suffix (`mysql_oltp`, `sbsuite`).
+    // The test binary's name without cargo's `-<hash>` suffix (`all`, `sbsuite`); the
+    // harness names the thread after the test's path (`mysql_oltp::wrong_password_…`).
     let binary = std::env::current_exe()
         .ok()
         .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))

@@ -1,5 +1,5 @@
 -- A `con:query()` result set larger than any bound of sbsuite's administrative queries
--- (100,000 rows), for tests/lua_compat.rs: `rs.nrows`, `rs.nfields` and every row fetched
+-- (100,000 rows), for tests/all/lua_compat.rs: `rs.nrows`, `rs.nfields` and every row fetched
 -- must be what sysbench 1.0.20 gives. Written for sbsuite's tests.
 --
 -- Lines starting with "@ " must be the same under sysbench 1.0.20 and sbsuite.

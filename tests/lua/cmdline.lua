@@ -1,4 +1,4 @@
--- sysbench.cmdline for tests/lua_compat.rs: declared options of every type and their
+-- sysbench.cmdline for tests/all/lua_compat.rs: declared options of every type and their
 -- `sysbench.opt` values, the `help` listing, a serial custom command, a PARALLEL one and one
 -- that fails. Written for sbsuite's tests.
 --

@@ -1,4 +1,4 @@
--- Runtime errors for tests/lua_compat.rs: an error raised where --where says, whose message
+-- Runtime errors for tests/all/lua_compat.rs: an error raised where --where says, whose message
 -- must name this file and the line under sysbench 1.0.20 and sbsuite alike (and the exit code
 -- must match). errors_syntax.lua holds the syntax error. Written for sbsuite's tests.
 --

@@ -1,4 +1,4 @@
--- A syntax error on line 6, for tests/lua_compat.rs: loading must fail naming this file and
+-- A syntax error on line 6, for tests/all/lua_compat.rs: loading must fail naming this file and
 -- the line, under sysbench 1.0.20 and sbsuite alike. Written for sbsuite's tests.
 
 function event()

@@ -1,4 +1,4 @@
--- The LuaJIT FFI surface that third-party scripts use, for tests/lua_compat.rs: `ffi.cdef` of
+-- The LuaJIT FFI surface that third-party scripts use, for tests/all/lua_compat.rs: `ffi.cdef` of
 -- sysbench's exported `sb_counter_inc` (with the host's `sb_counter_type`) and of libc's
 -- `usleep`, and counter bumps that must show in the SQL statistics exactly as under sysbench
 -- 1.0.20. One real query per event as well. Written for sbsuite's tests.

@@ -1,4 +1,4 @@
--- sysbench.histogram for tests/lua_compat.rs: new, update and print with fixed values, so the
+-- sysbench.histogram for tests/all/lua_compat.rs: new, update and print with fixed values, so the
 -- printed layout (buckets, stars, counts) must be byte for byte the same under sysbench 1.0.20
 -- and sbsuite. Written for sbsuite's tests.
 --

@@ -1,4 +1,4 @@
--- sysbench.hooks for tests/lua_compat.rs: report_intermediate through report_csv,
+-- sysbench.hooks for tests/all/lua_compat.rs: report_intermediate through report_csv,
 -- report_json or report_default (--format), report_cumulative, before_restart_event.
 -- Written for sbsuite's tests.
 --

@@ -1,4 +1,4 @@
--- The legacy sysbench 0.5 API for tests/lua_compat.rs: globals `thread_id`, `test`,
+-- The legacy sysbench 0.5 API for tests/all/lua_compat.rs: globals `thread_id`, `test`,
 -- `db_driver`, `DB_ERROR_*`, `sb_rand*`, the implicit connection of `db_connect`/`db_query`,
 -- `db_bulk_insert_*`, `db_prepare`/`db_bind_param`/`db_execute`, and undeclared options read
 -- as string globals. Written for sbsuite's tests.

@@ -1,4 +1,4 @@
--- sysbench.rand and the state's globals, for tests/lua_compat.rs. Written for sbsuite's tests.
+-- sysbench.rand and the state's globals, for tests/all/lua_compat.rs. Written for sbsuite's tests.
 --
 -- Lines starting with "@ " are properties that must be the same under sysbench 1.0.20 and
 -- sbsuite (ranges, shapes, formats: the generators' streams differ). Lines starting with

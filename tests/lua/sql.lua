@@ -1,4 +1,4 @@
--- sysbench.sql for tests/lua_compat.rs: query, fetch_row with NULL, query_row, a prepared
+-- sysbench.sql for tests/all/lua_compat.rs: query, fetch_row with NULL, query_row, a prepared
 -- statement with every bind type, bulk insert, error objects, an ignorable error that restarts
 -- the event, and a restart raised by the script itself. Written for sbsuite's tests.
 --

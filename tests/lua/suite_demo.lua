@@ -1,4 +1,4 @@
--- A small sysbench 1.0 script for tests/lua_suite.rs (#16): options of every type a suite
+-- A small sysbench 1.0 script for tests/all/lua_suite.rs (#16): options of every type a suite
 -- axis can carry, data made by `prepare`, and custom commands `check` and `prewarm` that a
 -- suite runs as plan steps. Written for these tests; runs under sysbench 1.0.20 as well
 -- (`sysbench tests/lua/suite_demo.lua help`).

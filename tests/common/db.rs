@@ -1,0 +1,112 @@
+//! The tests' own connections to the shared database servers (MariaDB root@127.0.0.1:3306,
+//! PostgreSQL postgres@127.0.0.1:5432, as `.ci/run` sets them up): to make and drop their
+//! databases and to read what a run did behind sbsuite's back. One copy for every area.
+//!
+//! [`admin_my`], [`admin_pg`] (and `_in`) and [`listening`] hold the shared servers for the
+//! rest of the calling test ([`server_lock::share`]), so that a test holding them alone never
+//! sees this one's statements; call them on the test's own thread. Connections made from
+//! [`my_opts`] and [`pg_client`] take nothing: a test that makes only those, or reaches the
+//! servers through their command-line clients, calls [`server_lock::share`] itself.
+
+use mysql_async::prelude::Queryable;
+
+use super::server_lock;
+
+/// The shared MariaDB's port on 127.0.0.1.
+pub const MARIADB_PORT: u16 = 3306;
+
+/// The shared PostgreSQL's port on 127.0.0.1.
+pub const PGSQL_PORT: u16 = 5432;
+
+/// A runtime for one blocking call of the async clients.
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// root@127.0.0.1:3306, in database `db` or none.
+pub fn my_opts(db: Option<&str>) -> mysql_async::OptsBuilder {
+    my_opts_at(MARIADB_PORT, db)
+}
+
+/// [`my_opts`] for the server on `port` (a test's private server).
+pub fn my_opts_at(port: u16, db: Option<&str>) -> mysql_async::OptsBuilder {
+    mysql_async::OptsBuilder::default()
+        .ip_or_hostname("127.0.0.1")
+        .tcp_port(port)
+        .user(Some("root"))
+        .db_name(db)
+}
+
+/// postgres@127.0.0.1:5432 in database `db`; `None` when the server is unreachable or
+/// refuses.
+pub async fn pg_client(db: &str) -> Option<tokio_postgres::Client> {
+    pg_client_at(PGSQL_PORT, db).await
+}
+
+/// [`pg_client`] for the server on `port` (a test's private server).
+pub async fn pg_client_at(port: u16, db: &str) -> Option<tokio_postgres::Client> {
+    let mut c = tokio_postgres::Config::new();
+    c.host("127.0.0.1")
+        .port(port)
+        .user("postgres")
+        .dbname(db)
+        .connect_timeout(std::time::Duration::from_secs(10));
+    let (client, conn) = c.connect(tokio_postgres::NoTls).await.ok()?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Some(client)
+}
+
+/// Runs `sql` as root on the shared MariaDB, on a fresh connection; `None` when the server is
+/// unreachable or refuses a statement.
+pub fn admin_my(sql: &[String]) -> Option<()> {
+    server_lock::share();
+    admin_my_at(MARIADB_PORT, sql)
+}
+
+/// [`admin_my`] on the server on `port` (a test's private server: nothing is shared).
+pub fn admin_my_at(port: u16, sql: &[String]) -> Option<()> {
+    rt().block_on(async {
+        let mut c = mysql_async::Conn::new(my_opts_at(port, None)).await.ok()?;
+        for s in sql {
+            c.query_drop(s).await.ok()?;
+        }
+        let _ = c.disconnect().await;
+        Some(())
+    })
+}
+
+/// Runs `sql` as postgres in database `db` of the shared PostgreSQL, on a fresh connection;
+/// `None` when the server is unreachable or refuses a statement.
+pub fn admin_pg_in(db: &str, sql: &[String]) -> Option<()> {
+    server_lock::share();
+    rt().block_on(async {
+        let c = pg_client(db).await?;
+        for s in sql {
+            c.batch_execute(s).await.ok()?;
+        }
+        Some(())
+    })
+}
+
+/// [`admin_pg_in`] the database `postgres` (to make and drop databases).
+pub fn admin_pg(sql: &[String]) -> Option<()> {
+    admin_pg_in("postgres", sql)
+}
+
+/// Whether a server listens on `addr` (`127.0.0.1:3306`); a recorded skip naming `what`
+/// otherwise. For the tests that reach a server through the library or sbsuite alone.
+pub fn listening(addr: &str, what: &str) -> bool {
+    server_lock::share();
+    let up = addr.parse().is_ok_and(|a| {
+        std::net::TcpStream::connect_timeout(&a, std::time::Duration::from_secs(2)).is_ok()
+    });
+    if !up {
+        super::skip(&format!("no {what} server listens on {addr}"));
+    }
+    up
+}
