@@ -130,6 +130,18 @@ fn sbsuite_with_passwords(args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
+/// `sbsuite run FILE --results-dir RESULTS` with the two password variables set.
+fn run_with_passwords(file: &str, results: &Path) -> (Option<i32>, String, String) {
+    sbsuite_with_passwords(&[
+        "run",
+        file,
+        "--results-dir",
+        results.to_str().unwrap(),
+        "--progress",
+        "plain",
+    ])
+}
+
 fn assert_no_password(what: &str, text: &str) {
     for pw in PW {
         assert!(!text.contains(pw), "{what} shows a password:\n{text}");
@@ -191,14 +203,7 @@ fn each_host_entry_logs_in_with_its_own_user_and_password() {
     assert_no_password("validate", &(out + &err));
 
     let results = dir.path().join("results");
-    let (code, out, err) = sbsuite_with_passwords(&[
-        "run",
-        file,
-        "--results-dir",
-        results.to_str().unwrap(),
-        "--progress",
-        "plain",
-    ]);
+    let (code, out, err) = run_with_passwords(file, &results);
     assert_eq!(code, Some(0), "{out}{err}");
     assert_no_password("run's stdout and stderr", &(out + &err));
     assert_no_password(
@@ -235,14 +240,7 @@ fn prepare_on_each_prepares_and_cleans_up_every_host() {
         ),
     );
     let results = dir.path().join("results");
-    let (code, out, err) = sbsuite_with_passwords(&[
-        "run",
-        file.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-        "--progress",
-        "plain",
-    ]);
+    let (code, out, err) = run_with_passwords(file.to_str().unwrap(), &results);
     let a = (tables(DBS[0]), logins(DBS[0]));
     let b = (tables(DBS[1]), logins(DBS[1]));
     drop_databases(&DBS);
@@ -302,14 +300,7 @@ fn per_host_logins_reach_the_agents_of_clients() {
     let file = dir.path().join("hosts.toml");
     std::fs::write(&file, text).unwrap();
     let results = dir.path().join("results");
-    let (code, out, err) = sbsuite_with_passwords(&[
-        "run",
-        file.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-        "--progress",
-        "plain",
-    ]);
+    let (code, out, err) = run_with_passwords(file.to_str().unwrap(), &results);
     let stamped = root(&[format!(
         "SELECT c, COUNT(*) FROM {DB}.sbtest1 WHERE id > 10 GROUP BY c ORDER BY c"
     )])
@@ -522,14 +513,7 @@ fn pgsql_host_entries_log_in_with_their_own_roles() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert_no_password("plan", &(out + &err));
     let results = dir.path().join("results");
-    let (code, out, err) = sbsuite_with_passwords(&[
-        "run",
-        file,
-        "--results-dir",
-        results.to_str().unwrap(),
-        "--progress",
-        "plain",
-    ]);
+    let (code, out, err) = run_with_passwords(file, &results);
     let seen = if code == Some(0) {
         pg_logins(DB)
     } else {
@@ -566,14 +550,7 @@ fn pgsql_prepare_on_each_prepares_and_cleans_up_every_host() {
         ),
     );
     let results = dir.path().join("results");
-    let (code, out, err) = sbsuite_with_passwords(&[
-        "run",
-        file.to_str().unwrap(),
-        "--results-dir",
-        results.to_str().unwrap(),
-        "--progress",
-        "plain",
-    ]);
+    let (code, out, err) = run_with_passwords(file.to_str().unwrap(), &results);
     let (a, b) = if code == Some(0) {
         (
             (pg_tables(DBS[0]), pg_logins(DBS[0])),
