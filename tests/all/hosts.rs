@@ -381,15 +381,18 @@ fn bad_hosts_entries_are_refused_with_file_line_and_key() {
         assert!(err.contains(place), "{target}: wants {place}: {err}");
         assert!(err.contains(message), "{target}: wants {message}: {err}");
     }
-    // Agents of [clients] get one login for every host: refused rather than ignored.
-    let err = rejected(&format!(
-        "{}\n\n[clients]\nlist = [\"local:2\"]",
-        hosts(ok, "{ host = \"h\", user = \"a\" }")
-    ));
-    assert!(
-        err.contains("hosts.toml:9:") && err.contains("[clients]"),
-        "{err}"
+    // Agents of [clients] get every host's login (#27): such a suite is planned, not refused.
+    let dir = tempfile::tempdir().unwrap();
+    let file = suite(
+        dir.path(),
+        &format!(
+            "{}\n\n[clients]\nlist = [\"local:2\"]",
+            hosts(ok, "{ host = \"h\", user = \"a\" }")
+        ),
     );
+    let (code, out, err) = sbsuite_with_passwords(&["plan", file.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("Clients: local:2"), "{out}");
     // The line an error shows may hold an entry's literal password: it is not repeated.
     let err = rejected(&hosts(
         ok,
