@@ -11,7 +11,7 @@
 //! imports `report`.
 //!
 //! Exporters only format: every number and verdict is decided by the analysis. The text of
-//! every format is a contract pinned byte for byte by tests/golden (tests/compare.rs).
+//! every format is a contract pinned byte for byte by tests/golden (tests/all/compare.rs).
 
 pub mod csv;
 pub mod json;

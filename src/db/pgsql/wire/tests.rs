@@ -889,7 +889,7 @@ fn live_tls_modes_encrypt_verify_and_sockets_stay_plain() {
         "{e}"
     );
     assert_eq!(e.kind, ErrKind::Other);
-    // A CA that did not sign the server's certificate: tests/pgsql_oltp.rs.
+    // A CA that did not sign the server's certificate: tests/all/pgsql_oltp.rs.
     // libpq ignores sslmode on Unix sockets: plain text even when TLS is required.
     for mode in ["preferred", "required"] {
         let mut c = connect(&format!(
