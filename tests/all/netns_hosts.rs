@@ -98,7 +98,17 @@ fn teardown_leaves_no_namespace_link_or_process_and_a_crashed_slot_is_reclaimed(
     run(hosts
         .ssh(2)
         .arg("nohup sleep 600 >/dev/null 2>&1 </dev/null &"));
-    assert!(hosts.processes(2).iter().any(|(_, c)| c == "sleep 600"));
+    // ssh returns once the shell has forked; the `sleep` may exec a moment later on a
+    // loaded machine, so wait for it (bounded) before relying on it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !hosts.processes(2).iter().any(|(_, c)| c == "sleep 600") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sleep 600 never appeared in host 2: {:?}",
+            hosts.processes(2)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     // A run that crashed holding this slot: `up` again must reclaim it whole.
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/netns-hosts.sh");
     run(std::process::Command::new("bash").args([script, "up", "--slot", &slot, "--hosts", "2"]));
