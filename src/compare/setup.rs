@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::results::host::HostRecord;
+use crate::results::host::{HostFileError, HostRecord};
 
 /// Captured server values that describe the server's build and machine rather than its
 /// tuning: shown as a difference of server hosts ([`server_host_diff`]), not among the
@@ -95,8 +95,8 @@ fn fact_diffs(a: &[(&str, String)], b: &[(&str, String)]) -> Vec<FactDiff> {
 /// differ (the machines that resumed a run count as a fact), or the sides whose machine is
 /// unknown, and why. `None` when both are known and equal.
 pub fn client_diff(
-    (base, a): (&str, &Result<HostRecord, String>),
-    (other, b): (&str, &Result<HostRecord, String>),
+    (base, a): (&str, &Result<HostRecord, HostFileError>),
+    (other, b): (&str, &Result<HostRecord, HostFileError>),
 ) -> Option<HostDiff> {
     let facts = |r: &HostRecord| {
         let mut f = r.client.fields();
@@ -230,7 +230,7 @@ mod tests {
 
     #[test]
     fn an_unknown_client_is_said_with_the_reason() {
-        let none: Result<HostRecord, String> = Err("no host.json".into());
+        let none: Result<HostRecord, HostFileError> = Err(HostFileError::Missing);
         let h = client_diff(("a", &none), ("b", &none)).unwrap();
         assert_eq!(
             h.text(),

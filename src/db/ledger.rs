@@ -16,12 +16,20 @@ impl std::fmt::Display for TableKey {
     }
 }
 
+/// A record of the ledger could not be written, so `table` is not created. Why the record
+/// failed is the ledger owner's to report (the run's results error), once for the step.
+#[derive(Debug, thiserror::Error)]
+#[error("the run's table ledger could not record {table}, so it is not created")]
+pub struct NotRecorded {
+    pub table: TableKey,
+}
+
 /// The tables a suite's run created and has not dropped. Implemented by the runner over the
 /// run directory; shared by the loader threads of one prepare.
 pub trait Ledger: Send + Sync {
     /// Before creating `key`: records it durably. An error (the record could not be written)
     /// means the table must not be created.
-    fn creating(&self, key: &TableKey) -> Result<(), String>;
+    fn creating(&self, key: &TableKey) -> Result<(), NotRecorded>;
 
     /// The `CREATE TABLE` of `key` failed on the server: the run did not create it.
     fn not_created(&self, key: &TableKey);

@@ -29,7 +29,7 @@
 //! Without a ledger (`sbsuite sysbench … prepare|cleanup`, the user's own command, and every
 //! run step) nothing changes: sysbench's cleanup drops the tables it names.
 
-pub use super::ledger::{Ledger, TableKey};
+pub use super::ledger::{Ledger, NotRecorded, TableKey};
 
 use super::conn::{Connection, Done, ErrKind, SqlError};
 use super::target::Target;
@@ -188,7 +188,7 @@ pub fn create<T>(
     }
     ledger
         .creating(key)
-        .map_err(|e| SqlError::client(e, ErrKind::Other))?;
+        .map_err(|e| SqlError::client(e.to_string(), ErrKind::Other))?;
     create().inspect_err(|e| {
         let refused =
             e.kind == ErrKind::TableExists || (e.kind == ErrKind::Other && !e.code.is_empty());

@@ -41,7 +41,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
@@ -267,18 +267,45 @@ fn write(dir: &Path, record: &HostRecord) -> Result<(), ResultsError> {
     fs::rename(&tmp, &path).map_err(io_err(&path))
 }
 
-/// The `host.json` of the run in `dir`, or why there is none to read (`no host.json`: an
-/// older build or an imported run; or what is wrong with the file).
-pub fn read(dir: &Path) -> Result<HostRecord, String> {
+/// Why a run's client machine is unknown: it has no `host.json` (an older build or an imported
+/// run), or the file cannot be read or parsed. Clone (sources shared), as the loaded run is.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum HostFileError {
+    #[error("no {HOST_FILE}")]
+    Missing,
+    #[error("{}: {source}", .path.display())]
+    Unreadable {
+        path: PathBuf,
+        #[source]
+        source: std::sync::Arc<std::io::Error>,
+    },
+    #[error("{}: {source}", .path.display())]
+    Malformed {
+        path: PathBuf,
+        #[source]
+        source: std::sync::Arc<serde_json::Error>,
+    },
+}
+
+/// The `host.json` of the run in `dir`, or why there is none to read.
+pub fn read(dir: &Path) -> Result<HostRecord, HostFileError> {
     let path = dir.join(HOST_FILE);
     let text = match fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("no {HOST_FILE}"));
+            return Err(HostFileError::Missing);
         }
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(e) => {
+            return Err(HostFileError::Unreadable {
+                path,
+                source: e.into(),
+            });
+        }
     };
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    serde_json::from_str(&text).map_err(|e| HostFileError::Malformed {
+        path,
+        source: e.into(),
+    })
 }
 
 #[cfg(test)]
@@ -355,8 +382,8 @@ mod tests {
         assert!(!dir.path().join("host.json.tmp").exists());
         // No file (a run of an older build resumed): its first machine stays unknown.
         let old = tempfile::tempdir().unwrap();
-        assert_eq!(read(old.path()).unwrap_err(), "no host.json");
+        assert_eq!(read(old.path()).unwrap_err().to_string(), "no host.json");
         record_resume(old.path(), HostFacts::parse(&sources(), now())).unwrap();
-        assert_eq!(read(old.path()).unwrap_err(), "no host.json");
+        assert_eq!(read(old.path()).unwrap_err().to_string(), "no host.json");
     }
 }

@@ -263,7 +263,7 @@ pub struct Run {
     pub origin: Origin,
     /// The client machine (`host.json`), or why it is unknown (`no host.json`: an older
     /// build or an imported run; a file that does not parse).
-    pub host: Result<super::host::HostRecord, String>,
+    pub host: Result<super::host::HostRecord, super::host::HostFileError>,
 }
 
 impl Run {

@@ -14,6 +14,7 @@ use std::sync::atomic::AtomicBool;
 
 use chrono::Utc;
 
+use super::server::ServerError;
 use super::{EngineExecutor, StepExecutor};
 use crate::clients::coordinator::{self, ClientsConfig, ClientsRun};
 use crate::clients::transport::{self, Client};
@@ -365,12 +366,12 @@ impl StepExecutor for ClientsExecutor {
         self.inner.command(step, out, stop)
     }
 
-    fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
+    fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), ServerError> {
         self.run_dir = Some(run_dir.to_path_buf());
         self.inner.begin_variant(variant, run_dir)
     }
 
-    fn end_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
+    fn end_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), ServerError> {
         self.inner.end_variant(variant, run_dir)
     }
 

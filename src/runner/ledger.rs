@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::db::owned::{Ledger, TableKey};
+use crate::db::owned::{Ledger, NotRecorded, TableKey};
 use crate::plan::{Step, StepKind};
 use crate::results::{self, ResultsError, TableEvent};
 
@@ -86,17 +86,17 @@ impl StepLedger {
         lock(&self.error).take()
     }
 
-    fn record(&self, event: TableEvent, key: &TableKey) -> Result<(), String> {
+    /// Writes one record; the first error is kept for [`StepLedger::take_error`].
+    fn record(&self, event: TableEvent, key: &TableKey) -> Result<(), NotRecorded> {
         results::record_table(&self.dir, self.index, self.kind, event, key).map_err(|e| {
-            let message = e.to_string();
             lock(&self.error).get_or_insert(e);
-            message
+            NotRecorded { table: key.clone() }
         })
     }
 }
 
 impl Ledger for StepLedger {
-    fn creating(&self, key: &TableKey) -> Result<(), String> {
+    fn creating(&self, key: &TableKey) -> Result<(), NotRecorded> {
         // Held while the record is written: one prepare's loader threads record one at a time.
         let mut owned = lock(&self.owned);
         self.record(TableEvent::Creating, key)?;

@@ -47,6 +47,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use self::server::ServerError;
 use crate::engine::{self, EngineError, StepObserver, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::ResultsError;
@@ -215,14 +216,14 @@ pub trait StepExecutor {
     /// Before the first step of each stretch of a variant's steps (one stretch per variant in
     /// a blocked plan; with interleaved variants, every switch): apply its server settings.
     /// An error fails the stretch's runs; nothing of it is executed.
-    fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
+    fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), ServerError> {
         let _ = (variant, run_dir);
         Ok(())
     }
 
     /// After the last step of a variant that began, also after a stop request or failures:
     /// restore what `begin_variant` changed.
-    fn end_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
+    fn end_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), ServerError> {
         let _ = (variant, run_dir);
         Ok(())
     }
@@ -297,23 +298,23 @@ impl StepExecutor for EngineExecutor {
         engine::execute(request, out, on_interval, stop).map(engine::Executed::into_outcome)
     }
 
-    fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), String> {
+    fn begin_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), ServerError> {
         let Some(target) = self.target.as_ref().filter(|t| t.has_server()) else {
             return match self.variants.get(variant) {
-                Some(_) => Err(
-                    "set_global, restart and sql need a MySQL/MariaDB or PostgreSQL [target]"
-                        .into(),
-                ),
+                Some(_) => Err(ServerError::VariantWithoutServer),
                 None => Ok(()),
             };
         };
         if let Some(v) = self.variants.get(variant) {
             // A restart first (static settings), then the runtime ones on the restarted server.
             let restart = match &v.restart {
-                Some(r) => Some(
-                    server::apply_restart(target, variant, r, &self.base_dir, run_dir)
-                        .map_err(|e| e.to_string())?,
-                ),
+                Some(r) => Some(server::apply_restart(
+                    target,
+                    variant,
+                    r,
+                    &self.base_dir,
+                    run_dir,
+                )?),
                 None => None,
             };
             let saved = if v.set_global.is_empty() && v.sql.is_none() {
@@ -344,10 +345,13 @@ impl StepExecutor for EngineExecutor {
                                 server::restore_and_forget(target, &undo, run_dir)
                             });
                             if let Err(u) = undone {
-                                return Err(format!("{e}; undoing the restart failed: {u}"));
+                                return Err(ServerError::RestartNotUndone {
+                                    error: Box::new(e),
+                                    undo: Box::new(u),
+                                });
                             }
                         }
-                        return Err(e.to_string());
+                        return Err(e);
                     }
                 }
             };
@@ -381,14 +385,12 @@ impl StepExecutor for EngineExecutor {
         self.unreachable.take()
     }
 
-    fn end_variant(&mut self, _variant: &str, run_dir: &Path) -> Result<(), String> {
+    fn end_variant(&mut self, _variant: &str, run_dir: &Path) -> Result<(), ServerError> {
         match (self.applied.take(), self.target.as_ref()) {
             (Some(saved), Some(target)) => server::restore_and_forget(target, &saved, run_dir)
-                .map_err(|e| {
-                    format!(
-                        "{e}: the server keeps the variant's settings; run `sbsuite restore {}`",
-                        run_dir.display()
-                    )
+                .map_err(|e| ServerError::NotRestored {
+                    source: Box::new(e),
+                    run_dir: run_dir.to_path_buf(),
                 }),
             _ => Ok(()),
         }

@@ -78,6 +78,26 @@ pub enum ServerError {
     /// A server setting on a target without a server.
     #[error("set_global needs a MySQL/MariaDB or PostgreSQL [target]")]
     NoServer,
+    /// A variant with server settings on a target without a server.
+    #[error("set_global, restart and sql need a MySQL/MariaDB or PostgreSQL [target]")]
+    VariantWithoutServer,
+    /// A variant's settings failed after its restart, and undoing the restart failed too.
+    #[error("{error}; undoing the restart failed: {undo}")]
+    RestartNotUndone {
+        #[source]
+        error: Box<ServerError>,
+        undo: Box<ServerError>,
+    },
+    /// Restoring a variant's settings failed: the server keeps them.
+    #[error(
+        "{source}: the server keeps the variant's settings; run `sbsuite restore {}`",
+        .run_dir.display()
+    )]
+    NotRestored {
+        #[source]
+        source: Box<ServerError>,
+        run_dir: PathBuf,
+    },
     #[error("reading back {name} failed: {source}")]
     ReadBack {
         name: String,

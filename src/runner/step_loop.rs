@@ -438,7 +438,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
         if let Some(e) = &self.ctx.watch.events {
             e.emit(Body::VariantRestored {
                 variant: v.to_string(),
-                error: restored.as_ref().err().cloned(),
+                error: restored.as_ref().err().map(ToString::to_string),
             });
         }
         if let Err(e) = restored {
@@ -458,7 +458,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
         if let Some(e) = &self.ctx.watch.events {
             e.emit(Body::VariantApplied {
                 variant: step.variant.clone(),
-                error: begun.as_ref().err().cloned(),
+                error: begun.as_ref().err().map(ToString::to_string),
             });
         }
         match begun {
@@ -483,7 +483,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
                     "[sbsuite] variant {} was not applied, its steps do not run: {e}",
                     step.variant
                 ));
-                self.variant_error = Some(e);
+                self.variant_error = Some(e.to_string());
             }
         }
     }

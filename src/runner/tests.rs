@@ -234,10 +234,13 @@ impl StepExecutor for Script {
         Ok(())
     }
 
-    fn begin_variant(&mut self, variant: &str, _run_dir: &Path) -> Result<(), String> {
+    fn begin_variant(&mut self, variant: &str, _run_dir: &Path) -> Result<(), ServerError> {
         self.variant_calls.push(format!("begin {variant}"));
         if self.fail_variant == Some(variant) {
-            return Err("SET GLOBAL x failed".into());
+            return Err(ServerError::File {
+                action: "SET GLOBAL x".into(),
+                source: std::io::Error::other("failed"),
+            });
         }
         if self.capture_unreachable == Some(variant) {
             self.pending_unreachable = Some("capture timed out".into());
@@ -249,7 +252,7 @@ impl StepExecutor for Script {
         self.pending_unreachable.take()
     }
 
-    fn end_variant(&mut self, variant: &str, _run_dir: &Path) -> Result<(), String> {
+    fn end_variant(&mut self, variant: &str, _run_dir: &Path) -> Result<(), ServerError> {
         self.variant_calls.push(format!("end {variant}"));
         Ok(())
     }
@@ -313,7 +316,7 @@ fn a_variant_that_cannot_be_applied_fails_its_runs_and_the_next_one_still_runs()
     assert_eq!(r[0].1, "failed");
     assert!(
         r[0].2
-            .contains("variant `b` not applied: SET GLOBAL x failed"),
+            .contains("variant `b` not applied: SET GLOBAL x: failed"),
         "{r:?}"
     );
     assert_eq!(r.len(), 4);

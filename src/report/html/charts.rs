@@ -530,7 +530,7 @@ mod tests {
             suite_text: None,
             servers: Default::default(),
             origin: crate::results::load::Origin::sbsuite(),
-            host: Err("no host.json".into()),
+            host: Err(crate::results::host::HostFileError::Missing),
         }
     }
 
