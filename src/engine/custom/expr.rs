@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use super::error::ValueError;
 use super::frame::{Frame, Slot, Val, Vars};
 
 /// The one environment every expression is compiled in (strict: an undefined variable is an
@@ -47,7 +48,7 @@ impl std::fmt::Debug for Expr {
 impl Expr {
     /// Compiles `text` over the variables `vars` declares. The error names an unknown variable
     /// (with the known ones) or minijinja's syntax error.
-    pub fn compile(text: &str, vars: &Vars) -> Result<Expr, String> {
+    pub fn compile(text: &str, vars: &Vars) -> Result<Expr, ValueError> {
         let t = text.trim();
         if let Ok(i) = t.parse::<i64>() {
             return Ok(Expr::constant(text, Val::Int(i)));
@@ -67,7 +68,10 @@ impl Expr {
         }
         let expr = ENV
             .compile_expression_owned(t.to_string())
-            .map_err(|e| format!("`{t}` is not a valid expression: {}", describe(&e)))?;
+            .map_err(|e| ValueError::Syntax {
+                expr: t.to_string(),
+                detail: describe(&e),
+            })?;
         let mut names: Vec<String> = expr.undeclared_variables(false).into_iter().collect();
         names.sort();
         let mut bound = Vec::with_capacity(names.len());
@@ -77,14 +81,15 @@ impl Expr {
                 None => {
                     let mut known = vars.names.clone();
                     known.sort();
-                    return Err(format!(
-                        "`{t}` uses `{name}`, which is not defined here (known: {})",
-                        if known.is_empty() {
+                    return Err(ValueError::Unknown {
+                        expr: t.to_string(),
+                        name,
+                        known: if known.is_empty() {
                             "none".to_string()
                         } else {
                             known.join(", ")
-                        }
-                    ));
+                        },
+                    });
                 }
             }
         }
@@ -109,20 +114,20 @@ impl Expr {
     /// variable (`"2 ** 10"`) becomes its value, and the error one fails with whatever the data
     /// (`"2 ** 100000000"`, `"10 / 0"`, `"qty / 0"`, a value that is not a finite number) is
     /// returned, so that it is refused where it is written instead of in every run.
-    pub fn fold(self) -> Result<Expr, String> {
+    pub fn fold(self) -> Result<Expr, ValueError> {
         if let Some(why) = divides_by_literal_zero(&self.text) {
-            return Err(format!(
-                "`{}` divides by zero ({why}) whatever the values it reads",
-                self.text.trim()
-            ));
+            return Err(ValueError::DividesByZero {
+                expr: self.text.trim().to_string(),
+                at: why,
+            });
         }
         match &self.compiled {
             Compiled::Jinja { vars, .. } if vars.is_empty() => {
                 match self.eval(&Frame::default())? {
-                    Val::Float(f) if !f.is_finite() => Err(format!(
-                        "`{}` is {f}, not a finite number",
-                        self.text.trim()
-                    )),
+                    Val::Float(f) if !f.is_finite() => Err(ValueError::NotFinite {
+                        expr: self.text.trim().to_string(),
+                        value: f.to_string(),
+                    }),
                     v => Ok(Expr::constant(&self.text, v)),
                 }
             }
@@ -153,7 +158,7 @@ impl Expr {
     }
 
     /// The value over `frame`. The error says which expression failed and why.
-    pub fn eval(&self, frame: &Frame) -> Result<Val, String> {
+    pub fn eval(&self, frame: &Frame) -> Result<Val, ValueError> {
         match &self.compiled {
             Compiled::Const(v) => Ok(v.clone()),
             Compiled::Var(s) => Ok(frame.vals.get(*s).cloned().unwrap_or_default()),
@@ -167,23 +172,28 @@ impl Expr {
                         )
                     })
                     .collect();
-                let v = expr
-                    .eval(ctx)
-                    .map_err(|e| format!("`{}` failed: {}", self.text, describe(&e)))?;
+                let v = expr.eval(ctx).map_err(|e| ValueError::Eval {
+                    expr: self.text.clone(),
+                    detail: describe(&e),
+                })?;
                 Ok(from_jinja(&v))
             }
         }
     }
 
     /// [`Expr::eval`] as an integer; the error names the expression and the value.
-    pub fn eval_i64(&self, frame: &Frame) -> Result<i64, String> {
+    pub fn eval_i64(&self, frame: &Frame) -> Result<i64, ValueError> {
         let v = self.eval(frame)?;
         v.as_i64().ok_or_else(|| match v {
             // A whole number past i64 (minijinja computes in i128) arrives as a float.
-            Val::Float(f) if f.fract() == 0.0 => {
-                format!("`{}` is {v}, too large for a 64-bit integer", self.text)
-            }
-            _ => format!("`{}` is {v}, not an integer", self.text),
+            Val::Float(f) if f.fract() == 0.0 => ValueError::TooLarge {
+                expr: self.text.clone(),
+                value: v.to_string(),
+            },
+            _ => ValueError::NotInteger {
+                expr: self.text.clone(),
+                value: v.to_string(),
+            },
         })
     }
 }
@@ -353,7 +363,7 @@ mod tests {
             ("(qty * 3) % 0", "divides by zero (`% 0`)"),
             ("2.0 ** 10000", "not a finite number"),
         ] {
-            let e = fold(text).unwrap_err();
+            let e = fold(text).unwrap_err().to_string();
             assert!(e.contains(why), "{text}: {e}");
         }
         // A zero that starts a larger operand, inside a string, or behind a condition that may
@@ -374,8 +384,10 @@ mod tests {
     fn unknown_variables_and_bad_syntax_are_refused() {
         let v = vars(&["qty"]);
         let e = Expr::compile("qty + nope", &v).unwrap_err();
+        assert!(matches!(e, ValueError::Unknown { .. }), "{e}");
+        let e = e.to_string();
         assert!(e.contains("`nope`") && e.contains("known: qty"), "{e}");
-        let e = Expr::compile("qty +", &v).unwrap_err();
+        let e = Expr::compile("qty +", &v).unwrap_err().to_string();
         assert!(e.contains("not a valid expression"), "{e}");
     }
 }

@@ -16,6 +16,7 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use super::error::ValueError;
 use super::expr::Expr;
 use super::model::{Dist, Frame, GenSpec, Val};
 use crate::engine::random::{Distribution, RandOptions, Rng};
@@ -39,18 +40,21 @@ enum Bound {
 }
 
 impl Bound {
-    fn new(e: &Expr) -> Result<Bound, String> {
+    fn new(e: &Expr) -> Result<Bound, ValueError> {
         match e.as_const() {
             Some(v) => v
                 .as_i64()
                 .map(Bound::Const)
-                .ok_or_else(|| format!("`{}` is {v}, not an integer", e.text())),
+                .ok_or_else(|| ValueError::NotInteger {
+                    expr: e.text().to_string(),
+                    value: v.to_string(),
+                }),
             None => Ok(Bound::Expr(e.clone())),
         }
     }
 
     #[inline]
-    fn get(&self, frame: &Frame) -> Result<i64, String> {
+    fn get(&self, frame: &Frame) -> Result<i64, ValueError> {
         match self {
             Bound::Const(i) => Ok(*i),
             Bound::Expr(e) => e.eval_i64(frame),
@@ -59,11 +63,14 @@ impl Bound {
 }
 
 /// A float bound.
-fn float_of(e: &Expr, frame: &Frame) -> Result<f64, String> {
+fn float_of(e: &Expr, frame: &Frame) -> Result<f64, ValueError> {
     let v = e.eval(frame)?;
     v.as_f64()
         .filter(|f| f.is_finite())
-        .ok_or_else(|| format!("`{}` is {v}, not a finite number", e.text()))
+        .ok_or_else(|| ValueError::NotFinite {
+            expr: e.text().to_string(),
+            value: v.to_string(),
+        })
 }
 
 #[derive(Clone, Debug)]
@@ -204,7 +211,7 @@ const ALNUM: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu
 
 impl Gens {
     /// Compiles `spec`; the error says what is wrong with it (the caller adds the key).
-    pub fn add(&mut self, spec: &GenSpec, ctx: &Context<'_>) -> Result<GenId, String> {
+    pub fn add(&mut self, spec: &GenSpec, ctx: &Context<'_>) -> Result<GenId, ValueError> {
         let g = match spec {
             GenSpec::Expr(e) => match e.as_const() {
                 Some(v) => Gen::Const(v.clone()),
@@ -222,7 +229,7 @@ impl Gens {
                 }
                 .to_string();
                 Gen::Dist {
-                    dist: Distribution::new(&o)?,
+                    dist: Distribution::new(&o).map_err(ValueError::Distribution)?,
                     lo: Bound::new(lo)?,
                     hi: Bound::new(hi)?,
                 }
@@ -245,9 +252,7 @@ impl Gens {
             }
             GenSpec::NuRand { a, lo, hi } => {
                 if *a < 0 {
-                    return Err(format!(
-                        "`nurand` needs A >= 0 (TPC-C uses 255, 1023, 8191), not {a}"
-                    ));
+                    return Err(ValueError::NurandA(*a));
                 }
                 let c = match self
                     .nurand_cs
@@ -270,16 +275,15 @@ impl Gens {
             }
             GenSpec::Choice { values, weights } => {
                 if values.is_empty() {
-                    return Err("`choice` needs at least one value".into());
+                    return Err(ValueError::NoChoice);
                 }
                 let mut cumulative = Vec::new();
                 if !weights.is_empty() {
                     if weights.len() != values.len() {
-                        return Err(format!(
-                            "`weights` has {} entries for {} values",
-                            weights.len(),
-                            values.len()
-                        ));
+                        return Err(ValueError::Weights {
+                            weights: weights.len(),
+                            values: values.len(),
+                        });
                     }
                     let mut sum = 0u64;
                     for w in weights {
@@ -287,7 +291,7 @@ impl Gens {
                         cumulative.push(sum);
                     }
                     if sum == 0 {
-                        return Err("every weight of `choice` is 0".into());
+                        return Err(ValueError::ZeroWeights);
                     }
                 }
                 Gen::Choice {
@@ -309,9 +313,10 @@ impl Gens {
             }
             GenSpec::Float { min, max, scale } => {
                 if *scale > MAX_SCALE {
-                    return Err(format!(
-                        "`scale` is {scale}: use at most {MAX_SCALE} decimals (what a double holds)"
-                    ));
+                    return Err(ValueError::Scale {
+                        scale: *scale,
+                        max: MAX_SCALE,
+                    });
                 }
                 if min.as_const().is_some() && max.as_const().is_some() {
                     let empty = Frame::default();
@@ -325,10 +330,7 @@ impl Gens {
             }
             GenSpec::Syllables { of, words } => {
                 if words.len() != 10 {
-                    return Err(format!(
-                        "`words` needs 10 words (one per digit), not {}",
-                        words.len()
-                    ));
+                    return Err(ValueError::Words(words.len()));
                 }
                 Gen::Syllables {
                     of: of.clone(),
@@ -342,9 +344,7 @@ impl Gens {
                 // i64::MAX rows.
                 Some(rows) => Gen::Fk(rows.clamp(1, i64::MAX as u64)),
                 None => {
-                    return Err(format!(
-                        "`fk` names `{table}`, which this workload does not load"
-                    ));
+                    return Err(ValueError::UnknownTable(table.clone()));
                 }
             },
             GenSpec::Thread => Gen::Thread,
@@ -378,7 +378,7 @@ impl Gens {
         rng: &mut Rng,
         frame: &Frame,
         local: &mut Local,
-    ) -> Result<Val, String> {
+    ) -> Result<Val, ValueError> {
         Ok(match &self.gens[id] {
             Gen::Expr(e) => e.eval(frame)?,
             Gen::Const(v) => v.clone(),
@@ -405,10 +405,7 @@ impl Gens {
                 };
                 let v = v.filter(|&v| v >= start);
                 let Some(v) = v else {
-                    return Err(format!(
-                        "the sequence starting at {start} is exhausted (it passed {})",
-                        i64::MAX
-                    ));
+                    return Err(ValueError::Exhausted { start });
                 };
                 Val::Int(v)
             }
@@ -480,12 +477,13 @@ fn span(a: i64, b: i64) -> u64 {
 
 /// The length range of `astring`/`nstring`: ordered, negative lengths read as 0, at most
 /// [`MAX_TEXT`].
-fn text_len_range(min: i64, max: i64) -> Result<(u64, u64), String> {
+fn text_len_range(min: i64, max: i64) -> Result<(u64, u64), ValueError> {
     let (lo, hi) = ordered(min.max(0), max.max(0));
     if hi > MAX_TEXT {
-        return Err(format!(
-            "a string length of {hi} is over the limit of {MAX_TEXT} characters"
-        ));
+        return Err(ValueError::TooLong {
+            len: hi,
+            max: MAX_TEXT,
+        });
     }
     Ok((lo as u64, hi as u64))
 }
@@ -493,16 +491,13 @@ fn text_len_range(min: i64, max: i64) -> Result<(u64, u64), String> {
 /// The numbers with `scale` decimals in [lo, hi] (either order) as k/m for k in [k0, k1]
 /// (m = 10^scale); an error when there is none or when k·10^−scale cannot be told apart from
 /// its neighbours in a double (|k| beyond 2⁵³).
-fn grid(lo: f64, hi: f64, scale: u32) -> Result<(f64, f64, f64), String> {
+fn grid(lo: f64, hi: f64, scale: u32) -> Result<(f64, f64, f64), ValueError> {
     const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
     let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
     let m = 10f64.powi(scale as i32);
     let (mut k0, mut k1) = ((lo * m).ceil(), (hi * m).floor());
     if k0.abs() > EXACT || k1.abs() > EXACT {
-        return Err(format!(
-            "`float` range [{lo}, {hi}] with {scale} decimals needs more digits than a double \
-             holds: use a smaller scale or range"
-        ));
+        return Err(ValueError::FloatPrecision { lo, hi, scale });
     }
     // lo·m is rounded: step inwards when k/m fell (by an ulp) outside the range.
     if k0 / m < lo {
@@ -512,9 +507,7 @@ fn grid(lo: f64, hi: f64, scale: u32) -> Result<(f64, f64, f64), String> {
         k1 -= 1.0;
     }
     if k0 > k1 {
-        return Err(format!(
-            "`float` range [{lo}, {hi}] holds no number with {scale} decimals"
-        ));
+        return Err(ValueError::FloatEmpty { lo, hi, scale });
     }
     Ok((k0, k1, m))
 }

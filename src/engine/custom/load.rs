@@ -459,7 +459,10 @@ fn load_unit(
             Draw::Seq(start) => start.checked_add(row - 1).map(Val::Int).ok_or_else(|| {
                 format!("the sequence from {start} passes {} at row {row}", i64::MAX)
             }),
-            Draw::Gen(id) => plan.gens.draw(id, &mut rng, frame, &mut local),
+            Draw::Gen(id) => plan
+                .gens
+                .draw(id, &mut rng, frame, &mut local)
+                .map_err(|e| e.to_string()),
         };
         for (slot, d) in &t.lets {
             match value(*d, &frame) {

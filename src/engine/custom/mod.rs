@@ -17,6 +17,7 @@
 //!   cleans up and checks.
 
 pub mod compile;
+pub mod error;
 pub mod expr;
 pub mod frame;
 pub mod generator;

@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use super::error::ValueError;
 use super::expr::Expr;
 use super::generator::{Context, GenId, Gens, Local};
 use super::load::{self, LoadCtx};
@@ -680,8 +681,11 @@ enum Stop {
     /// statements; closing it rolls back).
     Halted,
     Sql(SqlError),
-    /// An expression or a generator failed, or a capture named no column: fatal.
+    /// A capture named no column, or a generator failed drawing a variable (the message
+    /// names it): fatal.
     Eval(String),
+    /// An expression failed: fatal.
+    Value(ValueError),
     Mismatch(OnMismatch),
 }
 
@@ -759,7 +763,7 @@ impl CustomWorker<'_> {
     fn truthy(&self, when: Option<&Expr>) -> Result<bool, Stop> {
         match when {
             None => Ok(true),
-            Some(e) => e.eval(&self.frame).map(|v| v.truthy()).map_err(Stop::Eval),
+            Some(e) => e.eval(&self.frame).map(|v| v.truthy()).map_err(Stop::Value),
         }
     }
 
@@ -784,7 +788,7 @@ impl CustomWorker<'_> {
                     if !self.truthy(*when)? {
                         continue;
                     }
-                    let n = count.eval_i64(&self.frame).map_err(Stop::Eval)?;
+                    let n = count.eval_i64(&self.frame).map_err(Stop::Value)?;
                     for i in 0..n.max(0) {
                         if self.session.stopping() {
                             return Err(Stop::Halted);
@@ -810,7 +814,7 @@ impl CustomWorker<'_> {
         let st = &w.def.statements[i];
         let want = match &st.expect_rows {
             Some(e) if !w.sessions.connector.target.dry_run => {
-                Some(e.eval_i64(&self.frame).map_err(Stop::Eval)?)
+                Some(e.eval_i64(&self.frame).map_err(Stop::Value)?)
             }
             _ => None,
         };
@@ -1016,6 +1020,9 @@ impl Worker for CustomWorker<'_> {
                 Err(Stop::Halted) => return EventResult::Exhausted,
                 Err(Stop::Sql(e)) => e,
                 Err(Stop::Eval(m)) => return EventResult::Fatal(self.fatal_eval(&m)),
+                Err(Stop::Value(e)) => {
+                    return EventResult::Fatal(self.fatal_eval(&e.to_string()));
+                }
                 Err(Stop::Mismatch(_)) => {
                     return EventResult::Fatal(self.fatal("internal error: unhandled mismatch"));
                 }

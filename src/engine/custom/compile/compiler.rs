@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use super::sites::{OptionCheck, OptionSite, SqlSite};
+use crate::engine::custom::error::ValueError;
 use crate::engine::custom::expr::{Expr, is_identifier};
 use crate::engine::custom::model::{Slot, VarKind, Vars};
 use crate::source::{ConfigError, Seg, SourceMap, did_you_mean, path_text};
@@ -258,7 +259,7 @@ impl Compiler<'_> {
     pub(super) fn expr(&mut self, path: &[Seg], text: &str, scope: &Scope) -> Option<Expr> {
         match Expr::compile(text, &self.vars) {
             Err(e) => {
-                let help = if e.contains("not defined here") {
+                let help = if matches!(e, ValueError::Unknown { .. }) {
                     format!(
                         "declare it ([workloads.{}.params], a `let`, a `capture` or an option) or fix the spelling",
                         self.name
@@ -266,7 +267,7 @@ impl Compiler<'_> {
                 } else {
                     "expressions are minijinja expressions, e.g. \"warehouses * 10\", \"qty > 5 and mode == 'a'\"".to_string()
                 };
-                self.err(path, false, e, help);
+                self.err(path, false, e.to_string(), help);
                 None
             }
             Ok(e) => {
@@ -283,7 +284,7 @@ impl Compiler<'_> {
                         self.err(
                             path,
                             false,
-                            m,
+                            m.to_string(),
                             "it fails in every run, whatever the data: fix the expression",
                         );
                         return None;

@@ -56,7 +56,7 @@ fn frame(vals: &[i64]) -> Frame {
     }
 }
 
-fn compile(spec: &GenSpec, phase: Phase, seed: u64) -> Result<(Gens, GenId), String> {
+fn compile(spec: &GenSpec, phase: Phase, seed: u64) -> Result<(Gens, GenId), ValueError> {
     let o = opts();
     let ctx = Context {
         phase,
@@ -429,7 +429,11 @@ fn nurand_with_negative_bounds_stays_in_range() {
 
 #[test]
 fn bad_generators_are_errors() {
-    let bad = |spec: GenSpec| compile(&spec, Phase::Run, 1).expect_err("refused");
+    let bad = |spec: GenSpec| {
+        compile(&spec, Phase::Run, 1)
+            .expect_err("refused")
+            .to_string()
+    };
     let e = bad(GenSpec::NuRand {
         a: -1,
         lo: k(1),
@@ -486,7 +490,8 @@ fn bad_generators_are_errors() {
             &frame(&[0, 0, i64::MAX]),
             &mut local,
         )
-        .expect_err("too long");
+        .expect_err("too long")
+        .to_string();
     assert!(e.contains("over the limit"), "{e}");
     let (g, id) = one(GenSpec::Float {
         min: ex("lo"),
@@ -502,7 +507,8 @@ fn bad_generators_are_errors() {
             },
             &mut local,
         )
-        .expect_err("no integer in [0.2, 0.7]");
+        .expect_err("no integer in [0.2, 0.7]")
+        .to_string();
     assert!(e.contains("no number with 0 decimals"), "{e}");
     let (g, id) = one(GenSpec::Dist {
         dist: Dist::Uniform,
@@ -518,7 +524,8 @@ fn bad_generators_are_errors() {
             },
             &mut local,
         )
-        .expect_err("not a number");
+        .expect_err("not a number")
+        .to_string();
     assert!(e.contains("not an integer"), "{e}");
 }
 
@@ -639,6 +646,13 @@ fn exhausted_sequences_are_errors() {
         assert_eq!(next(), Ok(Val::Int(i64::MAX - 1)));
         assert_eq!(next(), Ok(Val::Int(i64::MAX)));
         let e = next().expect_err("exhausted");
+        assert_eq!(
+            e,
+            ValueError::Exhausted {
+                start: i64::MAX - 1
+            }
+        );
+        let e = e.to_string();
         assert!(e.contains("exhausted"), "{e}");
         assert!(next().is_err(), "and stays so");
     }
