@@ -86,6 +86,21 @@ pub fn open_cursors_fix(needed: Option<u64>) -> String {
     )
 }
 
+/// Why the file of a file database (SQLite) is not as a step needs it.
+#[derive(Debug, thiserror::Error)]
+pub enum FileDbError {
+    /// A run or an existing-data check found no database file: a run does not create one.
+    #[error("the SQLite database file {path} does not exist: run prepare first")]
+    Missing { path: String },
+    /// A cleanup could not remove the default file it emptied.
+    #[error("removing {path} failed: {source}")]
+    Remove {
+        path: String,
+        #[source]
+        source: SqlError,
+    },
+}
+
 /// One database's SQL and server differences. Implementations are unit structs in the
 /// database's own module, reached through [`crate::db::Driver::dialect`].
 pub trait Dialect: Sync {
@@ -243,13 +258,13 @@ pub trait Dialect: Sync {
     // ---- files of a file database ----
 
     /// Before a run: the database exists (a file database is not created by a run).
-    fn check_exists(&self, t: &Target) -> Result<(), String> {
+    fn check_exists(&self, t: &Target) -> Result<(), FileDbError> {
         let _ = t;
         Ok(())
     }
 
     /// After a cleanup: removes what the database left behind; `Some(line)` says what.
-    fn after_cleanup(&self, t: &Target) -> Result<Option<String>, String> {
+    fn after_cleanup(&self, t: &Target) -> Result<Option<String>, FileDbError> {
         let _ = t;
         Ok(None)
     }

@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub use self::conn::{
     Cell, Collect, Connection, DataRow, Done, ErrKind, Fetched, P, RowSink, SqlError, StmtId,
 };
-pub use self::dialect::{AdminError, Dialect, ServerAdmin, StatementRoom, TableSpec};
+pub use self::dialect::{AdminError, Dialect, FileDbError, ServerAdmin, StatementRoom, TableSpec};
 pub use self::target::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_PACKET, DEFAULT_QUERY_TIMEOUT, DEFAULT_SQLITE_PATH,
     DbError, Driver, HostEntry, HostLogin, IgnoreErrors, Limits, Login, MAX_ADMIN_ROWS, PrepareOn,

@@ -34,7 +34,7 @@ use rusqlite::{OpenFlags, Statement};
 use crate::db::conn::{
     Cell, Collect, Connection, DataRow, Done, ErrKind, Fetched, P, RowSink, SqlError, StmtId, Table,
 };
-use crate::db::dialect::{Dialect, TableSpec};
+use crate::db::dialect::{Dialect, FileDbError, TableSpec};
 use crate::db::sql_text::{Strings, Syntax};
 use crate::db::target::{
     DEFAULT_SQLITE_PATH, DbError, MAX_ADMIN_ROWS, RawTarget, SqliteOptions, Target,
@@ -865,25 +865,27 @@ impl Dialect for SqliteDialect {
         true
     }
 
-    fn check_exists(&self, t: &Target) -> Result<(), String> {
+    fn check_exists(&self, t: &Target) -> Result<(), FileDbError> {
         if exists(t) {
             Ok(())
         } else {
-            Err(format!(
-                "the SQLite database file {} does not exist: run prepare first",
-                t.sqlite.path
-            ))
+            Err(FileDbError::Missing {
+                path: t.sqlite.path.clone(),
+            })
         }
     }
 
-    fn after_cleanup(&self, t: &Target) -> Result<Option<String>, String> {
+    fn after_cleanup(&self, t: &Target) -> Result<Option<String>, FileDbError> {
         let path = &t.sqlite.path;
         match remove_default_if_empty(t) {
             Ok(true) => Ok(Some(format!(
                 "Removed the empty default database file '{path}'"
             ))),
             Ok(false) => Ok(None),
-            Err(e) => Err(format!("removing {path} failed: {e}")),
+            Err(source) => Err(FileDbError::Remove {
+                path: path.clone(),
+                source,
+            }),
         }
     }
 

@@ -77,6 +77,9 @@ pub enum EngineError {
         #[source]
         source: crate::db::SqlError,
     },
+    /// The file of a file database is missing, or could not be removed after a cleanup.
+    #[error(transparent)]
+    FileDb(#[from] crate::db::FileDbError),
     /// The setup connection could not be opened at all
     /// ([`crate::db::SqlError::host_unreachable`]): the runner skips what depends on it rather
     /// than waiting out `connect_timeout` again.

@@ -686,12 +686,7 @@ pub fn cleanup(ctx: &LoadCtx<'_>, out: &mut dyn Write) -> Result<(), EngineError
     run_list(conn.as_mut(), ctx, &ctx.def.cleanup, "cleanup", out, &never)?;
     conn.close();
     let t = ctx.target;
-    if let Some(line) = t
-        .driver
-        .dialect()
-        .after_cleanup(t)
-        .map_err(EngineError::Failed)?
-    {
+    if let Some(line) = t.driver.dialect().after_cleanup(t)? {
         writeln!(out, "{line}").map_err(EngineError::report)?;
     }
     Ok(())
@@ -731,10 +726,7 @@ pub fn check_existing(ctx: &LoadCtx<'_>) -> Result<(), EngineError> {
     if t.dry_run {
         return Ok(());
     }
-    t.driver
-        .dialect()
-        .check_exists(t)
-        .map_err(EngineError::Failed)?;
+    t.driver.dialect().check_exists(t)?;
     let def = ctx.def;
     let db = t.driver.dialect().database_label(t);
     let fix = format!(

@@ -36,19 +36,14 @@ pub(super) fn require_database(connector: &Connector) -> Result<(), EngineError>
     t.driver
         .dialect()
         .check_exists(t)
-        .map_err(EngineError::Failed)
+        .map_err(EngineError::from)
 }
 
 /// After a cleanup: the default SQLite file goes once nothing is left in it (see
 /// [`crate::db::sqlite::remove_default_if_empty`]).
 pub(super) fn after_cleanup(connector: &Connector, out: &mut dyn Write) -> Result<(), EngineError> {
     let t = &connector.target;
-    if let Some(line) = t
-        .driver
-        .dialect()
-        .after_cleanup(t)
-        .map_err(EngineError::Failed)?
-    {
+    if let Some(line) = t.driver.dialect().after_cleanup(t)? {
         writeln!(out, "{line}").map_err(EngineError::report)?;
     }
     Ok(())

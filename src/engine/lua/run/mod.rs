@@ -564,12 +564,7 @@ impl Admin for LuaWorkload {
         // `[target]` created goes once the script dropped everything in it.
         if cleanup && let Some(db) = &self.shared.db {
             let t = &db.connector.target;
-            if let Some(line) = t
-                .driver
-                .dialect()
-                .after_cleanup(t)
-                .map_err(EngineError::Failed)?
-            {
+            if let Some(line) = t.driver.dialect().after_cleanup(t)? {
                 writeln!(out, "{line}").map_err(EngineError::report)?;
             }
         }
