@@ -1199,6 +1199,11 @@ mod tests {
                 "connection {n} of the shard"
             );
         }
+        // What a shard's Lua script reads as its options is the step's order again.
+        let back = shard.unrotated(4);
+        for n in 0..6 {
+            assert_eq!(who(&back, n), who(&agent, n), "connection {n} unrotated");
+        }
         let e = wire.into_target(password, Vec::new()).unwrap_err();
         assert!(
             e.to_string()

@@ -456,6 +456,60 @@ events = 600
     assert_no_agents(dir.path());
 }
 
+/// A module changed after the suite was loaded (here by the run step's `before_step` hook) is
+/// not sent to the clients (#27): the step fails on the coordinator naming the module, and no
+/// agent ran the new code.
+#[test]
+fn a_lua_module_changed_since_the_suite_loaded_is_not_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("lib")).unwrap();
+    std::fs::write(
+        dir.path().join("changing.lua"),
+        "local m = require('lib.changing_mod')\nfunction event() m.f() end\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("lib/changing_mod.lua"),
+        "return { f = function() end }\n",
+    )
+    .unwrap();
+    let suite = write_suite(
+        dir.path(),
+        r#"
+[suite]
+name = "cl_changed"
+on_error = "continue"
+
+[clients]
+list = ["local:2"]
+
+[hooks]
+before_step = "{% if kind == 'run' %}echo '-- changed' >> lib/changing_mod.lua{% endif %}"
+
+[defaults]
+workload = { script = "changing.lua" }
+threads = 2
+time = 0
+events = 10
+"#,
+    );
+    let out = run_in(dir.path(), &suite, &[]).code(1);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.get_output().stdout),
+        String::from_utf8_lossy(&out.get_output().stderr)
+    );
+    assert!(
+        text.contains("cannot send its script to the clients: module ")
+            && text.contains(
+                "lib/changing_mod.lua of script `changing.lua` changed since the suite was loaded"
+            ),
+        "{text}"
+    );
+    assert!(!text.contains("Running on 2 clients"), "{text}");
+    assert_no_agents(dir.path());
+}
+
 #[test]
 fn clients_is_a_matrix_axis() {
     let dir = tempfile::tempdir().unwrap();
