@@ -9,9 +9,10 @@
 //!   step is stopped and the agent exits, and if the workers do not stop within
 //!   [`EXIT_GRACE`] the process exits anyway. No orphan keeps loading the database.
 //! * An agent only runs workload run steps with the options it is sent (and, for a workload
-//!   the suite declares, its definition: SQL and expressions): it never runs a shell command,
-//!   a hook or a template from the wire, and it logs no password (its stderr is the
-//!   coordinator's `agent.log`).
+//!   the suite declares, its definition: SQL and expressions; for a sysbench Lua script, the
+//!   script and its modules, each checked against the SHA-256 the coordinator recorded): it
+//!   never runs a shell command, a hook or a template from the wire, and it logs no password
+//!   (its stderr is the coordinator's `agent.log`).
 
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -226,6 +227,42 @@ fn declare(name: &str, text: &str) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// Writes the Lua script the coordinator sent, with its modules, into a private temporary
+/// directory (each file checked against its SHA-256 first), loads it as the coordinator did
+/// (same name as typed in the suite, `run` as its command, its modules found in that
+/// directory first) and makes it known on this thread as workload `name`. The directory lives
+/// as long as the returned guard: every worker's state `require`s the modules when it starts.
+fn declare_script(
+    name: &str,
+    bundle: &crate::engine::lua::bundle::ScriptBundle,
+) -> Result<tempfile::TempDir, EngineError> {
+    let failed = |why: String| {
+        EngineError::Failed(format!(
+            "the Lua script of workload `{name}` the coordinator sent cannot run here: {why}"
+        ))
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("sbsuite-agent-lua-")
+        .tempdir()
+        .map_err(|e| failed(format!("no temporary directory (set TMPDIR): {e}")))?;
+    let files = bundle
+        .materialize(dir.path())
+        .map_err(|e| failed(e.to_string()))?;
+    let script = crate::engine::lua::Script::load_with(
+        &files.script,
+        &bundle.typed,
+        Some("run"),
+        Some(&files.module_root),
+    )
+    .map_err(|e| failed(format!("it does not load: {}", e.message)))?;
+    let spec = crate::engine::lua::run::spec_for(script);
+    if spec.name != name {
+        return Err(failed(format!("it loads as workload `{}`", spec.name)));
+    }
+    crate::engine::registry::register(spec);
+    Ok(dir)
+}
+
 /// Runs one shard: ready at the gate, `go` opens it; intervals go out as they come.
 fn run_step(
     spec: &StepSpec,
@@ -251,6 +288,11 @@ fn run_step(
     if let Some(text) = &spec.definition {
         declare(&spec.workload, text)?;
     }
+    // Kept until the step ends: the workers load the script's modules from there.
+    let _script_dir = match &spec.script {
+        Some(bundle) => Some(declare_script(&spec.workload, bundle)?),
+        None => None,
+    };
     log(format_args!(
         "step {}: shard {}/{} threads {}.. of {}",
         spec.workload,
@@ -382,15 +424,13 @@ mod tests {
         assert!(msgs.contains(&AgentMsg::Pong { seq: 4 }), "{msgs:?}");
     }
 
-    /// A step the agent cannot run is an error message, not a crash, and nothing runs.
-    #[test]
-    fn a_step_it_cannot_run_is_an_error_message() {
+    fn step(workload: &str) -> StepSpec {
         let mut options = crate::value::Options::default();
         options
             .0
             .insert("threads".into(), crate::value::Value::Int(1));
-        let spec = StepSpec {
-            workload: "no_such_workload".into(),
+        StepSpec {
+            workload: workload.into(),
             options,
             shard: crate::engine::Shard {
                 index: 0,
@@ -402,14 +442,57 @@ mod tests {
             password: None,
             login_passwords: Vec::new(),
             definition: None,
+            script: None,
             cwd: String::new(),
             live_every_ms: None,
-        };
-        let msgs = session(&[CoordMsg::Step(Box::new(spec))]);
+        }
+    }
+
+    /// A step the agent cannot run is an error message, not a crash, and nothing runs.
+    #[test]
+    fn a_step_it_cannot_run_is_an_error_message() {
+        let msgs = session(&[CoordMsg::Step(Box::new(step("no_such_workload")))]);
         assert!(
             msgs.iter().any(|m| matches!(m, AgentMsg::Error { .. })),
             "{msgs:?}"
         );
         assert!(!msgs.contains(&AgentMsg::Ready), "{msgs:?}");
+    }
+
+    /// A Lua script whose module does not match the hash the coordinator sent is refused
+    /// before anything loads (#27): the error names the module and the script, the agent
+    /// never reports ready, and the untampered bundle loads and registers under the step's
+    /// workload name.
+    #[test]
+    fn a_tampered_lua_module_is_refused() {
+        use crate::engine::lua::bundle::{BundleFile, ScriptBundle};
+        let bundle = ScriptBundle {
+            typed: "agent_tamper_check.lua".into(),
+            script: BundleFile::new(
+                "agent_tamper_check.lua",
+                b"local m = require('lib.tamper_mod')\nfunction event() end\n",
+            ),
+            modules: vec![BundleFile::new("lib/tamper_mod.lua", b"return {}\n")],
+        };
+        let mut tampered = bundle.clone();
+        tampered.modules[0] = BundleFile {
+            sha256: bundle.modules[0].sha256.clone(),
+            ..BundleFile::new("lib/tamper_mod.lua", b"os.exit(1)\n")
+        };
+        let spec = StepSpec {
+            script: Some(tampered),
+            ..step("agent_tamper_check.lua")
+        };
+        let msgs = session(&[CoordMsg::Step(Box::new(spec))]);
+        let refused = msgs.iter().any(|m| {
+            matches!(m, AgentMsg::Error { message } if message.contains(
+                "module `lib/tamper_mod.lua` of script `agent_tamper_check.lua` does not match its sha256"
+            ))
+        });
+        assert!(refused, "{msgs:?}");
+        assert!(!msgs.contains(&AgentMsg::Ready), "{msgs:?}");
+        let dir = declare_script("agent_tamper_check.lua", &bundle).expect("loads");
+        assert!(dir.path().join("modules/lib/tamper_mod.lua").is_file());
+        assert!(crate::engine::registry::workload("agent_tamper_check.lua").is_some());
     }
 }

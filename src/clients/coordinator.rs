@@ -50,6 +50,7 @@ use super::merge::{self, MergeError};
 use super::protocol::{self, AgentMsg, CoordMsg, PROTOCOL, StepSpec, VERSION};
 use super::transport::{self, Client, ClientKind};
 use crate::db::Target;
+use crate::engine::lua::bundle::ScriptBundle;
 use crate::engine::{IntervalSample, Shard, StepObserver, StepOutcome, console};
 use crate::suite::clients::TransportOptions;
 use crate::value::{Options, Value};
@@ -757,13 +758,15 @@ fn shard_options(options: &Options, shard: Shard, threads: usize, seed: i64) -> 
 }
 
 /// Runs one run step on every client and merges it. `definition` is the workload's own, when
-/// the suite declares it ([`StepSpec::definition`]). `out` gets the merged interval lines and
+/// the suite declares it ([`StepSpec::definition`]); `script` the sysbench Lua script it is,
+/// with its modules ([`StepSpec::script`]). `out` gets the merged interval lines and
 /// the merged final report; `log_dir` (`shards/` of the run) the agents' logs.
 #[allow(clippy::too_many_arguments)]
 pub fn run_step(
     cfg: &ClientsConfig,
     workload: &str,
     definition: Option<&str>,
+    script: Option<&ScriptBundle>,
     options: &Options,
     target: Option<&Target>,
     out: &mut dyn Write,
@@ -809,6 +812,7 @@ pub fn run_step(
                 password: password.clone(),
                 login_passwords: login_passwords.clone(),
                 definition: definition.map(str::to_string),
+                script: script.cloned(),
                 cwd: match cfg.clients[i].kind {
                     ClientKind::Local => cwd.clone(),
                     _ => String::new(),

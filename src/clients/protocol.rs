@@ -17,7 +17,10 @@
 //!
 //! What the wire never carries: shell commands, hooks or templates (an agent only runs
 //! workload run steps), and the password outside [`StepSpec::password`] (whose `Debug` is
-//! redacted; the target itself travels without it).
+//! redacted; the target itself travels without it). A sysbench Lua script is code, and
+//! travels as the suite's workload (the code the coordinator loaded and runs itself for the
+//! prepare), each file with its SHA-256, which the agent checks before writing it
+//! ([`crate::engine::lua::bundle`]).
 //!
 //! What a peer cannot make the coordinator hold (#26): a line is at most [`MAX_LINE`]; every
 //! list in a message has a cap known before it is parsed (a sample's buckets, metrics, an
@@ -39,14 +42,16 @@ use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::db::WireTarget;
+use crate::engine::lua::bundle::ScriptBundle;
 use crate::engine::session::retry::ErrorCodes;
 use crate::engine::{
     IntervalSample, LatencySummary, LiveSample, METRICS, Shard, SqlCounters, StepOutcome, TxnStats,
 };
 use crate::value::Options;
 
-/// The protocol version; the sbsuite versions must match as well.
-pub const PROTOCOL: u32 = 1;
+/// The protocol version; the sbsuite versions must match as well. 2: a step may carry a Lua
+/// script and its modules ([`StepSpec::script`]).
+pub const PROTOCOL: u32 = 2;
 
 /// sbsuite's version, which an agent must share with its coordinator.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -112,6 +117,11 @@ pub struct StepSpec {
     /// the agent compiles as the coordinator did; `None` for a built-in workload.
     #[serde(default)]
     pub definition: Option<String>,
+    /// The sysbench Lua script the step runs, with the modules it `require`s, each with its
+    /// SHA-256 (the agent refuses a file that does not match, loads the script as the
+    /// coordinator did and runs it); `None` for any other workload.
+    #[serde(default)]
+    pub script: Option<ScriptBundle>,
     /// How often the agent sends [`AgentMsg::Live`] samples (ms): set when the coordinator's
     /// run is watched (`--metrics`); `None`, the default: never.
     #[serde(default)]
@@ -773,6 +783,13 @@ mod tests {
             password: Some("s3cret".into()),
             login_passwords: vec![Some("an0ther".into())],
             definition: Some("[workloads.w]\nsummary = \"x\"\n".into()),
+            script: Some(ScriptBundle {
+                typed: "scripts/s.lua".into(),
+                script: crate::engine::lua::bundle::BundleFile::new("s.lua", b"require 'm'"),
+                modules: vec![crate::engine::lua::bundle::BundleFile::new(
+                    "m.lua", b"\xff",
+                )],
+            }),
             cwd: "/tmp".into(),
             live_every_ms: Some(1000),
         };

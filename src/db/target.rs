@@ -771,6 +771,23 @@ impl Target {
         rotate(&mut t.sockets, by);
         t
     }
+
+    /// The inverse of [`Target::rotated`]: `t.rotated(by).unrotated(by)` is `t`. What a Lua
+    /// script of a multi-client shard reads as its options (`mysql_host`, the first host's
+    /// login) is the step's, not its client's rotation.
+    pub fn unrotated(&self, by: usize) -> Target {
+        fn rotate<T>(list: &mut [T], by: usize) {
+            if !list.is_empty() {
+                let n = by % list.len();
+                list.rotate_right(n);
+            }
+        }
+        let mut t = self.clone();
+        rotate(&mut t.hosts, by);
+        rotate(&mut t.logins, by);
+        rotate(&mut t.sockets, by);
+        t
+    }
 }
 
 impl WireTarget {
@@ -1181,6 +1198,11 @@ mod tests {
                 who(&t, 4 + n),
                 "connection {n} of the shard"
             );
+        }
+        // What a shard's Lua script reads as its options is the step's order again.
+        let back = shard.unrotated(4);
+        for n in 0..6 {
+            assert_eq!(who(&back, n), who(&agent, n), "connection {n} unrotated");
         }
         let e = wire.into_target(password, Vec::new()).unwrap_err();
         assert!(

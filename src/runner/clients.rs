@@ -53,8 +53,8 @@ pub fn step_clients(step: &Step, all: usize) -> usize {
 
 /// The checks of `[clients]` against the plan, each naming the key to change: a `clients`
 /// axis beyond the list, fewer threads than clients, fileio (its files are on one machine),
-/// the embedded SQLite target with clients on other machines, and the workloads an agent
-/// cannot run yet.
+/// the embedded SQLite target with clients on other machines, and a Lua script whose code
+/// the suite does not hold.
 pub fn check_clients(suite: &Suite, plan: &Plan) -> Result<(), ConfigErrors> {
     let Some(clients) = &suite.clients else {
         if plan.steps.iter().any(|s| s.params.contains_key("clients")) {
@@ -123,19 +123,23 @@ pub fn check_clients(suite: &Suite, plan: &Plan) -> Result<(), ConfigErrors> {
                     ),
             );
         }
-        if let Some(spec) = spec
-            && crate::engine::lua::run::def(spec).is_some()
+        // Agents receive a script from the suite that loaded it (its source, modules and
+        // hashes): a script the suite does not hold has nothing to send.
+        if spec.is_some_and(|s| crate::engine::lua::run::def(s).is_some())
+            && suite.scripts.get(&step.workload).is_none()
         {
             push(
                 suite
                     .error(
                         &list,
                         format!(
-                            "`{}` is a Lua script: agents run built-in workloads and the suite's own [workloads] only in this version",
-                            step.workload
+                            "`{}` (step {}) is a Lua script this suite does not load: its code cannot be sent to the clients",
+                            step.workload, step.name
                         ),
                     )
-                    .with_help("run it without [clients]"),
+                    .with_help(
+                        "name it as a workload table, workload = { script = \"path.lua\" }, or remove [clients]",
+                    ),
             );
         }
         let sqlite = spec.is_some_and(|s| s.needs_target)
@@ -178,6 +182,8 @@ pub struct ClientsExecutor {
     cfg: ClientsConfig,
     /// The suite's own workloads, as the agents compile them.
     definitions: std::collections::BTreeMap<String, String>,
+    /// The suite's Lua scripts, bundled with their modules for the agents at each step.
+    scripts: crate::suite::scripts::Scripts,
     axes: Vec<String>,
     run_dir: Option<PathBuf>,
 }
@@ -213,6 +219,7 @@ impl ClientsExecutor {
             inner,
             cfg,
             definitions: clients.definitions.clone(),
+            scripts: clients.scripts.clone(),
             axes: plan.axes.clone(),
             run_dir: None,
         })
@@ -331,10 +338,22 @@ impl StepExecutor for ClientsExecutor {
             ..self.cfg.clone()
         };
         let log_dir = self.run_dir.as_ref().map(|d| d.join(SHARDS_DIR));
+        // A script is read again for each step, with its modules, and refused if any changed
+        // since the suite loaded: the agents run what the prepare ran.
+        let script = match self.scripts.get(&step.workload) {
+            Some(u) => Some(u.bundle().map_err(|e| {
+                EngineError::Failed(format!(
+                    "step {} cannot send its script to the clients: {e}",
+                    step.name
+                ))
+            })?),
+            None => None,
+        };
         let run = coordinator::run_step(
             &cfg,
             &step.workload,
             self.definitions.get(&step.workload).map(String::as_str),
+            script.as_ref(),
             &step.options,
             step.target.as_ref(),
             out,

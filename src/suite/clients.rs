@@ -160,6 +160,9 @@ pub struct Clients {
     pub connect_timeout: Duration,
     /// The suite's own workloads, each as the TOML an agent compiles (name → text).
     pub definitions: std::collections::BTreeMap<String, String>,
+    /// The suite's sysbench Lua scripts, which agents receive with their modules
+    /// ([`super::scripts::ScriptUse::bundle`]).
+    pub scripts: super::scripts::Scripts,
 }
 
 impl Clients {

@@ -25,9 +25,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
-use sha2::{Digest, Sha256};
 
 use crate::engine::lua::Script;
+use crate::engine::lua::bundle::{BundleFile, ScriptBundle, sha256_hex};
 use crate::engine::lua::run;
 use crate::engine::registry;
 use crate::engine::spec::{DataSpec, WorkloadSpec};
@@ -99,6 +99,64 @@ impl ScriptUse {
             toml::Value::String(self.resolved.display().to_string()),
         );
         toml::Value::Table(t)
+    }
+}
+
+impl ScriptUse {
+    /// The script as an agent of a multi-client run receives it (#27): the source this process
+    /// loaded and the modules it `require`s from the working directory, each read now and
+    /// refused if it changed since the suite was loaded (the agents would otherwise run other
+    /// code than the prepare ran, under the same name).
+    pub fn bundle(&self) -> Result<ScriptBundle, String> {
+        let script = run::script(self.spec)
+            .ok_or_else(|| format!("internal error: `{}` is not a Lua script", self.typed))?;
+        let changed = |what: String, now: &str, then: &str| {
+            format!(
+                "{what} of script `{}` changed since the suite was loaded: its sha256 is {now}, it was {then}; restore it, or start the run again",
+                self.typed
+            )
+        };
+        let source = script.source.as_bytes();
+        let sha = sha256_hex(source);
+        if sha != self.sha256 {
+            return Err(changed(
+                format!("the file {}", self.resolved.display()),
+                &sha,
+                &self.sha256,
+            ));
+        }
+        let name = self.resolved.file_name().map_or_else(
+            || "script.lua".to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let mut modules = Vec::new();
+        for m in module_files(&script.source) {
+            let file = BundleFile::new(m.relative, &m.bytes);
+            let recorded = self.modules.iter().find(|(p, _)| *p == m.path);
+            match recorded {
+                Some((_, then)) if *then == file.sha256 => modules.push(file),
+                Some((_, then)) => {
+                    return Err(changed(
+                        format!("module {}", m.path.display()),
+                        &file.sha256,
+                        then,
+                    ));
+                }
+                None => {
+                    return Err(format!(
+                        "module {} of script `{}` appeared since the suite was loaded (in the working directory {}); remove it, or start the run again",
+                        m.path.display(),
+                        self.typed,
+                        std::env::current_dir().unwrap_or_default().display()
+                    ));
+                }
+            }
+        }
+        Ok(ScriptBundle {
+            typed: self.typed.clone(),
+            script: BundleFile::new(name, source),
+            modules,
+        })
     }
 }
 
@@ -274,14 +332,6 @@ fn slots_of_table(table: &mut toml::Table) -> Slots<'_> {
         matrix,
         include,
     }
-}
-
-/// Lowercase hex of SHA-256.
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// A list of names: a string array (a single string is taken as a list of one).
@@ -603,7 +653,28 @@ fn load_help(message: &str, resolved: &Path) -> String {
 /// path, SHA-256), sorted by path. Modules found elsewhere on `package.path` (sysbench's own
 /// `oltp_common` in /usr/share/sysbench) are not followed: they come with sysbench.
 fn modules(source: &str) -> Vec<(PathBuf, String)> {
-    let mut found: Vec<(PathBuf, String)> = Vec::new();
+    let mut found: Vec<(PathBuf, String)> = module_files(source)
+        .into_iter()
+        .map(|m| (m.path, sha256_hex(&m.bytes)))
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// A module file [`module_files`] found.
+struct ModuleFile {
+    /// The path `require` found it at, relative to the working directory (`lib/x.lua`).
+    relative: String,
+    /// The same, absolute.
+    path: PathBuf,
+    bytes: Vec<u8>,
+}
+
+/// The module files behind [`modules`], with their relative paths and contents, in the order
+/// found.
+fn module_files(source: &str) -> Vec<ModuleFile> {
+    let mut found: Vec<ModuleFile> = Vec::new();
     let mut todo: Vec<String> = required_names(source);
     let mut seen: Vec<String> = Vec::new();
     while let Some(name) = todo.pop() {
@@ -613,18 +684,23 @@ fn modules(source: &str) -> Vec<(PathBuf, String)> {
         seen.push(name.clone());
         let rel = name.replace('.', "/");
         let candidates = [format!("{rel}.lua"), format!("{rel}/init.lua")];
-        let Some((path, bytes)) = candidates
+        let Some((relative, bytes)) = candidates
             .iter()
-            .find_map(|c| std::fs::read(c).ok().map(|b| (PathBuf::from(c), b)))
+            .find_map(|c| std::fs::read(c).ok().map(|b| (c.clone(), b)))
         else {
             continue;
         };
+        let path = PathBuf::from(&relative);
         let path = std::fs::canonicalize(&path).unwrap_or(path);
         todo.extend(required_names(&String::from_utf8_lossy(&bytes)));
-        found.push((path, sha256_hex(&bytes)));
+        if found.iter().all(|m| m.relative != relative) {
+            found.push(ModuleFile {
+                relative,
+                path,
+                bytes,
+            });
+        }
     }
-    found.sort();
-    found.dedup();
     found
 }
 

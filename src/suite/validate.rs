@@ -344,13 +344,15 @@ pub(super) fn validate(
     // directory resumes and re-plans without them.
     raw.workloads = custom.inline.clone();
     raw.suite.workloads.clear();
-    // Agents compile the suite's own workloads from their definitions (#27).
+    // Agents compile the suite's own workloads from their definitions, and load its scripts
+    // from what the coordinator sends (#27).
     let clients = clients.map(|c| Clients {
         definitions: custom
             .inline
             .iter()
             .map(|(name, def)| (name.clone(), super::stored::definition_document(name, def)))
             .collect(),
+        scripts: scripts.clone(),
         ..c
     });
     // Scripts likewise: their resolved path and hash, so that a resume finds them and can tell
@@ -433,6 +435,7 @@ fn clients(c: &mut Checker<'_>, raw: &super::raw::RawClients) -> Option<Clients>
         binary: raw.binary.clone(),
         timeout: std::time::Duration::from_secs(raw.timeout.max(1)),
         definitions: Default::default(),
+        scripts: Default::default(),
         connect_timeout,
     })
 }

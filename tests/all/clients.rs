@@ -291,6 +291,225 @@ fn a_custom_workload_runs_on_three_clients_and_merges_exactly() {
     assert_no_agents(dir.path());
 }
 
+/// A stock-style sysbench Lua script: point selects on its own table, its helpers in a module
+/// of its own in a subdirectory (`lib/cl_helpers.lua`). Each thread writes its thread ids,
+/// its event count, `sysbench.opt.threads` and where its module was loaded from into
+/// `cl_tids` when it ends; cleanup drops the rows, not `cl_tids`, for the test to read.
+const LUA_CLIENTS_SCRIPT: &str = r#"
+local h = require("lib.cl_helpers")
+
+sysbench.cmdline.options = {
+  rows = {"Rows in the table", 50},
+}
+
+function prepare()
+  h.create(sysbench.sql.driver():connect(), sysbench.opt.rows)
+end
+
+function thread_init(tid)
+  con = sysbench.sql.driver():connect()
+  arg_tid = tid
+  done = 0
+end
+
+function event()
+  h.point_select(con, sysbench.rand.uniform(1, sysbench.opt.rows))
+  done = done + 1
+end
+
+function thread_done()
+  con:query(string.format("INSERT INTO cl_tids VALUES (%d, %d, %d, %d, '%s')",
+    sysbench.tid, arg_tid, done, sysbench.opt.threads, h.origin))
+  con:disconnect()
+end
+
+function cleanup()
+  sysbench.sql.driver():connect():query("DROP TABLE IF EXISTS cl_rows")
+end
+"#;
+
+const LUA_CLIENTS_MODULE: &str = r#"
+local M = {}
+
+-- The file this module was loaded from (`@path`).
+M.origin = debug.getinfo(1, "S").source
+
+function M.create(con, rows)
+  con:query("CREATE TABLE cl_rows (id INTEGER PRIMARY KEY, k INTEGER NOT NULL)")
+  con:query("CREATE TABLE cl_tids (tid INTEGER PRIMARY KEY, arg INTEGER, events INTEGER, " ..
+    "threads INTEGER, origin VARCHAR(512))")
+  for i = 1, rows do
+    con:query(string.format("INSERT INTO cl_rows VALUES (%d, %d)", i, i * 3))
+  end
+end
+
+function M.point_select(con, id)
+  local k = con:query_row("SELECT k FROM cl_rows WHERE id = " .. id)
+  assert(tonumber(k) == id * 3, "row " .. id .. " has k = " .. tostring(k))
+end
+
+return M
+"#;
+
+/// A suite's Lua script runs on three local clients (#27): each agent loads the script and
+/// the module the coordinator sent (from its own private copy), its threads carry the step's
+/// global ids (0..6, each once) and see the step's thread count, the merged row is the exact
+/// merge of the shards, and the server's own counters agree: every thread's events, written
+/// by the script itself, add up to its shard's and to the merged row, and the server ran at
+/// least that many SELECTs.
+#[test]
+fn a_lua_script_runs_on_three_clients_and_merges_exactly() {
+    common::server_lock::share();
+    let db = "sbsuite_t_cl_lua";
+    let created = cli_sql("mysql", "mysql", &format!("DROP DATABASE IF EXISTS {db}"))
+        .and_then(|_| cli_sql("mysql", "mysql", &format!("CREATE DATABASE {db}")));
+    if created.is_none() {
+        common::skip("no MariaDB reachable through its command-line client (.ci/run starts one)");
+        return;
+    }
+    // The test reads the server's global Com_select: nobody else loads it meanwhile.
+    let _lock = common::server_lock::server_lock();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("scripts")).unwrap();
+    std::fs::create_dir_all(dir.path().join("lib")).unwrap();
+    std::fs::write(dir.path().join("scripts/cl_select.lua"), LUA_CLIENTS_SCRIPT).unwrap();
+    std::fs::write(dir.path().join("lib/cl_helpers.lua"), LUA_CLIENTS_MODULE).unwrap();
+    let suite = write_suite(
+        dir.path(),
+        &format!(
+            r#"
+[suite]
+name = "cl_lua"
+
+[clients]
+list = ["local:3"]
+
+[target]
+driver = "mysql"
+hosts = ["127.0.0.1:3306"]
+user = "root"
+database = "{db}"
+
+[defaults]
+workload = {{ script = "scripts/cl_select.lua" }}
+rows = 40
+threads = 6
+time = 0
+events = 600
+"#
+        ),
+    );
+    let com_select = || -> u64 {
+        cli_sql("mysql", db, "SHOW GLOBAL STATUS LIKE 'Com_select'")
+            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            .expect("Com_select")
+    };
+    let before = com_select();
+    let out = run_in(dir.path(), &suite, &[]).success();
+    let selects = com_select() - before;
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.contains("Running on 3 clients"), "{stdout}");
+    let run = run_dir(dir.path(), "cl_lua");
+    // 1 prepares (here), 2 runs on the clients, 3 cleans up (here).
+    assert_exact_merge(&run, "2", 3);
+    let merged = rows(&run.join("results.csv"));
+    let m = merged.iter().find(|r| r["step"] == "2").unwrap();
+    assert_eq!(num(m, "events"), 600.0, "{m:?}");
+    assert_eq!(num(m, "reads"), 600.0, "one point select per event: {m:?}");
+    assert!(selects >= 600, "the server ran {selects} SELECTs");
+    let tids = cli_sql(
+        "mysql",
+        db,
+        "SELECT tid, arg, events, threads, origin FROM cl_tids ORDER BY tid",
+    )
+    .expect("cl_tids");
+    let tids: Vec<Vec<&str>> = tids.lines().map(|l| l.split('\t').collect()).collect();
+    let ids: Vec<&str> = tids.iter().map(|t| t[0]).collect();
+    assert_eq!(ids, ["0", "1", "2", "3", "4", "5"], "{tids:?}");
+    for t in &tids {
+        assert_eq!(
+            t[1], t[0],
+            "thread_init's argument is sysbench.tid: {tids:?}"
+        );
+        assert_eq!(t[3], "6", "sysbench.opt.threads is the step's: {tids:?}");
+        assert!(
+            t[4].contains("/sbsuite-agent-lua-") && t[4].ends_with("/modules/lib/cl_helpers.lua"),
+            "the module is the agent's copy of the coordinator's: {tids:?}"
+        );
+    }
+    let events_of = |from: usize, n: usize| -> u64 {
+        tids[from..from + n]
+            .iter()
+            .map(|t| t[2].parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(events_of(0, 6), 600, "{tids:?}");
+    // Each client's threads are its range of ids, and their events are its row's.
+    for r in rows(&run.join("shards/clients.csv"))
+        .iter()
+        .filter(|r| r["step"] == "2")
+    {
+        let (offset, threads) = (num(r, "thread_offset") as usize, num(r, "threads") as usize);
+        assert_eq!(events_of(offset, threads), num(r, "events") as u64, "{r:?}");
+    }
+    let _ = cli_sql("mysql", "mysql", &format!("DROP DATABASE IF EXISTS {db}"));
+    assert_no_agents(dir.path());
+}
+
+/// A module changed after the suite was loaded (here by the run step's `before_step` hook) is
+/// not sent to the clients (#27): the step fails on the coordinator naming the module, and no
+/// agent ran the new code.
+#[test]
+fn a_lua_module_changed_since_the_suite_loaded_is_not_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("lib")).unwrap();
+    std::fs::write(
+        dir.path().join("changing.lua"),
+        "local m = require('lib.changing_mod')\nfunction event() m.f() end\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("lib/changing_mod.lua"),
+        "return { f = function() end }\n",
+    )
+    .unwrap();
+    let suite = write_suite(
+        dir.path(),
+        r#"
+[suite]
+name = "cl_changed"
+on_error = "continue"
+
+[clients]
+list = ["local:2"]
+
+[hooks]
+before_step = "{% if kind == 'run' %}echo '-- changed' >> lib/changing_mod.lua{% endif %}"
+
+[defaults]
+workload = { script = "changing.lua" }
+threads = 2
+time = 0
+events = 10
+"#,
+    );
+    let out = run_in(dir.path(), &suite, &[]).code(1);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.get_output().stdout),
+        String::from_utf8_lossy(&out.get_output().stderr)
+    );
+    assert!(
+        text.contains("cannot send its script to the clients: module ")
+            && text.contains(
+                "lib/changing_mod.lua of script `changing.lua` changed since the suite was loaded"
+            ),
+        "{text}"
+    );
+    assert!(!text.contains("Running on 2 clients"), "{text}");
+    assert_no_agents(dir.path());
+}
+
 #[test]
 fn clients_is_a_matrix_axis() {
     let dir = tempfile::tempdir().unwrap();
@@ -765,10 +984,11 @@ threads = 2
 /// `go-received` as it goes, for the tests that act at those moments.
 fn fake_agent(dir: &Path, on_step: &str, on_go: &str) {
     let version = env!("CARGO_PKG_VERSION");
+    let protocol = sbsuite::clients::protocol::PROTOCOL;
     std::fs::write(
         dir.join("agent"),
         format!(
-            r#"echo '{{"type":"hello","protocol":1,"version":"{version}","host":"fake-host","cores":1}}'
+            r#"echo '{{"type":"hello","protocol":{protocol},"version":"{version}","host":"fake-host","cores":1}}'
 (while :; do echo '{{"type":"beat"}}' || exit; sleep 1; done) &
 B=$!
 while IFS= read -r line; do

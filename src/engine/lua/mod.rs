@@ -15,6 +15,8 @@
 //!   prelude chunks in `prelude/`, the script, the options).
 //! * [`script`]: a script file loaded once on the main thread: its declared options, custom
 //!   commands and functions ([`Script`]), and whether it is one of sysbench's stock scripts.
+//! * [`bundle`]: a script and the modules it `require`s as one value an agent of a
+//!   multi-client run receives, checks against their hashes and writes back to disk.
 //! * [`run`]: the [`crate::engine::driver::Workload`] of a script (one state per worker,
 //!   `thread_run` driving the driver's [`crate::engine::driver::EventLoop`], hooks, reports,
 //!   commands) and its [`crate::engine::spec::WorkloadSpec`].
@@ -22,6 +24,7 @@
 //! One Lua state per thread, created on it, nothing shared between states (sysbench's model):
 //! globals set in `init()` are not seen by workers.
 
+pub mod bundle;
 pub mod ctx;
 pub mod histogram;
 pub mod options;
@@ -99,6 +102,10 @@ pub struct Script {
     pub has_prepare: bool,
     pub has_cleanup: bool,
     pub has_help: bool,
+    /// A directory searched before sysbench's `package.path` for the modules the script
+    /// `require`s: an agent's copy of the modules its coordinator loaded
+    /// ([`bundle::ScriptBundle`]); `None` everywhere else.
+    pub module_root: Option<PathBuf>,
 }
 
 // The thread context's types live here, not in `ctx`, so that `ctx` (which every exported

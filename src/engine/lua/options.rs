@@ -364,6 +364,7 @@ mod tests {
             has_prepare: false,
             has_cleanup: false,
             has_help: false,
+            module_root: None,
         };
         let mut t = Target::sqlite_default();
         t.driver = Driver::Mysql;
@@ -399,6 +400,7 @@ mod tests {
             has_prepare: false,
             has_cleanup: false,
             has_help: false,
+            module_root: None,
         };
         let mut t = Target::sqlite_default();
         t.driver = Driver::Pgsql;

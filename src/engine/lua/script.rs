@@ -23,6 +23,17 @@ impl Script {
     /// main state without a database, with `sysbench.cmdline.command = command`, and reads
     /// what it declares. Errors name the file (and line, for Lua errors).
     pub fn load(path: &Path, typed: &str, command: Option<&str>) -> Result<Script, LuaError> {
+        Script::load_with(path, typed, command, None)
+    }
+
+    /// [`Script::load`] with `module_root` searched first for the modules it `require`s
+    /// ([`Script::module_root`]): an agent loading the bundle its coordinator sent.
+    pub fn load_with(
+        path: &Path,
+        typed: &str,
+        command: Option<&str>,
+        module_root: Option<&Path>,
+    ) -> Result<Script, LuaError> {
         let source = std::fs::read_to_string(path).map_err(|e| LuaError {
             message: format!("cannot read the script {}: {e}", path.display()),
         })?;
@@ -39,6 +50,7 @@ impl Script {
             has_prepare: false,
             has_cleanup: false,
             has_help: false,
+            module_root: module_root.map(Path::to_path_buf),
         };
         // A caller already running a state on this thread keeps its context.
         let _guard = ctx::with(|_| ()).is_none().then(enter_without_db);

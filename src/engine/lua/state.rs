@@ -108,7 +108,7 @@ pub fn new_state(spec: &StateSpec<'_>) -> Result<State, LuaError> {
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
     let limit = ctx::with(|c| c.shared.limits.memory).unwrap_or(stop::DEFAULT_MEMORY_LIMIT);
     let lua = State::new(lua, limit)?;
-    set_package_paths(&lua)?;
+    set_package_paths(&lua, spec.script.module_root.as_deref())?;
     let call: Function = lua.load(CALL_LUA).set_name("=sbsuite").eval()?;
     lua.set_named_registry_value(CALL, call)?;
     lua.globals().set("sysbench", sysbench_table(&lua, spec)?)?;
@@ -158,9 +158,14 @@ fn keep_exports() {
 }
 
 /// sysbench's `package.path` and `package.cpath`, or `LUA_PATH`/`LUA_CPATH` when set (`;;`
-/// in them stands for the default).
-fn set_package_paths(lua: &Lua) -> Result<(), LuaError> {
-    let (path, cpath) = package_paths();
+/// in them stands for the default); `module_root` (an agent's copy of its coordinator's
+/// modules) goes first.
+fn set_package_paths(lua: &Lua, module_root: Option<&std::path::Path>) -> Result<(), LuaError> {
+    let (mut path, cpath) = package_paths();
+    if let Some(root) = module_root {
+        let root = root.display();
+        path = format!("{root}/?.lua;{root}/?/init.lua;{path}");
+    }
     let package: Table = lua.globals().get("package")?;
     package.set("path", path)?;
     package.set("cpath", cpath)?;

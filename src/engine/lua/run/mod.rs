@@ -227,7 +227,14 @@ impl LuaWorkload {
             ))
         })?;
         let all = s.options.all();
-        let mut opts = options::values(&def.script, all, s.target);
+        // One shard of a multi-client step (#27) shows the script the step as one process
+        // runs it: its connections start at this client's host, but `sysbench.opt` has the
+        // hosts in the step's order (the first host's login) and the step's thread count.
+        let step_target = s.run.shard.map(|sh| s.target.unrotated(sh.thread_offset));
+        let mut opts = options::values(&def.script, all, step_target.as_ref().unwrap_or(s.target));
+        if s.run.shard.is_some() {
+            opts.insert("threads".into(), OptVal::Number(s.run.threads as f64));
+        }
         for name in &def.extra {
             if let Some(v) = all.get(name)
                 && !opts.contains_key(name)
@@ -686,6 +693,7 @@ mod tests {
             has_prepare: false,
             has_cleanup: false,
             has_help: false,
+            module_root: None,
         }
     }
 
