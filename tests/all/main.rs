@@ -59,6 +59,7 @@ mod lua_suite;
 mod mysql_oltp;
 mod netns_hosts;
 mod observe;
+mod oceanbase;
 mod pgsql_oltp;
 mod report;
 mod resume;

@@ -1,6 +1,8 @@
 //! The tests' own connections to the shared database servers (MariaDB root@127.0.0.1:3306,
-//! PostgreSQL postgres@127.0.0.1:5432, as `.ci/run` sets them up): to make and drop their
-//! databases and to read what a run did behind sbsuite's back. One copy for every area.
+//! PostgreSQL postgres@127.0.0.1:5432, seekdb — OceanBase — root@127.0.0.1:2881, as `.ci/run`
+//! sets them up): to make and drop their databases and to read what a run did behind
+//! sbsuite's back. One copy for every area. The OceanBase tests hold their server through
+//! [`oceanbase`] instead.
 //!
 //! [`admin_my`], [`admin_pg`] (and `_in`) and [`listening`] hold the shared servers for the
 //! rest of the calling test ([`server_lock::share`]), so that a test holding them alone never
@@ -17,6 +19,37 @@ pub const MARIADB_PORT: u16 = 3306;
 
 /// The shared PostgreSQL's port on 127.0.0.1.
 pub const PGSQL_PORT: u16 = 5432;
+
+/// seekdb's port on 127.0.0.1: OceanBase's single-node kernel, as `bench/seekdb.sh` (and
+/// `.ci/run`) serve it, root without a password.
+pub const OCEANBASE_PORT: u16 = 2881;
+
+/// The OceanBase server for the calling test, held alone until the returned lock drops
+/// ([`server_lock::oceanbase_lock`]), when it answers as root on 127.0.0.1:2881 with an
+/// OceanBase version; a recorded skip otherwise (a MySQL or MariaDB on that port is not it).
+pub fn oceanbase() -> Option<server_lock::OceanBaseLock> {
+    let version = rt().block_on(async {
+        let mut c = mysql_async::Conn::new(my_opts_at(OCEANBASE_PORT, None))
+            .await
+            .ok()?;
+        let v: Option<String> = c.query_first("SELECT version()").await.ok()?;
+        let _ = c.disconnect().await;
+        v
+    });
+    match version {
+        Some(v) if v.contains("OceanBase") => Some(server_lock::oceanbase_lock()),
+        other => {
+            let found = match other {
+                Some(v) => format!("127.0.0.1:{OCEANBASE_PORT} is {v}, not OceanBase"),
+                None => format!("no server accepts root@127.0.0.1:{OCEANBASE_PORT}"),
+            };
+            super::skip(&format!(
+                "{found}: the OceanBase tests need seekdb there (bench/seekdb.sh start; .ci/run starts it)"
+            ));
+            None
+        }
+    }
+}
 
 /// A runtime for one blocking call of the async clients.
 pub fn rt() -> tokio::runtime::Runtime {

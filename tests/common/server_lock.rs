@@ -12,6 +12,10 @@
 //!   takes it, through its first admin call in [`super::db`] or explicitly, and keeps it until
 //!   the test ends. Other processes are not held back by it (they never were).
 //!
+//! - [`oceanbase_lock`] holds the OceanBase server (seekdb on 127.0.0.1:2881, `bench/seekdb.sh`)
+//!   alone, in this process and machine-wide (its own lock file): every test that uses it takes
+//!   it, since they all change or read its global settings.
+//!
 //! The shared hold belongs to the test's thread (the harness runs each test on a thread of its
 //! own) and goes when the thread ends: no guard to keep, so a helper can take it for its
 //! caller. Take it on the test's own thread only: a helper thread that waited for it while its
@@ -74,8 +78,6 @@ fn inherited() -> bool {
 /// Waits for the servers, then holds them alone: see the module doc. A shared hold of the
 /// calling test is given up first.
 pub fn server_lock() -> ServerLock {
-    use std::os::fd::AsRawFd;
-
     HOLD.with(|h| *h.borrow_mut() = Hold::None);
     let guard = IN_PROCESS.write().unwrap_or_else(|p| p.into_inner());
     HOLD.with(|h| *h.borrow_mut() = Hold::Alone);
@@ -85,22 +87,51 @@ pub fn server_lock() -> ServerLock {
             _guard: guard,
         };
     }
+    ServerLock {
+        _file: Some(flock(LOCK_FILE)),
+        _guard: guard,
+    }
+}
+
+/// `path` opened (created if missing) and locked with `flock(2)`, exclusively: the lock holds
+/// while the file stays open.
+fn flock(path: &str) -> File {
+    use std::os::fd::AsRawFd;
+
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(LOCK_FILE)
-        .unwrap_or_else(|e| panic!("cannot open {LOCK_FILE}: {e}"));
-    // SAFETY: flock(2) on a descriptor we own, kept open (and so locked) by the returned value.
+        .open(path)
+        .unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
+    // SAFETY: flock(2) on a descriptor we own, kept open (and so locked) by the caller.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-    assert_eq!(
-        rc,
-        0,
-        "flock {LOCK_FILE}: {}",
-        std::io::Error::last_os_error()
-    );
-    ServerLock {
-        _file: Some(file),
+    assert_eq!(rc, 0, "flock {path}: {}", std::io::Error::last_os_error());
+    file
+}
+
+/// The lock file of the tests that use the OceanBase server (seekdb on 127.0.0.1:2881).
+pub const OCEANBASE_LOCK_FILE: &str = "/tmp/sbsuite-oceanbase-tests.lock";
+
+static OCEANBASE_IN_PROCESS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Held for as long as it lives: the OceanBase server (seekdb) alone, see [`oceanbase_lock`].
+pub struct OceanBaseLock {
+    _file: File,
+    _guard: std::sync::MutexGuard<'static, ()>,
+}
+
+/// Waits for the OceanBase server, then holds it alone, in this process and machine-wide
+/// ([`OCEANBASE_LOCK_FILE`]): its tests change its global variables and parameters (`SET
+/// GLOBAL`, `ALTER SYSTEM`) and read them back, so they take turns. Separate from
+/// [`server_lock`]: seekdb is a server of its own, and its tests hold MariaDB and PostgreSQL
+/// back from nobody.
+pub fn oceanbase_lock() -> OceanBaseLock {
+    let guard = OCEANBASE_IN_PROCESS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    OceanBaseLock {
+        _file: flock(OCEANBASE_LOCK_FILE),
         _guard: guard,
     }
 }

@@ -1,0 +1,465 @@
+//! `suites/oceanbase.toml` and OceanBase's behaviour against a real OceanBase kernel: seekdb,
+//! OceanBase's single-node server (`5.7.25-OceanBase seekdb-v…`: the OceanBase SQL and storage
+//! engine, MySQL protocol, `SHOW PARAMETERS`, `ALTER SYSTEM SET`) on 127.0.0.1:2881 as root
+//! without a password, started by `bench/seekdb.sh start` (and by `.ci/run`). Without it the
+//! tests say why and pass, unless `CI` is set: then they fail.
+//!
+//! The suite runs as shipped, shortened with `--set` (a small dataset, 2 s per step, 2
+//! threads) and with the variants its comments show: the tests read the server's variables and
+//! parameters on their own connection while sbsuite runs and after it ends. Each test uses its
+//! own database `sbsuite_t_ob_<name>` and holds seekdb alone (`common::db::oceanbase`): they
+//! change its global variables and parameters.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use mysql_async::prelude::Queryable;
+
+use crate::common;
+
+use common::db::{OCEANBASE_PORT, admin_my_at, my_opts_at, oceanbase, rt};
+use common::{read_until_started, results, run_dir, sbsuite, sbsuite_process};
+
+/// The suite's `sql` template for OceanBase parameters, as its comments write it.
+const SQL_PARAMETERS: &str = "sql = { apply = \"ALTER SYSTEM SET {{ name }} = {{ value }}\", read = \"SHOW PARAMETERS LIKE '{{ name }}'\", column = \"value\" }";
+
+/// A fresh database `sbsuite_t_ob_<name>` on seekdb.
+fn database(name: &str) -> String {
+    let db = format!("sbsuite_t_ob_{name}");
+    admin_my_at(
+        OCEANBASE_PORT,
+        &[
+            format!("DROP DATABASE IF EXISTS {db}"),
+            format!("CREATE DATABASE {db}"),
+        ],
+    )
+    .unwrap_or_else(|| panic!("cannot create database {db} on seekdb"));
+    db
+}
+
+fn drop_database(db: &str) {
+    admin_my_at(OCEANBASE_PORT, &[format!("DROP DATABASE IF EXISTS {db}")]);
+}
+
+/// The tables of `db`.
+fn tables(db: &str) -> Vec<String> {
+    query_strings(&format!("SHOW TABLES IN {db}"), 0)
+}
+
+/// Column `col` of every row of `sql` on a fresh connection to seekdb.
+fn query_strings(sql: &str, col: usize) -> Vec<String> {
+    rt().block_on(async {
+        let mut c = mysql_async::Conn::new(my_opts_at(OCEANBASE_PORT, None))
+            .await
+            .unwrap();
+        let rows: Vec<mysql_async::Row> = c.query(sql).await.unwrap();
+        let _ = c.disconnect().await;
+        rows.into_iter()
+            .map(|r| r.get::<String, _>(col).unwrap())
+            .collect()
+    })
+}
+
+/// One value of what the tests watch: a global variable (`SHOW GLOBAL VARIABLES`) or a
+/// parameter (`SHOW PARAMETERS`, its `value` column; one row per server, seekdb has one).
+#[derive(Clone, Copy)]
+enum Setting {
+    Variable(&'static str),
+    Parameter(&'static str),
+}
+
+impl Setting {
+    async fn read(self, c: &mut mysql_async::Conn) -> String {
+        let (sql, name) = match self {
+            Setting::Variable(name) => (format!("SHOW GLOBAL VARIABLES LIKE '{name}'"), name),
+            Setting::Parameter(name) => (format!("SHOW PARAMETERS LIKE '{name}'"), name),
+        };
+        let rows: Vec<mysql_async::Row> = c.query(&sql).await.unwrap();
+        assert_eq!(rows.len(), 1, "{sql}: one row expected");
+        let col = match self {
+            Setting::Variable(_) => "Value",
+            Setting::Parameter(_) => "value",
+        };
+        rows[0]
+            .get::<String, _>(col)
+            .unwrap_or_else(|| panic!("{sql}: no column {col} for {name}"))
+    }
+}
+
+/// The current values of `settings`, in order.
+fn read(settings: &[Setting]) -> Vec<String> {
+    rt().block_on(async {
+        let mut c = mysql_async::Conn::new(my_opts_at(OCEANBASE_PORT, None))
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        for s in settings {
+            out.push(s.read(&mut c).await);
+        }
+        let _ = c.disconnect().await;
+        out
+    })
+}
+
+/// Polls `settings` on one connection while `child` runs (at most 120 s): every distinct
+/// combination of values seen, in the order first seen.
+fn watch(child: &mut std::process::Child, settings: &[Setting]) -> Vec<Vec<String>> {
+    rt().block_on(async {
+        let mut c = mysql_async::Conn::new(my_opts_at(OCEANBASE_PORT, None))
+            .await
+            .unwrap();
+        let mut seen: Vec<Vec<String>> = Vec::new();
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() && start.elapsed().as_secs() < 120 {
+            let mut now = Vec::new();
+            for s in settings {
+                now.push(s.read(&mut c).await);
+            }
+            if !seen.contains(&now) {
+                seen.push(now);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let _ = c.disconnect().await;
+        seen
+    })
+}
+
+/// `sbsuite run suites/oceanbase.toml` against seekdb, shortened: database `db`, results under
+/// `results`, 2 tables × 1,000 rows, 2 threads, `time` seconds per run step, and `variants`
+/// (an inline TOML array of variant tables) instead of none. The suite's password template
+/// reads `OB_PASSWORD`, empty here.
+fn oceanbase_suite(db: &str, results: &Path, time: u32, variants: &str) -> std::process::Command {
+    let mut cmd = sbsuite_process();
+    cmd.args(["run", "suites/oceanbase.toml", "--progress", "off"])
+        .arg("--results-dir")
+        .arg(results)
+        .arg("--set")
+        .arg(format!("target.hosts=[\"127.0.0.1:{OCEANBASE_PORT}\"]"))
+        .args(["--set", "target.user=root"])
+        .arg("--set")
+        .arg(format!("target.database={db}"))
+        .arg("--set")
+        .arg(format!("time={time}"))
+        .args(["--set", "tables=2", "--set", "table_size=1000"])
+        .args(["--set", "matrix.threads=[2]"])
+        .arg("--set")
+        .arg(format!("variant={variants}"))
+        .env("OB_PASSWORD", "");
+    cmd
+}
+
+/// The suite's commented variant examples are still the ones these tests run.
+fn assert_suite_shows(lines: &[&str]) {
+    let text = std::fs::read_to_string("suites/oceanbase.toml").unwrap();
+    for line in lines {
+        assert!(
+            text.contains(line),
+            "suites/oceanbase.toml no longer has `{line}`: update tests/all/oceanbase.rs"
+        );
+    }
+}
+
+#[test]
+fn the_shortened_suite_applies_and_restores_a_set_global_and_a_sql_variant() {
+    let Some(_ob) = oceanbase() else {
+        return;
+    };
+    assert_suite_shows(&[
+        "# set_global = { ob_query_timeout = 36_000_000_000, ob_trx_timeout = 36_000_000_000 }",
+        "# sql = { apply = \"ALTER SYSTEM SET {{ name }} = {{ value }}\", read = \"SHOW PARAMETERS LIKE '{{ name }}'\", column = \"value\" }",
+    ]);
+    let db = database("suite");
+    let watched = [
+        Setting::Variable("ob_query_timeout"),
+        Setting::Variable("ob_trx_timeout"),
+        Setting::Parameter("freeze_trigger_percentage"),
+        Setting::Parameter("open_cursors"),
+    ];
+    let before = read(&watched);
+    assert_ne!(
+        before[0], "36000000000",
+        "seekdb must not start with the variant's value"
+    );
+    assert!(
+        before[2] != "40" && before[3] != "100",
+        "seekdb must not start with the variant's values: {before:?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("results");
+    let variants = format!(
+        "[{{ name = \"long-timeouts\", set_global = {{ ob_query_timeout = 36_000_000_000, ob_trx_timeout = 36_000_000_000 }} }}, \
+         {{ name = \"parameters\", settings = {{ freeze_trigger_percentage = 40, open_cursors = 100 }}, {SQL_PARAMETERS} }}]"
+    );
+    let mut child = oceanbase_suite(&db, &root, 2, &variants)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = watch(&mut child, &watched);
+    let out = child.wait_with_output().unwrap();
+    let after = read(&watched);
+    let left = tables(&db);
+    drop_database(&db);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // In force during their variant's steps, never together, and restored after the run.
+    let timeouts = vec![
+        "36000000000".to_string(),
+        "36000000000".to_string(),
+        before[2].clone(),
+        before[3].clone(),
+    ];
+    let parameters = vec![
+        before[0].clone(),
+        before[1].clone(),
+        "40".to_string(),
+        "100".to_string(),
+    ];
+    assert!(
+        seen.contains(&timeouts),
+        "set_global never seen in force: {seen:?}"
+    );
+    assert!(
+        seen.contains(&parameters),
+        "ALTER SYSTEM never seen in force: {seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .all(|v| v[0] == before[0] || (v[2] == before[2] && v[3] == before[3])),
+        "the variants' settings overlapped: {seen:?}"
+    );
+    assert_eq!(after, before, "every setting restored after the run");
+    assert!(left.is_empty(), "the cleanup dropped the tables: {left:?}");
+
+    // sysbench's statements per transaction (skip_trx: no BEGIN/COMMIT): read_only 14,
+    // write_only 4, read_write 18, in both variants; every step ok.
+    let rows = results(&root);
+    let runs: Vec<&HashMap<String, String>> = rows.iter().collect();
+    assert_eq!(runs.len(), 6, "{rows:?}");
+    for r in &runs {
+        assert_eq!(r["status"], "ok", "{r:?}");
+        let n = |k: &str| -> u64 { r[k].parse().unwrap_or_else(|_| panic!("{k}: {r:?}")) };
+        let per_trx = match r["workload"].as_str() {
+            "oltp_read_only" => 14,
+            "oltp_write_only" => 4,
+            "oltp_read_write" => 18,
+            w => panic!("unexpected workload {w}"),
+        };
+        let queries = n("reads") + n("writes") + n("other");
+        assert!(n("events") > 0, "{r:?}");
+        if n("errors") == 0 {
+            assert_eq!(queries, per_trx * n("events"), "{r:?}");
+        }
+    }
+    let variants: Vec<&str> = runs.iter().map(|r| r["variant"].as_str()).collect();
+    assert_eq!(
+        variants,
+        [
+            "long-timeouts",
+            "long-timeouts",
+            "long-timeouts",
+            "parameters",
+            "parameters",
+            "parameters"
+        ]
+    );
+
+    // The capture holds each variant's variables; the restore files are gone.
+    let run = run_dir(&root, "oceanbase-oltp");
+    let timeouts_csv = std::fs::read_to_string(run.join("server/long-timeouts.csv")).unwrap();
+    assert!(
+        timeouts_csv.starts_with("name,value\nversion,5.7.25-OceanBase"),
+        "{timeouts_csv}"
+    );
+    assert!(
+        timeouts_csv.contains("\nob_query_timeout,36000000000\n"),
+        "{timeouts_csv}"
+    );
+    let parameters_csv = std::fs::read_to_string(run.join("server/parameters.csv")).unwrap();
+    assert!(
+        parameters_csv.contains(&format!("\nob_query_timeout,{}\n", before[0])),
+        "{parameters_csv}"
+    );
+    for v in ["long-timeouts", "parameters"] {
+        assert!(
+            !run.join(format!("server/restore-{v}.json")).exists(),
+            "{v}"
+        );
+    }
+
+    // `compare --by variant` names the variables the set_global variant changed.
+    let cmp = sbsuite()
+        .args(["compare", "--by", "variant"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(cmp.status.success(), "{cmp:?}");
+    assert!(
+        text.contains("server variables differ (long-timeouts → parameters):")
+            && text.contains(&format!("ob_query_timeout: 36000000000 → {}", before[0])),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_parameter_seekdb_lacks_is_refused_before_work() {
+    let Some(_ob) = oceanbase() else {
+        return;
+    };
+    // The suite's commented `sql` example, word for word: memstore_limit_percentage is an
+    // OceanBase 4.x tenant parameter that seekdb does not have.
+    assert_suite_shows(&[
+        "# settings = { memstore_limit_percentage = 60, freeze_trigger_percentage = 40 }",
+    ]);
+    let db = database("lacks");
+    let freeze = [Setting::Parameter("freeze_trigger_percentage")];
+    let before = read(&freeze);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("results");
+    let variants = format!(
+        "[{{ name = \"big-memstore\", settings = {{ memstore_limit_percentage = 60, freeze_trigger_percentage = 40 }}, {SQL_PARAMETERS} }}]"
+    );
+    let out = oceanbase_suite(&db, &root, 1, &variants).output().unwrap();
+    let left = tables(&db);
+    let after = read(&freeze);
+    drop_database(&db);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("reading memstore_limit_percentage with `SHOW PARAMETERS LIKE 'memstore_limit_percentage'`: the read query returned no row")
+            && stderr.contains("nothing has run and no setting was changed"),
+        "{stderr}"
+    );
+    assert!(left.is_empty(), "nothing was prepared: {left:?}");
+    assert_eq!(after, before, "freeze_trigger_percentage untouched");
+}
+
+#[test]
+fn open_cursors_is_the_per_session_limit_and_a_sql_variant_lifts_it() {
+    let Some(_ob) = oceanbase() else {
+        return;
+    };
+    let cursors = [Setting::Parameter("open_cursors")];
+    let limit: u64 = read(&cursors)[0].parse().unwrap();
+
+    // The server's own word: one session may hold `open_cursors` prepared statements, the next
+    // is error 5930.
+    let refused = rt().block_on(async {
+        let opts = my_opts_at(OCEANBASE_PORT, None).stmt_cache_size(limit as usize + 10);
+        let mut c = mysql_async::Conn::new(opts).await.unwrap();
+        let mut held = Vec::new();
+        let mut refused = None;
+        for i in 0..=limit {
+            match c.prep(format!("SELECT ? + {i}")).await {
+                Ok(s) => held.push(s),
+                Err(mysql_async::Error::Server(e)) => {
+                    refused = Some((i, e.code, e.message));
+                    break;
+                }
+                Err(e) => panic!("prepare {i}: {e}"),
+            }
+        }
+        drop(held);
+        let _ = c.disconnect().await;
+        refused
+    });
+    let (at, code, message) = refused.expect("seekdb took more statements than open_cursors");
+    assert_eq!((at, code), (limit, 5930), "{message}");
+
+    // A run that prepares more per connection is refused before its threads start, naming the
+    // fix; the same run in a variant that raises open_cursors with ALTER SYSTEM works.
+    let tables = limit / 5 + 1;
+    let needed = tables * 5;
+    let db = database("cursors");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("results");
+    let variants = format!(
+        "[{{ name = \"defaults\" }}, {{ name = \"cursors\", settings = {{ open_cursors = {needed} }}, {SQL_PARAMETERS} }}]"
+    );
+    let out = oceanbase_suite(&db, &root, 1, &variants)
+        .args(["--set", "target.ps_mode=auto"])
+        .args(["--set", "matrix.workload=[\"oltp_read_only\"]"])
+        .args(["--set", "matrix.threads=[1]"])
+        .arg("--set")
+        .arg(format!("tables={tables}"))
+        .args(["--set", "table_size=10"])
+        .output()
+        .unwrap();
+    let after: u64 = read(&cursors)[0].parse().unwrap();
+    drop_database(&db);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(after, limit, "open_cursors restored");
+    let rows = results(&root);
+    let run = |variant: &str| {
+        rows.iter()
+            .find(|r| r["variant"] == variant)
+            .unwrap_or_else(|| panic!("no run of {variant}: {rows:?}\n{stderr}"))
+    };
+    assert_eq!(rows.len(), 2, "one run step per variant: {rows:?}");
+    let refused = run("defaults");
+    assert_eq!(refused["status"], "failed", "{refused:?}");
+    assert!(
+        refused["error"].contains(&format!(
+            "the run prepares {needed} statements on each connection, but OceanBase allows open_cursors = {limit} per session (error 5930"
+        )) && refused["error"].contains(&format!("ALTER SYSTEM SET open_cursors = {needed} or more")),
+        "{refused:?}"
+    );
+    let lifted = run("cursors");
+    assert_eq!(lifted["status"], "ok", "{lifted:?}\n{stderr}");
+}
+
+#[test]
+fn sbsuite_restore_puts_parameters_back_after_a_kill() {
+    let Some(_ob) = oceanbase() else {
+        return;
+    };
+    let freeze = [Setting::Parameter("freeze_trigger_percentage")];
+    let before = read(&freeze);
+    assert_ne!(
+        before[0], "40",
+        "seekdb must not start with the variant's value"
+    );
+    let db = database("killed");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("results");
+    let variants = format!(
+        "[{{ name = \"freeze\", settings = {{ freeze_trigger_percentage = 40 }}, {SQL_PARAMETERS} }}]"
+    );
+    let mut child = oceanbase_suite(&db, &root, 60, &variants)
+        .args(["--set", "matrix.workload=[\"oltp_point_select\"]"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    read_until_started(&mut child, 1);
+    let during = read(&freeze);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = read(&freeze);
+    let run = run_dir(&root, "oceanbase-oltp");
+    let restore_file = run.join("server/restore-freeze.json");
+    let left = restore_file.exists();
+    let out = sbsuite()
+        .arg("restore")
+        .arg(&run)
+        .env("OB_PASSWORD", "")
+        .output()
+        .unwrap();
+    let after = read(&freeze);
+    drop_database(&db);
+    assert_eq!(during, ["40"], "the variant's value in force while it runs");
+    assert_eq!(killed, ["40"], "kill -9 leaves the parameter changed");
+    assert!(left, "the restore file stays after kill -9");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(after, before, "sbsuite restore put the parameter back");
+    assert!(
+        !restore_file.exists(),
+        "the restore file goes once restored"
+    );
+}
