@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use super::protocol::{
     self, AgentMsg, CoordMsg, PROTOCOL, StepSpec, VERSION, WireLive, WireOutcome, WireSample,
 };
-use crate::engine::{self, EngineError};
+use crate::engine::{self, Catalog, EngineError};
 
 /// How long the workers get to stop after the coordinator went away before the process exits.
 pub const EXIT_GRACE: Duration = Duration::from_secs(5);
@@ -206,10 +206,10 @@ fn unix_ms() -> f64 {
 }
 
 /// Compiles the definition of workload `name` the coordinator sent (a suite's
-/// `[workloads.NAME]`, which its coordinator compiled and checked already) and makes it known
-/// on this thread, the one the step runs on. A definition is SQL and expressions: nothing in
-/// it runs a command here.
-fn declare(name: &str, text: &str) -> Result<(), EngineError> {
+/// `[workloads.NAME]`, which its coordinator compiled and checked already) and declares it in
+/// `catalog`, the step's. A definition is SQL and expressions: nothing in it runs a command
+/// here.
+fn declare(catalog: &mut Catalog, name: &str, text: &str) -> Result<(), EngineError> {
     let failed = |why: String| {
         EngineError::Failed(format!(
             "the definition of workload `{name}` the coordinator sent does not compile here: {why}"
@@ -219,10 +219,11 @@ fn declare(name: &str, text: &str) -> Result<(), EngineError> {
     let from = std::path::Path::new("<the coordinator's suite>");
     let loaded = crate::engine::custom::compile::load(from, text, &table)
         .map_err(|e| failed(e.to_string()))?;
-    let declared = loaded.register();
+    let declared = loaded.specs();
     if !declared.iter().any(|spec| spec.name == name) {
         return Err(failed("it does not declare it".into()));
     }
+    declared.into_iter().for_each(|spec| catalog.declare(spec));
     Ok(())
 }
 
@@ -248,9 +249,14 @@ fn run_step(
         ),
         None => None,
     };
+    // The workloads the step can name: the built-in ones and the definition sent with it.
+    let mut catalog = Catalog::default();
     if let Some(text) = &spec.definition {
-        declare(&spec.workload, text)?;
+        declare(&mut catalog, &spec.workload, text)?;
     }
+    let workload = catalog
+        .workload(&spec.workload)
+        .ok_or_else(|| EngineError::NoEngine(spec.workload.clone()))?;
     log(format_args!(
         "step {}: shard {}/{} threads {}.. of {}",
         spec.workload,
@@ -304,9 +310,8 @@ fn run_step(
         gate: Some(&mut gate),
         ..Default::default()
     };
-    let request =
-        engine::StepRequest::new(&spec.workload, &spec.options, engine::StepKind::Run(run))
-            .on(target.as_ref());
+    let request = engine::StepRequest::new(workload, &spec.options, engine::StepKind::Run(run))
+        .on(target.as_ref());
     engine::execute(request, &mut text, &mut observer, stop).map(engine::Executed::into_outcome)
 }
 

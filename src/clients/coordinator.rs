@@ -50,6 +50,7 @@ use super::merge::{self, MergeError};
 use super::protocol::{self, AgentMsg, CoordMsg, PROTOCOL, StepSpec, VERSION};
 use super::transport::{self, Client, ClientKind};
 use crate::db::Target;
+use crate::engine::spec::WorkloadSpec;
 use crate::engine::{IntervalSample, Shard, StepObserver, StepOutcome, console};
 use crate::suite::clients::TransportOptions;
 use crate::value::{Options, Value};
@@ -762,7 +763,7 @@ fn shard_options(options: &Options, shard: Shard, threads: usize, seed: i64) -> 
 #[allow(clippy::too_many_arguments)]
 pub fn run_step(
     cfg: &ClientsConfig,
-    workload: &str,
+    workload: &WorkloadSpec,
     definition: Option<&str>,
     options: &Options,
     target: Option<&Target>,
@@ -802,7 +803,7 @@ pub fn run_step(
                 .map_err(ClientError::Setup)?
                 .watched(live_every);
             let spec = StepSpec {
-                workload: workload.to_string(),
+                workload: workload.name.to_string(),
                 options,
                 shard: *shard,
                 target: target.map(Target::to_wire),

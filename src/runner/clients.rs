@@ -108,7 +108,7 @@ pub fn check_clients(suite: &Suite, plan: &Plan) -> Result<(), ConfigErrors> {
                     .with_help(format!("use at least {n} threads, one per client")),
             );
         }
-        let spec = crate::engine::registry::workload(&step.workload);
+        let spec = step.spec;
         if spec.is_some_and(|s| s.needs_local_files) {
             push(
                 suite
@@ -330,9 +330,12 @@ impl StepExecutor for ClientsExecutor {
             ..self.cfg.clone()
         };
         let log_dir = self.run_dir.as_ref().map(|d| d.join(SHARDS_DIR));
+        let workload = step
+            .spec
+            .ok_or_else(|| EngineError::NoEngine(step.workload.clone()))?;
         let run = coordinator::run_step(
             &cfg,
-            &step.workload,
+            workload,
             self.definitions.get(&step.workload).map(String::as_str),
             &step.options,
             step.target.as_ref(),
