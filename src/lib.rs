@@ -3,7 +3,7 @@
 //! Data flows one way, one module per phase: a suite file ([`suite`]) is loaded and validated,
 //! expanded into an ordered [`plan`], executed by the [`runner`] through the workload
 //! [`engine`]s (which also print sysbench-shaped text and list every workload in
-//! `engine::registry`), and stored as CSV by [`results`]. [`report`] renders stored runs and
+//! `engine::catalog`), and stored as CSV by [`results`]. [`report`] renders stored runs and
 //! [`stats`] holds the latency histograms every engine shares. [`clients`] runs the run steps
 //! from several client machines (ssh, Kubernetes, local child processes). [`source`], under
 //! both the suite and the engines, maps TOML key paths to file positions for the errors of

@@ -1,4 +1,4 @@
-//! `sbsuite workloads [NAME] [--suite FILE]`: the workload registry as a list, or one workload
+//! `sbsuite workloads [NAME] [--suite FILE]`: the workload catalog as a list, or one workload
 //! with its options. With `--suite`, the workloads the suite file declares in TOML are listed
 //! (and described) instead: their options, which of them shape the dataset, and their
 //! transaction mix.
@@ -6,34 +6,32 @@
 use std::path::Path;
 
 use super::{Exit, fail, fail_config, print};
-use crate::engine::{config::GENERAL, registry, spec::WorkloadSpec};
+use crate::engine::{Catalog, config::GENERAL, spec::WorkloadSpec};
 
 pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
     let mut scripts = crate::suite::scripts::Scripts::default();
+    let mut catalog = Catalog::default();
     let own: Option<Vec<&'static WorkloadSpec>> = match suite {
         None => None,
         Some(file) => match crate::engine::custom::compile::load_file(file) {
             Ok(loaded) => {
-                // The scripts after the definitions: loading those forgets earlier ones.
-                scripts = match crate::suite::scripts::load_file(file) {
+                // The definitions first, then the scripts (named unlike any of them).
+                catalog = loaded.catalog();
+                scripts = match crate::suite::scripts::load_file(file, &mut catalog) {
                     Ok(s) => s,
                     Err(e) => return fail_config(e),
                 };
-                let defs = loaded
-                    .defs
-                    .iter()
-                    .filter_map(|d| registry::workload(&d.name));
-                Some(defs.chain(scripts.0.values().map(|u| u.spec)).collect())
+                Some(catalog.declared().to_vec())
             }
             Err(e) => return fail_config(e),
         },
     };
     let mut text = String::new();
     let list: Vec<&WorkloadSpec> = match name {
-        Some(n) => match registry::workload(n) {
+        Some(n) => match catalog.workload(n) {
             Some(w) => vec![w],
             None => {
-                let names: Vec<&str> = registry::all().iter().map(|w| w.name).collect();
+                let names: Vec<&str> = catalog.all().map(|w| w.name).collect();
                 return fail(
                     Exit::BadInput,
                     format_args!(
@@ -43,7 +41,7 @@ pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
                 );
             }
         },
-        None => own.clone().unwrap_or_else(registry::all),
+        None => own.clone().unwrap_or_else(|| catalog.all().collect()),
     };
     if let (Some(file), None, true) = (suite, name, list.is_empty()) {
         text.push_str(&format!("{} declares no workloads.\n", file.display()));

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use super::protocol::{
     self, AgentMsg, CoordMsg, PROTOCOL, StepSpec, VERSION, WireLive, WireOutcome, WireSample,
 };
-use crate::engine::{self, EngineError};
+use crate::engine::{self, Catalog, EngineError};
 
 /// How long the workers get to stop after the coordinator went away before the process exits.
 pub const EXIT_GRACE: Duration = Duration::from_secs(5);
@@ -207,10 +207,10 @@ fn unix_ms() -> f64 {
 }
 
 /// Compiles the definition of workload `name` the coordinator sent (a suite's
-/// `[workloads.NAME]`, which its coordinator compiled and checked already) and makes it known
-/// on this thread, the one the step runs on. A definition is SQL and expressions: nothing in
-/// it runs a command here.
-fn declare(name: &str, text: &str) -> Result<(), EngineError> {
+/// `[workloads.NAME]`, which its coordinator compiled and checked already) and declares it in
+/// `catalog`, the step's. A definition is SQL and expressions: nothing in it runs a command
+/// here.
+fn declare(catalog: &mut Catalog, name: &str, text: &str) -> Result<(), EngineError> {
     let failed = |why: String| {
         EngineError::Failed(format!(
             "the definition of workload `{name}` the coordinator sent does not compile here: {why}"
@@ -220,19 +220,21 @@ fn declare(name: &str, text: &str) -> Result<(), EngineError> {
     let from = std::path::Path::new("<the coordinator's suite>");
     let loaded = crate::engine::custom::compile::load(from, text, &table)
         .map_err(|e| failed(e.to_string()))?;
-    let declared = loaded.register();
+    let declared = loaded.specs();
     if !declared.iter().any(|spec| spec.name == name) {
         return Err(failed("it does not declare it".into()));
     }
+    declared.into_iter().for_each(|spec| catalog.declare(spec));
     Ok(())
 }
 
 /// Writes the Lua script the coordinator sent, with its modules, into a private temporary
 /// directory (each file checked against its SHA-256 first), loads it as the coordinator did
 /// (same name as typed in the suite, `run` as its command, its modules found in that
-/// directory first) and makes it known on this thread as workload `name`. The directory lives
+/// directory first) and declares it in `catalog` as workload `name`. The directory lives
 /// as long as the returned guard: every worker's state `require`s the modules when it starts.
 fn declare_script(
+    catalog: &mut Catalog,
     name: &str,
     bundle: &crate::engine::lua::bundle::ScriptBundle,
 ) -> Result<tempfile::TempDir, EngineError> {
@@ -259,7 +261,7 @@ fn declare_script(
     if spec.name != name {
         return Err(failed(format!("it loads as workload `{}`", spec.name)));
     }
-    crate::engine::registry::register(spec);
+    catalog.declare(spec);
     Ok(dir)
 }
 
@@ -285,14 +287,19 @@ fn run_step(
         ),
         None => None,
     };
+    // The workloads the step can name: the built-in ones and the definition sent with it.
+    let mut catalog = Catalog::default();
     if let Some(text) = &spec.definition {
-        declare(&spec.workload, text)?;
+        declare(&mut catalog, &spec.workload, text)?;
     }
     // Kept until the step ends: the workers load the script's modules from there.
     let _script_dir = match &spec.script {
-        Some(bundle) => Some(declare_script(&spec.workload, bundle)?),
+        Some(bundle) => Some(declare_script(&mut catalog, &spec.workload, bundle)?),
         None => None,
     };
+    let workload = catalog
+        .workload(&spec.workload)
+        .ok_or_else(|| EngineError::NoEngine(spec.workload.clone()))?;
     log(format_args!(
         "step {}: shard {}/{} threads {}.. of {}",
         spec.workload,
@@ -346,9 +353,8 @@ fn run_step(
         gate: Some(&mut gate),
         ..Default::default()
     };
-    let request =
-        engine::StepRequest::new(&spec.workload, &spec.options, engine::StepKind::Run(run))
-            .on(target.as_ref());
+    let request = engine::StepRequest::new(workload, &spec.options, engine::StepKind::Run(run))
+        .on(target.as_ref());
     engine::execute(request, &mut text, &mut observer, stop).map(engine::Executed::into_outcome)
 }
 
@@ -461,7 +467,7 @@ mod tests {
 
     /// A Lua script whose module does not match the hash the coordinator sent is refused
     /// before anything loads (#27): the error names the module and the script, the agent
-    /// never reports ready, and the untampered bundle loads and registers under the step's
+    /// never reports ready, and the untampered bundle loads and is declared under the step's
     /// workload name.
     #[test]
     fn a_tampered_lua_module_is_refused() {
@@ -491,8 +497,9 @@ mod tests {
         });
         assert!(refused, "{msgs:?}");
         assert!(!msgs.contains(&AgentMsg::Ready), "{msgs:?}");
-        let dir = declare_script("agent_tamper_check.lua", &bundle).expect("loads");
+        let mut catalog = Catalog::default();
+        let dir = declare_script(&mut catalog, "agent_tamper_check.lua", &bundle).expect("loads");
         assert!(dir.path().join("modules/lib/tamper_mod.lua").is_file());
-        assert!(crate::engine::registry::workload("agent_tamper_check.lua").is_some());
+        assert!(catalog.workload("agent_tamper_check.lua").is_some());
     }
 }

@@ -37,6 +37,7 @@ use super::protocol::{WireOutcome, WireSample};
 use crate::db::Target;
 use crate::db::target::DEFAULT_QUERY_TIMEOUT;
 use crate::engine::config::RunConfig;
+use crate::engine::spec::WorkloadSpec;
 use crate::value::Options;
 
 /// Messages an agent may send beyond two a second (its beat, with room) and its intervals.
@@ -122,7 +123,7 @@ impl StepBounds {
     /// The bounds of a step of `workload` with `options` (this client's share) on `target`;
     /// `silence` is how long an agent may say nothing (its beat plus `[clients] timeout`).
     pub fn of(
-        workload: &str,
+        workload: &WorkloadSpec,
         options: &Options,
         target: Option<&Target>,
         threads: usize,
@@ -247,10 +248,8 @@ impl StepBounds {
 
 /// The per-transaction (and per-statement) statistics `workload` reports: a custom workload's
 /// declared transactions and statements, none for a built-in one.
-fn declared_transactions(workload: &str) -> usize {
-    crate::engine::registry::workload(workload)
-        .and_then(crate::engine::custom::def)
-        .map_or(0, |d| d.transactions.len() + d.statements.len())
+fn declared_transactions(workload: &WorkloadSpec) -> usize {
+    crate::engine::custom::def(workload).map_or(0, |d| d.transactions.len() + d.statements.len())
 }
 
 #[cfg(test)]
@@ -275,7 +274,14 @@ mod tests {
             ("report_interval", Value::Int(2)),
             ("forced_shutdown", Value::Str("3".into())),
         ]);
-        let b = StepBounds::of("cpu", &o, None, 4, Duration::from_secs(10)).expect("bounds");
+        let b = StepBounds::of(
+            &crate::engine::cpu::SPEC,
+            &o,
+            None,
+            4,
+            Duration::from_secs(10),
+        )
+        .expect("bounds");
         assert_eq!(
             b.outcome_within,
             Some(Duration::from_secs(65).mul_f64(1.01) + Duration::from_secs(3 + 11))
@@ -292,7 +298,7 @@ mod tests {
         let target = Target::sqlite_default();
         let o = options(&[("time", Value::Int(10))]);
         let b = StepBounds::of(
-            "oltp_read_only",
+            &crate::engine::oltp::READ_ONLY,
             &o,
             Some(&target),
             2,
@@ -312,14 +318,28 @@ mod tests {
 
         // No time limit: only a stop bounds the wait for the outcome.
         let o = options(&[("time", Value::Int(0)), ("events", Value::Int(100))]);
-        let b = StepBounds::of("cpu", &o, None, 1, Duration::from_secs(2)).expect("bounds");
+        let b = StepBounds::of(
+            &crate::engine::cpu::SPEC,
+            &o,
+            None,
+            1,
+            Duration::from_secs(2),
+        )
+        .expect("bounds");
         assert_eq!(b.outcome_within, None);
     }
 
     #[test]
     fn intervals_follow_report_interval() {
         let o = options(&[("time", Value::Int(10)), ("report_interval", Value::Int(2))]);
-        let b = StepBounds::of("cpu", &o, None, 1, Duration::from_secs(2)).expect("bounds");
+        let b = StepBounds::of(
+            &crate::engine::cpu::SPEC,
+            &o,
+            None,
+            1,
+            Duration::from_secs(2),
+        )
+        .expect("bounds");
         assert_eq!(b.intervals_allowed(None), 0, "none before go");
         assert_eq!(b.intervals_allowed(Some(Duration::from_millis(100))), 2);
         assert_eq!(b.intervals_allowed(Some(Duration::from_secs(9))), 4 + 2);
@@ -327,7 +347,14 @@ mod tests {
         let hours = Duration::from_secs(36_000);
         assert!(b.intervals_allowed(Some(hours)) >= (36_000 + 18) / 2 + 2);
         let o = options(&[("time", Value::Int(10))]);
-        let b = StepBounds::of("cpu", &o, None, 1, Duration::from_secs(2)).expect("bounds");
+        let b = StepBounds::of(
+            &crate::engine::cpu::SPEC,
+            &o,
+            None,
+            1,
+            Duration::from_secs(2),
+        )
+        .expect("bounds");
         assert_eq!(b.intervals_allowed(Some(Duration::from_secs(100))), 0);
     }
 
@@ -345,7 +372,14 @@ mod tests {
     #[test]
     fn sizes_follow_the_clients_share() {
         let o = options(&[("time", Value::Int(1))]);
-        let b = StepBounds::of("cpu", &o, None, 2, Duration::from_secs(2)).expect("bounds");
+        let b = StepBounds::of(
+            &crate::engine::cpu::SPEC,
+            &o,
+            None,
+            2,
+            Duration::from_secs(2),
+        )
+        .expect("bounds");
         let mut s = WireSample::from_sample(&crate::engine::IntervalSample {
             threads: 2,
             ..Default::default()

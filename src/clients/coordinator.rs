@@ -51,6 +51,7 @@ use super::protocol::{self, AgentMsg, CoordMsg, PROTOCOL, StepSpec, VERSION};
 use super::transport::{self, Client, ClientKind};
 use crate::db::Target;
 use crate::engine::lua::bundle::ScriptBundle;
+use crate::engine::spec::WorkloadSpec;
 use crate::engine::{IntervalSample, Shard, StepObserver, StepOutcome, console};
 use crate::suite::clients::TransportOptions;
 use crate::value::{Options, Value};
@@ -764,7 +765,7 @@ fn shard_options(options: &Options, shard: Shard, threads: usize, seed: i64) -> 
 #[allow(clippy::too_many_arguments)]
 pub fn run_step(
     cfg: &ClientsConfig,
-    workload: &str,
+    workload: &WorkloadSpec,
     definition: Option<&str>,
     script: Option<&ScriptBundle>,
     options: &Options,
@@ -805,7 +806,7 @@ pub fn run_step(
                 .map_err(ClientError::Setup)?
                 .watched(live_every);
             let spec = StepSpec {
-                workload: workload.to_string(),
+                workload: workload.name.to_string(),
                 options,
                 shard: *shard,
                 target: target.map(Target::to_wire),

@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
+use crate::engine::Catalog;
 use crate::engine::config::GENERAL;
 use crate::engine::lua::Script;
 use crate::engine::lua::run::{LuaDef, lua_message, spec_with};
 use crate::engine::lua::script::stock_workload;
 use crate::engine::option::Kind;
-use crate::engine::registry;
 use crate::engine::spec::WorkloadSpec;
 use crate::source::did_you_mean;
 use crate::value::{Options, Value};
@@ -212,8 +212,14 @@ pub enum ArgsError {
         owner: String,
         test: String,
     },
+    /// `script_bool`: the option is a BOOL option a Lua script declares, whose bad value
+    /// sysbench's own parser refuses (before the script runs).
     #[error("invalid value for --{}: {reason}", dashed(name))]
-    BadValue { name: String, reason: String },
+    BadValue {
+        name: String,
+        reason: String,
+        script_bool: bool,
+    },
     #[error(
         "option --{} needs a value: --{}={}",
         dashed(name),
@@ -525,7 +531,6 @@ fn parse_script(
         argv,
         extra,
     });
-    registry::register(spec);
     let inv = Invocation::new(test, spec, action, warnings, version, command);
     read_options(inv, &tokens, false, true)
 }
@@ -566,8 +571,9 @@ fn lookup_test(test: &str) -> Result<Option<&'static WorkloadSpec>, ArgsError> {
         .find(|(old, _)| *old == stem)
         .map(|&(_, new)| new)
         .unwrap_or(stem);
-    registry::workload(name).map(Some).ok_or_else(|| {
-        let mut known: Vec<&str> = registry::WORKLOADS.iter().map(|w| w.name).collect();
+    let builtin = Catalog::builtin();
+    builtin.workload(name).map(Some).ok_or_else(|| {
+        let mut known: Vec<&str> = builtin.all().map(|w| w.name).collect();
         known.push("oltp (0.4/0.5)");
         ArgsError::UnknownTest {
             test: test.to_string(),
@@ -593,6 +599,7 @@ fn legacy_oltp(sel: &IndexMap<String, String>) -> Result<&'static str, ArgsError
             "delete" => "oltp_delete",
             other => {
                 return Err(ArgsError::BadValue {
+                    script_bool: false,
                     name: "oltp_nontrx_mode".into(),
                     reason: format!(
                         "`{other}`: expected one of select, update_key, update_nokey, insert, delete"
@@ -609,6 +616,7 @@ fn legacy_oltp(sel: &IndexMap<String, String>) -> Result<&'static str, ArgsError
         }
         other => {
             return Err(ArgsError::BadValue {
+                script_bool: false,
                 name: "oltp_test_mode".into(),
                 reason: format!("`{other}`: expected one of simple, complex, nontrx, sp"),
             });
@@ -620,10 +628,7 @@ fn legacy_oltp(sel: &IndexMap<String, String>) -> Result<&'static str, ArgsError
 fn coerce(spec: &WorkloadSpec, name: &str, raw: Option<&str>) -> Result<Given, ArgsError> {
     let Some(opt) = spec.option(name) else {
         return Err(
-            match registry::WORKLOADS
-                .iter()
-                .find(|w| w.option(name).is_some())
-            {
+            match Catalog::builtin().all().find(|w| w.option(name).is_some()) {
                 Some(owner) => ArgsError::OtherTest {
                     name: name.into(),
                     owner: owner.name.into(),
@@ -653,6 +658,8 @@ fn coerce(spec: &WorkloadSpec, name: &str, raw: Option<&str>) -> Result<Given, A
         .map_err(|reason| ArgsError::BadValue {
             name: name.into(),
             reason,
+            script_bool: matches!(opt.kind, Kind::Bool)
+                && crate::engine::lua::run::script(spec).is_some(),
         })?;
     Ok(Given { value, raw })
 }
@@ -785,10 +792,12 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgsError> {
                 "WARNING: `{test}` is sysbench 0.4/0.5's OLTP test: running its sysbench 1.0 \
                  equivalent `{name}` (1.0 schema and query mix, --tables tables)"
             )));
-            registry::workload(name).ok_or_else(|| ArgsError::UnknownTest {
-                test: name.into(),
-                known: String::new(),
-            })?
+            Catalog::builtin()
+                .workload(name)
+                .ok_or_else(|| ArgsError::UnknownTest {
+                    test: name.into(),
+                    known: String::new(),
+                })?
         }
     };
 
@@ -1002,6 +1011,7 @@ fn reconnect_mode(
         }
         other => {
             return Err(ArgsError::BadValue {
+                script_bool: false,
                 name: "oltp_reconnect_mode".into(),
                 reason: format!("`{other}`: expected one of session, transaction, query, random"),
             });
@@ -1019,9 +1029,14 @@ fn reconnect_mode(
 /// Errors about an alias name the option the user typed, not its 1.0 target.
 fn rename_err(e: ArgsError, typed: &str) -> ArgsError {
     match e {
-        ArgsError::BadValue { reason, .. } => ArgsError::BadValue {
+        ArgsError::BadValue {
+            reason,
+            script_bool,
+            ..
+        } => ArgsError::BadValue {
             name: typed.into(),
             reason,
+            script_bool,
         },
         ArgsError::NeedsValue { kind, .. } => ArgsError::NeedsValue {
             name: typed.into(),

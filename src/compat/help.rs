@@ -16,9 +16,9 @@
 //! switches, the connection options a target is built from), from [`unspecced`].
 
 use crate::db::Driver;
+use crate::engine::Catalog;
 use crate::engine::config::GENERAL;
 use crate::engine::option::{Kind, OptSpec};
-use crate::engine::registry;
 use crate::engine::spec::WorkloadSpec;
 use crate::value::Value;
 
@@ -279,7 +279,7 @@ fn unspecced(name: &str) -> Option<Entry> {
         },
         _ => {
             let &(_, option, above) = args::DEPRECATED.iter().find(|d| d.0 == name)?;
-            let kind = registry::any_option(option)?.kind;
+            let kind = Catalog::builtin().any_option(option)?.kind;
             Entry::new(
                 kind,
                 Some(&above.to_string()),
@@ -294,8 +294,11 @@ fn unspecced(name: &str) -> Option<Entry> {
 }
 
 /// One option's line in two columns: `--name=TYPE` and the description with `[default]`.
-fn row(name: &str, spelling: Spelling) -> (String, String) {
-    let entry = registry::any_option(name)
+/// `workload` is the test whose help this is: a Lua script's own options are found there.
+fn row(name: &str, spelling: Spelling, workload: Option<&WorkloadSpec>) -> (String, String) {
+    let entry = Catalog::builtin()
+        .any_option(name)
+        .or_else(|| workload?.option(name))
         .map(from_spec)
         .or_else(|| unspecced(name))
         .expect("every listed option has an entry (tested)");
@@ -311,8 +314,8 @@ fn row(name: &str, spelling: Spelling) -> (String, String) {
 }
 
 /// A block of option lines, the left column padded to the block's widest, as sysbench aligns.
-fn block(names: &[&str], spelling: Spelling) -> String {
-    let rows: Vec<(String, String)> = names.iter().map(|n| row(n, spelling)).collect();
+fn block(names: &[&str], spelling: Spelling, workload: Option<&WorkloadSpec>) -> String {
+    let rows: Vec<(String, String)> = names.iter().map(|n| row(n, spelling, workload)).collect();
     let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     rows.iter()
         .map(|(left, right)| format!("  {left:<width$} {right}\n"))
@@ -328,23 +331,26 @@ pub fn general() -> String {
         "Usage:\n  sbsuite sysbench [options]... [testname] [command]\n\n\
          Commands implemented by most tests: prepare run cleanup help\n\n",
     );
-    s += &format!("General options:\n{}\n", block(GENERAL_OPTIONS, d));
+    s += &format!("General options:\n{}\n", block(GENERAL_OPTIONS, d, None));
     s += &format!(
         "Pseudo-Random Numbers Generator options:\n{}\n",
-        block(RNG_OPTIONS, d)
+        block(RNG_OPTIONS, d, None)
     );
     s += &format!(
         "Log options:\n{}\n{}\n",
-        block(LOG_OPTIONS, d),
-        block(REPORT_OPTIONS, d)
+        block(LOG_OPTIONS, d, None),
+        block(REPORT_OPTIONS, d, None)
     );
-    s += &format!("General database options:\n\n{}\n\n", block(DB_OPTIONS, d));
+    s += &format!(
+        "General database options:\n\n{}\n\n",
+        block(DB_OPTIONS, d, None)
+    );
     s += "Compiled-in database drivers:\n  mysql - MySQL and MariaDB (native client)\n  \
           pgsql - PostgreSQL (native client)\n\n";
-    s += &format!("mysql options:\n{}\n", block(MYSQL_OPTIONS, d));
-    s += &format!("pgsql options:\n{}\n", block(PGSQL_OPTIONS, d));
+    s += &format!("mysql options:\n{}\n", block(MYSQL_OPTIONS, d, None));
+    s += &format!("pgsql options:\n{}\n", block(PGSQL_OPTIONS, d, None));
     s += "Compiled-in tests:\n";
-    let summary = |name: &str| registry::workload(name).map_or("", |w| w.summary);
+    let summary = |name: &str| Catalog::builtin().workload(name).map_or("", |w| w.summary);
     for t in C_TESTS {
         s += &format!("  {t} - {}\n", summary(t));
     }
@@ -353,9 +359,11 @@ pub fn general() -> String {
     let general_only: Vec<&str> = SBSUITE_ONLY
         .iter()
         .copied()
-        .filter(|n| GENERAL.iter().any(|o| o.name == *n) || registry::any_option(n).is_none())
+        .filter(|n| {
+            GENERAL.iter().any(|o| o.name == *n) || Catalog::builtin().any_option(n).is_none()
+        })
         .collect();
-    s += &format!("{EXTENSIONS}:\n{}\n", block(&general_only, d));
+    s += &format!("{EXTENSIONS}:\n{}\n", block(&general_only, d, None));
 
     s += "sysbench 0.4/0.5 forms (accepted with a warning):\n";
     let mut aliases: Vec<(String, String)> = args::RENAMED
@@ -372,8 +380,8 @@ pub fn general() -> String {
         s += &format!("  {alias:<width$} same as --{}\n", target.replace('_', "-"));
     }
     s += "\nBuilt-in tests that are Lua scripts in sysbench (name or path, e.g. oltp_read_write.lua):\n";
-    for w in registry::WORKLOADS
-        .iter()
+    for w in Catalog::builtin()
+        .all()
         .filter(|w| !C_TESTS.contains(&w.name))
     {
         s += &format!("  {} - {}\n", w.name, w.summary);
@@ -415,9 +423,15 @@ pub fn test(test: &str, workload: &WorkloadSpec) -> Option<String> {
         Spelling::Underscores
     };
     let heading = test.rsplit('/').next().unwrap_or(test);
-    let mut s = format!("{heading} options:\n{}\n", block(&theirs, spelling));
+    let mut s = format!(
+        "{heading} options:\n{}\n",
+        block(&theirs, spelling, Some(workload))
+    );
     if !ours.is_empty() {
-        s += &format!("{EXTENSIONS}:\n{}\n", block(&ours, spelling));
+        s += &format!(
+            "{EXTENSIONS}:\n{}\n",
+            block(&ours, spelling, Some(workload))
+        );
     }
     Some(s)
 }
@@ -443,7 +457,7 @@ mod tests {
         ]
         .concat();
         for name in &layout {
-            let _ = row(name, Spelling::Dashes);
+            let _ = row(name, Spelling::Dashes, None);
         }
         for o in GENERAL {
             assert!(layout.contains(&o.name), "{} is in no help block", o.name);
@@ -469,15 +483,19 @@ mod tests {
             |words: &[&str]| -> Vec<String> { words.iter().map(|w| w.to_string()).collect() };
         for name in OLTP_COMMON_ONLY {
             assert!(
-                registry::any_option(name).is_none(),
+                Catalog::builtin().any_option(name).is_none(),
                 "{name} is implemented now"
             );
             let option = format!("--{name}=x");
             assert!(args::parse(&line(&["oltp_read_write", &option, "run"])).is_err());
-            assert!(row(name, Spelling::Underscores).1.starts_with("refused: "));
+            assert!(
+                row(name, Spelling::Underscores, None)
+                    .1
+                    .starts_with("refused: ")
+            );
         }
         for name in MYSQL_OPTIONS.iter().chain(DB_OPTIONS) {
-            let described = row(name, Spelling::Dashes)
+            let described = row(name, Spelling::Dashes, None)
                 .1
                 .starts_with("accepted and ignored");
             assert_eq!(described, args::ignored(name).is_some(), "{name}");
@@ -486,7 +504,7 @@ mod tests {
 
     #[test]
     fn lua_scripts_list_underscored_sorted_names_and_extensions_after() {
-        let w = registry::workload("select_random_points").unwrap();
+        let w = Catalog::builtin().workload("select_random_points").unwrap();
         let text = test("/usr/share/sysbench/select_random_points.lua", w).unwrap();
         assert!(
             text.starts_with("select_random_points.lua options:\n  --auto_inc[=on|off] "),
@@ -507,6 +525,12 @@ mod tests {
             .nth(1)
             .expect(EXTENSIONS);
         assert!(ext.starts_with("  --reconnect=N "), "{ext}");
-        assert!(test("bulk_insert", registry::workload("bulk_insert").unwrap()).is_none());
+        assert!(
+            test(
+                "bulk_insert",
+                Catalog::builtin().workload("bulk_insert").unwrap()
+            )
+            .is_none()
+        );
     }
 }

@@ -21,9 +21,9 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::db::DbError;
+use crate::engine::Catalog;
 use crate::engine::config::GENERAL;
 use crate::engine::lua;
-use crate::engine::registry;
 use crate::engine::{EngineError, RateOverflow, RunRequest, StepKind, StepRequest, execute};
 use crate::runner::{RunError, RunSummary, SignalError};
 use crate::source::ConfigErrors;
@@ -137,12 +137,13 @@ impl SysbenchError {
                         .unwrap_or_default();
                     // sysbench's parser refuses a bad BOOL value of a script's option
                     // itself (the other types fail later, at export, with the line below).
-                    let script_bool = registry::all().into_iter().any(|w| {
-                        lua::run::script(w).is_some()
-                            && w.option(name).is_some_and(|o| {
-                                matches!(o.kind, crate::engine::option::Kind::Bool)
-                            })
-                    });
+                    let script_bool = matches!(
+                        e,
+                        ArgsError::BadValue {
+                            script_bool: true,
+                            ..
+                        }
+                    );
                     if script_bool {
                         let typed = typed_option(raw, name)
                             .map_or_else(|| format!("--{name}"), str::to_string);
@@ -241,7 +242,7 @@ impl SysbenchError {
                 let help = usage
                     .then(|| {
                         let test = raw.iter().find(|w| !w.starts_with('-'))?;
-                        help::test(test, registry::workload(test)?)
+                        help::test(test, Catalog::builtin().workload(test)?)
                     })
                     .flatten();
                 if let Some(help) = &help {
@@ -499,13 +500,13 @@ pub fn sysbench(raw: &[String]) -> Result<Outcome, SysbenchError> {
         let _ = write!(stdout, "{}", dry_run(&inv, action));
         return Ok(Outcome::Done);
     }
-    // `inv.workload` is a registry entry, and every registered workload has an engine.
-    let workload = inv.workload.name;
+    // `inv.workload` is a built-in workload or the script the line names: either has an engine.
+    let workload = inv.workload;
     if let Some(dir) = &inv.results_dir {
         return with_results(raw, &inv, action, dir).map(Outcome::Suite);
     }
     // Database tests connect with the line's --mysql-* options (sysbench's defaults otherwise).
-    let target = if registry::workload(workload).is_some_and(|w| w.needs_target) {
+    let target = if workload.needs_target {
         let conn = &inv.connection;
         match target::from_sysbench(&|name| conn.get(name).map(str::to_string)) {
             Ok(t) => Some(t),

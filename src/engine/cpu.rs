@@ -22,7 +22,7 @@ use super::option::{Kind, OptSpec};
 use super::spec::{NO_DATA, Setup, WorkloadSpec, never};
 use super::{EngineError, StepOutcome, console};
 
-/// The cpu workload's entry in [`super::registry`].
+/// The cpu workload's entry in [`super::catalog`].
 pub static SPEC: WorkloadSpec = WorkloadSpec {
     name: "cpu",
     summary: "CPU speed: primes up to a limit by trial division",
@@ -32,7 +32,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     needs_local_files: false,
     ends_by_itself: never,
     build,
-    custom: None,
+    definition: crate::engine::Definition::Builtin,
 };
 
 static OPTIONS: &[OptSpec] = &[OptSpec {

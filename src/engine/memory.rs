@@ -38,7 +38,7 @@ use super::spec::{NO_DATA, Setup, WorkloadSpec};
 use super::{EngineError, IntervalSample, StepOutcome, console};
 use crate::value::Options;
 
-/// The memory workload's entry in [`super::registry`].
+/// The memory workload's entry in [`super::catalog`].
 pub static SPEC: WorkloadSpec = WorkloadSpec {
     name: "memory",
     summary: "memory speed: block reads and writes over a buffer",
@@ -48,7 +48,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     needs_local_files: false,
     ends_by_itself,
     build,
-    custom: None,
+    definition: crate::engine::Definition::Builtin,
 };
 
 static OPTIONS: &[OptSpec] = &[

@@ -6,7 +6,7 @@
 //! sysbench-shaped text in [`console`] and sysbench's random numbers in [`random`]. Each workload
 //! is one module implementing [`driver::Workload`] (and [`driver::Admin`] when it has data) that
 //! declares its own [`spec::WorkloadSpec`] (options, data, traits, builder) next to the code that
-//! reads those options; [`registry`] lists them.
+//! reads those options; [`catalog`] lists them, with the workloads a suite declares.
 //!
 //! Database workloads also need a connection: they are built with the step's [`Target`]
 //! ([`StepRequest::target`]), or, when the suite has no
@@ -18,17 +18,18 @@
 //! runner: a step is stopped through the `stop` flag the caller passes in, which the driver
 //! forwards to the workers.
 //!
-//! A new workload is one module plus one registry line, and nothing else in the tree:
+//! A new workload is one module plus one catalog line, and nothing else in the tree:
 //! * `src/engine/<name>.rs` (or a folder `src/engine/<name>/`), declared by a `pub mod <name>;`
 //!   line below, holding its [`driver::Workload`]/[`driver::Worker`] code, its `OptSpec` tables,
 //!   its typed configuration built from [`spec::Setup`] in one function, and its
 //!   `pub static SPEC: WorkloadSpec` (name, help line, options, data, traits, builder);
-//! * one line `&<name>::SPEC,` in [`registry::WORKLOADS`].
+//! * one line `&<name>::SPEC,` in [`catalog::WORKLOADS`].
 //!
 //! Validation, planning, `sbsuite sysbench`, `sbsuite workloads` and the JSON schema pick it up
 //! from there (the committed `schemas/suite.schema.json` is then regenerated with
 //! `cargo run -- schema`, as a test asks).
 
+pub mod catalog;
 pub mod config;
 pub mod console;
 pub mod cpu;
@@ -41,7 +42,6 @@ pub mod mutex;
 pub mod oltp;
 pub mod option;
 pub mod random;
-pub mod registry;
 pub mod session;
 pub mod spec;
 pub mod threads;
@@ -49,12 +49,25 @@ pub mod threads;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
+pub use self::catalog::Catalog;
 pub use self::config::{RateOverflow, RunConfig, Shard};
-pub use self::registry::engine_for;
 use self::spec::{Setup, WorkloadSpec};
 use crate::db::Target;
 pub use crate::stats::LatencySummary;
 use crate::value::Options;
+
+/// What a workload is, beyond its [`WorkloadSpec`]: built into this program, or declared by a
+/// suite ([`WorkloadSpec::definition`]). Here, in the engine's own vocabulary, because the
+/// spec (which every workload imports) cannot import the workloads that declare these.
+#[derive(Clone, Copy, Debug)]
+pub enum Definition {
+    /// One of [`catalog::WORKLOADS`].
+    Builtin,
+    /// A `[workloads.NAME]` definition, compiled ([`custom::spec_for`]).
+    Custom(&'static custom::model::Def),
+    /// A sysbench Lua script ([`lua::run::spec_for`]).
+    Lua(&'static lua::run::LuaDef),
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -334,8 +347,8 @@ pub struct SqlCounters {
 /// One step for the engine: which workload, with which options, on which target, doing what.
 /// [`execute`] carries it out.
 pub struct StepRequest<'a> {
-    /// The workload's registry name.
-    pub workload: &'a str,
+    /// The workload, as the caller's catalog resolved it (a plan step's spec).
+    pub workload: &'static WorkloadSpec,
     /// The step's options (the workload's and the general ones).
     pub options: &'a Options,
     /// The suite's `[target]` (or a sysbench line's `--mysql-*` options) for the workloads that
@@ -347,7 +360,7 @@ pub struct StepRequest<'a> {
 
 impl<'a> StepRequest<'a> {
     /// A request of `kind` for `workload` without a target.
-    pub fn new(workload: &'a str, options: &'a Options, kind: StepKind<'a>) -> Self {
+    pub fn new(workload: &'static WorkloadSpec, options: &'a Options, kind: StepKind<'a>) -> Self {
         StepRequest {
             workload,
             options,
@@ -466,11 +479,6 @@ pub fn execute(
     .map(|()| Executed::Done)
 }
 
-/// The spec of `workload`, or [`EngineError::NoEngine`].
-fn spec_of(workload: &str) -> Result<&'static WorkloadSpec, EngineError> {
-    registry::workload(workload).ok_or_else(|| EngineError::NoEngine(workload.to_string()))
-}
-
 /// Builds the workload from its spec, its options, the parsed general options and its target
 /// (the default SQLite file when a database workload has none).
 fn make(
@@ -493,7 +501,7 @@ fn make(
 /// A run step: its general options parsed with the request's overflow and shard, the workload
 /// built, the driver started.
 fn run_step(
-    workload: &str,
+    workload: &'static WorkloadSpec,
     options: &Options,
     target: Option<&Target>,
     run: RunRequest<'_>,
@@ -506,8 +514,7 @@ fn run_step(
         shard: run.shard,
         ..RunConfig::from_options(options)?
     };
-    let spec = spec_of(workload)?;
-    let engine = make(spec, options, &config, target)?;
+    let engine = make(workload, options, &config, target)?;
     let mut filtered = console::LevelFilter::new(out, config.verbosity);
     let mut open = || Ok(());
     let gate = run.gate.unwrap_or(&mut open);
@@ -516,7 +523,7 @@ fn run_step(
 
 /// A prepare (or cleanup when `cleanup`) step of a workload that has data.
 fn prepare_step(
-    workload: &str,
+    workload: &'static WorkloadSpec,
     options: &Options,
     target: Option<&Target>,
     cleanup: bool,
@@ -556,7 +563,7 @@ fn prepare_step(
 /// One prepare or cleanup on `target`; `host` is the host's index and the line that
 /// introduces it when the step runs on each host (the banner comes once, before the first).
 fn prepare_on(
-    workload: &str,
+    workload: &'static WorkloadSpec,
     options: &Options,
     target: Option<&Target>,
     cleanup: bool,
@@ -590,14 +597,13 @@ fn prepare_on(
 /// The workload of a step that is not a run (prepare, cleanup, check, command, prewarm), with
 /// its general options parsed as those steps read them.
 fn step_engine(
-    workload: &str,
+    workload: &'static WorkloadSpec,
     options: &Options,
     target: Option<&Target>,
 ) -> Result<(&'static WorkloadSpec, RunConfig, Box<dyn driver::Workload>), EngineError> {
-    let spec = spec_of(workload)?;
     let config = RunConfig::for_prepare(options)?;
-    let engine = make(spec, options, &config, target)?;
-    Ok((spec, config, engine))
+    let engine = make(workload, options, &config, target)?;
+    Ok((workload, config, engine))
 }
 
 /// The banner before a prepare, cleanup or prewarm: a level-3 line, as in sysbench.
@@ -609,7 +615,7 @@ fn write_banner_at(out: &mut dyn Write, verbosity: u8) -> Result<(), EngineError
 /// [`StepKind::CheckExisting`] on every host a prepare would have run on
 /// (`prepare_on = "each"`: each host has its own tables).
 fn check_existing(
-    workload: &str,
+    workload: &'static WorkloadSpec,
     options: &Options,
     target: Option<&Target>,
 ) -> Result<(), EngineError> {
@@ -651,25 +657,12 @@ mod tests {
     }
 
     #[test]
-    fn registry_knows_cpu_only() {
-        assert_eq!(engine_for("cpu"), Some("cpu"));
-        assert_eq!(engine_for("oltp_read_only"), Some("oltp_read_only"));
-        assert_eq!(engine_for("nope"), None);
-        let stop = AtomicBool::new(false);
-        let mut out = Vec::new();
-        let options = cpu_options(1);
-        let request = StepRequest::new("nope", &options, StepKind::Run(RunRequest::default()));
-        let err = execute(request, &mut out, &mut (), &stop);
-        assert!(matches!(err, Err(EngineError::NoEngine(w)) if w == "nope"));
-    }
-
-    #[test]
     fn cpu_prepare_is_a_silent_no_op() {
         let mut out = Vec::new();
         let stop = AtomicBool::new(false);
         let options = cpu_options(1);
         for kind in [StepKind::Prepare, StepKind::Cleanup] {
-            let request = StepRequest::new("cpu", &options, kind);
+            let request = StepRequest::new(&cpu::SPEC, &options, kind);
             execute(request, &mut out, &mut (), &stop).expect("no-op");
         }
         assert!(out.is_empty());
@@ -680,7 +673,7 @@ mod tests {
         let mut out = Vec::new();
         let stop = AtomicBool::new(false);
         let options = cpu_options(40);
-        let request = StepRequest::new("cpu", &options, StepKind::Run(RunRequest::default()));
+        let request = StepRequest::new(&cpu::SPEC, &options, StepKind::Run(RunRequest::default()));
         let o = execute(request, &mut out, &mut (), &stop)
             .expect("runs")
             .into_outcome();

@@ -31,7 +31,7 @@ use super::random::Rng;
 use super::spec::{NO_DATA, Setup, WorkloadSpec, always};
 use super::{EngineError, StepOutcome};
 
-/// The mutex workload's entry in [`super::registry`]: one event per thread, so a run ends by
+/// The mutex workload's entry in [`super::catalog`]: one event per thread, so a run ends by
 /// itself without `time` or `events`.
 pub static SPEC: WorkloadSpec = WorkloadSpec {
     name: "mutex",
@@ -42,7 +42,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     needs_local_files: false,
     ends_by_itself: always,
     build,
-    custom: None,
+    definition: crate::engine::Definition::Builtin,
 };
 
 static OPTIONS: &[OptSpec] = &[

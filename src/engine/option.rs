@@ -3,11 +3,11 @@
 //!
 //! A workload states its options once, as `OptSpec` tables next to the code that reads them; the
 //! suite validator, the planner, `sbsuite sysbench`, the JSON schema and the help text all read
-//! those tables through [`super::registry`]. Values arrive already checked and normalised by
+//! those tables through [`super::catalog`]. Values arrive already checked and normalised by
 //! [`Kind::coerce`] (sizes in bytes, booleans as booleans), so reading them cannot fail on the
 //! user's input. What *can* go wrong is the code: a key the spec does not declare used to read
 //! as 0 in silence; [`Reader`] refuses it with an error that names the workload and the key, and
-//! `registry`'s tests build every workload from its defaults so such a slip fails a test.
+//! `catalog`'s tests build every workload from its defaults so such a slip fails a test.
 
 use super::EngineError;
 use crate::value::{Options, Value, parse_bool, parse_size};

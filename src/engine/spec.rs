@@ -4,16 +4,16 @@
 //! Each workload module holds one `pub static SPEC: WorkloadSpec` (OLTP one per script): name,
 //! help line, option tables, the data it prepares, whether it needs a database, whether it ends
 //! by itself, and its [`Build`] function. Facts about a workload are fields here, never matches
-//! on its name elsewhere, so that [`super::registry`] can list every workload in one line each.
+//! on its name elsewhere, so that [`super::catalog`] can list every workload in one line each.
 //!
 //! A builder gets its options already split: the general ones parsed once into
 //! [`RunConfig`], its own through a [`Reader`] that only admits keys its spec declares. It turns
 //! them into its typed configuration in one function; nothing reads the option bag per event.
 
-use super::EngineError;
 use super::config::{GENERAL, RunConfig};
 use super::driver::Workload;
 use super::option::{OptSpec, Reader};
+use super::{Definition, EngineError};
 use crate::db::Target;
 use crate::value::{Options, Value};
 
@@ -78,7 +78,7 @@ pub struct DataSpec {
 }
 
 /// Everything sbsuite knows about one workload, declared by the workload's own module and listed
-/// once in [`super::registry`].
+/// once in [`super::catalog`] (or declared by a suite, [`super::catalog::Catalog`]).
 #[derive(Debug)]
 pub struct WorkloadSpec {
     pub name: &'static str,
@@ -96,10 +96,9 @@ pub struct WorkloadSpec {
     pub ends_by_itself: fn(&Options) -> bool,
     /// Builds the workload for one step.
     pub build: Build,
-    /// The definition of a workload declared in TOML (`[workloads.NAME]`, a
-    /// `custom::model::Def`, read through `custom::def`); `None` for the built-in ones. Typed
-    /// as `Any` so that this file, which every workload imports, imports none of them.
-    pub custom: Option<&'static (dyn std::any::Any + Send + Sync)>,
+    /// Built in, or the definition a suite declared (a `[workloads.NAME]` table, a Lua
+    /// script), read through `custom::def` and `lua::run::def`.
+    pub definition: Definition,
 }
 
 impl WorkloadSpec {

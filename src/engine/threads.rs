@@ -24,7 +24,7 @@ use super::option::{Kind, OptSpec};
 use super::spec::{NO_DATA, Setup, WorkloadSpec, never};
 use super::{EngineError, StepOutcome};
 
-/// The threads workload's entry in [`super::registry`].
+/// The threads workload's entry in [`super::catalog`].
 pub static SPEC: WorkloadSpec = WorkloadSpec {
     name: "threads",
     summary: "scheduler speed: yields under contended locks",
@@ -34,7 +34,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     needs_local_files: false,
     ends_by_itself: never,
     build,
-    custom: None,
+    definition: crate::engine::Definition::Builtin,
 };
 
 static OPTIONS: &[OptSpec] = &[

@@ -197,6 +197,8 @@ fn build_plan(suite: &str, sources: &[Source], default_workload: Option<&str>) -
                 kind: StepKind::Run,
                 name,
                 variant: VARIANT.into(),
+                // Never run: the spec only tells the listing the options' kinds and defaults.
+                spec: crate::engine::Catalog::builtin().workload(&workload),
                 workload,
                 dataset: 0,
                 repetition: *rep,

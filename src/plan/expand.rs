@@ -15,8 +15,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use indexmap::IndexMap;
 
 use super::{Plan, Step, StepKind};
+use crate::engine::Catalog;
 use crate::engine::option::Kind;
-use crate::engine::registry;
 use crate::engine::spec::WorkloadSpec;
 use crate::source::{ConfigError, ConfigErrors, Seg};
 use crate::suite::raw::{DatasetSource, VariantOrder};
@@ -280,7 +280,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     let template = suite
         .step_name
         .clone()
-        .unwrap_or_else(|| default_step_name(&axes, suite.repeat));
+        .unwrap_or_else(|| default_step_name(&suite.catalog, &axes, suite.repeat));
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
     // `{{ file_block_size | size }}` writes 16384 as 16K.
@@ -323,6 +323,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             name: data_step_name(first, &axes),
             variant: variants[v].clone(),
             workload: first.spec.name.to_string(),
+            spec: Some(first.spec),
             dataset: ds,
             repetition: 0,
             params: first.cell.clone(),
@@ -364,6 +365,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                     name: data_step_name(&runs[m], &axes),
                     variant: variants[v].clone(),
                     workload: runs[m].spec.name.to_string(),
+                    spec: Some(runs[m].spec),
                     dataset: ds,
                     repetition: 0,
                     params: runs[m].cell.clone(),
@@ -405,6 +407,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                 .render(minijinja::Value::from(minijinja::value::Serde(&vars)))
                 .map_err(name_error)?;
             let workload = run.spec.name.to_string();
+            let spec = Some(run.spec);
             let estimated_seconds = estimate(&run.options);
             let step_target = run.spec.needs_target.then(|| target.clone()).flatten();
             uses[m] -= 1;
@@ -419,6 +422,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                 name,
                 variant: variant.clone(),
                 workload,
+                spec,
                 dataset: ds,
                 repetition: rep,
                 params,
@@ -494,6 +498,7 @@ impl Commands<'_> {
                     name: format!("{command} {}", data_step_name(&runs[m], self.axes)),
                     variant: self.variants[v].clone(),
                     workload: name.to_string(),
+                    spec: Some(runs[m].spec),
                     dataset: self.dataset,
                     repetition: 0,
                     params: runs[m].cell.clone(),
@@ -644,7 +649,9 @@ fn resolve(
         }
     };
     let name = workload.as_str().unwrap_or_default();
-    let spec = registry::workload(name)
+    let spec = suite
+        .catalog
+        .workload(name)
         .ok_or_else(|| suite.error(&path, format!("unknown workload `{name}`")))?;
     let defaults = defaults.of(spec);
     let options = spec.resolve_options(|name| {
@@ -833,7 +840,7 @@ impl serde::Serialize for NameVars<'_> {
 }
 
 /// `{{ workload }}-t{{ threads }}` plus every other axis, and the repetition when repeating.
-fn default_step_name(axes: &[String], repeat: u32) -> String {
+fn default_step_name(catalog: &Catalog, axes: &[String], repeat: u32) -> String {
     let mut t = String::from("{{ workload }}");
     for a in axes {
         match a.as_str() {
@@ -841,12 +848,14 @@ fn default_step_name(axes: &[String], repeat: u32) -> String {
             "threads" => t.push_str("-t{{ threads }}"),
             // Axes that do not apply to the step's workload are empty and left out.
             other => {
-                let filter =
-                    if registry::any_option(other).is_some_and(|o| matches!(o.kind, Kind::Size)) {
-                        " | size"
-                    } else {
-                        ""
-                    };
+                let filter = if catalog
+                    .any_option(other)
+                    .is_some_and(|o| matches!(o.kind, Kind::Size))
+                {
+                    " | size"
+                } else {
+                    ""
+                };
                 t.push_str(&format!(
                     "{{% if {other} != \"\" %}}-{other}{{{{ {other}{filter} }}}}{{% endif %}}"
                 ));

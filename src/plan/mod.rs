@@ -11,6 +11,7 @@
 
 use serde::Serialize;
 
+use crate::engine::spec::WorkloadSpec;
 use crate::value::{Options, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -48,7 +49,14 @@ pub struct Step {
     /// Rendered from the suite's `step_name` template (runs) or derived (prepare/check/cleanup).
     pub name: String,
     pub variant: String,
+    /// The workload's name (the results' `workload` column, and what a stored plan holds).
     pub workload: String,
+    /// The workload itself, resolved through the suite's catalog when the plan was built, so
+    /// that nothing after the planner looks its name up again. Never serialised (the name
+    /// stands for it); `None` only in plans built from imported sysbench logs of workloads
+    /// this build does not know, which are never run.
+    #[serde(skip)]
+    pub spec: Option<&'static WorkloadSpec>,
     /// 1-based id of the dataset this step prepares, uses or cleans up (0: none).
     pub dataset: usize,
     /// 1-based repetition for run steps, 0 for prepare/check/cleanup.

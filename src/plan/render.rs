@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::{Plan, StepKind};
+use super::{Plan, Step, StepKind};
 use crate::suite::raw::{DatasetSource, VariantOrder};
 use crate::value::Value;
 
@@ -116,8 +116,8 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
         );
         let mut opts = vec![format!("workload={}", s.workload)];
         for (k, v) in &s.options.0 {
-            if specs.shown(&s.workload, k, v) {
-                opts.push(format!("{k}={}", specs.display(k, v)));
+            if specs.shown(s, k, v) {
+                opts.push(format!("{k}={}", specs.display(s, k, v)));
             }
         }
         let _ = writeln!(out, "{:>width$}  {}", "", opts.join(" "));
@@ -129,24 +129,37 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
     out
 }
 
-/// The workload-spec facts the listing needs, looked up once per option name (and workload)
+/// The workload-spec facts the listing needs, looked up once per workload and option name
 /// rather than once per step: a plan of 100,000 steps repeats the same few, and making a
 /// spec default parses its text.
 #[derive(Default)]
 struct SpecLookups<'a> {
-    /// Per option name: the first workload's option of that name.
-    options: HashMap<&'a str, Option<&'static crate::engine::option::OptSpec>>,
+    /// Per workload and option name: the workload's option of that name (the step's spec's;
+    /// a step without one, of an imported log, reads the built-in workloads').
+    options: HashMap<(&'a str, &'a str), Option<&'static crate::engine::option::OptSpec>>,
     /// Per workload and option name: the option's default.
     defaults: HashMap<(&'a str, &'a str), Option<Value>>,
 }
 
 impl<'a> SpecLookups<'a> {
-    /// Sizes read as the user writes them (`16K`, `8G`), everything else as is.
-    fn display(&mut self, key: &'a str, value: &Value) -> String {
-        let option = *self
+    /// The option `key` of `step`'s workload.
+    fn option(
+        &mut self,
+        step: &'a Step,
+        key: &'a str,
+    ) -> Option<&'static crate::engine::option::OptSpec> {
+        *self
             .options
-            .entry(key)
-            .or_insert_with(|| crate::engine::registry::any_option(key));
+            .entry((&step.workload, key))
+            .or_insert_with(|| match step.spec {
+                Some(spec) => spec.option(key),
+                None => crate::engine::Catalog::builtin().any_option(key),
+            })
+    }
+
+    /// Sizes read as the user writes them (`16K`, `8G`), everything else as is.
+    fn display(&mut self, step: &'a Step, key: &'a str, value: &Value) -> String {
+        let option = self.option(step, key);
         match (option.map(|o| &o.kind), value.as_i64()) {
             (Some(crate::engine::option::Kind::Size), Some(bytes)) if bytes >= 0 => {
                 crate::value::format_size(bytes as u64)
@@ -157,14 +170,14 @@ impl<'a> SpecLookups<'a> {
 
     /// Options worth showing in the text listing: the ones away from the default, and the
     /// limits.
-    fn shown(&mut self, workload: &'a str, key: &'a str, value: &Value) -> bool {
+    fn shown(&mut self, step: &'a Step, key: &'a str, value: &Value) -> bool {
         if matches!(key, "threads" | "time" | "events") {
             return true;
         }
         self.defaults
-            .entry((workload, key))
+            .entry((&step.workload, key))
             .or_insert_with(|| {
-                crate::engine::registry::workload(workload)
+                step.spec
                     .and_then(|w| w.option(key))
                     .and_then(|o| o.default_value())
             })

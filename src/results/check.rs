@@ -279,6 +279,7 @@ mod tests {
             name: name.into(),
             variant: "default".into(),
             workload: "oltp_read_only".into(),
+            spec: crate::engine::Catalog::builtin().workload("oltp_read_only"),
             dataset,
             repetition: 1,
             params: Default::default(),

@@ -377,7 +377,7 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
     rec.push(
         row.outcome
             .filter(|o| metric(&o.metrics, HEADLINE).is_some())
-            .and_then(|_| headline_name(&step.workload))
+            .and_then(|_| headline_name(step))
             .unwrap_or_default(),
     );
     rec.push(
@@ -388,10 +388,10 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
     rec
 }
 
-/// The name a custom workload gives its headline (`headline = { name = "tpmC", … }`), looked
-/// up in the workloads registered on this thread (the suite is loaded and run on one thread).
-fn headline_name(workload: &str) -> Option<String> {
-    let def = crate::engine::custom::def(crate::engine::registry::workload(workload)?)?;
+/// The name a custom workload gives its headline (`headline = { name = "tpmC", … }`), from
+/// the step's workload.
+fn headline_name(step: &Step) -> Option<String> {
+    let def = crate::engine::custom::def(step.spec?)?;
     def.headline.as_ref().map(|h| h.name.clone())
 }
 

@@ -650,6 +650,7 @@ mod tests {
             name: name.into(),
             variant: "baseline".into(),
             workload: "oltp_read_only".into(),
+            spec: crate::engine::Catalog::builtin().workload("oltp_read_only"),
             dataset: 1,
             repetition: 1,
             params,
@@ -1081,9 +1082,12 @@ mod tests {
         assert_eq!(transaction_histogram_dir(3, "ro t8"), "3-ro_t8");
     }
 
-    /// Registers on this thread a custom workload `name` whose headline is `headline`, as a
-    /// suite declaring it would.
-    pub(crate) fn register_headline_workload(name: &str, headline: &str) {
+    /// The spec of a custom workload `name` whose headline is `headline`, as a suite declaring
+    /// it would have.
+    pub(crate) fn headline_workload(
+        name: &str,
+        headline: &str,
+    ) -> &'static crate::engine::spec::WorkloadSpec {
         use crate::engine::custom::model::{Def, Headline, Vars};
         let def = Def {
             name: name.into(),
@@ -1110,7 +1114,7 @@ mod tests {
             transactions: Vec::new(),
             statements: Vec::new(),
         };
-        crate::engine::registry::register(crate::engine::custom::spec_for(def));
+        crate::engine::custom::spec_for(def)
     }
 
     fn txn(name: &str, statement: bool, counts: [u64; 3], lat_ms: &[u64]) -> TxnStats {
@@ -1144,6 +1148,7 @@ mod tests {
     fn custom_step(index: usize, name: &str) -> Step {
         Step {
             workload: "orders".into(),
+            spec: Some(headline_workload("orders", "tpmC")),
             ..step(index, name, 4, 10)
         }
     }
@@ -1161,7 +1166,6 @@ mod tests {
 
     #[test]
     fn transactions_csv_gets_a_row_per_transaction_with_each_step_and_joins_its_row() {
-        register_headline_workload("orders", "tpmC");
         let tmp = tempfile::tempdir().unwrap();
         let steps = [custom_step(2, "orders t4"), custom_step(3, "orders t8")];
         let p = plan(steps.to_vec());
@@ -1286,7 +1290,6 @@ mod tests {
     /// again add theirs once.
     #[test]
     fn reopen_keeps_the_transactions_of_finished_steps_only() {
-        register_headline_workload("orders", "tpmC");
         let tmp = tempfile::tempdir().unwrap();
         let steps: Vec<Step> = (1..=3).map(|i| custom_step(i, &format!("s{i}"))).collect();
         let p = plan(steps.clone());

@@ -109,7 +109,7 @@ pub fn check_clients(suite: &Suite, plan: &Plan) -> Result<(), ConfigErrors> {
                     .with_help(format!("use at least {n} threads, one per client")),
             );
         }
-        let spec = crate::engine::registry::workload(&step.workload);
+        let spec = step.spec;
         if spec.is_some_and(|s| s.needs_local_files) {
             push(
                 suite
@@ -349,9 +349,12 @@ impl StepExecutor for ClientsExecutor {
             })?),
             None => None,
         };
+        let workload = step
+            .spec
+            .ok_or_else(|| EngineError::NoEngine(step.workload.clone()))?;
         let run = coordinator::run_step(
             &cfg,
-            &step.workload,
+            workload,
             self.definitions.get(&step.workload).map(String::as_str),
             script.as_ref(),
             &step.options,

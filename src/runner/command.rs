@@ -334,7 +334,6 @@ pub fn check_variants(
 mod tests {
     use super::*;
     use crate::engine::custom::compile::tests::ORDERS;
-    use crate::engine::registry;
 
     /// `--resume` reloads the run directory's own suite.toml, which holds the definitions of
     /// the suite's `workloads` files inline: the files are not needed, and the rebuilt plan
@@ -366,13 +365,14 @@ mod tests {
         .unwrap();
         let header = crate::results::csv::results_columns(&plan.axes).join(",");
         std::fs::write(run.path().join(crate::results::RESULTS_FILE), header + "\n").unwrap();
-        registry::clear_custom();
         drop(dir);
         let (resumed, replanned) =
             load_for_resume(run.path()).unwrap_or_else(|e| panic!("{e}\n{}", s.resolved_toml));
         assert_eq!(replanned.steps.len(), plan.steps.len());
         assert_eq!(resumed.resolved_toml, s.resolved_toml);
-        let orders = registry::workload("orders")
+        let orders = resumed
+            .catalog
+            .workload("orders")
             .and_then(crate::engine::custom::def)
             .unwrap();
         assert_eq!(orders.transactions.len(), 2);

@@ -139,6 +139,7 @@ mod tests {
             name: "sbtest".into(),
             variant: "default".into(),
             workload: "oltp_read_only".into(),
+            spec: crate::engine::Catalog::builtin().workload("oltp_read_only"),
             dataset: 1,
             repetition: 0,
             params: Default::default(),

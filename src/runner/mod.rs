@@ -167,8 +167,9 @@ fn quote_list(items: &[String]) -> String {
 /// Executes steps. The default implementation ([`EngineExecutor`]) calls the engines; tests
 /// script outcomes.
 pub trait StepExecutor {
-    fn has_engine(&self, workload: &str) -> bool {
-        engine::engine_for(workload).is_some()
+    /// Whether `step`'s workload can run here: the planner resolved it to a spec.
+    fn has_engine(&self, step: &Step) -> bool {
+        step.spec.is_some()
     }
 
     /// A prepare step, or a cleanup step when `cleanup`.
@@ -196,7 +197,7 @@ pub trait StepExecutor {
         out: &mut dyn Write,
         stop: &AtomicBool,
     ) -> Result<(), EngineError> {
-        let request = engine_request(step, engine::StepKind::Check);
+        let request = engine_request(step, engine::StepKind::Check)?;
         engine::execute(request, out, &mut (), stop).map(drop)
     }
 
@@ -209,7 +210,7 @@ pub trait StepExecutor {
         stop: &AtomicBool,
     ) -> Result<(), EngineError> {
         let name = step.command.as_deref().unwrap_or_default();
-        let request = engine_request(step, engine::StepKind::Command(name));
+        let request = engine_request(step, engine::StepKind::Command(name))?;
         engine::execute(request, out, &mut (), stop).map(drop)
     }
 
@@ -236,9 +237,16 @@ pub trait StepExecutor {
     }
 }
 
-/// The engine's request for `step`: its workload, options and target.
-fn engine_request<'a>(step: &'a Step, kind: engine::StepKind<'a>) -> engine::StepRequest<'a> {
-    engine::StepRequest::new(&step.workload, &step.options, kind).on(step.target.as_ref())
+/// The engine's request for `step`: its workload (as the planner resolved it), options and
+/// target; [`EngineError::NoEngine`] for a step without a spec ([`Step::spec`]).
+fn engine_request<'a>(
+    step: &'a Step,
+    kind: engine::StepKind<'a>,
+) -> Result<engine::StepRequest<'a>, EngineError> {
+    let spec = step
+        .spec
+        .ok_or_else(|| EngineError::NoEngine(step.workload.clone()))?;
+    Ok(engine::StepRequest::new(spec, &step.options, kind).on(step.target.as_ref()))
 }
 
 /// The real executor: the engines of [`crate::engine`], and the variants' server settings.
@@ -284,7 +292,7 @@ impl StepExecutor for EngineExecutor {
             true => engine::StepKind::Cleanup,
             false => engine::StepKind::Prepare,
         };
-        engine::execute(engine_request(step, kind), out, &mut (), stop).map(drop)
+        engine::execute(engine_request(step, kind)?, out, &mut (), stop).map(drop)
     }
 
     fn run(
@@ -294,7 +302,7 @@ impl StepExecutor for EngineExecutor {
         on_interval: &mut dyn StepObserver,
         stop: &AtomicBool,
     ) -> Result<StepOutcome, EngineError> {
-        let request = engine_request(step, engine::StepKind::Run(Default::default()));
+        let request = engine_request(step, engine::StepKind::Run(Default::default()))?;
         engine::execute(request, out, on_interval, stop).map(engine::Executed::into_outcome)
     }
 
@@ -440,7 +448,7 @@ pub fn run_plan(
 pub fn preflight(plan: &Plan, executor: &dyn StepExecutor) -> Result<(), RunError> {
     let mut missing: Vec<String> = Vec::new();
     for step in &plan.steps {
-        if !executor.has_engine(&step.workload) && !missing.contains(&step.workload) {
+        if !executor.has_engine(step) && !missing.contains(&step.workload) {
             missing.push(step.workload.clone());
         }
     }

@@ -76,19 +76,21 @@ pub fn check(plan: &Plan) -> Result<Preflight, PreflightError> {
         if step.dataset == 0 || !seen.insert(step.dataset) {
             continue;
         }
-        let request = StepRequest::new(
-            &step.workload,
-            &step.options,
-            engine::StepKind::CheckExisting,
-        )
-        .on(step.target.as_ref());
-        engine::execute(
-            request,
-            &mut std::io::sink(),
-            &mut (),
-            &AtomicBool::new(false),
-        )
-        .map_err(|e| PreflightError::Existing {
+        let checked = step
+            .spec
+            .ok_or_else(|| EngineError::NoEngine(step.workload.clone()))
+            .and_then(|spec| {
+                let kind = engine::StepKind::CheckExisting;
+                let request = StepRequest::new(spec, &step.options, kind);
+                let request = request.on(step.target.as_ref());
+                engine::execute(
+                    request,
+                    &mut std::io::sink(),
+                    &mut (),
+                    &AtomicBool::new(false),
+                )
+            });
+        checked.map_err(|e| PreflightError::Existing {
             dataset: step.dataset,
             workload: step.workload.clone(),
             message: match e {

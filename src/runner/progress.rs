@@ -328,6 +328,7 @@ mod tests {
             name: format!("s{i}"),
             variant: "default".into(),
             workload: "cpu".into(),
+            spec: crate::engine::Catalog::builtin().workload("cpu"),
             dataset: 0,
             repetition: 1,
             params: Default::default(),

@@ -195,6 +195,7 @@ mod tests {
             name: format!("{workload}-t{threads}"),
             variant: "v".into(),
             workload: workload.into(),
+            spec: crate::engine::Catalog::builtin().workload(workload),
             dataset: 1,
             repetition: 1,
             params,

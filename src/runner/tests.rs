@@ -21,6 +21,7 @@ fn step(index: usize, kind: StepKind, name: &str, dataset: usize) -> Step {
         name: name.into(),
         variant: "default".into(),
         workload: "fake".into(),
+        spec: None,
         dataset,
         repetition: u32::from(kind == StepKind::Run),
         params,
@@ -121,8 +122,8 @@ struct Script {
 }
 
 impl StepExecutor for Script {
-    fn has_engine(&self, workload: &str) -> bool {
-        !self.no_engine.contains(workload)
+    fn has_engine(&self, step: &Step) -> bool {
+        !self.no_engine.contains(step.workload.as_str())
     }
 
     fn prepare(

@@ -7,6 +7,7 @@
 //! `None` for them.
 
 use super::{ENV_PREFIX, TOP_LEVEL_KEYS};
+use crate::engine::Catalog;
 use crate::source::{ConfigError, Origin};
 use crate::value::Value;
 
@@ -19,7 +20,9 @@ pub fn env_name(path: &[&str]) -> String {
 
 /// Help for the unknown key `path` (its last element) when a layer brought it: the variable or
 /// option to write instead, with `suggestion` (the closest known key) in place of the typo.
+/// `catalog` tells options from other keys.
 pub fn unknown_key_help(
+    catalog: &Catalog,
     origin: &Origin,
     path: &[&str],
     suggestion: Option<&str>,
@@ -40,7 +43,7 @@ pub fn unknown_key_help(
             }
             // A top-level key: the usual mistakes are a missing table or a single underscore,
             // which a near name (`defaults_time` → `defaults`) would only hide.
-            if *name == "workload" || crate::engine::registry::any_option(name).is_some() {
+            if *name == "workload" || catalog.any_option(name).is_some() {
                 return Some(format!(
                     "`{name}` is an option: set {} (or {} for a matrix axis); `__` separates the keys of the path",
                     env_name(&["defaults", name]),
@@ -157,6 +160,7 @@ mod tests {
         let env = |v: &str| Origin::Env(v.to_string());
         assert_eq!(
             unknown_key_help(
+                Catalog::builtin(),
                 &env("SBSUITE_DEFAULTS__TREADS"),
                 &["defaults", "treads"],
                 Some("threads")
@@ -166,9 +170,16 @@ mod tests {
                 "did you mean `threads`? set SBSUITE_DEFAULTS__THREADS instead of SBSUITE_DEFAULTS__TREADS"
             )
         );
-        let top = unknown_key_help(&env("SBSUITE_THREADS"), &["threads"], None).unwrap();
+        let top = unknown_key_help(
+            Catalog::builtin(),
+            &env("SBSUITE_THREADS"),
+            &["threads"],
+            None,
+        )
+        .unwrap();
         assert!(top.contains("SBSUITE_DEFAULTS__THREADS"), "{top}");
         let one = unknown_key_help(
+            Catalog::builtin(),
             &env("SBSUITE_DEFAULTS_TIME"),
             &["defaults_time"],
             Some("defaults"),
@@ -176,11 +187,20 @@ mod tests {
         assert!(one.unwrap().ends_with("SBSUITE_DEFAULTS__TIME"));
         let set = Origin::Set("matrix.treads=[1,2]".into());
         assert_eq!(
-            unknown_key_help(&set, &["matrix", "treads"], Some("threads")).as_deref(),
+            unknown_key_help(
+                Catalog::builtin(),
+                &set,
+                &["matrix", "treads"],
+                Some("threads")
+            )
+            .as_deref(),
             Some("did you mean `threads`? write --set matrix.threads=[1,2]")
         );
         let file = Origin::Unknown;
-        assert_eq!(unknown_key_help(&file, &["x"], Some("y")), None);
+        assert_eq!(
+            unknown_key_help(Catalog::builtin(), &file, &["x"], Some("y")),
+            None
+        );
     }
 
     #[test]

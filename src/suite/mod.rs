@@ -31,6 +31,7 @@ use indexmap::IndexMap;
 
 pub use raw::{Driver, RawSuite, RawTarget, RawVariant};
 
+use crate::engine::Catalog;
 use crate::source::{self, ConfigError, ConfigErrors, Origin, Seg, SourceMap, TreeError};
 use crate::value::Value;
 
@@ -88,6 +89,9 @@ pub struct Suite {
     origins: Origins,
     /// The workloads the suite declares, with where each value is written.
     custom: crate::engine::custom::compile::Loaded,
+    /// The workloads its steps can name: the built-in ones, its `[workloads.NAME]`
+    /// definitions and its Lua scripts.
+    pub catalog: Catalog,
 }
 
 impl Suite {
@@ -340,8 +344,6 @@ pub fn load_text(
     sets: &[SetOverride],
     env: &[(String, String)],
 ) -> Result<Suite, ConfigErrors> {
-    // Workloads an earlier suite declared on this thread are forgotten before anything else.
-    crate::engine::registry::clear_custom();
     let map = SourceMap::new(text);
     if text.trim().is_empty() {
         return Err(ConfigError::new(file, map.origin_at(0), "", "the suite file is empty")
@@ -382,10 +384,10 @@ pub fn load_text(
         syntax(e.message().trim_end(), origin)
     })?;
 
-    // The suite's own workloads, compiled and registered before the rest is validated, so
+    // The suite's own workloads, compiled into its catalog before the rest is validated, so
     // that `workload = "orders"` and its options check like built-in ones.
     let custom = crate::engine::custom::compile::load(file, text, &table)?;
-    custom.register();
+    let catalog = custom.catalog();
 
     let mut overrides = Vec::new();
     let mut figment = Figment::from(Layer {
@@ -470,9 +472,9 @@ pub fn load_text(
     };
     let raw: RawSuite = figment
         .extract()
-        .map_err(|e| hints(figment_errors(file, &origins, e)))?;
+        .map_err(|e| hints(figment_errors(file, &origins, &catalog, e)))?;
     let raw = stored::in_file_order(raw, &table);
-    validate::validate(file, raw, origins, custom).map_err(hints)
+    validate::validate(file, raw, origins, custom, catalog).map_err(hints)
 }
 
 fn to_dict(file: &Path, map: &SourceMap, table: &toml::Table) -> Result<Dict, ConfigError> {
@@ -511,7 +513,12 @@ fn insert_path(dict: &mut Dict, path: &[String], value: figment::value::Value) {
 
 /// Turns figment's structural errors (unknown keys, wrong types, missing keys) into positioned
 /// errors with suggestions.
-fn figment_errors(file: &Path, origins: &Origins, err: figment::Error) -> ConfigErrors {
+fn figment_errors(
+    file: &Path,
+    origins: &Origins,
+    catalog: &Catalog,
+    err: figment::Error,
+) -> ConfigErrors {
     use figment::error::Kind;
     let mut out = Vec::new();
     for e in err {
@@ -532,9 +539,10 @@ fn figment_errors(file: &Path, origins: &Origins, err: figment::Error) -> Config
                 };
                 let keys: Vec<&str> = e.path.iter().map(String::as_str).collect();
                 let closest = source::closest(name, expected.iter().copied());
-                let help = layers::unknown_key_help(&origins.origin(&path, true), &keys, closest)
-                    .or_else(|| source::did_you_mean(name, expected.iter().copied()))
-                    .unwrap_or_else(|| format!("known keys: {}", expected.join(", ")));
+                let help =
+                    layers::unknown_key_help(catalog, &origins.origin(&path, true), &keys, closest)
+                        .or_else(|| source::did_you_mean(name, expected.iter().copied()))
+                        .unwrap_or_else(|| format!("known keys: {}", expected.join(", ")));
                 (format!("unknown key `{name}` in {table}"), Some(help), true)
             }
             Kind::MissingField(name) => {

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use crate::db::{Driver, PsMode, RawTarget, Sockets};
-use crate::engine::registry;
+use crate::engine::Catalog;
 use crate::value::Value;
 
 /// A suite file.
@@ -408,7 +408,7 @@ fn option_schema(name: &str) -> serde_json::Value {
     use crate::engine::option::Kind;
     use serde_json::json;
     if name == "workload" {
-        let names: Vec<&str> = registry::WORKLOADS.iter().map(|w| w.name).collect();
+        let names: Vec<&str> = Catalog::builtin().all().map(|w| w.name).collect();
         let list = json!({ "anyOf": [{ "type": "string" }, { "type": "array", "items": { "type": "string" } }] });
         let script = json!({
             "description": "a sysbench Lua script (its options become ordinary options)",
@@ -427,7 +427,7 @@ fn option_schema(name: &str) -> serde_json::Value {
         });
         return json!({ "description": "the workload to run: a name, or { script = \"path.lua\" }", "anyOf": [{ "enum": names }, script] });
     }
-    let Some(spec) = registry::any_option(name) else {
+    let Some(spec) = Catalog::builtin().any_option(name) else {
         return json!({});
     };
     let mut schema = match spec.kind {
@@ -456,7 +456,7 @@ fn option_schema(name: &str) -> serde_json::Value {
 }
 
 fn option_names() -> impl Iterator<Item = &'static str> {
-    std::iter::once("workload").chain(registry::all_option_names())
+    std::iter::once("workload").chain(Catalog::builtin().all_option_names())
 }
 
 /// `[defaults]`: every known option with its type; anything else is flagged by editors too.

@@ -5,8 +5,8 @@
 //! Shape, and why:
 //! * A script is loaded once, when the suite is validated ([`Script::load`] runs its top level
 //!   in a Lua state of this thread), to learn its `sysbench.cmdline.options` and custom
-//!   commands; its spec ([`crate::engine::lua::run::spec_for`]) is registered on this thread
-//!   like a `[workloads.NAME]` definition, so its options check, expand into matrix axes and
+//!   commands; its spec ([`crate::engine::lua::run::spec_for`]) is declared in the suite's
+//!   catalog like a `[workloads.NAME]` definition, so its options check, expand into matrix axes and
 //!   run like a built-in workload's. A misspelt option is then an ordinary "unknown option"
 //!   error with its line and a suggestion, before anything runs.
 //! * The table is replaced by the script's name (the path as typed, the results' `workload`
@@ -26,10 +26,10 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
+use crate::engine::Catalog;
 use crate::engine::lua::Script;
 use crate::engine::lua::bundle::{BundleFile, ScriptBundle, sha256_hex};
 use crate::engine::lua::run;
-use crate::engine::registry;
 use crate::engine::spec::{DataSpec, WorkloadSpec};
 use crate::source::{ConfigError, ConfigErrors, Origin, Seg, SourceMap, did_you_mean, path_text};
 
@@ -229,13 +229,14 @@ impl Slots<'_> {
     }
 }
 
-/// Loads every script the `slots` name, registers each one's spec on this thread and
-/// replaces each table by the script's name. `file` is the suite file (relative paths are
-/// relative to its directory); `origin` places a key path in it for errors.
+/// Loads every script the `slots` name, declares each one's spec in `catalog` and replaces
+/// each table by the script's name. `file` is the suite file (relative paths are relative to
+/// its directory); `origin` places a key path in it for errors.
 pub fn load(
     file: &Path,
     slots: Slots<'_>,
     origin: &dyn Fn(&[Seg], bool) -> Origin,
+    catalog: &mut Catalog,
 ) -> Result<Scripts, Vec<ConfigError>> {
     let mut scripts = Scripts::default();
     let mut errors = Vec::new();
@@ -275,9 +276,9 @@ pub fn load(
             return;
         }
         first.insert(typed.clone(), (t.clone(), path.clone()));
-        match one(file, &path, t, &typed, origin) {
+        match one(file, &path, t, &typed, origin, catalog) {
             Ok(u) => {
-                registry::register(u.spec);
+                catalog.declare(u.spec);
                 scripts.0.insert(typed.clone(), u);
                 *v = toml::Value::String(typed);
             }
@@ -292,8 +293,8 @@ pub fn load(
 }
 
 /// The scripts of the suite file `file` alone (`sbsuite workloads --suite`): read, loaded and
-/// registered without validating the rest of the suite.
-pub fn load_file(file: &Path) -> Result<Scripts, ConfigErrors> {
+/// declared in `catalog` without validating the rest of the suite.
+pub fn load_file(file: &Path, catalog: &mut Catalog) -> Result<Scripts, ConfigErrors> {
     let (text, parsed) = crate::source::read_file(file).map_err(|e| {
         ConfigError::new(
             file,
@@ -304,7 +305,13 @@ pub fn load_file(file: &Path) -> Result<Scripts, ConfigErrors> {
     })?;
     let mut table = parsed.map_err(|e| e.into_error(file))?;
     let map = SourceMap::new(&text);
-    load(file, slots_of_table(&mut table), &|p, k| map.origin(p, k)).map_err(ConfigErrors)
+    load(
+        file,
+        slots_of_table(&mut table),
+        &|p, k| map.origin(p, k),
+        catalog,
+    )
+    .map_err(ConfigErrors)
 }
 
 /// The [`Slots`] of a suite file's table.
@@ -346,13 +353,14 @@ fn names(v: &toml::Value) -> Option<Vec<String>> {
     }
 }
 
-/// Loads one script table at `path`.
+/// Loads one script table at `path` (`catalog`: the workloads its name must not be).
 fn one(
     file: &Path,
     path: &[Seg],
     t: &toml::Table,
     typed: &str,
     origin: &dyn Fn(&[Seg], bool) -> Origin,
+    catalog: &Catalog,
 ) -> Result<ScriptUse, Vec<ConfigError>> {
     let at = |key: &str| {
         let mut p = path.to_vec();
@@ -377,7 +385,7 @@ fn one(
             ));
         }
     }
-    if registry::workload(typed).is_some() {
+    if catalog.workload(typed).is_some() {
         errors.push(err(
             "script",
             false,

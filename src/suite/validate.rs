@@ -11,8 +11,8 @@ use super::clients::{ClientEntry, Clients, TransportOptions};
 use super::raw::RawSuite;
 use super::scripts;
 use super::{Axis, Matrix, Origins, STOP_WHEN_KEYS, StopWhen, Suite};
+use crate::engine::Catalog;
 use crate::engine::option::Kind;
-use crate::engine::registry;
 use crate::source::{ConfigError, ConfigErrors, Seg, did_you_mean, path_text};
 use crate::value::Value;
 
@@ -22,6 +22,8 @@ const MAX_AXIS_VALUES: usize = 10_000;
 struct Checker<'a> {
     file: &'a Path,
     origins: &'a Origins,
+    /// The suite's workloads (built-in, declared, its scripts).
+    catalog: &'a Catalog,
     errors: Vec<ConfigError>,
 }
 
@@ -68,7 +70,7 @@ impl Checker<'_> {
         }
         if name == "workload" {
             return match &value {
-                Value::Str(w) if registry::workload(w).is_some() => Some(value),
+                Value::Str(w) if self.catalog.workload(w).is_some() => Some(value),
                 Value::Str(w) if w.ends_with(".lua") => {
                     let help = format!(
                         "to run a sysbench Lua script, write workload = {{ script = \"{w}\" }} (the path relative to the suite file)"
@@ -77,9 +79,10 @@ impl Checker<'_> {
                     None
                 }
                 Value::Str(w) => {
-                    let help = did_you_mean(w, registry::all().iter().map(|w| w.name))
-                        .map(|s| format!("{s} known workloads: {}", workload_names()))
-                        .unwrap_or_else(|| format!("known workloads: {}", workload_names()));
+                    let names = workload_names(self.catalog);
+                    let help = did_you_mean(w, self.catalog.all().map(|w| w.name))
+                        .map(|s| format!("{s} known workloads: {names}"))
+                        .unwrap_or_else(|| format!("known workloads: {names}"));
                     self.err(path, false, format!("unknown workload `{w}`"), Some(help));
                     None
                 }
@@ -91,13 +94,13 @@ impl Checker<'_> {
                             "`workload` must be a string, found {} `{other}`",
                             other.type_name()
                         ),
-                        Some(format!("known workloads: {}", workload_names())),
+                        Some(format!("known workloads: {}", workload_names(self.catalog))),
                     );
                     None
                 }
             };
         }
-        let spec = registry::any_option(name)?;
+        let spec = self.catalog.any_option(name)?;
         match spec.kind.coerce(&value) {
             Ok(v) => Some(v),
             Err(msg) => {
@@ -120,7 +123,7 @@ impl Checker<'_> {
 
     /// Reports an option name that no workload knows.
     fn known_option(&mut self, path: &[Seg], name: &str) -> bool {
-        if name == "workload" || registry::any_option(name).is_some() {
+        if name == "workload" || self.catalog.any_option(name).is_some() {
             return true;
         }
         // How many clients run each step: an axis of the matrix, not an option of a step.
@@ -143,25 +146,21 @@ impl Checker<'_> {
                 Seg::Index(_) => None,
             })
             .collect();
-        let closest =
-            crate::source::closest(name, registry::all_option_names().chain(["workload"]));
-        let help =
-            super::layers::unknown_key_help(&self.origins.origin(path, true), &keys, closest)
-                .or_else(|| did_you_mean(name, registry::all_option_names().chain(["workload"])))
-                .unwrap_or_else(|| {
-                    "run `sbsuite workloads` to list the options of each workload".into()
-                });
+        let names = || self.catalog.all_option_names().chain(["workload"]);
+        let closest = crate::source::closest(name, names());
+        let origin = self.origins.origin(path, true);
+        let help = super::layers::unknown_key_help(self.catalog, &origin, &keys, closest)
+            .or_else(|| did_you_mean(name, names()))
+            .unwrap_or_else(|| {
+                "run `sbsuite workloads` to list the options of each workload".into()
+            });
         self.err(path, true, format!("unknown option `{name}`"), Some(help));
         false
     }
 }
 
-fn workload_names() -> String {
-    registry::all()
-        .iter()
-        .map(|w| w.name)
-        .collect::<Vec<_>>()
-        .join(", ")
+fn workload_names(catalog: &Catalog) -> String {
+    catalog.all().map(|w| w.name).collect::<Vec<_>>().join(", ")
 }
 
 pub(super) fn validate(
@@ -169,21 +168,23 @@ pub(super) fn validate(
     mut raw: RawSuite,
     origins: Origins,
     custom: crate::engine::custom::compile::Loaded,
+    mut catalog: Catalog,
 ) -> Result<Suite, ConfigErrors> {
-    let mut c = Checker {
-        file,
-        origins: &origins,
-        errors: Vec::new(),
-    };
-    let suite_path = |k: &str| [Seg::key("suite"), Seg::key(k)];
-
-    // Scripts first: their options are known only once they are loaded and registered. A
+    // Scripts first: their options are known only once they are loaded and in the catalog. A
     // script that cannot be loaded leaves a table where a name should be, which every later
     // check would report again: its errors come alone.
-    let scripts = match scripts::load(file, slots(&mut raw), &|p, k| origins.origin(p, k)) {
+    let origin = |p: &[Seg], k| origins.origin(p, k);
+    let scripts = match scripts::load(file, slots(&mut raw), &origin, &mut catalog) {
         Ok(s) => s,
         Err(errors) => return Err(ConfigErrors(errors)),
     };
+    let mut c = Checker {
+        file,
+        origins: &origins,
+        catalog: &catalog,
+        errors: Vec::new(),
+    };
+    let suite_path = |k: &str| [Seg::key("suite"), Seg::key(k)];
 
     let name = raw.suite.name.trim().to_string();
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
@@ -382,6 +383,7 @@ pub(super) fn validate(
         clients,
         origins,
         custom,
+        catalog,
     })
 }
 

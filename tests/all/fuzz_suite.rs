@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
-use sbsuite::engine::registry;
+use sbsuite::engine::Catalog;
 use sbsuite::source::{ConfigErrors, Origin};
 use sbsuite::suite;
 
@@ -103,7 +103,7 @@ fn seeds() -> Vec<(PathBuf, Vec<u8>)> {
 }
 
 fn known_key() -> impl Strategy<Value = String> {
-    let options: Vec<&'static str> = registry::all_option_names().collect();
+    let options: Vec<&'static str> = Catalog::builtin().all_option_names().collect();
     prop_oneof![
         3 => proptest::sample::select(SECTION_KEYS).prop_map(str::to_string),
         3 => proptest::sample::select(options).prop_map(str::to_string),

@@ -73,7 +73,10 @@ fn step(s: &plan::Step) -> Result<(String, Option<sbsuite::engine::StepOutcome>)
         StepKind::Cleanup => engine::StepKind::Cleanup,
         _ => engine::StepKind::Prepare,
     };
-    let request = engine::StepRequest::new(&s.workload, &s.options, kind).on(s.target.as_ref());
+    let spec = s
+        .spec
+        .ok_or_else(|| format!("`{}` has no engine", s.workload))?;
+    let request = engine::StepRequest::new(spec, &s.options, kind).on(s.target.as_ref());
     let outcome = match engine::execute(request, &mut out, &mut (), &stop) {
         Ok(engine::Executed::Ran(o)) => Some(*o),
         Ok(engine::Executed::Done) => None,

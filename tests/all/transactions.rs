@@ -11,6 +11,7 @@ use chrono::{TimeZone, Utc};
 use hdrhistogram::Histogram;
 use indexmap::IndexMap;
 use sbsuite::engine::custom::model::{Def, Headline, Vars};
+use sbsuite::engine::spec::WorkloadSpec;
 use sbsuite::engine::{HEADLINE, LatencySummary, SqlCounters, StepOutcome, TxnStats};
 use sbsuite::plan::{Plan, Step, StepKind};
 use sbsuite::results::{ResultStore, RowStatus, RunRow};
@@ -18,9 +19,8 @@ use sbsuite::value::{Options, Value};
 
 use common::sbsuite;
 
-/// Makes the custom workload `orders` (headline `tpmC`) known on this thread, as loading a
-/// suite that declares it does.
-fn register_orders() {
+/// The custom workload `orders` (headline `tpmC`), as loading a suite that declares it makes.
+fn orders() -> &'static WorkloadSpec {
     let def = Def {
         name: "orders".into(),
         summary: String::new(),
@@ -46,7 +46,7 @@ fn register_orders() {
         transactions: Vec::new(),
         statements: Vec::new(),
     };
-    sbsuite::engine::registry::register(sbsuite::engine::custom::spec_for(def));
+    sbsuite::engine::custom::spec_for(def)
 }
 
 fn histogram(ms: f64, n: u64) -> Histogram<u64> {
@@ -116,7 +116,7 @@ fn outcome(new_order_ms: f64, tpm: f64) -> StepOutcome {
     }
 }
 
-fn step(index: usize, variant: &str, repetition: u32) -> Step {
+fn step(orders: &'static WorkloadSpec, index: usize, variant: &str, repetition: u32) -> Step {
     let mut params = IndexMap::new();
     params.insert("threads".into(), Value::Int(4));
     let mut options = Options::default();
@@ -127,6 +127,7 @@ fn step(index: usize, variant: &str, repetition: u32) -> Step {
         name: format!("orders {variant} r{repetition}"),
         variant: variant.into(),
         workload: "orders".into(),
+        spec: Some(orders),
         dataset: 1,
         repetition,
         params,
@@ -140,7 +141,7 @@ fn step(index: usize, variant: &str, repetition: u32) -> Step {
 /// A run directory under `root/<suite>/` with a step per (variant, new_order ms, tpm):
 /// repetitions numbered per variant.
 fn write_run(root: &Path, suite: &str, second: u32, steps: &[(&str, f64, f64)]) -> PathBuf {
-    register_orders();
+    let orders = orders();
     let mut reps: IndexMap<&str, u32> = IndexMap::new();
     let planned: Vec<Step> = steps
         .iter()
@@ -148,7 +149,7 @@ fn write_run(root: &Path, suite: &str, second: u32, steps: &[(&str, f64, f64)]) 
         .map(|(i, (variant, _, _))| {
             let rep = reps.entry(variant).or_default();
             *rep += 1;
-            step(i + 1, variant, *rep)
+            step(orders, i + 1, variant, *rep)
         })
         .collect();
     let plan = Plan {

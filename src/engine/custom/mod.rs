@@ -8,8 +8,8 @@
 //!   placeholders are slots in statement order, expressions are compiled ([`expr`]). It lives
 //!   here, next to the engine that runs what it produces, and imports nothing of the suite
 //!   (positions and errors come from [`crate::source`]). [`spec_for`] turns it into a
-//!   [`WorkloadSpec`] (leaked: a definition lives as long as the process) that
-//!   [`super::registry::register`] makes known, so validation, planning, `sbsuite workloads`
+//!   [`WorkloadSpec`] (leaked: a definition lives as long as the process) that the suite's
+//!   [`super::catalog::Catalog`] declares, so validation, planning, `sbsuite workloads`
 //!   and the engine treat it like a built-in workload.
 //! * [`generator`] draws values (load columns, parameters) from sysbench's generators; [`run`] is the
 //!   [`super::driver::Workload`] (one OS thread and one connection per worker, statements
@@ -25,10 +25,10 @@ pub mod load;
 pub mod model;
 pub mod run;
 
-use super::EngineError;
 use super::driver::Workload;
 use super::option::{Kind, OptSpec};
 use super::spec::{DataSpec, Setup, WorkloadSpec, never};
+use super::{Definition, EngineError};
 
 /// Options every custom workload has besides its own.
 pub static COMMON: &[OptSpec] = &[
@@ -85,13 +85,16 @@ pub fn spec_for(def: model::Def) -> &'static WorkloadSpec {
         needs_local_files: false,
         ends_by_itself: never,
         build,
-        custom: Some(def),
+        definition: Definition::Custom(def),
     }))
 }
 
 /// The definition of a workload declared in TOML; `None` for a built-in one.
 pub fn def(spec: &WorkloadSpec) -> Option<&'static model::Def> {
-    spec.custom.and_then(|d| d.downcast_ref::<model::Def>())
+    match spec.definition {
+        Definition::Custom(def) => Some(def),
+        Definition::Builtin | Definition::Lua(_) => None,
+    }
 }
 
 fn build(s: &Setup<'_>) -> Result<Box<dyn Workload>, EngineError> {

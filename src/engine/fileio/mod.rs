@@ -41,7 +41,7 @@ use super::random::Rng;
 use super::spec::{DataSpec, Setup, WorkloadSpec, never};
 use super::{EngineError, IntervalSample, Metrics, StepOutcome, console};
 
-/// The fileio workload's entry in [`super::registry`]: its files are its dataset, shaped by the
+/// The fileio workload's entry in [`super::catalog`]: its files are its dataset, shaped by the
 /// number and total size of the files, their directory and whether blocks carry checksums.
 pub static SPEC: WorkloadSpec = WorkloadSpec {
     name: "fileio",
@@ -56,7 +56,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     needs_local_files: true,
     ends_by_itself: never,
     build,
-    custom: None,
+    definition: crate::engine::Definition::Builtin,
 };
 
 /// fileio test modes, in sysbench's order.

@@ -18,7 +18,7 @@ use crate::engine::session::{self, Sessions, closed};
 use crate::engine::spec::{DataSpec, Setup, WorkloadSpec, never};
 use crate::engine::{EngineError, IntervalSample, StepOutcome};
 
-/// bulk_insert's entry in [`crate::engine::registry`]: it has no options of its own; its data
+/// bulk_insert's entry in [`crate::engine::catalog`]: it has no options of its own; its data
 /// (one table per thread) is shaped by `threads` and is refilled for every run.
 pub static SPEC: WorkloadSpec = WorkloadSpec {
     name: "bulk_insert",
@@ -33,7 +33,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     needs_local_files: false,
     ends_by_itself: never,
     build,
-    custom: None,
+    definition: crate::engine::Definition::Builtin,
 };
 
 /// sysbench's bulk insert buffer.

@@ -39,7 +39,7 @@ use crate::db::{Connection, PsMode, SqlError, StmtId};
 use self::options::{OLTP_COMMON, RANDOM_POINTS, RANDOM_RANGES, SBTEST_KEYS, Shape};
 use self::sql::{P, Q};
 
-/// The entries of the OLTP scripts in [`super::registry`]: one static per script, which names
+/// The entries of the OLTP scripts in [`super::catalog`]: one static per script, which names
 /// its [`Kind`] in its builder. Every script reads the same `sbtest` tables, so they share one
 /// dataset; the two that change row counts ask for a fresh prepare per run.
 pub static READ_ONLY: WorkloadSpec = script(
@@ -140,7 +140,7 @@ const fn script(
         needs_local_files: false,
         ends_by_itself: never,
         build,
-        custom: None,
+        definition: crate::engine::Definition::Builtin,
     }
 }
 

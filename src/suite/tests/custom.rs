@@ -1,12 +1,11 @@
 //! Workloads declared in a suite: what the suite adds to their compiler
 //! (`engine::custom::compile`, tested there): SQL for the target's driver, the stored suite
 //! holding the definitions inline, layers that may set a definition's options but not the
-//! definition, and the registry forgetting the definitions of the last suite loaded.
+//! definition, and each suite's catalog holding its own definitions only.
 
 use std::path::Path;
 
 use crate::engine::custom::compile::tests::{ORDERS, def_of, error_at};
-use crate::engine::registry;
 use crate::source::{ConfigError, ConfigErrors};
 use crate::suite::{SetOverride, Suite, load_text, load_with_env};
 use crate::value::Value;
@@ -72,7 +71,10 @@ fn definitions_in_files_load_and_the_stored_suite_inlines_them() {
     let file = dir.path().join("suite.toml");
     std::fs::write(&file, &suite).unwrap();
     let s = load_with_env(&file, &[], &[]).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(def_of("orders").source, dir.path().join("w/orders.toml"));
+    assert_eq!(
+        def_of(&s.catalog, "orders").source,
+        dir.path().join("w/orders.toml")
+    );
     assert!(
         !s.resolved_toml.contains("w/orders.toml"),
         "{}",
@@ -100,7 +102,7 @@ fn definitions_in_files_load_and_the_stored_suite_inlines_them() {
         .unwrap_or_else(|e| panic!("{e}\n{}", s.resolved_toml));
     assert_eq!(stored.matrix.axes, s.matrix.axes);
     assert_eq!(stored.resolved_toml, s.resolved_toml, "a fixed point");
-    let d = def_of("orders");
+    let d = def_of(&stored.catalog, "orders");
     assert_eq!(d.statements.len(), 4);
     assert_eq!(d.transactions[0].draws, [3, 4]);
     assert!(d.headline.is_some());
@@ -120,10 +122,19 @@ fn layers_cannot_change_a_definition() {
 }
 
 #[test]
-fn a_suite_without_definitions_forgets_those_of_the_last_one() {
-    load(ORDERS).unwrap();
-    assert!(registry::workload("orders").is_some());
+fn each_suite_knows_its_own_definitions_only() {
+    let custom = load(ORDERS).unwrap();
+    assert!(custom.catalog.workload("orders").is_some());
     let plain = "[suite]\nname = \"p\"\n[defaults]\nworkload = \"cpu\"\ntime = 1\n";
-    load(plain).unwrap();
-    assert!(registry::workload("orders").is_none());
+    let plain = load(plain).unwrap();
+    assert!(plain.catalog.workload("orders").is_none());
+    // The first suite keeps its own, loaded before the other or not.
+    assert!(custom.catalog.workload("orders").is_some());
+    // A suite naming a workload another suite declared is refused.
+    let other = "[suite]\nname = \"o\"\n[defaults]\nworkload = \"orders\"\ntime = 1\n";
+    let errors = load(other).err().expect("refused");
+    assert!(
+        errors.0[0].message.contains("unknown workload `orders`"),
+        "{errors}"
+    );
 }

@@ -16,7 +16,7 @@
 //!   columns), `transactions.rs` (steps, statements, captures), `sql.rs` (per-driver text
 //!   and placeholders), `tables.rs` (`load`), `checks.rs`; `compiler.rs` holds the state they
 //!   share.
-//! * [`Loaded::register`] makes each definition known to [`registry`], so `workload = "orders"`
+//! * [`Loaded::catalog`] makes each definition known to the suite's [`Catalog`], so `workload = "orders"`
 //!   and its options validate, expand and run like a built-in workload. What depends on the
 //!   merged suite (the target's driver, each run's options) is checked later, at the sites
 //!   the compiler recorded (`sites.rs`: [`Loaded::check_drivers`], [`Loaded::check_run`]).
@@ -46,7 +46,7 @@ pub use self::sql::placeholders;
 use super::model::Def;
 use super::spec_for;
 use crate::db::Driver;
-use crate::engine::registry;
+use crate::engine::Catalog;
 use crate::engine::spec::WorkloadSpec;
 use crate::source::{ConfigError, ConfigErrors, Origin, Seg, SourceMap, path_text, read_file};
 
@@ -106,7 +106,7 @@ pub struct Loaded {
 }
 
 /// Reads and compiles the workloads of the suite file `file` (its text and parsed `table`)
-/// and of the files its `[suite] workloads` lists. Nothing is registered yet.
+/// and of the files its `[suite] workloads` lists ([`Loaded::catalog`] makes them known).
 pub fn load(file: &Path, text: &str, table: &toml::Table) -> Result<Loaded, ConfigErrors> {
     let mut loaded = Loaded::default();
     loaded.files.push(File {
@@ -124,8 +124,8 @@ pub fn load(file: &Path, text: &str, table: &toml::Table) -> Result<Loaded, Conf
     }
 }
 
-/// The definitions of the suite file `file` alone (`sbsuite workloads --suite`): read,
-/// compiled and registered, without validating the rest of the suite.
+/// The definitions of the suite file `file` alone (`sbsuite workloads --suite`): read and
+/// compiled, without validating the rest of the suite.
 pub fn load_file(file: &Path) -> Result<Loaded, ConfigErrors> {
     let (text, parsed) = read_file(file).map_err(|e| {
         ConfigError::new(
@@ -137,24 +137,19 @@ pub fn load_file(file: &Path) -> Result<Loaded, ConfigErrors> {
         .with_help("check the path; suite files are TOML, e.g. suites/quickstart.toml")
     })?;
     let table = parsed.map_err(|e| e.into_error(file))?;
-    let loaded = load(file, &text, &table)?;
-    loaded.register();
-    Ok(loaded)
+    load(file, &text, &table)
 }
 
 impl Loaded {
-    /// Makes every definition known to the registry of this thread (after forgetting those of
-    /// an earlier suite); returns the specs.
-    pub fn register(&self) -> Vec<&'static WorkloadSpec> {
-        registry::clear_custom();
-        self.defs
-            .iter()
-            .map(|d| {
-                let spec = spec_for(d.clone());
-                registry::register(spec);
-                spec
-            })
-            .collect()
+    /// The spec of every definition, in declaration order (each call leaks new ones: call it
+    /// once per suite).
+    pub fn specs(&self) -> Vec<&'static WorkloadSpec> {
+        self.defs.iter().map(|d| spec_for(d.clone())).collect()
+    }
+
+    /// A catalog of the built-in workloads and these definitions ([`Loaded::specs`]).
+    pub fn catalog(&self) -> Catalog {
+        Catalog::with(self.specs())
     }
 
     /// The tables of definitions, in order, each with the index of its file: the suite file's

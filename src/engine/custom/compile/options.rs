@@ -6,12 +6,12 @@ use std::collections::HashMap;
 
 use super::Loaded;
 use super::compiler::{Compiler, key};
+use crate::engine::Catalog;
 use crate::engine::config::GENERAL;
 use crate::engine::custom::COMMON;
 use crate::engine::custom::expr::is_identifier;
 use crate::engine::custom::model::{Def, OptionDef};
 use crate::engine::option::Kind;
-use crate::engine::registry;
 use crate::source::{ConfigError, Seg, did_you_mean, path_text};
 use crate::value::Value;
 
@@ -79,7 +79,7 @@ impl Compiler<'_> {
         let tpath = key(path, "type");
         let ty = self.string(&tpath, ty, "type = \"int\"")?;
         let kind = self.option_kind(path, name, t, ty)?;
-        if let Some(builtin) = registry::WORKLOADS.iter().find_map(|w| w.option(name))
+        if let Some(builtin) = Catalog::builtin().any_option(name)
             && !same_kind(&builtin.kind, &kind)
         {
             self.err(

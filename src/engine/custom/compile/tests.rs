@@ -57,12 +57,10 @@ weight = 1
 steps = [{ sql = "SELECT count(*) FROM lines WHERE a = :cust" }]
 "#;
 
-/// Compiles and registers the definitions of the suite text `text`, as loading the suite does.
-fn load(text: &str) -> Result<Loaded, ConfigErrors> {
+/// Compiles the definitions of the suite text `text` into a catalog, as loading the suite does.
+fn load(text: &str) -> Result<Catalog, ConfigErrors> {
     let table: toml::Table = toml::from_str(text).unwrap_or_else(|e| panic!("{e}"));
-    let loaded = super::load(Path::new("t.toml"), text, &table)?;
-    loaded.register();
-    Ok(loaded)
+    Ok(super::load(Path::new("t.toml"), text, &table)?.catalog())
 }
 
 /// The 1-based line of the first line of `text` that contains `marker`.
@@ -76,7 +74,7 @@ pub(crate) fn line_of(text: &str, marker: &str) -> usize {
 /// `text` is refused; an error is on the line of `marker`, its key ends with `key` and its
 /// message contains `message`. Returns that error.
 fn refused(text: &str, marker: &str, key: &str, message: &str) -> ConfigError {
-    let errors = load(text).err().expect("the definitions must be rejected");
+    let errors = load(text).expect_err("the definitions must be rejected");
     error_at(&errors, text, marker, key, message)
 }
 
@@ -104,17 +102,18 @@ pub(crate) fn error_at(
     }
 }
 
-/// The registered definition of workload `name`.
-pub(crate) fn def_of(name: &str) -> &'static Def {
-    registry::workload(name)
+/// The definition of workload `name` in `catalog`.
+pub(crate) fn def_of(catalog: &Catalog, name: &str) -> &'static Def {
+    catalog
+        .workload(name)
         .and_then(crate::engine::custom::def)
-        .unwrap_or_else(|| panic!("`{name}` is not registered"))
+        .unwrap_or_else(|| panic!("`{name}` is not in the catalog"))
 }
 
 #[test]
 fn a_definition_compiles_to_slots_binds_and_draws() {
-    load(ORDERS).unwrap_or_else(|e| panic!("{e}"));
-    let d = def_of("orders");
+    let catalog = load(ORDERS).unwrap_or_else(|e| panic!("{e}"));
+    let d = def_of(&catalog, "orders");
     assert_eq!(
         d.vars.names,
         [
@@ -192,9 +191,9 @@ fn a_definition_compiles_to_slots_binds_and_draws() {
     assert!(customers.dataset);
     assert_eq!(customers.default.as_deref(), Some("100"));
     assert!(matches!(d.options[1].kind, Kind::Enum(["a", "b"])));
-    let spec = registry::workload("orders").unwrap();
+    let spec = catalog.workload("orders").unwrap();
     assert_eq!(spec.data.keys, ["customers"]);
-    assert!(registry::any_option("mode").is_some());
+    assert!(catalog.any_option("mode").is_some());
 }
 
 #[test]
@@ -234,8 +233,8 @@ fn a_pgsql_cast_and_a_quoted_placeholder_bind_nothing() {
         "SELECT count(*) FROM lines WHERE a = :cust",
         "SELECT count(*)::int, ':x' FROM lines WHERE a = :cust",
     );
-    load(&text).unwrap_or_else(|e| panic!("{e}"));
-    let d = def_of("orders");
+    let catalog = load(&text).unwrap_or_else(|e| panic!("{e}"));
+    let d = def_of(&catalog, "orders");
     let b = d.statements[3].sql.for_driver(Driver::Pgsql).unwrap();
     assert_eq!(b.text, "SELECT count(*)::int, ':x' FROM lines WHERE a = ?");
     assert_eq!(b.binds, [3]);
@@ -396,8 +395,11 @@ fn option_names_of_general_or_built_in_options_are_refused() {
         "mode = { type = \"enum\"",
         "table_size = { type = \"int\", min = 0, default = 5 }\nmode = { type = \"enum\"",
     );
-    load(&t).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(def_of("orders").options[1].default.as_deref(), Some("5"));
+    let catalog = load(&t).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        def_of(&catalog, "orders").options[1].default.as_deref(),
+        Some("5")
+    );
 }
 
 #[test]
@@ -521,9 +523,9 @@ fn an_fk_to_a_table_not_loaded_is_refused() {
         "let = { amount = \"qty * 3\" }",
         "let = { amount = { fk = \"customers\" } }",
     );
-    load(&t).unwrap_or_else(|e| panic!("{e}"));
+    let catalog = load(&t).unwrap_or_else(|e| panic!("{e}"));
     assert!(matches!(
-        def_of("orders").transactions[0].body[0],
+        def_of(&catalog, "orders").transactions[0].body[0],
         Op::Let {
             value: GenSpec::Fk(_),
             ..
@@ -624,8 +626,8 @@ fn a_checks_expect_is_an_expression_over_the_options() {
             "{ORDERS}\n[[workloads.orders.checks]]\nname = \"c\"\nsql = \"SELECT count(*) FROM customers\"\nexpect = {expect}\n"
         )
     };
-    let frame = |customers: i64| crate::engine::custom::model::Frame {
-        vals: vec![Val::Int(customers); def_of("orders").vars.len()],
+    let frame = |def: &Def, customers: i64| crate::engine::custom::model::Frame {
+        vals: vec![Val::Int(customers); def.vars.len()],
     };
     for (expect, want) in [
         ("\"customers * 100\"", Val::Int(1000)),
@@ -634,11 +636,12 @@ fn a_checks_expect_is_an_expression_over_the_options() {
         ("true", Val::Int(1)),
         ("\"'open'\"", Val::Str("open".into())),
     ] {
-        load(&with_check(expect)).unwrap_or_else(|e| panic!("{expect}: {e}"));
-        let CheckExpect::Value(e) = &def_of("orders").checks[0].expect else {
+        let catalog = load(&with_check(expect)).unwrap_or_else(|e| panic!("{expect}: {e}"));
+        let def = def_of(&catalog, "orders");
+        let CheckExpect::Value(e) = &def.checks[0].expect else {
             panic!("{expect}: not a value");
         };
-        assert_eq!(e.eval(&frame(10)), Ok(want), "{expect}");
+        assert_eq!(e.eval(&frame(def, 10)), Ok(want), "{expect}");
     }
     let t = with_check("\"open\"");
     let e = refused(&t, "expect = \"open\"", "checks[0].expect", "`open`");
@@ -698,11 +701,11 @@ fn expressions_that_fail_whatever_the_data_are_refused() {
         "let = { amount = \"qty * 3\" }",
         "let = { amount = \"2 ** 10\" }",
     );
-    load(&t).unwrap_or_else(|e| panic!("{e}"));
+    let catalog = load(&t).unwrap_or_else(|e| panic!("{e}"));
     let Op::Let {
         value: GenSpec::Expr(e),
         ..
-    } = &def_of("orders").transactions[0].body[0]
+    } = &def_of(&catalog, "orders").transactions[0].body[0]
     else {
         panic!("not a let");
     };

@@ -11,10 +11,10 @@ use super::WORKLOAD_KEYS;
 use super::compiler::{Compiler, Scope, index, key};
 use super::tables::LOAD_VARS;
 use super::transactions::capture_pairs;
+use crate::engine::catalog;
 use crate::engine::custom::model::{
     Def, GenSpec, Headline, OptionDef, Slot, Sql, Stmt, Txn, VarKind,
 };
-use crate::engine::registry;
 use crate::source::{Seg, did_you_mean, path_text};
 
 const HEADLINE_KEYS: &[&str] = &["name", "transaction", "per"];
@@ -209,7 +209,7 @@ impl Compiler<'_> {
                 "use letters, digits, `_` and `-` (it becomes a CSV value and part of file names)",
             );
         }
-        if registry::WORKLOADS.iter().any(|w| w.name == name) {
+        if catalog::is_builtin(&name) {
             self.err(
                 base,
                 true,

@@ -667,14 +667,14 @@ fn point_select_speed_against_the_builtin() {
         });
         let stop = AtomicBool::new(false);
         let mut sink = Vec::new();
-        let request = StepRequest::new(spec.name, &options, StepKind::Prepare).on(Some(&target));
+        let request = StepRequest::new(spec, &options, StepKind::Prepare).on(Some(&target));
         crate::engine::execute(request, &mut sink, &mut (), &stop).unwrap();
         let cfg = RunConfig::from_options(&options).unwrap();
         let (mut builtin, mut custom) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
             let cpu = cpu_seconds();
             let run = StepKind::Run(RunRequest::default());
-            let request = StepRequest::new(spec.name, &options, run).on(Some(&target));
+            let request = StepRequest::new(spec, &options, run).on(Some(&target));
             let o = crate::engine::execute(request, &mut sink, &mut (), &stop)
                 .unwrap()
                 .into_outcome();
@@ -722,7 +722,7 @@ fn point_select_speed_against_the_builtin() {
             custom.push((q / o.seconds, (cpu_seconds() - cpu) / q * 1e6));
             sink.clear();
         }
-        let request = StepRequest::new(spec.name, &options, StepKind::Cleanup).on(Some(&target));
+        let request = StepRequest::new(spec, &options, StepKind::Cleanup).on(Some(&target));
         crate::engine::execute(request, &mut sink, &mut (), &stop).unwrap();
         let mut c = Connector::new(at(admin_db)).connect_at(0).unwrap();
         let _ = c.query("DROP DATABASE IF EXISTS sbs_run");

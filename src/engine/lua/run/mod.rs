@@ -39,15 +39,15 @@ use super::state::{self, Role};
 use super::stop::State;
 use super::{LuaError, OptVal, OptValues, Script, options};
 use crate::db::interrupt::{Parts, Registration};
-use crate::engine::EngineError;
 use crate::engine::config::GENERAL;
 use crate::engine::driver::{Admin, EventLoop, EventResult, Scope, Worker, Workload};
 use crate::engine::option::{Kind, OptSpec};
 use crate::engine::random::{Distribution, Rng, UniqueSequence};
 use crate::engine::spec::{DataSpec, Setup, WorkloadSpec, never};
+use crate::engine::{Definition, EngineError};
 use crate::engine::{IntervalSample, SqlCounters, StepOutcome};
 
-/// What the spec of a Lua script carries ([`WorkloadSpec::custom`]).
+/// What the spec of a Lua script carries ([`WorkloadSpec::definition`]).
 #[derive(Debug)]
 pub struct LuaDef {
     pub script: Script,
@@ -104,12 +104,9 @@ pub fn spec_with(def: LuaDef) -> &'static WorkloadSpec {
     let own: &'static [OptSpec] = Box::leak(own.into_boxed_slice());
     let groups: &'static [&'static [OptSpec]] = Box::leak(vec![own].into_boxed_slice());
     // Named as typed, unless that is a built-in's name (`--lua oltp_point_select`): then by
-    // the file found, so the registry cannot take one for the other.
+    // the file found, so a catalog cannot take one for the other.
     let typed = &def.script.typed;
-    let name = if crate::engine::registry::WORKLOADS
-        .iter()
-        .any(|w| w.name == typed)
-    {
+    let name = if crate::engine::catalog::is_builtin(typed) {
         def.script.path.display().to_string()
     } else {
         typed.clone()
@@ -131,13 +128,16 @@ pub fn spec_with(def: LuaDef) -> &'static WorkloadSpec {
         needs_local_files: false,
         ends_by_itself: never,
         build,
-        custom: Some(def),
+        definition: Definition::Lua(def),
     }))
 }
 
 /// The definition of a Lua script's spec; `None` for any other workload.
 pub fn def(spec: &WorkloadSpec) -> Option<&'static LuaDef> {
-    spec.custom.and_then(|d| d.downcast_ref::<LuaDef>())
+    match spec.definition {
+        Definition::Lua(def) => Some(def),
+        Definition::Builtin | Definition::Custom(_) => None,
+    }
 }
 
 /// The script of a Lua script's spec; `None` for any other workload.
