@@ -36,6 +36,7 @@ use super::agent::BEAT;
 use super::protocol::{WireOutcome, WireSample};
 use crate::db::Target;
 use crate::db::target::DEFAULT_QUERY_TIMEOUT;
+use crate::engine::EngineError;
 use crate::engine::config::RunConfig;
 use crate::engine::spec::WorkloadSpec;
 use crate::value::Options;
@@ -111,6 +112,19 @@ pub struct StepBounds {
     pub why: Why,
 }
 
+/// What an agent sent beyond this client's share of the step: the agent is failed with it.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum Overrun {
+    #[error("an interval reports {reported} threads, this client runs {runs}")]
+    SampleThreads { reported: usize, runs: usize },
+    #[error("its outcome has statistics of {reported} threads, this client runs {runs}")]
+    OutcomeThreads { reported: usize, runs: usize },
+    #[error(
+        "its outcome has {reported} per-transaction statistics, the workload declares {declared}"
+    )]
+    Transactions { reported: usize, declared: usize },
+}
+
 /// The parts of the deadlines, in whole seconds, for the messages.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Why {
@@ -128,8 +142,8 @@ impl StepBounds {
         target: Option<&Target>,
         threads: usize,
         timeout: Duration,
-    ) -> Result<StepBounds, String> {
-        let run = RunConfig::from_options(options).map_err(|e| e.to_string())?;
+    ) -> Result<StepBounds, EngineError> {
+        let run = RunConfig::from_options(options)?;
         let silence = BEAT + timeout;
         let statement = target.map(|t| {
             t.limits
@@ -215,32 +229,30 @@ impl StepBounds {
     }
 
     /// A sample within this client's share of the step.
-    pub fn check_sample(&self, s: &WireSample) -> Result<(), String> {
+    pub fn check_sample(&self, s: &WireSample) -> Result<(), Overrun> {
         if s.threads > self.threads {
-            return Err(format!(
-                "an interval reports {} threads, this client runs {}",
-                s.threads, self.threads
-            ));
+            return Err(Overrun::SampleThreads {
+                reported: s.threads,
+                runs: self.threads,
+            });
         }
         Ok(())
     }
 
     /// An outcome within this client's share of the step (checked before its histograms are
     /// decoded).
-    pub fn check_outcome(&self, o: &WireOutcome) -> Result<(), String> {
+    pub fn check_outcome(&self, o: &WireOutcome) -> Result<(), Overrun> {
         if o.per_thread.len() > self.threads {
-            return Err(format!(
-                "its outcome has statistics of {} threads, this client runs {}",
-                o.per_thread.len(),
-                self.threads
-            ));
+            return Err(Overrun::OutcomeThreads {
+                reported: o.per_thread.len(),
+                runs: self.threads,
+            });
         }
         if o.transactions.len() > self.transactions {
-            return Err(format!(
-                "its outcome has {} per-transaction statistics, the workload declares {}",
-                o.transactions.len(),
-                self.transactions
-            ));
+            return Err(Overrun::Transactions {
+                reported: o.transactions.len(),
+                declared: self.transactions,
+            });
         }
         Ok(())
     }
@@ -387,6 +399,14 @@ mod tests {
         assert!(b.check_sample(&s).is_ok());
         s.threads = 3;
         let e = b.check_sample(&s).expect_err("too many threads");
+        assert_eq!(
+            e,
+            Overrun::SampleThreads {
+                reported: 3,
+                runs: 2
+            }
+        );
+        let e = e.to_string();
         assert!(e.contains("3 threads, this client runs 2"), "{e}");
 
         let histogram = super::super::protocol::encode_histogram(
@@ -405,7 +425,10 @@ mod tests {
         .expect("an outcome");
         assert!(b.check_outcome(&o).is_ok());
         o.per_thread.push((1, 1));
-        let e = b.check_outcome(&o).expect_err("too many threads");
+        let e = b
+            .check_outcome(&o)
+            .expect_err("too many threads")
+            .to_string();
         assert!(
             e.contains("statistics of 3 threads, this client runs 2"),
             "{e}"
@@ -421,7 +444,8 @@ mod tests {
         });
         let e = b
             .check_outcome(&o)
-            .expect_err("a transaction cpu does not declare");
+            .expect_err("a transaction cpu does not declare")
+            .to_string();
         assert!(
             e.contains("1 per-transaction statistics, the workload declares 0"),
             "{e}"

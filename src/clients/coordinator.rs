@@ -803,7 +803,7 @@ pub fn run_step(
         .map(|(i, (shard, mine))| {
             let options = shard_options(options, *shard, *mine, seed);
             let bounds = StepBounds::of(workload, &options, target, *mine, cfg.timeout)
-                .map_err(ClientError::Setup)?
+                .map_err(|e| ClientError::Setup(e.to_string()))?
                 .watched(live_every);
             let spec = StepSpec {
                 workload: workload.name.to_string(),
@@ -1006,7 +1006,8 @@ impl Collect {
                         return Err(agents.failed(i, "sent a second outcome".into()));
                     }
                     if let Some(b) = &agents.agents[i].bounds {
-                        b.check_outcome(&o).map_err(|e| agents.failed(i, e))?;
+                        b.check_outcome(&o)
+                            .map_err(|e| agents.failed(i, e.to_string()))?;
                     }
                     let o = o.into_outcome().map_err(|e| {
                         agents.failed(i, format!("its outcome does not decode: {e}"))
@@ -1064,7 +1065,8 @@ impl Collect {
         on_interval: &mut dyn StepObserver,
     ) -> Result<(), ClientError> {
         if let Some(b) = &agents.agents[i].bounds {
-            b.check_sample(&wire).map_err(|e| agents.failed(i, e))?;
+            b.check_sample(&wire)
+                .map_err(|e| agents.failed(i, e.to_string()))?;
         }
         let s = wire
             .into_sample()

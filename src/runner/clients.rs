@@ -20,6 +20,7 @@ use crate::clients::coordinator::{self, ClientsConfig, ClientsRun};
 use crate::clients::transport::{self, Client};
 use crate::engine::{EngineError, StepObserver, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
+use crate::results::ResultsError;
 use crate::results::csv::{self as rcsv, CsvFile, RowStatus, RunRow};
 use crate::results::histogram::{histogram_file_name, write_histogram};
 use crate::source::{ConfigError, ConfigErrors, Seg};
@@ -225,7 +226,7 @@ impl ClientsExecutor {
         })
     }
 
-    fn write_shards(&self, step: &Step, run: &ClientsRun) -> Result<(), String> {
+    fn write_shards(&self, step: &Step, run: &ClientsRun) -> Result<(), ResultsError> {
         let Some(dir) = &self.run_dir else {
             return Ok(());
         };
@@ -236,11 +237,11 @@ impl ClientsExecutor {
             .to_string();
         let shards = dir.join(SHARDS_DIR);
         let extra = rcsv::extra_axis_columns(&self.axes);
-        let open = |path: &Path, header: &[String]| -> Result<CsvFile, String> {
+        let open = |path: &Path, header: &[String]| -> Result<CsvFile, ResultsError> {
             if path.exists() {
-                CsvFile::append(path).map_err(|e| e.to_string())
+                CsvFile::append(path)
             } else {
-                CsvFile::create(path, header).map_err(|e| e.to_string())
+                CsvFile::create(path, header)
             }
         };
         let clients_header: Vec<String> = CLIENTS_COLUMNS.iter().map(|c| c.to_string()).collect();
@@ -248,22 +249,23 @@ impl ClientsExecutor {
         let mut offset = 0;
         for s in &run.shards {
             let cdir = shards.join(&s.client);
-            std::fs::create_dir_all(cdir.join("histograms"))
-                .map_err(|e| format!("{}: {e}", cdir.display()))?;
+            std::fs::create_dir_all(cdir.join("histograms")).map_err(|source| {
+                ResultsError::Io {
+                    path: cdir.clone(),
+                    source,
+                }
+            })?;
             write_histogram(
                 &cdir
                     .join("histograms")
                     .join(histogram_file_name(step.index, &step.name)),
                 &s.outcome.histogram,
-            )
-            .map_err(|e| e.to_string())?;
+            )?;
             let mut intervals = open(&cdir.join("intervals.csv"), &rcsv::interval_columns())?;
             for sample in &s.intervals {
-                intervals
-                    .write(rcsv::interval_record(&run_id, step, sample))
-                    .map_err(|e| e.to_string())?;
+                intervals.write(rcsv::interval_record(&run_id, step, sample))?;
             }
-            intervals.sync().map_err(|e| e.to_string())?;
+            intervals.sync()?;
             let mut results = open(
                 &cdir.join("results.csv"),
                 &rcsv::results_columns(&self.axes),
@@ -290,27 +292,23 @@ impl ClientsExecutor {
                 error: None,
                 knee: None,
             };
-            results
-                .write(rcsv::results_record(&run_id, &extra, &row))
-                .map_err(|e| e.to_string())?;
-            results.sync().map_err(|e| e.to_string())?;
-            index
-                .write([
-                    run_id.clone(),
-                    step.index.to_string(),
-                    step.name.clone(),
-                    s.client.clone(),
-                    s.host.clone(),
-                    s.threads.to_string(),
-                    offset.to_string(),
-                    s.outcome.events.to_string(),
-                    rcsv::fmt_float(s.rtt_ms, 3),
-                    rcsv::fmt_float(run.start_skew_ms, 3),
-                ])
-                .map_err(|e| e.to_string())?;
+            results.write(rcsv::results_record(&run_id, &extra, &row))?;
+            results.sync()?;
+            index.write([
+                run_id.clone(),
+                step.index.to_string(),
+                step.name.clone(),
+                s.client.clone(),
+                s.host.clone(),
+                s.threads.to_string(),
+                offset.to_string(),
+                s.outcome.events.to_string(),
+                rcsv::fmt_float(s.rtt_ms, 3),
+                rcsv::fmt_float(run.start_skew_ms, 3),
+            ])?;
             offset += s.threads;
         }
-        index.sync().map_err(|e| e.to_string())
+        index.sync()
     }
 }
 
