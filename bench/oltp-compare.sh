@@ -9,16 +9,19 @@
 # and, for MySQL, the peak RSS of each client at 1,024 connections. PREPARE_ONLY=1 measures
 # only the prepare speed. BENCH_DB names the database (default sbsuite_bench).
 #
-#   bench/oltp-compare.sh [mysql|pgsql] [ROUNDS] [SECONDS] [WORKLOADS] [THREADS]
+#   bench/oltp-compare.sh [mysql|pgsql|oceanbase] [ROUNDS] [SECONDS] [WORKLOADS] [THREADS]
 #   defaults: mysql, 5 rounds, 5 s, "oltp_point_select oltp_read_only oltp_read_write", "4 32 128"
 #
 # mysql: a local server reachable as root over 127.0.0.1:3306.
+# oceanbase: OceanBase's single-node kernel seekdb as bench/seekdb.sh starts it (root, no
+# password, 127.0.0.1:2881; started here when it is not running): the run cases only (no
+# prepare speed or 1,024-connection RSS).
 # pgsql: a local PostgreSQL reachable as postgres over 127.0.0.1:5432, both clients in plain TCP
 # (PGSSLMODE=disable: the drivers, not the TLS libraries, are compared); when max_connections
 # is too small for the largest thread count it is raised for the run (ALTER SYSTEM and a restart
 # with pg_ctlcluster) and restored at the end.
 # Installs sysbench and GNU time from the system packages when missing; builds sbsuite in
-# release mode (in $CARGO_TARGET_DIR when set).
+# release mode (in $CARGO_TARGET_DIR when set), unless BENCH_SBSUITE names the binary to measure.
 # With ASYNC=1, sbsuite also runs with its driver library instead of its own protocol client
 # (mysql: SBSUITE_MYSQL_CLIENT=async, mysql_async; pgsql: SBSUITE_PGSQL_CLIENT=tokio,
 # tokio-postgres) in the same rotation, and four more columns (async_* / tokio_*) compare it
@@ -26,7 +29,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DRIVER=mysql
-case "${1:-}" in mysql|pgsql) DRIVER=$1; shift ;; esac
+case "${1:-}" in mysql|pgsql|oceanbase) DRIVER=$1; shift ;; esac
 ROUNDS=${1:-5}
 SECS=${2:-5}
 WORKLOADS=${3:-"oltp_point_select oltp_read_only oltp_read_write"}
@@ -37,8 +40,12 @@ for pkg in sysbench time; do
     apt-get install -y "$pkg" >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y "$pkg" >/dev/null; }
   fi
 done
-cargo build --release --quiet
-SBS="${CARGO_TARGET_DIR:-$PWD/target}/release/sbsuite sysbench"
+if [ -n "${BENCH_SBSUITE:-}" ]; then
+  SBS="$BENCH_SBSUITE sysbench"
+else
+  cargo build --release --quiet
+  SBS="${CARGO_TARGET_DIR:-$PWD/target}/release/sbsuite sysbench"
+fi
 ASYNC=${ASYNC:-0}
 TMP=$(mktemp -d)
 DB=${BENCH_DB:-sbsuite_bench}
@@ -63,6 +70,11 @@ if [ "$DRIVER" = pgsql ]; then
     restore="ALTER SYSTEM RESET max_connections"
   fi
   trap 'rm -rf "$TMP"; if [ -n "$restore" ]; then pg -c "$restore"; pg_ctlcluster --skip-systemctl-redirect $cluster restart; fi' EXIT
+elif [ "$DRIVER" = oceanbase ]; then
+  bash bench/seekdb.sh start >&2
+  ARGS="--mysql-host=127.0.0.1 --mysql-port=2881 --mysql-user=root --mysql-db=$DB"
+  mysql --user=root --host=127.0.0.1 --port=2881 -e "CREATE DATABASE IF NOT EXISTS $DB"
+  trap 'rm -rf "$TMP"' EXIT
 else
   ARGS="--mysql-host=127.0.0.1 --mysql-port=3306 --mysql-user=root --mysql-db=$DB"
   mysql --user=root --host=127.0.0.1 -e "CREATE DATABASE IF NOT EXISTS $DB"
@@ -128,6 +140,7 @@ if [ -n "$WORKLOADS" ]; then
   sysbench oltp_read_write $ARGS --tables=4 --table-size=10000 cleanup > /dev/null
 fi
 
+[ "$DRIVER" = oceanbase ] && { echo "load after: $(uptime)"; exit 0; }
 echo
 echo "prepare,tables,rows_per_table,threads,rounds,sysbench_seconds,sbsuite_seconds,rows_per_s_ratio,sysbench_client_cpu_s,sbsuite_client_cpu_s,sysbench_server_cpu_s,sbsuite_server_cpu_s"
 PARGS="$ARGS --tables=4 --table-size=250000 --threads=4"
