@@ -597,11 +597,12 @@ fn refuse_existing(conn: &mut dyn Connection, ctx: &LoadCtx<'_>) -> Result<(), E
             // The run's own, left by an earlier cleanup that failed.
             continue;
         }
-        let found = owned::exists(conn, t, table).map_err(|e| {
-            EngineError::Failed(format!(
-                "workload `{}`: checking whether table {table} exists failed: {e}",
+        let found = owned::exists(conn, t, table).map_err(|source| EngineError::Sql {
+            context: format!(
+                "workload `{}`: checking whether table {table} exists failed",
                 ctx.def.name
-            ))
+            ),
+            source,
         })?;
         if found {
             there.push(format!("'{table}'"));
@@ -743,11 +744,12 @@ pub fn check_existing(ctx: &LoadCtx<'_>) -> Result<(), EngineError> {
         let Some(table) = owned::created_table(text) else {
             continue;
         };
-        let found = owned::exists(conn.as_mut(), t, table).map_err(|e| {
-            EngineError::Failed(format!(
-                "workload `{}`: checking whether table {table} exists failed: {e}",
+        let found = owned::exists(conn.as_mut(), t, table).map_err(|source| EngineError::Sql {
+            context: format!(
+                "workload `{}`: checking whether table {table} exists failed",
                 def.name
-            ))
+            ),
+            source,
         })?;
         if !found {
             return Err(EngineError::Failed(format!(
