@@ -180,8 +180,7 @@ pub fn line_diff(a: &str, b: &str) -> Vec<String> {
 /// ([`crate::results::load::PARAMETER`]) [`parameter_diff`]'s.
 pub fn server_diff(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<String> {
     settings_diff(a, b, |n| {
-        (!SERVER_FACTS.contains(&n) && !n.starts_with(crate::results::load::PARAMETER))
-            .then_some(n)
+        (!SERVER_FACTS.contains(&n) && !n.starts_with(crate::results::load::PARAMETER)).then_some(n)
     })
 }
 

@@ -300,7 +300,8 @@ pub fn check_variants(
         if let Some(t) = target.as_ref().filter(|t| t.has_server()) {
             // The variant's own settings, then each stage's; a restart variant's own once it
             // ran (they may exist only with its file), its stages' now.
-            let own = (v.restart.is_none()).then_some((None, &v.set_global, &v.settings, v.sql.as_ref()));
+            let own =
+                (v.restart.is_none()).then_some((None, &v.set_global, &v.settings, v.sql.as_ref()));
             let stages = Stage::ALL.into_iter().filter_map(|s| {
                 let st = v.stage(s)?;
                 Some((Some(s), &st.set_global, &st.settings, v.stage_sql(s)))

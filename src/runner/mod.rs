@@ -244,7 +244,12 @@ pub trait StepExecutor {
     /// After the last step of a stage that began (before the other stage, a cleanup, the end
     /// of the variant; also after a stop request or failures): restore what `begin_stage`
     /// changed.
-    fn end_stage(&mut self, variant: &str, stage: Stage, run_dir: &Path) -> Result<(), ServerError> {
+    fn end_stage(
+        &mut self,
+        variant: &str,
+        stage: Stage,
+        run_dir: &Path,
+    ) -> Result<(), ServerError> {
         let _ = (variant, stage, run_dir);
         Ok(())
     }
@@ -478,7 +483,12 @@ impl StepExecutor for EngineExecutor {
         Ok(())
     }
 
-    fn end_stage(&mut self, _variant: &str, _stage: Stage, run_dir: &Path) -> Result<(), ServerError> {
+    fn end_stage(
+        &mut self,
+        _variant: &str,
+        _stage: Stage,
+        run_dir: &Path,
+    ) -> Result<(), ServerError> {
         match (self.stage_applied.take(), self.target.as_ref()) {
             (Some(saved), Some(target)) => server::restore_and_forget(target, &saved, run_dir)
                 .map_err(|e| ServerError::NotRestored {
@@ -515,8 +525,12 @@ pub fn run_plan(
     variants: HashMap<String, server::VariantSettings>,
 ) -> Result<RunSummary, RunError> {
     let target = plan.steps.iter().find_map(|s| s.target.clone());
-    let mut executor =
-        EngineExecutor::new(variants, target, ctx.base_dir.clone(), ctx.watch.events.clone());
+    let mut executor = EngineExecutor::new(
+        variants,
+        target,
+        ctx.base_dir.clone(),
+        ctx.watch.events.clone(),
+    );
     preflight(plan, &executor)?;
     executor.preflight_unreachable = preflight::check(plan)?.unreachable;
     let stop = signal::install()?;

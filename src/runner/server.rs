@@ -63,7 +63,11 @@ impl VariantSettings {
     pub fn sql_settings(&self) -> impl Iterator<Item = (&String, &RawSqlSettings)> {
         std::iter::once(self)
             .chain(self.stages.iter().map(|(_, v)| v))
-            .filter_map(|v| v.sql.as_ref().map(|sql| v.settings.keys().map(move |n| (n, sql))))
+            .filter_map(|v| {
+                v.sql
+                    .as_ref()
+                    .map(|sql| v.settings.keys().map(move |n| (n, sql)))
+            })
             .flatten()
     }
 }

@@ -456,8 +456,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
         let Some(v) = self.current else {
             return;
         };
-        let restored =
-            interrupt::shielded(|| self.executor.end_stage(v, stage, &self.run_dir));
+        let restored = interrupt::shielded(|| self.executor.end_stage(v, stage, &self.run_dir));
         if let Err(e) = restored {
             self.counts.failed += 1;
             self.progress
@@ -474,7 +473,10 @@ impl<'a, W: Write> StepLoop<'a, W> {
             return;
         }
         self.stage = Some(stage);
-        if let Err(e) = self.executor.begin_stage(&step.variant, stage, &self.run_dir) {
+        if let Err(e) = self
+            .executor
+            .begin_stage(&step.variant, stage, &self.run_dir)
+        {
             self.progress.error(&format!(
                 "[sbsuite] variant {} was not applied for its {stage} steps, they do not run: {e}",
                 step.variant

@@ -270,7 +270,10 @@ impl StepExecutor for Script {
         if self.log_stages {
             self.variant_calls.push(format!("begin {variant}@{stage}"));
         }
-        if self.fail_stage.is_some_and(|(v, s)| v == variant && s == stage) {
+        if self
+            .fail_stage
+            .is_some_and(|(v, s)| v == variant && s == stage)
+        {
             return Err(ServerError::File {
                 action: "ALTER SYSTEM SET x".into(),
                 source: std::io::Error::other("failed"),
@@ -279,7 +282,12 @@ impl StepExecutor for Script {
         Ok(())
     }
 
-    fn end_stage(&mut self, variant: &str, stage: Stage, _run_dir: &Path) -> Result<(), ServerError> {
+    fn end_stage(
+        &mut self,
+        variant: &str,
+        stage: Stage,
+        _run_dir: &Path,
+    ) -> Result<(), ServerError> {
         if self.log_stages {
             self.variant_calls.push(format!("end {variant}@{stage}"));
         }
@@ -390,9 +398,8 @@ fn a_run_stage_that_cannot_be_applied_fails_its_runs_and_its_cleanup_still_runs(
     for row in &r[..3] {
         assert_eq!(row.1, "failed");
         assert!(
-            row.2.contains(
-                "variant `a` not applied for its run steps: ALTER SYSTEM SET x: failed"
-            ),
+            row.2
+                .contains("variant `a` not applied for its run steps: ALTER SYSTEM SET x: failed"),
             "{r:?}"
         );
     }
