@@ -563,6 +563,15 @@ fn sbsuite_restore_puts_parameters_back_after_a_kill() {
     assert_eq!(killed, during, "kill -9 leaves the settings changed");
     assert_eq!(left, [true, true], "the restore files stay after kill -9");
     assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!(
+            "restored variant freeze (run settings): ob_query_timeout = {}",
+            before[1]
+        )) && said
+            .contains("restored variant freeze: `ALTER SYSTEM SET freeze_trigger_percentage = "),
+        "{said}"
+    );
     assert_eq!(after, before, "sbsuite restore put the settings back");
     assert!(
         restore_files.iter().all(|f| !f.exists()),
