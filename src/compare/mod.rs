@@ -587,6 +587,12 @@ fn two_runs(
                     .push(format!("server variables of variant {variant} differ:"));
                 c.notes.extend(d);
             }
+            let d = setup::parameter_diff(va, vb);
+            if !d.is_empty() {
+                c.notes
+                    .push(format!("server parameters of variant {variant} differ:"));
+                c.notes.extend(d);
+            }
         }
     }
     check_measured(&c, gates)?;
@@ -668,6 +674,12 @@ pub fn compare_by(
             if !d.is_empty() {
                 c.notes
                     .push(format!("server variables differ ({first} → {v}):"));
+                c.notes.extend(d);
+            }
+            let d = setup::parameter_diff(a, b);
+            if !d.is_empty() {
+                c.notes
+                    .push(format!("server parameters differ ({first} → {v}):"));
                 c.notes.extend(d);
             }
         }

@@ -500,6 +500,14 @@ pub trait ServerAdmin: Sync {
     /// The queries of a capture: the server version, then `(name, value)` rows.
     fn capture_sql(&self) -> (&'static str, &'static str);
 
+    /// The query of a capture's parameters, for a server (by its `version`) whose settings
+    /// are not all variables: OceanBase's `SHOW PARAMETERS` (a `name` and a `value` column,
+    /// one row per server). `None` by default.
+    fn parameters_sql(&self, version: &str) -> Option<&'static str> {
+        let _ = version;
+        None
+    }
+
     /// Host facts a capture adds that its variables lack, as `(name, single-value query)`;
     /// each is cheap and needs no privilege, and one that fails is recorded as
     /// `unreadable: <error>` instead of failing the capture. MySQL/MariaDB's variables already

@@ -395,6 +395,24 @@ impl StepExecutor for ClientsExecutor {
         self.inner.end_variant(variant, run_dir)
     }
 
+    fn begin_stage(
+        &mut self,
+        variant: &str,
+        stage: crate::suite::raw::Stage,
+        run_dir: &Path,
+    ) -> Result<(), ServerError> {
+        self.inner.begin_stage(variant, stage, run_dir)
+    }
+
+    fn end_stage(
+        &mut self,
+        variant: &str,
+        stage: crate::suite::raw::Stage,
+        run_dir: &Path,
+    ) -> Result<(), ServerError> {
+        self.inner.end_stage(variant, stage, run_dir)
+    }
+
     fn take_unreachable(&mut self) -> Option<String> {
         self.inner.take_unreachable()
     }

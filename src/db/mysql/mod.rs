@@ -244,6 +244,14 @@ impl ServerAdmin for MysqlAdmin {
     fn capture_sql(&self) -> (&'static str, &'static str) {
         ("SELECT VERSION()", "SHOW GLOBAL VARIABLES")
     }
+
+    fn parameters_sql(&self, version: &str) -> Option<&'static str> {
+        // OceanBase (and seekdb): cluster and tenant parameters, changed with ALTER SYSTEM.
+        version
+            .to_ascii_lowercase()
+            .contains("oceanbase")
+            .then_some("SHOW PARAMETERS")
+    }
 }
 
 /// The SQL literal of a suite value for MySQL's `SET GLOBAL`: numbers bare, booleans ON/OFF,
