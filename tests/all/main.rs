@@ -60,6 +60,7 @@ mod mysql_oltp;
 mod netns_hosts;
 mod observe;
 mod oceanbase;
+mod oceanbase_compat;
 mod pgsql_oltp;
 mod report;
 mod resume;
