@@ -3,10 +3,12 @@
 //!
 //! Why a trait rather than `match driver` where the difference shows: a database's SQL and
 //! administration (the sysbench schema, how a transaction starts, `SET GLOBAL` against
-//! `ALTER SYSTEM`, what a capture reads, default port and ignorable errors, its limits) used
-//! to be spread over the engines, the runner and the planner as `match` arms; adding a
+//! `ALTER SYSTEM`, what a capture reads, default port, what sysbench's driver for it prints)
+//! used to be spread over the engines, the runner and the planner as `match` arms; adding a
 //! database meant finding them all. Now the rest of the program asks the target's dialect
 //! ([`crate::db::Driver::dialect`], one `match` in the crate) and never names a database.
+//! What differs between the servers of one protocol (MariaDB, MySQL, OceanBase: error codes,
+//! limits, parameters) is their [`crate::db::flavor`], known once connected.
 //!
 //! What it is not for: the measured path. Every method here runs during setup, checks, DDL
 //! or administration, or once when a workload is built (an engine keeps the `&'static str`
@@ -18,6 +20,7 @@
 //! simply has none, and the runner asks that instead of naming the driver.
 
 use crate::db::conn::{Connection, SqlError};
+use crate::db::flavor::open_cursors_fix;
 use crate::db::sql_text::Syntax;
 use crate::db::target::{DbError, RawTarget, SqliteOptions, SslMode, Target};
 use crate::value::Value;
@@ -36,7 +39,7 @@ pub struct TableSpec<'a> {
 }
 
 /// A server's limit on the statements a run prepares, for the check before a run
-/// ([`Dialect::prepared_statement_room`]).
+/// ([`crate::db::Flavor::statement_room`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StatementRoom {
     /// MySQL/MariaDB's `max_prepared_stmt_count`: the statements of all sessions together,
@@ -71,21 +74,6 @@ impl StatementRoom {
     }
 }
 
-/// What lifts OceanBase's per-session `open_cursors` limit; `needed`: the statements one
-/// connection prepares, when known. `max_prepared_stmt_count` does not help there.
-pub fn open_cursors_fix(needed: Option<u64>) -> String {
-    let set = match needed {
-        Some(n) => format!("ALTER SYSTEM SET open_cursors = {n} or more"),
-        None => {
-            "ALTER SYSTEM SET open_cursors = N, at least the statements one connection prepares"
-                .to_string()
-        }
-    };
-    format!(
-        "raise the tenant's limit ({set}), set ps_mode = \"disable\" (--db-ps-mode=disable), or prepare fewer statements per connection"
-    )
-}
-
 /// Why the file of a file database (SQLite) is not as a step needs it.
 #[derive(Debug, thiserror::Error)]
 pub enum FileDbError {
@@ -117,9 +105,6 @@ pub trait Dialect: Sync {
     fn default_ssl(&self) -> SslMode {
         SslMode::Disabled
     }
-
-    /// The codes `ignore_errors` means when it is not set.
-    fn default_ignore_errors(&self) -> &'static [&'static str];
 
     /// Whether `code` is written like one of this database's error codes.
     fn is_error_code(&self, code: &str) -> bool;
@@ -178,6 +163,66 @@ pub trait Dialect: Sync {
     /// The client call sysbench names in a fatal error of a prepared (`true`) or plain
     /// statement.
     fn call_name(&self, prepared: bool) -> &'static str;
+
+    // ---- sysbench's driver for the database (Lua scripts' `sysbench.sql`) ----
+
+    /// sysbench's short and long names of its driver (`sql_driver.sname`, `.lname`).
+    fn lua_driver_name(&self) -> (&'static std::ffi::CStr, &'static std::ffi::CStr);
+
+    /// The `sql_errno` a script reads for error `code` (MySQL's number); `None` when the
+    /// driver has no numbers (`sql_errno` 0, `sql_state` is the code).
+    fn lua_errno(&self, code: &str) -> Option<i32> {
+        let _ = code;
+        None
+    }
+
+    /// The code of a connection the client saw drop without a server error, as the
+    /// database's own client names it (MySQL's 2013); `None`: no code.
+    fn lost_code(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether sysbench's driver reconnects after the ignorable error `code` (a lost
+    /// connection) instead of only reporting it.
+    fn lua_reconnects_after(&self, code: &str) -> bool {
+        let _ = code;
+        false
+    }
+
+    /// Whether sysbench's driver treats `code` as ignorable whatever `ignore_errors` says
+    /// (its pgsql driver: deadlock, unique violation, serialization failure).
+    fn lua_always_ignorable(&self, code: &str) -> bool {
+        let _ = code;
+        false
+    }
+
+    /// Whether sysbench's driver rolls the transaction back after an ignorable error (its
+    /// pgsql driver ends the failed transaction).
+    fn lua_rolls_back_ignored(&self) -> bool {
+        false
+    }
+
+    /// Whether `con:reconnect()` opens a new session (sysbench's pgsql driver only logs that
+    /// it cannot).
+    fn lua_can_reconnect(&self) -> bool {
+        true
+    }
+
+    /// sysbench's `FATAL:` lines (without the prefix) for statement `sql` failing with `e`.
+    fn lua_failed(&self, e: &SqlError, sql: &str, prepared: bool) -> Vec<String> {
+        vec![format!(
+            "{} returned {e} for query '{sql}'",
+            self.call_name(prepared)
+        )]
+    }
+
+    /// sysbench's `FATAL:` lines (without the prefix) for a statement that could not be
+    /// prepared.
+    fn lua_prepare_failed(&self, e: &SqlError, sql: &str) -> Vec<String>;
+
+    /// sysbench's `FATAL:` lines (without the prefix) for a connection that could not be
+    /// opened to `t`.
+    fn lua_connect_failed(&self, t: &Target, e: &SqlError) -> Vec<String>;
 
     // ---- SQL text ----
 
@@ -275,21 +320,6 @@ pub trait Dialect: Sync {
     fn max_connections(&self, conn: &mut dyn Connection) -> Result<Option<u64>, SqlError> {
         let _ = conn;
         Ok(None)
-    }
-
-    /// The server's limit on prepared statements, when it has one that can be read.
-    fn prepared_statement_room(
-        &self,
-        conn: &mut dyn Connection,
-    ) -> Result<Option<StatementRoom>, SqlError> {
-        let _ = conn;
-        Ok(None)
-    }
-
-    /// `e` as the user reads it: with the server setting that fixes it when that is what an
-    /// error means (a limit on prepared statements), for errors that end a run.
-    fn explain(&self, e: &SqlError) -> String {
-        e.to_string()
     }
 
     // ---- administration ----
