@@ -101,6 +101,12 @@ pub trait Dialect: Sync {
     /// The port a server listens on when `hosts` gives none (0: the database is a file).
     fn default_port(&self) -> u16;
 
+    /// Whether the database is a file on this machine (no server: clients elsewhere cannot
+    /// reach it).
+    fn is_file(&self) -> bool {
+        self.default_port() == 0
+    }
+
     /// The TLS mode when `[target] ssl` is not set.
     fn default_ssl(&self) -> SslMode {
         SslMode::Disabled

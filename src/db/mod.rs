@@ -44,9 +44,10 @@ pub use self::conn::{
 pub use self::dialect::{AdminError, Dialect, FileDbError, ServerAdmin, StatementRoom, TableSpec};
 pub use self::flavor::{ErrorClass, Flavor};
 pub use self::target::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_PACKET, DEFAULT_QUERY_TIMEOUT, DEFAULT_SQLITE_PATH,
-    DbError, Driver, HostEntry, HostLogin, IgnoreErrors, Limits, Login, MAX_ADMIN_ROWS, PrepareOn,
-    PsMode, RawTarget, Secret, Sockets, SqliteOptions, SslMode, Target, WireTarget, parse_host,
+    ByDriver, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_PACKET, DEFAULT_QUERY_TIMEOUT,
+    DEFAULT_SQLITE_PATH, DbError, Driver, HostEntry, HostLogin, IgnoreErrors, Limits, Login,
+    MAX_ADMIN_ROWS, PrepareOn, PsMode, RawTarget, Secret, Sockets, SqliteOptions, SslMode, Target,
+    WireTarget, parse_host,
 };
 
 /// The `SBSUITE_*` environment variables that pick a database's client (process switches,

@@ -128,7 +128,8 @@ pub enum Driver {
 }
 
 impl Driver {
-    /// Every driver, in the order messages list them.
+    /// Every driver, in the order messages list them (and [`ByDriver`] keeps them: each
+    /// driver's index is its discriminant).
     pub const ALL: [Driver; 3] = [Driver::Mysql, Driver::Pgsql, Driver::Sqlite];
 
     /// The driver's name as `[target] driver` and sysbench's `--db-driver` write it (and
@@ -139,6 +140,54 @@ impl Driver {
             Driver::Pgsql => "pgsql",
             Driver::Sqlite => "sqlite",
         }
+    }
+}
+
+/// One optional value per driver: what a definition gives each database (a custom
+/// workload's `sql = { mysql = "…", pgsql = "…" }`). Read with [`ByDriver::get`], so that
+/// nothing outside `db` names the drivers one by one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ByDriver<T>([Option<T>; 3]);
+
+impl<T> Default for ByDriver<T> {
+    fn default() -> ByDriver<T> {
+        ByDriver([None, None, None])
+    }
+}
+
+impl<T> ByDriver<T> {
+    /// `value` for every driver.
+    pub fn all(value: T) -> ByDriver<T>
+    where
+        T: Clone,
+    {
+        ByDriver([Some(value.clone()), Some(value.clone()), Some(value)])
+    }
+
+    /// The value for `driver` (`None`: the definition has none).
+    pub fn get(&self, driver: Driver) -> Option<&T> {
+        self.0[driver as usize].as_ref()
+    }
+
+    /// Gives `driver` its value.
+    pub fn set(&mut self, driver: Driver, value: T) {
+        self.0[driver as usize] = Some(value);
+    }
+
+    /// Each driver with its value, in [`Driver::ALL`]'s order.
+    pub fn iter(&self) -> impl Iterator<Item = (Driver, Option<&T>)> {
+        Driver::ALL.into_iter().map(|d| (d, self.get(d)))
+    }
+
+    /// The values made by `f` from each driver's.
+    pub fn map<U>(&self, mut f: impl FnMut(Driver, &T) -> U) -> ByDriver<U> {
+        let mut out = ByDriver::default();
+        for (d, v) in self.iter() {
+            if let Some(v) = v {
+                out.set(d, f(d, v));
+            }
+        }
+        out
     }
 }
 
