@@ -20,7 +20,7 @@
 //! simply has none, and the runner asks that instead of naming the driver.
 
 use crate::db::conn::{Connection, SqlError};
-use crate::db::flavor::open_cursors_fix;
+pub use crate::db::flavor::StatementRoom;
 use crate::db::sql_text::Syntax;
 use crate::db::target::{DbError, RawTarget, SqliteOptions, SslMode, Target};
 use crate::value::Value;
@@ -36,42 +36,6 @@ pub struct TableSpec<'a> {
     pub create_secondary: bool,
     /// `mysql_storage_engine` (MySQL's `ENGINE =` clause).
     pub storage_engine: &'a str,
-}
-
-/// A server's limit on the statements a run prepares, for the check before a run
-/// ([`crate::db::Flavor::statement_room`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StatementRoom {
-    /// MySQL/MariaDB's `max_prepared_stmt_count`: the statements of all sessions together,
-    /// `used` of which exist now.
-    Global { max: u64, used: u64 },
-    /// OceanBase's `open_cursors`: the statements (open cursors) one session may hold
-    /// (error 5930, "maximum open cursors exceeded", beyond it). `max_prepared_stmt_count`
-    /// exists there too, but is not the limit that a run meets.
-    PerSession { open_cursors: u64 },
-}
-
-impl StatementRoom {
-    /// Why `connections` connections that prepare `per_connection` statements each do not
-    /// fit, with the fix; `None` when they fit.
-    pub fn shortfall(self, per_connection: u64, connections: u64) -> Option<String> {
-        let needed = per_connection * connections;
-        match self {
-            StatementRoom::Global { max, used } => (used + needed > max).then(|| {
-                format!(
-                    "the run prepares {per_connection} statements on each of {connections} connections ({needed} in all), but the server allows max_prepared_stmt_count = {max} with {used} in use: raise it (SET GLOBAL max_prepared_stmt_count = {}) or set ps_mode = \"disable\" (--db-ps-mode=disable)",
-                    used + needed
-                )
-            }),
-            StatementRoom::PerSession { open_cursors } => (per_connection > open_cursors)
-                .then(|| {
-                    format!(
-                        "the run prepares {per_connection} statements on each connection, but OceanBase allows open_cursors = {open_cursors} per session (error 5930, maximum open cursors exceeded): {} (fewer tables)",
-                        open_cursors_fix(Some(per_connection))
-                    )
-                }),
-        }
-    }
 }
 
 /// Why the file of a file database (SQLite) is not as a step needs it.

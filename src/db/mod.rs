@@ -63,6 +63,12 @@ impl Driver {
             Driver::Sqlite => &sqlite::SqliteDialect,
         }
     }
+
+    /// The protocol's generic server flavor ([`flavor::generic`]): what stands in before a
+    /// connection tells which server it is.
+    pub fn generic_flavor(self) -> &'static dyn Flavor {
+        flavor::generic(self)
+    }
 }
 
 /// Opens connections to a [`Target`], each to the next endpoint in round-robin order (with
@@ -114,7 +120,11 @@ impl Connector {
     fn learn(&self, conn: &mut dyn Connection) {
         if self.server.get().is_none() {
             let f = flavor::detect_on(conn, self.target.driver);
-            let _ = self.server.set((f, self.target.ignore_errors.resolve(f)));
+            let ignore = self
+                .target
+                .ignore_errors
+                .resolve(&f.default_ignore_errors());
+            let _ = self.server.set((f, ignore));
         }
     }
 

@@ -245,7 +245,7 @@ pub enum IgnoreErrors {
     /// (`"SQLITE_BUSY"`), compared case-insensitively.
     Codes(Vec<String>),
     /// Not set in `[target]`: the server flavor's default
-    /// ([`crate::db::Flavor::default_ignore_errors`]: OceanBase adds its own codes to MySQL's),
+    /// (`Flavor::default_ignore_errors`: OceanBase adds its own codes to MySQL's),
     /// known once connected ([`IgnoreErrors::resolve`]); until then the protocol's.
     ServerDefault(Driver),
 }
@@ -255,20 +255,19 @@ impl IgnoreErrors {
     /// found, lock wait timeout); sysbench's pgsql list (deadlock, unique violation,
     /// serialization failure); SQLite's busy and locked database.
     pub fn default_for(driver: Driver) -> IgnoreErrors {
-        IgnoreErrors::of(crate::db::flavor::generic(driver))
+        IgnoreErrors::of(&driver.generic_flavor().default_ignore_errors())
     }
 
-    /// The default of `flavor`'s servers.
-    fn of(flavor: &dyn crate::db::Flavor) -> IgnoreErrors {
-        let codes = flavor.default_ignore_errors();
+    /// A list of `codes`.
+    fn of(codes: &[&str]) -> IgnoreErrors {
         IgnoreErrors::Codes(codes.iter().map(|c| c.to_string()).collect())
     }
 
-    /// The list that applies on a server of `flavor`: [`IgnoreErrors::ServerDefault`]
-    /// becomes the flavor's codes, a list the user wrote stays.
-    pub fn resolve(&self, flavor: &dyn crate::db::Flavor) -> IgnoreErrors {
+    /// The list that applies on a server whose flavor ignores `server_default` by default:
+    /// [`IgnoreErrors::ServerDefault`] becomes those codes, a list the user wrote stays.
+    pub fn resolve(&self, server_default: &[&str]) -> IgnoreErrors {
         match self {
-            IgnoreErrors::ServerDefault(_) => IgnoreErrors::of(flavor),
+            IgnoreErrors::ServerDefault(_) => IgnoreErrors::of(server_default),
             other => other.clone(),
         }
     }
@@ -286,7 +285,8 @@ impl IgnoreErrors {
         match self {
             IgnoreErrors::All => true,
             IgnoreErrors::Codes(c) => c.iter().any(|x| x.eq_ignore_ascii_case(code)),
-            IgnoreErrors::ServerDefault(d) => crate::db::flavor::generic(*d)
+            IgnoreErrors::ServerDefault(d) => d
+                .generic_flavor()
                 .default_ignore_errors()
                 .iter()
                 .any(|x| x.eq_ignore_ascii_case(code)),

@@ -2,9 +2,8 @@
 //! its version string (`5.5.5-10.11.6-MariaDB`, already in the handshake), so results and
 //! messages name it.
 
-use super::{Flavor, KnownError, mysql};
+use super::{Flavor, KnownError, StatementRoom, mysql};
 use crate::db::conn::{Connection, SqlError};
-use crate::db::dialect::StatementRoom;
 use crate::db::target::Driver;
 
 /// MariaDB.

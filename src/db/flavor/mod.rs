@@ -22,7 +22,6 @@ mod postgresql;
 mod sqlite;
 
 use crate::db::conn::{Connection, SqlError};
-use crate::db::dialect::{StatementRoom, first_value};
 use crate::db::target::Driver;
 
 pub use self::oceanbase::open_cursors_fix;
@@ -164,6 +163,42 @@ impl std::fmt::Debug for dyn Flavor {
     }
 }
 
+/// A server's limit on the statements a run prepares, for the check before a run
+/// ([`crate::db::Flavor::statement_room`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatementRoom {
+    /// MySQL/MariaDB's `max_prepared_stmt_count`: the statements of all sessions together,
+    /// `used` of which exist now.
+    Global { max: u64, used: u64 },
+    /// OceanBase's `open_cursors`: the statements (open cursors) one session may hold
+    /// (error 5930, "maximum open cursors exceeded", beyond it). `max_prepared_stmt_count`
+    /// exists there too, but is not the limit that a run meets.
+    PerSession { open_cursors: u64 },
+}
+
+impl StatementRoom {
+    /// Why `connections` connections that prepare `per_connection` statements each do not
+    /// fit, with the fix; `None` when they fit.
+    pub fn shortfall(self, per_connection: u64, connections: u64) -> Option<String> {
+        let needed = per_connection * connections;
+        match self {
+            StatementRoom::Global { max, used } => (used + needed > max).then(|| {
+                format!(
+                    "the run prepares {per_connection} statements on each of {connections} connections ({needed} in all), but the server allows max_prepared_stmt_count = {max} with {used} in use: raise it (SET GLOBAL max_prepared_stmt_count = {}) or set ps_mode = \"disable\" (--db-ps-mode=disable)",
+                    used + needed
+                )
+            }),
+            StatementRoom::PerSession { open_cursors } => (per_connection > open_cursors)
+                .then(|| {
+                    format!(
+                        "the run prepares {per_connection} statements on each connection, but OceanBase allows open_cursors = {open_cursors} per session (error 5930, maximum open cursors exceeded): {} (fewer tables)",
+                        open_cursors_fix(Some(per_connection))
+                    )
+                }),
+        }
+    }
+}
+
 /// The flavor of a `driver` server whose version string is `version`.
 pub fn detect(driver: Driver, version: &str) -> &'static dyn Flavor {
     FLAVORS
@@ -188,7 +223,7 @@ pub fn generic(driver: Driver) -> &'static dyn Flavor {
 
 /// Whether `version` names a server more precisely than its protocol's generic flavor does.
 fn decisive(driver: Driver, version: &str) -> bool {
-    !std::ptr::addr_eq(detect(driver, version), generic(driver))
+    detect(driver, version).name() != generic(driver).name()
 }
 
 /// The flavor of the server behind `conn`: from the version its client read at the handshake
@@ -207,9 +242,16 @@ pub fn detect_on(conn: &mut dyn Connection, driver: Driver) -> &'static dyn Flav
     let Some(query) = driver.dialect().server().map(|s| s.capture_sql().0) else {
         return generic(driver);
     };
-    match first_value(conn, query) {
-        Ok(Some(v)) => detect(driver, &v),
-        _ => generic(driver),
+    match conn.query_rows(query) {
+        Ok(rows) => match rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten())
+        {
+            Some(v) => detect(driver, &v),
+            None => generic(driver),
+        },
+        Err(_) => generic(driver),
     }
 }
 

@@ -2,9 +2,8 @@
 //! recognizes): sysbench's ignorable errors, `max_prepared_stmt_count`, `SET GLOBAL`.
 //! MariaDB ([`super::mariadb`]) shares all of it; OceanBase starts from it.
 
-use super::{ErrorClass, Flavor, KnownError};
+use super::{ErrorClass, Flavor, KnownError, StatementRoom};
 use crate::db::conn::{Connection, ErrKind, SqlError};
-use crate::db::dialect::StatementRoom;
 use crate::db::target::Driver;
 
 /// The generic MySQL server.

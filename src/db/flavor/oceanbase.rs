@@ -9,9 +9,8 @@
 //! lifts; cluster parameters (`SHOW PARAMETERS`, `ALTER SYSTEM SET`) beside the tenant's
 //! variables (`SET GLOBAL`).
 
-use super::{ErrorClass, Flavor, KnownError};
+use super::{ErrorClass, Flavor, KnownError, StatementRoom};
 use crate::db::conn::{Connection, ErrKind, SqlError};
-use crate::db::dialect::StatementRoom;
 use crate::db::target::Driver;
 
 /// OceanBase.
@@ -124,6 +123,8 @@ pub fn open_cursors_fix(needed: Option<u64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::flavor::mariadb::MariaDb;
+    use crate::db::flavor::mysql::MySql;
 
     /// OceanBase's error 5930 and its per-session `open_cursors` get their own fix, never
     /// `max_prepared_stmt_count` (which does not lift it); MySQL's limit keeps its own.
@@ -149,7 +150,7 @@ mod tests {
             assert!(!text.contains("max_prepared_stmt_count"), "{text}");
         }
         assert_eq!(
-            super::super::mysql::MySql.explain(&e),
+            MySql.explain(&e),
             e.to_string(),
             "5930 means nothing to MySQL"
         );
@@ -169,7 +170,7 @@ mod tests {
             ErrKind::Other,
         );
         assert!(
-            super::super::mariadb::MariaDb
+            MariaDb
                 .explain(&e)
                 .contains("SET GLOBAL max_prepared_stmt_count = N")
         );
