@@ -9,8 +9,8 @@
 //! (sockets, the read buffer, the per-connection runtime), [`tls`] (rustls), [`dry_run`],
 //! [`owned`] (the tables a suite's run created, which its cleanup alone drops, through the
 //! [`ledger`] a [`Target`] carries).
-//! The one `match` on the driver in the program is [`Driver::dialect`]; a new database is a
-//! new folder, a [`Driver`] variant and its arm there. A [`Driver`] is a wire protocol; which
+//! The `match`es on the driver are here ([`Driver::dialect`], [`Driver::name`]); a new
+//! database is a new folder, a [`Driver`] variant and its arms there. A [`Driver`] is a wire protocol; which
 //! server speaks it (MariaDB, MySQL, OceanBase…) is its [`flavor`], detected when the
 //! [`Connector`] first connects; a new server is a file in `flavor/` and its line there.
 //! Nothing outside `db` matches on either: it asks the dialect or the flavor.
