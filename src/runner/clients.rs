@@ -147,7 +147,7 @@ pub fn check_clients(suite: &Suite, plan: &Plan) -> Result<(), ConfigErrors> {
             && step
                 .target
                 .as_ref()
-                .is_none_or(|t| t.driver == crate::db::Driver::Sqlite);
+                .is_none_or(|t| t.driver.dialect().is_file());
         if sqlite && !clients.all_local() {
             push(
                 suite

@@ -329,7 +329,7 @@ pub(super) fn validate(
         let driver = raw
             .target
             .as_ref()
-            .map_or(crate::db::Driver::Sqlite, |t| t.driver);
+            .map_or_else(|| crate::db::Target::sqlite_default().driver, |t| t.driver);
         let used = used_workloads(&defaults, &matrix);
         c.errors
             .extend(custom.check_drivers(&used, driver, raw.target.is_none()));

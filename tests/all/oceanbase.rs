@@ -578,3 +578,166 @@ fn sbsuite_restore_puts_parameters_back_after_a_kill() {
         "the restore files go once restored"
     );
 }
+
+/// A `[target]` of seekdb, or of the MariaDB at 3306, as the library reads it.
+fn lib_target(port: u16, database: &str) -> sbsuite::db::Target {
+    let raw: sbsuite::db::RawTarget = toml::from_str(&format!(
+        "driver = \"mysql\"\nhosts = [\"127.0.0.1:{port}\"]\nuser = \"root\"\ndatabase = \"{database}\""
+    ))
+    .unwrap();
+    sbsuite::db::Target::from_raw(&raw).unwrap()
+}
+
+/// The wire protocol is MySQL's for both; the server flavor is told from the server when
+/// the first connection is made (issue #28): seekdb's `VERSION()` says OceanBase (its
+/// handshake only `5.7.25`), MariaDB's handshake says MariaDB. A `[target]` without
+/// `ignore_errors` then takes the flavor's list: obd's codes on OceanBase, sysbench's on
+/// MariaDB.
+#[test]
+fn the_server_flavor_is_detected_on_connect_and_owns_the_ignorable_errors() {
+    let Some(_ob) = oceanbase() else {
+        return;
+    };
+    let ob = sbsuite::db::Connector::new(lib_target(OCEANBASE_PORT, "test"));
+    assert_eq!(
+        ob.flavor().name(),
+        "mysql",
+        "before a connection: the protocol's"
+    );
+    let mut c = ob.connect_at(0).unwrap();
+    assert_eq!(
+        sbsuite::db::dialect::first_value(c.as_mut(), "SELECT 1")
+            .unwrap()
+            .as_deref(),
+        Some("1"),
+        "the detection leaves the connection usable"
+    );
+    c.close();
+    assert_eq!(ob.flavor().name(), "oceanbase");
+    assert_eq!(ob.flavor().parameters_query(), Some("SHOW PARAMETERS"));
+    for code in ["6002", "6004", "4012", "2013", "4016", "1213", "1205"] {
+        assert!(ob.ignore_errors().contains(code), "{code} on OceanBase");
+    }
+    assert_eq!(
+        ob.flavor().class_of("4012"),
+        sbsuite::db::ErrorClass::Timeout
+    );
+
+    if let Ok(c) = sbsuite::db::Connector::new(lib_target(3306, "test")).connect_at(0) {
+        c.close();
+        let maria = sbsuite::db::Connector::new(lib_target(3306, "test"));
+        maria.connect_at(0).unwrap().close();
+        assert_eq!(maria.flavor().name(), "mariadb");
+        assert!(maria.ignore_errors().contains("1213"));
+        assert!(!maria.ignore_errors().contains("4012"), "not MariaDB's");
+    }
+}
+
+/// A custom workload whose statement reaches OceanBase's query timeout half of the time
+/// (error 4012: a `QUERY_TIMEOUT` hint of 50 ms on a sleep of 1 to 100 ms) runs on with the
+/// errors counted and the events re-run, as the
+/// flavor's default `ignore_errors` says; the same workload with a list that lacks 4012 fails
+/// on it.
+#[test]
+fn a_custom_workload_gets_oceanbases_timeout_as_an_ignorable_error() {
+    let Some(_ob) = oceanbase() else {
+        return;
+    };
+    let db = database("flavor");
+    let dir = tempfile::tempdir().unwrap();
+    let suite = |name: &str, ignore: &str| {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "[suite]\nname = \"{name}\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:{OCEANBASE_PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n{ignore}\n\
+                 [defaults]\nworkload = \"slow\"\nthreads = 1\ntime = 1\nreport_interval = 0\n\n\
+                 [workloads.slow.params]\nms = {{ uniform = [1, 100] }}\n\n\
+                 [workloads.slow.transactions.t]\nautocommit = true\n\
+                 steps = [{{ sql = \"SELECT /*+ QUERY_TIMEOUT(50000) */ SLEEP(:ms / 1000)\" }}]\n"
+            ),
+        )
+        .unwrap();
+        let root = dir.path().join(name);
+        let out = sbsuite()
+            .arg("run")
+            .arg(&path)
+            .arg("--results-dir")
+            .arg(&root)
+            .args(["--progress", "off"])
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (results(&root), text)
+    };
+    let (rows, text) = suite("flavor_default", "");
+    let (strict, strict_text) = suite("flavor_strict", "ignore_errors = [1213]\n");
+    drop_database(&db);
+    assert_eq!(rows.len(), 1, "{rows:?}\n{text}");
+    let run = &rows[0];
+    assert_eq!(run["status"], "ok", "{run:?}\n{text}");
+    assert!(run["error_codes"].starts_with("4012:"), "{run:?}\n{text}");
+    assert_ne!(run["errors"], "0", "{run:?}");
+    assert_ne!(run["events"], "0", "{run:?}");
+
+    assert_eq!(strict.len(), 1, "{strict:?}\n{strict_text}");
+    assert_eq!(strict[0]["status"], "failed", "{strict:?}\n{strict_text}");
+    assert!(strict[0]["error"].contains("4012"), "{strict:?}");
+}
+
+/// A Lua script that prepares more statements on one connection than OceanBase's
+/// per-session `open_cursors` gets error 5930 with OceanBase's fix, never MySQL's
+/// `max_prepared_stmt_count` advice.
+#[test]
+fn a_lua_script_past_open_cursors_is_told_about_open_cursors() {
+    let Some(_ob) = oceanbase() else {
+        return;
+    };
+    let limit: u64 = read(&[Setting::Parameter("open_cursors")])[0]
+        .parse()
+        .unwrap();
+    let db = database("lua_cursors");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("cursors.lua");
+    std::fs::write(
+        &script,
+        format!(
+            "function thread_init()\n  local con = sysbench.sql.driver():connect()\n  held = {{}}\n  for i = 1, {} do\n    held[i] = con:prepare(\"SELECT \" .. i)\n  end\nend\n\nfunction event()\nend\n",
+            limit + 1
+        ),
+    )
+    .unwrap();
+    let path = dir.path().join("lua.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[suite]\nname = \"lua_cursors\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:{OCEANBASE_PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\nps_mode = \"auto\"\n\n\
+             [defaults]\nworkload = {{ script = \"{}\" }}\nthreads = 1\ntime = 1\nreport_interval = 0\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .output()
+        .unwrap();
+    drop_database(&db);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("5930") && text.contains("ALTER SYSTEM SET open_cursors"),
+        "{text}"
+    );
+    assert!(!text.contains("max_prepared_stmt_count"), "{text}");
+}
