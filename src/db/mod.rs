@@ -8,7 +8,8 @@
 //! (each dialect's quoting: the lexer of placeholders and the literals of `ps_mode = disable`), [`io`]
 //! (sockets, the read buffer, the per-connection runtime), [`tls`] (rustls), [`dry_run`],
 //! [`owned`] (the tables a suite's run created, which its cleanup alone drops, through the
-//! [`ledger`] a [`Target`] carries).
+//! [`ledger`] a [`Target`] carries), [`counters`] (the server counters that say what a run step
+//! cost it).
 //! The one `match` on the driver in the program is [`Driver::dialect`]; a new database is a
 //! new folder, a [`Driver`] variant and its arm there.
 //!
@@ -17,6 +18,7 @@
 //! built in `compat::target`).
 
 pub mod conn;
+pub mod counters;
 pub mod dialect;
 pub mod dry_run;
 pub mod interrupt;

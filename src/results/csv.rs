@@ -99,8 +99,13 @@ pub fn interval_columns() -> Vec<String> {
 
 fn metric_cells(metrics: &crate::engine::Metrics) -> impl Iterator<Item = String> + '_ {
     METRICS.iter().map(|(name, _)| {
+        // The cost per transaction is often far below 1 (0.0012 fsyncs): 6 decimals.
+        let decimals = match name.ends_with("_per_txn") {
+            true => 6,
+            false => RATE_DECIMALS,
+        };
         metric(metrics, name)
-            .map(|v| fmt_float(v, RATE_DECIMALS))
+            .map(|v| fmt_float(v, decimals))
             .unwrap_or_default()
     })
 }

@@ -858,6 +858,7 @@ fn ctx(root: &Path) -> RunContext {
         stop_when: Vec::new(),
         watch: Watch::default(),
         clients: None,
+        cost: Default::default(),
     }
 }
 
