@@ -207,7 +207,8 @@ when it has none). The counters:
 | `server_process.cpu_ms` | the server's process CPU in ms (utime + stime from /proc of it and its children, plus its reaped children), when it runs on this host |
 | `host.cpu_busy_ms`, `host.cpu_iowait_ms` | this host's CPU (/proc/stat), with the server process |
 | `host.disk_reads`, `host.disk_read_bytes`, `host.disk_writes`, `host.disk_write_bytes`, `host.disk_io_ms` | this host's whole disks (/proc/diskstats), with the server process |
-| `client.cpu_ms` | sbsuite's own CPU (not for multi-client steps) |
+| `client.cpu_ms` | sbsuite's own CPU (not for multi-client steps), the reading of these counters left out |
+| `client.cost_read_cpu_ms` | the CPU sbsuite spent reading these counters, over the run so far: its `delta` is the step's |
 
 SQLite has no server counters (it runs inside sbsuite: its cost is `client.cpu_ms`). A suite
 reads more with `[suite] server_counters = ["Innodb_log_waits", "pg_stat_database.temp_bytes"]`.

@@ -21,7 +21,10 @@
 //!   children used (cutime + cstime, so a backend that exited during the step still counts).
 //!   The host's CPU (/proc/stat) and disk I/O (/proc/diskstats, whole disks) come with it.
 //! - **Client CPU** is `getrusage(RUSAGE_SELF)` of this process over the step; for a
-//!   multi-client step it would measure the coordinator alone, so it stays empty there.
+//!   multi-client step it would measure the coordinator alone, so it stays empty there. The
+//!   reading's own CPU (`RUSAGE_THREAD` around it) is kept out of it and recorded as a counter
+//!   of its own, `client.cost_read_cpu_ms`: what reading the cost costs, step by step
+//!   (`bench/cost-overhead.sh`).
 //! - The pure parts (deltas, per-transaction values, /proc parsing) are functions of their
 //!   inputs, unit-tested below.
 
@@ -53,6 +56,8 @@ pub const CLIENT_CPU_US_PER_TXN: &str = "client_cpu_us_per_txn";
 /// The counters this module reads itself (beside the server's).
 const SERVER_CPU: &str = "server_process.cpu_ms";
 const CLIENT_CPU: &str = "client.cpu_ms";
+/// The CPU this module spent reading the cost, over the run so far (its delta: this step's).
+const READ_CPU: &str = "client.cost_read_cpu_ms";
 
 /// The longest wait for PostgreSQL's backends of a step to exit and report.
 pub const SETTLE_MAX: Duration = Duration::from_secs(1);
@@ -101,6 +106,8 @@ pub struct Cost {
     server: Located,
     warned: HashSet<String>,
     warnings: Vec<String>,
+    /// The CPU spent reading so far (the reading thread's: the connection is blocking).
+    read_cpu_ms: f64,
 }
 
 /// What [`Cost::before`] read, for [`Cost::after`].
@@ -111,6 +118,8 @@ pub struct Before {
     backends: Option<f64>,
     /// The server's counters could not be read: the reader does not try again after the step.
     unread: bool,
+    /// [`Cost::read_cpu_ms`] before this step's reading.
+    read_cpu_ms: f64,
 }
 
 impl Cost {
@@ -124,6 +133,7 @@ impl Cost {
             server: Located::NotYet,
             warned: HashSet::new(),
             warnings: Vec::new(),
+            read_cpu_ms: 0.0,
         }
     }
 
@@ -148,7 +158,9 @@ impl Cost {
             values: Vec::new(),
             backends: None,
             unread: false,
+            read_cpu_ms: self.read_cpu_ms,
         };
+        let started = thread_cpu_ms();
         if self.config.enabled
             && let Some(target) = Self::target(step)
         {
@@ -180,6 +192,7 @@ impl Cost {
                 b.values.extend(process_values(p));
             }
         }
+        self.read_cpu_ms += thread_cpu_ms() - started;
         // Last, so that the reading above is not part of the step's client CPU.
         if self.config.enabled && !self.multi_client {
             b.values.push((CLIENT_CPU.into(), client_cpu_ms()));
@@ -200,11 +213,13 @@ impl Cost {
         if self.config.enabled && !self.multi_client {
             after.push((CLIENT_CPU.to_string(), client_cpu_ms()));
         }
+        let started = thread_cpu_ms();
         let Before {
             conn,
-            values,
+            mut values,
             backends,
             unread,
+            read_cpu_ms,
         } = before;
         if self.config.enabled
             && !unread
@@ -264,6 +279,11 @@ impl Cost {
             self.set = Some(set);
         } else if let Some(c) = conn {
             c.close();
+        }
+        self.read_cpu_ms += thread_cpu_ms() - started;
+        if self.config.enabled {
+            values.push((READ_CPU.to_string(), read_cpu_ms));
+            after.push((READ_CPU.to_string(), self.read_cpu_ms));
         }
         let txns = outcome.as_ref().map(|o| transactions(o));
         let deltas = deltas(&values, &after, txns);
@@ -428,6 +448,18 @@ fn client_cpu_ms() -> f64 {
     ms(ru.ru_utime) + ms(ru.ru_stime)
 }
 
+/// The calling thread's user + system CPU so far, in ms (the reading runs on it: its
+/// connection is blocking, a library client's runtime is the thread's own).
+fn thread_cpu_ms() -> f64 {
+    // SAFETY: as in `client_cpu_ms`.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+        return 0.0;
+    }
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
+    ms(ru.ru_utime) + ms(ru.ru_stime)
+}
+
 /// Milliseconds per clock tick of /proc's CPU times.
 fn tick_ms() -> f64 {
     // SAFETY: sysconf only reads a constant of the system.
@@ -587,21 +619,13 @@ fn process_values(p: ServerProcess) -> Vec<(String, f64)> {
         return out;
     };
     let mut ticks = main.utime + main.stime + main.cutime + main.cstime;
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for e in dir.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-                continue;
-            };
-            if pid == p.pid {
-                continue;
-            }
-            if let Some(s) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|t| proc_stat(&t))
-                .filter(|s| s.ppid == p.pid)
-            {
-                ticks += s.utime + s.stime;
-            }
+    for pid in children(p.pid) {
+        if let Some(s) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|t| proc_stat(&t))
+            .filter(|s| s.ppid == p.pid)
+        {
+            ticks += s.utime + s.stime;
         }
     }
     let ms = tick_ms();
@@ -615,6 +639,25 @@ fn process_values(p: ServerProcess) -> Vec<(String, f64)> {
         }));
     }
     out
+}
+
+/// The children of `pid`: its main thread's `children` file (a server forks from its main
+/// thread: PostgreSQL's postmaster; a multi-threaded MariaDB has none), else every process.
+fn children(pid: i32) -> Vec<i32> {
+    match std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
+        Ok(text) => text
+            .split_whitespace()
+            .filter_map(|c| c.parse().ok())
+            .collect(),
+        Err(_) => std::fs::read_dir("/proc")
+            .map(|dir| {
+                dir.flatten()
+                    .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+                    .filter(|&c| c != pid)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
 }
 
 /// The host's busy and iowait CPU in ms from /proc/stat's `cpu` line.
