@@ -74,7 +74,7 @@ fn study(suite: &str, dir: &Path, log: &Path, counter: &str) -> HashMap<String, 
         let per_txn: f64 = r["server_fsyncs_per_txn"].parse().unwrap();
         let c = counters
             .iter()
-            .find(|c| &c["step"] == &r["step"] && c["counter"] == counter)
+            .find(|c| c["step"] == r["step"] && c["counter"] == counter)
             .unwrap_or_else(|| panic!("{counter} of step {}: {counters:?}", r["step"]));
         let (before, after): (f64, f64) =
             (c["before"].parse().unwrap(), c["after"].parse().unwrap());
