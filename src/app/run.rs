@@ -54,6 +54,10 @@ pub(super) fn run(args: RunArgs) -> Exit {
         resume: args.resume.clone(),
         stop_when: suite.matrix.stop_when.clone(),
         clients: suite.clients.clone(),
+        cost: crate::runner::cost::CostConfig {
+            enabled: suite.server_cost,
+            extra: suite.server_counters.clone(),
+        },
         results_root: args.results_dir.unwrap_or(suite.results_dir),
         suite_text: suite.resolved_toml,
         quiet: args.quiet,

@@ -692,6 +692,7 @@ fn with_results(
         resume: None,
         stop_when: Vec::new(),
         clients: None,
+        cost: Default::default(),
         results_root: dir.to_path_buf(),
         suite_text: suite.resolved_toml,
         quiet: false,

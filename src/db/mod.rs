@@ -8,18 +8,21 @@
 //! (each dialect's quoting: the lexer of placeholders and the literals of `ps_mode = disable`), [`io`]
 //! (sockets, the read buffer, the per-connection runtime), [`tls`] (rustls), [`dry_run`],
 //! [`owned`] (the tables a suite's run created, which its cleanup alone drops, through the
-//! [`ledger`] a [`Target`] carries).
-//! The `match`es on the driver are here ([`Driver::dialect`], [`Driver::name`]); a new
-//! database is a new folder, a [`Driver`] variant and its arms there. A [`Driver`] is a wire protocol; which
-//! server speaks it (MariaDB, MySQL, OceanBase…) is its [`flavor`], detected when the
-//! [`Connector`] first connects; a new server is a file in `flavor/` and its line there.
-//! Nothing outside `db` matches on either: it asks the dialect or the flavor.
+//! [`ledger`] a [`Target`] carries), [`counters`] (the server counters that say what a run step
+//! cost it).
+//! The `match`es on the driver are here ([`Driver::dialect`], [`Driver::name`],
+//! [`counters::profile`]); a new database is a new folder, a [`Driver`] variant and its arms
+//! there. A [`Driver`] is a wire protocol; which server speaks it (MariaDB, MySQL, OceanBase…)
+//! is its [`flavor`], detected when the [`Connector`] first connects; a new server is a file in
+//! `flavor/` and its line there. Nothing outside `db` matches on either: it asks the dialect or
+//! the flavor.
 //!
 //! `db` is the bottom layer beside `value`: it imports nothing from the suite, the plan, the
 //! engines or the runner (the suite embeds [`RawTarget`]; a sysbench command line's target is
 //! built in `compat::target`).
 
 pub mod conn;
+pub mod counters;
 pub mod dialect;
 pub mod dry_run;
 pub mod flavor;

@@ -25,11 +25,15 @@
 //! - stdout carries only the engines' sysbench-shaped reports, each step preceded by a
 //!   `==> [k/N] kind name (variant v)` header; everything else goes to stderr. With
 //!   `--events jsonl` stdout carries the events ([`events`]) and the reports go to stderr.
+//! - What a run step cost the server and the client ([`cost`]: counters, process CPU, disk
+//!   I/O) is read by the step loop just around the executor's run, so it holds for steps of
+//!   this process and of `[clients]` alike.
 //! - Outside watchers ([`Watch`]: the `--metrics` endpoint, `--events`) are fed by the step
 //!   loop and, for live samples, by the driver's collector thread: never by the workers.
 
 pub mod clients;
 mod command;
+pub mod cost;
 pub mod events;
 pub mod hooks;
 mod ledger;
@@ -87,6 +91,9 @@ pub struct RunContext {
     pub watch: Watch,
     /// `[clients]`: run steps execute on these clients (`None`: in this process).
     pub clients: Option<crate::suite::clients::Clients>,
+    /// `[suite] server_cost` and `server_counters`: what each run step's cost is read from
+    /// ([`cost`]).
+    pub cost: cost::CostConfig,
 }
 
 /// The run's outside watchers (`--metrics`, `--events`), fed by the step loop.

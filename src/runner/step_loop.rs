@@ -183,6 +183,8 @@ pub(super) struct StepLoop<'a, W: Write> {
     /// The tables the run created, which its cleanups alone drop (`None`: a run directory of
     /// an older build, resumed as that build ran it).
     tables: Option<Tables>,
+    /// What each run step cost, read around it (`server_counters.csv`).
+    cost: super::cost::Cost,
 }
 
 impl<'a, W: Write> StepLoop<'a, W> {
@@ -242,6 +244,12 @@ impl<'a, W: Write> StepLoop<'a, W> {
         let hooks = Hooks::new(ctx.hooks.clone(), &plan.suite, &run_dir)
             .with_events(ctx.watch.events.clone());
         let tables = Tables::open(&run_dir);
+        let cost = super::cost::Cost::new(
+            ctx.cost.clone(),
+            &run_dir,
+            store.run_id(),
+            ctx.clients.is_some(),
+        );
         let mut this = StepLoop {
             plan,
             ctx,
@@ -272,6 +280,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             step_started: None,
             row: None,
             tables,
+            cost,
         };
         if let Err(e) = this
             .hooks
@@ -908,10 +917,14 @@ impl<'a, W: Write> StepLoop<'a, W> {
             metrics: self.ctx.watch.metrics.as_deref(),
             events: self.ctx.watch.events.as_deref(),
         };
-        let result = self
+        let probe = self.cost.before(step);
+        let mut result = self
             .executor
             .run(step, &mut self.out, &mut observer, self.stop);
         let interval_error = observer.error;
+        for w in self.cost.after(step, probe, result.as_mut().ok()) {
+            self.progress.error(&format!("[sbsuite] warning: {w}"));
+        }
         let _ = self.out.flush();
         Some(self.record_run(position, step, started_at, result, interval_error))
     }

@@ -1068,6 +1068,7 @@ fn ctx(root: &Path) -> RunContext {
         stop_when: Vec::new(),
         watch: Watch::default(),
         clients: None,
+        cost: Default::default(),
     }
 }
 

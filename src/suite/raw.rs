@@ -216,6 +216,22 @@ pub struct SuiteSection {
     /// file, e.g. `["workloads/tpcc.toml"]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workloads: Vec<String>,
+    /// Read what each run step cost (default true): the server's counters (fsyncs, redo/WAL
+    /// bytes, reads, commits…), its process CPU and the host's disk I/O when it runs on this
+    /// host, and this process's CPU, into `server_counters.csv` and results.csv's `*_per_txn`
+    /// columns. `false` reads nothing.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub server_cost: bool,
+    /// Server counters to read besides the built-in ones: MySQL/MariaDB/OceanBase status
+    /// names as `SHOW GLOBAL STATUS` lists them (`"Innodb_log_waits"`), PostgreSQL
+    /// `VIEW.COLUMN` of `pg_stat_wal`, `pg_stat_database`, `pg_stat_bgwriter` or
+    /// `pg_stat_checkpointer` (`"pg_stat_database.temp_files"`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_counters: Vec<String>,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// `[suite] variant_order`: when each variant's runs happen.

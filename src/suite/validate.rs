@@ -312,6 +312,7 @@ pub(super) fn validate(
 
     variant_order(&mut c, &mut raw);
     metrics_address(&mut c, &raw);
+    server_counters(&mut c, &raw);
     let clients = raw.clients.as_ref().and_then(|r| clients(&mut c, r));
     let mut defaults = IndexMap::new();
     for (key, v) in &raw.defaults {
@@ -373,6 +374,8 @@ pub(super) fn validate(
         rate_overflow: raw.suite.rate_overflow,
         dataset: raw.suite.dataset,
         metrics: raw.suite.metrics.clone(),
+        server_cost: raw.suite.server_cost,
+        server_counters: raw.suite.server_counters.clone(),
         hooks: raw.hooks.unwrap_or_default(),
         target: raw.target,
         defaults,
@@ -497,6 +500,46 @@ fn metrics_address(c: &mut Checker<'_>, raw: &RawSuite) {
             false,
             format!("metrics = \"{addr}\" is not an address to listen on: no port (0-65535) after the last `:`"),
             Some("e.g. metrics = \":9464\" (loopback) or metrics = \"0.0.0.0:9464\" (every interface)".into()),
+        );
+    }
+}
+
+/// `[suite] server_counters`: each name is one the target's server can have
+/// ([`crate::db::counters::check_name`]), and there is a server to read them from.
+fn server_counters(c: &mut Checker<'_>, raw: &RawSuite) {
+    let names = &raw.suite.server_counters;
+    if names.is_empty() {
+        return;
+    }
+    let Some(target) = raw.target.as_ref() else {
+        c.err(
+            &[Seg::key("suite"), Seg::key("server_counters")],
+            false,
+            "server_counters needs a database server to read them from, and the suite has no [target]".to_string(),
+            Some("add a [target] with driver = \"mysql\" or \"pgsql\", or remove server_counters".into()),
+        );
+        return;
+    };
+    for (i, name) in names.iter().enumerate() {
+        if let Err(e) = crate::db::counters::check_name(target.driver, name) {
+            c.err(
+                &[
+                    Seg::key("suite"),
+                    Seg::key("server_counters"),
+                    Seg::Index(i),
+                ],
+                false,
+                e,
+                None,
+            );
+        }
+    }
+    if !raw.suite.server_cost {
+        c.err(
+            &[Seg::key("suite"), Seg::key("server_counters")],
+            false,
+            "server_counters are never read with server_cost = false".to_string(),
+            Some("remove server_cost = false, or server_counters".into()),
         );
     }
 }

@@ -39,6 +39,7 @@ mod clients_ssh;
 mod compare;
 mod compat;
 mod completions;
+mod cost;
 mod custom_def;
 mod custom_workloads;
 mod db_fetch;
