@@ -119,16 +119,18 @@ impl Connector {
         self.flavor().explain(e)
     }
 
-    /// Learns the server's flavor from `conn` unless known.
-    fn learn(&self, conn: &mut dyn Connection) {
+    /// Learns the server's flavor from `conn` unless known; an error is the connection's own
+    /// (see [`flavor::detect_on`]).
+    fn learn(&self, conn: &mut dyn Connection) -> Result<(), SqlError> {
         if self.server.get().is_none() {
-            let f = flavor::detect_on(conn, self.target.driver);
+            let f = flavor::detect_on(conn, self.target.driver)?;
             let ignore = self
                 .target
                 .ignore_errors
                 .resolve(&f.default_ignore_errors());
             let _ = self.server.set((f, ignore));
         }
+        Ok(())
     }
 
     /// Opens the next connection (round-robin over the endpoints): a worker's, not registered
@@ -139,7 +141,7 @@ impl Connector {
             return Ok(Box::<dry_run::DryRun>::default());
         }
         let mut conn = self.target.driver.dialect().open(&self.target.at(n), n)?;
-        self.learn(conn.as_mut());
+        self.learn(conn.as_mut())?;
         Ok(conn)
     }
 
@@ -158,7 +160,7 @@ impl Connector {
     /// of variants are applied and read back for real.
     pub fn connect_server(&self, n: usize) -> Result<Box<dyn Connection>, SqlError> {
         let mut conn = self.target.driver.dialect().open(&self.target.at(n), n)?;
-        self.learn(conn.as_mut());
+        self.learn(conn.as_mut())?;
         Ok(interrupt::guarded(conn))
     }
 }

@@ -229,29 +229,37 @@ fn decisive(driver: Driver, version: &str) -> bool {
 /// The flavor of the server behind `conn`: from the version its client read at the handshake
 /// when that names the server (MariaDB's does), else from the protocol's version query
 /// (OceanBase's handshake says `5.7.25`, its `VERSION()` says OceanBase). A protocol with one
-/// flavor asks nothing. An unreadable version is the generic flavor.
-pub fn detect_on(conn: &mut dyn Connection, driver: Driver) -> &'static dyn Flavor {
+/// flavor asks nothing. A version the server refuses to tell (an error with its own code) is
+/// the generic flavor; an error of the connection itself (lost, a malformed or oversized
+/// answer) is returned, as the statement that met it would have returned it.
+pub fn detect_on(
+    conn: &mut dyn Connection,
+    driver: Driver,
+) -> Result<&'static dyn Flavor, SqlError> {
     if FLAVORS.iter().filter(|f| f.driver() == driver).count() < 2 {
-        return generic(driver);
+        return Ok(generic(driver));
     }
     if let Some(v) = conn.server_version()
         && decisive(driver, &v)
     {
-        return detect(driver, &v);
+        return Ok(detect(driver, &v));
     }
     let Some(query) = driver.dialect().server().map(|s| s.capture_sql().0) else {
-        return generic(driver);
+        return Ok(generic(driver));
     };
     match conn.query_rows(query) {
-        Ok(rows) => match rows
-            .into_iter()
-            .next()
-            .and_then(|r| r.into_iter().next().flatten())
-        {
-            Some(v) => detect(driver, &v),
-            None => generic(driver),
-        },
-        Err(_) => generic(driver),
+        Ok(rows) => Ok(
+            match rows
+                .into_iter()
+                .next()
+                .and_then(|r| r.into_iter().next().flatten())
+            {
+                Some(v) => detect(driver, &v),
+                None => generic(driver),
+            },
+        ),
+        Err(e) if e.code.is_empty() => Err(e),
+        Err(_) => Ok(generic(driver)),
     }
 }
 
