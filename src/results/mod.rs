@@ -549,14 +549,18 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 
 /// Columns added to results.csv and intervals.csv after their first release: a run directory
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
-/// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`).
-const ADDED_COLUMNS: [&str; 6] = [
+/// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`; #29:
+/// `warmup_s`, `steady`, `trend_pct_per_min`).
+const ADDED_COLUMNS: [&str; 9] = [
     "dropped",
     "headline",
     "headline_name",
     "shards",
     "start_skew_ms",
     "error_codes",
+    "warmup_s",
+    "steady",
+    "trend_pct_per_min",
 ];
 
 fn rewrite_csv(
@@ -717,6 +721,7 @@ mod tests {
             metrics: Vec::new(),
             transactions: Vec::new(),
             per_thread: Vec::new(),
+            steady: Default::default(),
         }
     }
 
@@ -757,7 +762,7 @@ mod tests {
             "seconds",
         ];
         assert_eq!(&cols[..expected_start.len()], &expected_start[..]);
-        assert_eq!(cols.last().unwrap(), "error_codes");
+        assert_eq!(cols.last().unwrap(), "trend_pct_per_min");
         assert_eq!(
             cols.len(),
             RESULTS_LEADING_COLUMNS.len()
@@ -781,7 +786,7 @@ mod tests {
             "repetition,started_at,seconds,events,eps,tps,qps,reads,writes,other,errors,\
              reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
              lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee,headline_name,\
-             error_codes"
+             error_codes,warmup_s,steady,trend_pct_per_min"
         );
     }
 

@@ -894,6 +894,20 @@ impl<'a, W: Write> StepLoop<'a, W> {
             (RowStatus::Ok, Some(o)) => self.sweeps.observe(step, o),
             _ => None,
         };
+        // #29: a run whose throughput drifted is kept, but never silently.
+        if let Some(o) = outcome
+            && let Some(t) = o
+                .steady
+                .trend
+                .filter(|t| t.verdict == crate::stats::steady::Verdict::No)
+        {
+            let _ = writeln!(
+                self.out,
+                "[sbsuite] WARNING: {}: {}",
+                self.header(position, step),
+                crate::stats::steady::unsteady_text(t.pct_per_min, o.seconds)
+            );
+        }
         let row = RunRow {
             step,
             started_at,

@@ -85,6 +85,7 @@ fn outcome(interrupted: bool) -> StepOutcome {
         metrics: Vec::new(),
         transactions: Vec::new(),
         per_thread: Vec::new(),
+        steady: Default::default(),
     }
 }
 

@@ -194,6 +194,18 @@ pub fn trend(series: &[f64]) -> Option<Trend> {
     })
 }
 
+/// How a run that is not steady is described to the user (the runner's warning, `compare`,
+/// `report`): "throughput fell 30.0 % over its 60 s window (-30.0 %/min, not steady)", from
+/// results.csv's `trend_pct_per_min` and `seconds`.
+pub fn unsteady_text(pct_per_min: f64, seconds: f64) -> String {
+    let over = pct_per_min * seconds / 60.0;
+    let dir = if over < 0.0 { "fell" } else { "rose" };
+    format!(
+        "throughput {dir} {:.1} % over its {seconds:.0} s window ({pct_per_min:+.1} %/min, not steady)",
+        over.abs()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,5 +325,9 @@ mod tests {
         assert_eq!((flat.verdict, flat.p), (Verdict::Yes, 1.0));
         assert_eq!(Verdict::parse("no"), Some(Verdict::No));
         assert_eq!(Verdict::default().as_str(), "unknown");
+        assert_eq!(
+            unsteady_text(-30.0, 60.0),
+            "throughput fell 30.0 % over its 60 s window (-30.0 %/min, not steady)"
+        );
     }
 }

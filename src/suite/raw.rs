@@ -436,6 +436,12 @@ fn option_schema(name: &str) -> serde_json::Value {
         }
         Kind::Int { min, max } if max == i64::MAX => json!({ "type": "integer", "minimum": min }),
         Kind::Int { min, max } => json!({ "type": "integer", "minimum": min, "maximum": max }),
+        Kind::IntOr { min, max, word } if max == i64::MAX => {
+            json!({ "anyOf": [{ "type": "integer", "minimum": min }, { "const": word }] })
+        }
+        Kind::IntOr { min, max, word } => {
+            json!({ "anyOf": [{ "type": "integer", "minimum": min, "maximum": max }, { "const": word }] })
+        }
         Kind::Float { min, max } => json!({ "type": "number", "minimum": min, "maximum": max }),
         Kind::Size => {
             json!({ "anyOf": [{ "type": "integer", "minimum": 0 }, { "type": "string", "pattern": "^[0-9]+ *([kKmMgGtT]([iI]?[bB])?|[bB])?$" }] })
