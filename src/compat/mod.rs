@@ -694,6 +694,7 @@ fn with_results(
         rate_overflow: suite.rate_overflow,
         resume: None,
         stop_when: Vec::new(),
+        repeat_until: None,
         clients: None,
         results_root: dir.to_path_buf(),
         suite_text: suite.resolved_toml,

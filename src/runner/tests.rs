@@ -857,6 +857,7 @@ fn ctx(root: &Path) -> RunContext {
         rate_overflow: RateOverflow::Fail,
         resume: None,
         stop_when: Vec::new(),
+        repeat_until: None,
         watch: Watch::default(),
         clients: None,
     }
