@@ -248,7 +248,7 @@ fn the_writer_stores_a_row_per_step_and_transaction_with_the_headline() {
             .lines()
             .nth(1)
             .unwrap()
-            .ends_with(",1000,,,ok,,,tpmC,"),
+            .ends_with(",1000,,,ok,,,tpmC,,0,unknown,"),
         "{results}"
     );
     assert!(
