@@ -298,13 +298,40 @@ impl DatasetSource {
 }
 
 /// `[suite] repeat`: a count, or a rule that stops repeating once the result is sure (#29).
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq)]
+/// Deserialized by hand: serde's untagged error ("did not match any variant") names neither
+/// form.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
 #[serde(untagged)]
 pub enum Repeat {
     /// Exactly this many repetitions.
     Count(i64),
     /// Repetitions until a confidence interval is narrow enough.
     Rule(RepeatRule),
+}
+
+impl<'de> Deserialize<'de> for Repeat {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Repeat;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a count (repeat = 3) or a rule (repeat = { min = 3, max = 20, until = \"ci95 < 2%\" })",
+                )
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Repeat, E> {
+                Ok(Repeat::Count(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Repeat, E> {
+                Ok(Repeat::Count(i64::try_from(v).unwrap_or(i64::MAX)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Repeat, A::Error> {
+                RepeatRule::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(Repeat::Rule)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl Default for Repeat {
