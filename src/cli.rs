@@ -216,8 +216,10 @@ pub struct CompareArgs {
     /// (a cell that is not a number, no values on both sides) exits 2.
     #[arg(long, value_name = "GATES")]
     pub fail_on: Option<String>,
-    /// The metrics to compare instead of the defaults (tps, qps, p95, p99, avg, errors and a
-    /// custom workload's headline): any of those, `headline` or the headline's own name
+    /// The metrics to compare instead of the defaults (tps, qps, p95, p99, avg, errors, a
+    /// custom workload's headline, and the cost per transaction when the runs recorded it:
+    /// server_fsyncs_per_txn, server_log_bytes_per_txn, server_cpu_ms_per_txn,
+    /// client_cpu_us_per_txn): any of those, `headline` or the headline's own name
     /// (`tpmC`), or `TXN.METRIC` for a transaction (or statement) of a custom workload, METRIC
     /// one of count, rate, errors, rollbacks, avg, p50, p95, p99, max (`new_order.p95`).
     /// Comma-separated or repeated.

@@ -77,33 +77,58 @@ fn sql_statements(suite: &Suite, plan: &Plan) -> String {
         .and_then(|t| t.driver.dialect().server());
     let literal = string_literal(admin);
     let mut text = String::new();
+    use crate::suite::raw::Stage;
     for v in &suite.variants {
-        let Some(sql) = &v.sql else {
-            continue;
-        };
-        // Load-time validation rendered them already: an error here cannot happen.
-        let Ok(st) = sql_settings::statements(
-            &v.name,
-            &v.settings,
-            sql.templates(),
-            &literal,
-            "<original>",
-        ) else {
-            continue;
-        };
-        text.push_str(&format!("Variant `{}` settings (sql):\n", v.name));
-        for (name, apply, read, restore) in &st.settings {
-            text.push_str(&format!(
-                "  {name}: read `{read}`, apply `{apply}`, restore `{restore}`\n"
-            ));
+        let own = v.sql.as_ref().map(|sql| (None, &v.settings, sql));
+        let stages = Stage::ALL
+            .into_iter()
+            .filter_map(|s| Some((Some(s), &v.stage(s)?.settings, v.stage_sql(s)?)));
+        for (stage, settings, sql) in own.into_iter().chain(stages) {
+            if settings.is_empty() {
+                continue;
+            }
+            // Load-time validation rendered them already: an error here cannot happen.
+            let Ok(st) = sql_settings::statements(
+                &v.name,
+                settings,
+                sql.templates(),
+                &literal,
+                "<original>",
+            ) else {
+                continue;
+            };
+            let what = match stage {
+                Some(s) => format!("{s} settings (sql, during its {s} steps only)"),
+                None => "settings (sql)".to_string(),
+            };
+            text.push_str(&format!("Variant `{}` {what}:\n", v.name));
+            for (name, apply, read, restore) in &st.settings {
+                text.push_str(&format!(
+                    "  {name}: read `{read}`, apply `{apply}`, restore `{restore}`\n"
+                ));
+            }
+            if let Some(after) = &st.after {
+                text.push_str(&format!(
+                    "  after applying and after restoring: `{after}`\n"
+                ));
+            }
+            if !sql.check {
+                text.push_str("  read-back not compared (check = false)\n");
+            }
         }
-        if let Some(after) = &st.after {
-            text.push_str(&format!(
-                "  after applying and after restoring: `{after}`\n"
-            ));
-        }
-        if !sql.check {
-            text.push_str("  read-back not compared (check = false)\n");
+        for stage in Stage::ALL {
+            if let Some(set) = v
+                .stage(stage)
+                .map(|s| &s.set_global)
+                .filter(|s| !s.is_empty())
+            {
+                let names: Vec<&str> = set.keys().map(String::as_str).collect();
+                text.push_str(&format!(
+                    "Variant `{}` {stage} set_global (during its {stage} steps only): {}\n",
+                    v.name,
+                    names.join(", ")
+                ));
+            }
         }
     }
     text

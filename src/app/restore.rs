@@ -51,10 +51,14 @@ pub(super) fn restore(run_dir: &Path) -> Exit {
     };
     let mut exit = Exit::Ok;
     for (_, saved) in pending {
+        // A stage's settings (#28) are named with their stage.
+        let what = match saved.stage {
+            Some(stage) => format!("variant {} ({stage} settings)", saved.variant),
+            None => format!("variant {}", saved.variant),
+        };
         match server::restore_and_forget(&target, &saved, run_dir) {
             Ok(()) => println!(
-                "restored variant {}: {}",
-                saved.variant,
+                "restored {what}: {}",
                 saved
                     .originals
                     .iter()
@@ -63,7 +67,7 @@ pub(super) fn restore(run_dir: &Path) -> Exit {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            Err(e) => exit = fail(Exit::Failed, format_args!("variant {}: {e}", saved.variant)),
+            Err(e) => exit = fail(Exit::Failed, format_args!("{what}: {e}")),
         }
     }
     exit

@@ -55,6 +55,10 @@ pub(super) fn run(args: RunArgs) -> Exit {
         stop_when: suite.matrix.stop_when.clone(),
         repeat_until: suite.repeat_rule.clone(),
         clients: suite.clients.clone(),
+        cost: crate::runner::cost::CostConfig {
+            enabled: suite.server_cost,
+            extra: suite.server_counters.clone(),
+        },
         results_root: args.results_dir.unwrap_or(suite.results_dir),
         suite_text: suite.resolved_toml,
         quiet: args.quiet,

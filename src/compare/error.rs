@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::results::load::{BadCell, LoadError};
 
-use super::{METRICS, TRANSACTION_METRICS};
+use super::{COST_METRICS, METRICS, TRANSACTION_METRICS};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
@@ -155,6 +155,7 @@ pub enum GateError {
 fn metric_names() -> String {
     METRICS
         .iter()
+        .chain(COST_METRICS)
         .map(|m| m.name)
         .collect::<Vec<_>>()
         .join(", ")

@@ -49,6 +49,7 @@ pub fn parse_gates(text: &str) -> Result<Vec<Gate>, GateError> {
         }
         let metric = METRICS
             .iter()
+            .chain(super::COST_METRICS)
             .map(|m| m.name)
             .find(|m| *m == name)
             .unwrap_or_else(|| intern(name));

@@ -32,8 +32,9 @@
 //!   evaluate must not pass; otherwise the cell is left out with a warning in the notes. For
 //!   the same reason a gate whose metric no matched key has on both sides (disjoint keys, an
 //!   empty column) is an error, not a pass.
-//! - Metrics: by default tps, qps, p95, p99, avg, errors and a custom workload's headline
-//!   (`headline`, shown under its own name, e.g. `tpmC`); `--metric` picks others, among them
+//! - Metrics: by default tps, qps, p95, p99, avg, errors, a custom workload's headline
+//!   (`headline`, shown under its own name, e.g. `tpmC`) and, when the runs recorded them, the
+//!   cost per transaction ([`COST_METRICS`], #29); `--metric` picks others, among them
 //!   a transaction's measures as `TXN.METRIC` (`new_order.p95`), read from transactions.csv
 //!   joined to the step rows ([`Run::rows_with_transactions`]) so that they are samples like
 //!   any column ([`resolve_metrics`]). Names given at run time are interned (`intern`).
@@ -118,6 +119,32 @@ pub const METRICS: &[Metric] = &[
     },
 ];
 
+/// What a transaction cost (#29: the server's counters and the CPU of both sides, per
+/// transaction), lower is better: compared by default when the runs recorded them, and by name
+/// with `--metric` and `--fail-on`.
+pub const COST_METRICS: &[Metric] = &[
+    Metric {
+        name: "server_fsyncs_per_txn",
+        column: "server_fsyncs_per_txn",
+        higher_is_better: false,
+    },
+    Metric {
+        name: "server_log_bytes_per_txn",
+        column: "server_log_bytes_per_txn",
+        higher_is_better: false,
+    },
+    Metric {
+        name: "server_cpu_ms_per_txn",
+        column: "server_cpu_ms_per_txn",
+        higher_is_better: false,
+    },
+    Metric {
+        name: "client_cpu_us_per_txn",
+        column: "client_cpu_us_per_txn",
+        higher_is_better: false,
+    },
+];
+
 /// The results.csv column of a custom workload's headline (`engine::HEADLINE`).
 pub const HEADLINE: &str = crate::engine::HEADLINE;
 
@@ -174,10 +201,15 @@ pub fn resolve_metrics(
     runs: &[&Run],
 ) -> Result<Vec<Metric>, CompareError> {
     let wanted: Vec<Metric> = if names.is_empty() {
+        let recorded = |m: &&Metric| {
+            runs.iter()
+                .any(|r| r.rows.iter().any(|row| !row.get(m.column).is_empty()))
+        };
         METRICS
             .iter()
             .copied()
             .chain([headline_metric(runs)])
+            .chain(COST_METRICS.iter().filter(recorded).copied())
             .collect()
     } else {
         names
@@ -220,7 +252,7 @@ fn is_headline(name: &str, runs: &[&Run]) -> bool {
 }
 
 fn resolve_metric(name: &str, option: &'static str, runs: &[&Run]) -> Result<Metric, CompareError> {
-    if let Some(m) = METRICS.iter().find(|m| m.name == name) {
+    if let Some(m) = METRICS.iter().chain(COST_METRICS).find(|m| m.name == name) {
         return Ok(*m);
     }
     let headline = headline_metric(runs);
@@ -591,6 +623,12 @@ fn two_runs(
                     .push(format!("server variables of variant {variant} differ:"));
                 c.notes.extend(d);
             }
+            let d = setup::parameter_diff(va, vb);
+            if !d.is_empty() {
+                c.notes
+                    .push(format!("server parameters of variant {variant} differ:"));
+                c.notes.extend(d);
+            }
         }
     }
     check_measured(&c, gates)?;
@@ -672,6 +710,12 @@ pub fn compare_by(
             if !d.is_empty() {
                 c.notes
                     .push(format!("server variables differ ({first} → {v}):"));
+                c.notes.extend(d);
+            }
+            let d = setup::parameter_diff(a, b);
+            if !d.is_empty() {
+                c.notes
+                    .push(format!("server parameters differ ({first} → {v}):"));
                 c.notes.extend(d);
             }
         }

@@ -176,17 +176,37 @@ pub fn line_diff(a: &str, b: &str) -> Vec<String> {
 }
 
 /// Server variables that differ between two captures, as note lines `  name: a → b`; the
-/// build and host facts ([`SERVER_FACTS`]) are [`server_host_diff`]'s.
+/// build and host facts ([`SERVER_FACTS`]) are [`server_host_diff`]'s, the parameters
+/// ([`crate::results::load::PARAMETER`]) [`parameter_diff`]'s.
 pub fn server_diff(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<String> {
+    settings_diff(a, b, |n| {
+        (!SERVER_FACTS.contains(&n) && !n.starts_with(crate::results::load::PARAMETER)).then_some(n)
+    })
+}
+
+/// Server parameters (`parameter:<name>` in a capture: OceanBase's `SHOW PARAMETERS`, a
+/// variant's `sql` settings) that differ between two captures, as note lines
+/// `  name: a → b` without the prefix.
+pub fn parameter_diff(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<String> {
+    settings_diff(a, b, |n| n.strip_prefix(crate::results::load::PARAMETER))
+}
+
+/// The captured values that differ between `a` and `b`, among the names `shown` gives a
+/// label to.
+fn settings_diff<'n>(
+    a: &'n BTreeMap<String, String>,
+    b: &'n BTreeMap<String, String>,
+    shown: impl Fn(&'n str) -> Option<&'n str>,
+) -> Vec<String> {
     let names: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
     names
         .into_iter()
-        .filter(|n| !SERVER_FACTS.contains(&n.as_str()))
         .filter_map(|n| {
+            let label = shown(n.as_str())?;
             let (x, y) = (a.get(n), b.get(n));
             (x != y).then(|| {
                 format!(
-                    "  {n}: {} → {}",
+                    "  {label}: {} → {}",
                     x.map_or("—", String::as_str),
                     y.map_or("—", String::as_str)
                 )
@@ -226,6 +246,35 @@ mod tests {
         );
         assert_eq!(server_diff(&a, &b), ["  sync_binlog: 0 → 1"]);
         assert!(server_host_diff("default", &a, &a).is_none());
+    }
+
+    #[test]
+    fn parameters_differ_apart_from_variables() {
+        let a = capture(&[
+            ("version", "5.7.25-OceanBase seekdb-v1.4.0.0"),
+            ("ob_query_timeout", "10000000"),
+            ("parameter:freeze_trigger_percentage", "20"),
+            ("parameter:open_cursors", "50"),
+        ]);
+        let b = capture(&[
+            ("version", "5.7.25-OceanBase seekdb-v1.4.0.0"),
+            ("ob_query_timeout", "36000000000"),
+            ("parameter:freeze_trigger_percentage", "40"),
+            ("parameter:open_cursors", "50"),
+            ("parameter:syslog_level", "ERROR"),
+        ]);
+        assert_eq!(
+            server_diff(&a, &b),
+            ["  ob_query_timeout: 10000000 → 36000000000"]
+        );
+        assert_eq!(
+            parameter_diff(&a, &b),
+            [
+                "  freeze_trigger_percentage: 20 → 40",
+                "  syslog_level: — → ERROR"
+            ]
+        );
+        assert!(parameter_diff(&a, &a).is_empty());
     }
 
     #[test]

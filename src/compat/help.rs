@@ -15,7 +15,6 @@
 //! an option come from its [`OptSpec`], or, for the options that have none here (sysbench's own
 //! switches, the connection options a target is built from), from [`unspecced`].
 
-use crate::db::Driver;
 use crate::engine::Catalog;
 use crate::engine::config::GENERAL;
 use crate::engine::option::{Kind, OptSpec};
@@ -171,6 +170,11 @@ fn unspecced(name: &str) -> Option<Entry> {
         max: i64::MAX,
     };
     let list = Kind::List(None);
+    // sysbench's list: what a command line without --mysql-ignore-errors gets.
+    let mysql_ignore_default = target::mysql_ignore_default()
+        .codes()
+        .unwrap_or_default()
+        .join(",");
     let entry = match name {
         "help" => Entry::new(Kind::Bool, Some("off"), "print the option list and exit"),
         "version" => Entry::new(Kind::Bool, Some("off"), "print the version line and exit"),
@@ -240,7 +244,7 @@ fn unspecced(name: &str) -> Option<Entry> {
         ),
         "mysql_ignore_errors" => Entry::new(
             list,
-            Some(&Driver::Mysql.dialect().default_ignore_errors().join(",")),
+            Some(&mysql_ignore_default),
             "server error codes that roll back and retry the event instead of failing the run \
              (counted as errors), or `all`",
         ),

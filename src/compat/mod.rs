@@ -676,11 +676,8 @@ fn with_results(
             for t in plan.steps.iter_mut().filter_map(|s| s.target.as_mut()) {
                 t.secret.clone_from(&line.secret);
             }
-            let var = if line.driver == crate::db::Driver::Pgsql {
-                "PGSQL_PASSWORD"
-            } else {
-                "MYSQL_PASSWORD"
-            };
+            // As `convert` names it: the driver's option prefix (`--pgsql-password`).
+            let var = format!("{}_PASSWORD", line.driver.name().to_ascii_uppercase());
             eprintln!(
                 "[sbsuite] note: the password is not stored with the results; \
                  `sbsuite run --resume` of this run reads it from ${var}"
@@ -696,6 +693,7 @@ fn with_results(
         stop_when: Vec::new(),
         repeat_until: None,
         clients: None,
+        cost: Default::default(),
         results_root: dir.to_path_buf(),
         suite_text: suite.resolved_toml,
         quiet: false,

@@ -49,6 +49,15 @@ pub const PGSQL_DEFAULT_PORT: &str = "5432";
 pub const DEFAULT_USER: &str = "sbtest";
 pub const DEFAULT_DATABASE: &str = "sbtest";
 
+/// The drivers of sysbench's `--db-driver` (sysbench has no SQLite driver).
+const MYSQL: Driver = Driver::Mysql;
+const PGSQL: Driver = Driver::Pgsql;
+
+/// sysbench's `--mysql-ignore-errors` default (`sbsuite sysbench --help` prints it).
+pub fn mysql_ignore_default() -> IgnoreErrors {
+    IgnoreErrors::default_for(MYSQL)
+}
+
 /// Where MySQL/MariaDB packages put the server socket (libmysqlclient's "localhost").
 const DEFAULT_SOCKETS: &[&str] = &[
     "/run/mysqld/mysqld.sock",
@@ -98,8 +107,8 @@ pub fn from_sysbench(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, DbE
         }
     }
     let ignore_errors = match get("mysql_ignore_errors") {
-        None => IgnoreErrors::default_for(Driver::Mysql),
-        Some(v) => IgnoreErrors::from_value(&Value::Str(v), Driver::Mysql)?,
+        None => mysql_ignore_default(),
+        Some(v) => IgnoreErrors::from_value(&Value::Str(v), MYSQL)?,
     };
     let ps_mode = sysbench_ps_mode(get)?;
     let ssl = match get("mysql_ssl").as_deref() {
@@ -120,7 +129,7 @@ pub fn from_sysbench(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, DbE
         }
     }
     Ok(Target {
-        driver: Driver::Mysql,
+        driver: MYSQL,
         hosts,
         logins: Vec::new(),
         prepare_on: crate::db::PrepareOn::First,
@@ -193,7 +202,7 @@ fn from_sysbench_pgsql(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, D
         })?,
     };
     Ok(Target {
-        driver: Driver::Pgsql,
+        driver: PGSQL,
         hosts,
         logins: Vec::new(),
         prepare_on: crate::db::PrepareOn::First,
@@ -202,7 +211,7 @@ fn from_sysbench_pgsql(get: &dyn Fn(&str) -> Option<String>) -> Result<Target, D
         secret: get("pgsql_password").map(Secret::literal),
         database: get("pgsql_db").unwrap_or_else(|| DEFAULT_DATABASE.into()),
         ps_mode: sysbench_ps_mode(get)?,
-        ignore_errors: IgnoreErrors::default_for(Driver::Pgsql),
+        ignore_errors: IgnoreErrors::default_for(PGSQL),
         ssl,
         // libpq's environment, which sysbench 1.0.20's pgsql driver inherits.
         ssl_ca: std::env::var_os("PGSSLROOTCERT").map(PathBuf::from),
@@ -287,12 +296,12 @@ mod tests {
                 .map(|(_, v)| v.to_string())
         };
         let t = from_sysbench(&get).unwrap();
-        assert_eq!(t.driver, Driver::Pgsql);
+        assert_eq!(t.driver, PGSQL);
         assert_eq!(t.hosts, vec![("db".to_string(), 6432)]);
         assert_eq!(t.sockets, ["/tmp/pg/.s.PGSQL.6432"]);
         assert_eq!((t.user.as_str(), t.database.as_str()), ("sbtest", "sbtest"));
         assert_eq!(t.ssl, SslMode::VerifyIdentity);
-        assert_eq!(t.ignore_errors, IgnoreErrors::default_for(Driver::Pgsql));
+        assert_eq!(t.ignore_errors, IgnoreErrors::default_for(PGSQL));
         let bad = |n: &str| (n == "db_driver").then(|| "oracle".to_string());
         assert!(from_sysbench(&bad).is_err());
     }

@@ -422,6 +422,13 @@ pub trait Connection {
         None
     }
 
+    /// The server's version string as the client read it while connecting (MySQL's
+    /// handshake), without a query; `None` when the client did not keep one. What a
+    /// [`crate::db::flavor`] is first told from.
+    fn server_version(&self) -> Option<String> {
+        None
+    }
+
     /// Closes the connection politely (errors do not matter any more).
     fn close(self: Box<Self>);
 }

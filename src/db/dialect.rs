@@ -3,10 +3,12 @@
 //!
 //! Why a trait rather than `match driver` where the difference shows: a database's SQL and
 //! administration (the sysbench schema, how a transaction starts, `SET GLOBAL` against
-//! `ALTER SYSTEM`, what a capture reads, default port and ignorable errors, its limits) used
-//! to be spread over the engines, the runner and the planner as `match` arms; adding a
+//! `ALTER SYSTEM`, what a capture reads, default port, what sysbench's driver for it prints)
+//! used to be spread over the engines, the runner and the planner as `match` arms; adding a
 //! database meant finding them all. Now the rest of the program asks the target's dialect
 //! ([`crate::db::Driver::dialect`], one `match` in the crate) and never names a database.
+//! What differs between the servers of one protocol (MariaDB, MySQL, OceanBase: error codes,
+//! limits, parameters) is their [`crate::db::flavor`], known once connected.
 //!
 //! What it is not for: the measured path. Every method here runs during setup, checks, DDL
 //! or administration, or once when a workload is built (an engine keeps the `&'static str`
@@ -18,6 +20,7 @@
 //! simply has none, and the runner asks that instead of naming the driver.
 
 use crate::db::conn::{Connection, SqlError};
+pub use crate::db::flavor::StatementRoom;
 use crate::db::sql_text::Syntax;
 use crate::db::target::{DbError, RawTarget, SqliteOptions, SslMode, Target};
 use crate::value::Value;
@@ -33,57 +36,6 @@ pub struct TableSpec<'a> {
     pub create_secondary: bool,
     /// `mysql_storage_engine` (MySQL's `ENGINE =` clause).
     pub storage_engine: &'a str,
-}
-
-/// A server's limit on the statements a run prepares, for the check before a run
-/// ([`Dialect::prepared_statement_room`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StatementRoom {
-    /// MySQL/MariaDB's `max_prepared_stmt_count`: the statements of all sessions together,
-    /// `used` of which exist now.
-    Global { max: u64, used: u64 },
-    /// OceanBase's `open_cursors`: the statements (open cursors) one session may hold
-    /// (error 5930, "maximum open cursors exceeded", beyond it). `max_prepared_stmt_count`
-    /// exists there too, but is not the limit that a run meets.
-    PerSession { open_cursors: u64 },
-}
-
-impl StatementRoom {
-    /// Why `connections` connections that prepare `per_connection` statements each do not
-    /// fit, with the fix; `None` when they fit.
-    pub fn shortfall(self, per_connection: u64, connections: u64) -> Option<String> {
-        let needed = per_connection * connections;
-        match self {
-            StatementRoom::Global { max, used } => (used + needed > max).then(|| {
-                format!(
-                    "the run prepares {per_connection} statements on each of {connections} connections ({needed} in all), but the server allows max_prepared_stmt_count = {max} with {used} in use: raise it (SET GLOBAL max_prepared_stmt_count = {}) or set ps_mode = \"disable\" (--db-ps-mode=disable)",
-                    used + needed
-                )
-            }),
-            StatementRoom::PerSession { open_cursors } => (per_connection > open_cursors)
-                .then(|| {
-                    format!(
-                        "the run prepares {per_connection} statements on each connection, but OceanBase allows open_cursors = {open_cursors} per session (error 5930, maximum open cursors exceeded): {} (fewer tables)",
-                        open_cursors_fix(Some(per_connection))
-                    )
-                }),
-        }
-    }
-}
-
-/// What lifts OceanBase's per-session `open_cursors` limit; `needed`: the statements one
-/// connection prepares, when known. `max_prepared_stmt_count` does not help there.
-pub fn open_cursors_fix(needed: Option<u64>) -> String {
-    let set = match needed {
-        Some(n) => format!("ALTER SYSTEM SET open_cursors = {n} or more"),
-        None => {
-            "ALTER SYSTEM SET open_cursors = N, at least the statements one connection prepares"
-                .to_string()
-        }
-    };
-    format!(
-        "raise the tenant's limit ({set}), set ps_mode = \"disable\" (--db-ps-mode=disable), or prepare fewer statements per connection"
-    )
 }
 
 /// Why the file of a file database (SQLite) is not as a step needs it.
@@ -113,13 +65,16 @@ pub trait Dialect: Sync {
     /// The port a server listens on when `hosts` gives none (0: the database is a file).
     fn default_port(&self) -> u16;
 
+    /// Whether the database is a file on this machine (no server: clients elsewhere cannot
+    /// reach it).
+    fn is_file(&self) -> bool {
+        self.default_port() == 0
+    }
+
     /// The TLS mode when `[target] ssl` is not set.
     fn default_ssl(&self) -> SslMode {
         SslMode::Disabled
     }
-
-    /// The codes `ignore_errors` means when it is not set.
-    fn default_ignore_errors(&self) -> &'static [&'static str];
 
     /// Whether `code` is written like one of this database's error codes.
     fn is_error_code(&self, code: &str) -> bool;
@@ -178,6 +133,66 @@ pub trait Dialect: Sync {
     /// The client call sysbench names in a fatal error of a prepared (`true`) or plain
     /// statement.
     fn call_name(&self, prepared: bool) -> &'static str;
+
+    // ---- sysbench's driver for the database (Lua scripts' `sysbench.sql`) ----
+
+    /// sysbench's short and long names of its driver (`sql_driver.sname`, `.lname`).
+    fn lua_driver_name(&self) -> (&'static std::ffi::CStr, &'static std::ffi::CStr);
+
+    /// The `sql_errno` a script reads for error `code` (MySQL's number); `None` when the
+    /// driver has no numbers (`sql_errno` 0, `sql_state` is the code).
+    fn lua_errno(&self, code: &str) -> Option<i32> {
+        let _ = code;
+        None
+    }
+
+    /// The code of a connection the client saw drop without a server error, as the
+    /// database's own client names it (MySQL's 2013); `None`: no code.
+    fn lost_code(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether sysbench's driver reconnects after the ignorable error `code` (a lost
+    /// connection) instead of only reporting it.
+    fn lua_reconnects_after(&self, code: &str) -> bool {
+        let _ = code;
+        false
+    }
+
+    /// Whether sysbench's driver treats `code` as ignorable whatever `ignore_errors` says
+    /// (its pgsql driver: deadlock, unique violation, serialization failure).
+    fn lua_always_ignorable(&self, code: &str) -> bool {
+        let _ = code;
+        false
+    }
+
+    /// Whether sysbench's driver rolls the transaction back after an ignorable error (its
+    /// pgsql driver ends the failed transaction).
+    fn lua_rolls_back_ignored(&self) -> bool {
+        false
+    }
+
+    /// Whether `con:reconnect()` opens a new session (sysbench's pgsql driver only logs that
+    /// it cannot).
+    fn lua_can_reconnect(&self) -> bool {
+        true
+    }
+
+    /// sysbench's `FATAL:` lines (without the prefix) for statement `sql` failing with `e`.
+    fn lua_failed(&self, e: &SqlError, sql: &str, prepared: bool) -> Vec<String> {
+        vec![format!(
+            "{} returned {e} for query '{sql}'",
+            self.call_name(prepared)
+        )]
+    }
+
+    /// sysbench's `FATAL:` lines (without the prefix) for a statement that could not be
+    /// prepared.
+    fn lua_prepare_failed(&self, e: &SqlError, sql: &str) -> Vec<String>;
+
+    /// sysbench's `FATAL:` lines (without the prefix) for a connection that could not be
+    /// opened to `t`.
+    fn lua_connect_failed(&self, t: &Target, e: &SqlError) -> Vec<String>;
 
     // ---- SQL text ----
 
@@ -275,21 +290,6 @@ pub trait Dialect: Sync {
     fn max_connections(&self, conn: &mut dyn Connection) -> Result<Option<u64>, SqlError> {
         let _ = conn;
         Ok(None)
-    }
-
-    /// The server's limit on prepared statements, when it has one that can be read.
-    fn prepared_statement_room(
-        &self,
-        conn: &mut dyn Connection,
-    ) -> Result<Option<StatementRoom>, SqlError> {
-        let _ = conn;
-        Ok(None)
-    }
-
-    /// `e` as the user reads it: with the server setting that fixes it when that is what an
-    /// error means (a limit on prepared statements), for errors that end a run.
-    fn explain(&self, e: &SqlError) -> String {
-        e.to_string()
     }
 
     // ---- administration ----
@@ -499,6 +499,14 @@ pub trait ServerAdmin: Sync {
 
     /// The queries of a capture: the server version, then `(name, value)` rows.
     fn capture_sql(&self) -> (&'static str, &'static str);
+
+    /// The query of a capture's parameters, for a server (by its `version`) whose settings
+    /// are not all variables: OceanBase's `SHOW PARAMETERS` (a `name` and a `value` column,
+    /// one row per server). `None` by default.
+    fn parameters_sql(&self, version: &str) -> Option<&'static str> {
+        let _ = version;
+        None
+    }
 
     /// Host facts a capture adds that its variables lack, as `(name, single-value query)`;
     /// each is cheap and needs no privilege, and one that fails is recorded as

@@ -454,6 +454,10 @@ impl Guarded {
 }
 
 impl Connection for Guarded {
+    fn server_version(&self) -> Option<String> {
+        self.inner.server_version()
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StmtId, SqlError> {
         self.call(|c| c.prepare(sql))
     }

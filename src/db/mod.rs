@@ -8,17 +8,24 @@
 //! (each dialect's quoting: the lexer of placeholders and the literals of `ps_mode = disable`), [`io`]
 //! (sockets, the read buffer, the per-connection runtime), [`tls`] (rustls), [`dry_run`],
 //! [`owned`] (the tables a suite's run created, which its cleanup alone drops, through the
-//! [`ledger`] a [`Target`] carries).
-//! The one `match` on the driver in the program is [`Driver::dialect`]; a new database is a
-//! new folder, a [`Driver`] variant and its arm there.
+//! [`ledger`] a [`Target`] carries), [`counters`] (the server counters that say what a run step
+//! cost it).
+//! The `match`es on the driver are here ([`Driver::dialect`], [`Driver::name`],
+//! [`counters::profile`]); a new database is a new folder, a [`Driver`] variant and its arms
+//! there. A [`Driver`] is a wire protocol; which server speaks it (MariaDB, MySQL, OceanBase…)
+//! is its [`flavor`], detected when the [`Connector`] first connects; a new server is a file in
+//! `flavor/` and its line there. Nothing outside `db` matches on either: it asks the dialect or
+//! the flavor.
 //!
 //! `db` is the bottom layer beside `value`: it imports nothing from the suite, the plan, the
 //! engines or the runner (the suite embeds [`RawTarget`]; a sysbench command line's target is
 //! built in `compat::target`).
 
 pub mod conn;
+pub mod counters;
 pub mod dialect;
 pub mod dry_run;
+pub mod flavor;
 pub mod interrupt;
 pub mod io;
 pub mod ledger;
@@ -31,16 +38,19 @@ pub mod sqlite;
 pub mod target;
 pub mod tls;
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use self::conn::{
     Cell, Collect, Connection, DataRow, Done, ErrKind, Fetched, P, RowSink, SqlError, StmtId,
 };
 pub use self::dialect::{AdminError, Dialect, FileDbError, ServerAdmin, StatementRoom, TableSpec};
+pub use self::flavor::{ErrorClass, Flavor};
 pub use self::target::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_PACKET, DEFAULT_QUERY_TIMEOUT, DEFAULT_SQLITE_PATH,
-    DbError, Driver, HostEntry, HostLogin, IgnoreErrors, Limits, Login, MAX_ADMIN_ROWS, PrepareOn,
-    PsMode, RawTarget, Secret, Sockets, SqliteOptions, SslMode, Target, WireTarget, parse_host,
+    ByDriver, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_PACKET, DEFAULT_QUERY_TIMEOUT,
+    DEFAULT_SQLITE_PATH, DbError, Driver, HostEntry, HostLogin, IgnoreErrors, Limits, Login,
+    MAX_ADMIN_ROWS, PrepareOn, PsMode, RawTarget, Secret, Sockets, SqliteOptions, SslMode, Target,
+    WireTarget, parse_host,
 };
 
 /// The `SBSUITE_*` environment variables that pick a database's client (process switches,
@@ -56,15 +66,26 @@ impl Driver {
             Driver::Sqlite => &sqlite::SqliteDialect,
         }
     }
+
+    /// The protocol's generic server flavor ([`flavor::generic`]): what stands in before a
+    /// connection tells which server it is.
+    pub fn generic_flavor(self) -> &'static dyn Flavor {
+        flavor::generic(self)
+    }
 }
 
 /// Opens connections to a [`Target`], each to the next endpoint in round-robin order (with
 /// that host's own login when its `hosts` entry has one, [`Target::at`]), through the target's
 /// driver.
+///
+/// The first connection tells the server's [`Flavor`] ([`flavor::detect_on`]), which the
+/// connector keeps with the `ignore_errors` that apply on it.
 #[derive(Debug)]
 pub struct Connector {
     pub target: Target,
     next: AtomicUsize,
+    /// The server's flavor and the resolved `ignore_errors`, from the first connection.
+    server: OnceLock<(&'static dyn Flavor, IgnoreErrors)>,
 }
 
 impl Connector {
@@ -72,6 +93,41 @@ impl Connector {
         Connector {
             target,
             next: AtomicUsize::new(0),
+            server: OnceLock::new(),
+        }
+    }
+
+    /// The server's flavor: detected by the first connection, the protocol's generic one
+    /// before it (and in a dry run).
+    pub fn flavor(&self) -> &'static dyn Flavor {
+        self.server
+            .get()
+            .map_or_else(|| flavor::generic(self.target.driver), |s| s.0)
+    }
+
+    /// The errors counted and retried: `[target] ignore_errors`, or the server flavor's
+    /// default when it is not set.
+    pub fn ignore_errors(&self) -> &IgnoreErrors {
+        self.server
+            .get()
+            .map_or(&self.target.ignore_errors, |s| &s.1)
+    }
+
+    /// `e` as the user reads it: with the server setting that fixes it
+    /// ([`Flavor::explain`]).
+    pub fn explain(&self, e: &SqlError) -> String {
+        self.flavor().explain(e)
+    }
+
+    /// Learns the server's flavor from `conn` unless known.
+    fn learn(&self, conn: &mut dyn Connection) {
+        if self.server.get().is_none() {
+            let f = flavor::detect_on(conn, self.target.driver);
+            let ignore = self
+                .target
+                .ignore_errors
+                .resolve(&f.default_ignore_errors());
+            let _ = self.server.set((f, ignore));
         }
     }
 
@@ -82,7 +138,9 @@ impl Connector {
         if self.target.dry_run {
             return Ok(Box::<dry_run::DryRun>::default());
         }
-        self.target.driver.dialect().open(&self.target.at(n), n)
+        let mut conn = self.target.driver.dialect().open(&self.target.at(n), n)?;
+        self.learn(conn.as_mut());
+        Ok(conn)
     }
 
     /// Opens a connection to endpoint `n` (modulo the endpoints) without moving the
@@ -99,7 +157,8 @@ impl Connector {
     /// Opens a real connection to endpoint `n` even for a `dry_run` target: server settings
     /// of variants are applied and read back for real.
     pub fn connect_server(&self, n: usize) -> Result<Box<dyn Connection>, SqlError> {
-        let conn = self.target.driver.dialect().open(&self.target.at(n), n)?;
+        let mut conn = self.target.driver.dialect().open(&self.target.at(n), n)?;
+        self.learn(conn.as_mut());
         Ok(interrupt::guarded(conn))
     }
 }

@@ -712,11 +712,6 @@ impl Dialect for SqliteDialect {
         0
     }
 
-    /// A busy or locked database.
-    fn default_ignore_errors(&self) -> &'static [&'static str] {
-        &["SQLITE_BUSY", "SQLITE_LOCKED"]
-    }
-
     /// A primary result code name (`SQLITE_BUSY`).
     fn is_error_code(&self, code: &str) -> bool {
         let up = code.to_ascii_uppercase();
@@ -802,6 +797,24 @@ impl Dialect for SqliteDialect {
         } else {
             "sqlite3_exec()"
         }
+    }
+
+    fn lua_driver_name(&self) -> (&'static std::ffi::CStr, &'static std::ffi::CStr) {
+        (c"sqlite", c"SQLite driver")
+    }
+
+    fn lua_prepare_failed(&self, e: &SqlError, sql: &str) -> Vec<String> {
+        vec![
+            format!("sqlite3_prepare_v2() failed: {e}"),
+            format!("failed query was: {sql}"),
+        ]
+    }
+
+    fn lua_connect_failed(&self, t: &Target, e: &SqlError) -> Vec<String> {
+        vec![format!(
+            "unable to open the SQLite database '{}': {}",
+            t.sqlite.path, e.message
+        )]
     }
 
     /// No escapes in strings; identifiers in `"…"`, backticks or `[…]`; text with a NUL

@@ -127,6 +127,86 @@ pub enum Driver {
     Sqlite,
 }
 
+impl Driver {
+    /// Every driver, in the order messages list them (and [`ByDriver`] keeps them: each
+    /// driver's index is its discriminant).
+    pub const ALL: [Driver; 3] = [Driver::Mysql, Driver::Pgsql, Driver::Sqlite];
+
+    /// The driver's name as `[target] driver` and sysbench's `--db-driver` write it (and
+    /// sysbench's option prefixes: `mysql_host`, `pgsql_host`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Driver::Mysql => "mysql",
+            Driver::Pgsql => "pgsql",
+            Driver::Sqlite => "sqlite",
+        }
+    }
+}
+
+/// One optional value per driver: what a definition gives each database (a custom
+/// workload's `sql = { mysql = "…", pgsql = "…" }`). Read with [`ByDriver::get`], so that
+/// nothing outside `db` names the drivers one by one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ByDriver<T>([Option<T>; 3]);
+
+impl<T> Default for ByDriver<T> {
+    fn default() -> ByDriver<T> {
+        ByDriver([None, None, None])
+    }
+}
+
+impl<T> ByDriver<T> {
+    /// `value` for every driver.
+    pub fn all(value: T) -> ByDriver<T>
+    where
+        T: Clone,
+    {
+        ByDriver([Some(value.clone()), Some(value.clone()), Some(value)])
+    }
+
+    /// The value for `driver` (`None`: the definition has none).
+    pub fn get(&self, driver: Driver) -> Option<&T> {
+        self.0[driver as usize].as_ref()
+    }
+
+    /// Gives `driver` its value.
+    pub fn set(&mut self, driver: Driver, value: T) {
+        self.0[driver as usize] = Some(value);
+    }
+
+    /// Each driver with its value, in [`Driver::ALL`]'s order.
+    pub fn iter(&self) -> impl Iterator<Item = (Driver, Option<&T>)> {
+        Driver::ALL.into_iter().map(|d| (d, self.get(d)))
+    }
+
+    /// The values made by `f` from each driver's.
+    pub fn map<U>(&self, mut f: impl FnMut(Driver, &T) -> U) -> ByDriver<U> {
+        let mut out = ByDriver::default();
+        for (d, v) in self.iter() {
+            if let Some(v) = v {
+                out.set(d, f(d, v));
+            }
+        }
+        out
+    }
+}
+
+impl std::str::FromStr for Driver {
+    type Err = DbError;
+
+    /// A driver by its [`Driver::name`].
+    fn from_str(text: &str) -> Result<Driver, DbError> {
+        Driver::ALL
+            .into_iter()
+            .find(|d| d.name() == text)
+            .ok_or_else(|| {
+                DbError::Invalid(format!(
+                    "`{text}` is not a driver: use mysql, pgsql or sqlite"
+                ))
+            })
+    }
+}
+
 // Server-side prepared statements (`auto`) or client-side literal substitution (`disable`).
 // (Not a doc comment, as `Driver`.)
 #[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Copy, PartialEq, Eq)]
@@ -164,21 +244,52 @@ pub enum IgnoreErrors {
     /// MySQL errnos (`"1213"`), PostgreSQL SQLSTATEs (`"40P01"`) or SQLite result code names
     /// (`"SQLITE_BUSY"`), compared case-insensitively.
     Codes(Vec<String>),
+    /// Not set in `[target]`: the server flavor's default
+    /// (`Flavor::default_ignore_errors`: OceanBase adds its own codes to MySQL's),
+    /// known once connected ([`IgnoreErrors::resolve`]); until then the protocol's.
+    ServerDefault(Driver),
 }
 
 impl IgnoreErrors {
-    /// The driver's default: sysbench's `--mysql-ignore-errors` (deadlock, key not found, lock
-    /// wait timeout); sysbench's pgsql list (deadlock, unique violation, serialization
-    /// failure); SQLite's busy and locked database.
+    /// The protocol's default, as sysbench has it: `--mysql-ignore-errors` (deadlock, key not
+    /// found, lock wait timeout); sysbench's pgsql list (deadlock, unique violation,
+    /// serialization failure); SQLite's busy and locked database.
     pub fn default_for(driver: Driver) -> IgnoreErrors {
-        let codes = driver.dialect().default_ignore_errors();
+        IgnoreErrors::of(&driver.generic_flavor().default_ignore_errors())
+    }
+
+    /// A list of `codes`.
+    fn of(codes: &[&str]) -> IgnoreErrors {
         IgnoreErrors::Codes(codes.iter().map(|c| c.to_string()).collect())
+    }
+
+    /// The list that applies on a server whose flavor ignores `server_default` by default:
+    /// [`IgnoreErrors::ServerDefault`] becomes those codes, a list the user wrote stays.
+    pub fn resolve(&self, server_default: &[&str]) -> IgnoreErrors {
+        match self {
+            IgnoreErrors::ServerDefault(_) => IgnoreErrors::of(server_default),
+            other => other.clone(),
+        }
+    }
+
+    /// The codes as written (`None`: all), the protocol's for an unresolved default.
+    pub fn codes(&self) -> Option<Vec<String>> {
+        match self {
+            IgnoreErrors::All => None,
+            IgnoreErrors::Codes(c) => Some(c.clone()),
+            IgnoreErrors::ServerDefault(d) => IgnoreErrors::default_for(*d).codes(),
+        }
     }
 
     pub fn contains(&self, code: &str) -> bool {
         match self {
             IgnoreErrors::All => true,
             IgnoreErrors::Codes(c) => c.iter().any(|x| x.eq_ignore_ascii_case(code)),
+            IgnoreErrors::ServerDefault(d) => d
+                .generic_flavor()
+                .default_ignore_errors()
+                .iter()
+                .any(|x| x.eq_ignore_ascii_case(code)),
         }
     }
 
@@ -509,7 +620,7 @@ impl Target {
             ));
         }
         let ignore_errors = match &raw.ignore_errors {
-            None => IgnoreErrors::default_for(raw.driver),
+            None => IgnoreErrors::ServerDefault(raw.driver),
             Some(v) => IgnoreErrors::from_value(v, raw.driver)?,
         };
         if let Some(pw) = &raw.password
@@ -664,6 +775,10 @@ pub struct WireTarget {
     pub ps_mode: PsMode,
     /// `None`: every error is ignored (`"all"`).
     pub ignore_errors: Option<Vec<String>>,
+    /// `ignore_errors` was not set: the server flavor's default applies
+    /// ([`IgnoreErrors::ServerDefault`]; `ignore_errors` then holds the protocol's).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ignore_errors_default: bool,
     /// [`SslMode`] by its name (`verify_ca`…).
     pub ssl: String,
     pub ssl_ca: Option<PathBuf>,
@@ -706,10 +821,8 @@ impl Target {
             user: self.user.clone(),
             database: self.database.clone(),
             ps_mode: self.ps_mode,
-            ignore_errors: match &self.ignore_errors {
-                IgnoreErrors::All => None,
-                IgnoreErrors::Codes(c) => Some(c.clone()),
-            },
+            ignore_errors: self.ignore_errors.codes(),
+            ignore_errors_default: matches!(self.ignore_errors, IgnoreErrors::ServerDefault(_)),
             ssl: match self.ssl {
                 SslMode::Disabled => "disabled",
                 SslMode::Preferred => "preferred",
@@ -836,6 +949,7 @@ impl WireTarget {
             database: self.database,
             ps_mode: self.ps_mode,
             ignore_errors: match self.ignore_errors {
+                _ if self.ignore_errors_default => IgnoreErrors::ServerDefault(self.driver),
                 None => IgnoreErrors::All,
                 Some(c) => IgnoreErrors::Codes(c),
             },
@@ -1096,7 +1210,7 @@ mod tests {
         assert!(parse_host("db:x", 3306).is_err());
         let t = Target::from_raw(&raw("driver = \"mysql\"")).unwrap();
         assert_eq!(t.hosts, vec![("127.0.0.1".to_string(), 3306)]);
-        assert_eq!(t.ignore_errors, IgnoreErrors::default_for(Driver::Mysql));
+        assert_eq!(t.ignore_errors, IgnoreErrors::ServerDefault(Driver::Mysql));
         assert!(t.ignore_errors.contains("1213") && !t.ignore_errors.contains("1062"));
         let pg = Target::from_raw(&raw("driver = \"pgsql\"\nhosts = [\"db\"]")).unwrap();
         assert_eq!(pg.hosts, vec![("db".to_string(), 5432)]);

@@ -269,6 +269,22 @@ pub const METRICS: &[(&str, &str)] = &[
         "start_skew_ms",
         "multi-client runs: spread of the clients' measured starts, ms (results only)",
     ),
+    (
+        "server_fsyncs_per_txn",
+        "server cost: the server's fsyncs per transaction (results only)",
+    ),
+    (
+        "server_log_bytes_per_txn",
+        "server cost: redo/WAL bytes written per transaction (results only)",
+    ),
+    (
+        "server_cpu_ms_per_txn",
+        "server cost: the server process's CPU ms per transaction (results only)",
+    ),
+    (
+        "client_cpu_us_per_txn",
+        "client cost: this process's CPU µs per transaction (results only)",
+    ),
 ];
 
 /// The metric of a custom workload's `headline` (its value; the name the workload gives it,

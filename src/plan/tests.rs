@@ -32,7 +32,7 @@ fn oltp_without_target_uses_the_default_sqlite_file() {
     let no_target = OLTP.replace("[target]\ndriver = \"mysql\"\n", "");
     let p = plan(&no_target);
     let t = p.steps[0].target.as_ref().expect("a target");
-    assert_eq!(t.driver, crate::suite::Driver::Sqlite);
+    assert_eq!(t.driver.name(), "sqlite");
     assert_eq!(t.sqlite.path, crate::db::DEFAULT_SQLITE_PATH);
     let text = render_text(&p, "t.toml");
     assert!(

@@ -103,8 +103,13 @@ pub fn interval_columns() -> Vec<String> {
 
 fn metric_cells(metrics: &crate::engine::Metrics) -> impl Iterator<Item = String> + '_ {
     METRICS.iter().map(|(name, _)| {
+        // The cost per transaction is often far below 1 (0.0012 fsyncs): 6 decimals.
+        let decimals = match name.ends_with("_per_txn") {
+            true => 6,
+            false => RATE_DECIMALS,
+        };
         metric(metrics, name)
-            .map(|v| fmt_float(v, RATE_DECIMALS))
+            .map(|v| fmt_float(v, decimals))
             .unwrap_or_default()
     })
 }
@@ -152,6 +157,10 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `headline` | custom workloads with a `headline`: its value, e.g. new_order commits per minute for `tpmC` (named in `headline_name`) |
 | `shards` | multi-client runs (`[clients]`): how many clients ran the step (its row is their exact merge; each one's own row is in `shards/<client>/results.csv`); else empty |
 | `start_skew_ms` | multi-client runs: the spread of the clients' measured starts in ms (each start estimated from the round trip of its `go`); else empty |
+| `server_fsyncs_per_txn` | the server's fsyncs per transaction over the step: MySQL/MariaDB `Innodb_data_fsyncs` (else `Innodb_os_log_fsyncs`), PostgreSQL `pg_stat_wal.wal_sync` (see server_counters.csv); empty for SQLite, without `[target]`, or when the counters could not be read |
+| `server_log_bytes_per_txn` | redo/WAL bytes written per transaction: `Innodb_os_log_written`, `pg_stat_wal.wal_bytes` |
+| `server_cpu_ms_per_txn` | CPU ms of the server process (and its children: PostgreSQL's backends) per transaction, when the server runs on this host (a loopback address or a Unix socket) and its process could be found |
+| `client_cpu_us_per_txn` | CPU µs of sbsuite's own process per transaction (`getrusage`); empty for multi-client steps |
 | `status` | `ok`, `failed` (engine error, its prepare failed, or a `rate` run dropped arrivals and the suite does not set `rate_overflow = "record"`: the measurements stay, `error` says why) or `interrupted` (stopped by Ctrl-C/SIGTERM, or cut short by `forced_shutdown` with `error` saying so; the measurements cover the part that ran) |
 | `error` | the error message when `failed` (or why an interrupted step ended), else empty |
 | `knee` | on the run where a `stop_when` sweep stopped: the knee (the last value before the condition) and why, e.g. `threads=64 (tps +3.1% < 5% at threads=128)`; else empty |
@@ -161,8 +170,12 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `steady` | the stationarity verdict of the measured period's per-second throughput: `yes`, `no` (a significant trend of at least 5 % over the window: OLS slope of 5 s batch means, t-test at 95 %) or `unknown` (under 20 s measured, no events, multi-client steps, imported logs); empty without measurements |
 | `trend_pct_per_min` | the fitted throughput trend of the measured period in % of its mean per minute (negative: falling); empty when `steady` is unknown |
 
+The four `*_per_txn` columns are the cost of a step (#29): read before and after the whole
+step (connecting and warm-up included), divided by the step's measured transactions (events for
+workloads without transactions). `[suite] server_cost = false` leaves them empty.
+
 Number format: plain decimal, trailing zeros trimmed (`1.5`, not `1.5000`); latencies in ms
-with 6 decimals (nanosecond resolution), seconds and rates with 4 decimals. A measurement that
+with 6 decimals (nanosecond resolution), seconds and rates with 4 decimals, `*_per_txn` with 6. A measurement that
 does not exist (a failed step, `tps` of a cpu run, a rate over zero seconds) is an empty cell.
 
 ### intervals.csv
@@ -170,8 +183,8 @@ does not exist (a failed step, `tps` of a cpu run, a rate over zero seconds) is 
 One row per interim report (sysbench's `[ 10s ] …` lines): `run_id, step, name, variant, time,
 threads, eps, tps, qps, reads_ps, writes_ps, other_ps, lat_pct, percentile, errors_ps,
 reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `written_mib_per_s`,
-`queue_length`, `concurrency`, `dropped`, `headline`, `shards`, `start_skew_ms`, the last two
-always empty). `time` is seconds since the step
+`queue_length`, `concurrency`, `dropped`, `headline`, `shards`, `start_skew_ms` and the four
+`*_per_txn`, the last six always empty). `time` is seconds since the step
 started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency (ms) at
 `percentile` over the interval; `dropped` counts the arrivals dropped since the step started.
 SQL and workload columns are empty for workloads that do not have them.
@@ -185,6 +198,31 @@ character other than `A-Z a-z 0-9 . _ -` replaced by `_`. Custom workloads also 
 transaction (and statement) in `histograms/<step>-<name>/<transaction>.hdr`, the transaction's
 name sanitised the same way (`-2`, `-3`… appended, in the order of its rows in
 transactions.csv, when two names become the same).
+
+### server_counters.csv
+
+What each run step cost, in long form: one row per run step × counter, appended when the step
+ends (`[suite] server_cost = false`: no file). Columns: `run_id`, `step`, `name`, `variant`
+(as in results.csv), `counter`, `before`, `after` (the values read just before and just after
+the step), `delta` (`after − before`), `per_txn` (`delta` per transaction of the step, empty
+when it has none). The counters:
+
+| counter | what |
+|---|---|
+| `Innodb_data_fsyncs`, `Innodb_os_log_written`, `Com_commit`, … | MySQL, MariaDB, OceanBase: `SHOW GLOBAL STATUS`, names as the server spells them; fsyncs, redo bytes and writes, data read/written, buffer pool reads vs read requests, row lock waits, commits and rollbacks, bytes sent/received (a name the server lacks is left out) |
+| `pg_stat_wal.*`, `pg_stat_database.*`, `pg_stat_bgwriter.*`, `pg_stat_checkpointer.*` | PostgreSQL: WAL records, bytes, writes and syncs; the target database's commits, blocks read/hit, tuples, temp files; the background writer's and checkpointer's buffers and checkpoints (`pg_stat_checkpointer` from PostgreSQL 17) |
+| `server_process.cpu_ms` | the server's process CPU in ms (utime + stime from /proc of it and its children, plus its reaped children), when it runs on this host |
+| `host.cpu_busy_ms`, `host.cpu_iowait_ms` | this host's CPU (/proc/stat), with the server process |
+| `host.disk_reads`, `host.disk_read_bytes`, `host.disk_writes`, `host.disk_write_bytes`, `host.disk_io_ms` | this host's whole disks (/proc/diskstats), with the server process |
+| `client.cpu_ms` | sbsuite's own CPU (not for multi-client steps), the reading of these counters left out |
+| `client.cost_read_cpu_ms` | the CPU sbsuite spent reading these counters, over the run so far: its `delta` is the step's |
+
+SQLite has no server counters (it runs inside sbsuite: its cost is `client.cpu_ms`). A suite
+reads more with `[suite] server_counters = ["Innodb_log_waits", "pg_stat_database.temp_bytes"]`.
+A counter that cannot be read is a warning and no row, never a failed step. PostgreSQL's
+statistics reach its views when a backend reports them: after a step the reader waits (at most
+1 s) for the step's backends to exit. The counters are the server's, not the step's: anything
+else the server does meanwhile is in them.
 
 ### transactions.csv
 

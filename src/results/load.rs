@@ -488,6 +488,11 @@ fn read_csv(path: &Path) -> Result<(Vec<String>, Vec<Row>), LoadError> {
     Ok((header, rows))
 }
 
+/// The prefix of a captured server parameter's name in `server/<variant>.csv`
+/// (`parameter:freeze_trigger_percentage`): a setting that is not a variable (OceanBase's
+/// `SHOW PARAMETERS`, a variant's `sql` settings), kept apart from a variable of the same name.
+pub const PARAMETER: &str = "parameter:";
+
 /// Every readable `server/*.csv` (`name,value` after a header line), by variant. Captures are
 /// context, not results: an unreadable file or record is left out rather than failing the run.
 fn servers(dir: &Path) -> BTreeMap<String, BTreeMap<String, String>> {

@@ -550,14 +550,18 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 /// Columns added to results.csv and intervals.csv after their first release: a run directory
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
 /// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`; #29:
-/// `warmup_s`, `steady`, `trend_pct_per_min`).
-const ADDED_COLUMNS: [&str; 9] = [
+/// the cost columns, `warmup_s`, `steady`, `trend_pct_per_min`).
+const ADDED_COLUMNS: [&str; 13] = [
     "dropped",
     "headline",
     "headline_name",
     "shards",
     "start_skew_ms",
     "error_codes",
+    "server_fsyncs_per_txn",
+    "server_log_bytes_per_txn",
+    "server_cpu_ms_per_txn",
+    "client_cpu_us_per_txn",
     "warmup_s",
     "steady",
     "trend_pct_per_min",
@@ -773,7 +777,7 @@ mod tests {
         let status = cols.iter().position(|c| c == "status").unwrap();
         assert_eq!(
             cols[status - 1],
-            "start_skew_ms",
+            "client_cpu_us_per_txn",
             "metrics sit just before status"
         );
         assert_eq!(

@@ -147,7 +147,7 @@ pub fn check_clients(suite: &Suite, plan: &Plan) -> Result<(), ConfigErrors> {
             && step
                 .target
                 .as_ref()
-                .is_none_or(|t| t.driver == crate::db::Driver::Sqlite);
+                .is_none_or(|t| t.driver.dialect().is_file());
         if sqlite && !clients.all_local() {
             push(
                 suite
@@ -393,6 +393,24 @@ impl StepExecutor for ClientsExecutor {
 
     fn end_variant(&mut self, variant: &str, run_dir: &Path) -> Result<(), ServerError> {
         self.inner.end_variant(variant, run_dir)
+    }
+
+    fn begin_stage(
+        &mut self,
+        variant: &str,
+        stage: crate::suite::raw::Stage,
+        run_dir: &Path,
+    ) -> Result<(), ServerError> {
+        self.inner.begin_stage(variant, stage, run_dir)
+    }
+
+    fn end_stage(
+        &mut self,
+        variant: &str,
+        stage: crate::suite::raw::Stage,
+        run_dir: &Path,
+    ) -> Result<(), ServerError> {
+        self.inner.end_stage(variant, stage, run_dir)
     }
 
     fn take_unreachable(&mut self) -> Option<String> {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::plan::Plan;
 use crate::suite::Suite;
+use crate::suite::raw::Stage;
 
 use super::server;
 
@@ -169,6 +170,8 @@ pub fn check_offline(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
             "restart"
         } else if v.sql.is_some() {
             "sql"
+        } else if let Some(stage) = Stage::ALL.into_iter().find(|s| v.stage(*s).is_some()) {
+            stage.as_str()
         } else {
             continue;
         };
@@ -248,9 +251,22 @@ pub fn server_checks(suite: &Suite, plan: &Plan) -> Vec<&'static str> {
         .is_some_and(|t| t.has_server());
     let applies = |c: ServerCheck| match c {
         ServerCheck::Target => server,
-        ServerCheck::SetGlobal => server && suite.variants.iter().any(|v| !v.set_global.is_empty()),
+        ServerCheck::SetGlobal => {
+            server
+                && suite.variants.iter().any(|v| {
+                    !v.set_global.is_empty()
+                        || Stage::ALL
+                            .iter()
+                            .any(|s| v.stage(*s).is_some_and(|st| !st.set_global.is_empty()))
+                })
+        }
         ServerCheck::Restart => server && suite.variants.iter().any(|v| v.restart.is_some()),
-        ServerCheck::Sql => server && suite.variants.iter().any(|v| v.sql.is_some()),
+        ServerCheck::Sql => {
+            server
+                && suite.variants.iter().any(|v| {
+                    v.sql.is_some() || Stage::ALL.iter().any(|s| v.stage_sql(*s).is_some())
+                })
+        }
         ServerCheck::Existing => {
             server && plan.dataset == crate::suite::raw::DatasetSource::Existing
         }
@@ -277,53 +293,93 @@ pub fn check_variants(
     let target = plan.steps.iter().find_map(|s| s.target.clone());
     let mut variants = HashMap::new();
     for (i, v) in suite.variants.iter().enumerate() {
-        if v.set_global.is_empty() && v.restart.is_none() && v.sql.is_none() {
+        if !v.changes_server() {
             continue;
         }
-        let path = [Seg::key("variant"), Seg::Index(i), Seg::key("set_global")];
-        let sql_path = [Seg::key("variant"), Seg::Index(i), Seg::key("sql")];
         // check_offline refused server changes without a server target.
-        let Some(t) = target.as_ref().filter(|t| t.has_server()) else {
-            continue;
-        };
-        // Each kind of runtime change, checked on its own (a restart variant's once it ran).
-        let checks = [
-            (!v.set_global.is_empty(), "set_global", &path),
-            (v.sql.is_some(), "sql", &sql_path),
-        ];
-        for (applies, key, path) in checks {
-            if !applies || v.restart.is_some() {
-                continue;
-            }
-            let checked = match &v.sql {
-                Some(sql) if key == "sql" => server::check_sql(t, &v.name, &v.settings, sql),
-                _ => server::check(t, &v.set_global),
-            };
-            match checked {
-                Ok(()) => {}
-                Err(server::CheckError::Unreachable(msg)) if unreachable_ok => {
-                    eprintln!(
-                        "note: variant `{}`: {key} not checked against the server: {msg}",
-                        v.name
-                    );
-                }
-                Err(e) => {
-                    let e = suite
-                        .error(path, format!("variant `{}`: {e}", v.name))
-                        .with_help(
-                            "fix or remove the setting; nothing has run and no setting was changed",
-                        );
-                    return Err(e);
+        if let Some(t) = target.as_ref().filter(|t| t.has_server()) {
+            // The variant's own settings, then each stage's; a restart variant's own once it
+            // ran (they may exist only with its file), its stages' now.
+            let own =
+                (v.restart.is_none()).then_some((None, &v.set_global, &v.settings, v.sql.as_ref()));
+            let stages = Stage::ALL.into_iter().filter_map(|s| {
+                let st = v.stage(s)?;
+                Some((Some(s), &st.set_global, &st.settings, v.stage_sql(s)))
+            });
+            for (stage, set_global, settings, sql) in own.into_iter().chain(stages) {
+                let at = |key: &str| {
+                    let mut path = vec![Seg::key("variant"), Seg::Index(i)];
+                    path.extend(stage.map(|s| Seg::key(s.as_str())));
+                    path.push(Seg::key(key));
+                    path
+                };
+                // Each kind of runtime change, checked on its own.
+                let checks = [
+                    (!set_global.is_empty(), "set_global"),
+                    (sql.is_some() && !settings.is_empty(), "sql"),
+                ];
+                for (applies, key) in checks {
+                    if !applies {
+                        continue;
+                    }
+                    let checked = match sql {
+                        Some(sql) if key == "sql" => server::check_sql(t, &v.name, settings, sql),
+                        _ => server::check(t, set_global),
+                    };
+                    // Where the error points: the stage's settings may use the variant's sql.
+                    let table = match (key, stage) {
+                        ("sql", None) => "sql",
+                        ("sql", Some(_)) => "settings",
+                        _ => "set_global",
+                    };
+                    let key = match stage {
+                        Some(s) => format!("{s}.{key}"),
+                        None => key.to_string(),
+                    };
+                    match checked {
+                        Ok(()) => {}
+                        Err(server::CheckError::Unreachable(msg)) if unreachable_ok => {
+                            eprintln!(
+                                "note: variant `{}`: {key} not checked against the server: {msg}",
+                                v.name
+                            );
+                        }
+                        Err(e) => {
+                            let e = suite
+                                .error(&at(table), format!("variant `{}`: {e}", v.name))
+                                .with_help(
+                                    "fix or remove the setting; nothing has run and no setting was changed",
+                                );
+                            return Err(e);
+                        }
+                    }
                 }
             }
         }
+        let stages = Stage::ALL
+            .into_iter()
+            .filter_map(|s| {
+                let st = v.stage(s)?;
+                Some((
+                    s,
+                    server::VariantSettings {
+                        set_global: st.set_global.clone(),
+                        restart: None,
+                        settings: st.settings.clone(),
+                        sql: v.stage_sql(s).filter(|_| !st.settings.is_empty()).cloned(),
+                        stages: Vec::new(),
+                    },
+                ))
+            })
+            .collect();
         variants.insert(
             v.name.clone(),
             server::VariantSettings {
                 set_global: v.set_global.clone(),
                 restart: v.restart.clone(),
                 settings: v.settings.clone(),
-                sql: v.sql.clone(),
+                sql: v.sql.clone().filter(|_| !v.settings.is_empty()),
+                stages,
             },
         );
     }

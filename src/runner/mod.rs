@@ -25,11 +25,15 @@
 //! - stdout carries only the engines' sysbench-shaped reports, each step preceded by a
 //!   `==> [k/N] kind name (variant v)` header; everything else goes to stderr. With
 //!   `--events jsonl` stdout carries the events ([`events`]) and the reports go to stderr.
+//! - What a run step cost the server and the client ([`cost`]: counters, process CPU, disk
+//!   I/O) is read by the step loop just around the executor's run, so it holds for steps of
+//!   this process and of `[clients]` alike.
 //! - Outside watchers ([`Watch`]: the `--metrics` endpoint, `--events`) are fed by the step
 //!   loop and, for live samples, by the driver's collector thread: never by the workers.
 
 pub mod clients;
 mod command;
+pub mod cost;
 pub mod events;
 pub mod hooks;
 mod ledger;
@@ -52,7 +56,7 @@ use self::server::ServerError;
 use crate::engine::{self, EngineError, StepObserver, StepOutcome};
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::ResultsError;
-use crate::suite::raw::{OnError, RateOverflow, RawHooks};
+use crate::suite::raw::{OnError, RateOverflow, RawHooks, Stage};
 
 pub use self::command::{
     ResumeError, SERVER_CHECKS, ServerCheck, check_offline, check_variants, load_for_resume,
@@ -90,6 +94,9 @@ pub struct RunContext {
     pub watch: Watch,
     /// `[clients]`: run steps execute on these clients (`None`: in this process).
     pub clients: Option<crate::suite::clients::Clients>,
+    /// `[suite] server_cost` and `server_counters`: what each run step's cost is read from
+    /// ([`cost`]).
+    pub cost: cost::CostConfig,
 }
 
 /// The run's outside watchers (`--metrics`, `--events`), fed by the step loop.
@@ -232,6 +239,32 @@ pub trait StepExecutor {
         Ok(())
     }
 
+    /// Before the first step of a stage (`prepare`: a prepare step; `run`: a run, check or
+    /// command step) of the variant that began: apply the settings the variant has for that
+    /// stage only (#28). An error fails the stage's steps; nothing of it is executed.
+    fn begin_stage(
+        &mut self,
+        variant: &str,
+        stage: Stage,
+        run_dir: &Path,
+    ) -> Result<(), ServerError> {
+        let _ = (variant, stage, run_dir);
+        Ok(())
+    }
+
+    /// After the last step of a stage that began (before the other stage, a cleanup, the end
+    /// of the variant; also after a stop request or failures): restore what `begin_stage`
+    /// changed.
+    fn end_stage(
+        &mut self,
+        variant: &str,
+        stage: Stage,
+        run_dir: &Path,
+    ) -> Result<(), ServerError> {
+        let _ = (variant, stage, run_dir);
+        Ok(())
+    }
+
     /// Why the server could not be reached at all by the `begin_variant` just done (its
     /// capture), if it could not: the step loop then fails the variant's first dataset without
     /// waiting out `connect_timeout` again for its prepare and cleanup.
@@ -262,6 +295,10 @@ pub struct EngineExecutor {
     pub base_dir: PathBuf,
     /// What the current variant changed, until it is restored.
     applied: Option<server::Saved>,
+    /// What the current stage of the variant changed, until it is restored.
+    stage_applied: Option<server::Saved>,
+    /// The variants whose capture was taken again with their `run` settings in place.
+    captured_run: std::collections::HashSet<String>,
     /// The capture of the variant just begun found the server unreachable: why.
     unreachable: Option<String>,
     /// `--events`: the executor's warnings are events too.
@@ -272,6 +309,60 @@ pub struct EngineExecutor {
 }
 
 impl EngineExecutor {
+    /// The executor of `variants` on `target`.
+    fn new(
+        variants: HashMap<String, server::VariantSettings>,
+        target: Option<crate::db::Target>,
+        base_dir: PathBuf,
+        events: Option<std::sync::Arc<events::Events>>,
+    ) -> Self {
+        EngineExecutor {
+            variants,
+            target,
+            base_dir,
+            events,
+            ..Default::default()
+        }
+    }
+
+    /// Every setting the variants' `sql` changes (by name, each once), with the statements
+    /// that read it: each variant's capture records them all ([`server::capture`]).
+    fn sql_reads(&self) -> Vec<server::SqlRead<'_>> {
+        let mut names: Vec<&str> = self.variants.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        let mut reads: Vec<server::SqlRead<'_>> = Vec::new();
+        for variant in names {
+            for (name, sql) in self.variants[variant].sql_settings() {
+                if !reads.iter().any(|r| r.name == name) {
+                    reads.push(server::SqlRead { variant, name, sql });
+                }
+            }
+        }
+        reads
+    }
+
+    /// Captures the server's settings as the variant's (`server/<variant>.csv`), with a
+    /// warning when that fails: the record is lost, not the runs. Returns why the server
+    /// was unreachable, if it was.
+    fn capture(&self, variant: &str, run_dir: &Path) -> Option<String> {
+        let target = self.target.as_ref()?;
+        match server::capture(target, variant, run_dir, &self.sql_reads()) {
+            Ok(_) => None,
+            Err(server::CheckError::Unreachable(e)) => {
+                self.warn(&format!(
+                    "variant {variant}: server variables not captured: {e}"
+                ));
+                Some(e)
+            }
+            Err(e) => {
+                self.warn(&format!(
+                    "variant {variant}: server variables not captured: {e}"
+                ));
+                None
+            }
+        }
+    }
+
     /// A warning line on stderr (and a `warning` event).
     fn warn(&self, msg: &str) {
         eprintln!("[sbsuite] warning: {msg}");
@@ -328,18 +419,19 @@ impl StepExecutor for EngineExecutor {
                 )?),
                 None => None,
             };
-            let saved = if v.set_global.is_empty() && v.sql.is_none() {
+            let saved = if !v.changes_at_runtime() {
                 server::Saved {
                     variant: variant.to_string(),
                     originals: Vec::new(),
                     restart,
                     statements: Vec::new(),
+                    stage: None,
                 }
             } else {
                 // Shielded: a few quick statements, and a stop that broke them half-way
                 // would leave the server half-changed (its restore needs the same connection).
                 let applied = crate::db::interrupt::shielded(|| {
-                    server::apply(target, variant, v, run_dir, restart.clone())
+                    server::apply(target, variant, None, v, run_dir, restart.clone())
                 });
                 match applied {
                     Ok(saved) => saved,
@@ -350,6 +442,7 @@ impl StepExecutor for EngineExecutor {
                                 originals: Vec::new(),
                                 restart: Some(r),
                                 statements: Vec::new(),
+                                stage: None,
                             };
                             // Owed even after a stop request broke the variant's setup.
                             let undone = crate::db::interrupt::shielded(|| {
@@ -371,25 +464,57 @@ impl StepExecutor for EngineExecutor {
         // The effective settings of every variant, the baseline too, so that runs compare. A
         // capture that fails (a server that hides its variables, or is down: then the steps
         // say so themselves) costs the record, not the runs.
-        let captured = match self.preflight_unreachable.take() {
-            Some(why) => Err(server::CheckError::Unreachable(why)),
-            None => server::capture(target, variant, run_dir),
+        self.unreachable = match self.preflight_unreachable.take() {
+            Some(why) => {
+                self.warn(&format!(
+                    "variant {variant}: server variables not captured: {why}"
+                ));
+                Some(why)
+            }
+            None => self.capture(variant, run_dir),
         };
-        match captured {
-            Ok(_) => {}
-            Err(server::CheckError::Unreachable(e)) => {
-                self.warn(&format!(
-                    "variant {variant}: server variables not captured: {e}"
-                ));
-                self.unreachable = Some(e);
-            }
-            Err(e) => {
-                self.warn(&format!(
-                    "variant {variant}: server variables not captured: {e}"
-                ));
-            }
+        Ok(())
+    }
+
+    fn begin_stage(
+        &mut self,
+        variant: &str,
+        stage: Stage,
+        run_dir: &Path,
+    ) -> Result<(), ServerError> {
+        let Some(v) = self.variants.get(variant).and_then(|v| v.stage(stage)) else {
+            return Ok(());
+        };
+        let Some(target) = self.target.as_ref().filter(|t| t.has_server()) else {
+            return Err(ServerError::VariantWithoutServer);
+        };
+        // Shielded, as the variant's own settings are.
+        let saved = crate::db::interrupt::shielded(|| {
+            server::apply(target, variant, Some(stage), v, run_dir, None)
+        })?;
+        self.stage_applied = Some(saved);
+        // The capture describes what the runs measured: taken again, once, with the run
+        // settings in place.
+        if stage == Stage::Run && self.captured_run.insert(variant.to_string()) {
+            self.capture(variant, run_dir);
         }
         Ok(())
+    }
+
+    fn end_stage(
+        &mut self,
+        _variant: &str,
+        _stage: Stage,
+        run_dir: &Path,
+    ) -> Result<(), ServerError> {
+        match (self.stage_applied.take(), self.target.as_ref()) {
+            (Some(saved), Some(target)) => server::restore_and_forget(target, &saved, run_dir)
+                .map_err(|e| ServerError::NotRestored {
+                    source: Box::new(e),
+                    run_dir: run_dir.to_path_buf(),
+                }),
+            _ => Ok(()),
+        }
     }
 
     fn take_unreachable(&mut self) -> Option<String> {
@@ -418,15 +543,12 @@ pub fn run_plan(
     variants: HashMap<String, server::VariantSettings>,
 ) -> Result<RunSummary, RunError> {
     let target = plan.steps.iter().find_map(|s| s.target.clone());
-    let mut executor = EngineExecutor {
+    let mut executor = EngineExecutor::new(
         variants,
         target,
-        base_dir: ctx.base_dir.clone(),
-        applied: None,
-        unreachable: None,
-        events: ctx.watch.events.clone(),
-        preflight_unreachable: None,
-    };
+        ctx.base_dir.clone(),
+        ctx.watch.events.clone(),
+    );
     preflight(plan, &executor)?;
     executor.preflight_unreachable = preflight::check(plan)?.unreachable;
     let stop = signal::install()?;

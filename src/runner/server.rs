@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::db::dialect::{first_value, value_text};
 use crate::db::sql_settings::{self, Which, check_name};
 use crate::db::{AdminError, Connection, Connector, ServerAdmin, SqlError, Target};
-use crate::suite::raw::{RawRestart, RawSqlSettings};
+use crate::suite::raw::{RawRestart, RawSqlSettings, Stage};
 use crate::value::Value;
 
 /// What a variant changes on the server.
@@ -39,6 +39,37 @@ pub struct VariantSettings {
     /// Settings changed by the suite's own statements (`sql`), applied after `set_global`.
     pub settings: IndexMap<String, Value>,
     pub sql: Option<RawSqlSettings>,
+    /// What the variant changes during one stage only (`prepare`, `run`): no `restart`, and
+    /// `sql` already the stage's own or the variant's.
+    pub stages: Vec<(Stage, VariantSettings)>,
+}
+
+impl VariantSettings {
+    /// The settings of `stage`, if the variant has some.
+    pub fn stage(&self, stage: Stage) -> Option<&VariantSettings> {
+        self.stages
+            .iter()
+            .find(|(s, _)| *s == stage)
+            .map(|(_, v)| v)
+    }
+
+    /// Whether anything is set at runtime (`set_global`, or `settings` through `sql`).
+    pub fn changes_at_runtime(&self) -> bool {
+        !self.set_global.is_empty() || (self.sql.is_some() && !self.settings.is_empty())
+    }
+
+    /// Every setting `sql` changes, in this variant or one of its stages, with the statements
+    /// that read it (for the capture).
+    pub fn sql_settings(&self) -> impl Iterator<Item = (&String, &RawSqlSettings)> {
+        std::iter::once(self)
+            .chain(self.stages.iter().map(|(_, v)| v))
+            .filter_map(|v| {
+                v.sql
+                    .as_ref()
+                    .map(|sql| v.settings.keys().map(move |n| (n, sql)))
+            })
+            .flatten()
+    }
 }
 
 /// The settings of one variant as they were before it changed them.
@@ -55,6 +86,10 @@ pub struct Saved {
     /// before the change (`after` last): a restore runs them in order, first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statements: Vec<String>,
+    /// The stage whose settings these are (`restore-<variant>@<stage>.json`); `None`: the
+    /// variant's own, for both stages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<Stage>,
 }
 
 /// How to undo a `restart` variant: remove `path` (or put `backup` back), run `command`,
@@ -349,9 +384,11 @@ pub fn check(target: &Target, set: &IndexMap<String, Value>) -> Result<(), Check
     result.map_err(CheckError::Invalid)
 }
 
-fn restore_file(run_dir: &Path, variant: &str) -> PathBuf {
+/// `server/restore-<variant>.json`, or `restore-<variant>@<stage>.json` for a stage's settings.
+fn restore_file(run_dir: &Path, variant: &str, stage: Option<Stage>) -> PathBuf {
+    let stage = stage.map(|s| format!("@{s}")).unwrap_or_default();
     run_dir.join("server").join(format!(
-        "restore-{}.json",
+        "restore-{}{stage}.json",
         crate::results::sanitise_name(variant)
     ))
 }
@@ -359,16 +396,18 @@ fn restore_file(run_dir: &Path, variant: &str) -> PathBuf {
 /// Saves the originals, sets every variable, reads each back. On an error after some were
 /// set, the ones set are restored before returning it.
 /// `restart` is what an already applied `restart` of the same variant must undo; it is kept in
-/// the restore file.
+/// the restore file. `stage`: `v` holds the settings of that stage of the variant (#28),
+/// saved in a restore file of their own.
 pub fn apply(
     target: &Target,
     variant: &str,
+    stage: Option<Stage>,
     v: &VariantSettings,
     run_dir: &Path,
     restart: Option<RestartSaved>,
 ) -> Result<Saved, ServerError> {
     let mut conn = connect(target)?;
-    let result = apply_on(conn.as_mut(), target, variant, v, run_dir, restart);
+    let result = apply_on(conn.as_mut(), target, (variant, stage), v, run_dir, restart);
     conn.close();
     result
 }
@@ -376,7 +415,7 @@ pub fn apply(
 fn apply_on(
     conn: &mut dyn Connection,
     target: &Target,
-    variant: &str,
+    (variant, stage): (&str, Option<Stage>),
     v: &VariantSettings,
     run_dir: &Path,
     restart: Option<RestartSaved>,
@@ -387,6 +426,7 @@ fn apply_on(
         originals: Vec::new(),
         restart,
         statements: Vec::new(),
+        stage,
     };
     let admin = admin(target);
     for name in set.keys() {
@@ -405,7 +445,7 @@ fn apply_on(
         Some(a) => a.before_set(conn, &set.keys().map(String::as_str).collect::<Vec<_>>())?,
         None => Vec::new(),
     };
-    let file = restore_file(run_dir, variant);
+    let file = restore_file(run_dir, variant, stage);
     write_saved(&file, &saved)?;
     let mut done = 0;
     let result = (|| {
@@ -449,6 +489,7 @@ fn apply_on(
                 originals: saved.originals[..done.min(saved.originals.len())].to_vec(),
                 restart: None,
                 statements: Vec::new(),
+                stage,
             };
             if let Err(r) = restore_on(conn, target, &partial) {
                 return Err(ServerError::RestoreFailedToo {
@@ -734,7 +775,7 @@ pub fn apply_restart(
         command: restart.command.clone(),
         ready_timeout: restart.ready_timeout,
     };
-    let file = restore_file(run_dir, variant);
+    let file = restore_file(run_dir, variant, None);
     write_saved(
         &file,
         &Saved {
@@ -742,6 +783,7 @@ pub fn apply_restart(
             originals: Vec::new(),
             restart: Some(saved.clone()),
             statements: Vec::new(),
+            stage: None,
         },
     )?;
     let result = (|| {
@@ -962,7 +1004,7 @@ pub fn restore_and_forget(
     run_dir: &Path,
 ) -> Result<(), ServerError> {
     restore(target, saved)?;
-    let _ = std::fs::remove_file(restore_file(run_dir, &saved.variant));
+    let _ = std::fs::remove_file(restore_file(run_dir, &saved.variant, saved.stage));
     Ok(())
 }
 
@@ -1021,12 +1063,31 @@ pub fn pending(run_dir: &Path) -> Result<Vec<(PathBuf, Saved)>, ServerError> {
     Ok(out)
 }
 
+/// A setting a variant's `sql` changes, for [`capture`]: read with `sql.read` as rendered for
+/// `variant` (the variant that sets it).
+#[derive(Clone, Copy, Debug)]
+pub struct SqlRead<'a> {
+    pub variant: &'a str,
+    pub name: &'a str,
+    pub sql: &'a RawSqlSettings,
+}
+
 /// Writes the server's effective variables and version to `server/<variant>.csv`
-/// (`name,value`, sorted as the server lists them), then the host facts its variables lack
-/// ([`ServerAdmin::host_facts_sql`]): the server side of what `host.json` records for the
-/// client, read back by `compare` ([`crate::compare::setup::SERVER_FACTS`]). [`CheckError::Unreachable`] when no
-/// connection could be opened at all, so that the runner does not wait for it again.
-pub fn capture(target: &Target, variant: &str, run_dir: &Path) -> Result<PathBuf, CheckError> {
+/// (`name,value`, sorted as the server lists them), then its parameters when it has some
+/// besides its variables ([`ServerAdmin::parameters_sql`]: OceanBase's `SHOW PARAMETERS`, named
+/// `parameter:<name>`, [`crate::results::load::PARAMETER`]), then every setting of `reads`
+/// (each `sql` variant's settings, read with its `read` query, so that every variant's capture
+/// has the value the others change) not captured already, also as `parameter:<name>`, then the
+/// host facts its variables lack ([`ServerAdmin::host_facts_sql`]): the server side of what
+/// `host.json` records for the client, read back by `compare`
+/// ([`crate::compare::setup::SERVER_FACTS`]). [`CheckError::Unreachable`] when no connection
+/// could be opened at all, so that the runner does not wait for it again.
+pub fn capture(
+    target: &Target,
+    variant: &str,
+    run_dir: &Path,
+    reads: &[SqlRead<'_>],
+) -> Result<PathBuf, CheckError> {
     let conn = Connector::new(target.clone())
         .connect_server(0)
         .map_err(|source| {
@@ -1041,7 +1102,54 @@ pub fn capture(target: &Target, variant: &str, run_dir: &Path) -> Result<PathBuf
                 CheckError::Invalid(e.into())
             }
         })?;
-    capture_on(conn, target, variant, run_dir).map_err(CheckError::Invalid)
+    capture_on(conn, target, variant, run_dir, reads).map_err(CheckError::Invalid)
+}
+
+/// One value for the rows of a setting that lists it once per server: the value when they
+/// agree, else `server=value` for each (`server`: the row's `svr_ip:svr_port`, or its number).
+fn one_value(rows: &[(String, String)]) -> String {
+    let first = rows.first().map(|r| r.1.clone()).unwrap_or_default();
+    if rows.iter().all(|r| r.1 == first) {
+        return first;
+    }
+    rows.iter()
+        .map(|(server, value)| format!("{server}={value}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The answer of a `parameters_sql` query: `(name, value)` in the server's order, one per
+/// name ([`one_value`] of its rows).
+fn parameter_rows(table: &crate::db::conn::Table) -> Vec<(String, String)> {
+    let col = |name: &str| {
+        table
+            .columns
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(name))
+    };
+    let (Some(name), Some(value)) = (col("name"), col("value")) else {
+        return Vec::new();
+    };
+    let (ip, port) = (col("svr_ip"), col("svr_port"));
+    let cell = |r: &Vec<Option<String>>, i: Option<usize>| {
+        i.and_then(|i| r.get(i).cloned().flatten())
+            .unwrap_or_default()
+    };
+    let mut by_name: IndexMap<String, Vec<(String, String)>> = IndexMap::new();
+    for (n, r) in table.rows.iter().enumerate() {
+        let server = match (ip, port) {
+            (Some(_), Some(_)) => format!("{}:{}", cell(r, ip), cell(r, port)),
+            _ => format!("server {}", n + 1),
+        };
+        by_name
+            .entry(cell(r, Some(name)))
+            .or_default()
+            .push((server, cell(r, Some(value))));
+    }
+    by_name
+        .into_iter()
+        .map(|(n, rows)| (n, one_value(&rows)))
+        .collect()
 }
 
 fn capture_on(
@@ -1049,7 +1157,9 @@ fn capture_on(
     target: &Target,
     variant: &str,
     run_dir: &Path,
+    reads: &[SqlRead<'_>],
 ) -> Result<PathBuf, ServerError> {
+    use crate::results::load::PARAMETER;
     let Some(admin) = admin(target) else {
         conn.close();
         return Err(ServerError::NothingToCapture);
@@ -1057,12 +1167,39 @@ fn capture_on(
     let (version_sql, vars_sql) = admin.capture_sql();
     let rows = (|| {
         let version = first_value(conn.as_mut(), version_sql)?.unwrap_or_default();
+        let parameters_sql = admin.parameters_sql(&version);
         let mut rows = vec![("version".to_string(), version)];
         for r in conn.query_rows(vars_sql)? {
             let mut it = r.into_iter();
             let name = it.next().flatten().unwrap_or_default();
             let value = it.next().flatten().unwrap_or_default();
             rows.push((name, value));
+        }
+        if let Some(sql) = parameters_sql {
+            let table = conn.query_table(sql)?;
+            rows.extend(
+                parameter_rows(&table)
+                    .into_iter()
+                    .map(|(n, v)| (format!("{PARAMETER}{n}"), v)),
+            );
+        }
+        for read in reads {
+            let key = format!("{PARAMETER}{}", read.name);
+            if rows.iter().any(|(n, _)| *n == key || n == read.name) {
+                continue;
+            }
+            let value = match read_values(conn.as_mut(), read.sql, read.variant, read.name) {
+                Ok(values) => {
+                    let rows: Vec<(String, String)> = values
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, v)| (format!("row {}", i + 1), v.unwrap_or_default()))
+                        .collect();
+                    one_value(&rows)
+                }
+                Err(e) => format!("unreadable: {e}"),
+            };
+            rows.push((key, value));
         }
         for (name, sql) in admin.host_facts_sql() {
             let value = match first_value(conn.as_mut(), sql) {

@@ -67,7 +67,17 @@ use crate::engine::{
 };
 use crate::plan::{Plan, Step, StepKind};
 use crate::results::{ResultStore, ResultsError, RowStatus, RunRow, host};
-use crate::suite::raw::{OnError, RateOverflow};
+use crate::suite::raw::{OnError, RateOverflow, Stage};
+
+/// The stage of a dataset `kind` belongs to (#28): a prepare loads, runs, checks and a
+/// script's commands measure; a cleanup has none (the variant's own settings alone).
+fn stage_of(kind: StepKind) -> Option<Stage> {
+    match kind {
+        StepKind::Prepare => Some(Stage::Prepare),
+        StepKind::Run | StepKind::Check | StepKind::Command => Some(Stage::Run),
+        StepKind::Cleanup => None,
+    }
+}
 
 /// What the loop knows about a dataset's latest prepare.
 enum Dataset {
@@ -156,6 +166,10 @@ pub(super) struct StepLoop<'a, W: Write> {
     /// The variant whose settings are in place (it began), and why the current one could not.
     current: Option<&'a str>,
     variant_error: Option<String>,
+    /// The stage of the current variant that began (its `prepare` or `run` settings applied),
+    /// and why they could not be (its steps then fail with that).
+    stage: Option<Stage>,
+    stage_error: Option<String>,
     /// The dataset whose before_dataset hook ran: its after_dataset is owed.
     open_dataset: Option<&'a Step>,
     datasets: HashMap<usize, Dataset>,
@@ -172,6 +186,8 @@ pub(super) struct StepLoop<'a, W: Write> {
     /// The tables the run created, which its cleanups alone drop (`None`: a run directory of
     /// an older build, resumed as that build ran it).
     tables: Option<Tables>,
+    /// What each run step cost, read around it (`server_counters.csv`).
+    cost: super::cost::Cost,
 }
 
 impl<'a, W: Write> StepLoop<'a, W> {
@@ -233,6 +249,12 @@ impl<'a, W: Write> StepLoop<'a, W> {
         let hooks = Hooks::new(ctx.hooks.clone(), &plan.suite, &run_dir)
             .with_events(ctx.watch.events.clone());
         let tables = Tables::open(&run_dir);
+        let cost = super::cost::Cost::new(
+            ctx.cost.clone(),
+            &run_dir,
+            store.run_id(),
+            ctx.clients.is_some(),
+        );
         let mut this = StepLoop {
             plan,
             ctx,
@@ -254,6 +276,8 @@ impl<'a, W: Write> StepLoop<'a, W> {
             last_step: None,
             current: None,
             variant_error: None,
+            stage: None,
+            stage_error: None,
             open_dataset: None,
             datasets: HashMap::new(),
             skip_runs: HashSet::new(),
@@ -262,6 +286,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             step_started: None,
             row: None,
             tables,
+            cost,
         };
         if let Err(e) = this
             .hooks
@@ -414,6 +439,13 @@ impl<'a, W: Write> StepLoop<'a, W> {
             self.leave_variant(prev_step);
             self.enter_variant(step);
         }
+        let stage = stage_of(step.kind);
+        if self.stage != stage {
+            self.leave_stage();
+            if let Some(stage) = stage {
+                self.enter_stage(step, stage);
+            }
+        }
         if new_dataset
             && step.dataset != 0
             && self.variant_error.is_none()
@@ -435,8 +467,50 @@ impl<'a, W: Write> StepLoop<'a, W> {
         }
     }
 
+    /// Restores the settings of the stage that began (#28).
+    fn leave_stage(&mut self) {
+        let Some(stage) = self.stage.take() else {
+            return;
+        };
+        // A stage whose settings failed changed nothing (they were put back at once).
+        if self.stage_error.take().is_some() {
+            return;
+        }
+        let Some(v) = self.current else {
+            return;
+        };
+        let restored = interrupt::shielded(|| self.executor.end_stage(v, stage, &self.run_dir));
+        if let Err(e) = restored {
+            self.counts.failed += 1;
+            self.progress
+                .error(&format!("[sbsuite] variant {v}, {stage} settings: {e}"));
+        }
+    }
+
+    /// Applies the settings the variant in place has for `stage`, unless the suite is stopping
+    /// or the variant did not begin; when they fail, [`StepLoop::stage_error`] fails the
+    /// stage's steps.
+    fn enter_stage(&mut self, step: &'a Step, stage: Stage) {
+        self.stage_error = None;
+        if self.stopping() || self.current.is_none() {
+            return;
+        }
+        self.stage = Some(stage);
+        if let Err(e) = self
+            .executor
+            .begin_stage(&step.variant, stage, &self.run_dir)
+        {
+            self.progress.error(&format!(
+                "[sbsuite] variant {} was not applied for its {stage} steps, they do not run: {e}",
+                step.variant
+            ));
+            self.stage_error = Some(e.to_string());
+        }
+    }
+
     /// Restores the variant in place (it began), after its after_variant hook.
     fn leave_variant(&mut self, last: Option<&'a Step>) {
+        self.leave_stage();
         let Some(v) = self.current.take() else {
             return;
         };
@@ -522,10 +596,17 @@ impl<'a, W: Write> StepLoop<'a, W> {
         // A cleanup of data that is in place runs whatever variant failed: with interleaved
         // variants the dataset was prepared under another one.
         let prepared = matches!(self.datasets.get(&step.dataset), Some(Dataset::Ready));
-        if let Some(e) = &self.variant_error
+        let refused = match (&self.variant_error, &self.stage_error, self.stage) {
+            (Some(e), _, _) => Some(format!("variant `{}` not applied: {e}", step.variant)),
+            (None, Some(e), Some(stage)) => Some(format!(
+                "variant `{}` not applied for its {stage} steps: {e}",
+                step.variant
+            )),
+            _ => None,
+        };
+        if let Some(error) = refused
             && !(step.kind == StepKind::Cleanup && prepared)
         {
-            let error = format!("variant `{}` not applied: {e}", step.variant);
             if step.kind == StepKind::Run && !stopping {
                 self.counts.failed += 1;
                 let line = format!(
@@ -850,10 +931,14 @@ impl<'a, W: Write> StepLoop<'a, W> {
             metrics: self.ctx.watch.metrics.as_deref(),
             events: self.ctx.watch.events.as_deref(),
         };
-        let result = self
+        let probe = self.cost.before(step);
+        let mut result = self
             .executor
             .run(step, &mut self.out, &mut observer, self.stop);
         let interval_error = observer.error;
+        for w in self.cost.after(step, probe, result.as_mut().ok()) {
+            self.progress.error(&format!("[sbsuite] warning: {w}"));
+        }
         let _ = self.out.flush();
         Some(self.record_run(position, step, started_at, result, interval_error))
     }

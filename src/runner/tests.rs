@@ -120,6 +120,10 @@ struct Script {
     pending_unreachable: Option<String>,
     /// The commands of command steps, in call order.
     commands: Vec<String>,
+    /// `begin x@stage` / `end x@stage` go into `variant_calls` too.
+    log_stages: bool,
+    /// A variant's stage whose `begin_stage` fails.
+    fail_stage: Option<(&'static str, Stage)>,
 }
 
 impl StepExecutor for Script {
@@ -258,6 +262,212 @@ impl StepExecutor for Script {
         self.variant_calls.push(format!("end {variant}"));
         Ok(())
     }
+
+    fn begin_stage(
+        &mut self,
+        variant: &str,
+        stage: Stage,
+        _run_dir: &Path,
+    ) -> Result<(), ServerError> {
+        if self.log_stages {
+            self.variant_calls.push(format!("begin {variant}@{stage}"));
+        }
+        if self
+            .fail_stage
+            .is_some_and(|(v, s)| v == variant && s == stage)
+        {
+            return Err(ServerError::File {
+                action: "ALTER SYSTEM SET x".into(),
+                source: std::io::Error::other("failed"),
+            });
+        }
+        Ok(())
+    }
+
+    fn end_stage(
+        &mut self,
+        variant: &str,
+        stage: Stage,
+        _run_dir: &Path,
+    ) -> Result<(), ServerError> {
+        if self.log_stages {
+            self.variant_calls.push(format!("end {variant}@{stage}"));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn stages_begin_before_their_steps_and_end_before_the_next_stage_or_the_cleanup() {
+    let root = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    let mut script = Script {
+        log_stages: true,
+        ..Default::default()
+    };
+    let summary = run_plan_with(
+        &variant_plan(),
+        &ctx(root.path()),
+        &mut script,
+        &stop,
+        Vec::new(),
+    )
+    .unwrap();
+    assert_eq!(summary.steps_failed, 0);
+    let expected = [
+        "begin a",
+        "begin a@prepare",
+        "step 1",
+        "end a@prepare",
+        "begin a@run",
+        "step 2",
+        "step 3",
+        "step 4",
+        "end a@run",
+        "step 5",
+        "end a",
+        "begin b",
+        "begin b@prepare",
+        "step 6",
+        "end b@prepare",
+        "begin b@run",
+        "step 7",
+        "end b@run",
+        "step 8",
+        "end b",
+    ];
+    assert_eq!(script.variant_calls, expected);
+}
+
+#[test]
+fn interleaved_variants_end_their_stage_at_every_switch() {
+    let root = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    let mut script = Script {
+        log_stages: true,
+        ..Default::default()
+    };
+    run_plan_with(
+        &interleaved_plan(),
+        &ctx(root.path()),
+        &mut script,
+        &stop,
+        Vec::new(),
+    )
+    .unwrap();
+    let calls = script.variant_calls.join(", ");
+    assert_eq!(
+        calls,
+        "begin a, begin a@prepare, step 1, end a@prepare, begin a@run, step 2, end a@run, end a, \
+         begin b, begin b@run, step 3, step 4, end b@run, end b, begin a, begin a@run, step 5, \
+         end a@run, step 6, end a"
+    );
+}
+
+#[test]
+fn a_run_stage_that_cannot_be_applied_fails_its_runs_and_its_cleanup_still_runs() {
+    let root = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    let mut script = Script {
+        log_stages: true,
+        fail_stage: Some(("a", Stage::Run)),
+        ..Default::default()
+    };
+    let summary = run_plan_with(
+        &variant_plan(),
+        &ctx(root.path()),
+        &mut script,
+        &stop,
+        Vec::new(),
+    )
+    .unwrap();
+    assert_eq!(summary.steps_failed, 3, "runs a, b, c");
+    assert_eq!(
+        script.variant_calls[..6],
+        [
+            "begin a",
+            "begin a@prepare",
+            "step 1",
+            "end a@prepare",
+            "begin a@run",
+            "step 5"
+        ],
+        "tried once, nothing to restore, the cleanup runs"
+    );
+    let run_dir = summary.results_csv.parent().unwrap().to_path_buf();
+    let r = rows(&run_dir.join("results.csv"));
+    assert_eq!(r.len(), 4);
+    for row in &r[..3] {
+        assert_eq!(row.1, "failed");
+        assert!(
+            row.2
+                .contains("variant `a` not applied for its run steps: ALTER SYSTEM SET x: failed"),
+            "{r:?}"
+        );
+    }
+    assert_eq!(r[3].1, "ok", "variant b is not affected: {r:?}");
+}
+
+#[test]
+fn a_prepare_stage_that_cannot_be_applied_fails_the_dataset() {
+    let root = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    let mut script = Script {
+        fail_stage: Some(("a", Stage::Prepare)),
+        ..Default::default()
+    };
+    let summary = run_plan_with(
+        &variant_plan(),
+        &ctx(root.path()),
+        &mut script,
+        &stop,
+        Vec::new(),
+    )
+    .unwrap();
+    assert!(!script.calls.contains(&(1, StepKind::Prepare)));
+    assert!(script.calls.contains(&(6, StepKind::Prepare)));
+    let run_dir = summary.results_csv.parent().unwrap().to_path_buf();
+    let r = rows(&run_dir.join("results.csv"));
+    assert!(
+        r[0].2.contains(
+            "prepare failed: variant `a` not applied for its prepare steps: ALTER SYSTEM SET x: failed"
+        ),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn a_stop_ends_the_run_stage_before_the_cleanup() {
+    let root = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    let mut script = Script {
+        log_stages: true,
+        stop_during: Some(2),
+        ..Default::default()
+    };
+    let summary = run_plan_with(
+        &variant_plan(),
+        &ctx(root.path()),
+        &mut script,
+        &stop,
+        Vec::new(),
+    )
+    .unwrap();
+    assert!(summary.interrupted);
+    assert_eq!(
+        script.variant_calls,
+        [
+            "begin a",
+            "begin a@prepare",
+            "step 1",
+            "end a@prepare",
+            "begin a@run",
+            "step 2",
+            "end a@run",
+            "step 5",
+            "end a"
+        ]
+    );
 }
 
 /// [`plan`] with dataset 1 in variant `a` and dataset 2 in variant `b`.
@@ -860,6 +1070,7 @@ fn ctx(root: &Path) -> RunContext {
         repeat_until: None,
         watch: Watch::default(),
         clients: None,
+        cost: Default::default(),
     }
 }
 

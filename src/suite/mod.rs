@@ -91,6 +91,10 @@ pub struct Suite {
     pub dataset: raw::DatasetSource,
     /// `[suite] metrics`: the address to serve live metrics on.
     pub metrics: Option<String>,
+    /// `[suite] server_cost`: whether each run step's cost is read.
+    pub server_cost: bool,
+    /// `[suite] server_counters`: counters read besides the built-in ones (checked names).
+    pub server_counters: Vec<String>,
     /// `[hooks]` (all unset when the file has none).
     pub hooks: raw::RawHooks,
     pub target: Option<RawTarget>,

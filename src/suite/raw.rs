@@ -219,6 +219,22 @@ pub struct SuiteSection {
     /// file, e.g. `["workloads/tpcc.toml"]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workloads: Vec<String>,
+    /// Read what each run step cost (default true): the server's counters (fsyncs, redo/WAL
+    /// bytes, reads, commits…), its process CPU and the host's disk I/O when it runs on this
+    /// host, and this process's CPU, into `server_counters.csv` and results.csv's `*_per_txn`
+    /// columns. `false` reads nothing.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub server_cost: bool,
+    /// Server counters to read besides the built-in ones: MySQL/MariaDB/OceanBase status
+    /// names as `SHOW GLOBAL STATUS` lists them (`"Innodb_log_waits"`), PostgreSQL
+    /// `VIEW.COLUMN` of `pg_stat_wal`, `pg_stat_database`, `pg_stat_bgwriter` or
+    /// `pg_stat_checkpointer` (`"pg_stat_database.temp_files"`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_counters: Vec<String>,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// `[suite] variant_order`: when each variant's runs happen.
@@ -398,9 +414,104 @@ pub struct RawVariant {
     /// `ALTER proxyconfig SET`, TiDB `SET CONFIG`, CockroachDB `SET CLUSTER SETTING`.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub settings: IndexMap<String, Value>,
-    /// How `settings` are applied, read back and restored: minijinja templates of SQL.
+    /// How `settings` are applied, read back and restored: minijinja templates of SQL (also
+    /// for the `settings` of `prepare` and `run` that have no `sql` of their own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sql: Option<RawSqlSettings>,
+    /// Settings in force only while the variant's datasets are prepared (obd's `build:`
+    /// tuning): applied before each prepare step, restored after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepare: Option<RawStage>,
+    /// Settings in force only while the variant measures (obd's `test:` tuning): applied
+    /// before the first run, check or command step after a prepare or another variant,
+    /// restored before the cleanup and when the variant ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RawStage>,
+}
+
+impl RawVariant {
+    /// The settings of `stage` (`prepare` or `run`), if the variant has any.
+    pub fn stage(&self, stage: Stage) -> Option<&RawStage> {
+        match stage {
+            Stage::Prepare => self.prepare.as_ref(),
+            Stage::Run => self.run.as_ref(),
+        }
+    }
+
+    /// The statements of `stage`'s `settings`: its own `sql`, else the variant's.
+    pub fn stage_sql(&self, stage: Stage) -> Option<&RawSqlSettings> {
+        self.stage(stage)
+            .and_then(|s| s.sql.as_ref())
+            .or(self.sql.as_ref())
+    }
+
+    /// Whether the variant changes any server setting (in any stage).
+    pub fn changes_server(&self) -> bool {
+        !self.set_global.is_empty()
+            || self.restart.is_some()
+            || self.sql.is_some()
+            || Stage::ALL.iter().any(|s| self.stage(*s).is_some())
+    }
+}
+
+/// The part of each dataset's steps a variant's `prepare` or `run` settings apply to (#28).
+/// The variant's own `set_global`, `settings` and `restart` apply to both; a cleanup step
+/// runs with those alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// Prepare steps: the data is loaded.
+    Prepare,
+    /// Run, check and command steps: the data is measured (and checked).
+    Run,
+}
+
+impl Stage {
+    /// Both stages, in the order a dataset goes through them.
+    pub const ALL: [Stage; 2] = [Stage::Prepare, Stage::Run];
+
+    /// The key of the variant that holds the stage's settings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Prepare => "prepare",
+            Stage::Run => "run",
+        }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A variant's `prepare` or `run` table: settings in force during that stage only, on top of
+/// the variant's own (a name may be set per stage or for the whole variant, not both).
+/// Restored when the stage ends: before the other stage, the cleanup and the next variant, on
+/// errors and on Ctrl-C; `sbsuite restore` puts them back after a crash.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawStage {
+    /// Server variables set at runtime for this stage (as the variant's `set_global`).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub set_global: IndexMap<String, Value>,
+    /// Settings changed by `sql` for this stage (as the variant's `settings`).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub settings: IndexMap<String, Value>,
+    /// The statements of this stage's `settings`; default: the variant's `sql`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<RawSqlSettings>,
+    /// Not allowed (validation says why): a restart applies to the whole variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub restart: Option<toml::Value>,
+}
+
+impl RawStage {
+    /// Whether the stage sets nothing.
+    pub fn is_empty(&self) -> bool {
+        self.set_global.is_empty() && self.settings.is_empty() && self.sql.is_none()
+    }
 }
 
 /// The statements of a variant's `settings` (#14). Every template sees `name` (the setting,

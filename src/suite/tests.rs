@@ -642,3 +642,134 @@ fn huge_plan_is_refused_before_it_is_built() {
     );
     assert!(load(&text).is_ok());
 }
+
+/// A suite with a MySQL target and `variant` (TOML lines after `[[variant]]`).
+fn with_variant(variant: &str) -> String {
+    format!(
+        "[suite]\nname = \"t\"\n\n[target]\ndriver = \"mysql\"\n\n[matrix]\nworkload = [\"oltp_point_select\"]\n\n[[variant]]\n{variant}"
+    )
+}
+
+const OB_SQL: &str = "sql = { apply = \"ALTER SYSTEM SET {{ name }} = {{ value }}\", read = \"SHOW PARAMETERS LIKE '{{ name }}'\", column = \"value\" }";
+
+#[test]
+fn stages_parse_with_their_own_or_the_variants_sql() {
+    let s = load(&with_variant(&format!(
+        "name = \"obd\"\nset_global = {{ ob_query_timeout = 1 }}\n{OB_SQL}\nprepare = {{ settings = {{ freeze_trigger_percentage = 30 }} }}\n\n[variant.run]\nset_global = {{ ob_trx_timeout = 2 }}\nsettings = {{ freeze_trigger_percentage = 40 }}\n"
+    )))
+    .unwrap();
+    use raw::Stage;
+    let v = &s.variants[0];
+    assert!(v.settings.is_empty(), "the variant's sql serves its stages");
+    let prepare = v.stage(Stage::Prepare).unwrap();
+    assert_eq!(
+        prepare.settings["freeze_trigger_percentage"],
+        Value::Int(30)
+    );
+    assert!(v.stage_sql(Stage::Prepare).is_some());
+    let run = v.stage(Stage::Run).unwrap();
+    assert_eq!(run.set_global["ob_trx_timeout"], Value::Int(2));
+    assert_eq!(run.settings["freeze_trigger_percentage"], Value::Int(40));
+    assert!(v.changes_server());
+}
+
+#[test]
+fn a_stage_with_settings_needs_sql() {
+    let e = first_error(
+        &with_variant("name = \"obd\"\n\n[variant.run]\nsettings = { open_cursors = 100 }\n"),
+        14,
+    );
+    assert_eq!(e.key, "variant[0].run.settings");
+    assert!(
+        e.message
+            .contains("variant `obd` has `settings` but no `sql` to apply them"),
+        "{e}"
+    );
+    assert!(
+        e.help
+            .as_deref()
+            .unwrap_or_default()
+            .contains("prepare` and `run` use it too"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_variant_sql_that_serves_no_settings_is_refused() {
+    let e = first_error(
+        &with_variant(&format!(
+            "name = \"obd\"\n{OB_SQL}\nrun = {{ set_global = {{ ob_trx_timeout = 2 }} }}\n"
+        )),
+        12,
+    );
+    assert_eq!(e.key, "variant[0].sql");
+    assert!(e.message.contains("has `sql` but no `settings`"), "{e}");
+}
+
+#[test]
+fn a_setting_for_the_whole_variant_and_a_stage_is_refused() {
+    let e = first_error(
+        &with_variant(
+            "name = \"obd\"\nset_global = { ob_query_timeout = 1 }\n\n[variant.prepare]\nset_global = { ob_query_timeout = 2 }\n",
+        ),
+        15,
+    );
+    assert_eq!(e.key, "variant[0].prepare.set_global.ob_query_timeout");
+    assert_eq!(
+        e.message,
+        "variant `obd` sets ob_query_timeout both for the whole variant and in `prepare`"
+    );
+    assert!(
+        e.help
+            .as_deref()
+            .unwrap_or_default()
+            .contains("in `prepare.set_global` and `run.set_global` for a value per stage"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_stage_cannot_restart_nor_be_empty_nor_have_unknown_keys() {
+    let e = first_error(
+        &with_variant(
+            "name = \"obd\"\n\n[variant.run]\nrestart = { template = \"t.j2\", path = \"/x\", command = \"true\" }\n",
+        ),
+        14,
+    );
+    assert_eq!(e.key, "variant[0].run.restart");
+    assert!(
+        e.message.contains(
+            "`restart` cannot be limited to the run stage: a restart applies to the whole variant"
+        ),
+        "{e}"
+    );
+    assert!(
+        e.help
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("move `restart` to the variant itself"),
+        "{e:?}"
+    );
+    let e = first_error(&with_variant("name = \"obd\"\nprepare = {}\n"), 12);
+    assert_eq!(e.key, "variant[0].prepare");
+    assert_eq!(e.message, "variant `obd`: `prepare` sets nothing");
+    let errors = load(&with_variant(
+        "name = \"obd\"\nrun = { set_globl = { x = 1 } }\n",
+    ))
+    .err()
+    .expect("an unknown key is refused");
+    let text = errors.to_string();
+    assert!(text.contains("set_globl"), "{text}");
+}
+
+#[test]
+fn a_stage_sql_template_error_names_where_the_template_is() {
+    let e = first_error(
+        &with_variant(&format!(
+            "name = \"obd\"\n{}\n\n[variant.run]\nsettings = {{ open_cursors = 100 }}\n",
+            OB_SQL.replace("{{ name }} = {{ value }}", "{{ nam }} = {{ value }}")
+        )),
+        12,
+    );
+    assert_eq!(e.key, "variant[0].sql.apply");
+}

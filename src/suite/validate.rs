@@ -359,6 +359,7 @@ pub(super) fn validate(
 
     variant_order(&mut c, &mut raw);
     metrics_address(&mut c, &raw);
+    server_counters(&mut c, &raw);
     let clients = raw.clients.as_ref().and_then(|r| clients(&mut c, r));
     let mut defaults = IndexMap::new();
     for (key, v) in &raw.defaults {
@@ -376,7 +377,7 @@ pub(super) fn validate(
         let driver = raw
             .target
             .as_ref()
-            .map_or(crate::db::Driver::Sqlite, |t| t.driver);
+            .map_or_else(|| crate::db::Target::sqlite_default().driver, |t| t.driver);
         let used = used_workloads(&defaults, &matrix);
         c.errors
             .extend(custom.check_drivers(&used, driver, raw.target.is_none()));
@@ -433,6 +434,8 @@ pub(super) fn validate(
         rate_overflow: raw.suite.rate_overflow,
         dataset: raw.suite.dataset,
         metrics: raw.suite.metrics.clone(),
+        server_cost: raw.suite.server_cost,
+        server_counters: raw.suite.server_counters.clone(),
         hooks: raw.hooks.unwrap_or_default(),
         target: raw.target,
         defaults,
@@ -561,6 +564,46 @@ fn metrics_address(c: &mut Checker<'_>, raw: &RawSuite) {
     }
 }
 
+/// `[suite] server_counters`: each name is one the target's server can have
+/// ([`crate::db::counters::check_name`]), and there is a server to read them from.
+fn server_counters(c: &mut Checker<'_>, raw: &RawSuite) {
+    let names = &raw.suite.server_counters;
+    if names.is_empty() {
+        return;
+    }
+    let Some(target) = raw.target.as_ref() else {
+        c.err(
+            &[Seg::key("suite"), Seg::key("server_counters")],
+            false,
+            "server_counters needs a database server to read them from, and the suite has no [target]".to_string(),
+            Some("add a [target] with driver = \"mysql\" or \"pgsql\", or remove server_counters".into()),
+        );
+        return;
+    };
+    for (i, name) in names.iter().enumerate() {
+        if let Err(e) = crate::db::counters::check_name(target.driver, name) {
+            c.err(
+                &[
+                    Seg::key("suite"),
+                    Seg::key("server_counters"),
+                    Seg::Index(i),
+                ],
+                false,
+                e,
+                None,
+            );
+        }
+    }
+    if !raw.suite.server_cost {
+        c.err(
+            &[Seg::key("suite"), Seg::key("server_counters")],
+            false,
+            "server_counters are never read with server_cost = false".to_string(),
+            Some("remove server_cost = false, or server_counters".into()),
+        );
+    }
+}
+
 /// `[suite] variant_order` and `order_seed`. Interleaving switches the server's settings
 /// between runs, which a `restart` variant would do by restarting the server before every run
 /// (and cold caches would then be part of every measurement): refused, since `blocked` is
@@ -604,10 +647,38 @@ fn variant_order(c: &mut Checker<'_>, raw: &mut RawSuite) {
 
 /// A variant's `settings` and `sql` come together, and every template compiles and renders
 /// with every setting (#14): a syntax error or a misspelt variable is caught before anything
-/// runs, naming the key.
+/// runs, naming the key. The same holds for the `settings` of its `prepare` and `run` tables
+/// (#28), whose `sql` defaults to the variant's.
 fn sql_settings(c: &mut Checker, i: usize, v: &super::raw::RawVariant) {
-    let at = |key: &str| {
-        let mut path = vec![Seg::key("variant"), Seg::Index(i)];
+    use super::raw::Stage;
+    // A variant-level `sql` also serves the stages' `settings` that have none of their own.
+    let serves_a_stage = Stage::ALL.iter().any(|s| {
+        v.stage(*s)
+            .is_some_and(|st| st.sql.is_none() && !st.settings.is_empty())
+    });
+    let at = [Seg::key("variant"), Seg::Index(i)];
+    let sql = v.sql.as_ref().map(|sql| (sql, &at[..]));
+    settings_block(c, &at, &v.name, &v.settings, sql, serves_a_stage);
+    for stage in Stage::ALL {
+        if let Some(st) = v.stage(stage) {
+            stage_block(c, i, v, stage, st);
+        }
+    }
+}
+
+/// One `settings` + `sql` pair at `at` (a variant, or its `prepare`/`run` table): they come
+/// together (`sql` alone is fine when `sql_serves` other tables), and the templates render.
+/// `sql` is where it was written: `at`'s own, or the variant's for a stage without one.
+fn settings_block(
+    c: &mut Checker,
+    at: &[Seg],
+    variant: &str,
+    settings: &IndexMap<String, Value>,
+    sql: Option<(&super::raw::RawSqlSettings, &[Seg])>,
+    sql_serves: bool,
+) {
+    let path = |base: &[Seg], key: &str| {
+        let mut path = base.to_vec();
         // `sql.apply`, or `settings.<name>` (a name may hold dots itself).
         match key.split_once('.') {
             Some((table, rest)) => path.extend([Seg::key(table), Seg::key(rest)]),
@@ -615,34 +686,105 @@ fn sql_settings(c: &mut Checker, i: usize, v: &super::raw::RawVariant) {
         }
         path
     };
-    match &v.sql {
-        None if !v.settings.is_empty() => c.err(
-            &at("settings"),
+    match sql {
+        None if !settings.is_empty() => c.err(
+            &path(at, "settings"),
             false,
-            format!("variant `{}` has `settings` but no `sql` to apply them", v.name),
-            Some("add sql = { apply = \"…{{ name }} = {{ value }}\", read = \"…\" }, or use set_global for MySQL variables and PostgreSQL parameters".into()),
+            format!("variant `{variant}` has `settings` but no `sql` to apply them"),
+            Some("add sql = { apply = \"…{{ name }} = {{ value }}\", read = \"…\" } (to the variant: its `prepare` and `run` use it too), or use set_global for MySQL variables and PostgreSQL parameters".into()),
         ),
         None => {}
-        Some(_) if v.settings.is_empty() => c.err(
-            &at("sql"),
+        Some(_) if settings.is_empty() && !sql_serves => c.err(
+            &path(at, "sql"),
             false,
-            format!("variant `{}` has `sql` but no `settings`", v.name),
+            format!("variant `{variant}` has `sql` but no `settings`"),
             Some("add settings = { name = value, … }".into()),
         ),
-        Some(sql) => {
+        Some(_) if settings.is_empty() => {}
+        Some((sql, sql_at)) => {
             let quote: crate::db::sql_settings::StringLiteral = &crate::db::dialect::quote;
             let checked =
-                crate::db::sql_settings::statements(&v.name, &v.settings, sql.templates(), quote, "NULL");
+                crate::db::sql_settings::statements(variant, settings, sql.templates(), quote, "NULL");
             if let Err((key, message)) = checked {
-                let help = if key.starts_with("settings.") {
-                    "name the setting as the server does (letters, digits, `_` and `.`)"
+                let (help, base) = if key.starts_with("settings.") {
+                    ("name the setting as the server does (letters, digits, `_` and `.`)", at)
                 } else {
-                    "templates see `name`, `variant` and, in apply/restore, `value` (a SQL literal)"
+                    ("templates see `name`, `variant` and, in apply/restore, `value` (a SQL literal)", sql_at)
                 };
-                c.err(&at(&key), true, message, Some(help.into()));
+                c.err(&path(base, &key), true, message, Some(help.into()));
             }
         }
     }
+}
+
+/// A variant's `prepare` or `run` table (#28): not empty, no `restart` (it applies to the whole
+/// variant), no name the variant already sets for both stages, and its `settings` with its own
+/// `sql` or the variant's.
+fn stage_block(
+    c: &mut Checker,
+    i: usize,
+    v: &super::raw::RawVariant,
+    stage: super::raw::Stage,
+    st: &super::raw::RawStage,
+) {
+    let at = [Seg::key("variant"), Seg::Index(i), Seg::key(stage.as_str())];
+    let key = |k: &str| {
+        let mut p = at.to_vec();
+        p.push(Seg::key(k));
+        p
+    };
+    if st.restart.is_some() {
+        c.err(
+            &key("restart"),
+            true,
+            format!(
+                "variant `{}`: `restart` cannot be limited to the {stage} stage: a restart applies to the whole variant (restarting between loading and measuring would also empty the caches the prepare filled)",
+                v.name
+            ),
+            Some(format!(
+                "move `restart` to the variant itself, and put what the server can change at runtime in `{stage}.set_global` or `{stage}.settings`"
+            )),
+        );
+    }
+    if st.is_empty() && st.restart.is_none() {
+        c.err(
+            &at,
+            false,
+            format!("variant `{}`: `{stage}` sets nothing", v.name),
+            Some(format!(
+                "add set_global = {{ … }} or settings = {{ … }} to `{stage}`, or remove it"
+            )),
+        );
+    }
+    for (table, own, whole) in [
+        ("set_global", &st.set_global, &v.set_global),
+        ("settings", &st.settings, &v.settings),
+    ] {
+        for name in own.keys() {
+            if whole.contains_key(name) {
+                c.err(
+                    &[at.to_vec(), vec![Seg::key(table), Seg::key(name)]].concat(),
+                    true,
+                    format!(
+                        "variant `{}` sets {name} both for the whole variant and in `{stage}`",
+                        v.name
+                    ),
+                    Some(format!(
+                        "set {name} in one place: in the variant's {table} for both stages, or in `prepare.{table}` and `run.{table}` for a value per stage"
+                    )),
+                );
+            }
+        }
+    }
+    let whole_at = [Seg::key("variant"), Seg::Index(i)];
+    let sql = match (&st.sql, &v.sql) {
+        (Some(own), _) => Some((own, &at[..])),
+        (None, Some(whole)) => Some((whole, &whole_at[..])),
+        (None, None) => None,
+    };
+    // The variant's `sql` without settings here is no mistake: it serves the other table.
+    let serves = st.sql.is_none();
+    settings_block(c, &at, &v.name, &st.settings, sql, serves);
 }
 
 /// Every run the plan may hold: cells × repetitions × variants, for any combination of axes

@@ -63,10 +63,13 @@ fn plan_of_the_oceanbase_loop() {
         .iter()
         .map(|s| s["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds.len(), 20);
+    // Once with the server's defaults, once with obd's tuning.
+    assert_eq!(kinds.len(), 40);
     assert_eq!(kinds[0], "prepare");
-    assert_eq!(kinds.iter().filter(|k| **k == "run").count(), 18);
+    assert_eq!(kinds.iter().filter(|k| **k == "run").count(), 36);
     assert_eq!(kinds[19], "cleanup");
+    assert_eq!(kinds[20], "prepare");
+    assert_eq!(kinds[39], "cleanup");
     // Secrets never reach the plan output.
     assert!(!String::from_utf8_lossy(&out.stdout).contains("password"));
     sbsuite()
@@ -75,9 +78,12 @@ fn plan_of_the_oceanbase_loop() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "20 steps (1 prepare, 18 run, 1 cleanup), estimated 18m00s",
+            "40 steps (2 prepare, 36 run, 2 cleanup), estimated 36m00s",
         ))
-        .stdout(predicate::str::contains(" 2. run     oltp_read_only-t32"));
+        .stdout(predicate::str::contains(" 2. run     oltp_read_only-t32"))
+        .stdout(predicate::str::contains(
+            "Variant `obd-sysbench` settings (sql):\n  enable_perf_event: read `SHOW PARAMETERS LIKE 'enable_perf_event'`, apply `ALTER SYSTEM SET enable_perf_event = false`",
+        ));
 }
 
 /// #14 item 18: the commented ALTER SYSTEM example of suites/oceanbase.toml is a valid

@@ -101,8 +101,9 @@ fn read(settings: &[Setting]) -> Vec<String> {
     })
 }
 
-/// Polls `settings` on one connection while `child` runs (at most 120 s): every distinct
-/// combination of values seen, in the order first seen.
+/// Polls `settings` on one connection while `child` runs (at most 120 s): the combinations of
+/// values in the order seen, each change once (a combination seen again after another is
+/// listed again).
 fn watch(child: &mut std::process::Child, settings: &[Setting]) -> Vec<Vec<String>> {
     rt().block_on(async {
         let mut c = mysql_async::Conn::new(my_opts_at(OCEANBASE_PORT, None))
@@ -115,10 +116,10 @@ fn watch(child: &mut std::process::Child, settings: &[Setting]) -> Vec<Vec<Strin
             for s in settings {
                 now.push(s.read(&mut c).await);
             }
-            if !seen.contains(&now) {
+            if seen.last() != Some(&now) {
                 seen.push(now);
             }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
         let _ = c.disconnect().await;
         seen
@@ -127,9 +128,16 @@ fn watch(child: &mut std::process::Child, settings: &[Setting]) -> Vec<Vec<Strin
 
 /// `sbsuite run suites/oceanbase.toml` against seekdb, shortened: database `db`, results under
 /// `results`, 2 tables × 1,000 rows, 2 threads, `time` seconds per run step, and `variants`
-/// (an inline TOML array of variant tables) instead of none. The suite's password template
-/// reads `OB_PASSWORD`, empty here.
+/// (an inline TOML array of variant tables) instead of the suite's. The suite's password
+/// template reads `OB_PASSWORD`, empty here.
 fn oceanbase_suite(db: &str, results: &Path, time: u32, variants: &str) -> std::process::Command {
+    let mut cmd = shipped_suite(db, results, time);
+    cmd.arg("--set").arg(format!("variant={variants}"));
+    cmd
+}
+
+/// [`oceanbase_suite`] with the suite's own variants.
+fn shipped_suite(db: &str, results: &Path, time: u32) -> std::process::Command {
     let mut cmd = sbsuite_process();
     cmd.args(["run", "suites/oceanbase.toml", "--progress", "off"])
         .arg("--results-dir")
@@ -143,8 +151,6 @@ fn oceanbase_suite(db: &str, results: &Path, time: u32, variants: &str) -> std::
         .arg(format!("time={time}"))
         .args(["--set", "tables=2", "--set", "table_size=1000"])
         .args(["--set", "matrix.threads=[2]"])
-        .arg("--set")
-        .arg(format!("variant={variants}"))
         .env("OB_PASSWORD", "");
     cmd
 }
@@ -161,12 +167,14 @@ fn assert_suite_shows(lines: &[&str]) {
 }
 
 #[test]
-fn the_shortened_suite_applies_and_restores_a_set_global_and_a_sql_variant() {
+fn the_shortened_suite_applies_and_restores_a_set_global_and_a_two_stage_sql_variant() {
     let Some(_ob) = oceanbase() else {
         return;
     };
     assert_suite_shows(&[
-        "# set_global = { ob_query_timeout = 36_000_000_000, ob_trx_timeout = 36_000_000_000 }",
+        "#   set_global = { ob_query_timeout = 36_000_000_000, ob_trx_timeout = 36_000_000_000 }",
+        "#   [variant.run]",
+        "#   settings = { freeze_trigger_percentage = 40 }",
         "# sql = { apply = \"ALTER SYSTEM SET {{ name }} = {{ value }}\", read = \"SHOW PARAMETERS LIKE '{{ name }}'\", column = \"value\" }",
     ]);
     let db = database("suite");
@@ -182,16 +190,19 @@ fn the_shortened_suite_applies_and_restores_a_set_global_and_a_sql_variant() {
         "seekdb must not start with the variant's value"
     );
     assert!(
-        before[2] != "40" && before[3] != "100",
+        !["30", "40"].contains(&before[2].as_str()) && before[3] != "100",
         "seekdb must not start with the variant's values: {before:?}"
     );
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("results");
+    // The sql variant loads with one value and measures with others (#28).
     let variants = format!(
         "[{{ name = \"long-timeouts\", set_global = {{ ob_query_timeout = 36_000_000_000, ob_trx_timeout = 36_000_000_000 }} }}, \
-         {{ name = \"parameters\", settings = {{ freeze_trigger_percentage = 40, open_cursors = 100 }}, {SQL_PARAMETERS} }}]"
+         {{ name = \"parameters\", {SQL_PARAMETERS}, prepare = {{ settings = {{ freeze_trigger_percentage = 30 }} }}, \
+         run = {{ settings = {{ freeze_trigger_percentage = 40, open_cursors = 100 }} }} }}]"
     );
     let mut child = oceanbase_suite(&db, &root, 2, &variants)
+        .args(["--set", "table_size=20000"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -207,31 +218,40 @@ fn the_shortened_suite_applies_and_restores_a_set_global_and_a_sql_variant() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    // In force during their variant's steps, never together, and restored after the run.
-    let timeouts = vec![
-        "36000000000".to_string(),
-        "36000000000".to_string(),
-        before[2].clone(),
-        before[3].clone(),
-    ];
-    let parameters = vec![
-        before[0].clone(),
-        before[1].clone(),
-        "40".to_string(),
-        "100".to_string(),
-    ];
+    // In force during their variant's steps and stage, never together, and restored after
+    // the run: the timeouts, then freeze_trigger_percentage = 30 while the second variant
+    // loads, then 40 with open_cursors = 100 while it measures.
+    let with = |values: [Option<&str>; 4]| -> Vec<String> {
+        values
+            .iter()
+            .zip(&before)
+            .map(|(v, b)| v.map_or_else(|| b.clone(), str::to_string))
+            .collect()
+    };
+    let timeouts = with([Some("36000000000"), Some("36000000000"), None, None]);
+    let loading = with([None, None, Some("30"), None]);
+    let measuring = with([None, None, Some("40"), Some("100")]);
+    let at = |v: &Vec<String>| seen.iter().position(|s| s == v);
+    let last = |v: &Vec<String>| seen.iter().rposition(|s| s == v);
     assert!(
-        seen.contains(&timeouts),
+        at(&timeouts).is_some(),
         "set_global never seen in force: {seen:?}"
     );
+    let (Some(first_loading), Some(first_measuring)) = (at(&loading), at(&measuring)) else {
+        panic!("the prepare and run settings were not both seen in force: {seen:?}");
+    };
     assert!(
-        seen.contains(&parameters),
-        "ALTER SYSTEM never seen in force: {seen:?}"
+        last(&loading) < Some(first_measuring) && first_loading > last(&timeouts).unwrap(),
+        "the stages' settings in another order than timeouts, prepare, run: {seen:?}"
     );
     assert!(
         seen.iter()
             .all(|v| v[0] == before[0] || (v[2] == before[2] && v[3] == before[3])),
         "the variants' settings overlapped: {seen:?}"
+    );
+    assert!(
+        seen.iter().all(|v| v[3] == before[3] || v[2] != "30"),
+        "open_cursors changed while the data loaded: {seen:?}"
     );
     assert_eq!(after, before, "every setting restored after the run");
     assert!(left.is_empty(), "the cleanup dropped the tables: {left:?}");
@@ -269,7 +289,8 @@ fn the_shortened_suite_applies_and_restores_a_set_global_and_a_sql_variant() {
         ]
     );
 
-    // The capture holds each variant's variables; the restore files are gone.
+    // The capture holds each variant's variables and parameters, the second variant's as its
+    // runs measured; the restore files are gone.
     let run = run_dir(&root, "oceanbase-oltp");
     let timeouts_csv = std::fs::read_to_string(run.join("server/long-timeouts.csv")).unwrap();
     assert!(
@@ -277,22 +298,31 @@ fn the_shortened_suite_applies_and_restores_a_set_global_and_a_sql_variant() {
         "{timeouts_csv}"
     );
     assert!(
-        timeouts_csv.contains("\nob_query_timeout,36000000000\n"),
+        timeouts_csv.contains("\nob_query_timeout,36000000000\n")
+            && timeouts_csv.contains(&format!(
+                "\nparameter:freeze_trigger_percentage,{}\n",
+                before[2]
+            )),
         "{timeouts_csv}"
     );
     let parameters_csv = std::fs::read_to_string(run.join("server/parameters.csv")).unwrap();
     assert!(
-        parameters_csv.contains(&format!("\nob_query_timeout,{}\n", before[0])),
+        parameters_csv.contains(&format!("\nob_query_timeout,{}\n", before[0]))
+            && parameters_csv.contains("\nparameter:freeze_trigger_percentage,40\n")
+            && parameters_csv.contains("\nparameter:open_cursors,100\n"),
         "{parameters_csv}"
     );
-    for v in ["long-timeouts", "parameters"] {
-        assert!(
-            !run.join(format!("server/restore-{v}.json")).exists(),
-            "{v}"
-        );
+    for f in [
+        "restore-long-timeouts.json",
+        "restore-parameters.json",
+        "restore-parameters@prepare.json",
+        "restore-parameters@run.json",
+    ] {
+        assert!(!run.join("server").join(f).exists(), "{f}");
     }
 
-    // `compare --by variant` names the variables the set_global variant changed.
+    // `compare --by variant` names the variables the set_global variant changed and the
+    // parameters the sql variant changed.
     let cmp = sbsuite()
         .args(["compare", "--by", "variant"])
         .arg(&run)
@@ -303,6 +333,70 @@ fn the_shortened_suite_applies_and_restores_a_set_global_and_a_sql_variant() {
     assert!(
         text.contains("server variables differ (long-timeouts → parameters):")
             && text.contains(&format!("ob_query_timeout: 36000000000 → {}", before[0])),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "server parameters differ (long-timeouts → parameters):\n  freeze_trigger_percentage: {} → 40\n  open_cursors: {} → 100\n",
+            before[2], before[3]
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_shipped_variants_run_on_seekdb_and_leave_every_setting_as_it_was() {
+    let Some(_ob) = oceanbase() else {
+        return;
+    };
+    let everything = || {
+        let mut all = query_strings("SHOW GLOBAL VARIABLES", 0)
+            .into_iter()
+            .zip(query_strings("SHOW GLOBAL VARIABLES", 1))
+            .collect::<Vec<_>>();
+        all.extend(
+            query_strings("SHOW PARAMETERS", 1)
+                .into_iter()
+                .zip(query_strings("SHOW PARAMETERS", 3)),
+        );
+        all
+    };
+    let before = everything();
+    let db = database("shipped");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("results");
+    let out = shipped_suite(&db, &root, 1)
+        .args(["--set", "matrix.workload=[\"oltp_point_select\"]"])
+        .output()
+        .unwrap();
+    let after = everything();
+    drop_database(&db);
+    assert!(out.status.success(), "{out:?}");
+    let rows = results(&root);
+    let variants: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["variant"].as_str(), r["status"].as_str()))
+        .collect();
+    assert_eq!(variants, [("defaults", "ok"), ("obd-sysbench", "ok")]);
+    let changed: Vec<String> = before
+        .iter()
+        .zip(&after)
+        .filter(|(b, a)| b != a)
+        .map(|(b, a)| format!("{b:?} → {a:?}"))
+        .collect();
+    assert!(changed.is_empty(), "not restored: {changed:?}");
+    assert_eq!(before.len(), after.len());
+    let run = run_dir(&root, "oceanbase-oltp");
+    let cmp = sbsuite()
+        .args(["compare", "--by", "variant"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(
+        text.contains("server parameters differ (defaults → obd-sysbench):")
+            && text.contains("  syslog_level: ")
+            && text.contains("  binlog_row_image: FULL → MINIMAL"),
         "{text}"
     );
 }
@@ -419,17 +513,22 @@ fn sbsuite_restore_puts_parameters_back_after_a_kill() {
     let Some(_ob) = oceanbase() else {
         return;
     };
-    let freeze = [Setting::Parameter("freeze_trigger_percentage")];
+    // The variant's own parameter and a variable of its run stage (#28): each has its
+    // restore file.
+    let freeze = [
+        Setting::Parameter("freeze_trigger_percentage"),
+        Setting::Variable("ob_query_timeout"),
+    ];
     let before = read(&freeze);
-    assert_ne!(
-        before[0], "40",
-        "seekdb must not start with the variant's value"
+    assert!(
+        before[0] != "40" && before[1] != "36000000000",
+        "seekdb must not start with the variant's values: {before:?}"
     );
     let db = database("killed");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("results");
     let variants = format!(
-        "[{{ name = \"freeze\", settings = {{ freeze_trigger_percentage = 40 }}, {SQL_PARAMETERS} }}]"
+        "[{{ name = \"freeze\", settings = {{ freeze_trigger_percentage = 40 }}, {SQL_PARAMETERS}, run = {{ set_global = {{ ob_query_timeout = 36_000_000_000 }} }} }}]"
     );
     let mut child = oceanbase_suite(&db, &root, 60, &variants)
         .args(["--set", "matrix.workload=[\"oltp_point_select\"]"])
@@ -443,8 +542,11 @@ fn sbsuite_restore_puts_parameters_back_after_a_kill() {
     child.wait().unwrap();
     let killed = read(&freeze);
     let run = run_dir(&root, "oceanbase-oltp");
-    let restore_file = run.join("server/restore-freeze.json");
-    let left = restore_file.exists();
+    let restore_files = [
+        run.join("server/restore-freeze.json"),
+        run.join("server/restore-freeze@run.json"),
+    ];
+    let left: Vec<bool> = restore_files.iter().map(|f| f.exists()).collect();
     let out = sbsuite()
         .arg("restore")
         .arg(&run)
@@ -453,13 +555,189 @@ fn sbsuite_restore_puts_parameters_back_after_a_kill() {
         .unwrap();
     let after = read(&freeze);
     drop_database(&db);
-    assert_eq!(during, ["40"], "the variant's value in force while it runs");
-    assert_eq!(killed, ["40"], "kill -9 leaves the parameter changed");
-    assert!(left, "the restore file stays after kill -9");
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(after, before, "sbsuite restore put the parameter back");
-    assert!(
-        !restore_file.exists(),
-        "the restore file goes once restored"
+    assert_eq!(
+        during,
+        ["40", "36000000000"],
+        "the variant's values in force while it runs"
     );
+    assert_eq!(killed, during, "kill -9 leaves the settings changed");
+    assert_eq!(left, [true, true], "the restore files stay after kill -9");
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!(
+            "restored variant freeze (run settings): ob_query_timeout = {}",
+            before[1]
+        )) && said
+            .contains("restored variant freeze: `ALTER SYSTEM SET freeze_trigger_percentage = "),
+        "{said}"
+    );
+    assert_eq!(after, before, "sbsuite restore put the settings back");
+    assert!(
+        restore_files.iter().all(|f| !f.exists()),
+        "the restore files go once restored"
+    );
+}
+
+/// A `[target]` of seekdb, or of the MariaDB at 3306, as the library reads it.
+fn lib_target(port: u16, database: &str) -> sbsuite::db::Target {
+    let raw: sbsuite::db::RawTarget = toml::from_str(&format!(
+        "driver = \"mysql\"\nhosts = [\"127.0.0.1:{port}\"]\nuser = \"root\"\ndatabase = \"{database}\""
+    ))
+    .unwrap();
+    sbsuite::db::Target::from_raw(&raw).unwrap()
+}
+
+/// The wire protocol is MySQL's for both; the server flavor is told from the server when
+/// the first connection is made (issue #28): seekdb's `VERSION()` says OceanBase (its
+/// handshake only `5.7.25`), MariaDB's handshake says MariaDB. A `[target]` without
+/// `ignore_errors` then takes the flavor's list: obd's codes on OceanBase, sysbench's on
+/// MariaDB.
+#[test]
+fn the_server_flavor_is_detected_on_connect_and_owns_the_ignorable_errors() {
+    let Some(_ob) = oceanbase() else {
+        return;
+    };
+    let ob = sbsuite::db::Connector::new(lib_target(OCEANBASE_PORT, "test"));
+    assert_eq!(
+        ob.flavor().name(),
+        "mysql",
+        "before a connection: the protocol's"
+    );
+    let mut c = ob.connect_at(0).unwrap();
+    assert_eq!(
+        sbsuite::db::dialect::first_value(c.as_mut(), "SELECT 1")
+            .unwrap()
+            .as_deref(),
+        Some("1"),
+        "the detection leaves the connection usable"
+    );
+    c.close();
+    assert_eq!(ob.flavor().name(), "oceanbase");
+    assert_eq!(ob.flavor().parameters_query(), Some("SHOW PARAMETERS"));
+    for code in ["6002", "6004", "4012", "2013", "4016", "1213", "1205"] {
+        assert!(ob.ignore_errors().contains(code), "{code} on OceanBase");
+    }
+    assert_eq!(
+        ob.flavor().class_of("4012"),
+        sbsuite::db::ErrorClass::Timeout
+    );
+
+    if let Ok(c) = sbsuite::db::Connector::new(lib_target(3306, "test")).connect_at(0) {
+        c.close();
+        let maria = sbsuite::db::Connector::new(lib_target(3306, "test"));
+        maria.connect_at(0).unwrap().close();
+        assert_eq!(maria.flavor().name(), "mariadb");
+        assert!(maria.ignore_errors().contains("1213"));
+        assert!(!maria.ignore_errors().contains("4012"), "not MariaDB's");
+    }
+}
+
+/// A custom workload whose statement reaches OceanBase's query timeout half of the time
+/// (error 4012: a `QUERY_TIMEOUT` hint of 50 ms on a sleep of 1 to 100 ms) runs on with the
+/// errors counted and the events re-run, as the
+/// flavor's default `ignore_errors` says; the same workload with a list that lacks 4012 fails
+/// on it.
+#[test]
+fn a_custom_workload_gets_oceanbases_timeout_as_an_ignorable_error() {
+    let Some(_ob) = oceanbase() else {
+        return;
+    };
+    let db = database("flavor");
+    let dir = tempfile::tempdir().unwrap();
+    let suite = |name: &str, ignore: &str| {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "[suite]\nname = \"{name}\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:{OCEANBASE_PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\n{ignore}\n\
+                 [defaults]\nworkload = \"slow\"\nthreads = 1\ntime = 1\nreport_interval = 0\n\n\
+                 [workloads.slow.params]\nms = {{ uniform = [1, 100] }}\n\n\
+                 [workloads.slow.transactions.t]\nautocommit = true\n\
+                 steps = [{{ sql = \"SELECT /*+ QUERY_TIMEOUT(50000) */ SLEEP(:ms / 1000)\" }}]\n"
+            ),
+        )
+        .unwrap();
+        let root = dir.path().join(name);
+        let out = sbsuite()
+            .arg("run")
+            .arg(&path)
+            .arg("--results-dir")
+            .arg(&root)
+            .args(["--progress", "off"])
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (results(&root), text)
+    };
+    let (rows, text) = suite("flavor_default", "");
+    let (strict, strict_text) = suite("flavor_strict", "ignore_errors = [1213]\n");
+    drop_database(&db);
+    assert_eq!(rows.len(), 1, "{rows:?}\n{text}");
+    let run = &rows[0];
+    assert_eq!(run["status"], "ok", "{run:?}\n{text}");
+    assert!(run["error_codes"].starts_with("4012:"), "{run:?}\n{text}");
+    assert_ne!(run["errors"], "0", "{run:?}");
+    assert_ne!(run["events"], "0", "{run:?}");
+
+    assert_eq!(strict.len(), 1, "{strict:?}\n{strict_text}");
+    assert_eq!(strict[0]["status"], "failed", "{strict:?}\n{strict_text}");
+    assert!(strict[0]["error"].contains("4012"), "{strict:?}");
+}
+
+/// A Lua script that prepares more statements on one connection than OceanBase's
+/// per-session `open_cursors` gets error 5930 with OceanBase's fix, never MySQL's
+/// `max_prepared_stmt_count` advice.
+#[test]
+fn a_lua_script_past_open_cursors_is_told_about_open_cursors() {
+    let Some(_ob) = oceanbase() else {
+        return;
+    };
+    let limit: u64 = read(&[Setting::Parameter("open_cursors")])[0]
+        .parse()
+        .unwrap();
+    let db = database("lua_cursors");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("cursors.lua");
+    std::fs::write(
+        &script,
+        format!(
+            "function thread_init()\n  local con = sysbench.sql.driver():connect()\n  held = {{}}\n  for i = 1, {} do\n    held[i] = con:prepare(\"SELECT \" .. i)\n  end\nend\n\nfunction event()\nend\n",
+            limit + 1
+        ),
+    )
+    .unwrap();
+    let path = dir.path().join("lua.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[suite]\nname = \"lua_cursors\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:{OCEANBASE_PORT}\"]\nuser = \"root\"\ndatabase = \"{db}\"\nps_mode = \"auto\"\n\n\
+             [defaults]\nworkload = {{ script = \"{}\" }}\nthreads = 1\ntime = 1\nreport_interval = 0\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .output()
+        .unwrap();
+    drop_database(&db);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("5930") && text.contains("ALTER SYSTEM SET open_cursors"),
+        "{text}"
+    );
+    assert!(!text.contains("max_prepared_stmt_count"), "{text}");
 }

@@ -17,9 +17,11 @@ pub mod async_client;
 pub mod shared;
 pub mod wire;
 
+use std::ffi::CStr;
+
 use crate::db::conn::{Connection, SqlError};
 use crate::db::dialect::{
-    AdminError, Dialect, ServerAdmin, StatementRoom, TableSpec, first_value, quote, value_text,
+    AdminError, Dialect, ServerAdmin, TableSpec, first_value, quote, value_text,
 };
 use crate::db::io::Choice;
 use crate::db::sql_text::{Strings, Syntax};
@@ -92,11 +94,6 @@ impl Dialect for MysqlDialect {
         shared::DEFAULT_PORT
     }
 
-    /// sysbench's `--mysql-ignore-errors` default: deadlock, key not found, lock wait timeout.
-    fn default_ignore_errors(&self) -> &'static [&'static str] {
-        &["1213", "1020", "1205"]
-    }
-
     fn is_error_code(&self, code: &str) -> bool {
         code.parse::<u32>().is_ok()
     }
@@ -111,6 +108,44 @@ impl Dialect for MysqlDialect {
         } else {
             "mysql_drv_query()"
         }
+    }
+
+    fn lua_driver_name(&self) -> (&'static CStr, &'static CStr) {
+        (c"mysql", c"MySQL driver")
+    }
+
+    fn lua_errno(&self, code: &str) -> Option<i32> {
+        Some(code.parse().unwrap_or(0))
+    }
+
+    /// What libmysqlclient says when the server went away.
+    fn lost_code(&self) -> Option<&'static str> {
+        Some("2013")
+    }
+
+    /// sysbench's MySQL driver reconnects on its lost-connection errors when they are
+    /// ignorable.
+    fn lua_reconnects_after(&self, code: &str) -> bool {
+        matches!(code, "2013" | "2006" | "2011" | "2055")
+    }
+
+    fn lua_prepare_failed(&self, e: &SqlError, _sql: &str) -> Vec<String> {
+        vec![
+            "mysql_stmt_prepare() failed".to_string(),
+            format!("MySQL error: {} \"{}\"", e.code, e.message),
+        ]
+    }
+
+    fn lua_connect_failed(&self, t: &Target, e: &SqlError) -> Vec<String> {
+        let place = match (t.sockets.first(), t.hosts.first()) {
+            (Some(socket), _) => format!("socket '{socket}'"),
+            (None, Some((host, port))) => format!("host '{host}', port {port}"),
+            (None, None) => "the default host".to_string(),
+        };
+        vec![
+            format!("unable to connect to MySQL server on {place}, aborting..."),
+            format!("error {}: {}", e.code, e.message),
+        ]
     }
 
     /// Backslash escapes (read as `sql_mode`'s default, without `NO_BACKSLASH_ESCAPES`),
@@ -169,17 +204,6 @@ impl Dialect for MysqlDialect {
 
     fn max_connections(&self, conn: &mut dyn Connection) -> Result<Option<u64>, SqlError> {
         shared::max_connections_of(conn)
-    }
-
-    fn prepared_statement_room(
-        &self,
-        conn: &mut dyn Connection,
-    ) -> Result<Option<StatementRoom>, SqlError> {
-        shared::prepared_statement_room_of(conn)
-    }
-
-    fn explain(&self, e: &SqlError) -> String {
-        shared::explain(e)
     }
 
     fn server(&self) -> Option<&'static dyn ServerAdmin> {
@@ -243,6 +267,11 @@ impl ServerAdmin for MysqlAdmin {
 
     fn capture_sql(&self) -> (&'static str, &'static str) {
         ("SELECT VERSION()", "SHOW GLOBAL VARIABLES")
+    }
+
+    fn parameters_sql(&self, version: &str) -> Option<&'static str> {
+        // The server's flavor says (OceanBase and seekdb: `SHOW PARAMETERS`).
+        crate::db::flavor::detect(crate::db::Driver::Mysql, version).parameters_query()
     }
 }
 

@@ -1,12 +1,11 @@
 //! What both MySQL clients share: what an error number means for the run, bulk loading,
-//! and the catalog queries behind the server's limits.
+//! and the server's connection limit.
 //!
 //! Why its own file: the wire client ([`super::wire`]) and the mysql_async client
 //! ([`super::async_client`]) must classify errors identically and load rows the same way;
 //! both import these, and neither imports the other.
 
 use crate::db::conn::{Cell, Connection, DataRow, ErrKind, P, SqlError, StmtId};
-use crate::db::dialect::{StatementRoom, first_value, open_cursors_fix};
 use crate::db::target::Target;
 
 /// The port a MySQL server listens on by default.
@@ -327,68 +326,6 @@ pub fn max_connections_of(conn: &mut dyn Connection) -> Result<Option<u64>, SqlE
         .and_then(|v| u64::try_from(v).ok()))
 }
 
-/// The limit a run's prepared statements meet (both clients): OceanBase's per-session
-/// `open_cursors` (`SHOW PARAMETERS`, the lowest of its servers), elsewhere
-/// `max_prepared_stmt_count` with the server's current `Prepared_stmt_count`.
-pub fn prepared_statement_room_of(
-    conn: &mut dyn Connection,
-) -> Result<Option<StatementRoom>, SqlError> {
-    let version = first_value(conn, "SELECT VERSION()")?.unwrap_or_default();
-    if version.to_ascii_lowercase().contains("oceanbase") {
-        let table = match conn.query_table("SHOW PARAMETERS LIKE 'open_cursors'") {
-            Err(e) if e.kind == ErrKind::Other => return Ok(None),
-            r => r?,
-        };
-        let value = table
-            .columns
-            .iter()
-            .position(|c| c.eq_ignore_ascii_case("value"));
-        let open_cursors = table
-            .rows
-            .iter()
-            .filter_map(|row| row.get(value?)?.as_deref()?.parse::<u64>().ok())
-            .min();
-        return Ok(open_cursors.map(|open_cursors| StatementRoom::PerSession { open_cursors }));
-    }
-    // MySQL-compatible servers without the variable (some distributed ones) have no limit to
-    // check.
-    let max = match conn.query_i64("SELECT @@max_prepared_stmt_count") {
-        Err(e) if e.kind == ErrKind::Other => return Ok(None),
-        r => r?,
-    };
-    let Some(max) = max.and_then(|v| u64::try_from(v).ok()) else {
-        return Ok(None);
-    };
-    let used = match conn.query_rows("SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'") {
-        Err(e) if e.kind == ErrKind::Other => Vec::new(),
-        r => r?,
-    };
-    let used = used
-        .into_iter()
-        .next()
-        .and_then(|row| row.into_iter().nth(1).flatten())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    Ok(Some(StatementRoom::Global { max, used }))
-}
-
-/// [`crate::db::Dialect::explain`] for MySQL: the server setting behind the limits on
-/// prepared statements. 1461 is MySQL/MariaDB's `max_prepared_stmt_count` (all sessions
-/// together); 5930 is OceanBase's per-session `open_cursors`, which no
-/// `max_prepared_stmt_count` lifts.
-pub fn explain(e: &SqlError) -> String {
-    match e.code.as_str() {
-        "1461" => format!(
-            "{e}: raise max_prepared_stmt_count (SET GLOBAL max_prepared_stmt_count = N) or set ps_mode = \"disable\" (--db-ps-mode=disable)"
-        ),
-        "5930" => format!(
-            "{e}: OceanBase's open_cursors limits the statements one session may prepare: {}",
-            open_cursors_fix(None)
-        ),
-        _ => e.to_string(),
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Values as text (both clients' `execute_fetch` / `query_fetch`)
 
@@ -599,49 +536,6 @@ impl Killer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// OceanBase's error 5930 and its per-session `open_cursors` get their own fix, never
-    /// `max_prepared_stmt_count` (which does not lift it); MySQL's limit keeps its own.
-    #[test]
-    fn each_limit_on_prepared_statements_names_its_own_fix() {
-        let ob = StatementRoom::PerSession { open_cursors: 50 };
-        assert_eq!(ob.shortfall(50, 64), None, "50 statements fit 50 cursors");
-        let why = ob.shortfall(60, 4).unwrap();
-        assert_eq!(
-            why,
-            "the run prepares 60 statements on each connection, but OceanBase allows open_cursors = 50 per session (error 5930, maximum open cursors exceeded): raise the tenant's limit (ALTER SYSTEM SET open_cursors = 60 or more), set ps_mode = \"disable\" (--db-ps-mode=disable), or prepare fewer statements per connection (fewer tables)"
-        );
-        let e = SqlError::new("5930", "maximum open cursors exceeded", ErrKind::Other);
-        let told = explain(&e);
-        assert!(
-            told.starts_with(
-                "error 5930 (maximum open cursors exceeded): OceanBase's open_cursors"
-            ) && told.contains("ALTER SYSTEM SET open_cursors = N")
-                && told.contains("ps_mode = \"disable\""),
-            "{told}"
-        );
-        for text in [&why, &told] {
-            assert!(!text.contains("max_prepared_stmt_count"), "{text}");
-        }
-
-        let my = StatementRoom::Global { max: 30, used: 4 };
-        assert_eq!(my.shortfall(13, 2), None);
-        let why = my.shortfall(18, 2).unwrap();
-        assert!(
-            why.contains("prepares 18 statements on each of 2 connections (36 in all)")
-                && why.contains("max_prepared_stmt_count = 30 with 4 in use")
-                && why.contains("SET GLOBAL max_prepared_stmt_count = 40"),
-            "{why}"
-        );
-        let e = SqlError::new(
-            "1461",
-            "Can't create more than max_prepared_stmt_count statements (current value: 30)",
-            ErrKind::Other,
-        );
-        assert!(explain(&e).contains("SET GLOBAL max_prepared_stmt_count = N"));
-        let e = SqlError::new("1213", "Deadlock found", ErrKind::Other);
-        assert_eq!(explain(&e), "error 1213 (Deadlock found)");
-    }
 
     #[test]
     fn floats_read_as_mariadb_writes_them() {

@@ -164,6 +164,8 @@ pub struct WireConnection {
     /// How to cancel this connection's statement on the server (`None` before the handshake
     /// and for connections made up by tests).
     killer: Option<Arc<Killer>>,
+    /// The server's version string from its greeting.
+    version: String,
 }
 
 /// The phases of a connection, for bounds and messages.
@@ -491,6 +493,10 @@ impl WireConnection {
 }
 
 impl Connection for WireConnection {
+    fn server_version(&self) -> Option<String> {
+        Some(self.version.clone()).filter(|v| !v.is_empty())
+    }
+
     fn interrupter(&self) -> Option<crate::db::interrupt::Interrupter> {
         crate::db::interrupt::stream_interrupter(&self.io.stream)
     }

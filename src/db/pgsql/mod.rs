@@ -18,6 +18,7 @@ pub mod shared;
 pub mod tokio_client;
 pub mod wire;
 
+use std::ffi::CStr;
 use std::time::{Duration, Instant};
 
 use crate::db::conn::{Connection, SqlError};
@@ -83,14 +84,44 @@ impl Dialect for PgsqlDialect {
         SslMode::Preferred
     }
 
-    /// sysbench's pgsql list: deadlock, unique violation, serialization failure.
-    fn default_ignore_errors(&self) -> &'static [&'static str] {
-        &["40P01", "23505", "40001"]
-    }
-
     /// A SQLSTATE: five letters or digits.
     fn is_error_code(&self, code: &str) -> bool {
         code.len() == 5 && code.chars().all(|c| c.is_ascii_alphanumeric())
+    }
+
+    fn lua_driver_name(&self) -> (&'static CStr, &'static CStr) {
+        (c"pgsql", c"PostgreSQL driver")
+    }
+
+    fn lua_always_ignorable(&self, code: &str) -> bool {
+        matches!(code, "40P01" | "23505" | "40001")
+    }
+
+    fn lua_rolls_back_ignored(&self) -> bool {
+        true
+    }
+
+    fn lua_can_reconnect(&self) -> bool {
+        false
+    }
+
+    /// libpq's PGRES_FATAL_ERROR is 7, as sysbench prints it.
+    fn lua_failed(&self, e: &SqlError, sql: &str, prepared: bool) -> Vec<String> {
+        vec![
+            format!("{} failed: 7 {}", self.call_name(prepared), e.message),
+            format!("failed query was: {sql}"),
+        ]
+    }
+
+    fn lua_prepare_failed(&self, e: &SqlError, sql: &str) -> Vec<String> {
+        vec![
+            format!("PQprepare() failed: {}", e.message),
+            format!("failed query was: {sql}"),
+        ]
+    }
+
+    fn lua_connect_failed(&self, _t: &Target, e: &SqlError) -> Vec<String> {
+        vec![format!("Connection to database failed: {}", e.message)]
     }
 
     fn call_name(&self, prepared: bool) -> &'static str {

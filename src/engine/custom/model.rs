@@ -10,33 +10,17 @@ use std::path::PathBuf;
 
 use super::expr::Expr;
 pub use super::frame::{Frame, Slot, Val, VarKind, Vars};
-use crate::db::Driver;
+use crate::db::{ByDriver, Driver};
 use crate::engine::option::Kind;
 
 /// SQL text for every driver or per driver: `None` for a driver means the definition has no
 /// text for it (an error before work when the target uses it); `Some("")` means nothing to run.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Sql {
-    pub mysql: Option<String>,
-    pub pgsql: Option<String>,
-    pub sqlite: Option<String>,
-}
+pub type Sql = ByDriver<String>;
 
 impl Sql {
-    pub fn all(text: &str) -> Sql {
-        Sql {
-            mysql: Some(text.to_string()),
-            pgsql: Some(text.to_string()),
-            sqlite: Some(text.to_string()),
-        }
-    }
-
+    /// The SQL text of `driver`.
     pub fn for_driver(&self, driver: Driver) -> Option<&str> {
-        match driver {
-            Driver::Mysql => self.mysql.as_deref(),
-            Driver::Pgsql => self.pgsql.as_deref(),
-            Driver::Sqlite => self.sqlite.as_deref(),
-        }
+        self.get(driver).map(String::as_str)
     }
 }
 
@@ -49,20 +33,12 @@ pub struct Bound {
 }
 
 /// [`Bound`] per driver (`None`: no text for that driver; an empty `text`: nothing to run).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct BoundSql {
-    pub mysql: Option<Bound>,
-    pub pgsql: Option<Bound>,
-    pub sqlite: Option<Bound>,
-}
+pub type BoundSql = ByDriver<Bound>;
 
 impl BoundSql {
+    /// The statement of `driver`.
     pub fn for_driver(&self, driver: Driver) -> Option<&Bound> {
-        match driver {
-            Driver::Mysql => self.mysql.as_ref(),
-            Driver::Pgsql => self.pgsql.as_ref(),
-            Driver::Sqlite => self.sqlite.as_ref(),
-        }
+        self.get(driver)
     }
 }
 

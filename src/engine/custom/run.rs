@@ -41,7 +41,7 @@ use super::load::{self, LoadCtx};
 use super::model::{Bound, Def, Frame, OnMismatch, Op, Slot, Val, VarKind};
 use crate::db::interrupt::guarded_in;
 use crate::db::sql_text::{self, Syntax};
-use crate::db::{Connection, Done, Driver, Fetched, P, PsMode, SqlError, StmtId};
+use crate::db::{Connection, Done, Fetched, P, PsMode, SqlError, StmtId};
 use crate::engine::driver::{Admin, EventResult, Scope, Worker, Workload};
 use crate::engine::random::{RandOptions, Rng};
 use crate::engine::session::retry::OnError;
@@ -187,14 +187,6 @@ pub struct Custom {
     finished: Mutex<Vec<Lines>>,
 }
 
-fn driver_name(d: Driver) -> &'static str {
-    match d {
-        Driver::Mysql => "mysql",
-        Driver::Pgsql => "pgsql",
-        Driver::Sqlite => "sqlite",
-    }
-}
-
 impl Custom {
     pub fn new(def: &'static Def, s: &Setup<'_>) -> Result<Custom, EngineError> {
         let fail = |m: String| EngineError::Failed(format!("workload `{}`: {m}", def.name));
@@ -256,7 +248,7 @@ impl Custom {
                 fail(format!(
                     "statement `{}` has no SQL for driver {}",
                     st.name,
-                    driver_name(driver)
+                    driver.name()
                 ))
             })?;
             stmts.push(StmtPlan {

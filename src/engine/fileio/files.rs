@@ -132,7 +132,12 @@ pub fn open_error(path: &Path, e: &io::Error, flags: ExtraFlags) -> EngineError 
             path.display()
         ))
     } else {
-        EngineError::Failed(format!("cannot open {}: {e}", path.display()))
+        // The same error again (io::Error is not Clone): the OS error when there is one.
+        let e = e.raw_os_error().map_or_else(
+            || io::Error::new(e.kind(), e.to_string()),
+            io::Error::from_raw_os_error,
+        );
+        EngineError::io(format!("cannot open {}", path.display()), e)
     }
 }
 
@@ -224,10 +229,10 @@ impl Files {
                     Ok(()) => {}
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                     Err(e) => {
-                        return Err(EngineError::Failed(format!(
-                            "cannot remove {} before re-creating it: {e}",
-                            path.display()
-                        )));
+                        return Err(EngineError::io(
+                            format!("cannot remove {} before re-creating it", path.display()),
+                            e,
+                        ));
                     }
                 }
                 open(
@@ -283,11 +288,10 @@ impl Files {
                 // A mapping beyond the end of a file faults (SIGBUS): give the new file its size.
                 // SAFETY: plain syscall on an owned descriptor.
                 if unsafe { libc::ftruncate(fd.as_raw_fd(), spec.file_size as libc::off_t) } != 0 {
-                    return Err(EngineError::Failed(format!(
-                        "cannot size {}: {}",
-                        path.display(),
-                        io::Error::last_os_error()
-                    )));
+                    return Err(EngineError::io(
+                        format!("cannot size {}", path.display()),
+                        io::Error::last_os_error(),
+                    ));
                 }
             }
             fds.push(fd);
@@ -309,11 +313,10 @@ impl Files {
                     )
                 };
                 if ptr == libc::MAP_FAILED {
-                    return Err(EngineError::Failed(format!(
-                        "cannot mmap {}: {}",
-                        path_of(spec.dir, i).display(),
-                        io::Error::last_os_error()
-                    )));
+                    return Err(EngineError::io(
+                        format!("cannot mmap {}", path_of(spec.dir, i).display()),
+                        io::Error::last_os_error(),
+                    ));
                 }
                 maps.push(Mapping {
                     ptr: ptr.cast(),

@@ -12,7 +12,7 @@ use std::cell::RefCell;
 
 use super::ctx::Exports;
 use super::{ArgType, DeclaredOpt, OptVal, OptValues, Script};
-use crate::db::{Driver, IgnoreErrors, PsMode, SslMode, Target};
+use crate::db::{PsMode, SslMode, Target};
 use crate::engine::option::Kind;
 use crate::value::{Options, Value, parse_size};
 
@@ -228,11 +228,7 @@ pub fn values(script: &Script, options: &Options, target: &Target) -> OptValues 
 fn database(out: &mut OptValues, t: &Target) {
     let s = |v: &str| OptVal::Str(v.to_string());
     let list = |v: Vec<String>| OptVal::List(v);
-    let driver = match t.driver {
-        Driver::Mysql => "mysql",
-        Driver::Pgsql => "pgsql",
-        Driver::Sqlite => "sqlite",
-    };
+    let driver = t.driver.name();
     // The login a script reads is the one its first connection uses: with per-host logins
     // (`hosts` tables) that of the first host, else `[target]`'s. Each connection the script
     // opens still logs in with its own host's.
@@ -251,7 +247,9 @@ fn database(out: &mut OptValues, t: &Target) {
     );
     out.insert("db_debug".into(), OptVal::Bool(false));
 
-    let mysql = t.driver == Driver::Mysql;
+    // sysbench's options are named after its drivers: `mysql_*` take the target's values
+    // when it is a MySQL one, `pgsql_*` when it is a PostgreSQL one, else their defaults.
+    let mysql = driver == "mysql";
     // sysbench's `localhost` reaches the server's socket; the target holds it as 127.0.0.1
     // plus that socket, and the script sees the name the user gave.
     let hosts: Vec<String> = t
@@ -302,15 +300,15 @@ fn database(out: &mut OptValues, t: &Target) {
     out.insert("mysql_debug".into(), OptVal::Bool(false));
     out.insert(
         "mysql_ignore_errors".into(),
-        list(match (&t.ignore_errors, mysql) {
-            (IgnoreErrors::All, true) => vec!["all".into()],
-            (IgnoreErrors::Codes(c), true) => c.clone(),
+        list(match (t.ignore_errors.codes(), mysql) {
+            (None, true) => vec!["all".into()],
+            (Some(c), true) => c,
             (_, false) => vec!["1213".into(), "1020".into(), "1205".into()],
         }),
     );
     out.insert("mysql_dry_run".into(), OptVal::Bool(mysql && t.dry_run));
 
-    let pg = t.driver == Driver::Pgsql;
+    let pg = driver == "pgsql";
     let (host, port) = t
         .hosts
         .first()
@@ -367,7 +365,7 @@ mod tests {
             module_root: None,
         };
         let mut t = Target::sqlite_default();
-        t.driver = Driver::Mysql;
+        t.driver = "mysql".parse().unwrap();
         t.hosts = vec![("10.0.0.1".into(), 3306), ("10.0.0.2".into(), 3306)];
         t.user = "nobody".into();
         t.logins = (1..=2)
@@ -403,7 +401,7 @@ mod tests {
             module_root: None,
         };
         let mut t = Target::sqlite_default();
-        t.driver = Driver::Pgsql;
+        t.driver = "pgsql".parse().unwrap();
         t.hosts = vec![("db1".into(), 5433)];
         t.user = "bench".into();
         t.database = "tpcc".into();

@@ -25,8 +25,7 @@ use std::time::{Duration, Instant};
 
 use super::ctx::{self, LuaShared};
 use crate::db::{
-    Connection, Connector, Driver, ErrKind, Fetched, IgnoreErrors, P, PsMode, RowSink, SqlError,
-    StmtId, Target,
+    Connection, Connector, Dialect, ErrKind, Fetched, P, PsMode, RowSink, SqlError, StmtId, Target,
 };
 use text::{Template, mysql_sqlstate, returns_rows};
 
@@ -57,10 +56,8 @@ fn open(setup: &DbSetup) -> Result<Box<dyn Connection>, SqlError> {
 /// The database the states of one run connect to.
 pub struct DbSetup {
     pub connector: Connector,
-    pub driver: Driver,
-    /// sysbench's `--mysql-ignore-errors` (default 1213,1020,1205); PostgreSQL's 40P01, 23505
-    /// and 40001 are ignorable whatever the list says.
-    pub ignore_errors: IgnoreErrors,
+    /// What sysbench's driver for the database does and prints.
+    pub dialect: &'static dyn Dialect,
     /// `--db-ps-mode`: `Disable` sends each execute as text with its values pasted in.
     pub ps_mode: PsMode,
     /// sysbench's log lines (`FATAL: …`, `ALERT: …`); stdout by default.
@@ -71,13 +68,12 @@ pub struct DbSetup {
 }
 
 impl DbSetup {
-    /// The setup of `target`: its driver, `ignore_errors` (the command line's
-    /// `--mysql-ignore-errors`, already in the target) and `ps_mode` (`--db-ps-mode`), log
-    /// lines to stdout.
+    /// The setup of `target`: its dialect, `ignore_errors` (the command line's
+    /// `--mysql-ignore-errors`, already in the target; unset in a suite, the server
+    /// flavor's) and `ps_mode` (`--db-ps-mode`), log lines to stdout.
     pub fn new(target: Target) -> DbSetup {
         DbSetup {
-            driver: target.driver,
-            ignore_errors: target.ignore_errors.clone(),
+            dialect: target.driver.dialect(),
             ps_mode: target.ps_mode,
             connector: Connector::new(target),
             log: Arc::new(|line: &str| ctx::write_stdout(format!("{line}\n").as_bytes())),
@@ -97,16 +93,16 @@ impl DbSetup {
         self.used.load(Ordering::Relaxed)
     }
 
+    /// `ignore_errors` as it applies on the server (its flavor's default when unset), and
+    /// what sysbench's driver ignores whatever the list says.
     fn ignorable(&self, code: &str) -> bool {
-        self.ignore_errors.contains(code)
-            || (self.driver == Driver::Pgsql && matches!(code, "40P01" | "23505" | "40001"))
+        self.connector.ignore_errors().contains(code) || self.dialect.lua_always_ignorable(code)
     }
 
-    fn names(&self) -> (&'static CStr, &'static CStr) {
-        match self.driver {
-            Driver::Mysql => (c"mysql", c"MySQL driver"),
-            Driver::Pgsql => (c"pgsql", c"PostgreSQL driver"),
-            Driver::Sqlite => (c"sqlite", c"SQLite driver"),
+    /// `FATAL: ` lines.
+    fn fatal(&self, lines: Vec<String>) {
+        for line in lines {
+            (self.log)(&format!("FATAL: {line}"));
         }
     }
 }
@@ -473,34 +469,24 @@ impl SqlConnection {
     /// driver would, counts it, logs fatal errors, reconnects a lost MySQL connection whose
     /// code is ignorable. Returns NULL for the caller to return.
     fn fail(&mut self, e: &SqlError, sql: &str, prepared: bool) -> *mut SqlResult {
-        let driver = self.setup().driver;
+        let setup = self.setup();
+        let dialect = setup.dialect;
         let lost = e.kind == ErrKind::Lost;
-        // A connection our client saw drop has no server code: MySQL's client says 2013.
-        let code: &str = if e.code.is_empty() && lost && driver == Driver::Mysql {
-            "2013"
-        } else {
-            &e.code
+        // A connection our client saw drop has no server code: the database's client names
+        // one (MySQL's 2013).
+        let code: &str = match dialect.lost_code() {
+            Some(c) if e.code.is_empty() && lost => c,
+            _ => &e.code,
         };
-        let (errno, state) = match driver {
-            Driver::Mysql => {
-                let errno = code.parse::<c_int>().unwrap_or(0);
-                (errno, mysql_sqlstate(errno).to_string())
-            }
-            Driver::Pgsql | Driver::Sqlite => (0, code.to_string()),
+        let (errno, state) = match dialect.lua_errno(code) {
+            Some(errno) => (errno, mysql_sqlstate(errno).to_string()),
+            None => (0, code.to_string()),
         };
-        let ignorable = self.setup().ignorable(code);
-        let reconnect =
-            ignorable && driver == Driver::Mysql && matches!(errno, 2013 | 2006 | 2011 | 2055);
+        let ignorable = setup.ignorable(code);
+        let reconnect = ignorable && dialect.lua_reconnects_after(code);
         if !ignorable {
-            let call = driver.dialect().call_name(prepared);
-            if driver == Driver::Pgsql {
-                // libpq's PGRES_FATAL_ERROR is 7, as sysbench prints it.
-                self.log(&format!("FATAL: {call} failed: 7 {}", e.message));
-                self.log(&format!("FATAL: failed query was: {sql}"));
-            } else {
-                let shown = SqlError::new(code, e.message.clone(), e.kind);
-                self.log(&format!("FATAL: {call} returned {shown} for query '{sql}'"));
-            }
+            let shown = SqlError::new(code, e.message.clone(), e.kind);
+            setup.fatal(dialect.lua_failed(&shown, sql, prepared));
         }
         self.sql_errno = errno;
         self.sql_state = c_text(&mut self.st.state_buf, &state);
@@ -520,7 +506,7 @@ impl SqlConnection {
         self.count_code(code);
         if ignorable {
             self.error = DB_ERROR_IGNORABLE;
-            if driver == Driver::Pgsql
+            if dialect.lua_rolls_back_ignored()
                 && let Some(conn) = self.st.conn.as_mut()
             {
                 // sysbench's pgsql driver ends the failed transaction; a failure here shows
@@ -669,7 +655,7 @@ pub unsafe extern "C" fn db_create(name: *const c_char) -> *mut SqlDriver {
     let Some(setup) = shared.db.as_ref() else {
         return std::ptr::null_mut();
     };
-    let (sname, lname) = setup.names();
+    let (sname, lname) = setup.dialect.lua_driver_name();
     if !name.is_null() {
         // SAFETY: the caller's contract.
         let asked = unsafe { CStr::from_ptr(name) }.to_string_lossy();
@@ -767,29 +753,7 @@ pub unsafe extern "C" fn db_connection_create(drv: *mut SqlDriver) -> *mut SqlCo
 
 /// sysbench's lines for a connection that cannot be opened.
 fn connect_failed(setup: &DbSetup, e: &SqlError) {
-    let t = &setup.connector.target;
-    let log = |line: String| (setup.log)(&line);
-    match setup.driver {
-        Driver::Mysql => {
-            let place = match (t.sockets.first(), t.hosts.first()) {
-                (Some(socket), _) => format!("socket '{socket}'"),
-                (None, Some((host, port))) => format!("host '{host}', port {port}"),
-                (None, None) => "the default host".to_string(),
-            };
-            log(format!(
-                "FATAL: unable to connect to MySQL server on {place}, aborting..."
-            ));
-            log(format!("FATAL: error {}: {}", e.code, e.message));
-        }
-        Driver::Pgsql => log(format!(
-            "FATAL: Connection to database failed: {}",
-            e.message
-        )),
-        Driver::Sqlite => log(format!(
-            "FATAL: unable to open the SQLite database '{}': {}",
-            t.sqlite.path, e.message
-        )),
-    }
+    setup.fatal(setup.dialect.lua_connect_failed(&setup.connector.target, e));
 }
 
 /// `int db_connection_close(sql_connection *)`.
@@ -823,7 +787,7 @@ pub unsafe extern "C" fn db_connection_reconnect(con: *mut SqlConnection) -> c_i
         return 1;
     };
     con.clear_error();
-    if con.setup().driver == Driver::Pgsql {
+    if !con.setup().dialect.lua_can_reconnect() {
         con.log("ALERT: reconnect is not supported by the current driver");
         return 0;
     }
@@ -1022,19 +986,10 @@ pub unsafe extern "C" fn db_prepare(
         match conn.prepare(&sql) {
             Ok(id) => (Some(id), None),
             Err(e) => {
-                match con.setup().driver {
-                    Driver::Mysql => {
-                        con.log("FATAL: mysql_stmt_prepare() failed");
-                        con.log(&format!("FATAL: MySQL error: {} \"{}\"", e.code, e.message));
-                    }
-                    Driver::Pgsql => {
-                        con.log(&format!("FATAL: PQprepare() failed: {}", e.message));
-                        con.log(&format!("FATAL: failed query was: {sql}"));
-                    }
-                    Driver::Sqlite => {
-                        con.log(&format!("FATAL: sqlite3_prepare_v2() failed: {e}"));
-                        con.log(&format!("FATAL: failed query was: {sql}"));
-                    }
+                let setup = con.setup();
+                setup.fatal(setup.dialect.lua_prepare_failed(&e, &sql));
+                if let Some(advice) = setup.connector.flavor().advice(&e) {
+                    con.log(&format!("FATAL: {advice}"));
                 }
                 con.api_error();
                 return std::ptr::null_mut();

@@ -221,13 +221,7 @@ impl BulkWorker<'_> {
                     reconnected = true;
                 }
                 Err(e)
-                    if self
-                        .w
-                        .sessions
-                        .connector
-                        .target
-                        .ignore_errors
-                        .contains(&e.code)
+                    if self.w.sessions.connector.ignore_errors().contains(&e.code)
                         && retries < MAX_RETRIES =>
                 {
                     self.tally.errors += 1;

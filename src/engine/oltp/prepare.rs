@@ -408,8 +408,11 @@ pub fn check_before_run(w: &Oltp) -> Result<(), EngineError> {
     }
     let per_connection = w.statements_per_connection() as u64;
     if per_connection > 0
-        && let Some(room) = dialect
-            .prepared_statement_room(conn.as_mut())
+        && let Some(room) = w
+            .sessions
+            .connector
+            .flavor()
+            .statement_room(conn.as_mut())
             .map_err(|e| {
                 failed(
                     "reading the server's limit on prepared statements failed",

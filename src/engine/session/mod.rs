@@ -87,7 +87,7 @@ pub(crate) trait Open {
                 "{}worker {id} could not connect to {} and prepare its statements: {}",
                 sessions.label,
                 target.endpoint(id),
-                target.driver.dialect().explain(&e),
+                sessions.connector.explain(&e),
             ))
         })?;
         Ok(Session {
@@ -249,7 +249,7 @@ impl<S> Session<'_, S> {
         let slot = self.slot;
         let verdict = self.retries.on_error(
             e,
-            &w.sessions().connector.target.ignore_errors,
+            w.sessions().connector.ignore_errors(),
             self.stop,
             self.conn.as_deref_mut(),
             |code| slot.count_error(code),

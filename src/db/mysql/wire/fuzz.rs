@@ -407,6 +407,7 @@ fn case(seed: u64) -> Result<Duration, String> {
                 endpoint: "peer".into(),
                 connect_timeout: HANDSHAKE_TIMEOUT,
                 killer: None,
+                version: String::new(),
             };
             let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
             c.io.set_deadline(Some(deadline));

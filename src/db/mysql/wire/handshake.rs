@@ -91,6 +91,7 @@ impl WireConnection {
                 endpoint: t.endpoint(n),
                 connect_timeout: t.connect_timeout,
                 killer: None,
+                version: String::new(),
             };
             c.io.set_deadline(Some(deadline));
             // The first wait for the greeting is short: when many clients connect at once and
@@ -155,6 +156,7 @@ impl WireConnection {
         let r = self.packet()?;
         self.stage = Stage::Auth;
         let hs = parse_handshake(&self.io.buf[r])?;
+        self.version = hs.version.clone();
         let mut want = CLIENT_LONG_PASSWORD
             | CLIENT_LONG_FLAG
             | CLIENT_PROTOCOL_41
@@ -244,6 +246,8 @@ pub(super) struct Handshake {
     pub(super) caps: u32,
     pub(super) nonce: Vec<u8>,
     pub(super) plugin: String,
+    /// The server's version string (`5.5.5-10.11.6-MariaDB`, `5.7.25`).
+    pub(super) version: String,
 }
 
 pub(super) fn parse_handshake(p: &[u8]) -> Result<Handshake, WireError> {
@@ -260,6 +264,7 @@ pub(super) fn parse_handshake(p: &[u8]) -> Result<Handshake, WireError> {
         None => return Err(short()),
     }
     let nul = p[1..].iter().position(|&b| b == 0).ok_or_else(short)?;
+    let version = String::from_utf8_lossy(&p[1..1 + nul]).into_owned();
     let at_id = 1 + nul + 1;
     let id = p.get(at_id..at_id + 4).ok_or_else(short)?;
     let id = u32::from_le_bytes([id[0], id[1], id[2], id[3]]);
@@ -294,6 +299,7 @@ pub(super) fn parse_handshake(p: &[u8]) -> Result<Handshake, WireError> {
         caps,
         nonce,
         plugin,
+        version,
     })
 }
 

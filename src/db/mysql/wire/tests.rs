@@ -350,6 +350,7 @@ fn fed(bytes: Vec<u8>, caps: u32) -> WireConnection {
         endpoint: "peer".into(),
         connect_timeout: Duration::from_secs(60),
         killer: None,
+        version: String::new(),
     }
 }
 
@@ -498,6 +499,7 @@ pub(super) fn peer_conn(
         endpoint: "peer".into(),
         connect_timeout: Duration::from_secs(60),
         killer: None,
+        version: String::new(),
     }
 }
 

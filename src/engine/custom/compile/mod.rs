@@ -45,7 +45,6 @@ use self::sites::{OptionSite, SqlSite};
 pub use self::sql::placeholders;
 use super::model::Def;
 use super::spec_for;
-use crate::db::Driver;
 use crate::engine::Catalog;
 use crate::engine::spec::WorkloadSpec;
 use crate::source::{ConfigError, ConfigErrors, Origin, Seg, SourceMap, path_text, read_file};
@@ -66,26 +65,8 @@ pub const WORKLOAD_KEYS: &[&str] = &[
     "checks",
 ];
 
-/// The keys of a per-driver SQL table, one per driver.
+/// The keys of a per-driver SQL table: each driver's name (`[target] driver`).
 const DRIVERS: &[&str] = &["mysql", "pgsql", "sqlite"];
-
-/// The driver a key of [`DRIVERS`] names.
-fn driver_of(name: &str) -> Driver {
-    match name {
-        "mysql" => Driver::Mysql,
-        "pgsql" => Driver::Pgsql,
-        _ => Driver::Sqlite,
-    }
-}
-
-/// The key of [`DRIVERS`] that names `d`.
-fn driver_name(d: Driver) -> &'static str {
-    match d {
-        Driver::Mysql => "mysql",
-        Driver::Pgsql => "pgsql",
-        Driver::Sqlite => "sqlite",
-    }
-}
 
 /// One file that declared workloads: the suite file (index 0) or a `workloads` file.
 struct File {

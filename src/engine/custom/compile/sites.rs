@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use super::{DRIVERS, Loaded, driver_name, driver_of};
+use super::Loaded;
 use crate::db::Driver;
 use crate::engine::custom::expr::Expr;
 use crate::engine::custom::load::table_rows_at;
@@ -54,7 +54,7 @@ impl Loaded {
         driver: Driver,
         default_target: bool,
     ) -> Vec<ConfigError> {
-        let name = driver_name(driver);
+        let name = driver.name();
         let whose = if default_target {
             "the driver of the default target (the suite has no [target])"
         } else {
@@ -64,10 +64,11 @@ impl Loaded {
             .iter()
             .filter(|s| used.contains(&s.workload) && s.sql.for_driver(driver).is_none())
             .map(|s| {
-                let have: Vec<&str> = DRIVERS
+                let have: Vec<&str> = s
+                    .sql
                     .iter()
-                    .copied()
-                    .filter(|d| s.sql.for_driver(driver_of(d)).is_some())
+                    .filter(|(_, text)| text.is_some())
+                    .map(|(d, _)| d.name())
                     .collect();
                 self.error_at(
                     s.file,

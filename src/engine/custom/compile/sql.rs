@@ -52,20 +52,18 @@ pub fn placeholders(sql: &str, driver: Driver) -> (String, Vec<String>) {
 impl Compiler<'_> {
     fn sql(&mut self, path: &[Seg], v: &toml::Value) -> Option<Sql> {
         let sql = match v {
-            toml::Value::String(s) => Sql::all(s),
+            toml::Value::String(s) => Sql::all(s.clone()),
             toml::Value::Table(t) => {
                 self.keys(path, t, DRIVERS, "per-driver SQL");
                 let mut sql = Sql::default();
-                for d in DRIVERS {
-                    if let Some(v) = t.get(*d) {
+                for name in DRIVERS {
+                    if let Some(v) = t.get(*name)
+                        && let Ok(d) = name.parse::<Driver>()
+                    {
                         let text = self
-                            .string(&key(path, d), v, "mysql = \"SELECT 1\"")?
+                            .string(&key(path, name), v, "mysql = \"SELECT 1\"")?
                             .to_string();
-                        match *d {
-                            "mysql" => sql.mysql = Some(text),
-                            "pgsql" => sql.pgsql = Some(text),
-                            _ => sql.sqlite = Some(text),
-                        }
+                        sql.set(d, text);
                     }
                 }
                 sql
@@ -95,11 +93,7 @@ impl Compiler<'_> {
     /// SQL without placeholders (schema, after_load, cleanup, checks).
     pub(super) fn plain_sql(&mut self, path: &[Seg], v: &toml::Value) -> Option<Sql> {
         let sql = self.sql(path, v)?;
-        for (d, text) in [
-            (Driver::Mysql, &sql.mysql),
-            (Driver::Pgsql, &sql.pgsql),
-            (Driver::Sqlite, &sql.sqlite),
-        ] {
+        for (d, text) in sql.iter() {
             if let Some(text) = text
                 && let Some(name) = placeholders(text, d).1.first()
             {
@@ -132,10 +126,10 @@ impl Compiler<'_> {
         let mut ok = true;
         // Each distinct text is bound (and its errors reported) once, not once per driver.
         let mut done: Vec<(String, Vec<String>, Bound)> = Vec::new();
-        let mut bind = |c: &mut Self, text: &Option<String>, d: Driver| -> Option<Bound> {
-            let (out, names) = placeholders(text.as_ref()?, d);
+        let mut bind = |c: &mut Self, d: Driver, text: &String| -> Bound {
+            let (out, names) = placeholders(text, d);
             if let Some((_, _, b)) = done.iter().find(|(o, n, _)| *o == out && *n == names) {
-                return Some(b.clone());
+                return b.clone();
             }
             let mut binds = Vec::new();
             for n in &names {
@@ -163,13 +157,9 @@ impl Compiler<'_> {
                 binds,
             };
             done.push((out, names, bound.clone()));
-            Some(bound)
+            bound
         };
-        let bound = BoundSql {
-            mysql: bind(self, &sql.mysql, Driver::Mysql),
-            pgsql: bind(self, &sql.pgsql, Driver::Pgsql),
-            sqlite: bind(self, &sql.sqlite, Driver::Sqlite),
-        };
+        let bound: BoundSql = sql.map(|d, text| bind(self, d, text));
         ok.then_some(bound)
     }
 }

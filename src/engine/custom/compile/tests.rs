@@ -110,6 +110,11 @@ pub(crate) fn def_of(catalog: &Catalog, name: &str) -> &'static Def {
         .unwrap_or_else(|| panic!("`{name}` is not in the catalog"))
 }
 
+/// A driver by its `[target] driver` name.
+fn drv(name: &str) -> Driver {
+    name.parse().unwrap()
+}
+
 #[test]
 fn a_definition_compiles_to_slots_binds_and_draws() {
     let catalog = load(ORDERS).unwrap_or_else(|e| panic!("{e}"));
@@ -135,10 +140,10 @@ fn a_definition_compiles_to_slots_binds_and_draws() {
     assert_eq!(d.vars.kinds[6], VarKind::Capture);
     let names: Vec<&str> = d.statements.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["new_order.1", "new_order.2", "big", "lookup.1"]);
-    let lines = d.statements[1].sql.for_driver(Driver::Pgsql).unwrap();
+    let lines = d.statements[1].sql.for_driver(drv("pgsql")).unwrap();
     assert_eq!(lines.text, "INSERT INTO lines VALUES (?, ?, ?)");
     assert_eq!(lines.binds, [3, 7, 8]);
-    let big = d.statements[2].sql.for_driver(Driver::Sqlite).unwrap();
+    let big = d.statements[2].sql.for_driver(drv("sqlite")).unwrap();
     assert_eq!(big.binds, [6, 3]);
     assert_eq!(d.statements[0].capture, [(6, "c_name".to_string())]);
     assert!(d.statements[0].expect_rows.is_some());
@@ -182,7 +187,7 @@ fn a_definition_compiles_to_slots_binds_and_draws() {
     ));
     assert_eq!(d.schema.len(), 2);
     assert_eq!(
-        d.schema[1].sqlite.as_deref(),
+        d.schema[1].for_driver(drv("sqlite")),
         Some("CREATE TABLE lines (a, b, c)")
     );
     assert_eq!(d.load[0].columns.len(), 2);
@@ -200,7 +205,7 @@ fn a_definition_compiles_to_slots_binds_and_draws() {
 fn placeholders_skip_casts_and_quoted_text() {
     let (text, names) = placeholders(
         "SELECT :x::int, ':y', \"col:z\", a::text, b[1:2] FROM t WHERE c = :c_1",
-        Driver::Pgsql,
+        drv("pgsql"),
     );
     assert_eq!(
         text,
@@ -208,21 +213,21 @@ fn placeholders_skip_casts_and_quoted_text() {
     );
     assert_eq!(names, ["x", "c_1"]);
     // MySQL: a backslash escapes a quote inside a string; elsewhere it does not.
-    let (text, names) = placeholders(r"SELECT 'it\'s :no', :yes", Driver::Mysql);
+    let (text, names) = placeholders(r"SELECT 'it\'s :no', :yes", drv("mysql"));
     assert_eq!(text, r"SELECT 'it\'s :no', ?");
     assert_eq!(names, ["yes"]);
-    let (_, names) = placeholders(r"SELECT 'C:\', :yes", Driver::Pgsql);
+    let (_, names) = placeholders(r"SELECT 'C:\', :yes", drv("pgsql"));
     assert_eq!(names, ["yes"]);
     // Doubled quotes stay inside the string.
-    let (_, names) = placeholders("SELECT 'a '':no'' b', :yes", Driver::Sqlite);
+    let (_, names) = placeholders("SELECT 'a '':no'' b', :yes", drv("sqlite"));
     assert_eq!(names, ["yes"]);
     // Comments and dollar quotes.
     let sql = "SELECT :a -- :no\n, /* :no */ :b";
-    assert_eq!(placeholders(sql, Driver::Sqlite).1, ["a", "b"]);
-    assert_eq!(placeholders("SELECT 5--:a", Driver::Mysql).1, ["a"]);
-    assert_eq!(placeholders("SELECT :a # :no\n", Driver::Mysql).1, ["a"]);
+    assert_eq!(placeholders(sql, drv("sqlite")).1, ["a", "b"]);
+    assert_eq!(placeholders("SELECT 5--:a", drv("mysql")).1, ["a"]);
+    assert_eq!(placeholders("SELECT :a # :no\n", drv("mysql")).1, ["a"]);
     let body = "DO $f$ BEGIN x := :no; END $f$; SELECT $$:no$$, $1, :c";
-    let (text, names) = placeholders(body, Driver::Pgsql);
+    let (text, names) = placeholders(body, drv("pgsql"));
     assert_eq!(names, ["c"]);
     assert!(text.ends_with("$1, ?"), "{text}");
 }
@@ -235,7 +240,7 @@ fn a_pgsql_cast_and_a_quoted_placeholder_bind_nothing() {
     );
     let catalog = load(&text).unwrap_or_else(|e| panic!("{e}"));
     let d = def_of(&catalog, "orders");
-    let b = d.statements[3].sql.for_driver(Driver::Pgsql).unwrap();
+    let b = d.statements[3].sql.for_driver(drv("pgsql")).unwrap();
     assert_eq!(b.text, "SELECT count(*)::int, ':x' FROM lines WHERE a = ?");
     assert_eq!(b.binds, [3]);
 }

@@ -6,7 +6,6 @@
 use std::collections::HashSet;
 
 use super::compiler::{Compiler, Scope, TXN_ALLOWED, index, key};
-use super::{DRIVERS, driver_of};
 use crate::engine::custom::expr::Expr;
 use crate::engine::custom::model::{BoundSql, OnMismatch, Op, Slot, Stmt, Txn, Val};
 use crate::engine::lua::sql::text::{first_word, returns_no_rows};
@@ -451,21 +450,18 @@ impl Compiler<'_> {
     /// NULL on the others (a MySQL `INSERT` whose id a later `LAST_INSERT_ID()` step captures,
     /// next to PostgreSQL's `INSERT … RETURNING id`).
     fn capture_needs_rows(&mut self, path: &[Seg], sql: &BoundSql) {
-        let texts: Vec<(&str, &str)> = DRIVERS
+        let texts: Vec<(&str, &str)> = sql
             .iter()
-            .filter_map(|d| {
-                let b = sql.for_driver(driver_of(d))?;
-                (!b.text.trim().is_empty()).then_some((*d, b.text.as_str()))
+            .filter_map(|(d, b)| {
+                let b = b?;
+                (!b.text.trim().is_empty()).then_some((d.name(), b.text.as_str()))
             })
             .collect();
         if texts.is_empty() || !texts.iter().all(|(_, t)| returns_no_rows(t)) {
             return;
         }
         let none: Vec<&str> = texts.iter().map(|(d, _)| *d).collect();
-        let first = none[0];
-        let text = sql
-            .for_driver(driver_of(first))
-            .map_or("", |b| b.text.as_str());
+        let text = texts[0].1;
         let word = first_word(text).to_uppercase();
         self.err(
             path,

@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 
 use super::*;
-use crate::db::{Driver, SqlError, Target};
+use crate::db::{SqlError, Target};
 use crate::engine::custom::expr::Expr;
 use crate::engine::custom::model::{
     Check, CheckExpect, Def, Frame, GenSpec, LoadTable, OptionDef, Sql, Val, VarKind, Vars,
@@ -35,11 +35,11 @@ fn e(text: &str) -> Expr {
 }
 
 fn per_driver(mysql: &str, pgsql: &str, sqlite: &str) -> Sql {
-    Sql {
-        mysql: Some(mysql.into()),
-        pgsql: Some(pgsql.into()),
-        sqlite: Some(sqlite.into()),
+    let mut sql = Sql::default();
+    for (name, text) in [("mysql", mysql), ("pgsql", pgsql), ("sqlite", sqlite)] {
+        sql.set(name.parse().unwrap(), text.to_string());
     }
+    sql
 }
 
 /// A parent table `<p>_p` (`parents` rows) and a child table `<p>_c` (4 rows per parent, with
@@ -73,19 +73,19 @@ fn def(p: &str) -> Def {
                 ),
                 &format!("CREATE TABLE {p}_p (id INT PRIMARY KEY, name TEXT, seq INT, score REAL)"),
             ),
-            Sql::all(&format!(
+            Sql::all(format!(
                 "CREATE TABLE {p}_c (pid INT NOT NULL REFERENCES {p}_p(id), n INT, fkv INT, t VARCHAR(40), nul VARCHAR(10), twice BIGINT, f FLOAT)"
             )),
         ],
         after_load: vec![
-            Sql::all(&format!("CREATE TABLE {p}_done (v INT)")),
-            Sql::all(&format!("INSERT INTO {p}_done VALUES (1)")),
+            Sql::all(format!("CREATE TABLE {p}_done (v INT)")),
+            Sql::all(format!("INSERT INTO {p}_done VALUES (1)")),
             per_driver("", "", ""),
         ],
         cleanup: vec![
-            Sql::all(&format!("DROP TABLE IF EXISTS {p}_done")),
-            Sql::all(&format!("DROP TABLE IF EXISTS {p}_c")),
-            Sql::all(&format!("DROP TABLE IF EXISTS {p}_p")),
+            Sql::all(format!("DROP TABLE IF EXISTS {p}_done")),
+            Sql::all(format!("DROP TABLE IF EXISTS {p}_c")),
+            Sql::all(format!("DROP TABLE IF EXISTS {p}_p")),
         ],
         load: vec![
             LoadTable {
@@ -133,19 +133,19 @@ fn def(p: &str) -> Def {
         checks: vec![
             Check {
                 name: "parents".into(),
-                sql: Sql::all(&format!("SELECT count(*) FROM {p}_p")),
+                sql: Sql::all(format!("SELECT count(*) FROM {p}_p")),
                 expect: CheckExpect::Value(e("parents")),
             },
             Check {
                 name: "four children each".into(),
-                sql: Sql::all(&format!(
+                sql: Sql::all(format!(
                     "SELECT pid FROM {p}_c GROUP BY pid HAVING count(*) <> 4"
                 )),
                 expect: CheckExpect::Rows(0),
             },
             Check {
                 name: "sum of twice".into(),
-                sql: Sql::all(&format!("SELECT sum(twice) FROM {p}_c")),
+                sql: Sql::all(format!("SELECT sum(twice) FROM {p}_c")),
                 expect: CheckExpect::Value(e("156.0")),
             },
         ],
@@ -512,7 +512,7 @@ fn live_mariadb_load_and_check() {
         "root",
         "hosts = [\"127.0.0.1:3306\"]\ndatabase = \"test\"",
     );
-    assert_eq!(t.driver, Driver::Mysql);
+    assert_eq!(t.driver.name(), "mysql");
     live(t, "sbs_load_my");
 }
 
@@ -696,7 +696,7 @@ fn bench_sysbench_shaped_load() {
         schema: names
             .iter()
             .map(|t| {
-                Sql::all(&format!(
+                Sql::all(format!(
                     "CREATE TABLE {t} (id INTEGER NOT NULL PRIMARY KEY, k INTEGER DEFAULT 0 NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL)"
                 ))
             })
@@ -704,7 +704,7 @@ fn bench_sysbench_shaped_load() {
         after_load: Vec::new(),
         cleanup: names
             .iter()
-            .map(|t| Sql::all(&format!("DROP TABLE IF EXISTS {t}")))
+            .map(|t| Sql::all(format!("DROP TABLE IF EXISTS {t}")))
             .collect(),
         load: names
             .iter()

@@ -61,11 +61,7 @@ impl Builder {
         self.statements.push(Stmt {
             name: format!("t{txn}.{n}"),
             txn,
-            sql: BoundSql {
-                mysql: Some(bound.clone()),
-                pgsql: Some(bound.clone()),
-                sqlite: Some(bound),
-            },
+            sql: BoundSql::all(bound),
             capture: Vec::new(),
             expect_rows: None,
             on_mismatch: OnMismatch::Fail,

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# What does reading a step's cost (issue #29: server counters, /proc) cost the client?
+# ("reading counters must add < 1 % to a run step's client CPU").
+#
+# Runs the same suite — oltp_read_only on MariaDB at 1 and 2 threads, 2 repetitions: 4 run
+# steps on data prepared once (`dataset = "existing"`, so prepare and cleanup are not in the
+# figure) — ROUNDS times with `server_cost = true` and `server_cost = false`, alternating the
+# two in every round (off/on, then on/off, so drift hits both alike). Client CPU is user + sys
+# of the whole sbsuite process from /usr/bin/time, divided by the events of its run steps
+# (results.csv): the throughput of a shared machine varies from run to run, and the client's
+# CPU with it, while its CPU per event does not.
+# Prints per side the median client CPU per event, the ratio on/off (1.00: no cost; the
+# spread of the single rounds' ratios shows the noise), and the median CPU seconds.
+# On a shared machine that comparison is noisier than the cost it looks for, so the runs with
+# `server_cost = true` also measure it directly: server_counters.csv's
+# `client.cost_read_cpu_ms` (the reading thread's CPU, RUSAGE_THREAD, around each reading)
+# against `client.cpu_ms` (the step's client CPU without it), per step: the figure to quote.
+#
+#   bench/cost-overhead.sh [ROUNDS] [SECONDS]
+#   defaults: 5 rounds, 5 s per run step
+#   MYSQL_HOST (127.0.0.1), MYSQL_PORT (3306), MYSQL_USER (root): the server
+#
+# Builds sbsuite in release mode (`PROFILE=debug` uses the debug build: the reading costs more
+# there in absolute terms, the steps more still). Run it under `flock /tmp/sbsuite-tests.lock`
+# so that no test reads the server's counters meanwhile.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-5}
+SECS=${2:-5}
+HOST=${MYSQL_HOST:-127.0.0.1}
+PORT=${MYSQL_PORT:-3306}
+USER_=${MYSQL_USER:-root}
+DB=sbsuite_cost_bench
+[ -x /usr/bin/time ] || { echo "/usr/bin/time is not installed (apt-get install time)" >&2; exit 2; }
+PROFILE=${PROFILE:-release}
+if [ "$PROFILE" = debug ]; then cargo build --quiet; else cargo build --release --quiet; fi
+BIN="${CARGO_TARGET_DIR:-$PWD/target}/$PROFILE/sbsuite"
+TMP=$(mktemp -d)
+SB=(--db-driver=mysql --mysql-host="$HOST" --mysql-port="$PORT" --mysql-user="$USER_"
+    --mysql-db="$DB" --tables=1 --table-size=10000)
+cleanup() {
+  "$BIN" sysbench oltp_read_only "${SB[@]}" cleanup > /dev/null 2>&1 || true
+  mysql -h "$HOST" -P "$PORT" -u "$USER_" -e "DROP DATABASE IF EXISTS $DB" || true
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+mysql -h "$HOST" -P "$PORT" -u "$USER_" -e "DROP DATABASE IF EXISTS $DB; CREATE DATABASE $DB"
+"$BIN" sysbench oltp_read_only "${SB[@]}" prepare > /dev/null
+
+for side in on off; do
+  cost=true; [ "$side" = off ] && cost=false
+  cat > "$TMP/$side.toml" <<EOF
+[suite]
+name = "cost-overhead"
+repeat = 2
+dataset = "existing"
+server_cost = $cost
+[target]
+driver = "mysql"
+hosts = ["$HOST:$PORT"]
+user = "$USER_"
+database = "$DB"
+[defaults]
+workload = "oltp_read_only"
+time = $SECS
+report_interval = 0
+tables = 1
+table_size = 10000
+[matrix]
+threads = [1, 2]
+EOF
+done
+STEPS=4
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+# one off|on ROUND: appends "side round cpu_s" to $TMP/rows
+one() {
+  local side=$1 round=$2
+  rm -rf "$TMP/res"
+  /usr/bin/time -f "%U %S" -o "$TMP/time" \
+    "$BIN" run "$TMP/$side.toml" --progress off --results-dir "$TMP/res" > /dev/null 2> "$TMP/err" \
+    || { cat "$TMP/err" >&2; exit 1; }
+  local events
+  events=$(python3 -c 'import csv,glob,sys; print(sum(int(r["events"]) for f in glob.glob(sys.argv[1] + "/*/*/results.csv") for r in csv.DictReader(open(f))))' "$TMP/res")
+  awk -v s="$side" -v r="$round" -v e="$events" '{print s, r, $1 + $2, ($1 + $2) * 1e6 / e}' "$TMP/time" >> "$TMP/rows"
+  if [ "$side" = on ]; then
+    python3 - "$TMP/res" >> "$TMP/direct" <<'PY'
+import csv, glob, sys
+d = {}
+for f in glob.glob(sys.argv[1] + "/*/*/server_counters.csv"):
+    for r in csv.DictReader(open(f)):
+        d.setdefault(r["step"], {})[r["counter"]] = float(r["delta"])
+for step, c in d.items():
+    print(c["client.cost_read_cpu_ms"], c["client.cpu_ms"], 100 * c["client.cost_read_cpu_ms"] / c["client.cpu_ms"])
+PY
+  fi
+}
+
+: > "$TMP/rows"; : > "$TMP/direct"
+for round in $(seq 1 "$ROUNDS"); do
+  if [ $((round % 2)) = 1 ]; then one off "$round"; one on "$round"; else one on "$round"; one off "$round"; fi
+done
+
+on=$(awk '$1 == "on" {print $4}' "$TMP/rows" | median)
+off=$(awk '$1 == "off" {print $4}' "$TMP/rows" | median)
+on_s=$(awk '$1 == "on" {print $3}' "$TMP/rows" | median)
+off_s=$(awk '$1 == "off" {print $3}' "$TMP/rows" | median)
+ratios=$(awk '{cpu[$1, $2] = $4} END {for (k in cpu) {split(k, p, SUBSEP); if (p[1] == "on") printf "%.3f\n", cpu[k] / cpu["off", p[2]]}}' "$TMP/rows" | sort -g | tr '\n' ' ')
+echo "profile $PROFILE, $ROUNDS rounds, $STEPS run steps of $SECS s per run (oltp_read_only, 1 and 2 threads)"
+printf "client CPU per event (median): off %.2f us  on %.2f us  ratio on/off %.4f\n" "$off" "$on" "$(echo "$on / $off" | bc -l)"
+echo "ratios of single rounds: $ratios"
+printf "client CPU s per run (median): off %.3f  on %.3f\n" "$off_s" "$on_s"
+echo "direct, per run step ($(wc -l < "$TMP/direct") steps): reading CPU ms median $(awk '{print $1}' "$TMP/direct" | median), max $(awk '{print $1}' "$TMP/direct" | sort -g | tail -1); step client CPU ms median $(awk '{print $2}' "$TMP/direct" | median)"
+echo "reading / step client CPU: median $(awk '{print $3}' "$TMP/direct" | median) %, max $(awk '{print $3}' "$TMP/direct" | sort -g | tail -1) %"

@@ -1,0 +1,307 @@
+//! What a run step cost the server (#29): a durability study on MariaDB
+//! (`innodb_flush_log_at_trx_commit` 1 vs 2) and on PostgreSQL (`synchronous_commit` on vs
+//! off) shows per variant fsyncs (WAL syncs) per transaction an order of magnitude apart, and
+//! sbsuite's counters agree with the server's own, read independently by the test around each
+//! run step (hooks on connections of their own, so the test's readings bracket sbsuite's).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::common;
+
+use common::db::{admin_my, admin_pg};
+use common::{csv_rows, results, run_dir, sbsuite};
+
+/// The hooks that read `counter` with `read` (a shell command printing its value) before and
+/// after each run step, into `log` as `before|after VARIANT VALUE` lines.
+fn hooks(read: &str, log: &Path) -> String {
+    let line = |when: &str| {
+        format!(
+            "[ {{{{ kind }}}} = run ] && echo {when} {{{{ variant }}}} $({read}) >> {} || true",
+            log.display()
+        )
+    };
+    // TOML literal strings: the commands keep their quotes as written.
+    format!(
+        "[hooks]\nbefore_step = '''{}'''\nafter_step = '''{}'''\n",
+        line("before"),
+        line("after")
+    )
+}
+
+/// The test's own readings: per variant, (before, after).
+fn readings(log: &Path) -> HashMap<String, (f64, f64)> {
+    let text = std::fs::read_to_string(log).unwrap();
+    let mut out: HashMap<String, (f64, f64)> = HashMap::new();
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(f.len(), 3, "hook line {l:?} of {text}");
+        let v: f64 = f[2].parse().unwrap();
+        let e = out.entry(f[1].to_string()).or_default();
+        match f[0] {
+            "before" => e.0 = v,
+            _ => e.1 = v,
+        }
+    }
+    out
+}
+
+/// Runs the suite; checks per variant that sbsuite's reading of `counter` lies within the
+/// test's own and that their per-transaction values agree; returns sbsuite's
+/// `server_fsyncs_per_txn` per variant.
+fn study(suite: &str, dir: &Path, log: &Path, counter: &str) -> HashMap<String, f64> {
+    let path = dir.join("suite.toml");
+    std::fs::write(&path, suite).unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.join("results"))
+        .args(["--progress", "off"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning: server counters"), "{stderr}");
+    let rows = results(&dir.join("results"));
+    let counters = csv_rows(&dir.join("results"), "server_counters.csv");
+    let own = readings(log);
+    let mut fsyncs = HashMap::new();
+    for r in &rows {
+        let variant = &r["variant"];
+        assert_eq!(r["status"], "ok", "{r:?}");
+        let txns: f64 = r["events"].parse().unwrap();
+        let per_txn: f64 = r["server_fsyncs_per_txn"].parse().unwrap();
+        let c = counters
+            .iter()
+            .find(|c| c["step"] == r["step"] && c["counter"] == counter)
+            .unwrap_or_else(|| panic!("{counter} of step {}: {counters:?}", r["step"]));
+        let (before, after): (f64, f64) =
+            (c["before"].parse().unwrap(), c["after"].parse().unwrap());
+        let (own_before, own_after) = own[variant.as_str()];
+        assert!(
+            own_before <= before && before <= after && after <= own_after,
+            "{variant}: sbsuite's {before}..{after} within the test's {own_before}..{own_after}"
+        );
+        assert_eq!(c["delta"].parse::<f64>().unwrap(), after - before);
+        assert!(
+            (per_txn - (after - before) / txns).abs() < 1e-5,
+            "{r:?} {c:?}"
+        );
+        // The test's window holds a few more idle moments (the hooks): a few syncs at most.
+        let own_per_txn = (own_after - own_before) / txns;
+        assert!(
+            (own_per_txn - per_txn).abs() <= 0.02 + 0.05 * per_txn,
+            "{variant}: {per_txn} by sbsuite, {own_per_txn} by the server's own counters"
+        );
+        // The server runs here: its CPU, and ours, per transaction.
+        assert!(
+            r["server_cpu_ms_per_txn"].parse::<f64>().unwrap() > 0.0,
+            "{r:?}"
+        );
+        assert!(
+            r["client_cpu_us_per_txn"].parse::<f64>().unwrap() > 0.0,
+            "{r:?}"
+        );
+        assert!(
+            r["server_log_bytes_per_txn"].parse::<f64>().unwrap() > 0.0,
+            "{r:?}"
+        );
+        fsyncs.insert(variant.clone(), per_txn);
+    }
+    assert_eq!(fsyncs.len(), 2, "{rows:?}");
+    // `compare` shows the cost by default, with its verdict.
+    let run = run_dir(&dir.join("results"), "cost");
+    let cmp = sbsuite()
+        .arg("compare")
+        .arg(&run)
+        .args(["--by", "variant"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(text.contains("server_fsyncs_per_txn"), "{text}");
+    fsyncs
+}
+
+fn suite(target: &str, settings: [&str; 2], hooks: &str) -> String {
+    format!(
+        "[suite]\nname = \"cost\"\n\n{target}\n[defaults]\nworkload = \"oltp_update_index\"\n\
+         table_size = 1000\ntime = 3\nthreads = 2\nreport_interval = 0\n\n{hooks}\n\
+         [[variant]]\nname = \"durable\"\nset_global = {{ {} }}\n\n\
+         [[variant]]\nname = \"relaxed\"\nset_global = {{ {} }}\n",
+        settings[0], settings[1]
+    )
+}
+
+/// The MariaDB variable's global value.
+fn my_global(name: &str) -> String {
+    let out = std::process::Command::new("mysql")
+        .args(["-h", "127.0.0.1", "-P", "3306", "-u", "root", "-N", "-e"])
+        .arg(format!("SELECT @@GLOBAL.{name}"))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Sets a MariaDB variable back when dropped, also when the test panics.
+struct RestoreMy(&'static str, String);
+
+impl Drop for RestoreMy {
+    fn drop(&mut self) {
+        admin_my(&[format!("SET GLOBAL {} = {}", self.0, self.1)]);
+    }
+}
+
+#[test]
+fn issue_29_mariadb_durability_study_shows_fsyncs_per_transaction() {
+    let _alone = common::server_lock::server_lock();
+    let db = "sbsuite_t_cost";
+    if admin_my(&[
+        format!("DROP DATABASE IF EXISTS {db}"),
+        format!("CREATE DATABASE {db}"),
+    ])
+    .is_none()
+    {
+        common::skip("no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)");
+        return;
+    }
+    let setting = "innodb_flush_log_at_trx_commit";
+    let original = my_global(setting);
+    let _restore = RestoreMy(setting, original.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("own.log");
+    let read = r#"mysql -h 127.0.0.1 -P 3306 -u root -N -e "SHOW GLOBAL STATUS LIKE 'Innodb_data_fsyncs'" | cut -f2"#;
+    let text = suite(
+        &format!(
+            "[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\nuser = \"root\"\n\
+             database = \"{db}\"\n"
+        ),
+        [&format!("{setting} = 1"), &format!("{setting} = 2")],
+        &hooks(read, &log),
+    );
+    let fsyncs = study(&text, dir.path(), &log, "Innodb_data_fsyncs");
+    let restored = my_global(setting);
+    admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]);
+    assert_eq!(restored, original, "the runner restored {setting}");
+    assert!(fsyncs["durable"] >= 0.5, "{fsyncs:?}");
+    assert!(fsyncs["relaxed"] <= 0.1, "{fsyncs:?}");
+    assert!(fsyncs["durable"] >= 10.0 * fsyncs["relaxed"], "{fsyncs:?}");
+}
+
+/// The value of `synchronous_commit` written by ALTER SYSTEM, if any.
+fn pg(sql: &str) -> String {
+    let out = std::process::Command::new("psql")
+        .args([
+            "--host=127.0.0.1",
+            "--port=5432",
+            "--username=postgres",
+            "--no-psqlrc",
+            "-qAt",
+            "-d",
+            "postgres",
+            "-c",
+            sql,
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Puts `synchronous_commit` in postgresql.auto.conf back as it was when dropped, also when
+/// the test panics.
+struct RestorePg(Option<String>);
+
+impl Drop for RestorePg {
+    fn drop(&mut self) {
+        let sql = match &self.0 {
+            Some(v) => format!("ALTER SYSTEM SET synchronous_commit = '{v}'"),
+            None => "ALTER SYSTEM RESET synchronous_commit".to_string(),
+        };
+        admin_pg(&[sql, "SELECT pg_reload_conf()".to_string()]);
+    }
+}
+
+const AUTO_CONF: &str = "SELECT setting FROM pg_file_settings WHERE sourcefile LIKE \
+                         '%postgresql.auto.conf' AND name = 'synchronous_commit' ORDER BY \
+                         seqno DESC LIMIT 1";
+
+#[test]
+fn issue_29_postgresql_durability_study_shows_wal_syncs_per_transaction() {
+    let _alone = common::server_lock::server_lock();
+    let db = "sbsuite_t_cost";
+    if admin_pg(&[
+        format!("DROP DATABASE IF EXISTS {db}"),
+        format!("CREATE DATABASE {db}"),
+    ])
+    .is_none()
+    {
+        common::skip("no PostgreSQL server accepts postgres@127.0.0.1:5432 (.ci/run starts one)");
+        return;
+    }
+    let auto = pg(AUTO_CONF);
+    let effective = pg("SHOW synchronous_commit");
+    let _restore = RestorePg(Some(auto.clone()).filter(|a| !a.is_empty()));
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("own.log");
+    let read = "psql --host=127.0.0.1 --port=5432 --username=postgres --no-psqlrc -qAt -d \
+                postgres -c 'SELECT wal_sync FROM pg_stat_wal'";
+    let text = suite(
+        &format!(
+            "[target]\ndriver = \"pgsql\"\nhosts = [\"127.0.0.1:5432\"]\nuser = \"postgres\"\n\
+             database = \"{db}\"\n"
+        ),
+        [
+            "synchronous_commit = \"on\"",
+            "synchronous_commit = \"off\"",
+        ],
+        &hooks(read, &log),
+    );
+    let syncs = study(&text, dir.path(), &log, "pg_stat_wal.wal_sync");
+    let (auto_after, effective_after) = (pg(AUTO_CONF), pg("SHOW synchronous_commit"));
+    admin_pg(&[format!("DROP DATABASE IF EXISTS {db}")]);
+    assert_eq!(
+        (auto_after, effective_after),
+        (auto, effective),
+        "the runner restored synchronous_commit"
+    );
+    assert!(syncs["durable"] >= 0.5, "{syncs:?}");
+    assert!(syncs["relaxed"] <= 0.1, "{syncs:?}");
+    assert!(syncs["durable"] >= 10.0 * syncs["relaxed"], "{syncs:?}");
+}
+
+/// A suite's extra counters are checked before anything runs, and read when they exist.
+#[test]
+fn issue_29_server_counters_are_validated_by_database() {
+    let dir = tempfile::tempdir().unwrap();
+    for (target, name, expect) in [
+        (
+            "[target]\ndriver = \"pgsql\"\nhosts = [\"127.0.0.1:5432\"]\nuser = \"postgres\"\ndatabase = \"x\"\n",
+            "wal_sync",
+            "is not VIEW.COLUMN of a view sbsuite reads",
+        ),
+        (
+            "[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\nuser = \"root\"\ndatabase = \"x\"\n",
+            "Innodb log",
+            "is not a status variable name",
+        ),
+        (
+            "[target]\ndriver = \"sqlite\"\n",
+            "x",
+            "SQLite has no server counters",
+        ),
+    ] {
+        let path = dir.path().join("s.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "[suite]\nname = \"v\"\nserver_counters = [\"{name}\"]\n\n{target}\n[defaults]\nworkload = \"oltp_point_select\"\n"
+            ),
+        )
+        .unwrap();
+        let out = sbsuite().arg("validate").arg(&path).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expect), "{stderr}");
+        assert!(stderr.contains("server_counters"), "{stderr}");
+    }
+}
