@@ -103,7 +103,7 @@ time = 1
     assert!(text.contains("NOT met (max 4)"), "{text}");
 }
 
-/// Each matrix cell is decided on its own: the seeded (quiet) cell stops at the minimum, the
+/// Each matrix cell is decided on its own: the seeded (quiet) cell stops early, the
 /// unseeded (noisy) one runs to the maximum.
 #[test]
 fn each_cell_stops_on_its_own() {
@@ -123,7 +123,12 @@ rand_seed = [7, 0]
 "#);
     let rows = results(dir.path());
     let count = |seed: &str| rows.iter().filter(|r| r["rand_seed"] == seed).count();
-    assert_eq!(count("7"), 2, "the quiet cell stops at min\n{text}");
+    // Early, not necessarily at min: on a loaded machine the seeded cell's eps can still
+    // wander by more than 1 % between two repetitions.
+    assert!(
+        (2..5).contains(&count("7")),
+        "the quiet cell stops before max\n{text}"
+    );
     assert_eq!(count("0"), 5, "the noisy cell runs to max\n{text}");
     let reps = repetitions(dir.path());
     let met: Vec<&str> = reps.iter().map(|r| r["met"].as_str()).collect();
