@@ -53,6 +53,7 @@ pub(super) fn run(args: RunArgs) -> Exit {
         rate_overflow: suite.rate_overflow,
         resume: args.resume.clone(),
         stop_when: suite.matrix.stop_when.clone(),
+        repeat_until: suite.repeat_rule.clone(),
         clients: suite.clients.clone(),
         cost: crate::runner::cost::CostConfig {
             enabled: suite.server_cost,

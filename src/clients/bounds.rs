@@ -144,6 +144,14 @@ impl StepBounds {
         timeout: Duration,
     ) -> Result<StepBounds, EngineError> {
         let run = RunConfig::from_options(options)?;
+        if run.warmup_auto {
+            return Err(EngineError::Failed(
+                "option `warmup_time = \"auto\"` does not work with [clients]: each client would \
+                 end its warmup at its own moment, so the merged step would mix warmup and \
+                 measured time; give `warmup_time` a number of seconds"
+                    .into(),
+            ));
+        }
         let silence = BEAT + timeout;
         let statement = target.map(|t| {
             t.limits

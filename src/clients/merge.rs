@@ -133,6 +133,8 @@ pub fn merge_outcomes(shards: &[StepOutcome]) -> Result<StepOutcome, MergeError>
         metrics: sum_metrics(shards.iter().map(|s| &s.metrics)),
         transactions: merge_transactions(shards)?,
         per_thread,
+        // Each client sees only its share of the throughput: no verdict on the whole here.
+        steady: Default::default(),
     })
 }
 
@@ -354,6 +356,7 @@ mod tests {
             metrics: vec![(crate::engine::DROPPED, 1.0)],
             transactions: Vec::new(),
             per_thread: workers.iter().map(|w| (w.events, w.busy_ns)).collect(),
+            steady: Default::default(),
         }
     }
 

@@ -650,6 +650,7 @@ impl WireOutcome {
                 })
                 .collect::<Result<_, ProtocolError>>()?,
             per_thread: self.per_thread,
+            steady: Default::default(),
         })
     }
 }
@@ -734,6 +735,7 @@ mod tests {
                 histogram: w.histogram,
             }],
             per_thread: vec![(5, 1_056_000)],
+            steady: Default::default(),
         }
     }
 

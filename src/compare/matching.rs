@@ -123,6 +123,21 @@ pub fn compare_paired(
     )
 }
 
+/// The rows of a side whose throughput was not steady (results.csv's `steady = no`, #29), as
+/// "SIDE step N (NAME): throughput fell 30.0 % over its 60 s window (…)": their numbers are
+/// compared like the others, but never silently.
+fn unsteady<'r>(side: &'r str, rows: &'r [&'r Row]) -> impl Iterator<Item = String> + 'r {
+    rows.iter()
+        .filter(|r| r.get("steady") == "no")
+        .map(move |r| {
+            let what = match (r.num("trend_pct_per_min"), r.num("seconds")) {
+                (Some(t), Some(s)) => crate::stats::steady::unsteady_text(t, s),
+                _ => "throughput not steady".into(),
+            };
+            format!("{side} step {} ({}): {what}", r.get("step"), r.get("name"))
+        })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn compare_with(
     base_name: &str,
@@ -287,6 +302,9 @@ fn compare_with(
             .filter(|k| !base.contains_key(k))
             .collect(),
         notes: Vec::new(),
+        unsteady: unsteady(base_name, base_rows)
+            .chain(unsteady(other_name, other_rows))
+            .collect(),
         hosts: Vec::new(),
         tools: None,
         few_samples: few,

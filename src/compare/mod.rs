@@ -432,6 +432,10 @@ pub struct Comparison {
     pub only_other: Vec<Vec<(String, String)>>,
     /// Differences above the table: machines, suite lines and server variables.
     pub notes: Vec<String>,
+    /// The compared rows whose throughput was not steady over their window (results.csv's
+    /// `steady = no`, #29), one sentence each (JSON: left out when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unsteady: Vec<String>,
     /// The machines that differ (client `host.json`, each variant's server build and host),
     /// or are unknown; their lines are also in `notes`.
     pub hosts: Vec<setup::HostDiff>,

@@ -271,7 +271,7 @@ fn dashed(name: &str) -> String {
 pub fn placeholder(kind: &Kind) -> &'static str {
     match kind {
         Kind::Bool => "on|off",
-        Kind::Int { .. } | Kind::Float { .. } => "N",
+        Kind::Int { .. } | Kind::IntOr { .. } | Kind::Float { .. } => "N",
         Kind::Size => "SIZE",
         Kind::Str | Kind::Enum(_) => "STRING",
         Kind::List(_) => "[LIST,...]",

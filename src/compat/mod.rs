@@ -691,6 +691,7 @@ fn with_results(
         rate_overflow: suite.rate_overflow,
         resume: None,
         stop_when: Vec::new(),
+        repeat_until: None,
         clients: None,
         cost: Default::default(),
         results_root: dir.to_path_buf(),

@@ -115,12 +115,15 @@ pub static GENERAL: &[OptSpec] = &[
     },
     OptSpec {
         name: "warmup_time",
-        kind: Kind::Int {
+        kind: Kind::IntOr {
             min: 0,
             max: UNBOUNDED,
+            word: "auto",
         },
         default: Some("0"),
-        help: "seconds to run before measuring; warmup events are excluded from every statistic",
+        help: "seconds to run before measuring; warmup events are excluded from every statistic. \
+               \"auto\": until MSER-5 finds the throughput's start-up transient over (at least \
+               20 s, at most max(time, 60 s))",
     },
     OptSpec {
         name: "rand_type",
@@ -235,8 +238,11 @@ pub struct RunConfig {
     pub checkpoints: Vec<u64>,
     /// Print the latency histogram before the final report.
     pub histogram: bool,
-    /// Unmeasured warmup before the measured run; `None` = none.
+    /// Unmeasured warmup before the measured run; `None` = none (or `warmup_auto`).
     pub warmup: Option<Duration>,
+    /// `warmup_time = "auto"`: the warmup ends when MSER-5 finds the transient over
+    /// ([`crate::stats::steady`]); `warmup` is then `None`.
+    pub warmup_auto: bool,
     /// sysbench's `--debug` lines (the per-thread statistics).
     pub debug: bool,
     /// sysbench's log level (0–5, default 3; `debug` makes it 5): below 3 only `FATAL:`,
@@ -359,6 +365,8 @@ impl RunConfig {
                 .map(Duration::from_secs))
         };
         let time = secs("time")?;
+        let warmup_auto =
+            matches!(o.get("warmup_time")?, Some(crate::value::Value::Str(w)) if w == "auto");
         let mut checkpoints = Vec::new();
         for item in if run {
             o.list("report_checkpoints")?
@@ -381,6 +389,14 @@ impl RunConfig {
         }
         checkpoints.sort_unstable();
         checkpoints.dedup();
+        if warmup_auto && !checkpoints.is_empty() {
+            return Err(EngineError::Failed(
+                "options `warmup_time = \"auto\"` and `report_checkpoints` do not go together: \
+                 checkpoints count from the end of the warmup, which \"auto\" only finds during \
+                 the run; give `warmup_time` a number of seconds, or drop the checkpoints"
+                    .into(),
+            ));
+        }
         let stack = usize::try_from(o.uint("thread_stack_size")?).unwrap_or(usize::MAX);
         // A stack of no bytes is a mistake, not a request for the minimum (sysbench refuses it).
         // Absent (a hand-built Options) is the spec default, not 0.
@@ -406,7 +422,12 @@ impl RunConfig {
             rate: o.uint("rate")?,
             checkpoints,
             histogram: o.flag("histogram")?,
-            warmup: secs("warmup_time")?,
+            warmup: if warmup_auto {
+                None
+            } else {
+                secs("warmup_time")?
+            },
+            warmup_auto,
             debug: o.flag("debug")?,
             // sysbench's `--debug` sets the level to 5 whatever `--verbosity` says.
             // Absent (a hand-built Options) is the spec default, 3, not 0.

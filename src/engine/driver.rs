@@ -54,6 +54,23 @@
 //! * `warmup_time`: the run first goes N s unmeasured (no interim lines, no event cap), then
 //!   every statistic restarts: the `[ Ns ]` stamps, checkpoints, the time limit and the total
 //!   time all count from the end of the warmup.
+//! * `warmup_time = "auto"` (#29): the same warmup, ended when the collector finds the
+//!   start-up transient over: it samples the events per second, and at each 5 s boundary from
+//!   20 s on runs MSER-5 on the series so far ([`crate::stats::steady::mser5`]); once the
+//!   truncation point lies inside the first half of the series (Hoad, Robinson & Davies'
+//!   sequential rule) the warmup ends *then*, through the same epoch as a fixed warmup. So
+//!   everything measured (events, the HDR histogram, the workload's and the SQL counters,
+//!   intervals, live samples) excludes the transient by construction, with no after-the-fact
+//!   subtraction: the per-interval histograms are sysbench's log buckets, too coarse to
+//!   recompute exact percentiles from, and the workloads' own counters cannot be rewound. The
+//!   price: the warmup runs on past the truncation point until MSER-5 is sure, typically about
+//!   twice the transient (at least 20 s), and at most `max(time, 60 s)` (600 s without a time
+//!   limit), after which measuring starts anyway with a warning. Workers learn the time limit
+//!   when the epoch turns (`Shared::measured_from`). Not with checkpoints (an error: they
+//!   count from the warmup's end) nor with several clients (each would end its own warmup).
+//! * Every run's measured period is also sampled per second ([`report`]'s `Series`, from the
+//!   slots' totals: nothing on the hot path), for its stationarity verdict
+//!   ([`crate::stats::steady::trend`]) in [`StepOutcome::steady`]; checkpoints restart it.
 //! * `report_checkpoints`: at each listed second, `[ Ns ] Checkpoint report:` and a full report
 //!   of the period since the previous checkpoint, then statistics restart (workers hand over
 //!   their own, [`Workload::reset_counters`] for the workload's). The returned outcome covers
@@ -356,6 +373,10 @@ struct Shared {
     gate: Mutex<bool>,
     gate_cv: Condvar,
     start: OnceLock<Instant>,
+    /// The start of the measured run (the warmup's end): set by the collector, read by the
+    /// workers for their time limit when `warmup_time = "auto"` ends the warmup at a moment
+    /// only the collector knows.
+    measured_from: OnceLock<Instant>,
     running: AtomicUsize,
     /// The `events` cap counter, written by every worker per event: on its own cache lines so
     /// that it does not slow down the reads of the flags next to it.
@@ -418,8 +439,13 @@ impl Shared {
         self.cfg.warmup.unwrap_or(Duration::ZERO)
     }
 
-    /// The end of the measured run, if time-limited.
+    /// The end of the measured run, if time-limited. With `warmup_time = "auto"`, `None` until
+    /// the collector has ended the warmup.
     fn deadline(&self, start: Instant) -> Option<Instant> {
+        if self.cfg.warmup_auto {
+            let from = self.measured_from.get()?;
+            return self.cfg.time.and_then(|t| from.checked_add(t));
+        }
         self.cfg
             .time
             .and_then(|t| start.checked_add(self.warmup().checked_add(t)?))
@@ -484,7 +510,7 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
         stats,
         epoch: 0,
         // With a warmup, epoch 0 is the warmup: unmeasured and uncapped.
-        first_measured: u64::from(shared.cfg.warmup.is_some()),
+        first_measured: u64::from(shared.cfg.warmup.is_some() || shared.cfg.warmup_auto),
         carried_events: 0,
         carried_ns: 0,
         // A time limit beyond what `Instant` can represent is no limit.
@@ -569,6 +595,12 @@ impl EventLoop<'_> {
                     }
                 }
                 self.epoch = e;
+                // `warmup_time = "auto"`: the time limit counts from the warmup's end, known now.
+                if self.deadline.is_none()
+                    && let Some(&start) = shared.start.get()
+                {
+                    self.deadline = shared.deadline(start);
+                }
             }
             self.t0 = match &shared.queue {
                 None => None,
@@ -786,6 +818,7 @@ fn run_inner(
         gate: Mutex::new(false),
         gate_cv: Condvar::new(),
         start: OnceLock::new(),
+        measured_from: OnceLock::new(),
         running: AtomicUsize::new(cfg.threads),
         issued: CacheLine(AtomicU64::new(0)),
         epoch: AtomicU64::new(0),
@@ -888,10 +921,7 @@ fn run_inner(
     let mut write_error = spawn_error
         .map(|e| EngineError::io("could not start worker threads", e))
         .or(started_error);
-    let mut collected = Collected {
-        period_start: start,
-        forced: None,
-    };
+    let mut collected = Collected::new(start);
     // Even when the rate generator has already stopped the run (a full queue under
     // `RateOverflow::Fatal`, possibly before this thread got here), the collector runs and
     // returns once the aborted workers are gone (`Threads started!` is already out, before
@@ -959,13 +989,7 @@ fn run_inner(
         return (Err(EngineError::RateOverflow), abandoned);
     }
     let result = finish(
-        &shared,
-        workload,
-        results,
-        seconds,
-        collected.forced,
-        out,
-        &io_err,
+        &shared, workload, results, seconds, &collected, out, &io_err,
     )
     .map(|mut outcome| {
         if let (Some(unfinished), Some(delay)) = (collected.forced, cfg.forced_shutdown) {

@@ -537,6 +537,7 @@ mod tests {
             metrics: Vec::new(),
             transactions: Vec::new(),
             per_thread: Vec::new(),
+            steady: Default::default(),
         }
     }
 

@@ -332,6 +332,39 @@ pub struct StepOutcome {
     /// The SQL errors of the measured period by code (results.csv's `error_codes`); empty for
     /// workloads without SQL and for imported logs.
     pub error_codes: session::retry::ErrorCodes,
+    /// The warmup the run excluded and whether its throughput held steady over the measured
+    /// window (#29); unknown for imported logs and multi-client merges.
+    pub steady: Steadiness,
+}
+
+/// What a run excluded as its warmup and the stationarity verdict of what it measured
+/// ([`crate::stats::steady`]): results.csv's `warmup_s`, `steady`, `trend_pct_per_min`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Steadiness {
+    /// Seconds run before the measured period (`warmup_time`, fixed or found by `"auto"`).
+    pub warmup_s: f64,
+    /// `warmup_time = "auto"`: what MSER-5 found; `None` for a fixed warmup.
+    pub auto: Option<AutoWarmup>,
+    /// The trend test over the measured period's per-second throughput; `None`: unknown
+    /// (under 20 s, no events).
+    pub trend: Option<crate::stats::steady::Trend>,
+}
+
+impl Steadiness {
+    /// The verdict (unknown without a trend).
+    pub fn verdict(&self) -> crate::stats::steady::Verdict {
+        self.trend.map(|t| t.verdict).unwrap_or_default()
+    }
+}
+
+/// What `warmup_time = "auto"` found when it ended the warmup.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AutoWarmup {
+    /// MSER-5's truncation point over the warmup's series, seconds from the start: where the
+    /// transient ended. The warmup itself (`warmup_s`) ran on until that was sure.
+    pub transient_s: f64,
+    /// `false` when the throughput had not settled by the cap and measuring began anyway.
+    pub settled: bool,
 }
 
 /// What one transaction (or one statement, `statement` set) of a custom workload did in a run.

@@ -24,6 +24,13 @@ pub enum Kind {
         min: f64,
         max: f64,
     },
+    /// An integer, or the one word `word` (`warmup_time = "auto"`): normalised to an integer or
+    /// to the word.
+    IntOr {
+        min: i64,
+        max: i64,
+        word: &'static str,
+    },
     /// Bytes; accepts sysbench suffixes (`16K`, `2G`) and normalises to an integer.
     Size,
     Str,
@@ -40,6 +47,14 @@ impl Kind {
             Kind::Bool => "a boolean (true/false, on/off)".into(),
             Kind::Int { min, max } if *max == i64::MAX => format!("an integer >= {min}"),
             Kind::Int { min, max } => format!("an integer from {min} to {max}"),
+            Kind::IntOr { min, max, word } => {
+                let int = Kind::Int {
+                    min: *min,
+                    max: *max,
+                }
+                .describe();
+                format!("{int} or \"{word}\"")
+            }
             Kind::Float { min, max } => format!("a number from {min} to {max}"),
             Kind::Size => "a size (bytes, or a number with K, M, G or T, e.g. \"16K\")".into(),
             Kind::Str => "a string".into(),
@@ -77,6 +92,17 @@ impl Kind {
                 }
                 Ok(Value::Int(i))
             }
+            Kind::IntOr { min, max, word } => match v {
+                Value::Str(s) if s.trim().eq_ignore_ascii_case(word) => {
+                    Ok(Value::Str(word.to_string()))
+                }
+                _ => Kind::Int {
+                    min: *min,
+                    max: *max,
+                }
+                .coerce(v)
+                .map_err(|_| found()),
+            },
             Kind::Float { min, max } => {
                 let x = match v {
                     Value::Str(s) => s.trim().parse::<f64>().map_err(|_| found())?,

@@ -381,6 +381,7 @@ fn outcome(r: &Report) -> Option<StepOutcome> {
         metrics: r.metrics.clone(),
         transactions: Vec::new(),
         per_thread: Vec::new(),
+        steady: Default::default(),
     })
 }
 

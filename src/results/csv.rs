@@ -51,6 +51,9 @@ pub const RESULTS_TRAILING_COLUMNS: &[&str] = &[
     "knee",
     "headline_name",
     "error_codes",
+    "warmup_s",
+    "steady",
+    "trend_pct_per_min",
 ];
 
 /// Columns of `intervals.csv`, in order.
@@ -74,8 +77,9 @@ pub const INTERVAL_COLUMNS: &[&str] = &[
 ];
 
 /// How many of [`RESULTS_TRAILING_COLUMNS`] come after the workload metrics (`status`,
-/// `error`, `knee`, `headline_name`, `error_codes`).
-const AFTER_METRICS: usize = 5;
+/// `error`, `knee`, `headline_name`, `error_codes`, `warmup_s`, `steady`,
+/// `trend_pct_per_min`).
+const AFTER_METRICS: usize = 8;
 
 /// The fixed trailing columns with the workload metrics inserted before `status`.
 fn trailing_columns() -> impl Iterator<Item = String> {
@@ -162,6 +166,9 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `knee` | on the run where a `stop_when` sweep stopped: the knee (the last value before the condition) and why, e.g. `threads=64 (tps +3.1% < 5% at threads=128)`; else empty |
 | `headline_name` | custom workloads with a `headline`: its name (e.g. `tpmC`), whose value is the `headline` column; else empty |
 | `error_codes` | OLTP and custom workloads: the SQL errors of the measured period by code, largest count first, e.g. `1213:40;1205:3` (`client`: an error of the client without a server code); empty when there was none |
+| `warmup_s` | seconds run before the measured period and excluded from every measurement: `warmup_time`, or with `warmup_time = "auto"` what the run found (MSER-5 on the per-second throughput, see *Steady state*) |
+| `steady` | the stationarity verdict of the measured period's per-second throughput: `yes`, `no` (a significant trend of at least 5 % over the window: OLS slope of 5 s batch means, t-test at 95 %) or `unknown` (under 20 s measured, no events, multi-client steps, imported logs); empty without measurements |
+| `trend_pct_per_min` | the fitted throughput trend of the measured period in % of its mean per minute (negative: falling); empty when `steady` is unknown |
 
 The four `*_per_txn` columns are the cost of a step (#29): read before and after the whole
 step (connecting and warm-up included), divided by the step's measured transactions (events for
@@ -423,7 +430,32 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
             .map(|o| o.error_codes.cell())
             .unwrap_or_default(),
     );
+    rec.extend(steady_cells(step, row.outcome));
     rec
+}
+
+/// `warmup_s`, `steady` and `trend_pct_per_min`. A fixed warmup is the step's option (what a
+/// multi-client merge or an imported log ran with, though their outcome does not carry it).
+fn steady_cells(step: &Step, outcome: Option<&StepOutcome>) -> [String; 3] {
+    let Some(o) = outcome else {
+        return Default::default();
+    };
+    let s = &o.steady;
+    let warmup = if s.auto.is_some() {
+        s.warmup_s
+    } else {
+        step.options
+            .get("warmup_time")
+            .and_then(crate::value::Value::as_f64)
+            .unwrap_or(s.warmup_s)
+    };
+    [
+        fmt_float(warmup, SECONDS_DECIMALS),
+        s.verdict().as_str().to_string(),
+        s.trend
+            .map(|t| fmt_float(t.pct_per_min, 2))
+            .unwrap_or_default(),
+    ]
 }
 
 /// The name a custom workload gives its headline (`headline = { name = "tpmC", … }`), from

@@ -549,9 +549,9 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 
 /// Columns added to results.csv and intervals.csv after their first release: a run directory
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
-/// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`;
-/// #29: the cost columns).
-const ADDED_COLUMNS: [&str; 10] = [
+/// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`; #29:
+/// the cost columns, `warmup_s`, `steady`, `trend_pct_per_min`).
+const ADDED_COLUMNS: [&str; 13] = [
     "dropped",
     "headline",
     "headline_name",
@@ -562,6 +562,9 @@ const ADDED_COLUMNS: [&str; 10] = [
     "server_log_bytes_per_txn",
     "server_cpu_ms_per_txn",
     "client_cpu_us_per_txn",
+    "warmup_s",
+    "steady",
+    "trend_pct_per_min",
 ];
 
 fn rewrite_csv(
@@ -722,6 +725,7 @@ mod tests {
             metrics: Vec::new(),
             transactions: Vec::new(),
             per_thread: Vec::new(),
+            steady: Default::default(),
         }
     }
 
@@ -762,7 +766,7 @@ mod tests {
             "seconds",
         ];
         assert_eq!(&cols[..expected_start.len()], &expected_start[..]);
-        assert_eq!(cols.last().unwrap(), "error_codes");
+        assert_eq!(cols.last().unwrap(), "trend_pct_per_min");
         assert_eq!(
             cols.len(),
             RESULTS_LEADING_COLUMNS.len()
@@ -786,7 +790,7 @@ mod tests {
             "repetition,started_at,seconds,events,eps,tps,qps,reads,writes,other,errors,\
              reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
              lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee,headline_name,\
-             error_codes"
+             error_codes,warmup_s,steady,trend_pct_per_min"
         );
     }
 

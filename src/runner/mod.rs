@@ -40,6 +40,7 @@ mod ledger;
 pub mod metrics;
 pub mod preflight;
 pub mod progress;
+mod repeat;
 pub mod server;
 pub mod shell;
 pub mod signal;
@@ -87,6 +88,8 @@ pub struct RunContext {
     pub resume: Option<PathBuf>,
     /// `[matrix] stop_when` threshold sweeps.
     pub stop_when: Vec<crate::suite::StopWhen>,
+    /// `[suite] repeat = { min, max, until }`: repetitions skipped once the result is sure.
+    pub repeat_until: Option<crate::suite::RepeatUntil>,
     /// Who watches the run from outside: the `--metrics` endpoint.
     pub watch: Watch,
     /// `[clients]`: run steps execute on these clients (`None`: in this process).

@@ -57,6 +57,7 @@ use super::events::{Body, StepRef, StepStatus};
 use super::hooks::{self, HookFailure, Hooks};
 use super::ledger::{StepLedger, Tables};
 use super::progress::{Progress, ReportOut};
+use super::repeat::Repeats;
 use super::sweep::Sweeps;
 use super::{ResumePlan, RunContext, RunError, RunSummary, StepExecutor, resume_plan};
 use crate::db::interrupt;
@@ -149,6 +150,8 @@ pub(super) struct StepLoop<'a, W: Write> {
     out: ReportOut<W>,
     hooks: Hooks,
     sweeps: Sweeps,
+    /// `repeat = { min, max, until }` (#29): cells whose remaining repetitions are skipped.
+    repeats: Repeats,
     counts: Counts,
     /// A results write error ends the benchmarking like a stop request (cleanups still run)
     /// and is returned at the end: measuring without recording is pointless.
@@ -218,12 +221,14 @@ impl<'a, W: Write> StepLoop<'a, W> {
         }
         let resume = resume_plan(plan, &finished_runs, &journal);
         let mut sweeps = Sweeps::new(ctx.stop_when.clone());
+        let mut repeats = Repeats::new(ctx.repeat_until.clone(), plan);
         let mut counts = Counts::default();
         if let Some(dir) = &ctx.resume {
             let kept = kept_rows(dir);
             if !ctx.stop_when.is_empty() {
                 sweeps.replay(plan, &kept);
             }
+            repeats.replay(plan, &kept);
             counts.kept_failed = kept_failures(dir, &resume, &kept);
         }
         let mut progress = Progress::new(ctx.progress, ctx.quiet, plan);
@@ -263,6 +268,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             out,
             hooks,
             sweeps,
+            repeats,
             counts,
             fatal: None,
             halted: false,
@@ -400,6 +406,14 @@ impl<'a, W: Write> StepLoop<'a, W> {
                 "{}: skipped, stop_when: knee {knee}",
                 self.header(position, step)
             );
+            let _ = writeln!(self.out, "{line}");
+            self.counts.skipped += 1;
+            return true;
+        }
+        if step.kind == StepKind::Run
+            && let Some(why) = self.repeats.stopped(step)
+        {
+            let line = format!("{}: skipped, {why}", self.header(position, step));
             let _ = writeln!(self.out, "{line}");
             self.counts.skipped += 1;
             return true;
@@ -979,6 +993,25 @@ impl<'a, W: Write> StepLoop<'a, W> {
             (RowStatus::Ok, Some(o)) => self.sweeps.observe(step, o),
             _ => None,
         };
+        if let (RowStatus::Ok, Some(o)) = (status, outcome)
+            && let Some(why) = self.repeats.observe(step, o)
+        {
+            let _ = writeln!(self.out, "[sbsuite] {}: {why}", self.header(position, step));
+        }
+        // #29: a run whose throughput drifted is kept, but never silently.
+        if let Some(o) = outcome
+            && let Some(t) = o
+                .steady
+                .trend
+                .filter(|t| t.verdict == crate::stats::steady::Verdict::No)
+        {
+            let _ = writeln!(
+                self.out,
+                "[sbsuite] WARNING: {}: {}",
+                self.header(position, step),
+                crate::stats::steady::unsteady_text(t.pct_per_min, o.seconds)
+            );
+        }
         let row = RunRow {
             step,
             started_at,
@@ -1115,6 +1148,7 @@ impl<'a, W: Write> StepLoop<'a, W> {
             out,
             progress,
             sweeps,
+            repeats,
             store,
             fatal,
             counts,
@@ -1126,6 +1160,18 @@ impl<'a, W: Write> StepLoop<'a, W> {
         for k in &sweeps.knees {
             progress.note(&format!("[sbsuite] stop_when: {k}"));
         }
+        for line in repeats.summary() {
+            progress.note(&line);
+        }
+        let fatal = fatal.or_else(|| {
+            repeats
+                .write(store.dir())
+                .err()
+                .map(|source| ResultsError::Io {
+                    path: store.dir().join(super::repeat::REPETITIONS_FILE),
+                    source,
+                })
+        });
 
         if let Some(e) = fatal {
             return Err(e.into());

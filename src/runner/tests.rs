@@ -85,6 +85,7 @@ fn outcome(interrupted: bool) -> StepOutcome {
         metrics: Vec::new(),
         transactions: Vec::new(),
         per_thread: Vec::new(),
+        steady: Default::default(),
     }
 }
 
@@ -1066,6 +1067,7 @@ fn ctx(root: &Path) -> RunContext {
         rate_overflow: RateOverflow::Fail,
         resume: None,
         stop_when: Vec::new(),
+        repeat_until: None,
         watch: Watch::default(),
         clients: None,
         cost: Default::default(),

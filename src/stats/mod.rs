@@ -19,6 +19,7 @@
 //! threads fairness). Nothing here knows the engines: they import `stats`, never the reverse.
 
 pub mod log_histogram;
+pub mod steady;
 pub mod summary;
 mod worker;
 

@@ -53,12 +53,30 @@ pub const TOP_LEVEL_KEYS: [&str; 8] = [
 /// `SBSUITE_*` variables that are process switches, not suite keys.
 pub const ENV_SWITCHES: &[&str] = crate::db::CLIENT_ENVS;
 
+/// A validated `repeat = { min, max, until = "ci95 < N%", metric }` (#29): the plan holds
+/// `max` repetitions; the runner skips those not needed once the rule is met.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RepeatUntil {
+    pub min: u32,
+    pub max: u32,
+    /// The target half-width of the 95 % interval, in % of the metric.
+    pub target_pct: f64,
+    /// The results.csv column (`tps`, `eps`, `qps`, `lat_*`).
+    pub metric: String,
+    /// Variants run back to back (`variant_order` `interleaved` or `randomized`): the paired
+    /// difference between them must be as sure as each one.
+    pub paired: bool,
+}
+
 /// A validated suite, ready to be expanded into a plan.
 pub struct Suite {
     pub file: PathBuf,
     pub name: String,
     pub description: Option<String>,
+    /// Repetitions planned: the count, or the rule's `max`.
     pub repeat: u32,
+    /// `repeat = { min, max, until }`: when the runner stops repeating early.
+    pub repeat_rule: Option<RepeatUntil>,
     pub results_dir: PathBuf,
     pub step_name: Option<String>,
     /// What a failed step does to the rest of the suite.

@@ -169,9 +169,12 @@ pub struct SuiteSection {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// Repetitions of every run step (the whole sweep of a dataset is repeated), for significance.
-    #[serde(default = "one")]
-    pub repeat: i64,
+    /// Repetitions of every run step (the whole sweep of a dataset is repeated), for
+    /// significance: a count, or a rule `{ min = 3, max = 20, until = "ci95 < 2%" }` (at least
+    /// `min`, then more until the 95 % interval of `metric`, and of the paired difference
+    /// between interleaved variants, is narrower than ± the given % of it, at most `max`).
+    #[serde(default)]
+    pub repeat: Repeat,
     /// Directory that holds results, relative to the current directory.
     #[serde(default = "results_dir")]
     pub results_dir: String,
@@ -310,8 +313,82 @@ impl DatasetSource {
     }
 }
 
-fn one() -> i64 {
-    1
+/// `[suite] repeat`: a count, or a rule that stops repeating once the result is sure (#29).
+/// Deserialized by hand: serde's untagged error ("did not match any variant") names neither
+/// form.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(untagged)]
+pub enum Repeat {
+    /// Exactly this many repetitions.
+    Count(i64),
+    /// Repetitions until a confidence interval is narrow enough.
+    Rule(RepeatRule),
+}
+
+impl<'de> Deserialize<'de> for Repeat {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Repeat;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a count (repeat = 3) or a rule (repeat = { min = 3, max = 20, until = \"ci95 < 2%\" })",
+                )
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Repeat, E> {
+                Ok(Repeat::Count(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Repeat, E> {
+                Ok(Repeat::Count(i64::try_from(v).unwrap_or(i64::MAX)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Repeat, A::Error> {
+                RepeatRule::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(Repeat::Rule)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Default for Repeat {
+    fn default() -> Self {
+        Repeat::Count(1)
+    }
+}
+
+/// `repeat = { min = 3, max = 20, until = "ci95 < 2%", metric = "tps" }`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RepeatRule {
+    /// Repetitions always run (at least 2: an interval needs two).
+    #[schemars(range(min = 2))]
+    pub min: i64,
+    /// Repetitions at most (the plan holds this many; those not needed are skipped).
+    #[schemars(range(min = 2))]
+    pub max: i64,
+    /// When to stop: `"ci95 < N%"`, the 95 % confidence interval's half-width below N % of
+    /// the metric (and of the paired difference between variants, with `variant_order`
+    /// `interleaved` or `randomized`).
+    #[schemars(regex(pattern = r"^\s*ci95\s*<\s*[0-9]+(\.[0-9]+)?\s*%\s*$"))]
+    pub until: String,
+    /// The results.csv column the interval is of: `tps` (default; `eps` for workloads without
+    /// SQL), `eps`, `qps`, `lat_avg`, `lat_p95` or `lat_p99`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+}
+
+/// The metrics `repeat.metric` may name.
+pub const REPEAT_METRICS: &[&str] = &["tps", "eps", "qps", "lat_avg", "lat_p95", "lat_p99"];
+
+impl RepeatRule {
+    /// The target half-width in % from `until` (`"ci95 < 2%"` → 2), `None` when it does not
+    /// parse.
+    pub fn target_pct(&self) -> Option<f64> {
+        let rest = self.until.trim().strip_prefix("ci95")?.trim_start();
+        let rest = rest.strip_prefix('<')?.trim();
+        let n: f64 = rest.strip_suffix('%')?.trim().parse().ok()?;
+        (n.is_finite() && n > 0.0).then_some(n)
+    }
 }
 
 fn results_dir() -> String {
@@ -547,6 +624,12 @@ fn option_schema(name: &str) -> serde_json::Value {
         }
         Kind::Int { min, max } if max == i64::MAX => json!({ "type": "integer", "minimum": min }),
         Kind::Int { min, max } => json!({ "type": "integer", "minimum": min, "maximum": max }),
+        Kind::IntOr { min, max, word } if max == i64::MAX => {
+            json!({ "anyOf": [{ "type": "integer", "minimum": min }, { "const": word }] })
+        }
+        Kind::IntOr { min, max, word } => {
+            json!({ "anyOf": [{ "type": "integer", "minimum": min, "maximum": max }, { "const": word }] })
+        }
         Kind::Float { min, max } => json!({ "type": "number", "minimum": min, "maximum": max }),
         Kind::Size => {
             json!({ "anyOf": [{ "type": "integer", "minimum": 0 }, { "type": "string", "pattern": "^[0-9]+ *([kKmMgGtT]([iI]?[bB])?|[bB])?$" }] })

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 
 use super::clients::{ClientEntry, Clients, TransportOptions};
-use super::raw::RawSuite;
+use super::raw::{RawSuite, Repeat};
 use super::scripts;
-use super::{Axis, Matrix, Origins, STOP_WHEN_KEYS, StopWhen, Suite};
+use super::{Axis, Matrix, Origins, RepeatUntil, STOP_WHEN_KEYS, StopWhen, Suite};
 use crate::engine::Catalog;
 use crate::engine::option::Kind;
 use crate::source::{ConfigError, ConfigErrors, Seg, did_you_mean, path_text};
@@ -198,16 +198,63 @@ pub(super) fn validate(
             ),
         );
     }
-    if raw.suite.repeat < 1 || raw.suite.repeat > 10_000 {
-        c.err(
-            &suite_path("repeat"),
-            false,
-            format!(
-                "repeat must be between 1 and 10000, found {}",
-                raw.suite.repeat
-            ),
-            Some("use repeat = 1 for a single pass, 3 or more to judge noise".into()),
-        );
+    match &raw.suite.repeat {
+        Repeat::Count(n) if !(1..=10_000).contains(n) => {
+            c.err(
+                &suite_path("repeat"),
+                false,
+                format!("repeat must be between 1 and 10000, found {n}"),
+                Some("use repeat = 1 for a single pass, 3 or more to judge noise".into()),
+            );
+        }
+        Repeat::Count(_) => {}
+        Repeat::Rule(r) => {
+            let path = |k: &str| [Seg::key("suite"), Seg::key("repeat"), Seg::key(k)];
+            if !(2..=10_000).contains(&r.min) {
+                c.err(
+                    &path("min"),
+                    false,
+                    format!("repeat.min must be between 2 and 10000, found {}", r.min),
+                    Some("a confidence interval needs at least 2 repetitions: use min = 3".into()),
+                );
+            }
+            if !(2..=10_000).contains(&r.max) || r.max < r.min {
+                c.err(
+                    &path("max"),
+                    false,
+                    format!(
+                        "repeat.max must be between repeat.min ({}) and 10000, found {}",
+                        r.min, r.max
+                    ),
+                    Some("raise max above min, e.g. { min = 3, max = 20, … }".into()),
+                );
+            }
+            if r.target_pct().is_none() {
+                c.err(
+                    &path("until"),
+                    false,
+                    format!("repeat.until `{}` is not a rule sbsuite knows", r.until),
+                    Some(
+                        "write \"ci95 < N%\", e.g. until = \"ci95 < 2%\": stop once the 95 % \
+                         confidence interval is narrower than ± 2 % of the metric"
+                            .into(),
+                    ),
+                );
+            }
+            if let Some(m) = &r.metric
+                && !super::raw::REPEAT_METRICS.contains(&m.as_str())
+            {
+                c.err(
+                    &path("metric"),
+                    false,
+                    format!("repeat.metric `{m}` is not one sbsuite can repeat on"),
+                    Some(format!(
+                        "use one of {} (default tps)",
+                        super::raw::REPEAT_METRICS.join(", ")
+                    )),
+                );
+            }
+        }
     }
     if let Some(t) = &raw.suite.step_name
         && let Err(e) = minijinja::Environment::new().template_from_str(t)
@@ -365,7 +412,20 @@ pub(super) fn validate(
         file: file.to_path_buf(),
         name,
         description: raw.suite.description,
-        repeat: raw.suite.repeat as u32,
+        repeat: match &raw.suite.repeat {
+            Repeat::Count(n) => *n as u32,
+            Repeat::Rule(r) => r.max as u32,
+        },
+        repeat_rule: match &raw.suite.repeat {
+            Repeat::Rule(r) => r.target_pct().map(|target_pct| RepeatUntil {
+                min: r.min as u32,
+                max: r.max as u32,
+                target_pct,
+                metric: r.metric.clone().unwrap_or_else(|| "tps".into()),
+                paired: raw.suite.variant_order.pairs_repetitions(),
+            }),
+            Repeat::Count(_) => None,
+        },
         results_dir: PathBuf::from(raw.suite.results_dir),
         step_name: raw.suite.step_name,
         on_error: raw.suite.on_error,
@@ -747,7 +807,11 @@ fn plan_size(c: &mut Checker<'_>, raw: &RawSuite, m: &Matrix) {
         cells = cells.saturating_mul(axis.values.len() as u128);
     }
     let cells = cells.saturating_add(m.include.len() as u128);
-    let repeat = raw.suite.repeat.max(1) as u128;
+    let repeat = match &raw.suite.repeat {
+        Repeat::Count(n) => *n,
+        Repeat::Rule(r) => r.max,
+    }
+    .max(1) as u128;
     let variants = raw.variant.len().max(1) as u128;
     let runs = cells.saturating_mul(repeat).saturating_mul(variants);
     if runs > MAX_RUNS {

@@ -68,6 +68,7 @@ mod resume;
 mod run;
 mod signals;
 mod sqlite_oltp;
+mod steady;
 mod stop;
 mod sysbench_shape;
 mod system_engines;

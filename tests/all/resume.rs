@@ -312,7 +312,15 @@ fn a_run_written_before_the_dropped_column_resumes() {
 #[test]
 fn a_run_written_before_the_headline_columns_resumes() {
     let (_dir, run) = finished_cpu_run();
-    for column in ["error_codes", "headline_name", "headline", "dropped"] {
+    for column in [
+        "trend_pct_per_min",
+        "steady",
+        "warmup_s",
+        "error_codes",
+        "headline_name",
+        "headline",
+        "dropped",
+    ] {
         drop_column(&run.join("results.csv"), column, 1);
     }
     for column in ["headline", "dropped"] {
@@ -327,7 +335,10 @@ fn a_run_written_before_the_headline_columns_resumes() {
         header.ends_with(&[
             "knee".to_string(),
             "headline_name".to_string(),
-            "error_codes".to_string()
+            "error_codes".to_string(),
+            "warmup_s".to_string(),
+            "steady".to_string(),
+            "trend_pct_per_min".to_string()
         ]),
         "{header:?}"
     );

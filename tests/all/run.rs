@@ -743,7 +743,9 @@ fn rate_overflow_record_keeps_the_row_ok_with_the_count() {
     );
     assert_eq!(dropped[1..], ["0", ""]);
     assert!(
-        text.lines().skip(1).all(|l| l.ends_with(",ok,,,,")),
+        text.lines()
+            .skip(1)
+            .all(|l| l.ends_with(",ok,,,,,0,unknown,")),
         "{text}"
     );
 }

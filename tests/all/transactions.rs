@@ -113,6 +113,7 @@ fn outcome(new_order_ms: f64, tpm: f64) -> StepOutcome {
                 histogram: histogram(1.0, 150),
             },
         ],
+        steady: Default::default(),
     }
 }
 
@@ -238,17 +239,17 @@ fn the_writer_stores_a_row_per_step_and_transaction_with_the_headline() {
     );
     assert!(lines[3].contains(",new_order.1,statement,150,"), "{text}");
     let results = std::fs::read_to_string(a.join("results.csv")).unwrap();
-    assert!(
-        results.lines().next().unwrap().ends_with(
-            ",headline,shards,start_skew_ms,status,error,knee,headline_name,error_codes"
-        )
-    );
+    assert!(results.lines().next().unwrap().ends_with(
+        ",headline,shards,start_skew_ms,server_fsyncs_per_txn,server_log_bytes_per_txn,\
+         server_cpu_ms_per_txn,client_cpu_us_per_txn,status,error,knee,headline_name,\
+         error_codes,warmup_s,steady,trend_pct_per_min"
+    ));
     assert!(
         results
             .lines()
             .nth(1)
             .unwrap()
-            .ends_with(",1000,,,ok,,,tpmC,"),
+            .ends_with(",1000,,,,,,,ok,,,tpmC,,0,unknown,"),
         "{results}"
     );
     assert!(

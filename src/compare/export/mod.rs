@@ -174,6 +174,9 @@ fn text_report(
         {
             out.push_str("note: one sample per side for some rows: no verdict (n/a), gates use the raw delta\n");
         }
+        for u in &c.unsteady {
+            out.push_str(&format!("warning: {u}\n"));
+        }
         for n in &c.notes {
             out.push_str(n);
             out.push('\n');

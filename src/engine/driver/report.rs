@@ -14,7 +14,102 @@ use super::{
     EngineError, Exit, IntervalSample, LiveSample, POLL, Shared, SqlCounters, StepObserver,
     StepOutcome, WorkerResult, Workload, console, duration_ns,
 };
+use crate::engine::{AutoWarmup, Steadiness};
+use crate::stats::steady::{self, BATCH};
 use crate::stats::{self, BUCKETS, IntervalSlot, WorkerStats, log_histogram};
+
+/// A run's throughput, one value per whole second since `origin` (#29): the measured period's
+/// (for the stationarity verdict, [`steady::trend`]) and the warmup's under
+/// `warmup_time = "auto"` (for [`steady::mser5`]). Taken by the collector from the slots'
+/// event totals, so it costs the workers nothing; a final partial second is left out.
+struct Series {
+    origin: Instant,
+    prev_at: Instant,
+    prev_events: u64,
+    per_sec: Vec<f64>,
+}
+
+impl Series {
+    fn new(origin: Instant, slots: &[IntervalSlot]) -> Self {
+        Series {
+            origin,
+            prev_at: origin,
+            prev_events: slots.iter().map(IntervalSlot::events).sum(),
+            per_sec: Vec::new(),
+        }
+    }
+
+    /// When the next second ends.
+    fn due(&self) -> Option<Instant> {
+        let next = u64::try_from(self.per_sec.len()).ok()?.checked_add(1)?;
+        self.origin.checked_add(Duration::from_secs(next))
+    }
+
+    /// Records the second that just ended (events over the time since the previous sample,
+    /// so a late wake-up does not inflate it).
+    fn take(&mut self, slots: &[IntervalSlot]) {
+        let now = Instant::now();
+        let events: u64 = slots.iter().map(IntervalSlot::events).sum();
+        let delta = events.saturating_sub(self.prev_events);
+        self.per_sec.push(console::per_second(
+            delta,
+            now.saturating_duration_since(self.prev_at).as_secs_f64(),
+        ));
+        self.prev_events = events;
+        self.prev_at = now;
+    }
+}
+
+/// `warmup_time = "auto"` while the warmup runs: the warmup's series, checked with MSER-5 at
+/// each batch boundary (Hoad, Robinson & Davies' sequential use, see [`steady`]).
+struct AutoEnd {
+    series: Series,
+    /// Seconds after which the warmup ends even if the series has not settled.
+    cap_s: usize,
+}
+
+/// The longest `warmup_time = "auto"` of a run without a time limit, and the shortest cap.
+const AUTO_CAP_UNTIMED_S: usize = 600;
+const AUTO_CAP_MIN_S: usize = 60;
+
+impl AutoEnd {
+    fn new(start: Instant, shared: &Shared) -> Self {
+        let time = shared.cfg.time_secs();
+        AutoEnd {
+            series: Series::new(start, &shared.slots),
+            cap_s: if time == 0 {
+                AUTO_CAP_UNTIMED_S
+            } else {
+                usize::try_from(time)
+                    .unwrap_or(usize::MAX)
+                    .max(AUTO_CAP_MIN_S)
+            },
+        }
+    }
+
+    /// Samples the second that ended, if one did, and says whether the warmup is over.
+    fn poll(&mut self, now: Instant, slots: &[IntervalSlot]) -> Option<AutoWarmup> {
+        if self.series.due().is_none_or(|d| now < d) {
+            return None;
+        }
+        self.series.take(slots);
+        let n = self.series.per_sec.len();
+        if !n.is_multiple_of(BATCH) {
+            return None;
+        }
+        let found = steady::mser5(&self.series.per_sec);
+        if let Some(m) = found.filter(|m| m.settled) {
+            return Some(AutoWarmup {
+                transient_s: m.truncate() as f64,
+                settled: true,
+            });
+        }
+        (n >= self.cap_s).then(|| AutoWarmup {
+            transient_s: found.map_or(n, |m| m.truncate()) as f64,
+            settled: false,
+        })
+    }
+}
 
 /// Interval bookkeeping of the collector: the previous snapshot and reusable buffers.
 struct Sampler {
@@ -191,6 +286,7 @@ fn build_outcome(
         metrics: Vec::new(),
         transactions: Vec::new(),
         per_thread: workers.iter().map(|w| (w.events, w.busy_ns)).collect(),
+        steady: Steadiness::default(),
     })
 }
 
@@ -200,6 +296,34 @@ pub(super) struct Collected {
     pub(super) period_start: Instant,
     /// `Some(unfinished)` after a forced shutdown.
     pub(super) forced: Option<usize>,
+    /// The period's throughput per whole second.
+    series: Vec<f64>,
+    /// Seconds of warmup before the measured run.
+    warmup_s: f64,
+    /// What `warmup_time = "auto"` found.
+    auto: Option<AutoWarmup>,
+}
+
+impl Collected {
+    /// Nothing collected: a run that never started its clock.
+    pub(super) fn new(start: Instant) -> Self {
+        Collected {
+            period_start: start,
+            forced: None,
+            series: Vec::new(),
+            warmup_s: 0.0,
+            auto: None,
+        }
+    }
+
+    /// The warmup and the verdict of the period's series.
+    fn steadiness(&self) -> Steadiness {
+        Steadiness {
+            warmup_s: self.warmup_s,
+            auto: self.auto,
+            trend: steady::trend(&self.series),
+        }
+    }
 }
 
 /// The final report: histogram, workload block, general report, debug and warning lines.
@@ -208,11 +332,12 @@ pub(super) fn finish(
     workload: &dyn Workload,
     results: Vec<(usize, WorkerResult)>,
     seconds: f64,
-    forced: Option<usize>,
+    collected: &Collected,
     out: &mut dyn Write,
     io_err: &dyn Fn(io::Error) -> EngineError,
 ) -> Result<StepOutcome, EngineError> {
     let cfg = &shared.cfg;
+    let forced = collected.forced;
     let mut workers = Vec::with_capacity(results.len());
     let mut interrupted = forced.is_some();
     let (mut time_exits, mut event_exits) = (0, 0);
@@ -239,6 +364,7 @@ pub(super) fn finish(
         }
     }
     let mut outcome = build_outcome(&workers, seconds, cfg.percentile, interrupted)?;
+    outcome.steady = collected.steadiness();
     workload.finish_outcome(&mut outcome);
     if let Some(q) = &shared.queue {
         let dropped = q.dropped.load(Ordering::Relaxed);
@@ -271,6 +397,10 @@ pub(super) fn finish(
         if !own {
             workload.report_after(&outcome, out)?;
         }
+        if cfg.warmup_auto {
+            writeln!(out, "{}", steady_line(&outcome.steady))?;
+            writeln!(out)?;
+        }
         if let Some(q) = &shared.queue {
             let dropped = q.dropped.load(Ordering::Relaxed);
             if dropped > 0 {
@@ -289,6 +419,22 @@ pub(super) fn finish(
     Ok(outcome)
 }
 
+/// The line that states a run's stationarity verdict (printed after the report of a
+/// `warmup_time = "auto"` run; the runner prints it for every run that is not steady).
+pub fn steady_line(s: &Steadiness) -> String {
+    match s.trend {
+        None => "Steady state: unknown (under 20s measured)".into(),
+        Some(t) => format!(
+            "Steady state: {} (throughput trend {:+.1}%/min, {:+.1}% over the window, p = {:.3}; \
+             OLS slope of 5s batch means)",
+            t.verdict.as_str(),
+            t.pct_per_min,
+            t.pct_over_window,
+            t.p
+        ),
+    }
+}
+
 /// The collector loop: interim lines, warmup end, checkpoints and forced shutdown, each on an
 /// absolute schedule, until every worker is gone.
 pub(super) fn collect(
@@ -301,9 +447,16 @@ pub(super) fn collect(
 ) -> io::Result<Collected> {
     let cfg = &shared.cfg;
     let warmup = shared.warmup();
-    // The origin of every measured schedule; falls back to `start` if unrepresentable.
-    let origin = start.checked_add(warmup).unwrap_or(start);
-    let mut measuring = warmup.is_zero();
+    // The origin of every measured schedule; falls back to `start` if unrepresentable. Under
+    // `warmup_time = "auto"` it is the moment MSER-5 ends the warmup.
+    let mut origin = start.checked_add(warmup).unwrap_or(start);
+    let mut auto = cfg.warmup_auto.then(|| AutoEnd::new(start, shared));
+    let mut found = None;
+    let mut measuring = warmup.is_zero() && auto.is_none();
+    if measuring {
+        let _ = shared.measured_from.set(start);
+    }
+    let mut series = Series::new(start, &shared.slots);
     let mut period_start = start;
     let mut interval = cfg.report_interval;
     let mut sampler = Sampler::new(start);
@@ -344,10 +497,50 @@ pub(super) fn collect(
         let finished = shared.running.load(Ordering::Acquire) == 0;
         let now = Instant::now();
         if !measuring {
-            if now >= origin {
+            let over = match auto.as_mut() {
+                None => now >= origin,
+                Some(a) => {
+                    found = a.poll(now, &shared.slots);
+                    found.is_some()
+                }
+            };
+            if over {
+                if let Some(f) = found {
+                    origin = Instant::now();
+                    if !forced_by_stop {
+                        forced_at = shared
+                            .cfg
+                            .time
+                            .and_then(|t| origin.checked_add(t))
+                            .zip(cfg.forced_shutdown)
+                            .and_then(|(d, f)| d.checked_add(f));
+                    }
+                    let warmed = origin.saturating_duration_since(start).as_secs_f64();
+                    if f.settled {
+                        writeln!(
+                            out,
+                            "Warm-up: {warmed:.0}s (warmup_time = auto: MSER-5 puts the end of \
+                             the start-up transient at {:.0}s); measuring from here",
+                            f.transient_s
+                        )?;
+                    } else {
+                        writeln!(
+                            out,
+                            "WARNING: warmup_time = auto: the throughput did not settle within \
+                             {warmed:.0}s (MSER-5); measuring from here anyway"
+                        )?;
+                    }
+                    out.flush()?;
+                }
+                let _ = shared.measured_from.set(origin);
                 shared.epoch.store(1, Ordering::Release);
                 measuring = true;
-                period_start = Instant::now();
+                period_start = if auto.is_some() {
+                    origin
+                } else {
+                    Instant::now()
+                };
+                series = Series::new(period_start, &shared.slots);
                 sampler = Sampler::new(period_start);
                 let _ = sampler.sample(&shared.slots, origin, 0, 0.0, false); // baseline
                 workload.reset_counters();
@@ -357,7 +550,11 @@ pub(super) fn collect(
             if finished {
                 break;
             }
-            thread::park_timeout((origin - now).min(POLL));
+            let until = match &auto {
+                None => origin,
+                Some(a) => a.series.due().unwrap_or(now),
+            };
+            thread::park_timeout(until.saturating_duration_since(now).min(POLL));
             continue;
         }
         let tick_due = interval.and_then(|every| {
@@ -379,7 +576,10 @@ pub(super) fn collect(
         if let Some(due) = tick_due
             && now >= due
         {
-            let offset_ns = duration_ns(warmup + interval.unwrap_or_default().saturating_mul(tick));
+            let offset_ns = duration_ns(
+                origin.saturating_duration_since(start)
+                    + interval.unwrap_or_default().saturating_mul(tick),
+            );
             let threads = shared
                 .slots
                 .iter()
@@ -419,6 +619,13 @@ pub(super) fn collect(
             tick = tick.saturating_add(1);
             continue;
         }
+        let series_due = series.due().filter(|_| !finished);
+        if let Some(due) = series_due
+            && now >= due
+        {
+            series.take(&shared.slots);
+            continue;
+        }
         if let Some(due) = live_due
             && now >= due
             && let Some(l) = live.as_mut()
@@ -434,6 +641,7 @@ pub(super) fn collect(
                 continue; // nobody to hand over: the final report covers it
             }
             checkpoint(shared, workload, origin, &mut period_start, out)?;
+            series = Series::new(period_start, &shared.slots);
             continue;
         }
         if let Some(due) = forced_due
@@ -455,6 +663,9 @@ pub(super) fn collect(
             return Ok(Collected {
                 period_start,
                 forced: Some(shared.running.load(Ordering::Acquire)),
+                series: series.per_sec,
+                warmup_s: origin.saturating_duration_since(start).as_secs_f64(),
+                auto: found,
             });
         }
         if finished {
@@ -464,7 +675,7 @@ pub(super) fn collect(
             }
             break;
         }
-        let next = [tick_due, checkpoint_due, forced_due, live_due]
+        let next = [tick_due, checkpoint_due, forced_due, live_due, series_due]
             .into_iter()
             .flatten()
             .min();
@@ -474,6 +685,13 @@ pub(super) fn collect(
     Ok(Collected {
         period_start,
         forced: None,
+        series: series.per_sec,
+        warmup_s: if measuring {
+            origin.saturating_duration_since(start).as_secs_f64()
+        } else {
+            0.0
+        },
+        auto: found,
     })
 }
 

@@ -411,6 +411,117 @@ fn warmup_is_excluded_and_uncapped() {
     assert_eq!(o.events, 50);
 }
 
+/// Events that sleep `pace(t)`, `t` the time since the workload's first event: a
+/// throughput that changes in a known way (sleeping, so the test costs no CPU).
+struct Paced {
+    pace: fn(Duration) -> Duration,
+    first: OnceLock<Instant>,
+}
+
+impl Paced {
+    fn new(pace: fn(Duration) -> Duration) -> Self {
+        Paced {
+            pace,
+            first: OnceLock::new(),
+        }
+    }
+}
+
+struct PacedWorker<'a>(&'a Paced);
+
+impl Worker for PacedWorker<'_> {
+    fn event(&mut self) -> EventResult {
+        let w = self.0;
+        let first = *w.first.get_or_init(Instant::now);
+        thread::sleep((w.pace)(first.elapsed()));
+        EventResult::Done
+    }
+}
+
+impl Workload for Paced {
+    fn banner(&self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn new_worker<'a>(
+        &'a self,
+        _id: usize,
+        _stop: &'a Scope,
+    ) -> Result<Box<dyn Worker + 'a>, EngineError> {
+        Ok(Box::new(PacedWorker(self)))
+    }
+}
+
+/// #29: `warmup_time = "auto"` ends the warmup after the transient (MSER-5, sequentially),
+/// and nothing of the transient is measured: no slow event in the latencies, the time limit
+/// and the stamps count from the warmup's end.
+#[test]
+fn auto_warmup_ends_after_the_transient_and_excludes_it() {
+    // Sleeps far apart, so that the scheduling noise of a loaded machine cannot hide the
+    // transient: 3 events a second a thread for 6 s, then about 60.
+    let w =
+        Paced::new(|t| Duration::from_millis(if t < Duration::from_secs(6) { 300 } else { 15 }));
+    let cfg = RunConfig {
+        warmup_auto: true,
+        ..config(4, 0, 2000, 1000)
+    };
+    let t = Instant::now();
+    let (o, samples, text) = run_fake_on(&w, &cfg);
+    let wall = t.elapsed().as_secs_f64();
+    let auto = o.steady.auto.expect("auto warmup");
+    assert!(auto.settled, "{text}");
+    // The transient (6 s) is cut at batch granularity: 10 s (more if the machine's noise
+    // says so); the warmup ran on until MSER-5 was sure (the minimum inside the first half
+    // of the series): about 30 s.
+    assert!(auto.transient_s >= 10.0, "{auto:?}\n{text}");
+    assert!(
+        (20.0..=45.0).contains(&o.steady.warmup_s),
+        "{:?}\n{text}",
+        o.steady
+    );
+    assert!(wall >= o.steady.warmup_s + 1.9, "{wall} {:?}", o.steady);
+    assert!(o.seconds >= 1.5 && o.seconds < 5.0, "{}", o.seconds);
+    assert!(
+        o.latency.max_ms < 250.0,
+        "a slow transient event was measured: {:?}",
+        o.latency
+    );
+    assert!(text.contains("Warm-up: "), "{text}");
+    assert!(text.contains("Steady state: unknown"), "{text}");
+    assert!(
+        samples.len() <= 2 && samples.iter().all(|s| s.time_s < 3.0),
+        "{samples:?}"
+    );
+}
+
+fn run_fake_on(w: &dyn Workload, cfg: &RunConfig) -> (StepOutcome, Vec<IntervalSample>, String) {
+    let mut out = Vec::new();
+    let mut samples = Vec::new();
+    let outcome = run(
+        w,
+        cfg,
+        &mut out,
+        &mut |s: &IntervalSample| samples.push(s.clone()),
+        &AtomicBool::new(false),
+    )
+    .expect("run succeeds");
+    (outcome, samples, String::from_utf8(out).expect("utf8"))
+}
+
+/// #29: every run gets a verdict on its per-second series: a workload slowing down over its
+/// window is not steady. (That a steady one is not flagged is tested on synthetic series in
+/// `stats::steady`: a shared test machine's load drifts too much to test it here.)
+#[test]
+fn a_run_slowing_down_is_not_steady() {
+    // 100 events a second a thread falling linearly to 25 over 30 s.
+    let falling = Paced::new(|t| Duration::from_secs_f64(1.0 / (100.0 - 2.5 * t.as_secs_f64())));
+    let cfg = config(2, 0, 30_000, 0);
+    let (o, _, _) = run_fake_on(&falling, &cfg);
+    let t = o.steady.trend.expect("30 s: 6 batches");
+    assert_eq!(t.verdict, crate::stats::steady::Verdict::No, "{t:?}");
+    assert!(t.pct_per_min < -50.0, "{t:?}");
+}
+
 #[test]
 fn rate_paces_events_and_counts_queue_time() {
     let cfg = RunConfig {

@@ -75,6 +75,28 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
             count("interrupted")
         );
     }
+    // #29: runs whose throughput drifted are drawn and tabled like the others, but said so.
+    for t in runs {
+        for r in t.run.rows.iter().filter(|r| r.get("steady") == "no") {
+            let what = match (r.num("trend_pct_per_min"), r.num("seconds")) {
+                (Some(tr), Some(s)) => crate::stats::steady::unsteady_text(tr, s),
+                _ => "throughput not steady".into(),
+            };
+            let run = if t.tag.is_empty() {
+                String::new()
+            } else {
+                format!("run {} ", t.tag)
+            };
+            let _ = writeln!(
+                h,
+                "<p class=\"note\">Warning: {}step {} ({}): {}</p>",
+                escape(&run),
+                escape(r.get("step")),
+                escape(r.get("name")),
+                escape(&what)
+            );
+        }
+    }
     let _ = writeln!(
         h,
         "<p class=\"meta\">generated {} by sbsuite {}{}</p>",
@@ -321,6 +343,7 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
     }
     let two = runs.len() > 1;
     let knee = any("knee");
+    let steady = any("steady");
     let has_tps = any("tps");
     let has_qps = any("qps");
     let has_errors = any("errors");
@@ -361,6 +384,9 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
     }
     if knee {
         head.push("knee".into());
+    }
+    if steady {
+        head.push("steady (trend %/min)".into());
     }
     head.push("error".into());
     for c in &head {
@@ -406,6 +432,12 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
         }
         if knee {
             text(h, r.get("knee"));
+        }
+        if steady {
+            match r.num("trend_pct_per_min") {
+                Some(t) => text(h, &format!("{} ({t:+.1})", r.get("steady"))),
+                None => text(h, r.get("steady")),
+            }
         }
         text(h, r.get("error"));
         h.push_str("</tr>\n");

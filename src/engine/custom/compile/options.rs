@@ -336,6 +336,9 @@ fn declare_like(kind: &Kind) -> String {
         Kind::Bool => "type = \"bool\"".into(),
         Kind::Int { min, max } if *max == i64::MAX => format!("type = \"int\", min = {min}"),
         Kind::Int { min, max } => format!("type = \"int\", min = {min}, max = {max}"),
+        Kind::IntOr { word, .. } => {
+            format!("an integer or \"{word}\" (not available to custom workloads)")
+        }
         Kind::Float { min, max } => format!("type = \"float\", min = {min}, max = {max}"),
         Kind::Size => "type = \"size\"".into(),
         Kind::Str => "type = \"string\"".into(),
