@@ -309,6 +309,18 @@ pub struct EngineExecutor {
 }
 
 impl EngineExecutor {
+    /// Puts back what `saved` recorded (a variant's or a stage's settings), if anything.
+    fn restore(&self, saved: Option<server::Saved>, run_dir: &Path) -> Result<(), ServerError> {
+        match (saved, self.target.as_ref()) {
+            (Some(saved), Some(target)) => server::restore_and_forget(target, &saved, run_dir)
+                .map_err(|e| ServerError::NotRestored {
+                    source: Box::new(e),
+                    run_dir: run_dir.to_path_buf(),
+                }),
+            _ => Ok(()),
+        }
+    }
+
     /// The executor of `variants` on `target`.
     fn new(
         variants: HashMap<String, server::VariantSettings>,
@@ -507,14 +519,8 @@ impl StepExecutor for EngineExecutor {
         _stage: Stage,
         run_dir: &Path,
     ) -> Result<(), ServerError> {
-        match (self.stage_applied.take(), self.target.as_ref()) {
-            (Some(saved), Some(target)) => server::restore_and_forget(target, &saved, run_dir)
-                .map_err(|e| ServerError::NotRestored {
-                    source: Box::new(e),
-                    run_dir: run_dir.to_path_buf(),
-                }),
-            _ => Ok(()),
-        }
+        let saved = self.stage_applied.take();
+        self.restore(saved, run_dir)
     }
 
     fn take_unreachable(&mut self) -> Option<String> {
@@ -522,14 +528,8 @@ impl StepExecutor for EngineExecutor {
     }
 
     fn end_variant(&mut self, _variant: &str, run_dir: &Path) -> Result<(), ServerError> {
-        match (self.applied.take(), self.target.as_ref()) {
-            (Some(saved), Some(target)) => server::restore_and_forget(target, &saved, run_dir)
-                .map_err(|e| ServerError::NotRestored {
-                    source: Box::new(e),
-                    run_dir: run_dir.to_path_buf(),
-                }),
-            _ => Ok(()),
-        }
+        let saved = self.applied.take();
+        self.restore(saved, run_dir)
     }
 }
 
