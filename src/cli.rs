@@ -72,6 +72,18 @@ pub enum Command {
     /// repetition back to back: `--by variant` pairs them by repetition and uses a paired
     /// t-test on their log ratios (the method line says which test).
     Compare(CompareArgs),
+    /// Find which of the settings two variants differ in causes their difference in a metric.
+    ///
+    /// `sbsuite bisect suite.toml` takes the suite's first two [[variant]]s (or --base and
+    /// --other), lists the server settings they differ in (set_global, sql settings, restart
+    /// settings, and those of their prepare/run tables), and runs probes: the suite with the
+    /// baseline and the baseline plus a subset of the other's settings, repeated and compared
+    /// with the test of `compare --by variant` (paired when the two run back to back). Delta
+    /// debugging picks the subsets; the answer names the smallest subset that reproduces the
+    /// difference, with its effect and interval, and measures the other settings together.
+    /// Settings are applied and restored as by `sbsuite run`. Everything lands in
+    /// <results_dir>/<suite>-bisect/<id>/: bisect.csv, bisect.txt and one run per probe.
+    Bisect(BisectArgs),
     /// List the runs under the results directory (suite, run id, start, rows, status).
     Runs(RunsArgs),
     /// Draw runs as one self-contained HTML page: throughput and latency vs threads, each
@@ -331,6 +343,35 @@ pub struct Overrides {
     /// comma-separated `local`, `local:N`, `ssh:DEST`, `kubernetes:NS/SELECTOR`.
     #[arg(long, value_name = "LIST")]
     pub clients: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BisectArgs {
+    /// The suite file (TOML) with the two variants.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub overrides: Overrides,
+    /// The baseline variant (default: the suite's first [[variant]]).
+    #[arg(long, value_name = "VARIANT")]
+    pub base: Option<String>,
+    /// The variant whose settings are bisected (default: the suite's second).
+    #[arg(long, value_name = "VARIANT")]
+    pub other: Option<String>,
+    /// The metric whose difference is bisected: any metric of `compare --metric` (tps, qps,
+    /// p95, p99, avg, server_fsyncs_per_txn, …).
+    #[arg(long, value_name = "METRIC", default_value = "tps")]
+    pub metric: String,
+    /// The share of the full difference, in %, a subset must reproduce (same direction,
+    /// significant) to count as the cause.
+    #[arg(long, value_name = "PCT", default_value_t = 50.0)]
+    pub share: f64,
+    /// Directory for results, instead of the suite's `results_dir`.
+    #[arg(long, value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+    /// Print no progress of the probes' runs on stderr (the probe lines and the answer are
+    /// still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -17,6 +17,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod app;
+pub mod bisect;
 pub mod cli;
 pub mod clients;
 pub mod compare;

@@ -9,6 +9,7 @@
 //! writes `error: …` lines. One file per command or command group, each thin: call the library,
 //! map its outcome or error to an [`Exit`], print.
 
+mod bisect;
 mod compare;
 mod import;
 mod plan;
@@ -61,6 +62,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Convert(args) => sysbench::convert(&args.args),
         Command::Restore(args) => restore::restore(&args.run_dir),
         Command::Compare(args) => compare::compare(args),
+        Command::Bisect(args) => bisect::bisect(&args),
         Command::Runs(args) => compare::runs(&args.results_dir, args.format),
         Command::Report(args) => report::report(&args.runs, args.out, args.svg, args.format),
         Command::Import(args) => import::import(args),

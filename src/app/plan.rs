@@ -153,6 +153,16 @@ fn server_note(checks: &[&str]) -> String {
 /// against the target), so `plan`, `validate`, `run` and `restore` refuse the same suites
 /// before anything runs; errors are printed here and `Err` holds the exit code.
 pub(super) fn load_plan(file: &Path, overrides: &Overrides) -> Result<(Suite, Plan), Exit> {
+    let sets = set_overrides(overrides)?;
+    let suite = suite::load(file, &sets).map_err(fail_config)?;
+    let plan = plan::build(&suite).map_err(fail_config)?;
+    crate::runner::check_offline(&suite, &plan).map_err(fail_config)?;
+    crate::runner::clients::check_clients(&suite, &plan).map_err(fail_config)?;
+    Ok((suite, plan))
+}
+
+/// `--set` and `--clients`, as the layer on top of the suite file.
+pub(super) fn set_overrides(overrides: &Overrides) -> Result<Vec<SetOverride>, Exit> {
     let mut sets = Vec::new();
     for s in &overrides.set {
         sets.push(SetOverride::parse(s).map_err(|e| fail(Exit::BadInput, e))?);
@@ -169,9 +179,5 @@ pub(super) fn load_plan(file: &Path, overrides: &Overrides) -> Result<(Suite, Pl
                 .map_err(|e| fail(Exit::BadInput, e))?,
         );
     }
-    let suite = suite::load(file, &sets).map_err(fail_config)?;
-    let plan = plan::build(&suite).map_err(fail_config)?;
-    crate::runner::check_offline(&suite, &plan).map_err(fail_config)?;
-    crate::runner::clients::check_clients(&suite, &plan).map_err(fail_config)?;
-    Ok((suite, plan))
+    Ok(sets)
 }

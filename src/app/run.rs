@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::runner::events::{Body, Events};
 use crate::runner::metrics::MetricsServer;
-use crate::runner::{ProgressMode, ResumeError, RunContext, RunError, RunSummary, Watch};
+use crate::runner::{ProgressMode, Reports, ResumeError, RunContext, RunError, RunSummary, Watch};
 
 pub(super) fn run(args: RunArgs) -> Exit {
     let loaded = match &args.resume {
@@ -47,20 +47,8 @@ pub(super) fn run(args: RunArgs) -> Exit {
         None => PathBuf::from("."),
     };
     let ctx = RunContext {
-        base_dir,
-        hooks: suite.hooks.clone(),
-        on_error: suite.on_error,
-        rate_overflow: suite.rate_overflow,
         resume: args.resume.clone(),
-        stop_when: suite.matrix.stop_when.clone(),
-        repeat_until: suite.repeat_rule.clone(),
-        clients: suite.clients.clone(),
-        cost: crate::runner::cost::CostConfig {
-            enabled: suite.server_cost,
-            extra: suite.server_counters.clone(),
-        },
-        results_root: args.results_dir.unwrap_or(suite.results_dir),
-        suite_text: suite.resolved_toml,
+        results_root: args.results_dir.unwrap_or(suite.results_dir.clone()),
         quiet: args.quiet,
         progress: match args.progress {
             ProgressArg::Auto => ProgressMode::Auto,
@@ -71,8 +59,13 @@ pub(super) fn run(args: RunArgs) -> Exit {
         watch: Watch {
             metrics: server.as_ref().map(MetricsServer::metrics),
             events: events.clone(),
-            reports_on_stderr: events_on_stdout,
+            reports: if events_on_stdout {
+                Reports::Stderr
+            } else {
+                Reports::Stdout
+            },
         },
+        ..RunContext::for_suite(&suite, base_dir)
     };
     let result = crate::runner::run_plan(&plan, &ctx, variants);
     let exit = match &result {

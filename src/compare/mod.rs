@@ -493,7 +493,7 @@ pub fn key_text(key: &[(String, String)]) -> String {
 }
 
 /// Reads a run for a comparison (read failures worded for `compare`: [`CompareError`]).
-fn load_run(path: &Path) -> Result<Run, CompareError> {
+pub fn load_run(path: &Path) -> Result<Run, CompareError> {
     Ok(load::load(path, Parts::Results)?)
 }
 

@@ -99,13 +99,52 @@ pub struct RunContext {
     pub cost: cost::CostConfig,
 }
 
+impl RunContext {
+    /// The context `sbsuite run` makes for `suite`: its results directory, hooks, error
+    /// policy, repetition rule, clients and cost settings; no resume, no outside watchers,
+    /// progress chosen by the terminal. `base_dir` is the suite file's directory.
+    pub fn for_suite(suite: &crate::suite::Suite, base_dir: PathBuf) -> RunContext {
+        RunContext {
+            base_dir,
+            hooks: suite.hooks.clone(),
+            on_error: suite.on_error,
+            rate_overflow: suite.rate_overflow,
+            resume: None,
+            stop_when: suite.matrix.stop_when.clone(),
+            repeat_until: suite.repeat_rule.clone(),
+            clients: suite.clients.clone(),
+            cost: cost::CostConfig {
+                enabled: suite.server_cost,
+                extra: suite.server_counters.clone(),
+            },
+            results_root: suite.results_dir.clone(),
+            suite_text: suite.resolved_toml.clone(),
+            quiet: false,
+            progress: ProgressMode::Auto,
+            watch: Watch::default(),
+        }
+    }
+}
+
 /// The run's outside watchers (`--metrics`, `--events`), fed by the step loop.
 #[derive(Clone, Default)]
 pub struct Watch {
     pub metrics: Option<std::sync::Arc<metrics::Metrics>>,
     pub events: Option<std::sync::Arc<events::Events>>,
-    /// The steps' sysbench-shaped reports go to stderr (stdout carries the events).
-    pub reports_on_stderr: bool,
+    /// Where the steps' sysbench-shaped reports go.
+    pub reports: Reports,
+}
+
+/// Where a run prints its steps' sysbench-shaped reports (results.csv and intervals.csv hold
+/// their numbers either way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reports {
+    #[default]
+    Stdout,
+    /// stdout carries something else (`--events jsonl`).
+    Stderr,
+    /// Nobody reads them (`sbsuite bisect`, whose probes are runs of their own).
+    Discard,
 }
 
 impl std::fmt::Debug for Watch {
@@ -113,7 +152,7 @@ impl std::fmt::Debug for Watch {
         f.debug_struct("Watch")
             .field("metrics", &self.metrics.is_some())
             .field("events", &self.events.is_some())
-            .field("reports_on_stderr", &self.reports_on_stderr)
+            .field("reports", &self.reports)
             .finish()
     }
 }
@@ -563,10 +602,11 @@ pub fn run_plan(
         }
         None => &mut executor,
     };
-    if ctx.watch.reports_on_stderr {
-        return run_plan_with(plan, ctx, executor, &stop, io::stderr().lock());
+    match ctx.watch.reports {
+        Reports::Stdout => run_plan_with(plan, ctx, executor, &stop, io::stdout().lock()),
+        Reports::Stderr => run_plan_with(plan, ctx, executor, &stop, io::stderr().lock()),
+        Reports::Discard => run_plan_with(plan, ctx, executor, &stop, io::sink()),
     }
-    run_plan_with(plan, ctx, executor, &stop, io::stdout().lock())
 }
 
 /// Fails when some step's workload has no engine, listing every such workload once.

@@ -306,10 +306,15 @@ impl Provider for Layer {
 
 /// Loads and validates a suite file with the environment and `--set` layers on top.
 pub fn load(file: &Path, sets: &[SetOverride]) -> Result<Suite, ConfigErrors> {
-    let env: Vec<(String, String)> = std::env::vars()
+    load_with_env(file, sets, &env_layer())
+}
+
+/// The `SBSUITE_*` variables of this process that set suite keys (the layer between the file
+/// and `--set`).
+pub fn env_layer() -> Vec<(String, String)> {
+    std::env::vars()
         .filter(|(k, _)| k.starts_with(ENV_PREFIX) && !ENV_SWITCHES.contains(&k.as_str()))
-        .collect();
-    load_with_env(file, sets, &env)
+        .collect()
 }
 
 /// [`load`] with an explicit environment (tests pass their own instead of the process's).

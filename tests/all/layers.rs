@@ -26,74 +26,81 @@ type Reference = (Module, Module, String);
 
 /// `(module, modules it must not import)`, top-level names. The intended order is
 /// `app → runner → plan → suite`, `runner → engine → db`, `engine → stats`,
-/// `compare/report → results`, `runner → clients → engine/suite/results`, and
-/// `suite/engine → source → value` (positions in TOML files and the errors that point there).
+/// `compare/report → results`, `bisect → runner/compare`, `runner → clients →
+/// engine/suite/results`, and `suite/engine → source → value` (positions in TOML files and
+/// the errors that point there).
 const FORBIDDEN: &[(&str, &[&str])] = &[
     (
         "value",
         &[
-            "app", "cli", "compat", "import", "runner", "plan", "suite", "engine", "db", "stats",
-            "results", "compare", "report", "clients", "source",
+            "app", "bisect", "cli", "compat", "import", "runner", "plan", "suite", "engine", "db",
+            "stats", "results", "compare", "report", "clients", "source",
         ],
     ),
     (
         "source",
         &[
-            "app", "cli", "compat", "import", "runner", "plan", "suite", "engine", "db", "stats",
-            "results", "compare", "report", "clients",
+            "app", "bisect", "cli", "compat", "import", "runner", "plan", "suite", "engine", "db",
+            "stats", "results", "compare", "report", "clients",
         ],
     ),
     (
         "stats",
         &[
-            "app", "cli", "compat", "import", "runner", "plan", "suite", "engine", "db", "results",
-            "compare", "report", "clients",
+            "app", "bisect", "cli", "compat", "import", "runner", "plan", "suite", "engine", "db",
+            "results", "compare", "report", "clients",
         ],
     ),
     (
         "db",
         &[
-            "app", "cli", "compat", "import", "runner", "plan", "suite", "engine", "results",
-            "compare", "report", "clients",
+            "app", "bisect", "cli", "compat", "import", "runner", "plan", "suite", "engine",
+            "results", "compare", "report", "clients",
         ],
     ),
     (
         "engine",
         &[
-            "app", "cli", "compat", "import", "runner", "plan", "suite", "results", "compare",
-            "report", "clients",
+            "app", "bisect", "cli", "compat", "import", "runner", "plan", "suite", "results",
+            "compare", "report", "clients",
         ],
     ),
     (
         "suite",
         &[
-            "app", "cli", "compat", "import", "runner", "plan", "results", "compare", "report",
-            "clients",
+            "app", "bisect", "cli", "compat", "import", "runner", "plan", "results", "compare",
+            "report", "clients",
         ],
     ),
     (
         "plan",
         &[
-            "app", "cli", "compat", "import", "runner", "compare", "report",
+            "app", "bisect", "cli", "compat", "import", "runner", "compare", "report",
         ],
     ),
     (
         "results",
         &[
-            "app", "cli", "compat", "import", "runner", "compare", "report", "clients",
+            "app", "bisect", "cli", "compat", "import", "runner", "compare", "report", "clients",
         ],
     ),
     (
         "clients",
         &[
-            "app", "cli", "compat", "import", "runner", "compare", "report",
+            "app", "bisect", "cli", "compat", "import", "runner", "compare", "report",
         ],
     ),
-    ("compare", &["app", "cli", "compat", "import", "runner"]),
-    ("report", &["app", "cli", "compat", "import", "runner"]),
-    ("runner", &["app", "cli", "compat", "import"]),
-    ("compat", &["app", "cli"]),
-    ("import", &["app", "cli"]),
+    (
+        "compare",
+        &["app", "bisect", "cli", "compat", "import", "runner"],
+    ),
+    (
+        "report",
+        &["app", "bisect", "cli", "compat", "import", "runner"],
+    ),
+    ("runner", &["app", "bisect", "cli", "compat", "import"]),
+    ("compat", &["app", "bisect", "cli"]),
+    ("import", &["app", "bisect", "cli"]),
 ];
 
 /// Every module of the library: its path segments → its file.

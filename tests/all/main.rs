@@ -33,6 +33,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bisect;
 mod cli;
 mod clients;
 mod clients_ssh;

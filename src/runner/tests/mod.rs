@@ -794,7 +794,7 @@ fn watchers_see_every_step_end_once_with_its_status() {
             events: Some(std::sync::Arc::new(events::Events::new(Box::new(
                 buffer.clone(),
             )))),
-            reports_on_stderr: false,
+            reports: Reports::Stdout,
         },
         ..ctx(tmp.path())
     };
