@@ -81,25 +81,6 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
             count("interrupted")
         );
     }
-    // #29: the verdict first; runs whose throughput drifted are drawn and tabled like the
-    // others, but said so (in the verdict when they were compared).
-    let comparisons = variants::comparisons(runs);
-    if let Some(cs) = &comparisons {
-        variants::verdict(&mut h, cs);
-    }
-    if !matches!(comparisons, Some(Ok(_))) {
-        for t in runs {
-            for r in t.run.rows.iter().filter(|r| r.get("steady") == "no") {
-                let _ = writeln!(
-                    h,
-                    "<p class=\"warn\">⚠ not steady: step {} ({}): {}</p>",
-                    escape(r.get("step")),
-                    escape(r.get("name")),
-                    escape(&variants::unsteady_of(r))
-                );
-            }
-        }
-    }
     let _ = writeln!(
         h,
         "<p class=\"meta\">generated {} by sbsuite {}{}</p>",
@@ -111,6 +92,31 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
             ""
         }
     );
+    // #29: then the verdict; runs whose throughput drifted are drawn and tabled like the
+    // others, but said so (in the verdict when they were compared).
+    let comparisons = variants::comparisons(runs);
+    if let Some(cs) = &comparisons {
+        variants::verdict(&mut h, cs);
+    }
+    if !matches!(comparisons, Some(Ok(_))) {
+        for t in runs {
+            let run = if t.tag.is_empty() {
+                String::new()
+            } else {
+                format!("run {} ", t.tag)
+            };
+            for r in t.run.rows.iter().filter(|r| r.get("steady") == "no") {
+                let _ = writeln!(
+                    h,
+                    "<p class=\"warn\">⚠ not steady: {}step {} ({}): {}</p>",
+                    escape(&run),
+                    escape(r.get("step")),
+                    escape(r.get("name")),
+                    escape(&variants::unsteady_of(r))
+                );
+            }
+        }
+    }
 
     h.push_str("<h2 id=\"throughput\">Throughput and latency</h2>\n");
     if charts.sweep.iter().any(|c| !c.missing.is_empty()) {
