@@ -136,7 +136,8 @@ fn at_one_point(l: &Line) -> (String, Direction) {
         Some(_) => delta_text(l),
         // From a zero median (or one side unmeasured) there is no percentage: the medians.
         None => {
-            let side = |s: &Option<super::SideStats>| s.as_ref().map_or("—".into(), |s| num(s.median));
+            let side =
+                |s: &Option<super::SideStats>| s.as_ref().map_or("—".into(), |s| num(s.median));
             format!("{} → {}", side(&l.base), side(&l.other))
         }
     };
@@ -232,11 +233,7 @@ mod tests {
             tools: None,
             few_samples: false,
             measured: Vec::new(),
-            metrics: METRICS
-                .iter()
-                .chain(COST_METRICS)
-                .copied()
-                .collect(),
+            metrics: METRICS.iter().chain(COST_METRICS).copied().collect(),
         }
     }
 

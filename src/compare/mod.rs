@@ -605,15 +605,7 @@ pub fn compare_runs(
     }
     let ar: Vec<_> = rows_a.iter().collect();
     let br: Vec<_> = rows_b.iter().collect();
-    let mut c = compare_sides(
-        a,
-        b,
-        &ar,
-        &br,
-        ra.key_columns(),
-        &metrics,
-        gates,
-    );
+    let mut c = compare_sides(a, b, &ar, &br, ra.key_columns(), &metrics, gates);
     c.notes = bad;
     c.tools = Tools::differ(&ra.origin, &rb.origin);
     c.hosts.extend(setup::client_diff(

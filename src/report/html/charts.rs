@@ -530,7 +530,9 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
             x_log2: false,
             series: series_of(column),
             missing: Vec::new(),
-            note: format!("each point: the {column} of one interim report; a line per step and repetition"),
+            note: format!(
+                "each point: the {column} of one interim report; a line per step and repetition"
+            ),
         });
         let latency_series = series_of("lat_pct");
         let latency = latency_series
@@ -671,8 +673,18 @@ mod tests {
             &[],
             vec![
                 row("1", "cpu", "1", &[("eps", "100"), ("lat_p95", "4.6")]),
-                row("2", "cpu", "1", &[("eps", "200"), ("lat_p95", "4.65"), ("repetition", "2")]),
-                row("3", "cpu", "1", &[("eps", "120"), ("lat_p95", "28.25"), ("repetition", "3")]),
+                row(
+                    "2",
+                    "cpu",
+                    "1",
+                    &[("eps", "200"), ("lat_p95", "4.65"), ("repetition", "2")],
+                ),
+                row(
+                    "3",
+                    "cpu",
+                    "1",
+                    &[("eps", "120"), ("lat_p95", "28.25"), ("repetition", "3")],
+                ),
                 row("4", "cpu", "2", &[("eps", "300")]),
                 row("5", "cpu", "4", &[("status", "failed"), ("error", "boom")]),
             ],
@@ -684,17 +696,27 @@ mod tests {
         assert_eq!(eps.series.len(), 1);
         assert_eq!(eps.series[0].points, vec![(1.0, 120.0), (2.0, 300.0)]);
         assert_eq!(eps.y_label, "median eps (events/s)");
-        assert!(eps.note.starts_with("each point: the median of its repetitions (up to 3)"));
+        assert!(
+            eps.note
+                .starts_with("each point: the median of its repetitions (up to 3)")
+        );
         assert_eq!(eps.missing.len(), 1);
         assert_eq!(eps.missing[0].x, 4.0);
         assert_eq!(eps.missing[0].what, "step 5 cpu: failed (boom)");
         let p95 = &charts.sweep[1];
-        assert_eq!(p95.series[0].points, vec![(1.0, 4.65)], "not the mean, 12.5");
+        assert_eq!(
+            p95.series[0].points,
+            vec![(1.0, 4.65)],
+            "not the mean, 12.5"
+        );
         // The bar is the interval of `compare`'s side at that point; one sample: no bar.
         let side = crate::compare::stats::summarize(&[4.6, 4.65, 28.25]).unwrap();
         let bar = &p95.series[0].bars;
         assert_eq!(bar.len(), 1);
-        assert_eq!((bar[0].low, bar[0].high, bar[0].n), (side.ci.unwrap().0, side.ci.unwrap().1, 3));
+        assert_eq!(
+            (bar[0].low, bar[0].high, bar[0].n),
+            (side.ci.unwrap().0, side.ci.unwrap().1, 3)
+        );
         assert_eq!(eps.series[0].bars.len(), 1, "threads=2 has one repetition");
         // No p99 measured: no p99 chart.
         assert_eq!(charts.sweep.len(), 2);
@@ -704,7 +726,10 @@ mod tests {
     fn a_single_repetition_is_drawn_as_its_value_without_a_caption() {
         let r = run(
             &[],
-            vec![row("1", "cpu", "1", &[("eps", "100")]), row("2", "cpu", "2", &[("eps", "150")])],
+            vec![
+                row("1", "cpu", "1", &[("eps", "100")]),
+                row("2", "cpu", "2", &[("eps", "150")]),
+            ],
             vec![],
         );
         let eps = &build(&tagged(&r)).sweep[0];
@@ -724,9 +749,24 @@ mod tests {
             vec![
                 row("1", "oltp_read_only", "1", &[("tps", "10")]),
                 row("2", "oltp_read_only", "2", &[("tps", "20")]),
-                row("3", "oltp_read_only", "1", &[("tps", "11"), ("repetition", "2")]),
-                row("4", "oltp_read_only", "2", &[("tps", "21"), ("repetition", "2")]),
-                row("5", "oltp_read_only", "1", &[("tps", "12"), ("repetition", "3")]),
+                row(
+                    "3",
+                    "oltp_read_only",
+                    "1",
+                    &[("tps", "11"), ("repetition", "2")],
+                ),
+                row(
+                    "4",
+                    "oltp_read_only",
+                    "2",
+                    &[("tps", "21"), ("repetition", "2")],
+                ),
+                row(
+                    "5",
+                    "oltp_read_only",
+                    "1",
+                    &[("tps", "12"), ("repetition", "3")],
+                ),
             ],
             (1..=5).map(|s| iv(&s.to_string(), "1", "10")).collect(),
         );
@@ -747,7 +787,10 @@ mod tests {
                 ("threads=1 · rep 3", 0, 2),
             ]
         );
-        assert_eq!(tput.note, "each point: the tps of one interim report; a line per step and repetition");
+        assert_eq!(
+            tput.note,
+            "each point: the tps of one interim report; a line per step and repetition"
+        );
     }
 
     #[test]

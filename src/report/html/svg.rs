@@ -787,8 +787,24 @@ mod tests {
             .lines()
             .filter(|l| l.contains("text-anchor=\"end\""))
             .map(|l| {
-                let y: f64 = l.split("y=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
-                let v: f64 = l.split('>').nth(1).unwrap().split('<').next().unwrap().parse().unwrap();
+                let y: f64 = l
+                    .split("y=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                let v: f64 = l
+                    .split('>')
+                    .nth(1)
+                    .unwrap()
+                    .split('<')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
                 (v, y - 4.0)
             })
             .collect();
@@ -834,7 +850,14 @@ mod tests {
             .filter(|l| l.starts_with("<line class=\"bar\""))
             .map(|l| {
                 let attr = |a: &str| -> f64 {
-                    l.split(&format!(" {a}=\"")).nth(1).unwrap().split('"').next().unwrap().parse().unwrap()
+                    l.split(&format!(" {a}=\""))
+                        .nth(1)
+                        .unwrap()
+                        .split('"')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap()
                 };
                 (attr("y1"), attr("y2"))
             })
@@ -869,7 +892,10 @@ mod tests {
             &svg[start..start + svg[start..].find("</g>").unwrap()]
         };
         let first = group("threads=8 · rep 1");
-        assert!(first.contains("<circle") && !first.contains("dasharray"), "{first}");
+        assert!(
+            first.contains("<circle") && !first.contains("dasharray"),
+            "{first}"
+        );
         let second = group("threads=8 · rep 2");
         assert!(second.contains("<rect") && second.contains("stroke-dasharray=\"8 3\""));
         let third = group("threads=8 · rep 3");

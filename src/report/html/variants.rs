@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use super::charts::Tagged;
 use super::svg::escape;
 use crate::compare::headline::Headline;
-use crate::compare::{Comparison, CompareError, Line, key_text};
+use crate::compare::{CompareError, Comparison, Line, key_text};
 use crate::results::load::{Row, Run};
 use crate::stats::steady::unsteady_text;
 
