@@ -177,6 +177,35 @@ fn two_runs_are_overlaid_and_the_legend_says_which() {
     assert!(html.contains("stroke-dasharray"), "run B is dashed");
     assert!(html.contains("<th>run</th>"));
     assert_eq!(html.matches("<tr class=\"ok\">").count(), 4);
+    // #29: the verdict of run B against run A is the one `sbsuite compare A B` prints.
+    let out = sbsuite().arg("compare").args([&a, &b]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let verdict = text
+        .lines()
+        .find_map(|l| l.strip_prefix("verdict: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let start = html.find("<p class=\"headline\">").expect("a verdict");
+    let shown = strip_tags(&html[start..start + html[start..].find("</p>").unwrap()]);
+    assert_eq!(shown, format!("run B vs run A: {verdict}"));
+}
+
+/// The text of an HTML fragment: tags dropped, the page's few entities decoded.
+fn strip_tags(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("&#39;", "'")
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
 }
 
 /// A results.csv written by hand: the columns of `sbsuite run`, one measured row, one failed.
