@@ -286,11 +286,25 @@ fn compare_with(
     } else {
         "Welch's t-test".to_string()
     };
+    // Workloads without SQL have no tps: the `tps` metric reads their eps (`Metric::read`),
+    // and a headline names it so.
+    let has = |col: &str| {
+        base_rows
+            .iter()
+            .chain(other_rows)
+            .any(|r| r.num(col).is_some())
+    };
+    let throughput = if !has("tps") && has("eps") {
+        "eps"
+    } else {
+        "tps"
+    };
     Comparison {
         base: base_name.to_string(),
         other: other_name.to_string(),
         test,
         paired,
+        throughput,
         lines,
         geomean,
         only_base: base_order

@@ -45,6 +45,7 @@
 mod error;
 pub mod export;
 pub mod gates;
+pub mod headline;
 pub mod matching;
 pub mod setup;
 pub mod stats;
@@ -425,6 +426,11 @@ pub struct Comparison {
     /// Whether the verdicts come from the paired t-test.
     #[serde(skip)]
     pub paired: bool,
+    /// What the `tps` metric measured: `tps`, or `eps` when no compared row has a tps (a
+    /// workload without SQL: [`Metric::read`] falls back to its eps). The headline
+    /// ([`headline`]) names it so.
+    #[serde(skip)]
+    pub throughput: &'static str,
     pub lines: Vec<Line>,
     /// Per metric: the geometric mean of other/base medians over matched keys, as a delta %.
     pub geomean: Vec<(&'static str, f64)>,
@@ -572,13 +578,25 @@ fn two_runs(
     names: &[String],
     gates: &[Gate],
 ) -> Result<Comparison, CompareError> {
-    let ra = load_run(a)?;
-    let rb = load_run(b)?;
-    let gates = &canonical_gates(gates, &[&ra, &rb]);
-    let metrics = resolve_metrics(names, gates, &[&ra, &rb])?;
+    let (ra, rb) = (load_run(a)?, load_run(b)?);
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+    compare_runs((&a, &ra), (&b, &rb), names, gates)
+}
+
+/// Two runs already read, each with the name its side goes by, the first as the baseline,
+/// on the metrics `names` ([`resolve_metrics`]; the defaults when empty). `sbsuite compare A
+/// B`, and the report's verdict on two runs.
+pub fn compare_runs(
+    (a, ra): (&str, &Run),
+    (b, rb): (&str, &Run),
+    names: &[String],
+    gates: &[Gate],
+) -> Result<Comparison, CompareError> {
+    let gates = &canonical_gates(gates, &[ra, rb]);
+    let metrics = resolve_metrics(names, gates, &[ra, rb])?;
     let (rows_a, rows_b) = (ra.rows_with_transactions(), rb.rows_with_transactions());
-    let mut bad = check_cells(&ra, &rows_a, &metrics, gates)?;
-    bad.extend(check_cells(&rb, &rows_b, &metrics, gates)?);
+    let mut bad = check_cells(ra, &rows_a, &metrics, gates)?;
+    bad.extend(check_cells(rb, &rows_b, &metrics, gates)?);
     if ra.key_columns() != rb.key_columns() {
         return Err(CompareError::DifferentKeys {
             base: ra.key_columns().to_vec(),
@@ -587,15 +605,7 @@ fn two_runs(
     }
     let ar: Vec<_> = rows_a.iter().collect();
     let br: Vec<_> = rows_b.iter().collect();
-    let mut c = compare_sides(
-        &a.display().to_string(),
-        &b.display().to_string(),
-        &ar,
-        &br,
-        ra.key_columns(),
-        &metrics,
-        gates,
-    );
+    let mut c = compare_sides(a, b, &ar, &br, ra.key_columns(), &metrics, gates);
     c.notes = bad;
     c.tools = Tools::differ(&ra.origin, &rb.origin);
     c.hosts.extend(setup::client_diff(

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::common;
 
-use common::db::{admin_my, admin_pg};
+use common::db::{RestoreMy, admin_my, admin_pg, my_global};
 use common::{csv_rows, results, run_dir, sbsuite};
 
 /// The hooks that read `counter` with `read` (a shell command printing its value) before and
@@ -133,25 +133,6 @@ fn suite(target: &str, settings: [&str; 2], hooks: &str) -> String {
     )
 }
 
-/// The MariaDB variable's global value.
-fn my_global(name: &str) -> String {
-    let out = std::process::Command::new("mysql")
-        .args(["-h", "127.0.0.1", "-P", "3306", "-u", "root", "-N", "-e"])
-        .arg(format!("SELECT @@GLOBAL.{name}"))
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// Sets a MariaDB variable back when dropped, also when the test panics.
-struct RestoreMy(&'static str, String);
-
-impl Drop for RestoreMy {
-    fn drop(&mut self) {
-        admin_my(&[format!("SET GLOBAL {} = {}", self.0, self.1)]);
-    }
-}
-
 #[test]
 fn issue_29_mariadb_durability_study_shows_fsyncs_per_transaction() {
     let _alone = common::server_lock::server_lock();
@@ -166,8 +147,8 @@ fn issue_29_mariadb_durability_study_shows_fsyncs_per_transaction() {
         return;
     }
     let setting = "innodb_flush_log_at_trx_commit";
-    let original = my_global(setting);
-    let _restore = RestoreMy(setting, original.clone());
+    let restore = RestoreMy::save(setting);
+    let original = restore.original().to_string();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("own.log");
     let read = r#"mysql -h 127.0.0.1 -P 3306 -u root -N -e "SHOW GLOBAL STATUS LIKE 'Innodb_data_fsyncs'" | cut -f2"#;

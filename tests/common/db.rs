@@ -113,6 +113,40 @@ pub fn admin_my_at(port: u16, sql: &[String]) -> Option<()> {
     })
 }
 
+/// The global value of the shared MariaDB's variable `name`, as text (`SELECT @@GLOBAL.name`
+/// through the `mysql` client).
+pub fn my_global(name: &str) -> String {
+    server_lock::share();
+    let out = std::process::Command::new("mysql")
+        .args(["-h", "127.0.0.1", "-P", "3306", "-u", "root", "-N", "-e"])
+        .arg(format!("SELECT @@GLOBAL.{name}"))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Sets a global variable of the shared MariaDB back to the value it had at [`RestoreMy::save`]
+/// when dropped, also when the test panics: a test whose variants change the server restores
+/// it on its own, without relying on the product it tests.
+pub struct RestoreMy(&'static str, String);
+
+impl RestoreMy {
+    pub fn save(name: &'static str) -> RestoreMy {
+        RestoreMy(name, my_global(name))
+    }
+
+    /// The value saved.
+    pub fn original(&self) -> &str {
+        &self.1
+    }
+}
+
+impl Drop for RestoreMy {
+    fn drop(&mut self) {
+        admin_my(&[format!("SET GLOBAL {} = {}", self.0, self.1)]);
+    }
+}
+
 /// Runs `sql` as postgres in database `db` of the shared PostgreSQL, on a fresh connection;
 /// `None` when the server is unreachable or refuses a statement.
 pub fn admin_pg_in(db: &str, sql: &[String]) -> Option<()> {

@@ -18,6 +18,7 @@ pub mod json;
 pub mod markdown;
 pub mod table;
 
+use super::headline::Headline;
 use super::stats::MAX_REPS;
 use super::{Comparison, Line, RepsNeeded, SideStats, key_text};
 
@@ -78,7 +79,7 @@ const HEAD: [&str; 7] = ["key", "metric", "base", "other", "delta", "p", "verdic
 /// The grid column that holds the verdict (and a failed gate).
 const VERDICT: usize = 6;
 
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     if v.abs() >= 100.0 {
         format!("{v:.1}")
     } else if v.abs() >= 1.0 {
@@ -90,7 +91,7 @@ fn num(v: f64) -> String {
 
 /// A delta cell: the change of the medians, and the interval of the ratio of geometric means
 /// when there is one.
-fn delta_text(l: &Line) -> String {
+pub(crate) fn delta_text(l: &Line) -> String {
     let Some(d) = l.delta_pct else {
         return String::new();
     };
@@ -145,8 +146,8 @@ pub fn side_text(s: &Option<SideStats>) -> String {
     }
 }
 
-/// The text shared by the table and markdown formats: per comparison a heading, the method
-/// and warnings (a difference of tools first: it qualifies every number), the setup notes,
+/// The text shared by the table and markdown formats: per comparison a heading, the one-line
+/// verdict ([`Headline`]), the method and warnings (a difference of tools first: it qualifies every number), the setup notes,
 /// the grid (lines then geomeans) drawn by `grid`, the keys found on one side only, and the
 /// repetitions needed where a difference was not significant, with their assumptions.
 fn text_report(
@@ -157,6 +158,7 @@ fn text_report(
     let mut out = String::new();
     for c in cs {
         out.push_str(&heading(c));
+        out.push_str(&format!("verdict: {}\n", Headline::of(c).text()));
         out.push_str(&format!("method: {}\n", method(c)));
         if let Some(t) = &c.tools {
             out.push_str(&format!("warning: {}\n", t.note));

@@ -5,12 +5,20 @@
 //! axis, else the matrix point in a run of several variants (one line per variant), else the
 //! step number — so a sweep over table sizes is drawn against table size and a list of
 //! unrelated steps still gets a readable chart. One line per workload × variant × the
-//! other varying axes (× run when two runs are overlaid); repetitions are averaged into one
-//! point. The same line keeps its colour in both runs; the second run is dashed.
+//! other varying axes (× run when two runs are overlaid). The same line keeps its colour in
+//! both runs; the second run is dashed.
+//!
+//! A point of the "vs" charts stands for its repetitions as the tables do (#29): their median,
+//! with their 95 % interval as an error bar, computed by the function behind `sbsuite compare`
+//! and the report's Variants tables ([`crate::compare::stats::summarize`]), so that a chart
+//! never shows a mean beside a table of medians. The time series draw every repetition of a
+//! step as a line of its own: one colour per step (its x value), and per repetition its own
+//! dash and marker, named `rep N` in the legend.
 
 use indexmap::IndexMap;
 
-use super::svg::{Chart, Missing, Series, all_powers_of_two};
+use super::svg::{Bar, Chart, Missing, Series, all_powers_of_two};
+use crate::compare::stats::summarize;
 use crate::results::load::{Row, Run};
 use crate::results::sanitise_name;
 
@@ -343,27 +351,56 @@ fn sweep_chart(
             }
         }
     }
+    // The most repetitions behind a point, for the caption and the axis.
+    let most = lines
+        .values()
+        .flat_map(|points| points.values().map(|(_, ys)| ys.len()))
+        .max()
+        .unwrap_or(0);
     let series = lines
         .into_iter()
         .filter(|(_, points)| !points.is_empty())
-        .map(|((line, tag), points)| Series {
-            label: keys.label(&line, &tag),
-            points: points
-                .into_values()
-                .map(|(x, ys)| (x, ys.iter().sum::<f64>() / ys.len() as f64))
-                .collect(),
-            color: colours.get(&line).copied().unwrap_or(0),
-            dashed: tag == "B",
+        .map(|((line, tag), points)| {
+            let mut s = Series {
+                label: keys.label(&line, &tag),
+                color: colours.get(&line).copied().unwrap_or(0),
+                dashed: tag == "B",
+                ..Series::default()
+            };
+            for (x, ys) in points.into_values() {
+                let Some(sum) = summarize(&ys) else { continue };
+                s.points.push((x, sum.median));
+                if let Some((low, high)) = sum.ci {
+                    s.bars.push(Bar {
+                        x,
+                        low,
+                        high,
+                        n: sum.n,
+                    });
+                }
+            }
+            s
         })
         .collect();
+    let (y_label, note) = if most > 1 {
+        (
+            format!("median {}", metric.y_label),
+            format!(
+                "each point: the median of its repetitions (up to {most}), bars: their 95 % interval, as in the tables"
+            ),
+        )
+    } else {
+        (metric.y_label.to_string(), String::new())
+    };
     Chart {
         id: metric.id.to_string(),
         title: format!("{} vs {}", metric.title, keys.x.name()),
         x_label: keys.x.label(),
-        y_label: metric.y_label.to_string(),
+        y_label,
         x_log2: keys.x.log2,
         series,
         missing,
+        note,
     }
 }
 
@@ -441,17 +478,35 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
             .find(|p| !p.is_empty())
             .unwrap_or("95")
             .to_string();
+        // The repetitions of one step label (threads=8) share its colour: each gets its
+        // ordinal among them (marker and dash) and `rep N` in its label.
+        let labels: Vec<String> = steps
+            .iter()
+            .map(|(_, row, step, _)| step_label(keys, *row, step))
+            .collect();
+        let reps: Vec<Option<usize>> = steps
+            .iter()
+            .zip(&labels)
+            .enumerate()
+            .map(|(i, ((tag, ..), label))| {
+                let same = |j: usize| steps[j].0 == *tag && labels[j] == *label;
+                let several = (0..steps.len()).filter(|&j| same(j)).count() > 1;
+                several.then(|| (0..i).filter(|&j| same(j)).count())
+            })
+            .collect();
         let series_of = |col: &str| -> Vec<Series> {
             steps
                 .iter()
-                .map(|(tag, row, step, ivs)| {
-                    let mut label = step_label(keys, *row, step);
-                    let color = step_colours.get(&label).copied().unwrap_or(0);
-                    if let Some(r) = row
-                        && r.num("repetition").is_some_and(|rep| rep > 1.0)
-                    {
-                        label = format!("{label} #{}", r.get("repetition"));
-                    }
+                .zip(labels.iter().zip(&reps))
+                .map(|((tag, row, _, ivs), (label, rep))| {
+                    let color = step_colours.get(label).copied().unwrap_or(0);
+                    let label = match (rep, row) {
+                        (None, _) => label.clone(),
+                        (Some(_), Some(r)) if !r.get("repetition").is_empty() => {
+                            format!("{label} · rep {}", r.get("repetition"))
+                        }
+                        (Some(i), _) => format!("{label} · rep {}", i + 1),
+                    };
                     Series {
                         label: keys.label(&label, tag),
                         points: ivs
@@ -460,6 +515,8 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
                             .collect(),
                         color,
                         dashed: tag == "B",
+                        rep: rep.unwrap_or(0),
+                        bars: Vec::new(),
                     }
                 })
                 .collect()
@@ -473,6 +530,9 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
             x_log2: false,
             series: series_of(column),
             missing: Vec::new(),
+            note: format!(
+                "each point: the {column} of one interim report; a line per step and repetition"
+            ),
         });
         let latency_series = series_of("lat_pct");
         let latency = latency_series
@@ -486,6 +546,9 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
                 x_log2: false,
                 series: latency_series,
                 missing: Vec::new(),
+                note: format!(
+                    "each point: the p{pct} latency of one interim report, not of the whole step"
+                ),
             });
         out.push((line, throughput, latency));
     }
@@ -601,15 +664,29 @@ mod tests {
         assert_eq!(x.label(), "step");
     }
 
+    /// #29: the trial user's report drew the mean of the repetitions (p95 12.5 ms, one slow
+    /// repetition) next to a table of medians (4.65 ms): a point is now the median, its bar
+    /// the interval the tables print.
     #[test]
-    fn repetitions_are_averaged_and_failed_steps_marked() {
+    fn a_point_is_the_median_of_its_repetitions_with_their_interval_and_failed_steps_are_marked() {
         let r = run(
             &[],
             vec![
-                row("1", "cpu", "1", &[("eps", "100")]),
-                row("2", "cpu", "1", &[("eps", "200"), ("repetition", "2")]),
-                row("3", "cpu", "2", &[("eps", "300")]),
-                row("4", "cpu", "4", &[("status", "failed"), ("error", "boom")]),
+                row("1", "cpu", "1", &[("eps", "100"), ("lat_p95", "4.6")]),
+                row(
+                    "2",
+                    "cpu",
+                    "1",
+                    &[("eps", "200"), ("lat_p95", "4.65"), ("repetition", "2")],
+                ),
+                row(
+                    "3",
+                    "cpu",
+                    "1",
+                    &[("eps", "120"), ("lat_p95", "28.25"), ("repetition", "3")],
+                ),
+                row("4", "cpu", "2", &[("eps", "300")]),
+                row("5", "cpu", "4", &[("status", "failed"), ("error", "boom")]),
             ],
             vec![],
         );
@@ -617,12 +694,103 @@ mod tests {
         let eps = &charts.sweep[0];
         assert_eq!(eps.id, "throughput-eps-cpu");
         assert_eq!(eps.series.len(), 1);
-        assert_eq!(eps.series[0].points, vec![(1.0, 150.0), (2.0, 300.0)]);
+        assert_eq!(eps.series[0].points, vec![(1.0, 120.0), (2.0, 300.0)]);
+        assert_eq!(eps.y_label, "median eps (events/s)");
+        assert!(
+            eps.note
+                .starts_with("each point: the median of its repetitions (up to 3)")
+        );
         assert_eq!(eps.missing.len(), 1);
         assert_eq!(eps.missing[0].x, 4.0);
-        assert_eq!(eps.missing[0].what, "step 4 cpu: failed (boom)");
-        // No latency measured: only the throughput chart.
-        assert_eq!(charts.sweep.len(), 1);
+        assert_eq!(eps.missing[0].what, "step 5 cpu: failed (boom)");
+        let p95 = &charts.sweep[1];
+        assert_eq!(
+            p95.series[0].points,
+            vec![(1.0, 4.65)],
+            "not the mean, 12.5"
+        );
+        // The bar is the interval of `compare`'s side at that point; one sample: no bar.
+        let side = crate::compare::stats::summarize(&[4.6, 4.65, 28.25]).unwrap();
+        let bar = &p95.series[0].bars;
+        assert_eq!(bar.len(), 1);
+        assert_eq!(
+            (bar[0].low, bar[0].high, bar[0].n),
+            (side.ci.unwrap().0, side.ci.unwrap().1, 3)
+        );
+        assert_eq!(eps.series[0].bars.len(), 1, "threads=2 has one repetition");
+        // No p99 measured: no p99 chart.
+        assert_eq!(charts.sweep.len(), 2);
+    }
+
+    #[test]
+    fn a_single_repetition_is_drawn_as_its_value_without_a_caption() {
+        let r = run(
+            &[],
+            vec![
+                row("1", "cpu", "1", &[("eps", "100")]),
+                row("2", "cpu", "2", &[("eps", "150")]),
+            ],
+            vec![],
+        );
+        let eps = &build(&tagged(&r)).sweep[0];
+        assert_eq!(eps.y_label, "eps (events/s)");
+        assert!(eps.note.is_empty() && eps.series[0].bars.is_empty());
+    }
+
+    /// #29: the repetitions of one thread count were drawn in one colour with nothing to tell
+    /// them apart.
+    #[test]
+    fn repetitions_in_a_time_series_are_lines_of_their_own() {
+        let iv = |step: &str, t: &str, tps: &str| {
+            Row::from_pairs(&[("step", step), ("time", t), ("tps", tps), ("lat_pct", "5")])
+        };
+        let r = run(
+            &[],
+            vec![
+                row("1", "oltp_read_only", "1", &[("tps", "10")]),
+                row("2", "oltp_read_only", "2", &[("tps", "20")]),
+                row(
+                    "3",
+                    "oltp_read_only",
+                    "1",
+                    &[("tps", "11"), ("repetition", "2")],
+                ),
+                row(
+                    "4",
+                    "oltp_read_only",
+                    "2",
+                    &[("tps", "21"), ("repetition", "2")],
+                ),
+                row(
+                    "5",
+                    "oltp_read_only",
+                    "1",
+                    &[("tps", "12"), ("repetition", "3")],
+                ),
+            ],
+            (1..=5).map(|s| iv(&s.to_string(), "1", "10")).collect(),
+        );
+        let charts = build(&tagged(&r));
+        let tput = charts.series[0].1.as_ref().unwrap();
+        let lines: Vec<(&str, usize, usize)> = tput
+            .series
+            .iter()
+            .map(|s| (s.label.as_str(), s.color, s.rep))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                ("threads=1 · rep 1", 0, 0),
+                ("threads=2 · rep 1", 1, 0),
+                ("threads=1 · rep 2", 0, 1),
+                ("threads=2 · rep 2", 1, 1),
+                ("threads=1 · rep 3", 0, 2),
+            ]
+        );
+        assert_eq!(
+            tput.note,
+            "each point: the tps of one interim report; a line per step and repetition"
+        );
     }
 
     #[test]

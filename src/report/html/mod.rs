@@ -3,12 +3,14 @@
 //!
 //! Split by concern: runs are read through the one reader of a run directory
 //! ([`crate::results::load`], intervals included), [`charts`] decides which charts and what
-//! they hold, [`svg`] draws them, [`page`] lays out the HTML. The same [`svg::Chart`]
+//! they hold, [`svg`] draws them, [`variants`] says what the comparisons found (the verdict at
+//! the top, the Variants section), [`page`] lays out the HTML. The same [`svg::Chart`]
 //! renders inline (in the page) and standalone (`--svg DIR`, for documents).
 
 pub mod charts;
 pub mod page;
 pub mod svg;
+pub mod variants;
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,5 @@
-//! The HTML page around the charts: header, the variants compared (a run of several
-//! variants), results table, suites, server variables.
+//! The HTML page around the charts: header, the verdict of each comparison (variants of a
+//! run, or two runs), the variants compared, results table, suites, server variables.
 //!
 //! One file with inline CSS and inline SVG and no script, so it opens from disk, from a mail
 //! attachment or from a CI artifact with no network, and prints as it shows. Long lists
@@ -10,8 +10,9 @@ use std::fmt::Write as _;
 
 use super::charts::{Charts, Tagged};
 use super::svg::escape;
+use super::variants;
 use crate::report::transactions;
-use crate::results::load::{Row, Run};
+use crate::results::load::Row;
 
 const STYLE: &str = "
 body{font-family:sans-serif;margin:24px;color:#222;background:#fff;max-width:1320px}
@@ -25,6 +26,11 @@ th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f4f4f4} td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.failed td{background:#fdecea} tr.interrupted td{background:#fff6e0}
 td.better{color:#176f2c;font-weight:bold} td.worse{color:#b3261e;font-weight:bold}
+tr.unsteady td{background:#fff6e0} .warn{color:#8a4b00;font-weight:bold}
+p.headline{font-size:15px;margin:6px 0;line-height:1.5}
+.headline .better{color:#176f2c;font-weight:bold} .headline .worse{color:#b3261e;font-weight:bold}
+.headline .mixed{color:#8a4b00;font-weight:bold} .headline .unclear{color:#444}
+.headline .method{color:#555;font-size:13px}
 pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:8px;font-size:12px;overflow:auto;max-height:480px}
 details{margin:6px 0} summary{cursor:pointer;color:#245}
 .note{color:#666;font-size:12px}
@@ -75,28 +81,6 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
             count("interrupted")
         );
     }
-    // #29: runs whose throughput drifted are drawn and tabled like the others, but said so.
-    for t in runs {
-        for r in t.run.rows.iter().filter(|r| r.get("steady") == "no") {
-            let what = match (r.num("trend_pct_per_min"), r.num("seconds")) {
-                (Some(tr), Some(s)) => crate::stats::steady::unsteady_text(tr, s),
-                _ => "throughput not steady".into(),
-            };
-            let run = if t.tag.is_empty() {
-                String::new()
-            } else {
-                format!("run {} ", t.tag)
-            };
-            let _ = writeln!(
-                h,
-                "<p class=\"note\">Warning: {}step {} ({}): {}</p>",
-                escape(&run),
-                escape(r.get("step")),
-                escape(r.get("name")),
-                escape(&what)
-            );
-        }
-    }
     let _ = writeln!(
         h,
         "<p class=\"meta\">generated {} by sbsuite {}{}</p>",
@@ -108,6 +92,31 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
             ""
         }
     );
+    // #29: then the verdict; runs whose throughput drifted are drawn and tabled like the
+    // others, but said so (in the verdict when they were compared).
+    let comparisons = variants::comparisons(runs);
+    if let Some(cs) = &comparisons {
+        variants::verdict(&mut h, cs);
+    }
+    if !matches!(comparisons, Some(Ok(_))) {
+        for t in runs {
+            let run = if t.tag.is_empty() {
+                String::new()
+            } else {
+                format!("run {} ", t.tag)
+            };
+            for r in t.run.rows.iter().filter(|r| r.get("steady") == "no") {
+                let _ = writeln!(
+                    h,
+                    "<p class=\"warn\">⚠ not steady: {}step {} ({}): {}</p>",
+                    escape(&run),
+                    escape(r.get("step")),
+                    escape(r.get("name")),
+                    escape(&variants::unsteady_of(r))
+                );
+            }
+        }
+    }
 
     h.push_str("<h2 id=\"throughput\">Throughput and latency</h2>\n");
     if charts.sweep.iter().any(|c| !c.missing.is_empty()) {
@@ -137,8 +146,8 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
     }
     h.push_str("</div>\n");
 
-    if let [one] = runs {
-        variants(&mut h, one.run);
+    if let ([one], Some(cs)) = (runs, &comparisons) {
+        variants::variants(&mut h, one.run, cs);
     }
 
     h.push_str("<h2 id=\"time-series\">Time series</h2>\n");
@@ -198,124 +207,8 @@ pub fn render(runs: &[Tagged], charts: &Charts, generated: &str) -> String {
     h
 }
 
-/// A variant study (a run of several variants): per metric, one table with a row per matrix
-/// point and a column per variant, each other variant with its change against the first one
-/// and the verdict. The numbers and verdicts are `sbsuite compare RUN --by variant`'s
-/// ([`crate::compare::compare_by`]), so the page and the command never disagree.
-fn variants(h: &mut String, run: &Run) {
-    let mut names: Vec<&str> = run.rows.iter().map(|r| r.get("variant")).collect();
-    names.dedup();
-    names.sort_unstable();
-    names.dedup();
-    if names.len() < 2 {
-        return;
-    }
-    h.push_str("<h2 id=\"variants\">Variants</h2>\n");
-    let cs = match crate::compare::compare_by(run, "variant", &[], &[]) {
-        Ok(cs) => cs,
-        Err(e) => {
-            let _ = writeln!(
-                h,
-                "<p class=\"note\">The variants cannot be compared: {}</p>",
-                escape(&e.to_string())
-            );
-            return;
-        }
-    };
-    for c in &cs {
-        let _ = writeln!(
-            h,
-            "<p class=\"meta\">{} → {}: {}</p>",
-            escape(&c.base),
-            escape(&c.other),
-            escape(&crate::compare::export::method(c))
-        );
-    }
-    if cs.iter().any(|c| c.few_samples) {
-        h.push_str("<p class=\"note\">Fewer than 6 samples on a side: verdicts have little power (raise [suite] repeat).</p>\n");
-    }
-    let column = |side: &str| side.strip_prefix("variant=").unwrap_or(side).to_string();
-    for m in &cs[0].metrics {
-        // Matrix points in the order the comparisons met them.
-        let mut keys: Vec<&Vec<(String, String)>> = Vec::new();
-        for c in &cs {
-            for l in c.lines.iter().filter(|l| l.metric == m.name) {
-                if !keys.contains(&&l.key) {
-                    keys.push(&l.key);
-                }
-            }
-        }
-        if keys.is_empty() {
-            continue;
-        }
-        let _ = write!(
-            h,
-            "<h3>{} ({} is better)</h3>\n<table>\n<tr><th>matrix point</th><th>{}</th>",
-            escape(m.name),
-            if m.higher_is_better {
-                "higher"
-            } else {
-                "lower"
-            },
-            escape(&column(&cs[0].base))
-        );
-        for c in &cs {
-            let _ = write!(
-                h,
-                "<th>{}</th><th>change</th><th>verdict</th>",
-                escape(&column(&c.other))
-            );
-        }
-        h.push_str("</tr>\n");
-        for key in keys {
-            let line = |c| line_of(c, m.name, key);
-            let base = cs.iter().find_map(|c| line(c)?.base.clone());
-            let _ = write!(
-                h,
-                "<tr><td>{}</td><td class=\"n\">{}</td>",
-                escape(&crate::compare::key_text(key)),
-                escape(&crate::compare::export::side_text(&base))
-            );
-            for c in &cs {
-                let Some(l) = line(c) else {
-                    h.push_str("<td></td><td></td><td></td>");
-                    continue;
-                };
-                let p = l
-                    .p_value
-                    .map(|p| format!(" (p {p:.3})"))
-                    .unwrap_or_default();
-                let _ = write!(
-                    h,
-                    "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"{}\">{}{}</td>",
-                    escape(&crate::compare::export::side_text(&l.other)),
-                    l.delta_pct.map(|d| format!("{d:+.1}%")).unwrap_or_default(),
-                    match l.verdict.as_str() {
-                        v @ ("better" | "worse") => v,
-                        _ => "",
-                    },
-                    escape(&l.verdict),
-                    p
-                );
-            }
-            h.push_str("</tr>\n");
-        }
-        h.push_str("</table>\n");
-    }
-}
-
-/// The line of `metric` at matrix point `key` in comparison `c`.
-fn line_of<'c>(
-    c: &'c crate::compare::Comparison,
-    metric: &str,
-    key: &[(String, String)],
-) -> Option<&'c crate::compare::Line> {
-    c.lines
-        .iter()
-        .find(|l| l.metric == metric && l.key.as_slice() == key)
-}
-
-/// Rates with 2 decimals, latencies with 2 (3 below 10 ms), counts as integers.
+/// Rates with 2 decimals, latencies with 2 (3 below 10 ms), counts as integers, costs per
+/// transaction as `compare` prints them (4 decimals below 1: 0.0031 fsyncs).
 fn cell(row: &Row, column: &str) -> String {
     let Some(v) = row.num(column) else {
         return String::new();
@@ -323,6 +216,8 @@ fn cell(row: &Row, column: &str) -> String {
     match column {
         c if c.starts_with("lat_") && v < 10.0 => format!("{v:.3}"),
         "errors" | "events" => format!("{v:.0}"),
+        "warmup_s" => crate::results::csv::fmt_float(v, 1),
+        c if c.ends_with("_per_txn") => crate::compare::export::num(v),
         _ => format!("{v:.2}"),
     }
 }
@@ -344,6 +239,13 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
     let two = runs.len() > 1;
     let knee = any("knee");
     let steady = any("steady");
+    let warmup = any("warmup_s");
+    // #29: what a transaction cost, in the columns the run recorded.
+    let costs: Vec<&str> = crate::compare::COST_METRICS
+        .iter()
+        .map(|m| m.column)
+        .filter(|c| any(c))
+        .collect();
     let has_tps = any("tps");
     let has_qps = any("qps");
     let has_errors = any("errors");
@@ -382,8 +284,12 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
     if has_errors {
         head.push("errors".into());
     }
+    head.extend(costs.iter().map(|c| c.to_string()));
     if knee {
         head.push("knee".into());
+    }
+    if warmup {
+        head.push("warm-up (s)".into());
     }
     if steady {
         head.push("steady (trend %/min)".into());
@@ -396,7 +302,13 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
 
     for (tag, r) in &all {
         let status = r.get("status");
-        let _ = write!(h, "<tr class=\"{}\">", escape(status));
+        let unsteady = r.get("steady") == "no";
+        let _ = write!(
+            h,
+            "<tr class=\"{}{}\">",
+            escape(status),
+            if unsteady { " unsteady" } else { "" }
+        );
         let text = |h: &mut String, v: &str| {
             let _ = write!(h, "<td>{}</td>", escape(v));
         };
@@ -430,10 +342,22 @@ fn results_table(h: &mut String, runs: &[Tagged]) {
         if has_errors {
             num(h, cell(r, "errors"));
         }
+        for c in &costs {
+            num(h, cell(r, c));
+        }
         if knee {
             text(h, r.get("knee"));
         }
-        if steady {
+        if warmup {
+            num(h, cell(r, "warmup_s"));
+        }
+        if unsteady {
+            let _ = write!(
+                h,
+                "<td class=\"warn\">⚠ no: {}</td>",
+                escape(&variants::unsteady_of(r))
+            );
+        } else if steady {
             match r.num("trend_pct_per_min") {
                 Some(t) => text(h, &format!("{} ({t:+.1})", r.get("steady"))),
                 None => text(h, r.get("steady")),

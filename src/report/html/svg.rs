@@ -1,4 +1,5 @@
-//! Line charts as SVG text: scales, "nice" ticks, axes with units, a legend, tooltips.
+//! Line charts as SVG text: scales, "nice" ticks, axes with units, a legend, tooltips, error
+//! bars, and a caption under the title that says what a point is.
 //!
 //! Hand-written rather than a chart crate because the needs are small and fixed (x/y line
 //! charts) and the output must be self-contained SVG that renders the same inline in HTML and
@@ -24,6 +25,17 @@ const LEGEND_ROW: f64 = 18.0;
 const LEGEND_COL: f64 = 290.0;
 /// Share of the plot width left empty at each end of the x axis.
 const X_PAD: f64 = 0.03;
+/// Height of the caption line under the title.
+const NOTE_ROW: f64 = 14.0;
+/// An error bar reaching past this multiple of the highest point is cut at the frame (a
+/// 2-sample interval can span 100×), so that it does not flatten every line.
+const BAR_HEADROOM: f64 = 2.0;
+
+/// Dash patterns of a series' repetition ([`Series::rep`]): the first solid, then each its
+/// own, so that the repetitions of one step (one colour) stay apart in print too.
+const REP_DASHES: &[&str] = &["", "8 3", "2 3", "8 3 2 3", "12 4", "1 4"];
+/// The dash of the second run of an overlay ([`Series::dashed`]) at its first repetition.
+const RUN_B_DASH: &str = "6 4";
 
 /// A mapping from data to pixels along one axis.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -218,8 +230,70 @@ pub struct Series {
     /// (x, y) points, drawn in x order and joined by a line.
     pub points: Vec<(f64, f64)>,
     pub color: usize,
-    /// Dashed line (the second run of an overlay).
+    /// Dashed line with hollow markers (the second run of an overlay).
     pub dashed: bool,
+    /// Which repetition of a step the line is (0-based; 0 for a line that is not one): sets
+    /// its marker shape and dash pattern, so that repetitions drawn in one colour differ.
+    pub rep: usize,
+    /// The interval drawn around a point, with what the point summarises.
+    pub bars: Vec<Bar>,
+}
+
+/// An error bar at a point: the 95 % interval of the samples whose median the point is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bar {
+    pub x: f64,
+    pub low: f64,
+    pub high: f64,
+    /// The samples (repetitions) behind the point.
+    pub n: usize,
+}
+
+/// The marker shapes of [`Series::rep`], in order.
+const SHAPES: usize = 5;
+
+/// A marker of shape `rep` (circle, square, triangle, diamond, cross) at (`x`, `y`).
+fn marker(rep: usize, x: f64, y: f64, paint: &str, title: &str) -> String {
+    let body = format!("{paint}><title>{title}</title>");
+    match rep % SHAPES {
+        0 => format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" {body}</circle>"),
+        1 => format!(
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"6.4\" height=\"6.4\" {body}</rect>",
+            x - 3.2,
+            y - 3.2
+        ),
+        shape => {
+            let pts: [(f64, f64); 4] = match shape {
+                2 => [(0.0, -4.4), (4.0, 2.8), (-4.0, 2.8), (0.0, -4.4)],
+                3 => [(0.0, -4.6), (4.0, 0.0), (0.0, 4.6), (-4.0, 0.0)],
+                _ => [(-3.6, -3.6), (3.6, 3.6), (3.6, -3.6), (-3.6, 3.6)],
+            };
+            let pts: Vec<String> = pts
+                .iter()
+                .map(|(dx, dy)| format!("{:.1},{:.1}", x + dx, y + dy))
+                .collect();
+            // The cross is two strokes (a polyline through its corners would close it).
+            let element = if shape == 4 { "polyline" } else { "polygon" };
+            format!(
+                "<{element} points=\"{}\" {body}</{element}>",
+                if shape == 4 {
+                    format!("{} {} {} {}", pts[0], pts[1], pts[2], pts[3])
+                } else {
+                    pts.join(" ")
+                }
+            )
+        }
+    }
+}
+
+impl Series {
+    /// The `stroke-dasharray` of its line (empty: solid).
+    fn dash(&self) -> &'static str {
+        match (self.dashed, self.rep) {
+            (true, 0) => RUN_B_DASH,
+            (_, r) => REP_DASHES[r % REP_DASHES.len()],
+        }
+    }
 }
 
 /// A mark on the x axis for a run without a measurement (failed or interrupted).
@@ -240,6 +314,9 @@ pub struct Chart {
     pub x_log2: bool,
     pub series: Vec<Series>,
     pub missing: Vec<Missing>,
+    /// The caption under the title: what a point is (`median of 3 repetitions …`); empty for
+    /// none.
+    pub note: String,
 }
 
 impl Chart {
@@ -258,12 +335,27 @@ impl Chart {
     }
 
     fn y_scale(&self) -> Scale {
-        let ys: Vec<f64> = self
+        let mut ys: Vec<f64> = self
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1))
             .collect();
+        let top = ys.iter().copied().fold(0.0, f64::max);
+        ys.extend(
+            self.series
+                .iter()
+                .flat_map(|s| s.bars.iter().map(|b| b.high.min(top * BAR_HEADROOM))),
+        );
         Scale::linear(&ys, true).nice_top()
+    }
+
+    /// The top of the plot area: below the title, and below the caption when there is one.
+    fn top(&self) -> f64 {
+        if self.note.is_empty() {
+            TOP
+        } else {
+            TOP + NOTE_ROW
+        }
     }
 
     fn legend_rows(&self) -> usize {
@@ -272,7 +364,7 @@ impl Chart {
 
     /// Total height in pixels.
     pub fn height(&self) -> f64 {
-        TOP + PLOT_HEIGHT + AXIS_BELOW + self.legend_rows() as f64 * LEGEND_ROW + 8.0
+        self.top() + PLOT_HEIGHT + AXIS_BELOW + self.legend_rows() as f64 * LEGEND_ROW + 8.0
     }
 
     /// The chart as SVG. `standalone` adds the XML namespace (and declaration) a file needs;
@@ -305,9 +397,18 @@ impl Chart {
             w / 2.0,
             escape(&self.title)
         );
+        if !self.note.is_empty() {
+            let _ = writeln!(
+                s,
+                "<text class=\"note\" x=\"{}\" y=\"36\" font-size=\"11\" text-anchor=\"middle\" fill=\"#555555\">{}</text>",
+                w / 2.0,
+                escape(&self.note)
+            );
+        }
 
         let (x0, x1) = (LEFT, WIDTH - RIGHT);
-        let (y0, y1) = (TOP + PLOT_HEIGHT, TOP);
+        let top = self.top();
+        let (y0, y1) = (top + PLOT_HEIGHT, top);
         let xs = self.x_scale();
         let ys = self.y_scale();
         // A little air left and right, so end points and their markers clear the frame.
@@ -375,26 +476,60 @@ impl Chart {
             );
         }
 
-        // Lines and points.
+        // Lines, error bars and points, one group per series (its label in `data-series`).
+        let (y_lo, y_hi) = match ys {
+            Scale::Linear { min, max } | Scale::Log2 { min, max } => (min, max),
+        };
         for series in &self.series {
             let color = PALETTE[series.color % PALETTE.len()];
+            let _ = writeln!(
+                s,
+                "<g class=\"series\" data-series=\"{}\">",
+                escape(&series.label)
+            );
             let mut pts = series.points.clone();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let dash = match series.dash() {
+                "" => String::new(),
+                d => format!(" stroke-dasharray=\"{d}\""),
+            };
             if pts.len() > 1 {
                 let path: Vec<String> = pts
                     .iter()
                     .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
                     .collect();
-                let dash = if series.dashed {
-                    " stroke-dasharray=\"6 4\""
-                } else {
-                    ""
-                };
                 let _ = writeln!(
                     s,
                     "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>",
                     path.join(" ")
                 );
+            }
+            for b in &series.bars {
+                // Cut at the frame (no cap there: the interval goes on).
+                let (lo, hi) = (b.low.max(y_lo), b.high.min(y_hi));
+                if !(lo.is_finite() && hi.is_finite()) || hi < lo {
+                    continue;
+                }
+                let x = px(b.x);
+                let _ = write!(
+                    s,
+                    "<line class=\"bar\" x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"1.2\"/>",
+                    py(lo),
+                    py(hi)
+                );
+                for (v, cut) in [(lo, b.low < y_lo), (hi, b.high > y_hi)] {
+                    if !cut {
+                        let _ = write!(
+                            s,
+                            "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"1.2\"/>",
+                            x - 4.0,
+                            py(v),
+                            x + 4.0,
+                            py(v)
+                        );
+                    }
+                }
+                s.push('\n');
             }
             // Fewer markers when a time series has many points; one point is always marked.
             let mark_every = (pts.len() / 60).max(1);
@@ -403,18 +538,30 @@ impl Chart {
                     continue;
                 }
                 let fill = if series.dashed { "#ffffff" } else { color };
+                let mut title = format!(
+                    "{}: {} = {}, {} = {}",
+                    series.label,
+                    self.x_label,
+                    plain(x),
+                    self.y_label,
+                    plain(y)
+                );
+                if let Some(b) = series.bars.iter().find(|b| b.x == x) {
+                    title.push_str(&format!(
+                        " (median of {}, 95 % interval {} to {})",
+                        b.n,
+                        plain(b.low),
+                        plain(b.high)
+                    ));
+                }
+                let paint = format!("fill=\"{fill}\" stroke=\"{color}\" stroke-width=\"1.5\"");
                 let _ = writeln!(
                     s,
-                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{fill}\" stroke=\"{color}\" stroke-width=\"1.5\"><title>{}: {} = {}, {} = {}</title></circle>",
-                    px(x),
-                    py(y),
-                    escape(&series.label),
-                    escape(&self.x_label),
-                    escape(&plain(x)),
-                    escape(&self.y_label),
-                    escape(&plain(y))
+                    "{}",
+                    marker(series.rep, px(x), py(y), &paint, &escape(&title))
                 );
             }
+            s.push_str("</g>\n");
         }
         for m in &self.missing {
             let x = px(m.x);
@@ -426,21 +573,28 @@ impl Chart {
             );
         }
 
-        // Legend below the axis label.
+        // Legend below the axis label: each line's dash and marker.
         let cols = legend_cols();
         for (i, series) in self.series.iter().enumerate() {
             let color = PALETTE[series.color % PALETTE.len()];
             let lx = LEFT + (i % cols) as f64 * LEGEND_COL;
-            let ly = TOP + PLOT_HEIGHT + AXIS_BELOW + (i / cols) as f64 * LEGEND_ROW + 6.0;
-            let dash = if series.dashed {
-                " stroke-dasharray=\"6 4\""
-            } else {
-                ""
+            let ly = top + PLOT_HEIGHT + AXIS_BELOW + (i / cols) as f64 * LEGEND_ROW + 6.0;
+            let dash = match series.dash() {
+                "" => String::new(),
+                d => format!(" stroke-dasharray=\"{d}\""),
             };
+            let fill = if series.dashed { "#ffffff" } else { color };
             let _ = writeln!(
                 s,
-                "<line x1=\"{lx}\" y1=\"{ly}\" x2=\"{:.1}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\n<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                "<g class=\"legend\"><line x1=\"{lx}\" y1=\"{ly}\" x2=\"{:.1}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>{}<text x=\"{:.1}\" y=\"{:.1}\">{}</text></g>",
                 lx + 22.0,
+                marker(
+                    series.rep,
+                    lx + 11.0,
+                    ly,
+                    &format!("fill=\"{fill}\" stroke=\"{color}\" stroke-width=\"1.5\""),
+                    &escape(&series.label)
+                ),
                 lx + 28.0,
                 ly + 4.0,
                 escape(&truncate(&series.label, 44))
@@ -584,26 +738,31 @@ mod tests {
                     label: "oltp_read_only".into(),
                     points: vec![(4.0, 300.0), (1.0, 100.0), (2.0, 180.0)],
                     color: 0,
-                    dashed: false,
+                    ..Series::default()
                 },
                 Series {
                     label: "one point".into(),
                     points: vec![(2.0, 50.0)],
                     color: 1,
                     dashed: true,
+                    ..Series::default()
                 },
             ],
             missing: vec![Missing {
                 x: 8.0,
                 what: "step 4 failed".into(),
             }],
+            note: String::new(),
         };
         let svg = chart.to_svg(true);
         assert!(svg.starts_with("<?xml"));
         assert!(svg.contains("xmlns=\"http://www.w3.org/2000/svg\""));
         assert!(svg.contains("tps &lt;vs&gt; threads"));
         assert_eq!(svg.matches("<polyline").count(), 1);
-        assert_eq!(svg.matches("<circle").count(), 4);
+        // 4 points and a marker per legend entry.
+        assert_eq!(svg.matches("<circle").count(), 6);
+        assert_eq!(svg.matches("<g class=\"series\"").count(), 2);
+        assert!(svg.contains("data-series=\"one point\""));
         assert!(svg.contains("stroke-dasharray"));
         assert!(svg.contains("step 4 failed"));
         // Points are drawn in x order: the polyline goes left to right.
@@ -619,5 +778,130 @@ mod tests {
         let inline = chart.to_svg(false);
         assert!(!inline.contains("http"));
         assert!(inline.starts_with("<svg "));
+    }
+
+    /// The y pixel of `value` read back from a chart's own tick labels (two ticks fix the
+    /// linear map), as a reader would read it.
+    fn y_of(svg: &str, value: f64) -> f64 {
+        let ticks: Vec<(f64, f64)> = svg
+            .lines()
+            .filter(|l| l.contains("text-anchor=\"end\""))
+            .map(|l| {
+                let y: f64 = l
+                    .split("y=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                let v: f64 = l
+                    .split('>')
+                    .nth(1)
+                    .unwrap()
+                    .split('<')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                (v, y - 4.0)
+            })
+            .collect();
+        let ((v0, y0), (v1, y1)) = (ticks[0], ticks[1]);
+        y0 + (value - v0) / (v1 - v0) * (y1 - y0)
+    }
+
+    #[test]
+    fn error_bars_span_the_interval_and_a_caption_says_what_a_point_is() {
+        let chart = Chart {
+            id: "t".into(),
+            title: "p95".into(),
+            x_label: "threads".into(),
+            y_label: "median p95 latency (ms)".into(),
+            series: vec![Series {
+                label: "a".into(),
+                points: vec![(1.0, 4.65), (2.0, 5.0)],
+                bars: vec![
+                    Bar {
+                        x: 1.0,
+                        low: 4.0,
+                        high: 6.0,
+                        n: 3,
+                    },
+                    // Far beyond the points: cut at the frame, without a cap there.
+                    Bar {
+                        x: 2.0,
+                        low: 1.0,
+                        high: 500.0,
+                        n: 2,
+                    },
+                ],
+                ..Series::default()
+            }],
+            note: "each point: the median of its repetitions".into(),
+            ..Chart::default()
+        };
+        let svg = chart.to_svg(false);
+        assert!(svg.contains(">each point: the median of its repetitions</text>"));
+        assert!(svg.contains("(median of 3, 95 % interval 4 to 6)"), "{svg}");
+        let bars: Vec<(f64, f64)> = svg
+            .lines()
+            .filter(|l| l.starts_with("<line class=\"bar\""))
+            .map(|l| {
+                let attr = |a: &str| -> f64 {
+                    l.split(&format!(" {a}=\""))
+                        .nth(1)
+                        .unwrap()
+                        .split('"')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap()
+                };
+                (attr("y1"), attr("y2"))
+            })
+            .collect();
+        assert_eq!(bars.len(), 2);
+        assert!((bars[0].0 - y_of(&svg, 4.0)).abs() < 0.2, "{bars:?}");
+        assert!((bars[0].1 - y_of(&svg, 6.0)).abs() < 0.2, "{bars:?}");
+        // The y axis stops near twice the highest point: the second bar is cut at the frame
+        // (the plot's top, under the title and the caption).
+        assert!((bars[1].1 - (TOP + NOTE_ROW)).abs() < 0.1, "{bars:?}");
+        assert!(y_of(&svg, 10.0) > TOP + NOTE_ROW && y_of(&svg, 13.0) < TOP + NOTE_ROW);
+        let caps = svg.matches("stroke-width=\"1.2\"/>").count();
+        assert_eq!(caps, 2 + 3, "two bars, three caps: {svg}");
+    }
+
+    #[test]
+    fn repetitions_get_their_own_marker_and_dash() {
+        let rep = |r: usize, dashed: bool| Series {
+            label: format!("threads=8 · rep {}", r + 1),
+            points: vec![(1.0, 10.0), (2.0, 11.0)],
+            rep: r,
+            dashed,
+            ..Series::default()
+        };
+        let chart = Chart {
+            series: vec![rep(0, false), rep(1, false), rep(2, false), rep(0, true)],
+            ..Chart::default()
+        };
+        let svg = chart.to_svg(false);
+        let group = |label: &str| {
+            let start = svg.find(&format!("data-series=\"{label}\"")).unwrap();
+            &svg[start..start + svg[start..].find("</g>").unwrap()]
+        };
+        let first = group("threads=8 · rep 1");
+        assert!(
+            first.contains("<circle") && !first.contains("dasharray"),
+            "{first}"
+        );
+        let second = group("threads=8 · rep 2");
+        assert!(second.contains("<rect") && second.contains("stroke-dasharray=\"8 3\""));
+        let third = group("threads=8 · rep 3");
+        assert!(third.contains("<polygon") && third.contains("stroke-dasharray=\"2 3\""));
+        // The legend shows each line's dash and marker.
+        assert_eq!(svg.matches("<g class=\"legend\">").count(), 4);
+        assert!(svg.contains("stroke-dasharray=\"6 4\""), "run B");
     }
 }
