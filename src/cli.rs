@@ -357,6 +357,11 @@ pub struct BisectArgs {
     /// The variant whose settings are bisected (default: the suite's second).
     #[arg(long, value_name = "VARIANT")]
     pub other: Option<String>,
+    /// Bisect two captured configurations instead of the suite's variants: two runs'
+    /// server/<variant>.csv (baseline first). Every variable whose values differ and that the
+    /// target's server can set at runtime is bisected; the rest is listed with the reason.
+    #[arg(long, num_args = 2, value_names = ["BASE_CSV", "OTHER_CSV"], conflicts_with_all = ["base", "other"])]
+    pub captures: Option<Vec<PathBuf>>,
     /// The metric whose difference is bisected: any metric of `compare --metric` (tps, qps,
     /// p95, p99, avg, server_fsyncs_per_txn, …).
     #[arg(long, value_name = "METRIC", default_value = "tps")]

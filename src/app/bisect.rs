@@ -17,6 +17,10 @@ pub(super) fn bisect(args: &BisectArgs) -> Exit {
         sets,
         base: args.base.clone(),
         other: args.other.clone(),
+        captures: args
+            .captures
+            .as_deref()
+            .and_then(|c| Some((c.first()?.clone(), c.get(1)?.clone()))),
         metric: args.metric.clone(),
         share: args.share / 100.0,
         results_root: args.results_dir.clone(),

@@ -23,6 +23,7 @@
 //! - **The rest is measured too**: the settings outside the cause, applied together, get
 //!   their own probe, so "no significant effect" is a measurement, not an inference.
 
+pub mod captures;
 pub mod ddmin;
 pub mod settings;
 
@@ -48,6 +49,8 @@ pub struct Request {
     pub base: Option<String>,
     /// The variant whose settings are bisected; default: the suite's second.
     pub other: Option<String>,
+    /// Two captures (`server/<variant>.csv`) as the two sides instead of the suite's variants.
+    pub captures: Option<(PathBuf, PathBuf)>,
     /// The metric (`compare --metric` names); default `tps`.
     pub metric: String,
     /// The share of the full difference (0 < share ≤ 1) a subset must reproduce.
@@ -73,13 +76,22 @@ pub struct Probe {
     pub test: String,
     /// Whether it reproduces the full difference (`None`: the full difference itself, and the
     /// probe of the rest, which nothing is decided on).
-    pub reproduces: Option<bool>,
+    pub reproduces: Option<Decision>,
 }
 
 impl Probe {
     /// Whether any matrix point differs significantly.
     pub fn significant(&self) -> bool {
         self.lines.iter().any(significant)
+    }
+
+    /// The repetitions a side at its matrix points (the fewest).
+    pub fn pairs(&self) -> usize {
+        self.lines
+            .iter()
+            .filter_map(|l| l.base.as_ref().map(|b| b.n))
+            .min()
+            .unwrap_or(0)
     }
 }
 
@@ -108,6 +120,8 @@ pub struct Outcome {
     pub metric: &'static str,
     pub share: f64,
     pub settings: Vec<Setting>,
+    /// Names two captures differ in that are not bisected, with why.
+    pub skipped: Vec<(String, String)>,
     /// In the order they ran; the first is the full difference.
     pub probes: Vec<Probe>,
     pub verdict: Verdict,
@@ -133,6 +147,8 @@ pub enum BisectError {
         known: String,
         option: &'static str,
     },
+    #[error(transparent)]
+    Captures(#[from] captures::CaptureError),
     #[error("{file}: {source}", file = .file.display())]
     Diff {
         file: PathBuf,
@@ -191,6 +207,7 @@ impl BisectError {
                 | BisectError::NeedTwo { .. }
                 | BisectError::NoVariant { .. }
                 | BisectError::Diff { .. }
+                | BisectError::Captures(_)
                 | BisectError::Share(_)
                 | BisectError::NotMeasured { .. }
         ) || matches!(
@@ -222,7 +239,23 @@ pub fn bisect(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Bise
     })?;
     let env = suite::env_layer();
     let suite = suite::load_text(&req.file, &text, &req.sets, &env)?;
-    let (base, other) = pick(&suite, req)?;
+    let (base, other, skipped) = match &req.captures {
+        Some((a, b)) => {
+            let plan = crate::plan::build(&suite)?;
+            let target = plan
+                .steps
+                .iter()
+                .find_map(|s| s.target.clone())
+                .filter(|t| t.has_server())
+                .ok_or(captures::CaptureError::NoServer)?;
+            let sides = captures::sides(&target, a, b)?;
+            (sides.base, sides.other, sides.skipped)
+        }
+        None => {
+            let (base, other) = pick(&suite, req)?;
+            (base, other, Vec::new())
+        }
+    };
     let settings = settings::differences(&base, &other).map_err(|source| BisectError::Diff {
         file: req.file.clone(),
         source,
@@ -251,37 +284,46 @@ pub fn bisect(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Bise
     let all: Vec<usize> = (0..settings.len()).collect();
     // Everything a probe needs is checked before anything is created or run: the probe of
     // every setting names them all.
-    b.load("probe-01", &all)?;
+    b.load("probe-01", &all, None)?;
     let (_, dir) = crate::results::create_run_dir(&parent, chrono::Utc::now())?;
     b.dir.clone_from(&dir);
-    let full = b.probe(&all)?;
+    let full = b.probe(&all, None)?;
     let verdict = if !b.probes[full].significant() {
         Verdict::NoDifference
     } else {
         let cause = ddmin::ddmin::<BisectError>(settings.len(), &mut |subset| {
-            let i = b.probe(subset)?;
-            let reproduces = b.reproduces(i);
-            b.probes[i].reproduces = Some(reproduces);
+            let mut i = b.probe(subset, None)?;
+            let mut decision = b.decide(i);
+            b.probes[i].reproduces = Some(decision);
+            if decision == Decision::Inconclusive {
+                let again = u32::try_from(2 * b.probes[i].pairs().max(3)).unwrap_or(u32::MAX);
+                (b.note)(&format!(
+                    "  inconclusive: measuring again with {again} repetitions"
+                ));
+                i = b.probe(subset, Some(again))?;
+                decision = b.decide(i);
+                b.probes[i].reproduces = Some(decision);
+            }
             (b.note)(&format!(
                 "  {}",
-                if reproduces {
-                    "reproduces the difference"
-                } else {
-                    "does not reproduce the difference"
+                match decision {
+                    Decision::Yes => "reproduces the difference",
+                    Decision::No => "does not reproduce the difference",
+                    Decision::Inconclusive => "still inconclusive: taken as not reproducing",
                 }
             ));
-            Ok(reproduces)
+            Ok(decision == Decision::Yes)
         })?;
         let cause_probe = b
             .probes
             .iter()
-            .position(|p| p.subset == cause)
+            .rposition(|p| p.subset == cause)
             .unwrap_or(full);
         let rest: Vec<usize> = all.iter().copied().filter(|i| !cause.contains(i)).collect();
         let rest_probe = if rest.is_empty() {
             None
         } else {
-            Some(b.probe(&rest)?)
+            Some(b.probe(&rest, None)?)
         };
         Verdict::Found {
             cause,
@@ -297,6 +339,7 @@ pub fn bisect(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Bise
         share: req.share,
         probes: b.probes,
         settings,
+        skipped,
         verdict,
     };
     write_file(&dir.join("bisect.csv"), &csv(&outcome))?;
@@ -358,7 +401,8 @@ struct Bisection<'a> {
 
 impl Bisection<'_> {
     /// Runs the probe of `subset` and returns its index in `probes`.
-    fn probe(&mut self, subset: &[usize]) -> Result<usize, BisectError> {
+    /// `repeat`: a count instead of the suite's (a probe measured again).
+    fn probe(&mut self, subset: &[usize], repeat: Option<u32>) -> Result<usize, BisectError> {
         let name = format!("probe-{:02}", self.probes.len() + 1);
         let chosen: Vec<&Setting> = subset.iter().map(|i| &self.settings[*i]).collect();
         (self.note)(&format!(
@@ -374,7 +418,7 @@ impl Bisection<'_> {
                     .join(", ")
             }
         ));
-        let (suite, plan, variants) = self.load(&name, subset)?;
+        let (suite, plan, variants) = self.load(&name, subset, repeat)?;
         let base_dir = self
             .req
             .file
@@ -450,10 +494,11 @@ impl Bisection<'_> {
         &self,
         name: &str,
         subset: &[usize],
+        repeat: Option<u32>,
     ) -> Result<(Suite, crate::plan::Plan, VariantMap), BisectError> {
         let chosen: Vec<&Setting> = subset.iter().map(|i| &self.settings[*i]).collect();
         let probe_variant = settings::probe(self.base, self.other, &chosen, "probe");
-        let text = self.probe_text(name, &probe_variant);
+        let text = self.probe_text(name, &probe_variant, repeat);
         let suite = suite::load_text(&self.req.file, &text, &self.req.sets, self.env)?;
         let plan = crate::plan::build(&suite)?;
         crate::runner::clients::check_clients(&suite, &plan)?;
@@ -465,7 +510,7 @@ impl Bisection<'_> {
     /// The suite of a probe: the user's file with its variants replaced by the baseline and
     /// `probe`, named `name`, repeated enough for a verdict, the two variants back to back
     /// unless one restarts the server.
-    fn probe_text(&self, name: &str, probe: &RawVariant) -> String {
+    fn probe_text(&self, name: &str, probe: &RawVariant, repeat: Option<u32>) -> String {
         let mut table: toml::Table = toml::from_str(self.text).unwrap_or_default();
         let section = table
             .entry("suite")
@@ -476,7 +521,9 @@ impl Bisection<'_> {
             let order = if restarts { "blocked" } else { "interleaved" };
             s.insert("variant_order".into(), toml::Value::String(order.into()));
             s.remove("order_seed");
-            if self.suite.repeat_rule.is_none() && self.suite.repeat < 3 {
+            if let Some(n) = repeat {
+                s.insert("repeat".into(), toml::Value::Integer(i64::from(n)));
+            } else if self.suite.repeat_rule.is_none() && self.suite.repeat < 3 {
                 s.insert("repeat".into(), default_repeat(&self.req.metric));
             }
         }
@@ -488,31 +535,60 @@ impl Bisection<'_> {
         toml::to_string(&table).unwrap_or_default()
     }
 
-    /// Whether probe `i` reproduces the full difference (probe 0): at every matrix point where
-    /// that is significant, significant in the same direction by at least `share` of it.
-    fn reproduces(&self, i: usize) -> bool {
+    /// Whether probe `i` reproduces the full difference (probe 0). At each matrix point where
+    /// that is significant: yes when the probe is significant in the same direction and the
+    /// far end of its interval reaches `share` of it; no when even the far end falls short, or
+    /// it is significant the other way; inconclusive otherwise (not significant, but its
+    /// interval does not rule the share out). Any no is no; all yes is yes.
+    fn decide(&self, i: usize) -> Decision {
         let full = &self.probes[0];
         let probe = &self.probes[i];
-        let mut any = false;
+        let mut decision = Decision::No;
         for f in full.lines.iter().filter(|l| significant(l)) {
-            any = true;
             let Some(p) = probe.lines.iter().find(|l| l.key == f.key) else {
-                return false;
+                return Decision::No;
             };
             let (Some(fd), Some(pd)) = (f.delta_pct, p.delta_pct) else {
-                return false;
+                return Decision::No;
             };
-            // The far end of the probe's interval: a probe whose effect could be the share
-            // is not ruled out by one noisy estimate.
+            let dir = fd.signum();
             let reach = match (p.delta_ci_low, p.delta_ci_high) {
-                (Some(lo), Some(hi)) => lo.abs().max(hi.abs()),
-                _ => pd.abs(),
+                (Some(lo), Some(hi)) => (lo * dir).max(hi * dir),
+                _ => pd * dir,
             };
-            if !significant(p) || fd.signum() != pd.signum() || reach < self.req.share * fd.abs() {
-                return false;
-            }
+            let point = if reach < self.req.share * fd.abs() || (significant(p) && pd * dir < 0.0) {
+                return Decision::No;
+            } else if significant(p) {
+                Decision::Yes
+            } else {
+                Decision::Inconclusive
+            };
+            decision = match (decision, point) {
+                (Decision::Inconclusive, _) | (_, Decision::Inconclusive) => Decision::Inconclusive,
+                _ => Decision::Yes,
+            };
         }
-        any
+        decision
+    }
+}
+
+/// Whether a probe reproduced the full difference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Yes,
+    No,
+    /// Not significant, with an interval that does not rule the difference out: measured
+    /// again with twice the repetitions; when still inconclusive, taken as no.
+    Inconclusive,
+}
+
+impl Decision {
+    fn as_str(self) -> &'static str {
+        match self {
+            Decision::Yes => "yes",
+            Decision::No => "no",
+            Decision::Inconclusive => "inconclusive",
+        }
     }
 }
 
@@ -579,6 +655,17 @@ pub fn summary(o: &Outcome) -> String {
         o.settings.len(),
         if o.settings.len() == 1 { "" } else { "s" }
     );
+    if !o.skipped.is_empty() {
+        let _ = writeln!(
+            t,
+            "not bisected ({} captured difference{}):",
+            o.skipped.len(),
+            if o.skipped.len() == 1 { "" } else { "s" }
+        );
+        for (name, why) in &o.skipped {
+            let _ = writeln!(t, "  {name}: {why}");
+        }
+    }
     let _ = writeln!(
         t,
         "full difference: {} {}; {}",
@@ -679,11 +766,10 @@ pub fn csv(o: &Outcome) -> String {
                 num(l.p_value),
                 l.test.unwrap_or_default().to_string(),
                 l.verdict.clone(),
-                match p.reproduces {
-                    Some(true) => "yes".into(),
-                    Some(false) => "no".into(),
-                    None => String::new(),
-                },
+                p.reproduces
+                    .map(Decision::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
                 p.run_dir.display().to_string(),
             ]);
         }

@@ -508,18 +508,24 @@ fn servers(dir: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
         let Some(variant) = path.file_stem().and_then(|s| s.to_str()) else {
             continue;
         };
-        let Ok(mut reader) = ::csv::ReaderBuilder::new().flexible(true).from_path(&path) else {
+        let Ok(vars) = capture(&path) else {
             continue;
         };
-        let vars = reader
-            .records()
-            .flatten()
-            .filter(|rec| rec.len() >= 2)
-            .map(|rec| (rec[0].to_string(), rec[1].to_string()))
-            .collect();
         out.insert(variant.to_string(), vars);
     }
     out
+}
+
+/// One capture, `server/<variant>.csv`: name → value (records with fewer than two fields are
+/// left out).
+pub fn capture(path: &Path) -> Result<BTreeMap<String, String>, ::csv::Error> {
+    let mut reader = ::csv::ReaderBuilder::new().flexible(true).from_path(path)?;
+    Ok(reader
+        .records()
+        .flatten()
+        .filter(|rec| rec.len() >= 2)
+        .map(|rec| (rec[0].to_string(), rec[1].to_string()))
+        .collect())
 }
 
 /// One line of `sbsuite runs`.

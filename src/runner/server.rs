@@ -384,6 +384,28 @@ pub fn check(target: &Target, set: &IndexMap<String, Value>) -> Result<(), Check
     result.map_err(CheckError::Invalid)
 }
 
+/// Which of `names` the target's server can set at runtime: for each, `None`, or why not (an
+/// unknown name, a read-only variable, one that needs a restart), on one connection.
+pub fn settable(target: &Target, names: &[String]) -> Result<Vec<Option<String>>, CheckError> {
+    let admin = admin(target).ok_or(ServerError::NoServer)?;
+    let mut conn = connect(target).map_err(|e| CheckError::Unreachable(e.to_string()))?;
+    let out = names
+        .iter()
+        .map(|name| {
+            check_name(name)
+                .map_err(|e| e.to_string())
+                .and_then(|()| {
+                    admin
+                        .check_settable(conn.as_mut(), name)
+                        .map_err(|e| e.to_string())
+                })
+                .err()
+        })
+        .collect();
+    conn.close();
+    Ok(out)
+}
+
 /// `server/restore-<variant>.json`, or `restore-<variant>@<stage>.json` for a stage's settings.
 fn restore_file(run_dir: &Path, variant: &str, stage: Option<Stage>) -> PathBuf {
     let stage = stage.map(|s| format!("@{s}")).unwrap_or_default();

@@ -234,3 +234,96 @@ fn bisect_refuses_what_cannot_be_bisected_before_running_anything() {
         "nothing was created for a request refused"
     );
 }
+
+#[test]
+fn issue_29_bisect_of_two_captured_configurations_sets_what_the_server_can_set_at_runtime() {
+    let _alone = common::server_lock::server_lock();
+    let db = "sbsuite_t_bisect_captures";
+    if admin_my(&[
+        format!("DROP DATABASE IF EXISTS {db}"),
+        format!("CREATE DATABASE {db}"),
+    ])
+    .is_none()
+    {
+        common::skip("no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)");
+        return;
+    }
+    let before = globals();
+    let dir = tempfile::tempdir().unwrap();
+    // Two servers' captures as two runs stored them (server/<variant>.csv): a fact, a
+    // read-only variable, a variable of one version only, and two settable ones.
+    let capture = |name: &str, rows: &str| {
+        let path = dir.path().join(name).join("server/default.csv");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("name,value\n{rows}")).unwrap();
+        path
+    };
+    let a = capture(
+        "fast",
+        "version,10.11.19-MariaDB\ninnodb_page_size,16384\ninnodb_flush_log_at_trx_commit,2\n\
+         long_query_time,10.000000\nmax_connections,151\n",
+    );
+    let b = capture(
+        "durable",
+        "version,10.11.20-MariaDB\ninnodb_page_size,65536\ninnodb_flush_log_at_trx_commit,1\n\
+         long_query_time,5.000000\nmax_connections,151\nonly_in_b,1\n",
+    );
+    let path = dir.path().join("captures.toml");
+    let text = suite(db);
+    let text = &text[..text.find("[[variant]]").unwrap()];
+    std::fs::write(
+        &path,
+        text.replace("name = \"bisect\"", "name = \"captures\""),
+    )
+    .unwrap();
+    let out = sbsuite()
+        .arg("bisect")
+        .arg(&path)
+        .arg("--captures")
+        .args([&a, &b])
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let after = globals();
+    admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(after, before, "every setting is back on the server");
+    assert!(
+        stdout.starts_with("bisect of tps: `default-a` → `default-b`, 2 settings differ\n"),
+        "{stdout}"
+    );
+    let skipped = stdout
+        .split_once("not bisected (3 captured differences):\n")
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .1;
+    assert!(skipped.starts_with("  innodb_page_size: "), "{stdout}");
+    assert!(
+        skipped.contains("  only_in_b: captured on one side only\n"),
+        "{stdout}"
+    );
+    assert!(
+        skipped.contains("  version: a fact of the server, not a setting\n"),
+        "{stdout}"
+    );
+    let cause = stdout
+        .split("\ncause: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        cause.starts_with("1 setting ")
+            && cause.contains("set_global.innodb_flush_log_at_trx_commit = 2 → 1"),
+        "{stdout}"
+    );
+    assert!(
+        !cause
+            .split('\n')
+            .nth(1)
+            .unwrap()
+            .contains("long_query_time"),
+        "{stdout}"
+    );
+}
