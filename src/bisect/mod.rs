@@ -32,14 +32,12 @@ use std::path::{Path, PathBuf};
 
 use crate::compare::{CompareError, Line, key_text};
 use crate::results::ResultsError;
-use crate::runner::{RunContext, RunError};
+use crate::runner::derived::{self, DerivedError};
 use crate::source::{ConfigError, ConfigErrors};
 use crate::suite::raw::RawVariant;
 use crate::suite::{self, SetOverride, Suite};
 
 use self::settings::{DiffError, Setting};
-
-type VariantMap = std::collections::HashMap<String, crate::runner::server::VariantSettings>;
 
 /// What `sbsuite bisect` was asked.
 pub struct Request {
@@ -164,16 +162,7 @@ pub enum BisectError {
     Run {
         probe: String,
         #[source]
-        source: RunError,
-    },
-    #[error(
-        "{probe}: {failed} step(s) failed, so its comparison would be incomplete; see {}",
-        .run_dir.display()
-    )]
-    ProbeFailed {
-        probe: String,
-        failed: usize,
-        run_dir: PathBuf,
+        source: DerivedError,
     },
     #[error("stopped during {probe}; the probes so far are in {}", .dir.display())]
     Interrupted { probe: String, dir: PathBuf },
@@ -210,14 +199,11 @@ impl BisectError {
                 | BisectError::Captures(_)
                 | BisectError::Share(_)
                 | BisectError::NotMeasured { .. }
-        ) || matches!(
-            self,
-            BisectError::Run { source, .. }
-                if matches!(source, RunError::NoEngine { .. } | RunError::Clients(_) | RunError::Preflight(_))
-        ) || matches!(
-            self,
-            BisectError::Compare { source, .. } if matches!(source, CompareError::UnknownMetric { .. })
-        )
+        ) || matches!(self, BisectError::Run { source, .. } if source.is_bad_input())
+            || matches!(
+                self,
+                BisectError::Compare { source, .. } if matches!(source, CompareError::UnknownMetric { .. })
+            )
     }
 }
 
@@ -418,36 +404,17 @@ impl Bisection<'_> {
                     .join(", ")
             }
         ));
-        let (suite, plan, variants) = self.load(&name, subset, repeat)?;
-        let base_dir = self
-            .req
-            .file
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        let mut ctx = RunContext::for_suite(&suite, base_dir);
-        ctx.results_root.clone_from(&self.dir);
-        ctx.quiet = self.req.quiet;
-        // stdout carries the bisection's answer; each probe's numbers are in its run.
-        ctx.watch.reports = crate::runner::Reports::Discard;
-        let summary =
-            crate::runner::run_plan(&plan, &ctx, variants).map_err(|source| BisectError::Run {
+        let loaded = self.load(&name, subset, repeat)?;
+        let summary = derived::run(&self.origin(), loaded).map_err(|e| match e {
+            DerivedError::Interrupted { .. } => BisectError::Interrupted {
+                probe: name.clone(),
+                dir: self.dir.clone(),
+            },
+            source => BisectError::Run {
                 probe: name.clone(),
                 source,
-            })?;
-        if summary.interrupted {
-            return Err(BisectError::Interrupted {
-                probe: name,
-                dir: self.dir.clone(),
-            });
-        }
-        if summary.steps_failed > 0 {
-            return Err(BisectError::ProbeFailed {
-                probe: name,
-                failed: summary.steps_failed,
-                run_dir: summary.run_dir,
-            });
-        }
+            },
+        })?;
         let compared = crate::compare::load_run(&summary.run_dir).and_then(|run| {
             crate::compare::compare_by(&run, "variant", std::slice::from_ref(&self.req.metric), &[])
         });
@@ -495,44 +462,46 @@ impl Bisection<'_> {
         name: &str,
         subset: &[usize],
         repeat: Option<u32>,
-    ) -> Result<(Suite, crate::plan::Plan, VariantMap), BisectError> {
+    ) -> Result<derived::Loaded, BisectError> {
         let chosen: Vec<&Setting> = subset.iter().map(|i| &self.settings[*i]).collect();
         let probe_variant = settings::probe(self.base, self.other, &chosen, "probe");
         let text = self.probe_text(name, &probe_variant, repeat);
-        let suite = suite::load_text(&self.req.file, &text, &self.req.sets, self.env)?;
-        let plan = crate::plan::build(&suite)?;
-        crate::runner::clients::check_clients(&suite, &plan)?;
-        let variants =
-            crate::runner::check_variants(&suite, &plan, false).map_err(ConfigErrors::from)?;
-        Ok((suite, plan, variants))
+        Ok(derived::load(&self.origin(), &text)?)
+    }
+
+    fn origin(&self) -> derived::Origin<'_> {
+        derived::Origin {
+            file: &self.req.file,
+            sets: &self.req.sets,
+            env: self.env,
+            results_root: self.dir.clone(),
+            quiet: self.req.quiet,
+        }
     }
 
     /// The suite of a probe: the user's file with its variants replaced by the baseline and
     /// `probe`, named `name`, repeated enough for a verdict, the two variants back to back
     /// unless one restarts the server.
     fn probe_text(&self, name: &str, probe: &RawVariant, repeat: Option<u32>) -> String {
-        let mut table: toml::Table = toml::from_str(self.text).unwrap_or_default();
-        let section = table
-            .entry("suite")
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        if let toml::Value::Table(s) = section {
-            s.insert("name".into(), toml::Value::String(name.into()));
-            let restarts = self.base.restart.is_some() || probe.restart.is_some();
-            let order = if restarts { "blocked" } else { "interleaved" };
-            s.insert("variant_order".into(), toml::Value::String(order.into()));
-            s.remove("order_seed");
-            if let Some(n) = repeat {
-                s.insert("repeat".into(), toml::Value::Integer(i64::from(n)));
-            } else if self.suite.repeat_rule.is_none() && self.suite.repeat < 3 {
-                s.insert("repeat".into(), default_repeat(&self.req.metric));
-            }
-        }
-        let variants = [self.base, probe]
-            .into_iter()
-            .filter_map(|v| toml::Value::try_from(v).ok())
-            .collect();
-        table.insert("variant".into(), toml::Value::Array(variants));
-        toml::to_string(&table).unwrap_or_default()
+        derived::edit(self.text, |table| {
+            derived::with_suite_section(table, |s| {
+                s.insert("name".into(), toml::Value::String(name.into()));
+                let restarts = self.base.restart.is_some() || probe.restart.is_some();
+                let order = if restarts { "blocked" } else { "interleaved" };
+                s.insert("variant_order".into(), toml::Value::String(order.into()));
+                s.remove("order_seed");
+                if let Some(n) = repeat {
+                    s.insert("repeat".into(), toml::Value::Integer(i64::from(n)));
+                } else if self.suite.repeat_rule.is_none() && self.suite.repeat < 3 {
+                    s.insert("repeat".into(), default_repeat(&self.req.metric));
+                }
+            });
+            let variants = [self.base, probe]
+                .into_iter()
+                .filter_map(|v| toml::Value::try_from(v).ok())
+                .collect();
+            table.insert("variant".into(), toml::Value::Array(variants));
+        })
     }
 
     /// Whether probe `i` reproduces the full difference (probe 0). At each matrix point where

@@ -34,6 +34,7 @@
 pub mod clients;
 mod command;
 pub mod cost;
+pub mod derived;
 pub mod events;
 pub mod hooks;
 mod ledger;
