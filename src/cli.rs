@@ -84,6 +84,18 @@ pub enum Command {
     /// Settings are applied and restored as by `sbsuite run`. Everything lands in
     /// <results_dir>/<suite>-bisect/<id>/: bisect.csv, bisect.txt and one run per probe.
     Bisect(BisectArgs),
+    /// Find the highest arrival rate the server sustains with a latency percentile under a
+    /// target: `sbsuite capacity suite.toml --target "p99<10ms"`.
+    ///
+    /// Each probe is a run of the suite's one matrix point at a fixed `rate` (open loop:
+    /// latency counted from each arrival's scheduled time, so queueing shows), dropped
+    /// arrivals recorded. A rate passes when the percentile is under the target, nothing was
+    /// dropped and 95 % of the rate was achieved. The search runs closed loop once (the
+    /// bound), halves until a rate passes, bisects until the bracket is within --precision,
+    /// and confirms the rate found with --confirm repetitions. Everything lands in
+    /// <results_dir>/<suite>-capacity/<id>/: capacity.csv (the latency-vs-offered-load curve),
+    /// capacity.txt and one run per probe.
+    Capacity(CapacityArgs),
     /// List the runs under the results directory (suite, run id, start, rows, status).
     Runs(RunsArgs),
     /// Draw runs as one self-contained HTML page: throughput and latency vs threads, each
@@ -343,6 +355,34 @@ pub struct Overrides {
     /// comma-separated `local`, `local:N`, `ssh:DEST`, `kubernetes:NS/SELECTOR`.
     #[arg(long, value_name = "LIST")]
     pub clients: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CapacityArgs {
+    /// The suite file (TOML): one matrix point, at most one variant.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub overrides: Overrides,
+    /// The latency bound: `p99<10ms` (p95, p99, avg or max; milliseconds).
+    #[arg(long, value_name = "PCT<MS")]
+    pub target: String,
+    /// The lowest rate tried (per second).
+    #[arg(long, value_name = "RATE", default_value_t = 1.0)]
+    pub min_rate: f64,
+    /// Stop when the highest passing and the lowest failing rate are within this % of each
+    /// other.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    pub precision: f64,
+    /// Repetitions at the rate found.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub confirm: u32,
+    /// Directory for results, instead of the suite's `results_dir`.
+    #[arg(long, value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+    /// Print no progress of the probes' runs on stderr (the probe lines and the answer are
+    /// still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -18,6 +18,7 @@
 
 pub mod app;
 pub mod bisect;
+pub mod capacity;
 pub mod cli;
 pub mod clients;
 pub mod compare;

@@ -10,6 +10,7 @@
 //! map its outcome or error to an [`Exit`], print.
 
 mod bisect;
+mod capacity;
 mod compare;
 mod import;
 mod plan;
@@ -63,6 +64,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Restore(args) => restore::restore(&args.run_dir),
         Command::Compare(args) => compare::compare(args),
         Command::Bisect(args) => bisect::bisect(&args),
+        Command::Capacity(args) => capacity::capacity(&args),
         Command::Runs(args) => compare::runs(&args.results_dir, args.format),
         Command::Report(args) => report::report(&args.runs, args.out, args.svg, args.format),
         Command::Import(args) => import::import(args),

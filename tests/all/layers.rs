@@ -26,81 +26,89 @@ type Reference = (Module, Module, String);
 
 /// `(module, modules it must not import)`, top-level names. The intended order is
 /// `app → runner → plan → suite`, `runner → engine → db`, `engine → stats`,
-/// `compare/report → results`, `bisect → runner/compare`, `runner → clients →
+/// `compare/report → results`, `bisect/capacity → runner/compare`, `runner → clients →
 /// engine/suite/results`, and `suite/engine → source → value` (positions in TOML files and
 /// the errors that point there).
 const FORBIDDEN: &[(&str, &[&str])] = &[
     (
         "value",
         &[
-            "app", "bisect", "cli", "compat", "import", "runner", "plan", "suite", "engine", "db",
-            "stats", "results", "compare", "report", "clients", "source",
+            "app", "bisect", "capacity", "cli", "compat", "import", "runner", "plan", "suite",
+            "engine", "db", "stats", "results", "compare", "report", "clients", "source",
         ],
     ),
     (
         "source",
         &[
-            "app", "bisect", "cli", "compat", "import", "runner", "plan", "suite", "engine", "db",
-            "stats", "results", "compare", "report", "clients",
+            "app", "bisect", "capacity", "cli", "compat", "import", "runner", "plan", "suite",
+            "engine", "db", "stats", "results", "compare", "report", "clients",
         ],
     ),
     (
         "stats",
         &[
-            "app", "bisect", "cli", "compat", "import", "runner", "plan", "suite", "engine", "db",
-            "results", "compare", "report", "clients",
+            "app", "bisect", "capacity", "cli", "compat", "import", "runner", "plan", "suite",
+            "engine", "db", "results", "compare", "report", "clients",
         ],
     ),
     (
         "db",
         &[
-            "app", "bisect", "cli", "compat", "import", "runner", "plan", "suite", "engine",
-            "results", "compare", "report", "clients",
+            "app", "bisect", "capacity", "cli", "compat", "import", "runner", "plan", "suite",
+            "engine", "results", "compare", "report", "clients",
         ],
     ),
     (
         "engine",
         &[
-            "app", "bisect", "cli", "compat", "import", "runner", "plan", "suite", "results",
-            "compare", "report", "clients",
+            "app", "bisect", "capacity", "cli", "compat", "import", "runner", "plan", "suite",
+            "results", "compare", "report", "clients",
         ],
     ),
     (
         "suite",
         &[
-            "app", "bisect", "cli", "compat", "import", "runner", "plan", "results", "compare",
-            "report", "clients",
+            "app", "bisect", "capacity", "cli", "compat", "import", "runner", "plan", "results",
+            "compare", "report", "clients",
         ],
     ),
     (
         "plan",
         &[
-            "app", "bisect", "cli", "compat", "import", "runner", "compare", "report",
+            "app", "bisect", "capacity", "cli", "compat", "import", "runner", "compare", "report",
         ],
     ),
     (
         "results",
         &[
-            "app", "bisect", "cli", "compat", "import", "runner", "compare", "report", "clients",
+            "app", "bisect", "capacity", "cli", "compat", "import", "runner", "compare", "report",
+            "clients",
         ],
     ),
     (
         "clients",
         &[
-            "app", "bisect", "cli", "compat", "import", "runner", "compare", "report",
+            "app", "bisect", "capacity", "cli", "compat", "import", "runner", "compare", "report",
         ],
     ),
     (
         "compare",
-        &["app", "bisect", "cli", "compat", "import", "runner"],
+        &[
+            "app", "bisect", "capacity", "cli", "compat", "import", "runner",
+        ],
     ),
     (
         "report",
-        &["app", "bisect", "cli", "compat", "import", "runner"],
+        &[
+            "app", "bisect", "capacity", "cli", "compat", "import", "runner",
+        ],
     ),
-    ("runner", &["app", "bisect", "cli", "compat", "import"]),
-    ("compat", &["app", "bisect", "cli"]),
-    ("import", &["app", "bisect", "cli"]),
+    (
+        "runner",
+        &["app", "bisect", "capacity", "cli", "compat", "import"],
+    ),
+    ("compat", &["app", "bisect", "capacity", "cli"]),
+    ("import", &["app", "bisect", "capacity", "cli"]),
 ];
 
 /// Every module of the library: its path segments → its file.

@@ -34,6 +34,7 @@
 mod common;
 
 mod bisect;
+mod capacity;
 mod cli;
 mod clients;
 mod clients_ssh;
