@@ -14,8 +14,7 @@
 //! p99, and the cost per transaction that the run recorded. Average latency, qps and errors stay
 //! in the grid. When `--metric` picked none of these, the headline speaks of the metrics picked.
 
-use super::export::{delta_text, num};
-use super::{COST_METRICS, Comparison, HEADLINE, Line, Metric};
+use super::{COST_METRICS, Comparison, HEADLINE, Line, Metric, delta_text, num};
 
 /// Which way a part of the headline went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -498,6 +498,29 @@ pub fn key_text(key: &[(String, String)]) -> String {
         .join(" ")
 }
 
+/// A number as the text formats print it: 1 decimal from 100, 2 from 1, else 4.
+pub(crate) fn num(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// A delta cell: the change of the medians, and the interval of the ratio of geometric means
+/// when there is one.
+pub(crate) fn delta_text(l: &Line) -> String {
+    let Some(d) = l.delta_pct else {
+        return String::new();
+    };
+    match (l.delta_ci_low, l.delta_ci_high) {
+        (Some(lo), Some(hi)) => format!("{d:+.1}% [{lo:+.1}, {hi:+.1}]"),
+        _ => format!("{d:+.1}%"),
+    }
+}
+
 /// Reads a run for a comparison (read failures worded for `compare`: [`CompareError`]).
 pub fn load_run(path: &Path) -> Result<Run, CompareError> {
     Ok(load::load(path, Parts::Results)?)

@@ -20,7 +20,7 @@ pub mod table;
 
 use super::headline::Headline;
 use super::stats::MAX_REPS;
-use super::{Comparison, Line, RepsNeeded, SideStats, key_text};
+use super::{Comparison, RepsNeeded, SideStats, delta_text, key_text, num};
 
 /// Renders comparisons in one format.
 pub trait Exporter {
@@ -78,28 +78,6 @@ const HEAD: [&str; 7] = ["key", "metric", "base", "other", "delta", "p", "verdic
 
 /// The grid column that holds the verdict (and a failed gate).
 const VERDICT: usize = 6;
-
-pub(crate) fn num(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.1}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.4}")
-    }
-}
-
-/// A delta cell: the change of the medians, and the interval of the ratio of geometric means
-/// when there is one.
-pub(crate) fn delta_text(l: &Line) -> String {
-    let Some(d) = l.delta_pct else {
-        return String::new();
-    };
-    match (l.delta_ci_low, l.delta_ci_high) {
-        (Some(lo), Some(hi)) => format!("{d:+.1}% [{lo:+.1}, {hi:+.1}]"),
-        _ => format!("{d:+.1}%"),
-    }
-}
 
 /// Per metric with undecided lines, the repetitions needed at its noisiest key: the lines of
 /// the text formats (their assumptions follow in [`POWER_NOTE`]).

@@ -217,7 +217,7 @@ fn cell(row: &Row, column: &str) -> String {
         c if c.starts_with("lat_") && v < 10.0 => format!("{v:.3}"),
         "errors" | "events" => format!("{v:.0}"),
         "warmup_s" => crate::results::csv::fmt_float(v, 1),
-        c if c.ends_with("_per_txn") => crate::compare::export::num(v),
+        c if c.ends_with("_per_txn") => crate::compare::num(v),
         _ => format!("{v:.2}"),
     }
 }
