@@ -19,11 +19,13 @@
 //!   with its own run directory. The rate found is then **confirmed** with repetitions, and
 //!   the answer gives the percentile's median and interval over them.
 //! - **The curve is kept**: `capacity.csv` has every probe's offered rate, achieved rate,
-//!   latency percentiles and verdict — the latency-vs-offered-load curve (the hockey stick).
+//!   latency percentiles and verdict — the latency-vs-offered-load curve (the hockey stick),
+//!   drawn in `capacity.svg` with the target and the rate found.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::report::html::svg::{Bar, Chart, Series};
 use crate::runner::derived::{self, DerivedError};
 use crate::source::{ConfigError, ConfigErrors};
 use crate::suite::{self, SetOverride};
@@ -403,6 +405,7 @@ pub fn capacity(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Ca
     };
     write_file(&dir.join("capacity.csv"), &csv(&outcome))?;
     write_file(&dir.join("capacity.txt"), &summary(&outcome))?;
+    write_file(&dir.join("capacity.svg"), &chart(&outcome).to_svg(true))?;
     Ok(outcome)
 }
 
@@ -648,6 +651,86 @@ pub fn csv(o: &Outcome) -> String {
         }
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// The latency-vs-offered-load curve (`capacity.svg`): the percentile of each probe of the
+/// search against the rate offered, the target as a horizontal line, the rate found as a
+/// vertical one, and the confirmation's median with its interval.
+pub fn chart(o: &Outcome) -> Chart {
+    let mut curve: Vec<(f64, f64)> = o
+        .probes
+        .iter()
+        .filter(|p| matches!(p.phase, Phase::Bracket | Phase::Bisect))
+        .filter_map(|p| Some((p.rate?, p.samples.first()?.metric(&o.target)?)))
+        .collect();
+    curve.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // The target spans every rate drawn, the confirmed one too.
+    let found = match o.found {
+        Found::Rate { rate, .. } => Some(rate),
+        Found::None { .. } => None,
+    };
+    let xs: Vec<f64> = curve.iter().map(|p| p.0).chain(found).collect();
+    let (lo, hi) = (
+        xs.iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min)
+            .min(f64::MAX),
+        xs.iter().copied().fold(0.0, f64::max),
+    );
+    let name = o.target.name;
+    let mut series = vec![Series {
+        label: format!("{name} at each rate offered"),
+        points: curve,
+        color: 0,
+        ..Series::default()
+    }];
+    if lo.is_finite() && hi > 0.0 {
+        series.push(Series {
+            label: format!("target: {name} ≤ {} ms", o.target.max_ms),
+            points: vec![(lo, o.target.max_ms), (hi, o.target.max_ms)],
+            color: 3,
+            dashed: true,
+            ..Series::default()
+        });
+    }
+    if let Found::Rate { rate, .. } = o.found
+        && let Some(confirm) = o.probes.iter().rfind(|p| p.phase == Phase::Confirm)
+    {
+        let values: Vec<f64> = confirm
+            .samples
+            .iter()
+            .filter_map(|x| x.metric(&o.target))
+            .collect();
+        if let Some(sum) = crate::compare::stats::summarize(&values) {
+            let (low, high) = sum.ci.unwrap_or((sum.median, sum.median));
+            series.push(Series {
+                label: format!(
+                    "capacity {rate:.0}/s: {name} median of {} repetitions",
+                    sum.n
+                ),
+                points: vec![(rate, sum.median)],
+                color: 2,
+                bars: vec![Bar {
+                    x: rate,
+                    low,
+                    high,
+                    n: sum.n,
+                }],
+                ..Series::default()
+            });
+        }
+    }
+    Chart {
+        id: "capacity".into(),
+        title: format!("{name} latency vs offered load"),
+        x_label: "rate offered (per second)".into(),
+        y_label: format!("{name} latency (ms)"),
+        series,
+        note: "each point: one probe of the search (open loop, latency from the scheduled \
+               arrival)"
+            .into(),
+        ..Chart::default()
+    }
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), CapacityError> {

@@ -119,6 +119,17 @@ fn issue_30_capacity_finds_the_highest_rate_under_a_latency_target() {
         stderr.contains("[capacity] closed_loop: offered max (closed loop)"),
         "{stderr}"
     );
+    // The curve is drawn with the target and the rate found.
+    let dir = common::run_dir(&dir.path().join("results"), "nap-capacity");
+    let svg = std::fs::read_to_string(dir.join("capacity.svg")).unwrap();
+    assert!(svg.starts_with("<?xml"), "{svg}");
+    for label in [
+        "p99 latency vs offered load".to_string(),
+        "target: p99 ≤ 200 ms".to_string(),
+        format!("capacity {rate}/s"),
+    ] {
+        assert!(svg.contains(&label), "{label} in {svg}");
+    }
 }
 
 #[test]
