@@ -582,6 +582,61 @@ mod tests {
     }
 
     #[test]
+    fn other_commands_share_the_agents_ssh_and_kubectl_lines() {
+        let mut o = TransportOptions {
+            ssh_options: vec!["-F".into(), "cfg".into()],
+            ..TransportOptions::default()
+        };
+        let extra = ["-o".to_string(), "ControlMaster=no".to_string()];
+        let (prog, a) = args(&ssh_command("root@db1", &o, &extra, "cat /proc/stat; true"));
+        assert_eq!(prog, "ssh");
+        assert_eq!(
+            a,
+            [
+                "-T",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ConnectTimeout=10",
+                "-o",
+                "ControlMaster=no",
+                "-F",
+                "cfg",
+                "--",
+                "root@db1",
+                "cat /proc/stat; true"
+            ]
+        );
+        o.kube_context = Some("lab".into());
+        let (prog, a) = args(&kubectl_exec_command(
+            "bench",
+            "mariadb-0",
+            Some("mariadb"),
+            &o,
+            false,
+            &["sh", "-c", "cat /proc/stat"],
+        ));
+        assert_eq!(prog, "kubectl");
+        assert_eq!(
+            a,
+            [
+                "--context",
+                "lab",
+                "exec",
+                "-n",
+                "bench",
+                "mariadb-0",
+                "-c",
+                "mariadb",
+                "--",
+                "sh",
+                "-c",
+                "cat /proc/stat"
+            ]
+        );
+    }
+
+    #[test]
     fn the_remote_binary_is_one_shell_word() {
         assert_eq!(shell_quote("sbsuite"), "sbsuite");
         assert_eq!(

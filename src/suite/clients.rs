@@ -366,4 +366,65 @@ mod tests {
             );
         }
     }
+    #[test]
+    fn server_hosts_parse_print_back_and_say_what_is_wrong() {
+        let cases = [
+            (
+                "ssh:root@db1",
+                ServerHost::Ssh {
+                    dest: "root@db1".into(),
+                },
+            ),
+            (
+                "kubernetes:bench/mariadb-0",
+                ServerHost::Kubernetes {
+                    namespace: "bench".into(),
+                    pod: "mariadb-0".into(),
+                    container: None,
+                },
+            ),
+            (
+                "kubernetes:bench/pg.primary-0/postgres",
+                ServerHost::Kubernetes {
+                    namespace: "bench".into(),
+                    pod: "pg.primary-0".into(),
+                    container: Some("postgres".into()),
+                },
+            ),
+        ];
+        for (text, want) in cases {
+            let got = ServerHost::parse(text).unwrap();
+            assert_eq!(got, want, "{text}");
+            assert_eq!(got.to_string(), text);
+        }
+        for (text, want) in [
+            ("db1", "names no kind of host"),
+            ("local", "names no kind of host"),
+            ("ssh:", "the ssh destination is empty"),
+            ("ssh:-oProxyCommand=sh", "cannot start with `-`"),
+            ("ssh:a b", "cannot contain spaces"),
+            ("kubernetes:bench", "separated by `/`"),
+            ("kubernetes:bench/a/b/c", "separated by `/`"),
+            (
+                "kubernetes:Bench/pod",
+                "the namespace is not a Kubernetes name",
+            ),
+            (
+                "kubernetes:bench/Pod_0",
+                "the pod is not a Kubernetes pod name",
+            ),
+            (
+                "kubernetes:bench/pod/C",
+                "the container is not a Kubernetes name",
+            ),
+        ] {
+            let err = ServerHost::parse(text).unwrap_err();
+            assert!(err.contains(want), "{text}: {err}");
+            assert!(err.contains(SERVER_HOST_FORMS), "{text}: {err}");
+            assert!(
+                err.starts_with(&format!("invalid server_host `{text}`")),
+                "{err}"
+            );
+        }
+    }
 }
