@@ -12,12 +12,14 @@
 //! - **The transports of `[clients]`** ([`crate::clients::transport`]'s `ssh_command` and
 //!   `kubectl_exec_command`): the user's ssh config, keys and jump hosts, `BatchMode` (never a
 //!   prompt), the kubeconfig context. No second way of building an ssh command line.
-//! - **A warm connection** for ssh: a master connection of this process's own (`ControlMaster`
-//!   on a socket in a private directory, running `cat >/dev/null` so that it ends when this
-//!   process ends, however it ends), and each reading a multiplexed session on it: a reading
-//!   costs a session, not a handshake. Its CPU (the reading's ssh process, by `wait4`, and the
-//!   master's share, from its /proc) is counted with the reading's own, in
-//!   `client.cost_read_cpu_ms`. kubectl has nothing to keep warm: each reading is an exec.
+//! - **A warm session**: one ssh (or `kubectl exec -i`) session for the run, running `sh`
+//!   on the host; each reading is one command line written to its input, its output read
+//!   back up to an end marker. A reading then costs a round trip and the `cat`s, not a
+//!   connection, nor a login shell (whose rc files may take longer than the reading), and
+//!   kubectl is as cheap as ssh. The session's CPU (its ssh or kubectl process, from its
+//!   /proc) is counted with the reading's own, in `client.cost_read_cpu_ms`. It ends when its
+//!   input closes: when sbsuite ends, however it ends. A session that dies after it worked
+//!   (a network blip) is started again once.
 //! - **Finding the process** as the local path's fallback does: the server names it (MySQL's
 //!   `@@pid_file`, read on the SQL connection and then `cat` remotely; PostgreSQL's backend's
 //!   parent, from the remote /proc), and it must have one of the server's names. Once per run
@@ -26,10 +28,15 @@
 //!   tried again that run (a host that does not answer would otherwise cost its connect
 //!   timeout before and after every step); a process not found is a warning and empty cells.
 //!   Every remote command has a deadline.
+//! - **Its own process group** for each helper: the terminal's Ctrl-C reaches sbsuite alone,
+//!   which still reads the cost after the step it stopped, as on this host.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::clients::transport::{kubectl_exec_command, shell_quote, ssh_command};
@@ -41,6 +48,9 @@ use super::{ProcStat, proc_stat, server_values};
 
 /// The line between the texts of one remote command's output.
 const MARK: &str = "@sbsuite-cost@";
+/// The lines before and after one command's output in the session.
+const BEGIN: &str = "@sbsuite-cost-begin@";
+const END: &str = "@sbsuite-cost-end@";
 
 /// How much longer than the connect timeout a remote command may take.
 const GRACE: Duration = Duration::from_secs(10);
@@ -70,22 +80,14 @@ pub(super) struct Reading {
     pub found: Option<RemoteProcess>,
 }
 
-/// Why a remote command gave nothing.
-#[derive(Debug)]
-enum RunError {
-    /// The host could not be reached (ssh's or kubectl's failure, or the deadline).
-    Unreachable(String),
-}
-
 /// The server's host, reached for each reading.
 pub(super) struct Remote {
     access: ServerHostAccess,
-    /// The private directory of the master's socket and the commands' output files.
+    /// Before `dir`: fields drop in order, and the session writes into it until it ends.
+    session: Option<Session>,
+    /// The private directory of the session's messages (its stderr).
     dir: Option<tempfile::TempDir>,
-    master: Option<Child>,
-    /// The master's CPU (ms) at the last reading.
-    master_cpu_ms: f64,
-    /// Why the host could not be reached: it is not tried again this run.
+    /// The host could not be reached: it is not tried again this run.
     unreachable: bool,
     process: Option<RemoteProcess>,
 }
@@ -95,8 +97,7 @@ impl Remote {
         Remote {
             access,
             dir: None,
-            master: None,
-            master_cpu_ms: 0.0,
+            session: None,
             unreachable: false,
             process: None,
         }
@@ -247,42 +248,57 @@ impl Remote {
     }
 
     /// Marks the host unreachable for the run; the warning says so.
-    fn fail(&mut self, e: RunError) -> String {
+    fn fail(&mut self, why: String) -> String {
         self.unreachable = true;
-        let RunError::Unreachable(why) = e;
+        self.session = None;
         format!(
             "server process on {} not read: {why}; not tried again this run",
             self.source()
         )
     }
 
-    /// The private directory, made on first use.
-    fn dir(&mut self) -> Result<PathBuf, RunError> {
+    /// Runs `script` on the host, in the session (started when there is none, again once
+    /// when one that worked has died); its standard output.
+    fn run(&mut self, script: &str, cpu: &mut f64) -> Result<String, String> {
+        let deadline = self.access.transport.connect_timeout + GRACE;
+        for attempt in 0..2 {
+            if self.session.is_none() {
+                let s = self.start()?;
+                self.session = Some(s);
+            }
+            let Some(session) = self.session.as_mut() else {
+                break;
+            };
+            let out = session.run(script, deadline);
+            *cpu += session.cpu_delta();
+            match out {
+                Ok(text) => {
+                    session.worked = true;
+                    return Ok(text);
+                }
+                Err(_) if attempt == 0 && session.worked => self.session = None,
+                Err(why) => return Err(why),
+            }
+        }
+        Err("the session could not be started again".into())
+    }
+
+    /// Starts the session: `sh` on the host through ssh or `kubectl exec -i`.
+    fn start(&mut self) -> Result<Session, String> {
         if self.dir.is_none() {
             let dir = tempfile::Builder::new()
                 .prefix("sbsuite-cost-")
                 .tempdir()
-                .map_err(|e| RunError::Unreachable(format!("no private directory: {e}")))?;
+                .map_err(|e| format!("no private directory: {e}"))?;
             self.dir = Some(dir);
         }
-        Ok(self
+        let log = self
             .dir
             .as_ref()
-            .map(|d| d.path().to_path_buf())
-            .unwrap_or_default())
-    }
-
-    /// Runs `script` on the host; its standard output. The script ends with `true`, so any
-    /// other status is the transport's failure.
-    fn run(&mut self, script: &str, cpu: &mut f64) -> Result<String, RunError> {
-        let dir = self.dir()?;
-        let timeout = self.access.transport.connect_timeout;
-        let mut cmd = match &self.access.host {
-            ServerHost::Ssh { dest } => {
-                let dest = dest.clone();
-                self.ensure_master(&dir, &dest, cpu)?;
-                ssh_command(&dest, &self.access.transport, &mux(&dir, false), script)
-            }
+            .map(|d| d.path().join("session.log"))
+            .unwrap_or_default();
+        let cmd = match &self.access.host {
+            ServerHost::Ssh { dest } => ssh_command(dest, &self.access.transport, &[], "sh"),
             ServerHost::Kubernetes {
                 namespace,
                 pod,
@@ -292,178 +308,161 @@ impl Remote {
                 pod,
                 container.as_deref(),
                 &self.access.transport,
-                false,
-                &["sh", "-c", script],
+                true,
+                &["sh"],
             ),
         };
-        let out = dir.join("out");
-        let err = dir.join("err");
-        let files =
-            || -> std::io::Result<(File, File)> { Ok((File::create(&out)?, File::create(&err)?)) };
-        let (o, e) =
-            files().map_err(|e| RunError::Unreachable(format!("{}: {e}", dir.display())))?;
+        Session::start(cmd, log)
+    }
+}
+
+/// `sh` on the host, fed one command line per reading.
+struct Session {
+    child: Child,
+    /// `None` once closed.
+    stdin: Option<ChildStdin>,
+    stdout: ChildStdout,
+    /// Its stderr (ssh's and kubectl's messages, the remote shell's).
+    log: PathBuf,
+    /// Its CPU (ms) when last looked at.
+    cpu_ms: f64,
+    /// It answered once: a later failure may be a blip worth one new session.
+    worked: bool,
+    program: String,
+}
+
+impl Session {
+    /// Spawns `cmd` (in its own process group), its stderr into `log`.
+    fn start(mut cmd: Command, log: PathBuf) -> Result<Session, String> {
         let program = cmd.get_program().to_string_lossy().into_owned();
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(o)
-            .stderr(e)
+        let err = File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let mut child = cmd
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(err)
             .spawn()
-            .map_err(|e| RunError::Unreachable(format!("cannot run `{program}`: {e}")))?;
-        let (status, child_cpu) = wait_with_deadline(child, timeout + GRACE);
-        *cpu += child_cpu + self.master_cpu_delta();
-        let stderr = std::fs::read_to_string(&err).unwrap_or_default();
-        match status {
-            Some(0) => Ok(std::fs::read_to_string(&out).unwrap_or_default()),
-            Some(code) => Err(RunError::Unreachable(format!(
-                "`{program}` failed (exit {code}): {}",
-                last_line(&stderr)
-            ))),
-            None => Err(RunError::Unreachable(format!(
-                "`{program}` took longer than {} s",
-                (timeout + GRACE).as_secs()
-            ))),
-        }
-    }
-
-    /// Starts the ssh master connection when none runs, and waits until its socket is there.
-    fn ensure_master(&mut self, dir: &Path, dest: &str, cpu: &mut f64) -> Result<(), RunError> {
-        if let Some(m) = &mut self.master {
-            if matches!(m.try_wait(), Ok(None)) {
-                return Ok(());
-            }
-            self.master = None;
-        }
-        let socket = dir.join("master");
-        let _ = std::fs::remove_file(&socket);
-        let log = dir.join("master.log");
-        let stderr = File::create(&log)
-            .map_err(|e| RunError::Unreachable(format!("{}: {e}", log.display())))?;
-        let mut child = ssh_command(
-            dest,
-            &self.access.transport,
-            &mux(dir, true),
-            "cat >/dev/null",
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(stderr)
-        .spawn()
-        .map_err(|e| RunError::Unreachable(format!("cannot run `ssh`: {e}")))?;
-        let deadline = Instant::now() + self.access.transport.connect_timeout + GRACE;
-        loop {
-            if socket.exists() {
-                self.master_cpu_ms = process_cpu_ms(child.id());
-                *cpu += self.master_cpu_ms;
-                self.master = Some(child);
-                return Ok(());
-            }
-            if let Ok(Some(status)) = child.try_wait() {
-                let text = std::fs::read_to_string(&log).unwrap_or_default();
-                return Err(RunError::Unreachable(format!(
-                    "`ssh {dest}` failed ({status}): {}",
-                    last_line(&text)
-                )));
-            }
-            if Instant::now() > deadline {
-                stop(&mut child);
-                return Err(RunError::Unreachable(format!(
-                    "`ssh {dest}` did not connect within {} s",
-                    (self.access.transport.connect_timeout + GRACE).as_secs()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// The master's CPU since the last reading, in ms.
-    fn master_cpu_delta(&mut self) -> f64 {
-        let Some(m) = &self.master else {
-            return 0.0;
+            .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+        let Some(stdout) = child.stdout.take() else {
+            stop(&mut child);
+            return Err(format!("`{program}` has no output pipe"));
         };
-        let now = process_cpu_ms(m.id());
-        let delta = (now - self.master_cpu_ms).max(0.0);
-        self.master_cpu_ms = now;
+        Ok(Session {
+            stdin: child.stdin.take(),
+            child,
+            stdout,
+            log,
+            cpu_ms: 0.0,
+            worked: false,
+            program,
+        })
+    }
+
+    /// Writes `script` framed by the markers, reads its output up to the end marker within
+    /// `deadline`. A session that fails is stopped (the caller drops it).
+    fn run(&mut self, script: &str, deadline: Duration) -> Result<String, String> {
+        let out = self.exchange(script, deadline);
+        if out.is_err() {
+            stop(&mut self.child);
+        }
+        out
+    }
+
+    fn exchange(&mut self, script: &str, deadline: Duration) -> Result<String, String> {
+        let ended = |s: &mut Session, what: &str| {
+            let _ = s.child.try_wait();
+            let log = std::fs::read_to_string(&s.log).unwrap_or_default();
+            format!("`{}` {what}: {}", s.program, last_line(&log))
+        };
+        let written = self
+            .stdin
+            .as_mut()
+            .is_some_and(|i| i.write_all(frame(script).as_bytes()).is_ok() && i.flush().is_ok());
+        if !written {
+            return Err(ended(self, "ended"));
+        }
+        let start = Instant::now();
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 64 * 1024];
+        loop {
+            if let Some(text) = unframe(&buf) {
+                return Ok(text);
+            }
+            let left = deadline.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Err(format!(
+                    "`{}` gave no answer within {} s",
+                    self.program,
+                    deadline.as_secs()
+                ));
+            }
+            let mut fd = libc::pollfd {
+                fd: self.stdout.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: poll reads and writes the one pollfd it is given.
+            let ready = unsafe { libc::poll(&mut fd, 1, left.as_millis().min(1000) as i32) };
+            if ready < 0
+                && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+            {
+                return Err(ended(self, "could not be read"));
+            }
+            if ready <= 0 {
+                continue;
+            }
+            match self.stdout.read(&mut chunk) {
+                Ok(0) | Err(_) => return Err(ended(self, "ended")),
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+
+    /// Its CPU since the last look, in ms.
+    fn cpu_delta(&mut self) -> f64 {
+        let now = process_cpu_ms(self.child.id());
+        let delta = (now - self.cpu_ms).max(0.0);
+        self.cpu_ms = now;
         delta
     }
 }
 
-impl Drop for Remote {
-    /// Closes the master's input (its remote `cat` ends, and with it the connection), then
-    /// makes sure it is gone.
+impl Drop for Session {
+    /// Closes its input (the remote `sh` ends, and with it the session), then makes sure it
+    /// is gone.
     fn drop(&mut self) {
-        if let Some(mut m) = self.master.take() {
-            drop(m.stdin.take());
-            let deadline = Instant::now() + Duration::from_secs(2);
-            while Instant::now() < deadline {
-                if !matches!(m.try_wait(), Ok(None)) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(10));
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return;
             }
-            stop(&mut m);
+            std::thread::sleep(Duration::from_millis(10));
         }
+        stop(&mut self.child);
     }
 }
 
-/// The `-o` options of the master (`master`) or of a session multiplexed on it. A session
-/// whose master is gone connects by itself (ssh falls back when the socket is not there).
-fn mux(dir: &Path, master: bool) -> Vec<String> {
-    let mut o = vec![
-        "-o".to_string(),
-        format!("ControlMaster={}", if master { "yes" } else { "no" }),
-        "-o".to_string(),
-        format!("ControlPath={}", dir.join("master").display()),
-    ];
-    if master {
-        o.extend(["-o".to_string(), "ControlPersist=no".to_string()]);
-    }
-    o
+/// `script` between a start and an end marker: whatever the remote login prints first (a
+/// banner, an rc file's output) is left out, and the end says the output is complete.
+fn frame(script: &str) -> String {
+    format!("echo {BEGIN}; {script}\necho; echo {END}\n")
+}
+
+/// The output between the markers, once the end marker is there.
+fn unframe(buf: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(buf).ok()?;
+    let end = text.find(&format!("\n{END}\n"))?;
+    let begin = text[..end].find(&format!("{BEGIN}\n"))? + BEGIN.len() + 1;
+    // The `echo` before the end marker gives the newline the pattern above takes, so the
+    // output is exact, with or without a final newline.
+    Some(text.get(begin..end)?.to_string())
 }
 
 /// Kills a helper of ours and reaps it.
 fn stop(child: &mut Child) {
     let _ = child.kill();
     let _ = child.wait();
-}
-
-/// Waits for `child` until `deadline` has passed (then kills it); its exit code (`None`: killed
-/// or by a signal) and its CPU in ms. `wait4` rather than `Child::wait`: it gives the child's
-/// own resource usage.
-fn wait_with_deadline(child: Child, deadline: Duration) -> (Option<i32>, f64) {
-    let pid = child.id() as libc::pid_t;
-    // The child is reaped here, never by `Child`: dropping it neither waits nor kills.
-    drop(child);
-    let start = Instant::now();
-    let mut status = 0;
-    // SAFETY: wait4 writes the status and the rusage it is given, for our own child.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let mut pause = Duration::from_micros(200);
-    loop {
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
-        if r == pid {
-            break;
-        }
-        if r < 0 {
-            return (None, 0.0);
-        }
-        if start.elapsed() > deadline {
-            // SAFETY: kill and wait4 on our own unreaped child.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::wait4(pid, &mut status, 0, &mut ru);
-            }
-            return (None, rusage_ms(&ru));
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(5));
-    }
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    (code, rusage_ms(&ru))
-}
-
-fn rusage_ms(ru: &libc::rusage) -> f64 {
-    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
-    ms(ru.ru_utime) + ms(ru.ru_stime)
 }
 
 /// A process of ours' CPU so far (utime + stime), in ms; 0 when it cannot be read.
@@ -563,7 +562,7 @@ fn parse_reading(out: &str, p: &RemoteProcess) -> Option<Vec<(String, f64)>> {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
+    use std::path::Path;
 
     use super::*;
 
@@ -703,22 +702,50 @@ mod tests {
     }
 
     #[test]
-    fn the_master_and_its_sessions_share_a_private_socket() {
-        let dir = Path::new("/tmp/x");
+    fn a_session_answers_each_framed_command_and_skips_what_the_login_printed() {
         assert_eq!(
-            mux(dir, true),
-            [
-                "-o",
-                "ControlMaster=yes",
-                "-o",
-                "ControlPath=/tmp/x/master",
-                "-o",
-                "ControlPersist=no"
-            ]
+            frame("cat /proc/stat"),
+            "echo @sbsuite-cost-begin@; cat /proc/stat\necho; echo @sbsuite-cost-end@\n"
         );
-        assert_eq!(
-            mux(dir, false),
-            ["-o", "ControlMaster=no", "-o", "ControlPath=/tmp/x/master"]
+        // A banner before the output, an output without a final newline.
+        let out = "Welcome!\n@sbsuite-cost-begin@\nabc\n\n@sbsuite-cost-end@\n";
+        assert_eq!(unframe(out.as_bytes()).as_deref(), Some("abc\n"));
+        assert_eq!(unframe(b"@sbsuite-cost-begin@\nabc\n"), None);
+        // A local `sh` stands for the remote one: two commands on one session.
+        let dir = tempfile::tempdir().unwrap();
+        let cmd = Command::new("sh");
+        let mut s = Session::start(cmd, dir.path().join("log")).unwrap();
+        let second = Duration::from_secs(5);
+        assert_eq!(s.run("echo one; printf two", second).unwrap(), "one\ntwo");
+        assert_eq!(s.run("cat /proc/self/comm", second).unwrap(), "cat\n");
+        let pid = s.child.id();
+        drop(s);
+        // Its input closed, the shell ended and was reaped.
+        assert!(!Path::new(&format!("/proc/{pid}")).exists());
+    }
+
+    #[test]
+    fn a_session_that_ends_or_hangs_is_an_error_within_its_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "echo 'ssh: connect to host db1 port 22: Connection refused' >&2; exit 255",
+        ]);
+        let mut s = Session::start(cmd, dir.path().join("log")).unwrap();
+        let err = s.run("true", Duration::from_secs(5)).unwrap_err();
+        assert!(
+            err.contains("`sh` ended: ssh: connect to host db1 port 22: Connection refused"),
+            "{err}"
+        );
+        let mut s = Session::start(Command::new("sh"), dir.path().join("log2")).unwrap();
+        let start = Instant::now();
+        let err = s.run("sleep 5", Duration::from_millis(300)).unwrap_err();
+        assert!(err.contains("gave no answer within"), "{err}");
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
         );
     }
 }
