@@ -435,4 +435,42 @@ mod tests {
         record_resume(old.path(), HostFacts::parse(&sources(), now())).unwrap();
         assert_eq!(read(old.path()).unwrap_err().to_string(), "no host.json");
     }
+
+    #[test]
+    fn the_server_process_is_recorded_and_replaced_when_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        write_new(dir.path(), HostFacts::parse(&sources(), now())).unwrap();
+        let server = ServerProcess {
+            recorded_at: "2026-12-01T16:00:00Z".into(),
+            source: "ssh:root@db1".into(),
+            hostname: Some("db1".into()),
+            process: "mariadbd".into(),
+            pid: 812,
+        };
+        record_server_process(dir.path(), server.clone()).unwrap();
+        let text = fs::read_to_string(dir.path().join(HOST_FILE)).unwrap();
+        assert!(text.contains("\"server_process\": {"), "{text}");
+        // The same process found again later: the record stays as it was.
+        let later = ServerProcess {
+            recorded_at: "2026-12-01T17:00:00Z".into(),
+            ..server.clone()
+        };
+        record_server_process(dir.path(), later).unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.path().join(HOST_FILE)).unwrap(),
+            text
+        );
+        // Restarted: the new pid replaces it.
+        let restarted = ServerProcess {
+            pid: 900,
+            ..server.clone()
+        };
+        record_server_process(dir.path(), restarted.clone()).unwrap();
+        assert_eq!(read(dir.path()).unwrap().server_process, Some(restarted));
+        // A host.json without it (older builds) still reads.
+        let old = r#"{"schema": 1, "client": {"hostname": null, "os": null, "kernel": null,
+            "cpu_model": null, "logical_cores": null, "memory_bytes": null}}"#;
+        fs::write(dir.path().join(HOST_FILE), old).unwrap();
+        assert_eq!(read(dir.path()).unwrap().server_process, None);
+    }
 }

@@ -373,3 +373,71 @@ fn issue_29_server_host_is_validated_with_file_line_and_fix() {
         assert!(stderr.contains("s.toml:6"), "the line: {stderr}");
     }
 }
+
+/// The session on the server's host lives as long as sbsuite: a run killed with `kill -9`
+/// leaves nothing running there.
+#[test]
+fn issue_29_a_killed_run_leaves_no_session_on_the_server_host() {
+    if let Some(why) = unavailable() {
+        return common::skip(&why);
+    }
+    let db = "sbsuite_t_cost_killed";
+    if admin_my(&[
+        format!("DROP DATABASE IF EXISTS {db}"),
+        format!("CREATE DATABASE {db}"),
+    ])
+    .is_none()
+    {
+        return common::skip("no MySQL/MariaDB server accepts root@127.0.0.1:3306");
+    }
+    let hosts = NetnsHosts::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("suite.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[suite]\nname = \"remote\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\n\
+             user = \"root\"\ndatabase = \"{db}\"\nserver_host = \"ssh:{}\"\n\
+             server_ssh_options = [\"-F\", \"{}\"]\n\n[defaults]\nworkload = \"oltp_point_select\"\n\
+             table_size = 100\ntime = 60\nthreads = 1\nreport_interval = 0\n",
+            hosts.alias(1),
+            hosts.ssh_config().display()
+        ),
+    )
+    .unwrap();
+    let mut child = common::sbsuite_process()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The run step started: its session runs `sh` on the host.
+    let start = std::time::Instant::now();
+    while !hosts.busy(1).iter().any(|(_, c)| c.trim() == "sh") {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "no session on the host: {:?}",
+            hosts.busy(1)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        let left = hosts.busy(1);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "still running on the host after sbsuite was killed: {left:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]);
+}
