@@ -441,3 +441,71 @@ fn issue_29_a_killed_run_leaves_no_session_on_the_server_host() {
     }
     admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]);
 }
+
+/// The terminal's Ctrl-C goes to sbsuite's whole process group: the step it stopped still gets
+/// its reading after (the session has a group of its own; were it killed, it would be started
+/// again once, so this checks what the user sees, not which of the two happened).
+#[test]
+fn issue_29_ctrl_c_to_the_process_group_still_reads_the_stopped_step_over_ssh() {
+    use std::os::unix::process::CommandExt;
+
+    if let Some(why) = unavailable() {
+        return common::skip(&why);
+    }
+    let db = "sbsuite_t_cost_ctrl_c";
+    if admin_my(&[
+        format!("DROP DATABASE IF EXISTS {db}"),
+        format!("CREATE DATABASE {db}"),
+    ])
+    .is_none()
+    {
+        return common::skip("no MySQL/MariaDB server accepts root@127.0.0.1:3306");
+    }
+    let hosts = NetnsHosts::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("suite.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[suite]\nname = \"remote\"\n\n[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\n\
+             user = \"root\"\ndatabase = \"{db}\"\nserver_host = \"ssh:{}\"\n\
+             server_ssh_options = [\"-F\", \"{}\"]\n\n[defaults]\nworkload = \"oltp_point_select\"\n\
+             table_size = 100\ntime = 60\nthreads = 1\nreport_interval = 0\n",
+            hosts.alias(1),
+            hosts.ssh_config().display()
+        ),
+    )
+    .unwrap();
+    let root = dir.path().join("results");
+    let stderr_path = dir.path().join("stderr");
+    let mut child = common::sbsuite_process()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(&root)
+        .args(["--progress", "off"])
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .unwrap();
+    common::read_until_started(&mut child, 1);
+    // SAFETY: signals the process group of our own child, which it leads.
+    assert_eq!(unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]);
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(!stderr.contains("warning: server"), "{stderr}");
+    let counters = csv_rows(&root, "server_counters.csv");
+    let run_steps: Vec<&String> = counters
+        .iter()
+        .filter(|c| c["counter"] == "server_process.cpu_ms")
+        .map(|c| &c["step"])
+        .collect();
+    assert_eq!(
+        run_steps.len(),
+        1,
+        "the stopped step's reading: {counters:?}\n{stderr}"
+    );
+}

@@ -28,8 +28,9 @@
 //!   tried again that run (a host that does not answer would otherwise cost its connect
 //!   timeout before and after every step); a process not found is a warning and empty cells.
 //!   Every remote command has a deadline.
-//! - **Its own process group** for each helper: the terminal's Ctrl-C reaches sbsuite alone,
-//!   which still reads the cost after the step it stopped, as on this host.
+//! - **Its own process group** for the session: the terminal's Ctrl-C reaches sbsuite alone,
+//!   which reads the cost after the step it stopped on the session it has, without connecting
+//!   again.
 
 use std::fs::File;
 use std::io::{Read, Write};
