@@ -19,6 +19,10 @@
 #   bench/cost-overhead.sh [ROUNDS] [SECONDS]
 #   defaults: 5 rounds, 5 s per run step
 #   MYSQL_HOST (127.0.0.1), MYSQL_PORT (3306), MYSQL_USER (root): the server
+#   SERVER_HOST (e.g. ssh:client1), SERVER_SSH_CONFIG (an ssh_config file): the "on" runs read
+#   the server's process and host over ssh (`[target] server_host`), e.g. on a host of
+#   `bench/netns-hosts.sh up` (which shares this machine's /proc); the direct figures then
+#   include the ssh processes' CPU, and the reading's wall time (`client.cost_read_wall_ms`)
 #
 # Builds sbsuite in release mode (`PROFILE=debug` uses the debug build: the reading costs more
 # there in absolute terms, the steps more still). Run it under `flock /tmp/sbsuite-tests.lock`
@@ -47,8 +51,14 @@ trap cleanup EXIT
 mysql -h "$HOST" -P "$PORT" -u "$USER_" -e "DROP DATABASE IF EXISTS $DB; CREATE DATABASE $DB"
 "$BIN" sysbench oltp_read_only "${SB[@]}" prepare > /dev/null
 
+REMOTE=""
+if [ -n "${SERVER_HOST:-}" ]; then
+  REMOTE="server_host = \"$SERVER_HOST\""
+  [ -n "${SERVER_SSH_CONFIG:-}" ] && REMOTE="$REMOTE
+server_ssh_options = [\"-F\", \"$SERVER_SSH_CONFIG\"]"
+fi
 for side in on off; do
-  cost=true; [ "$side" = off ] && cost=false
+  cost=true; remote=$REMOTE; [ "$side" = off ] && { cost=false; remote=""; }
   cat > "$TMP/$side.toml" <<EOF
 [suite]
 name = "cost-overhead"
@@ -60,6 +70,7 @@ driver = "mysql"
 hosts = ["$HOST:$PORT"]
 user = "$USER_"
 database = "$DB"
+$remote
 [defaults]
 workload = "oltp_read_only"
 time = $SECS
@@ -92,7 +103,7 @@ for f in glob.glob(sys.argv[1] + "/*/*/server_counters.csv"):
     for r in csv.DictReader(open(f)):
         d.setdefault(r["step"], {})[r["counter"]] = float(r["delta"])
 for step, c in d.items():
-    print(c["client.cost_read_cpu_ms"], c["client.cpu_ms"], 100 * c["client.cost_read_cpu_ms"] / c["client.cpu_ms"])
+    print(c["client.cost_read_cpu_ms"], c["client.cpu_ms"], 100 * c["client.cost_read_cpu_ms"] / c["client.cpu_ms"], c.get("client.cost_read_wall_ms", float("nan")), "server_process.cpu_ms" in c)
 PY
   fi
 }
@@ -112,4 +123,5 @@ printf "client CPU per event (median): off %.2f us  on %.2f us  ratio on/off %.4
 echo "ratios of single rounds: $ratios"
 printf "client CPU s per run (median): off %.3f  on %.3f\n" "$off_s" "$on_s"
 echo "direct, per run step ($(wc -l < "$TMP/direct") steps): reading CPU ms median $(awk '{print $1}' "$TMP/direct" | median), max $(awk '{print $1}' "$TMP/direct" | sort -g | tail -1); step client CPU ms median $(awk '{print $2}' "$TMP/direct" | median)"
+echo "reading wall ms per run step: median $(awk '{print $4}' "$TMP/direct" | median), max $(awk '{print $4}' "$TMP/direct" | sort -g | tail -1); steps with the server's process CPU: $(grep -c True "$TMP/direct")"
 echo "reading / step client CPU: median $(awk '{print $3}' "$TMP/direct" | median) %, max $(awk '{print $3}' "$TMP/direct" | sort -g | tail -1) %"

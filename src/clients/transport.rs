@@ -293,28 +293,69 @@ pub fn agent_command(client: &Client, options: &TransportOptions) -> Command {
             cmd.arg("agent");
             cmd
         }
-        ClientKind::Ssh { dest } => {
-            let mut cmd = Command::new("ssh");
-            cmd.args(["-T", "-o", "BatchMode=yes", "-o"])
-                .arg(format!("ConnectTimeout={}", timeout_secs(options)))
-                .args(&options.ssh_options)
-                .args(["--", dest])
-                .arg(format!("{} agent", shell_quote(&options.binary)));
-            cmd
-        }
-        ClientKind::Kubernetes { namespace, pod } => {
-            let mut cmd = Command::new(&options.kubectl);
-            if let Some(ctx) = &options.kube_context {
-                cmd.arg("--context").arg(ctx);
-            }
-            cmd.args(["exec", "-i", "-n", namespace, pod]);
-            if let Some(c) = &options.kube_container {
-                cmd.arg("-c").arg(c);
-            }
-            cmd.args(["--", &options.binary, "agent"]);
-            cmd
-        }
+        ClientKind::Ssh { dest } => ssh_command(
+            dest,
+            options,
+            &[],
+            &format!("{} agent", shell_quote(&options.binary)),
+        ),
+        ClientKind::Kubernetes { namespace, pod } => kubectl_exec_command(
+            namespace,
+            pod,
+            options.kube_container.as_deref(),
+            options,
+            true,
+            &[&options.binary, "agent"],
+        ),
     }
+}
+
+/// `ssh -T -o BatchMode=yes -o ConnectTimeout=N [extra] [ssh_options] -- DEST REMOTE`: the one
+/// way sbsuite reaches a host over ssh (an agent, the server's /proc of `[target]
+/// server_host`). `extra` (`-o` pairs of the caller's own) comes before the user's
+/// `ssh_options`, and ssh keeps the first value of an option, so the caller's win; `remote` is
+/// a command line for the remote shell (quote its words with [`shell_quote`]).
+pub fn ssh_command(
+    dest: &str,
+    options: &TransportOptions,
+    extra: &[String],
+    remote: &str,
+) -> Command {
+    let mut cmd = Command::new("ssh");
+    cmd.args(["-T", "-o", "BatchMode=yes", "-o"])
+        .arg(format!("ConnectTimeout={}", timeout_secs(options)))
+        .args(extra)
+        .args(&options.ssh_options)
+        .args(["--", dest])
+        .arg(remote);
+    cmd
+}
+
+/// `kubectl [--context C] exec [-i] -n NS POD [-c CONTAINER] -- ARGV…`: the one way sbsuite
+/// runs a command in a pod (`-i` when the caller talks to it on stdin). kubectl passes argv as
+/// is: nothing is quoted.
+pub fn kubectl_exec_command(
+    namespace: &str,
+    pod: &str,
+    container: Option<&str>,
+    options: &TransportOptions,
+    stdin: bool,
+    argv: &[&str],
+) -> Command {
+    let mut cmd = Command::new(&options.kubectl);
+    if let Some(ctx) = &options.kube_context {
+        cmd.arg("--context").arg(ctx);
+    }
+    cmd.arg("exec");
+    if stdin {
+        cmd.arg("-i");
+    }
+    cmd.args(["-n", namespace, pod]);
+    if let Some(c) = container {
+        cmd.arg("-c").arg(c);
+    }
+    cmd.arg("--").args(argv);
+    cmd
 }
 
 /// `word` as one word for a POSIX shell: unchanged when it has only safe characters, else in
@@ -536,6 +577,61 @@ mod tests {
                 "--",
                 "bench@db-1",
                 "'/opt/sb suite/bin/sbsuite' agent",
+            ]
+        );
+    }
+
+    #[test]
+    fn other_commands_share_the_agents_ssh_and_kubectl_lines() {
+        let mut o = TransportOptions {
+            ssh_options: vec!["-F".into(), "cfg".into()],
+            ..TransportOptions::default()
+        };
+        let extra = ["-o".to_string(), "ControlMaster=no".to_string()];
+        let (prog, a) = args(&ssh_command("root@db1", &o, &extra, "cat /proc/stat; true"));
+        assert_eq!(prog, "ssh");
+        assert_eq!(
+            a,
+            [
+                "-T",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ConnectTimeout=10",
+                "-o",
+                "ControlMaster=no",
+                "-F",
+                "cfg",
+                "--",
+                "root@db1",
+                "cat /proc/stat; true"
+            ]
+        );
+        o.kube_context = Some("lab".into());
+        let (prog, a) = args(&kubectl_exec_command(
+            "bench",
+            "mariadb-0",
+            Some("mariadb"),
+            &o,
+            false,
+            &["sh", "-c", "cat /proc/stat"],
+        ));
+        assert_eq!(prog, "kubectl");
+        assert_eq!(
+            a,
+            [
+                "--context",
+                "lab",
+                "exec",
+                "-n",
+                "bench",
+                "mariadb-0",
+                "-c",
+                "mariadb",
+                "--",
+                "sh",
+                "-c",
+                "cat /proc/stat"
             ]
         );
     }

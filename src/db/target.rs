@@ -1053,6 +1053,17 @@ pub struct RawTarget {
     /// (`--mysql-dry-run`): measures the client's own cost per event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
+    /// Where the server runs when it is not this host, for its process CPU and the host's
+    /// CPU and disk I/O in `server_counters.csv` (read from that host's /proc before and after
+    /// each run step): `"ssh:DEST"` (user@host or an ssh_config alias, through the system's
+    /// ssh) or `"kubernetes:NAMESPACE/POD"` (optionally `/CONTAINER`, through `kubectl
+    /// exec`). Absent: read on this host when the target is a loopback address or a socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<String>,
+    /// Extra ssh arguments for `server_host`, before the destination (e.g. `["-F",
+    /// "ssh_config"]`); default: `[clients] ssh_options`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_ssh_options: Option<Vec<String>>,
 }
 
 /// One entry of `[target] hosts`: `"host:port"`, or a table with the host's own login.

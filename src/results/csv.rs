@@ -159,7 +159,7 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `start_skew_ms` | multi-client runs: the spread of the clients' measured starts in ms (each start estimated from the round trip of its `go`); else empty |
 | `server_fsyncs_per_txn` | the server's fsyncs per transaction over the step: MySQL/MariaDB `Innodb_data_fsyncs` (else `Innodb_os_log_fsyncs`), PostgreSQL `pg_stat_wal.wal_sync` (see server_counters.csv); empty for SQLite, without `[target]`, or when the counters could not be read |
 | `server_log_bytes_per_txn` | redo/WAL bytes written per transaction: `Innodb_os_log_written`, `pg_stat_wal.wal_bytes` |
-| `server_cpu_ms_per_txn` | CPU ms of the server process (and its children: PostgreSQL's backends) per transaction, when the server runs on this host (a loopback address or a Unix socket) and its process could be found |
+| `server_cpu_ms_per_txn` | CPU ms of the server process (and its children: PostgreSQL's backends) per transaction, when the server runs on this host (a loopback address or a Unix socket) or on `[target] server_host`, and its process could be found |
 | `client_cpu_us_per_txn` | CPU µs of sbsuite's own process per transaction (`getrusage`); empty for multi-client steps |
 | `status` | `ok`, `failed` (engine error, its prepare failed, or a `rate` run dropped arrivals and the suite does not set `rate_overflow = "record"`: the measurements stay, `error` says why) or `interrupted` (stopped by Ctrl-C/SIGTERM, or cut short by `forced_shutdown` with `error` saying so; the measurements cover the part that ran) |
 | `error` | the error message when `failed` (or why an interrupted step ended), else empty |
@@ -211,11 +211,12 @@ when it has none). The counters:
 |---|---|
 | `Innodb_data_fsyncs`, `Innodb_os_log_written`, `Com_commit`, … | MySQL, MariaDB, OceanBase: `SHOW GLOBAL STATUS`, names as the server spells them; fsyncs, redo bytes and writes, data read/written, buffer pool reads vs read requests, row lock waits, commits and rollbacks, bytes sent/received (a name the server lacks is left out) |
 | `pg_stat_wal.*`, `pg_stat_database.*`, `pg_stat_bgwriter.*`, `pg_stat_checkpointer.*` | PostgreSQL: WAL records, bytes, writes and syncs; the target database's commits, blocks read/hit, tuples, temp files; the background writer's and checkpointer's buffers and checkpoints (`pg_stat_checkpointer` from PostgreSQL 17) |
-| `server_process.cpu_ms` | the server's process CPU in ms (utime + stime from /proc of it and its children, plus its reaped children), when it runs on this host |
-| `host.cpu_busy_ms`, `host.cpu_iowait_ms` | this host's CPU (/proc/stat), with the server process |
-| `host.disk_reads`, `host.disk_read_bytes`, `host.disk_writes`, `host.disk_write_bytes`, `host.disk_io_ms` | this host's whole disks (/proc/diskstats), with the server process |
+| `server_process.cpu_ms` | the server's process CPU in ms (utime + stime from /proc of it and its children, plus its reaped children), when it runs on this host or on `[target] server_host` |
+| `host.cpu_busy_ms`, `host.cpu_iowait_ms` | the server's host's CPU (/proc/stat), with the server process |
+| `host.disk_reads`, `host.disk_read_bytes`, `host.disk_writes`, `host.disk_write_bytes`, `host.disk_io_ms` | the server's host's whole disks (/proc/diskstats), with the server process |
 | `client.cpu_ms` | sbsuite's own CPU (not for multi-client steps), the reading of these counters left out |
-| `client.cost_read_cpu_ms` | the CPU sbsuite spent reading these counters, over the run so far: its `delta` is the step's |
+| `client.cost_read_cpu_ms` | the CPU sbsuite spent reading these counters (with `server_host`, its ssh or kubectl processes' too), over the run so far: its `delta` is the step's |
+| `client.cost_read_wall_ms` | the time sbsuite spent reading these counters, over the run so far: its `delta` is the step's |
 
 SQLite has no server counters (it runs inside sbsuite: its cost is `client.cpu_ms`). A suite
 reads more with `[suite] server_counters = ["Innodb_log_waits", "pg_stat_database.temp_bytes"]`.

@@ -19,7 +19,9 @@
 //!     "sbsuite_version": "0.1.0",
 //!     "unreadable": { "cpu_model": "/proc/cpuinfo: no `model name` line" }
 //!   },
-//!   "resumed_on": [ { "recorded_at": "…", "hostname": "bench-2", … } ]
+//!   "resumed_on": [ { "recorded_at": "…", "hostname": "bench-2", … } ],
+//!   "server_process": { "recorded_at": "…", "source": "ssh:root@db1", "hostname": "db1",
+//!                       "process": "mariadbd", "pid": 812 }
 //! }
 //! ```
 //!
@@ -31,6 +33,11 @@
 //! - `resumed_on`: `run --resume` keeps the file; when the machine that resumes differs from
 //!   `client` (or from the last entry), its facts are appended here, so a run finished on
 //!   another machine says so. Left out when empty.
+//! - `server_process`: where the server's process CPU and the host CPU and disk counters of
+//!   `server_counters.csv` were read (#29): `local` (this host) or `[target] server_host`, that
+//!   host's name, the process's name and pid; the last one found (a restarted server is found
+//!   again). Left out when they were read nowhere (a server on another host without
+//!   `server_host`, SQLite, `server_cost = false`).
 //!
 //! The server side is not here: the server's version and host facts (MySQL/MariaDB
 //! `version`, `version_comment`, `hostname`, `innodb_buffer_pool_size`…; PostgreSQL
@@ -63,6 +70,26 @@ pub struct HostRecord {
     /// Machines that resumed the run and differ from `client` (in order).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed_on: Vec<HostFacts>,
+    /// Where the server's process CPU and the host's CPU and disk counters of
+    /// `server_counters.csv` were read (#29); left out when they were read nowhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_process: Option<ServerProcess>,
+}
+
+/// The server process whose /proc the cost counters come from: the last one found (a
+/// restarted server is found again).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerProcess {
+    /// When it was found (RFC 3339, UTC).
+    pub recorded_at: String,
+    /// `local` (this host), or `[target] server_host` as written (`ssh:root@db1`,
+    /// `kubernetes:bench/mariadb-0`).
+    pub source: String,
+    /// That host's name (`/proc/sys/kernel/hostname` there).
+    pub hostname: Option<String>,
+    /// The process's name (`/proc/PID/comm`) and pid there.
+    pub process: String,
+    pub pid: i32,
 }
 
 /// The facts of one client machine; `None` where a fact could not be read (`unreadable`
@@ -231,8 +258,30 @@ pub fn write_new(dir: &Path, client: HostFacts) -> Result<(), ResultsError> {
             schema: HOST_SCHEMA,
             client,
             resumed_on: Vec::new(),
+            server_process: None,
         },
     )
+}
+
+/// Records in the `host.json` of the run in `dir` where the cost's process counters come
+/// from. A directory without a readable `host.json` is left as it is.
+pub fn record_server_process(dir: &Path, server: ServerProcess) -> Result<(), ResultsError> {
+    let Ok(mut record) = read(dir) else {
+        return Ok(());
+    };
+    if record.server_process.as_ref().is_some_and(|s| {
+        (&s.source, &s.hostname, &s.process, s.pid)
+            == (
+                &server.source,
+                &server.hostname,
+                &server.process,
+                server.pid,
+            )
+    }) {
+        return Ok(());
+    }
+    record.server_process = Some(server);
+    write(dir, &record)
 }
 
 /// On `run --resume` of the run in `dir` on the machine `now_on`: the record is kept, and
@@ -385,5 +434,43 @@ mod tests {
         assert_eq!(read(old.path()).unwrap_err().to_string(), "no host.json");
         record_resume(old.path(), HostFacts::parse(&sources(), now())).unwrap();
         assert_eq!(read(old.path()).unwrap_err().to_string(), "no host.json");
+    }
+
+    #[test]
+    fn the_server_process_is_recorded_and_replaced_when_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        write_new(dir.path(), HostFacts::parse(&sources(), now())).unwrap();
+        let server = ServerProcess {
+            recorded_at: "2026-12-01T16:00:00Z".into(),
+            source: "ssh:root@db1".into(),
+            hostname: Some("db1".into()),
+            process: "mariadbd".into(),
+            pid: 812,
+        };
+        record_server_process(dir.path(), server.clone()).unwrap();
+        let text = fs::read_to_string(dir.path().join(HOST_FILE)).unwrap();
+        assert!(text.contains("\"server_process\": {"), "{text}");
+        // The same process found again later: the record stays as it was.
+        let later = ServerProcess {
+            recorded_at: "2026-12-01T17:00:00Z".into(),
+            ..server.clone()
+        };
+        record_server_process(dir.path(), later).unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.path().join(HOST_FILE)).unwrap(),
+            text
+        );
+        // Restarted: the new pid replaces it.
+        let restarted = ServerProcess {
+            pid: 900,
+            ..server.clone()
+        };
+        record_server_process(dir.path(), restarted.clone()).unwrap();
+        assert_eq!(read(dir.path()).unwrap().server_process, Some(restarted));
+        // A host.json without it (older builds) still reads.
+        let old = r#"{"schema": 1, "client": {"hostname": null, "os": null, "kernel": null,
+            "cpu_model": null, "logical_cores": null, "memory_bytes": null}}"#;
+        fs::write(dir.path().join(HOST_FILE), old).unwrap();
+        assert_eq!(read(dir.path()).unwrap().server_process, None);
     }
 }

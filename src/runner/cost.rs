@@ -25,6 +25,9 @@
 //!   reading's own CPU (`RUSAGE_THREAD` around it) is kept out of it and recorded as a counter
 //!   of its own, `client.cost_read_cpu_ms`: what reading the cost costs, step by step
 //!   (`bench/cost-overhead.sh`).
+//! - **A server on another host** (`[target] server_host`, [`remote`]): the same /proc texts
+//!   read there with one remote command per reading, parsed by the same functions; where
+//!   they came from is recorded in `host.json` (`server_process`), the local process too.
 //! - The pure parts (deltas, per-transaction values, /proc parsing) are functions of their
 //!   inputs, unit-tested below.
 
@@ -39,6 +42,10 @@ use crate::db::{Connection, Driver, Target};
 use crate::engine::{Metrics, StepOutcome};
 use crate::plan::Step;
 use crate::results::csv::fmt_float;
+use crate::results::host;
+use crate::suite::clients::ServerHostAccess;
+
+mod remote;
 
 /// The file of a run directory with every run step's counter deltas.
 pub const COUNTERS_FILE: &str = "server_counters.csv";
@@ -56,8 +63,11 @@ pub const CLIENT_CPU_US_PER_TXN: &str = "client_cpu_us_per_txn";
 /// The counters this module reads itself (beside the server's).
 const SERVER_CPU: &str = "server_process.cpu_ms";
 const CLIENT_CPU: &str = "client.cpu_ms";
-/// The CPU this module spent reading the cost, over the run so far (its delta: this step's).
+/// The CPU this module spent reading the cost, over the run so far (its delta: this step's):
+/// the reading thread's, and its helpers' (ssh, kubectl) for a `server_host`.
 const READ_CPU: &str = "client.cost_read_cpu_ms";
+/// The time this module spent reading the cost, over the run so far, in ms.
+const READ_WALL: &str = "client.cost_read_wall_ms";
 
 /// The longest wait for PostgreSQL's backends of a step to exit and report.
 pub const SETTLE_MAX: Duration = Duration::from_secs(1);
@@ -68,6 +78,8 @@ pub const SETTLE_MAX: Duration = Duration::from_secs(1);
 pub struct CostConfig {
     pub enabled: bool,
     pub extra: Vec<String>,
+    /// `[target] server_host`: the server's process and host are read there.
+    pub server_host: Option<ServerHostAccess>,
 }
 
 impl Default for CostConfig {
@@ -75,6 +87,7 @@ impl Default for CostConfig {
         CostConfig {
             enabled: true,
             extra: Vec::new(),
+            server_host: None,
         }
     }
 }
@@ -106,8 +119,14 @@ pub struct Cost {
     server: Located,
     warned: HashSet<String>,
     warnings: Vec<String>,
-    /// The CPU spent reading so far (the reading thread's: the connection is blocking).
+    /// The CPU spent reading so far (the reading thread's: the connection is blocking; and
+    /// its helpers').
     read_cpu_ms: f64,
+    /// The time spent reading so far, in ms.
+    read_wall_ms: f64,
+    /// `[target] server_host`: the server's host, read instead of this one.
+    remote: Option<remote::Remote>,
+    run_dir: PathBuf,
 }
 
 /// What [`Cost::before`] read, for [`Cost::after`].
@@ -118,13 +137,17 @@ pub struct Before {
     backends: Option<f64>,
     /// The server's counters could not be read: the reader does not try again after the step.
     unread: bool,
-    /// [`Cost::read_cpu_ms`] before this step's reading.
+    /// [`Cost::read_cpu_ms`] and [`Cost::read_wall_ms`] before this step's reading.
     read_cpu_ms: f64,
+    read_wall_ms: f64,
 }
 
 impl Cost {
     pub fn new(config: CostConfig, run_dir: &Path, run_id: &str, multi_client: bool) -> Cost {
         Cost {
+            remote: config.server_host.clone().map(remote::Remote::new),
+            run_dir: run_dir.to_path_buf(),
+            read_wall_ms: 0.0,
             config,
             run_id: run_id.to_string(),
             path: run_dir.join(COUNTERS_FILE),
@@ -159,8 +182,10 @@ impl Cost {
             backends: None,
             unread: false,
             read_cpu_ms: self.read_cpu_ms,
+            read_wall_ms: self.read_wall_ms,
         };
         let started = thread_cpu_ms();
+        let wall = Instant::now();
         if self.config.enabled
             && let Some(target) = Self::target(step)
         {
@@ -176,7 +201,14 @@ impl Cost {
                     }
                     b.values = r.values;
                     b.backends = settle_count(conn.as_mut(), target.driver);
-                    self.locate(target, conn.as_mut());
+                    if let Some(remote) = &mut self.remote {
+                        let pid_query = counters::profile(target.driver).pid_query;
+                        let r = remote.before(pid_query, conn.as_mut());
+                        let source = remote.source();
+                        self.take_remote(&source, r, &mut b.values);
+                    } else {
+                        self.locate(target, conn.as_mut());
+                    }
                     b.conn = Some(conn);
                 }
                 Err(e) => {
@@ -193,6 +225,7 @@ impl Cost {
             }
         }
         self.read_cpu_ms += thread_cpu_ms() - started;
+        self.read_wall_ms += wall.elapsed().as_secs_f64() * 1000.0;
         // Last, so that the reading above is not part of the step's client CPU.
         if self.config.enabled && !self.multi_client {
             b.values.push((CLIENT_CPU.into(), client_cpu_ms()));
@@ -214,12 +247,14 @@ impl Cost {
             after.push((CLIENT_CPU.to_string(), client_cpu_ms()));
         }
         let started = thread_cpu_ms();
+        let wall = Instant::now();
         let Before {
             conn,
             mut values,
             backends,
             unread,
             read_cpu_ms,
+            read_wall_ms,
         } = before;
         if self.config.enabled
             && !unread
@@ -268,7 +303,11 @@ impl Cost {
                 c.close();
             }
             after.extend(reading.unwrap_or_default());
-            if let Located::At(p) = self.server {
+            if let Some(remote) = &mut self.remote {
+                let r = remote.after();
+                let source = remote.source();
+                self.take_remote(&source, r, &mut after);
+            } else if let Located::At(p) = self.server {
                 if current_start(p.pid) == Some(p.start) {
                     after.extend(process_values(p));
                 } else {
@@ -281,9 +320,12 @@ impl Cost {
             c.close();
         }
         self.read_cpu_ms += thread_cpu_ms() - started;
+        self.read_wall_ms += wall.elapsed().as_secs_f64() * 1000.0;
         if self.config.enabled {
             values.push((READ_CPU.to_string(), read_cpu_ms));
             after.push((READ_CPU.to_string(), self.read_cpu_ms));
+            values.push((READ_WALL.to_string(), read_wall_ms));
+            after.push((READ_WALL.to_string(), self.read_wall_ms));
         }
         let txns = outcome.as_ref().map(|o| transactions(o));
         let deltas = deltas(&values, &after, txns);
@@ -314,11 +356,50 @@ impl Cost {
             Some(endpoint) => {
                 let pid = listener_pid(&endpoint).or_else(|| pid_by_query(target.driver, conn));
                 match pid.and_then(|pid| Some((pid, current_start(pid)?))) {
-                    Some((pid, start)) => Located::At(ServerProcess { pid, start }),
+                    Some((pid, start)) => {
+                        let read = |p: String| std::fs::read_to_string(p).ok();
+                        let comm = read(format!("/proc/{pid}/comm")).unwrap_or_default();
+                        self.record_server(
+                            "local",
+                            read("/proc/sys/kernel/hostname".into()),
+                            comm.trim(),
+                            pid,
+                        );
+                        Located::At(ServerProcess { pid, start })
+                    }
                     None => Located::Nowhere,
                 }
             }
         };
+    }
+
+    /// What a reading of `server_host` gave: its values into `values`, its warning, its
+    /// helpers' CPU into the reading's, the process it found into `host.json`.
+    fn take_remote(&mut self, source: &str, r: remote::Reading, values: &mut Vec<(String, f64)>) {
+        values.extend(r.values);
+        self.read_cpu_ms += r.helper_cpu_ms;
+        if let Some(w) = r.warning {
+            self.warn(w);
+        }
+        if let Some(p) = r.found {
+            self.record_server(source, Some(p.hostname), &p.name, p.pid);
+        }
+    }
+
+    /// Records in `host.json` where the process counters come from (a warning when it cannot).
+    fn record_server(&mut self, source: &str, hostname: Option<String>, process: &str, pid: i32) {
+        let facts = host::ServerProcess {
+            recorded_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            source: source.to_string(),
+            hostname: hostname
+                .map(|h| h.trim().to_string())
+                .filter(|h| !h.is_empty()),
+            process: process.to_string(),
+            pid,
+        };
+        if let Err(e) = host::record_server_process(&self.run_dir, facts) {
+            self.warn(format!("{} not updated: {e}", host::HOST_FILE));
+        }
     }
 
     fn write(&self, step: &Step, deltas: &[Delta]) -> std::io::Result<()> {
@@ -611,32 +692,49 @@ fn current_start(pid: i32) -> Option<u64> {
 
 /// The server's CPU (it, its living children, its reaped ones) and the host's CPU and disks.
 fn process_values(p: ServerProcess) -> Vec<(String, f64)> {
-    let mut out = Vec::new();
-    let Some(main) = std::fs::read_to_string(format!("/proc/{}/stat", p.pid))
-        .ok()
-        .and_then(|t| proc_stat(&t))
-    else {
-        return out;
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let stat_of = |pid: i32| read(&format!("/proc/{pid}/stat")).and_then(|t| proc_stat(&t));
+    let Some(main) = stat_of(p.pid) else {
+        return Vec::new();
     };
-    let mut ticks = main.utime + main.stime + main.cutime + main.cstime;
-    for pid in children(p.pid) {
-        if let Some(s) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|t| proc_stat(&t))
-            .filter(|s| s.ppid == p.pid)
-        {
-            ticks += s.utime + s.stime;
-        }
+    server_values(
+        p.pid,
+        main,
+        children(p.pid).into_iter().filter_map(stat_of),
+        read("/proc/stat").as_deref(),
+        read("/proc/diskstats").as_deref(),
+        |name| Path::new("/sys/block").join(name).join("device").exists(),
+        tick_ms(),
+    )
+}
+
+/// The values of the server process `pid` (its stat `main`, the stats of its children: others
+/// are left out) and of its host (`/proc/stat`, `/proc/diskstats`), from the texts of this
+/// host's /proc or another's ([`remote`]).
+fn server_values(
+    pid: i32,
+    main: ProcStat,
+    children: impl IntoIterator<Item = ProcStat>,
+    stat: Option<&str>,
+    diskstats: Option<&str>,
+    is_disk: impl Fn(&str) -> bool,
+    tick_ms: f64,
+) -> Vec<(String, f64)> {
+    let ticks = main.utime
+        + main.stime
+        + main.cutime
+        + main.cstime
+        + children
+            .into_iter()
+            .filter(|s| s.ppid == pid)
+            .map(|s| s.utime + s.stime)
+            .sum::<u64>();
+    let mut out = vec![(SERVER_CPU.to_string(), ticks as f64 * tick_ms)];
+    if let Some(stat) = stat {
+        out.extend(host_cpu(stat, tick_ms));
     }
-    let ms = tick_ms();
-    out.push((SERVER_CPU.to_string(), ticks as f64 * ms));
-    if let Ok(stat) = std::fs::read_to_string("/proc/stat") {
-        out.extend(host_cpu(&stat, ms));
-    }
-    if let Ok(disks) = std::fs::read_to_string("/proc/diskstats") {
-        out.extend(disk_io(&disks, |name| {
-            Path::new("/sys/block").join(name).join("device").exists()
-        }));
+    if let Some(disks) = diskstats {
+        out.extend(disk_io(disks, is_disk));
     }
     out
 }

@@ -117,6 +117,7 @@ impl RunContext {
             cost: cost::CostConfig {
                 enabled: suite.server_cost,
                 extra: suite.server_counters.clone(),
+                server_host: suite.server_host.clone(),
             },
             results_root: suite.results_dir.clone(),
             suite_text: suite.resolved_toml.clone(),

@@ -49,17 +49,10 @@ impl ClientEntry {
                 Ok(n) if (1..=MAX_LOCAL).contains(&n) => Ok(ClientEntry::LocalN(n)),
                 _ => bad(format!("`{n}` is not a count from 1 to {MAX_LOCAL}")),
             },
-            ("ssh", Some(dest)) => {
-                if dest.is_empty() {
-                    bad("the ssh destination is empty".into())
-                } else if dest.starts_with('-') {
-                    bad("an ssh destination cannot start with `-`".into())
-                } else if dest.chars().any(|c| c.is_whitespace() || c.is_control()) {
-                    bad("an ssh destination cannot contain spaces".into())
-                } else {
-                    Ok(ClientEntry::Ssh { dest: dest.into() })
-                }
-            }
+            ("ssh", Some(dest)) => match check_ssh_dest(dest) {
+                Ok(()) => Ok(ClientEntry::Ssh { dest: dest.into() }),
+                Err(why) => bad(why.into()),
+            },
             ("kubernetes", Some(rest)) => {
                 let Some((namespace, selector)) = rest.split_once('/') else {
                     return bad("the namespace and the label selector are separated by `/`".into());
@@ -105,6 +98,115 @@ impl fmt::Display for ClientEntry {
             } => write!(f, "kubernetes:{namespace}/{selector}"),
         }
     }
+}
+
+/// Why `dest` cannot be an ssh destination (it would be read as an option, or split).
+fn check_ssh_dest(dest: &str) -> Result<(), &'static str> {
+    if dest.is_empty() {
+        Err("the ssh destination is empty")
+    } else if dest.starts_with('-') {
+        Err("an ssh destination cannot start with `-`")
+    } else if dest.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        Err("an ssh destination cannot contain spaces")
+    } else {
+        Ok(())
+    }
+}
+
+/// The forms `[target] server_host` may take, for error messages.
+pub const SERVER_HOST_FORMS: &str = "`ssh:DEST` (DEST is user@host, host or an ssh_config \
+alias, e.g. ssh:root@db1) or `kubernetes:NAMESPACE/POD` (optionally `/CONTAINER`, e.g. \
+kubernetes:bench/mariadb-0/mariadb)";
+
+/// `[target] server_host`: the machine the database server runs on when it is not this one,
+/// where its process CPU and the host's CPU and disk I/O are read from /proc (#29).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerHost {
+    /// Through the system's OpenSSH client, as `ssh:DEST` clients are reached.
+    Ssh { dest: String },
+    /// `kubectl exec` into the server's pod (and container, when it has several).
+    Kubernetes {
+        namespace: String,
+        pod: String,
+        container: Option<String>,
+    },
+}
+
+impl ServerHost {
+    /// Parses the value; the error says what is wrong and which forms are accepted.
+    pub fn parse(text: &str) -> Result<ServerHost, String> {
+        let text = text.trim();
+        let bad = |why: &str| {
+            Err(format!(
+                "invalid server_host `{text}`: {why}; expected {SERVER_HOST_FORMS}"
+            ))
+        };
+        match text.split_once(':') {
+            Some(("ssh", dest)) => match check_ssh_dest(dest) {
+                Ok(()) => Ok(ServerHost::Ssh { dest: dest.into() }),
+                Err(why) => bad(why),
+            },
+            Some(("kubernetes", rest)) => {
+                let mut parts = rest.split('/');
+                let (namespace, pod, container) = (parts.next(), parts.next(), parts.next());
+                let (Some(namespace), Some(pod), None) = (namespace, pod, parts.next()) else {
+                    return bad(
+                        "write the namespace, the pod and optionally the container, separated by `/`",
+                    );
+                };
+                if !is_dns_label(namespace) {
+                    return bad(
+                        "the namespace is not a Kubernetes name (lower-case letters, digits and `-`, at most 63)",
+                    );
+                }
+                // Pod names are DNS subdomains: labels joined by dots.
+                if pod.len() > 253 || !pod.split('.').all(is_dns_label) {
+                    return bad(
+                        "the pod is not a Kubernetes pod name (lower-case letters, digits, `-` and `.`)",
+                    );
+                }
+                if container.is_some_and(|c| !is_dns_label(c)) {
+                    return bad(
+                        "the container is not a Kubernetes name (lower-case letters, digits and `-`, at most 63)",
+                    );
+                }
+                Ok(ServerHost::Kubernetes {
+                    namespace: namespace.into(),
+                    pod: pod.into(),
+                    container: container.map(String::from),
+                })
+            }
+            _ => bad("it names no kind of host"),
+        }
+    }
+}
+
+impl fmt::Display for ServerHost {
+    /// The value as it is written, so `parse(host.to_string()) == host`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerHost::Ssh { dest } => write!(f, "ssh:{dest}"),
+            ServerHost::Kubernetes {
+                namespace,
+                pod,
+                container,
+            } => {
+                write!(f, "kubernetes:{namespace}/{pod}")?;
+                match container {
+                    Some(c) => write!(f, "/{c}"),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// `[target] server_host` validated, with how to reach it: `[target] server_ssh_options`, else
+/// `[clients]`' ssh options; `[clients]`' kubectl, context and connect timeout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerHostAccess {
+    pub host: ServerHost,
+    pub transport: TransportOptions,
 }
 
 /// A Kubernetes namespace name: an RFC 1123 label.
@@ -260,6 +362,67 @@ mod tests {
             assert!(err.contains(ACCEPTED_FORMS), "{text}: {err}");
             assert!(
                 err.starts_with(&format!("invalid client `{}`", text.trim())),
+                "{err}"
+            );
+        }
+    }
+    #[test]
+    fn server_hosts_parse_print_back_and_say_what_is_wrong() {
+        let cases = [
+            (
+                "ssh:root@db1",
+                ServerHost::Ssh {
+                    dest: "root@db1".into(),
+                },
+            ),
+            (
+                "kubernetes:bench/mariadb-0",
+                ServerHost::Kubernetes {
+                    namespace: "bench".into(),
+                    pod: "mariadb-0".into(),
+                    container: None,
+                },
+            ),
+            (
+                "kubernetes:bench/pg.primary-0/postgres",
+                ServerHost::Kubernetes {
+                    namespace: "bench".into(),
+                    pod: "pg.primary-0".into(),
+                    container: Some("postgres".into()),
+                },
+            ),
+        ];
+        for (text, want) in cases {
+            let got = ServerHost::parse(text).unwrap();
+            assert_eq!(got, want, "{text}");
+            assert_eq!(got.to_string(), text);
+        }
+        for (text, want) in [
+            ("db1", "names no kind of host"),
+            ("local", "names no kind of host"),
+            ("ssh:", "the ssh destination is empty"),
+            ("ssh:-oProxyCommand=sh", "cannot start with `-`"),
+            ("ssh:a b", "cannot contain spaces"),
+            ("kubernetes:bench", "separated by `/`"),
+            ("kubernetes:bench/a/b/c", "separated by `/`"),
+            (
+                "kubernetes:Bench/pod",
+                "the namespace is not a Kubernetes name",
+            ),
+            (
+                "kubernetes:bench/Pod_0",
+                "the pod is not a Kubernetes pod name",
+            ),
+            (
+                "kubernetes:bench/pod/C",
+                "the container is not a Kubernetes name",
+            ),
+        ] {
+            let err = ServerHost::parse(text).unwrap_err();
+            assert!(err.contains(want), "{text}: {err}");
+            assert!(err.contains(SERVER_HOST_FORMS), "{text}: {err}");
+            assert!(
+                err.starts_with(&format!("invalid server_host `{text}`")),
                 "{err}"
             );
         }

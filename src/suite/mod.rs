@@ -95,6 +95,9 @@ pub struct Suite {
     pub server_cost: bool,
     /// `[suite] server_counters`: counters read besides the built-in ones (checked names).
     pub server_counters: Vec<String>,
+    /// `[target] server_host`: where the server's process and host are read when it is not
+    /// this host, and how to reach it.
+    pub server_host: Option<clients::ServerHostAccess>,
     /// `[hooks]` (all unset when the file has none).
     pub hooks: raw::RawHooks,
     pub target: Option<RawTarget>,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use super::clients::{ClientEntry, Clients, TransportOptions};
+use super::clients::{ClientEntry, Clients, ServerHost, ServerHostAccess, TransportOptions};
 use super::raw::{RawSuite, Repeat};
 use super::scripts;
 use super::{Axis, Matrix, Origins, RepeatUntil, STOP_WHEN_KEYS, StopWhen, Suite};
@@ -361,6 +361,7 @@ pub(super) fn validate(
     metrics_address(&mut c, &raw);
     server_counters(&mut c, &raw);
     let clients = raw.clients.as_ref().and_then(|r| clients(&mut c, r));
+    let server_host = server_host(&mut c, &raw, clients.as_ref());
     let mut defaults = IndexMap::new();
     for (key, v) in &raw.defaults {
         let path = [Seg::key("defaults"), Seg::key(key)];
@@ -436,6 +437,7 @@ pub(super) fn validate(
         metrics: raw.suite.metrics.clone(),
         server_cost: raw.suite.server_cost,
         server_counters: raw.suite.server_counters.clone(),
+        server_host,
         hooks: raw.hooks.unwrap_or_default(),
         target: raw.target,
         defaults,
@@ -602,6 +604,74 @@ fn server_counters(c: &mut Checker<'_>, raw: &RawSuite) {
             Some("remove server_cost = false, or server_counters".into()),
         );
     }
+}
+
+/// `[target] server_host` and `server_ssh_options`: a host form sbsuite can reach, on a
+/// target with a server whose cost is read. The transport is `[clients]`' (kubectl, context,
+/// connect timeout, ssh options), `server_ssh_options` taking the place of the ssh options.
+fn server_host(
+    c: &mut Checker<'_>,
+    raw: &RawSuite,
+    clients: Option<&Clients>,
+) -> Option<ServerHostAccess> {
+    let target = raw.target.as_ref()?;
+    let path = [Seg::key("target"), Seg::key("server_host")];
+    let Some(text) = &target.server_host else {
+        if target.server_ssh_options.is_some() {
+            c.err(
+                &[Seg::key("target"), Seg::key("server_ssh_options")],
+                false,
+                "server_ssh_options is for server_host, which is not set".to_string(),
+                Some("add server_host = \"ssh:user@db-host\", or remove server_ssh_options".into()),
+            );
+        }
+        return None;
+    };
+    let host = match ServerHost::parse(text) {
+        Ok(h) => h,
+        Err(e) => {
+            c.err(&path, false, e, None);
+            return None;
+        }
+    };
+    if crate::db::counters::profile(target.driver)
+        .pid_query
+        .is_none()
+    {
+        c.err(
+            &path,
+            false,
+            format!(
+                "server_host: a {} target has no server process to read (it runs inside sbsuite)",
+                target.driver.name()
+            ),
+            Some("remove server_host".into()),
+        );
+        return None;
+    }
+    if !raw.suite.server_cost {
+        c.err(
+            &path,
+            false,
+            "server_host is never read with server_cost = false".to_string(),
+            Some("remove server_cost = false, or server_host".into()),
+        );
+        return None;
+    }
+    if target.dry_run == Some(true) {
+        c.err(
+            &path,
+            false,
+            "server_host is never read with dry_run = true (no server is reached)".to_string(),
+            Some("remove dry_run, or server_host".into()),
+        );
+        return None;
+    }
+    let mut transport = clients.map(|c| c.transport.clone()).unwrap_or_default();
+    if let Some(o) = &target.server_ssh_options {
+        transport.ssh_options = o.clone();
+    }
+    Some(ServerHostAccess { host, transport })
 }
 
 /// `[suite] variant_order` and `order_seed`. Interleaving switches the server's settings

@@ -112,6 +112,10 @@ fn study(suite: &str, dir: &Path, log: &Path, counter: &str) -> HashMap<String, 
     assert_eq!(fsyncs.len(), 2, "{rows:?}");
     // `compare` shows the cost by default, with its verdict.
     let run = run_dir(&dir.join("results"), "cost");
+    // The process CPU came from this host (#29): host.json says so.
+    let host: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("host.json")).unwrap()).unwrap();
+    assert_eq!(host["server_process"]["source"], "local", "{host}");
     let cmp = sbsuite()
         .arg("compare")
         .arg(&run)

@@ -42,6 +42,7 @@ mod compare;
 mod compat;
 mod completions;
 mod cost;
+mod cost_remote;
 mod custom_def;
 mod custom_workloads;
 mod db_fetch;
