@@ -40,6 +40,9 @@ use crate::engine::{Metrics, StepOutcome};
 use crate::plan::Step;
 use crate::results::csv::fmt_float;
 
+mod ticks;
+pub use ticks::{SERVER_CPU_PCT, TICK_READ_MAX, Ticks, interval_metrics};
+
 /// The file of a run directory with every run step's counter deltas.
 pub const COUNTERS_FILE: &str = "server_counters.csv";
 
@@ -120,6 +123,8 @@ pub struct Before {
     unread: bool,
     /// [`Cost::read_cpu_ms`] before this step's reading.
     read_cpu_ms: f64,
+    /// The CPU of the readings during the step ([`Ticks`]), left out of its client CPU.
+    in_step_read_ms: f64,
 }
 
 impl Cost {
@@ -159,6 +164,7 @@ impl Cost {
             backends: None,
             unread: false,
             read_cpu_ms: self.read_cpu_ms,
+            in_step_read_ms: 0.0,
         };
         let started = thread_cpu_ms();
         if self.config.enabled
@@ -209,9 +215,13 @@ impl Cost {
         outcome: Option<&mut StepOutcome>,
     ) -> Vec<String> {
         let mut after = Vec::new();
-        // First, so that the reading below is not part of the step's client CPU.
+        // First, so that the reading below is not part of the step's client CPU (nor are the
+        // readings at its ticks).
         if self.config.enabled && !self.multi_client {
-            after.push((CLIENT_CPU.to_string(), client_cpu_ms()));
+            after.push((
+                CLIENT_CPU.to_string(),
+                client_cpu_ms() - before.in_step_read_ms,
+            ));
         }
         let started = thread_cpu_ms();
         let Before {
@@ -220,6 +230,7 @@ impl Cost {
             backends,
             unread,
             read_cpu_ms,
+            in_step_read_ms: _,
         } = before;
         if self.config.enabled
             && !unread
@@ -411,15 +422,15 @@ pub fn deltas(before: &[(String, f64)], after: &[(String, f64)], txns: Option<f6
         .collect()
 }
 
+/// The delta of counter `name`, unless it went backwards (a reset).
+fn usable<'d>(deltas: &'d [Delta], name: &str) -> Option<&'d Delta> {
+    deltas.iter().find(|d| d.counter == name && d.delta >= 0.0)
+}
+
 /// The results.csv columns of a step from its deltas: `driver`'s derived counters (the first
 /// one read of each, not when it went backwards: a reset), the server's and the client's CPU.
 pub fn derived(driver: Option<Driver>, deltas: &[Delta]) -> Metrics {
-    let per_txn = |name: &str| {
-        deltas
-            .iter()
-            .find(|d| d.counter == name && d.delta >= 0.0)
-            .and_then(|d| d.per_txn)
-    };
+    let per_txn = |name: &str| usable(deltas, name).and_then(|d| d.per_txn);
     let mut out: Metrics = Vec::new();
     if let Some(driver) = driver {
         for d in counters::profile(driver).derived {
