@@ -234,6 +234,10 @@ when it has none). The counters:
 
 SQLite has no server counters (it runs inside sbsuite: its cost is `client.cpu_ms`). A suite
 reads more with `[suite] server_counters = ["Innodb_log_waits", "pg_stat_database.temp_bytes"]`.
+The readings at interval ticks (`report_interval`) are not rows here: their rates are columns of
+intervals.csv (one row per step × counter keeps what a row means for whoever sums a step's
+deltas, and a long step's ticks would multiply the file by its seconds); their CPU is in
+`client.cost_read_cpu_ms` and out of `client.cpu_ms`.
 A counter that cannot be read is a warning and no row, never a failed step. PostgreSQL's
 statistics reach its views when a backend reports them: after a step the reader waits (at most
 1 s) for the step's backends to exit. The counters are the server's, not the step's: anything

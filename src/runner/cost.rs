@@ -25,6 +25,8 @@
 //!   reading's own CPU (`RUSAGE_THREAD` around it) is kept out of it and recorded as a counter
 //!   of its own, `client.cost_read_cpu_ms`: what reading the cost costs, step by step
 //!   (`bench/cost-overhead.sh`).
+//! - **At interval ticks too** ([`Ticks`], `cost/ticks.rs`): with `report_interval`, the same
+//!   counters are read on the same connection at each tick, into intervals.csv's columns.
 //! - The pure parts (deltas, per-transaction values, /proc parsing) are functions of their
 //!   inputs, unit-tested below.
 
