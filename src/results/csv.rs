@@ -231,6 +231,7 @@ when it has none). The counters:
 | `host.disk_reads`, `host.disk_read_bytes`, `host.disk_writes`, `host.disk_write_bytes`, `host.disk_io_ms` | this host's whole disks (/proc/diskstats), with the server process |
 | `client.cpu_ms` | sbsuite's own CPU (not for multi-client steps), the reading of these counters left out |
 | `client.cost_read_cpu_ms` | the CPU sbsuite spent reading these counters, over the run so far: its `delta` is the step's |
+| `client.cost_tick_cpu_ms` | of that, the readings at the step's interval ticks (`report_interval`; `before` 0, `after` the step's); no row for a step without ticks |
 
 SQLite has no server counters (it runs inside sbsuite: its cost is `client.cpu_ms`). A suite
 reads more with `[suite] server_counters = ["Innodb_log_waits", "pg_stat_database.temp_bytes"]`.

@@ -63,6 +63,8 @@ const SERVER_CPU: &str = "server_process.cpu_ms";
 const CLIENT_CPU: &str = "client.cpu_ms";
 /// The CPU this module spent reading the cost, over the run so far (its delta: this step's).
 const READ_CPU: &str = "client.cost_read_cpu_ms";
+/// Of it, what the readings at this step's interval ticks took (0 before, the step's after).
+const TICK_CPU: &str = "client.cost_tick_cpu_ms";
 
 /// The longest wait for PostgreSQL's backends of a step to exit and report.
 pub const SETTLE_MAX: Duration = Duration::from_secs(1);
@@ -125,8 +127,9 @@ pub struct Before {
     unread: bool,
     /// [`Cost::read_cpu_ms`] before this step's reading.
     read_cpu_ms: f64,
-    /// The CPU of the readings during the step ([`Ticks`]), left out of its client CPU.
-    in_step_read_ms: f64,
+    /// The CPU of the readings at the step's interval ticks ([`Ticks`]), left out of its
+    /// client CPU; `None` when it read none.
+    tick_cpu_ms: Option<f64>,
 }
 
 impl Cost {
@@ -166,7 +169,7 @@ impl Cost {
             backends: None,
             unread: false,
             read_cpu_ms: self.read_cpu_ms,
-            in_step_read_ms: 0.0,
+            tick_cpu_ms: None,
         };
         let started = thread_cpu_ms();
         if self.config.enabled
@@ -222,7 +225,7 @@ impl Cost {
         if self.config.enabled && !self.multi_client {
             after.push((
                 CLIENT_CPU.to_string(),
-                client_cpu_ms() - before.in_step_read_ms,
+                client_cpu_ms() - before.tick_cpu_ms.unwrap_or(0.0),
             ));
         }
         let started = thread_cpu_ms();
@@ -232,7 +235,7 @@ impl Cost {
             backends,
             unread,
             read_cpu_ms,
-            in_step_read_ms: _,
+            tick_cpu_ms,
         } = before;
         if self.config.enabled
             && !unread
@@ -297,6 +300,10 @@ impl Cost {
         if self.config.enabled {
             values.push((READ_CPU.to_string(), read_cpu_ms));
             after.push((READ_CPU.to_string(), self.read_cpu_ms));
+            if let Some(ms) = tick_cpu_ms {
+                values.push((TICK_CPU.to_string(), 0.0));
+                after.push((TICK_CPU.to_string(), ms));
+            }
         }
         let txns = outcome.as_ref().map(|o| transactions(o));
         let deltas = deltas(&values, &after, txns);

@@ -66,6 +66,12 @@ fn study(suite: &str, dir: &Path, log: &Path, counter: &str) -> HashMap<String, 
     let rows = results(&dir.join("results"));
     let counters = csv_rows(&dir.join("results"), "server_counters.csv");
     let own = readings(log);
+    assert!(
+        !counters
+            .iter()
+            .any(|c| c["counter"] == "client.cost_tick_cpu_ms"),
+        "no ticks without report_interval"
+    );
     let mut fsyncs = HashMap::new();
     for r in &rows {
         let variant = &r["variant"];
@@ -378,6 +384,18 @@ fn ticks_study(target: &str, durable: &str, read: &str, counter: &str) {
         "sbsuite's {before}..{after} within the test's {own_before}..{own_after}"
     );
     let delta = after - before;
+    // What the readings at the ticks cost, on its own and within all the readings'.
+    let cpu = |name: &str| -> f64 {
+        let c = counters.iter().find(|c| c["counter"] == name);
+        c.unwrap_or_else(|| panic!("{name}: {counters:?}"))["delta"]
+            .parse()
+            .unwrap()
+    };
+    let (tick, read) = (
+        cpu("client.cost_tick_cpu_ms"),
+        cpu("client.cost_read_cpu_ms"),
+    );
+    assert!(tick > 0.0 && tick <= read, "{tick} of {read}");
     // Each interval's rate is over the time between its readings, its length here the
     // stamps': a few milliseconds apart at most.
     assert!(

@@ -28,8 +28,8 @@
 //!   keeps one row per step × counter. Rows per interval there (×30 counters, each second of an
 //!   hour-long step) would change what a row means to every reader that sums a step's deltas.
 //! - **What the readings cost is counted**: their CPU (`RUSAGE_THREAD` around each) goes to
-//!   `client.cost_read_cpu_ms` and is left out of `client.cpu_ms`, as the step's own readings
-//!   are (`bench/cost-overhead.sh`).
+//!   `client.cost_read_cpu_ms` (and on its own to `client.cost_tick_cpu_ms`) and is left out
+//!   of `client.cpu_ms`, as the step's own readings are (`bench/cost-overhead.sh`).
 //!
 //! [`StepObserver::measuring`]: crate::engine::StepObserver::measuring
 
@@ -152,7 +152,7 @@ impl Cost {
         }
         self.set = Some(set);
         self.read_cpu_ms += read_cpu_ms;
-        before.in_step_read_ms += read_cpu_ms;
+        *before.tick_cpu_ms.get_or_insert(0.0) += read_cpu_ms;
         for w in warnings {
             self.warn(w);
         }
