@@ -199,10 +199,11 @@ the counters of `server_fsyncs_per_txn` and `server_log_bytes_per_txn`), its pro
 host), and the four `*_per_txn` over the interval (its deltas divided by its tps times its
 length; `client_cpu_us_per_txn` not for multi-client steps). Each interval is the time between
 the readings at its two ends; the first starts at the reading taken when the measured part
-begins (after `warmup_time`). A multi-client step's coordinator is not told when that is: its
-first interval has no server cells. A reading that fails, or takes over 250 ms (then the step
-reads no more at its ticks), leaves the interval's cells empty with a warning; SQLite, no
-`[target]` and `server_cost = false` leave them empty.
+begins (after `warmup_time`); for a multi-client step, when the last client's clock starts,
+so after a `warmup_time` (each client ends its own) its first interval has no server cells. A
+reading that fails, or takes over 250 ms (then the step reads no more at its ticks), leaves the
+interval's cells empty with a warning; SQLite, no `[target]` and `server_cost = false` leave
+them empty.
 
 ### histograms/
 

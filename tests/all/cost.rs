@@ -325,8 +325,25 @@ fn run_ticks(suite: &str, dir: &Path) -> (String, Rows, Rows, Vec<serde_json::Va
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "{stderr}");
-    let intervals = csv_rows(&dir.join("results"), "intervals.csv");
-    let counters = csv_rows(&dir.join("results"), "server_counters.csv");
+    // The run's own files (a multi-client step's shards/ have theirs).
+    let run = run_dir(&dir.join("results"), "ticks");
+    let rows = |name: &str| -> Rows {
+        let Ok(mut r) = csv::Reader::from_path(run.join(name)) else {
+            return Rows::new();
+        };
+        let header = r.headers().unwrap().clone();
+        r.records()
+            .map(|rec| {
+                let rec = rec.unwrap();
+                header
+                    .iter()
+                    .zip(rec.iter())
+                    .map(|(h, c)| (h.to_string(), c.to_string()))
+                    .collect()
+            })
+            .collect()
+    };
+    let (intervals, counters) = (rows("intervals.csv"), rows("server_counters.csv"));
     let events = std::fs::read_to_string(events)
         .unwrap()
         .lines()
@@ -496,4 +513,49 @@ fn issue_29_postgresql_interval_ticks_read_the_server() {
     let auto_after = pg(AUTO_CONF);
     admin_pg(&[format!("DROP DATABASE IF EXISTS {db}")]);
     assert_eq!(auto_after, auto, "the runner restored synchronous_commit");
+}
+
+/// A multi-client step (#17) passes its merged ticks through the coordinator, which reads
+/// the server once per tick; without a warmup its baseline is the last agent's start, so every
+/// interval has the server's cells. The client's CPU is not one process's: empty.
+#[test]
+fn issue_29_the_coordinator_reads_the_server_at_each_merged_tick() {
+    let _alone = common::server_lock::server_lock();
+    let db = "sbsuite_t_cost_ticks_mc";
+    if admin_my(&[
+        format!("DROP DATABASE IF EXISTS {db}"),
+        format!("CREATE DATABASE {db}"),
+    ])
+    .is_none()
+    {
+        common::skip("no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let suite = format!(
+        "[suite]\nname = \"ticks\"\n\n[clients]\nlist = [\"local:2\"]\ntimeout = 20\n\n\
+         [target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\nuser = \"root\"\n\
+         database = \"{db}\"\n\n[defaults]\nworkload = \"oltp_update_index\"\n\
+         table_size = 1000\ntime = 3\nthreads = 2\nreport_interval = 1\n"
+    );
+    let (stderr, intervals, counters, _) = run_ticks(&suite, dir.path());
+    admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]);
+    assert!(!stderr.contains("warning: server counters"), "{stderr}");
+    assert!(intervals.len() >= 2, "{intervals:?}");
+    for r in &intervals {
+        for c in [
+            "server_fsyncs_ps",
+            "server_cpu_pct",
+            "server_fsyncs_per_txn",
+        ] {
+            assert!(r[c].parse::<f64>().is_ok(), "{c}: {r:?}");
+        }
+        assert_eq!(r["client_cpu_us_per_txn"], "", "{r:?}");
+    }
+    assert!(
+        counters
+            .iter()
+            .any(|c| c["counter"] == "client.cost_tick_cpu_ms"),
+        "{counters:?}"
+    );
 }

@@ -20,9 +20,9 @@
 //!   of that time (the interval's tps times it).
 //! - **A baseline where the measured part begins**: [`StepObserver::measuring`] (after
 //!   `warmup_time`) takes the first reading, so the first interval covers what its tps
-//!   covers, not the warmup. The coordinator of a multi-client step is not told when its
-//!   clients' measured part begins: there the first tick's reading is the baseline and the
-//!   first interval's cells stay empty.
+//!   covers, not the warmup. The coordinator of a multi-client step tells it when the last
+//!   agent's clock starts, but only without a warmup (each agent ends its own): after one the
+//!   first tick's reading is the baseline and the first interval's cells stay empty.
 //! - **Intervals.csv is wide, server_counters.csv stays per step**: the per-interval values
 //!   are columns of intervals.csv, as every other interval measurement is; server_counters.csv
 //!   keeps one row per step × counter. Rows per interval there (×30 counters, each second of an
