@@ -4,8 +4,10 @@
 #
 # Runs the same suite — oltp_read_only on MariaDB at 1 and 2 threads, 2 repetitions: 4 run
 # steps on data prepared once (`dataset = "existing"`, so prepare and cleanup are not in the
-# figure) — ROUNDS times with `server_cost = true` and `server_cost = false`, alternating the
-# two in every round (off/on, then on/off, so drift hits both alike). Client CPU is user + sys
+# figure) — ROUNDS times on three sides: `off` (`server_cost = false`), `on` (`server_cost =
+# true`, `report_interval = 0`: the readings before and after each step) and `ticks`
+# (`server_cost = true`, `report_interval = 1`: also a reading at every 1 s tick), their order
+# rotated from round to round (so drift hits all alike). Client CPU is user + sys
 # of the whole sbsuite process from /usr/bin/time, divided by the events of its run steps
 # (results.csv): the throughput of a shared machine varies from run to run, and the client's
 # CPU with it, while its CPU per event does not.
@@ -13,16 +15,18 @@
 # spread of the single rounds' ratios shows the noise), and the median CPU seconds.
 # On a shared machine that comparison is noisier than the cost it looks for, so the runs with
 # `server_cost = true` also measure it directly: server_counters.csv's
-# `client.cost_read_cpu_ms` (the reading thread's CPU, RUSAGE_THREAD, around each reading)
-# against `client.cpu_ms` (the step's client CPU without it), per step: the figure to quote.
+# `client.cost_read_cpu_ms` (the reading thread's CPU, RUSAGE_THREAD, around each reading, the
+# ticks' included) against `client.cpu_ms` (the step's client CPU without it), per step: the
+# figure to quote, for `on` and `ticks`; and `client.cost_tick_cpu_ms` (the ticks' part of it)
+# over the step's intervals.csv rows: the CPU of one reading at a tick.
 #
 #   bench/cost-overhead.sh [ROUNDS] [SECONDS]
 #   defaults: 5 rounds, 5 s per run step
 #   MYSQL_HOST (127.0.0.1), MYSQL_PORT (3306), MYSQL_USER (root): the server
-#   SERVER_HOST (e.g. ssh:client1), SERVER_SSH_CONFIG (an ssh_config file): the "on" runs read
-#   the server's process and host over ssh (`[target] server_host`), e.g. on a host of
-#   `bench/netns-hosts.sh up` (which shares this machine's /proc); the direct figures then
-#   include the ssh processes' CPU, and the reading's wall time (`client.cost_read_wall_ms`)
+#   SERVER_HOST (e.g. ssh:client1), SERVER_SSH_CONFIG (an ssh_config file): the "on" and
+#   "ticks" runs read the server's process and host over ssh (`[target] server_host`), e.g. on a
+#   host of `bench/netns-hosts.sh up` (which shares this machine's /proc); the direct figures
+#   then include the ssh processes' CPU, and the reading's wall time (`client.cost_read_wall_ms`)
 #
 # Builds sbsuite in release mode (`PROFILE=debug` uses the debug build: the reading costs more
 # there in absolute terms, the steps more still). Run it under `flock /tmp/sbsuite-tests.lock`
@@ -57,8 +61,9 @@ if [ -n "${SERVER_HOST:-}" ]; then
   [ -n "${SERVER_SSH_CONFIG:-}" ] && REMOTE="$REMOTE
 server_ssh_options = [\"-F\", \"$SERVER_SSH_CONFIG\"]"
 fi
-for side in on off; do
+for side in on off ticks; do
   cost=true; remote=$REMOTE; [ "$side" = off ] && { cost=false; remote=""; }
+  interval=0; [ "$side" = ticks ] && interval=1
   cat > "$TMP/$side.toml" <<EOF
 [suite]
 name = "cost-overhead"
@@ -74,7 +79,7 @@ $remote
 [defaults]
 workload = "oltp_read_only"
 time = $SECS
-report_interval = 0
+report_interval = $interval
 tables = 1
 table_size = 10000
 [matrix]
@@ -85,7 +90,7 @@ STEPS=4
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
-# one off|on ROUND: appends "side round cpu_s" to $TMP/rows
+# one off|on|ticks ROUND: appends "side round cpu_s cpu_per_event_us" to $TMP/rows
 one() {
   local side=$1 round=$2
   rm -rf "$TMP/res"
@@ -95,33 +100,49 @@ one() {
   local events
   events=$(python3 -c 'import csv,glob,sys; print(sum(int(r["events"]) for f in glob.glob(sys.argv[1] + "/*/*/results.csv") for r in csv.DictReader(open(f))))' "$TMP/res")
   awk -v s="$side" -v r="$round" -v e="$events" '{print s, r, $1 + $2, ($1 + $2) * 1e6 / e}' "$TMP/time" >> "$TMP/rows"
-  if [ "$side" = on ]; then
-    python3 - "$TMP/res" >> "$TMP/direct" <<'PY'
+  if [ "$side" != off ]; then
+    python3 - "$TMP/res" "$side" >> "$TMP/direct" <<'PY'
 import csv, glob, sys
 d = {}
 for f in glob.glob(sys.argv[1] + "/*/*/server_counters.csv"):
     for r in csv.DictReader(open(f)):
         d.setdefault(r["step"], {})[r["counter"]] = float(r["delta"])
+ticks = {}
+for f in glob.glob(sys.argv[1] + "/*/*/intervals.csv"):
+    for r in csv.DictReader(open(f)):
+        ticks[r["step"]] = ticks.get(r["step"], 0) + 1
 for step, c in d.items():
-    print(c["client.cost_read_cpu_ms"], c["client.cpu_ms"], 100 * c["client.cost_read_cpu_ms"] / c["client.cpu_ms"], c.get("client.cost_read_wall_ms", float("nan")), "server_process.cpu_ms" in c)
+    tick = c.get("client.cost_tick_cpu_ms", 0.0)
+    n = ticks.get(step, 0)
+    print(sys.argv[2], c["client.cost_read_cpu_ms"], c["client.cpu_ms"],
+          100 * c["client.cost_read_cpu_ms"] / c["client.cpu_ms"], n,
+          tick / n if n else 0, 100 * tick / c["client.cpu_ms"],
+          c.get("client.cost_read_wall_ms", float("nan")), "server_process.cpu_ms" in c)
 PY
   fi
 }
 
 : > "$TMP/rows"; : > "$TMP/direct"
+SIDES=(off on ticks)
 for round in $(seq 1 "$ROUNDS"); do
-  if [ $((round % 2)) = 1 ]; then one off "$round"; one on "$round"; else one on "$round"; one off "$round"; fi
+  for k in 0 1 2; do one "${SIDES[$(((round + k) % 3))]}" "$round"; done
 done
 
-on=$(awk '$1 == "on" {print $4}' "$TMP/rows" | median)
-off=$(awk '$1 == "off" {print $4}' "$TMP/rows" | median)
-on_s=$(awk '$1 == "on" {print $3}' "$TMP/rows" | median)
-off_s=$(awk '$1 == "off" {print $3}' "$TMP/rows" | median)
-ratios=$(awk '{cpu[$1, $2] = $4} END {for (k in cpu) {split(k, p, SUBSEP); if (p[1] == "on") printf "%.3f\n", cpu[k] / cpu["off", p[2]]}}' "$TMP/rows" | sort -g | tr '\n' ' ')
+col() { awk -v s="$1" -v c="$2" '$1 == s {print $c}' "$TMP/rows" | median; }
+dcol() { awk -v s="$1" -v c="$2" '$1 == s {print $c}' "$TMP/direct" | median; }
+dmax() { awk -v s="$1" -v c="$2" '$1 == s {print $c}' "$TMP/direct" | sort -g | tail -1; }
+ratios() {
+  awk -v s="$1" '{cpu[$1, $2] = $4} END {for (k in cpu) {split(k, p, SUBSEP); if (p[1] == s) printf "%.3f\n", cpu[k] / cpu["off", p[2]]}}' "$TMP/rows" | sort -g | tr '\n' ' '
+}
+off=$(col off 4)
 echo "profile $PROFILE, $ROUNDS rounds, $STEPS run steps of $SECS s per run (oltp_read_only, 1 and 2 threads)"
-printf "client CPU per event (median): off %.2f us  on %.2f us  ratio on/off %.4f\n" "$off" "$on" "$(echo "$on / $off" | bc -l)"
-echo "ratios of single rounds: $ratios"
-printf "client CPU s per run (median): off %.3f  on %.3f\n" "$off_s" "$on_s"
-echo "direct, per run step ($(wc -l < "$TMP/direct") steps): reading CPU ms median $(awk '{print $1}' "$TMP/direct" | median), max $(awk '{print $1}' "$TMP/direct" | sort -g | tail -1); step client CPU ms median $(awk '{print $2}' "$TMP/direct" | median)"
-echo "reading wall ms per run step: median $(awk '{print $4}' "$TMP/direct" | median), max $(awk '{print $4}' "$TMP/direct" | sort -g | tail -1); steps with the server's process CPU: $(grep -c True "$TMP/direct")"
-echo "reading / step client CPU: median $(awk '{print $3}' "$TMP/direct" | median) %, max $(awk '{print $3}' "$TMP/direct" | sort -g | tail -1) %"
+for side in on ticks; do
+  printf "client CPU per event (median): off %.2f us  %s %.2f us  ratio %s/off %.4f (single rounds: %s)\n" \
+    "$off" "$side" "$(col $side 4)" "$side" "$(echo "$(col $side 4) / $off" | bc -l)" "$(ratios $side)"
+done
+printf "client CPU s per run (median): off %.3f  on %.3f  ticks %.3f\n" "$(col off 3)" "$(col on 3)" "$(col ticks 3)"
+for side in on ticks; do
+  echo "direct, $side, per run step ($(awk -v s=$side '$1 == s' "$TMP/direct" | wc -l) steps, median $(dcol $side 5) ticks): reading CPU ms median $(dcol $side 2), max $(dmax $side 2); step client CPU ms median $(dcol $side 3); reading / step client CPU median $(dcol $side 4) %, max $(dmax $side 4) %"
+done
+echo "the ticks alone (client.cost_tick_cpu_ms): per tick median $(dcol ticks 6) ms, max $(dmax ticks 6) ms; / step client CPU median $(dcol ticks 7) %, max $(dmax ticks 7) %"
+echo "reading wall ms per run step (on): median $(dcol on 8), max $(dmax on 8); steps with the server's process CPU: $(grep -c True "$TMP/direct") of $(wc -l < "$TMP/direct")"

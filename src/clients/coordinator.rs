@@ -853,6 +853,13 @@ pub fn run_step(
     writeln!(out, "Threads started!\n").map_err(report_failed)?;
     out.flush().map_err(report_failed)?;
     let mut run = Collect::new(n, percentile, live_every);
+    // Without a warmup the measured part begins with the last agent's clock: then the
+    // observer is told (the server counters' baseline, #29); after a warmup the coordinator
+    // does not know when each agent's ends.
+    run.tell_measuring = match options.get("warmup_time") {
+        None => true,
+        Some(w) => w.as_f64() == Some(0.0),
+    };
     run.until_outcomes(&mut agents, cfg, stop, out, on_interval)?;
     let start_skew_ms = run.start_skew_ms();
     let outcomes: Vec<StepOutcome> = run.outcomes.into_iter().flatten().collect();
@@ -950,6 +957,8 @@ struct Collect {
     stop_at: Option<Instant>,
     /// The agents' live samples, merged for `--metrics`.
     live: merge::LiveMerge,
+    /// Tell the observer the measured part began once every agent's clock started.
+    tell_measuring: bool,
 }
 
 impl Collect {
@@ -962,6 +971,7 @@ impl Collect {
             intervals: vec![Vec::new(); n],
             outcomes: vec![None; n],
             stop_at: None,
+            tell_measuring: false,
         }
     }
 
@@ -991,6 +1001,10 @@ impl Collect {
                     let now = origin.elapsed().as_secs_f64();
                     let go = go.duration_since(origin).as_secs_f64();
                     self.started[i] = Some(go + (now - go) / 2.0);
+                    if self.tell_measuring && self.started.iter().all(Option::is_some) {
+                        self.tell_measuring = false;
+                        on_interval.measuring();
+                    }
                 }
                 AgentMsg::Interval(s) => self.interval(agents, i, *s, out, on_interval)?,
                 AgentMsg::Live(s) => {

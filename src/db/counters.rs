@@ -46,10 +46,12 @@ pub struct Source {
 }
 
 /// A column of results.csv computed from counters: the first of `from` that the server
-/// reported, per transaction.
+/// reported, per transaction; and its intervals.csv column per second (`per_s`, filled at
+/// each interval tick).
 #[derive(Debug)]
 pub struct Derived {
     pub column: &'static str,
+    pub per_s: &'static str,
     pub from: &'static [&'static str],
 }
 
@@ -57,6 +59,10 @@ pub struct Derived {
 pub const FSYNCS_PER_TXN: &str = "server_fsyncs_per_txn";
 /// results.csv: redo/WAL bytes written per transaction.
 pub const LOG_BYTES_PER_TXN: &str = "server_log_bytes_per_txn";
+/// intervals.csv: fsyncs of the server per second over the interval.
+pub const FSYNCS_PS: &str = "server_fsyncs_ps";
+/// intervals.csv: redo/WAL bytes written per second over the interval.
+pub const LOG_BYTES_PS: &str = "server_log_bytes_ps";
 
 const MYSQL: &[Source] = &[Source {
     prefix: "",
@@ -98,10 +104,12 @@ const MYSQL: &[Source] = &[Source {
 const MYSQL_DERIVED: &[Derived] = &[
     Derived {
         column: FSYNCS_PER_TXN,
+        per_s: FSYNCS_PS,
         from: &["Innodb_data_fsyncs", "Innodb_os_log_fsyncs"],
     },
     Derived {
         column: LOG_BYTES_PER_TXN,
+        per_s: LOG_BYTES_PS,
         from: &["Innodb_os_log_written"],
     },
 ];
@@ -195,10 +203,12 @@ const PGSQL: &[Source] = &[
 const PGSQL_DERIVED: &[Derived] = &[
     Derived {
         column: FSYNCS_PER_TXN,
+        per_s: FSYNCS_PS,
         from: &["pg_stat_wal.wal_sync"],
     },
     Derived {
         column: LOG_BYTES_PER_TXN,
+        per_s: LOG_BYTES_PS,
         from: &["pg_stat_wal.wal_bytes"],
     },
 ];

@@ -197,6 +197,11 @@ pub trait StepObserver {
     /// Each interim report, as printed (and stored in intervals.csv).
     fn interval(&mut self, sample: &IntervalSample);
 
+    /// The measured part of the run begins now (at the start, or when `warmup_time` ends),
+    /// before its first interim report: where an observer that adds its own per-interval
+    /// readings (the server's counters, #29) takes their baseline. The default does nothing.
+    fn measuring(&mut self) {}
+
     /// How often [`StepObserver::live`] wants a sample; `None` (the default): never.
     fn live_every(&self) -> Option<std::time::Duration> {
         None
@@ -271,19 +276,31 @@ pub const METRICS: &[(&str, &str)] = &[
     ),
     (
         "server_fsyncs_per_txn",
-        "server cost: the server's fsyncs per transaction (results only)",
+        "server cost: the server's fsyncs per transaction",
     ),
     (
         "server_log_bytes_per_txn",
-        "server cost: redo/WAL bytes written per transaction (results only)",
+        "server cost: redo/WAL bytes written per transaction",
     ),
     (
         "server_cpu_ms_per_txn",
-        "server cost: the server process's CPU ms per transaction (results only)",
+        "server cost: the server process's CPU ms per transaction",
     ),
     (
         "client_cpu_us_per_txn",
-        "client cost: this process's CPU µs per transaction (results only)",
+        "client cost: this process's CPU µs per transaction",
+    ),
+    (
+        "server_fsyncs_ps",
+        "server cost: the server's fsyncs per second (intervals only)",
+    ),
+    (
+        "server_log_bytes_ps",
+        "server cost: redo/WAL bytes written per second (intervals only)",
+    ),
+    (
+        "server_cpu_pct",
+        "server cost: the server process's CPU in % of one core (intervals only)",
     ),
 ];
 

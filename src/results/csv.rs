@@ -161,6 +161,7 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `server_log_bytes_per_txn` | redo/WAL bytes written per transaction: `Innodb_os_log_written`, `pg_stat_wal.wal_bytes` |
 | `server_cpu_ms_per_txn` | CPU ms of the server process (and its children: PostgreSQL's backends) per transaction, when the server runs on this host (a loopback address or a Unix socket) or on `[target] server_host`, and its process could be found |
 | `client_cpu_us_per_txn` | CPU µs of sbsuite's own process per transaction (`getrusage`); empty for multi-client steps |
+| `server_fsyncs_ps`, `server_log_bytes_ps`, `server_cpu_pct` | intervals.csv only (always empty here): the server's fsyncs and redo/WAL bytes per second and its process's CPU in % of one core, over each interval |
 | `status` | `ok`, `failed` (engine error, its prepare failed, or a `rate` run dropped arrivals and the suite does not set `rate_overflow = "record"`: the measurements stay, `error` says why) or `interrupted` (stopped by Ctrl-C/SIGTERM, or cut short by `forced_shutdown` with `error` saying so; the measurements cover the part that ran) |
 | `error` | the error message when `failed` (or why an interrupted step ended), else empty |
 | `knee` | on the run where a `stop_when` sweep stopped: the knee (the last value before the condition) and why, e.g. `threads=64 (tps +3.1% < 5% at threads=128)`; else empty |
@@ -172,7 +173,8 @@ Ctrl-C never loses a finished row. Columns, in this order:
 
 The four `*_per_txn` columns are the cost of a step (#29): read before and after the whole
 step (connecting and warm-up included), divided by the step's measured transactions (events for
-workloads without transactions). `[suite] server_cost = false` leaves them empty.
+workloads without transactions). `[suite] server_cost = false` leaves them empty (and the
+server columns of intervals.csv).
 
 Number format: plain decimal, trailing zeros trimmed (`1.5`, not `1.5000`); latencies in ms
 with 6 decimals (nanosecond resolution), seconds and rates with 4 decimals, `*_per_txn` with 6. A measurement that
@@ -183,11 +185,25 @@ does not exist (a failed step, `tps` of a cpu run, a rate over zero seconds) is 
 One row per interim report (sysbench's `[ 10s ] …` lines): `run_id, step, name, variant, time,
 threads, eps, tps, qps, reads_ps, writes_ps, other_ps, lat_pct, percentile, errors_ps,
 reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `written_mib_per_s`,
-`queue_length`, `concurrency`, `dropped`, `headline`, `shards`, `start_skew_ms` and the four
-`*_per_txn`, the last six always empty). `time` is seconds since the step
+`queue_length`, `concurrency`, `dropped`, `headline`, `shards`, `start_skew_ms` (these two
+always empty), the four `*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`,
+`server_cpu_pct`). `time` is seconds since the step
 started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency (ms) at
 `percentile` over the interval; `dropped` counts the arrivals dropped since the step started.
 SQL and workload columns are empty for workloads that do not have them.
+
+The server columns (#29) are read at each tick, on the connection that reads the step's cost:
+the server's counters over the interval per second (`server_fsyncs_ps`, `server_log_bytes_ps`:
+the counters of `server_fsyncs_per_txn` and `server_log_bytes_per_txn`), its process's CPU in
+% of one core (`server_cpu_pct`, above 100 on several cores; when the server runs on this
+host), and the four `*_per_txn` over the interval (its deltas divided by its tps times its
+length; `client_cpu_us_per_txn` not for multi-client steps). Each interval is the time between
+the readings at its two ends; the first starts at the reading taken when the measured part
+begins (after `warmup_time`); for a multi-client step, when the last client's clock starts,
+so after a `warmup_time` (each client ends its own) its first interval has no server cells. A
+reading that fails, or takes over 250 ms (then the step reads no more at its ticks), leaves the
+interval's cells empty with a warning; SQLite, no `[target]` and `server_cost = false` leave
+them empty.
 
 ### histograms/
 
@@ -217,9 +233,14 @@ when it has none). The counters:
 | `client.cpu_ms` | sbsuite's own CPU (not for multi-client steps), the reading of these counters left out |
 | `client.cost_read_cpu_ms` | the CPU sbsuite spent reading these counters (with `server_host`, its ssh or kubectl processes' too), over the run so far: its `delta` is the step's |
 | `client.cost_read_wall_ms` | the time sbsuite spent reading these counters, over the run so far: its `delta` is the step's |
+| `client.cost_tick_cpu_ms` | of that CPU, the readings at the step's interval ticks (`report_interval`; `before` 0, `after` the step's); no row for a step without ticks |
 
 SQLite has no server counters (it runs inside sbsuite: its cost is `client.cpu_ms`). A suite
 reads more with `[suite] server_counters = ["Innodb_log_waits", "pg_stat_database.temp_bytes"]`.
+The readings at interval ticks (`report_interval`) are not rows here: their rates are columns of
+intervals.csv (one row per step × counter keeps what a row means for whoever sums a step's
+deltas, and a long step's ticks would multiply the file by its seconds); their CPU is in
+`client.cost_read_cpu_ms` and out of `client.cpu_ms`.
 A counter that cannot be read is a warning and no row, never a failed step. PostgreSQL's
 statistics reach its views when a backend reports them: after a step the reader waits (at most
 1 s) for the step's backends to exit. The counters are the server's, not the step's: anything

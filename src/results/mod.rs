@@ -550,8 +550,9 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 /// Columns added to results.csv and intervals.csv after their first release: a run directory
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
 /// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`; #29:
-/// the cost columns, `warmup_s`, `steady`, `trend_pct_per_min`).
-const ADDED_COLUMNS: [&str; 13] = [
+/// the cost columns, `warmup_s`, `steady`, `trend_pct_per_min`, the server's rates per
+/// interval).
+const ADDED_COLUMNS: [&str; 16] = [
     "dropped",
     "headline",
     "headline_name",
@@ -565,6 +566,9 @@ const ADDED_COLUMNS: [&str; 13] = [
     "warmup_s",
     "steady",
     "trend_pct_per_min",
+    "server_fsyncs_ps",
+    "server_log_bytes_ps",
+    "server_cpu_pct",
 ];
 
 fn rewrite_csv(
@@ -777,7 +781,7 @@ mod tests {
         let status = cols.iter().position(|c| c == "status").unwrap();
         assert_eq!(
             cols[status - 1],
-            "client_cpu_us_per_txn",
+            "server_cpu_pct",
             "metrics sit just before status"
         );
         assert_eq!(

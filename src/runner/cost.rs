@@ -28,6 +28,8 @@
 //! - **A server on another host** (`[target] server_host`, [`remote`]): the same /proc texts
 //!   read there with one remote command per reading, parsed by the same functions; where
 //!   they came from is recorded in `host.json` (`server_process`), the local process too.
+//! - **At interval ticks too** ([`Ticks`], `cost/ticks.rs`): with `report_interval`, the same
+//!   counters are read on the same connection at each tick, into intervals.csv's columns.
 //! - The pure parts (deltas, per-transaction values, /proc parsing) are functions of their
 //!   inputs, unit-tested below.
 
@@ -46,6 +48,9 @@ use crate::results::host;
 use crate::suite::clients::ServerHostAccess;
 
 mod remote;
+
+mod ticks;
+pub use ticks::{SERVER_CPU_PCT, TICK_READ_MAX, Ticks, interval_metrics};
 
 /// The file of a run directory with every run step's counter deltas.
 pub const COUNTERS_FILE: &str = "server_counters.csv";
@@ -68,6 +73,8 @@ const CLIENT_CPU: &str = "client.cpu_ms";
 const READ_CPU: &str = "client.cost_read_cpu_ms";
 /// The time this module spent reading the cost, over the run so far, in ms.
 const READ_WALL: &str = "client.cost_read_wall_ms";
+/// Of it, what the readings at this step's interval ticks took (0 before, the step's after).
+const TICK_CPU: &str = "client.cost_tick_cpu_ms";
 
 /// The longest wait for PostgreSQL's backends of a step to exit and report.
 pub const SETTLE_MAX: Duration = Duration::from_secs(1);
@@ -140,6 +147,9 @@ pub struct Before {
     /// [`Cost::read_cpu_ms`] and [`Cost::read_wall_ms`] before this step's reading.
     read_cpu_ms: f64,
     read_wall_ms: f64,
+    /// The CPU of the readings at the step's interval ticks ([`Ticks`]), left out of its
+    /// client CPU; `None` when it read none.
+    tick_cpu_ms: Option<f64>,
 }
 
 impl Cost {
@@ -183,6 +193,7 @@ impl Cost {
             unread: false,
             read_cpu_ms: self.read_cpu_ms,
             read_wall_ms: self.read_wall_ms,
+            tick_cpu_ms: None,
         };
         let started = thread_cpu_ms();
         let wall = Instant::now();
@@ -242,9 +253,13 @@ impl Cost {
         outcome: Option<&mut StepOutcome>,
     ) -> Vec<String> {
         let mut after = Vec::new();
-        // First, so that the reading below is not part of the step's client CPU.
+        // First, so that the reading below is not part of the step's client CPU (nor are the
+        // readings at its ticks).
         if self.config.enabled && !self.multi_client {
-            after.push((CLIENT_CPU.to_string(), client_cpu_ms()));
+            after.push((
+                CLIENT_CPU.to_string(),
+                client_cpu_ms() - before.tick_cpu_ms.unwrap_or(0.0),
+            ));
         }
         let started = thread_cpu_ms();
         let wall = Instant::now();
@@ -255,6 +270,7 @@ impl Cost {
             unread,
             read_cpu_ms,
             read_wall_ms,
+            tick_cpu_ms,
         } = before;
         if self.config.enabled
             && !unread
@@ -326,6 +342,10 @@ impl Cost {
             after.push((READ_CPU.to_string(), self.read_cpu_ms));
             values.push((READ_WALL.to_string(), read_wall_ms));
             after.push((READ_WALL.to_string(), self.read_wall_ms));
+            if let Some(ms) = tick_cpu_ms {
+                values.push((TICK_CPU.to_string(), 0.0));
+                after.push((TICK_CPU.to_string(), ms));
+            }
         }
         let txns = outcome.as_ref().map(|o| transactions(o));
         let deltas = deltas(&values, &after, txns);
@@ -492,15 +512,15 @@ pub fn deltas(before: &[(String, f64)], after: &[(String, f64)], txns: Option<f6
         .collect()
 }
 
+/// The delta of counter `name`, unless it went backwards (a reset).
+fn usable<'d>(deltas: &'d [Delta], name: &str) -> Option<&'d Delta> {
+    deltas.iter().find(|d| d.counter == name && d.delta >= 0.0)
+}
+
 /// The results.csv columns of a step from its deltas: `driver`'s derived counters (the first
 /// one read of each, not when it went backwards: a reset), the server's and the client's CPU.
 pub fn derived(driver: Option<Driver>, deltas: &[Delta]) -> Metrics {
-    let per_txn = |name: &str| {
-        deltas
-            .iter()
-            .find(|d| d.counter == name && d.delta >= 0.0)
-            .and_then(|d| d.per_txn)
-    };
+    let per_txn = |name: &str| usable(deltas, name).and_then(|d| d.per_txn);
     let mut out: Metrics = Vec::new();
     if let Some(driver) = driver {
         for d in counters::profile(driver).derived {

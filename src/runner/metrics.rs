@@ -451,6 +451,10 @@ pub struct Metrics {
     state: Family<Labels, Gauge>,
     steps_total: Family<Labels, Gauge>,
     steps_done: Family<Labels, Gauge>,
+    /// The server's rates over a run step's last interval (#29, with `report_interval`).
+    server_fsyncs: Family<Labels, FloatGauge>,
+    server_log_bytes: Family<Labels, FloatGauge>,
+    server_cpu: Family<Labels, FloatGauge>,
     /// The suite's labels and each step's, by plan position, once the suite started.
     plan: Mutex<PlanLabels>,
     /// Which log bucket adds to which histogram bucket.
@@ -514,6 +518,19 @@ impl Metrics {
             "steps_done",
             "Steps of the plan that are over (any outcome)"
         );
+        let server_fsyncs = family!(
+            "server_fsyncs_per_second",
+            "The server's fsyncs per second over a run step's last interval (report_interval)"
+        );
+        let server_log_bytes = family!(
+            "server_log_bytes_per_second",
+            "The server's redo/WAL bytes written per second over a run step's last interval"
+        );
+        let server_cpu = family!(
+            "server_cpu_seconds_per_second",
+            "The server process's CPU seconds per second over a run step's last interval, when \
+             it runs on this host"
+        );
         let slot_of = (0..log_histogram::BUCKETS)
             .map(|i| {
                 let s = log_histogram::bucket_value_ms(i) / 1e3;
@@ -537,6 +554,9 @@ impl Metrics {
             state,
             steps_total,
             steps_done,
+            server_fsyncs,
+            server_log_bytes,
+            server_cpu,
             plan: Mutex::new(PlanLabels::default()),
             slot_of,
         }
@@ -609,6 +629,40 @@ impl Metrics {
             }
             if self.rate.get(&labels).is_some() {
                 self.rate.get_or_create(&labels).set(0.0);
+            }
+            // A rate of the server is not the step's once the step is over.
+            for f in self.server_families() {
+                f.remove(&labels);
+            }
+        }
+    }
+
+    fn server_families(&self) -> [&Family<Labels, FloatGauge>; 3] {
+        [
+            &self.server_fsyncs,
+            &self.server_log_bytes,
+            &self.server_cpu,
+        ]
+    }
+
+    /// The server's rates over the last interval of the run step at `position`, from the
+    /// interval's measurements (those it lacks are left as they were).
+    pub fn server(&self, position: usize, metrics: &crate::engine::Metrics) {
+        let Some(labels) = self.plan().steps.get(position).cloned() else {
+            return;
+        };
+        let pct = crate::runner::cost::SERVER_CPU_PCT;
+        for (family, name, scale) in [
+            (&self.server_fsyncs, crate::db::counters::FSYNCS_PS, 1.0),
+            (
+                &self.server_log_bytes,
+                crate::db::counters::LOG_BYTES_PS,
+                1.0,
+            ),
+            (&self.server_cpu, pct, 0.01),
+        ] {
+            if let Some(v) = crate::engine::metric(metrics, name) {
+                family.get_or_create(&labels).set(v * scale);
             }
         }
     }

@@ -923,6 +923,8 @@ impl<'a, W: Write> StepLoop<'a, W> {
         self.started(position, step);
         let header = self.header(position, step);
         let _ = writeln!(self.out, "{header}");
+        let mut probe = self.cost.before(step);
+        let mut ticks = self.cost.ticks(step, &mut probe);
         let mut observer = RunObserver {
             store: &mut self.store,
             step,
@@ -930,12 +932,15 @@ impl<'a, W: Write> StepLoop<'a, W> {
             error: None,
             metrics: self.ctx.watch.metrics.as_deref(),
             events: self.ctx.watch.events.as_deref(),
+            ticks: ticks.as_mut(),
         };
-        let probe = self.cost.before(step);
         let mut result = self
             .executor
             .run(step, &mut self.out, &mut observer, self.stop);
         let interval_error = observer.error;
+        if let Some(t) = ticks {
+            self.cost.end_ticks(t, &mut probe);
+        }
         for w in self.cost.after(step, probe, result.as_mut().ok()) {
             self.progress.error(&format!("[sbsuite] warning: {w}"));
         }
@@ -1193,8 +1198,9 @@ impl<'a, W: Write> StepLoop<'a, W> {
     }
 }
 
-/// What a run step's engine reports while it runs: each interim sample goes to intervals.csv
-/// (the first write error is kept for the end of the step), each live sample to the metrics.
+/// What a run step's engine reports while it runs: each interim sample, with the server's
+/// counters read at its tick, goes to intervals.csv (the first write error is kept for the end
+/// of the step), each live sample to the metrics.
 struct RunObserver<'s> {
     store: &'s mut ResultStore,
     step: &'s Step,
@@ -1202,10 +1208,26 @@ struct RunObserver<'s> {
     error: Option<ResultsError>,
     metrics: Option<&'s super::metrics::Metrics>,
     events: Option<&'s super::events::Events>,
+    /// The server's counters at each tick (#29), when the step reads them.
+    ticks: Option<&'s mut super::cost::Ticks>,
 }
 
 impl StepObserver for RunObserver<'_> {
     fn interval(&mut self, sample: &IntervalSample) {
+        let cells = self
+            .ticks
+            .as_deref_mut()
+            .map(|t| t.interval(sample))
+            .unwrap_or_default();
+        let with_cells;
+        let sample = if cells.is_empty() {
+            sample
+        } else {
+            let mut s = sample.clone();
+            s.metrics.extend(cells);
+            with_cells = s;
+            &with_cells
+        };
         if self.error.is_none()
             && let Err(e) = self.store.write_interval(self.step, sample)
         {
@@ -1213,6 +1235,17 @@ impl StepObserver for RunObserver<'_> {
         }
         if let Some(e) = self.events {
             e.interval(self.step, sample);
+        }
+        if let Some(m) = self.metrics
+            && self.ticks.is_some()
+        {
+            m.server(self.position, &sample.metrics);
+        }
+    }
+
+    fn measuring(&mut self) {
+        if let Some(t) = self.ticks.as_deref_mut() {
+            t.measuring();
         }
     }
 

@@ -221,8 +221,9 @@ pub struct SuiteSection {
     pub workloads: Vec<String>,
     /// Read what each run step cost (default true): the server's counters (fsyncs, redo/WAL
     /// bytes, reads, commits…), its process CPU and the host's disk I/O when it runs on this
-    /// host or on `[target] server_host`, and this process's CPU, into `server_counters.csv` and results.csv's `*_per_txn`
-    /// columns. `false` reads nothing.
+    /// host or on `[target] server_host`, and this process's CPU, into `server_counters.csv` and
+    /// results.csv's `*_per_txn` columns; with `report_interval`, also at each interval tick
+    /// into intervals.csv's server columns. `false` reads nothing.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub server_cost: bool,
     /// Server counters to read besides the built-in ones: MySQL/MariaDB/OceanBase status

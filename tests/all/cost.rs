@@ -66,6 +66,12 @@ fn study(suite: &str, dir: &Path, log: &Path, counter: &str) -> HashMap<String, 
     let rows = results(&dir.join("results"));
     let counters = csv_rows(&dir.join("results"), "server_counters.csv");
     let own = readings(log);
+    assert!(
+        !counters
+            .iter()
+            .any(|c| c["counter"] == "client.cost_tick_cpu_ms"),
+        "no ticks without report_interval"
+    );
     let mut fsyncs = HashMap::new();
     for r in &rows {
         let variant = &r["variant"];
@@ -289,4 +295,271 @@ fn issue_29_server_counters_are_validated_by_database() {
         assert!(stderr.contains(expect), "{stderr}");
         assert!(stderr.contains("server_counters"), "{stderr}");
     }
+}
+
+/// The server columns of intervals.csv (#29), all filled at each tick.
+const TICK_COLUMNS: [&str; 7] = [
+    "server_fsyncs_ps",
+    "server_log_bytes_ps",
+    "server_cpu_pct",
+    "server_fsyncs_per_txn",
+    "server_log_bytes_per_txn",
+    "server_cpu_ms_per_txn",
+    "client_cpu_us_per_txn",
+];
+
+/// The rows of a CSV file, column → cell.
+type Rows = Vec<HashMap<String, String>>;
+
+/// Runs `suite` (written to `dir`) with `--events` to a file; returns its stderr, the rows
+/// of its intervals.csv, of its server_counters.csv (none without the file) and its interval
+/// events.
+fn run_ticks(suite: &str, dir: &Path) -> (String, Rows, Rows, Vec<serde_json::Value>) {
+    let path = dir.join("suite.toml");
+    std::fs::write(&path, suite).unwrap();
+    let events = dir.join("events.jsonl");
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.join("results"))
+        .args(["--progress", "off", "--events"])
+        .arg(format!("jsonl:{}", events.display()))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    // The run's own files (a multi-client step's shards/ have theirs).
+    let run = run_dir(&dir.join("results"), "ticks");
+    let rows = |name: &str| -> Rows {
+        let Ok(mut r) = csv::Reader::from_path(run.join(name)) else {
+            return Rows::new();
+        };
+        let header = r.headers().unwrap().clone();
+        r.records()
+            .map(|rec| {
+                let rec = rec.unwrap();
+                header
+                    .iter()
+                    .zip(rec.iter())
+                    .map(|(h, c)| (h.to_string(), c.to_string()))
+                    .collect()
+            })
+            .collect()
+    };
+    let (intervals, counters) = (rows("intervals.csv"), rows("server_counters.csv"));
+    let events = std::fs::read_to_string(events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["event"] == "interval")
+        .collect();
+    (stderr, intervals, counters, events)
+}
+
+/// With `report_interval = 1`, `time = 4`: each interval of the run step has every server
+/// column (`--events` too); the fsyncs over the intervals add up to no more than the step's
+/// delta in server_counters.csv, itself within the test's own readings of `counter` around
+/// the step, and to most of it; the server's CPU is there. Then `server_cost = false`: the
+/// same columns empty, no server_counters.csv.
+fn ticks_study(target: &str, durable: &str, read: &str, counter: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("own.log");
+    let suite = format!(
+        "[suite]\nname = \"ticks\"\n\n{target}\n[defaults]\nworkload = \"oltp_update_index\"\n\
+         table_size = 1000\ntime = 4\nthreads = 2\nreport_interval = 1\n\n{}\n\
+         [[variant]]\nname = \"durable\"\nset_global = {{ {durable} }}\n",
+        hooks(read, &log)
+    );
+    let (stderr, intervals, counters, events) = run_ticks(&suite, dir.path());
+    assert!(!stderr.contains("warning: server counters"), "{stderr}");
+    assert!(
+        intervals.len() >= 3,
+        "report_interval = 1 over 4 s: {intervals:?}"
+    );
+    let num = |r: &HashMap<String, String>, c: &str| -> f64 {
+        r[c].parse()
+            .unwrap_or_else(|_| panic!("{c} of interval {} is a number: {r:?}", r["time"]))
+    };
+    let mut sum = 0.0;
+    let mut prev_time = 0.0;
+    for r in &intervals {
+        for c in TICK_COLUMNS {
+            assert!(num(r, c) >= 0.0, "{c}: {r:?}");
+        }
+        assert!(num(r, "server_cpu_pct") > 0.0, "the server works: {r:?}");
+        assert!(num(r, "client_cpu_us_per_txn") > 0.0, "{r:?}");
+        // The interval's fsyncs: its rate over its length.
+        let time = num(r, "time");
+        sum += num(r, "server_fsyncs_ps") * (time - prev_time);
+        prev_time = time;
+    }
+    let c = counters
+        .iter()
+        .find(|c| c["counter"] == counter)
+        .unwrap_or_else(|| panic!("{counter}: {counters:?}"));
+    let (before, after): (f64, f64) = (c["before"].parse().unwrap(), c["after"].parse().unwrap());
+    let (own_before, own_after) = readings(&log)["durable"];
+    assert!(
+        own_before <= before && after <= own_after,
+        "sbsuite's {before}..{after} within the test's {own_before}..{own_after}"
+    );
+    let delta = after - before;
+    // What the readings at the ticks cost, on its own and within all the readings'.
+    let cpu = |name: &str| -> f64 {
+        let c = counters.iter().find(|c| c["counter"] == name);
+        c.unwrap_or_else(|| panic!("{name}: {counters:?}"))["delta"]
+            .parse()
+            .unwrap()
+    };
+    let (tick, read) = (
+        cpu("client.cost_tick_cpu_ms"),
+        cpu("client.cost_read_cpu_ms"),
+    );
+    assert!(tick > 0.0 && tick <= read, "{tick} of {read}");
+    // Each interval's rate is over the time between its readings, its length here the
+    // stamps': a few milliseconds apart at most.
+    assert!(
+        sum <= delta * 1.03 + 2.0,
+        "{sum} fsyncs over the intervals, {delta} over the step"
+    );
+    assert!(
+        sum >= delta * 0.5,
+        "the intervals cover most of the step: {sum} of {delta}"
+    );
+    assert_eq!(events.len(), intervals.len(), "{events:?}");
+    for e in &events {
+        for c in ["server_fsyncs_ps", "server_cpu_pct"] {
+            assert!(e["metrics"][c].is_number(), "{c} in {e}");
+        }
+    }
+
+    // Without the cost, no server cells.
+    let dir = tempfile::tempdir().unwrap();
+    let suite = format!(
+        "[suite]\nname = \"ticks\"\nserver_cost = false\n\n{target}\n[defaults]\n\
+         workload = \"oltp_update_index\"\ntable_size = 1000\ntime = 2\nthreads = 2\n\
+         report_interval = 1\n"
+    );
+    let (_, intervals, counters, events) = run_ticks(&suite, dir.path());
+    assert!(!intervals.is_empty());
+    assert!(counters.is_empty(), "{counters:?}");
+    for r in &intervals {
+        for c in TICK_COLUMNS {
+            assert_eq!(r[c], "", "{c}: {r:?}");
+        }
+    }
+    assert!(
+        events
+            .iter()
+            .all(|e| e["metrics"].get("server_fsyncs_ps").is_none()),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn issue_29_mariadb_interval_ticks_read_the_server() {
+    let _alone = common::server_lock::server_lock();
+    let db = "sbsuite_t_cost_ticks";
+    if admin_my(&[
+        format!("DROP DATABASE IF EXISTS {db}"),
+        format!("CREATE DATABASE {db}"),
+    ])
+    .is_none()
+    {
+        common::skip("no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)");
+        return;
+    }
+    let setting = "innodb_flush_log_at_trx_commit";
+    let restore = RestoreMy::save(setting);
+    let original = restore.original().to_string();
+    let read = r#"mysql -h 127.0.0.1 -P 3306 -u root -N -e "SHOW GLOBAL STATUS LIKE 'Innodb_data_fsyncs'" | cut -f2"#;
+    ticks_study(
+        &format!(
+            "[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\nuser = \"root\"\n\
+             database = \"{db}\"\n"
+        ),
+        &format!("{setting} = 1"),
+        read,
+        "Innodb_data_fsyncs",
+    );
+    let restored = my_global(setting);
+    admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]);
+    assert_eq!(restored, original, "the runner restored {setting}");
+}
+
+#[test]
+fn issue_29_postgresql_interval_ticks_read_the_server() {
+    let _alone = common::server_lock::server_lock();
+    let db = "sbsuite_t_cost_ticks";
+    if admin_pg(&[
+        format!("DROP DATABASE IF EXISTS {db}"),
+        format!("CREATE DATABASE {db}"),
+    ])
+    .is_none()
+    {
+        common::skip("no PostgreSQL server accepts postgres@127.0.0.1:5432 (.ci/run starts one)");
+        return;
+    }
+    let auto = pg(AUTO_CONF);
+    let _restore = RestorePg(Some(auto.clone()).filter(|a| !a.is_empty()));
+    let read = "psql --host=127.0.0.1 --port=5432 --username=postgres --no-psqlrc -qAt -d \
+                postgres -c 'SELECT wal_sync FROM pg_stat_wal'";
+    ticks_study(
+        &format!(
+            "[target]\ndriver = \"pgsql\"\nhosts = [\"127.0.0.1:5432\"]\nuser = \"postgres\"\n\
+             database = \"{db}\"\n"
+        ),
+        "synchronous_commit = \"on\"",
+        read,
+        "pg_stat_wal.wal_sync",
+    );
+    let auto_after = pg(AUTO_CONF);
+    admin_pg(&[format!("DROP DATABASE IF EXISTS {db}")]);
+    assert_eq!(auto_after, auto, "the runner restored synchronous_commit");
+}
+
+/// A multi-client step (#17) passes its merged ticks through the coordinator, which reads
+/// the server once per tick; without a warmup its baseline is the last agent's start, so every
+/// interval has the server's cells. The client's CPU is not one process's: empty.
+#[test]
+fn issue_29_the_coordinator_reads_the_server_at_each_merged_tick() {
+    let _alone = common::server_lock::server_lock();
+    let db = "sbsuite_t_cost_ticks_mc";
+    if admin_my(&[
+        format!("DROP DATABASE IF EXISTS {db}"),
+        format!("CREATE DATABASE {db}"),
+    ])
+    .is_none()
+    {
+        common::skip("no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let suite = format!(
+        "[suite]\nname = \"ticks\"\n\n[clients]\nlist = [\"local:2\"]\ntimeout = 20\n\n\
+         [target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\nuser = \"root\"\n\
+         database = \"{db}\"\n\n[defaults]\nworkload = \"oltp_update_index\"\n\
+         table_size = 1000\ntime = 3\nthreads = 2\nreport_interval = 1\n"
+    );
+    let (stderr, intervals, counters, _) = run_ticks(&suite, dir.path());
+    admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]);
+    assert!(!stderr.contains("warning: server counters"), "{stderr}");
+    assert!(intervals.len() >= 2, "{intervals:?}");
+    for r in &intervals {
+        for c in [
+            "server_fsyncs_ps",
+            "server_cpu_pct",
+            "server_fsyncs_per_txn",
+        ] {
+            assert!(r[c].parse::<f64>().is_ok(), "{c}: {r:?}");
+        }
+        assert_eq!(r["client_cpu_us_per_txn"], "", "{r:?}");
+    }
+    assert!(
+        counters
+            .iter()
+            .any(|c| c["counter"] == "client.cost_tick_cpu_ms"),
+        "{counters:?}"
+    );
 }

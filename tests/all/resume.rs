@@ -307,12 +307,15 @@ fn a_run_written_before_the_dropped_column_resumes() {
     }
 }
 
-/// #15: nor before `headline` and `headline_name` existed (#26: nor `error_codes`): both files
-/// get them back, empty.
+/// #15: nor before `headline` and `headline_name` existed (#26: nor `error_codes`; #29: nor
+/// the server's rates per interval): both files get them back, empty.
 #[test]
 fn a_run_written_before_the_headline_columns_resumes() {
     let (_dir, run) = finished_cpu_run();
     for column in [
+        "server_fsyncs_ps",
+        "server_log_bytes_ps",
+        "server_cpu_pct",
         "trend_pct_per_min",
         "steady",
         "warmup_s",
@@ -323,7 +326,7 @@ fn a_run_written_before_the_headline_columns_resumes() {
     ] {
         drop_column(&run.join("results.csv"), column, 1);
     }
-    for column in ["headline", "dropped"] {
+    for column in ["server_cpu_pct", "server_fsyncs_ps", "headline", "dropped"] {
         drop_column(&run.join("intervals.csv"), column, usize::MAX);
     }
     let (code, stderr) = resume(&run, &[]);
@@ -349,6 +352,7 @@ fn a_run_written_before_the_headline_columns_resumes() {
     }
     let mut r = csv::Reader::from_path(run.join("intervals.csv")).unwrap();
     assert!(r.headers().unwrap().iter().any(|h| h == "headline"));
+    assert!(r.headers().unwrap().iter().any(|h| h == "server_cpu_pct"));
     assert!(
         !run.join("transactions.csv").exists(),
         "built-in workloads have none"

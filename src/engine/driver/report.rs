@@ -455,6 +455,7 @@ pub(super) fn collect(
     let mut measuring = warmup.is_zero() && auto.is_none();
     if measuring {
         let _ = shared.measured_from.set(start);
+        on_interval.measuring();
     }
     let mut series = Series::new(start, &shared.slots);
     let mut period_start = start;
@@ -543,6 +544,7 @@ pub(super) fn collect(
                 series = Series::new(period_start, &shared.slots);
                 sampler = Sampler::new(period_start);
                 let _ = sampler.sample(&shared.slots, origin, 0, 0.0, false); // baseline
+                on_interval.measuring();
                 workload.reset_counters();
                 live = live_every.map(|every| Live::from_now(every, &shared.slots, workload));
                 continue;

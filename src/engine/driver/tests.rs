@@ -411,6 +411,45 @@ fn warmup_is_excluded_and_uncapped() {
     assert_eq!(o.events, 50);
 }
 
+/// An observer is told once when the measured part begins, before the first interim report
+/// (#29: the server counters' baseline), with a warmup (at its end) and without (at once).
+#[test]
+fn measuring_is_told_once_before_the_first_interval() {
+    struct Order(Vec<&'static str>, Option<Instant>);
+    impl StepObserver for Order {
+        fn interval(&mut self, _: &IntervalSample) {
+            self.0.push("interval");
+        }
+        fn measuring(&mut self) {
+            self.0.push("measuring");
+            self.1 = Some(Instant::now());
+        }
+    }
+    for warmup in [None, Some(Duration::from_millis(400))] {
+        let cfg = RunConfig {
+            warmup,
+            ..config(1, 0, 300, 100)
+        };
+        let mut o = Order(Vec::new(), None);
+        let t = Instant::now();
+        run(
+            &spinning(),
+            &cfg,
+            &mut Vec::new(),
+            &mut o,
+            &AtomicBool::new(false),
+        )
+        .expect("runs");
+        assert_eq!(
+            o.0,
+            ["measuring", "interval", "interval", "interval"],
+            "{warmup:?}"
+        );
+        let at = o.1.expect("told").duration_since(t);
+        assert!(at >= warmup.unwrap_or_default(), "{at:?} {warmup:?}");
+    }
+}
+
 /// Events that sleep `pace(t)`, `t` the time since the workload's first event: a
 /// throughput that changes in a known way (sleeping, so the test costs no CPU).
 struct Paced {

@@ -780,6 +780,42 @@ impl Write for Shared {
     }
 }
 
+/// The server's rates of a step's last interval (#29) are gauges of the running step, the
+/// server's CPU in seconds per second; they go when the step is over.
+#[test]
+fn server_rates_are_gauges_of_the_running_step_only() {
+    let m = metrics::Metrics::new();
+    m.suite_started(&plan(), "r1");
+    m.step_state(1, "running", false);
+    m.server(
+        1,
+        &vec![
+            (crate::db::counters::FSYNCS_PS, 12.5),
+            (super::cost::SERVER_CPU_PCT, 150.0),
+            ("tps", 9.0),
+        ],
+    );
+    let line = |text: &str, name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name) && l.contains("step=\"2\""))
+            .map(str::to_string)
+    };
+    let scrape = m.encode();
+    let fsyncs = line(&scrape, "sbsuite_server_fsyncs_per_second{").expect("fsyncs");
+    assert!(fsyncs.ends_with(" 12.5"), "{fsyncs}");
+    let cpu = line(&scrape, "sbsuite_server_cpu_seconds_per_second{").expect("cpu");
+    assert!(cpu.ends_with(" 1.5"), "{cpu}");
+    // Not read this interval: no series.
+    assert_eq!(line(&scrape, "sbsuite_server_log_bytes_per_second{"), None);
+    m.step_state(1, "done", true);
+    let scrape = m.encode();
+    assert_eq!(
+        line(&scrape, "sbsuite_server_fsyncs_per_second{"),
+        None,
+        "{scrape}"
+    );
+}
+
 /// The watchers see every step end once, with how it ended: one `step_end` per step of
 /// the plan (the failed run's with its `failed` row), the run steps' interval samples, the
 /// failure as a warning; the metrics' step states and progress agree.
