@@ -14,7 +14,8 @@
 #   defaults: "p99<2ms", 16 threads, 10 s, 3 repetitions
 #   PGHOST (127.0.0.1), PGPORT (5432), PGUSER (postgres): the server (trust auth)
 #
-# Builds sbsuite in release mode (`PROFILE=debug` uses the debug build). Run it on a quiet
+# Builds sbsuite in release mode (`PROFILE=debug` uses the debug build; `SBSUITE_BIN=PATH` a
+# binary as it is, no build). Run it on a quiet
 # machine, under `flock /tmp/sbsuite-tests.lock` when tests may run meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,8 +28,12 @@ PGPORT=${PGPORT:-5432}
 PGUSER=${PGUSER:-postgres}
 DB=sbsuite_capacity_bench
 PROFILE=${PROFILE:-release}
-if [ "$PROFILE" = debug ]; then cargo build --quiet; else cargo build --release --quiet; fi
-BIN=target/$PROFILE/sbsuite
+if [ -n "${SBSUITE_BIN:-}" ]; then
+  BIN=$SBSUITE_BIN
+else
+  if [ "$PROFILE" = debug ]; then cargo build --quiet; else cargo build --release --quiet; fi
+  BIN=target/$PROFILE/sbsuite
+fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"; psql -h "$PGHOST" -p "$PGPORT" -U "$PGUSER" -qc "DROP DATABASE IF EXISTS $DB" postgres >/dev/null 2>&1 || true' EXIT
 psql -h "$PGHOST" -p "$PGPORT" -U "$PGUSER" -qc "DROP DATABASE IF EXISTS $DB" postgres
