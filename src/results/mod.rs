@@ -777,8 +777,13 @@ mod tests {
         let status = cols.iter().position(|c| c == "status").unwrap();
         assert_eq!(
             cols[status - 1],
-            "client_cpu_us_per_txn",
+            "idle_dead",
             "metrics sit just before status"
+        );
+        assert_eq!(
+            cols[status - 7..status - 1].join(","),
+            "client_cpu_us_per_txn,connects,connect_avg_ms,connect_p95_ms,connect_max_ms,idle_connections",
+            "the connection metrics follow the cost (#30)"
         );
         assert_eq!(
             cols[status - crate::engine::METRICS.len() - 1],

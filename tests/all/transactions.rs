@@ -241,7 +241,8 @@ fn the_writer_stores_a_row_per_step_and_transaction_with_the_headline() {
     let results = std::fs::read_to_string(a.join("results.csv")).unwrap();
     assert!(results.lines().next().unwrap().ends_with(
         ",headline,shards,start_skew_ms,server_fsyncs_per_txn,server_log_bytes_per_txn,\
-         server_cpu_ms_per_txn,client_cpu_us_per_txn,status,error,knee,headline_name,\
+         server_cpu_ms_per_txn,client_cpu_us_per_txn,connects,connect_avg_ms,connect_p95_ms,\
+         connect_max_ms,idle_connections,idle_dead,status,error,knee,headline_name,\
          error_codes,warmup_s,steady,trend_pct_per_min"
     ));
     assert!(
@@ -249,7 +250,7 @@ fn the_writer_stores_a_row_per_step_and_transaction_with_the_headline() {
             .lines()
             .nth(1)
             .unwrap()
-            .ends_with(",1000,,,,,,,ok,,,tpmC,,0,unknown,"),
+            .ends_with(",1000,,,,,,,,,,,,,ok,,,tpmC,,0,unknown,"),
         "{results}"
     );
     assert!(
