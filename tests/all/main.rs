@@ -40,6 +40,7 @@ mod clients_ssh;
 mod compare;
 mod compat;
 mod completions;
+mod connections;
 mod cost;
 mod custom_def;
 mod custom_workloads;
