@@ -14,6 +14,8 @@
 //!   200 where the server's `max_connections` allows it, else what fits below that limit with
 //!   a margin (the shared servers' settings are never changed: PostgreSQL's default 100 fits
 //!   about 80);
+//! - idle connections the server drops during the step (`KILL`, `pg_terminate_backend`) are
+//!   counted in `idle_dead`;
 //! - a step that asks for more connections than `max_connections` fails before opening any,
 //!   naming the limit.
 //!
@@ -383,4 +385,87 @@ fn issue_30_idle_connections_past_max_connections_fail_the_step_before_opening()
         "{r:?}"
     );
     assert_eq!(after, 0);
+}
+
+/// Idle connections the server drops during the step are found dead at its end: a side
+/// thread ends 4 of 10 once they have been idle for 2 s (MariaDB's `KILL`, PostgreSQL's
+/// `pg_terminate_backend`), while the one worker's connection is never idle that long.
+fn idle_connections_dropped_by_the_server_are_counted_dead(server: Db) {
+    let _alone = common::server_lock::server_lock();
+    let db = match server {
+        Db::My => "sbs_conn_my_dead",
+        Db::Pg => "sbs_conn_pg_dead",
+    };
+    if !server.fresh(db) {
+        return;
+    }
+    let (n, killed) = (10, 4);
+    let idle = match server {
+        Db::My => format!(
+            "FROM information_schema.PROCESSLIST WHERE DB = '{db}' AND COMMAND = 'Sleep' AND TIME >= 2"
+        ),
+        Db::Pg => format!(
+            "FROM pg_stat_activity WHERE datname = '{db}' AND state = 'idle' AND state_change < now() - interval '2 seconds'"
+        ),
+    };
+    let kill = match server {
+        Db::My => format!(
+            "{} | mysql -h 127.0.0.1 -P 3306 -u root",
+            server.client(&format!(
+                "SELECT CONCAT('KILL ', ID, ';') {idle} LIMIT {killed}"
+            ))
+        ),
+        Db::Pg => server.client(&format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM (SELECT pid {idle} LIMIT {killed}) t"
+        )),
+    };
+    let done = Arc::new(AtomicBool::new(false));
+    let killer = {
+        let (done, count) = (Arc::clone(&done), format!("SELECT COUNT(*) {idle}"));
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                if server.number(&count) >= n {
+                    let out = Command::new("sh").arg("-c").arg(&kill).output().unwrap();
+                    return out.status.success();
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            false
+        })
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let text = suite(
+        server,
+        db,
+        &format!("time = 5\nthreads = 1\nidle_connections = {n}\n"),
+        "",
+    );
+    let (code, stdout, stderr) = run(dir.path(), &text);
+    done.store(true, Ordering::Relaxed);
+    let killed_them = killer.join().unwrap();
+    server.drop_database(db);
+    assert!(
+        killed_them,
+        "the side thread ended {killed} idle connections"
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let rows = results(&dir.path().join("results"));
+    let r = &rows[0];
+    assert_eq!(r["status"], "ok", "{r:?}");
+    assert_eq!(num(r, "idle_connections"), n as f64, "{r:?}");
+    assert_eq!(num(r, "idle_dead"), killed as f64, "{r:?}");
+    assert!(
+        stdout.contains(&format!("idle: {n} held, {killed} dead at the end")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn issue_30_idle_connections_dropped_by_mariadb_are_counted_dead() {
+    idle_connections_dropped_by_the_server_are_counted_dead(Db::My);
+}
+
+#[test]
+fn issue_30_idle_connections_dropped_by_postgresql_are_counted_dead() {
+    idle_connections_dropped_by_the_server_are_counted_dead(Db::Pg);
 }
