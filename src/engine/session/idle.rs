@@ -206,8 +206,19 @@ impl Drop for IdlePool {
     }
 }
 
+/// Counts its holder as done opening when dropped, also when the holder panics, so that the
+/// opener never waits for a holder that is gone.
+struct Ready<'a>(&'a Control);
+
+impl Drop for Ready<'_> {
+    fn drop(&mut self) {
+        self.0.set(|s| s.ready += 1);
+    }
+}
+
 /// One holder: opens connections `numbers`, waits for the end of the step, checks and closes.
 fn hold(connector: &Connector, control: &Control, numbers: impl Iterator<Item = usize>) -> Held {
+    let ready = Ready(control);
     let mut conns: Vec<Box<dyn Connection>> = Vec::new();
     for i in numbers {
         if control.stop_opening() {
@@ -227,7 +238,7 @@ fn hold(connector: &Connector, control: &Control, numbers: impl Iterator<Item = 
             }
         }
     }
-    control.set(|s| s.ready += 1);
+    drop(ready);
     let check = control.wait_release();
     let mut held = Held {
         dead: 0,
