@@ -22,6 +22,8 @@
 use hdrhistogram::Histogram;
 
 use super::protocol::LiveTotals;
+use crate::engine::metric;
+use crate::engine::session::connections::{self, MergeRule};
 use crate::engine::session::retry::ErrorCodes;
 use crate::engine::{
     IntervalSample, LatencySummary, LiveSample, Metrics, SqlCounters, StepOutcome, TxnStats,
@@ -61,14 +63,35 @@ fn new_histogram() -> Result<Histogram<u64>, MergeError> {
     Histogram::<u64>::new(crate::stats::SIGFIG).map_err(|e| MergeError::Histogram(e.to_string()))
 }
 
-/// Sums metrics by name, in the order they first appear.
-fn sum_metrics<'a>(all: impl Iterator<Item = &'a Metrics>) -> Metrics {
+/// Sums metrics by name, in the order they first appear; the connection metrics follow their
+/// own rule ([`connections::merge_rule`]: connect times are averaged over the connects, their
+/// p95 and maximum are the largest client's).
+fn merge_metrics<'a>(all: impl Iterator<Item = &'a Metrics> + Clone) -> Metrics {
     let mut out: Metrics = Vec::new();
-    for m in all {
+    for m in all.clone() {
         for &(name, v) in m {
+            let rule = connections::merge_rule(name).unwrap_or(MergeRule::Sum);
             match out.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, sum)) => *sum += v,
+                Some((_, acc)) => match rule {
+                    MergeRule::Max => *acc = acc.max(v),
+                    MergeRule::Sum | MergeRule::MeanWeightedBy(_) => *acc += v,
+                },
                 None => out.push((name, v)),
+            }
+        }
+    }
+    // Weighted means: the sum of value × weight over the sum of the weights.
+    for (name, value) in out.iter_mut() {
+        if let Some(MergeRule::MeanWeightedBy(by)) = connections::merge_rule(name) {
+            let (mut sum, mut weight) = (0.0, 0.0);
+            for m in all.clone() {
+                if let (Some(v), Some(w)) = (metric(m, name), metric(m, by)) {
+                    sum += v * w;
+                    weight += w;
+                }
+            }
+            if weight > 0.0 {
+                *value = sum / weight;
             }
         }
     }
@@ -130,7 +153,7 @@ pub fn merge_outcomes(shards: &[StepOutcome]) -> Result<StepOutcome, MergeError>
         histogram,
         interrupted: shards.iter().any(|s| s.interrupted),
         cut_short: shards.iter().find_map(|s| s.cut_short.clone()),
-        metrics: sum_metrics(shards.iter().map(|s| &s.metrics)),
+        metrics: merge_metrics(shards.iter().map(|s| &s.metrics)),
         transactions: merge_transactions(shards)?,
         per_thread,
         // Each client sees only its share of the throughput: no verdict on the whole here.
@@ -220,7 +243,7 @@ pub fn merge_samples(
         lat_pct_ms,
         errors_ps: sum_opt(samples.iter().map(|s| s.errors_ps)),
         reconnects_ps: sum_opt(samples.iter().map(|s| s.reconnects_ps)),
-        metrics: sum_metrics(samples.iter().map(|s| &s.metrics)),
+        metrics: merge_metrics(samples.iter().map(|s| &s.metrics)),
         lat_buckets: buckets,
     })
 }
@@ -362,6 +385,38 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+    }
+
+    /// Connects add up, their average is over every connect, their p95 and maximum are the
+    /// largest client's; idle connections and dead ones add up (#30).
+    #[test]
+    fn connection_metrics_merge_by_their_rules() {
+        use crate::engine::session::connections::*;
+        let a: Metrics = vec![
+            (CONNECTS, 30.0),
+            (CONNECT_AVG_MS, 1.0),
+            (CONNECT_P95_MS, 2.0),
+            (CONNECT_MAX_MS, 5.0),
+            (IDLE_CONNECTIONS, 100.0),
+            (IDLE_DEAD, 1.0),
+        ];
+        let b: Metrics = vec![
+            (CONNECTS, 10.0),
+            (CONNECT_AVG_MS, 3.0),
+            (CONNECT_P95_MS, 4.0),
+            (CONNECT_MAX_MS, 4.5),
+            (IDLE_CONNECTIONS, 99.0),
+            (IDLE_DEAD, 0.0),
+            (crate::engine::HEADLINE, 2.0),
+        ];
+        let m = merge_metrics([&a, &b].into_iter());
+        assert_eq!(metric(&m, CONNECTS), Some(40.0));
+        assert_eq!(metric(&m, CONNECT_AVG_MS), Some(1.5));
+        assert_eq!(metric(&m, CONNECT_P95_MS), Some(4.0));
+        assert_eq!(metric(&m, CONNECT_MAX_MS), Some(5.0));
+        assert_eq!(metric(&m, IDLE_CONNECTIONS), Some(199.0));
+        assert_eq!(metric(&m, IDLE_DEAD), Some(1.0));
+        assert_eq!(metric(&m, crate::engine::HEADLINE), Some(2.0));
     }
 
     proptest! {

@@ -45,6 +45,8 @@ const SBSUITE_ONLY: &[&str] = &[
     "reconnect",
     "prewarm",
     "create_table_options",
+    "connect",
+    "idle_connections",
 ];
 
 /// Options of sysbench's `oltp_common.lua` that sbsuite's OLTP tests do not have.

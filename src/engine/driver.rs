@@ -124,6 +124,15 @@ pub trait Workload: Sync {
         Ok(())
     }
 
+    /// Called once on the calling thread when every worker has left (or was abandoned after a
+    /// forced shutdown), whatever ended the run, before the final report: release what
+    /// [`Workload::before_run`] set up for the whole run and measure it for the report (the
+    /// idle connections of `idle_connections`, checked alive unless the run was `stopped` by
+    /// a stop request). A workload that is dropped without it must release the same.
+    fn after_run(&self, stopped: bool) {
+        let _ = stopped;
+    }
+
     /// The test's own banner lines (e.g. `Prime numbers limit: 10000` and a blank line),
     /// printed between the general banner and `Initializing worker threads...`.
     fn banner(&self, out: &mut dyn Write) -> io::Result<()>;
@@ -974,6 +983,7 @@ fn run_inner(
         }
         let _ = g.join();
     }
+    workload.after_run(stop.load(Ordering::Relaxed));
     let seconds = ended
         .unwrap_or_else(Instant::now)
         .saturating_duration_since(collected.period_start)

@@ -302,6 +302,30 @@ pub const METRICS: &[(&str, &str)] = &[
         "server_cpu_pct",
         "server cost: the server process's CPU in % of one core (intervals only)",
     ),
+    (
+        session::connections::CONNECTS,
+        "OLTP and custom workloads: connections opened during the measured part (results only)",
+    ),
+    (
+        session::connections::CONNECT_AVG_MS,
+        "their average connect time, ms (results only)",
+    ),
+    (
+        session::connections::CONNECT_P95_MS,
+        "their 95th percentile connect time, ms (results only)",
+    ),
+    (
+        session::connections::CONNECT_MAX_MS,
+        "their longest connect time, ms (results only)",
+    ),
+    (
+        session::connections::IDLE_CONNECTIONS,
+        "idle_connections: the idle connections held through the step (results only)",
+    ),
+    (
+        session::connections::IDLE_DEAD,
+        "idle_connections: those that did not answer at the end of the step (results only)",
+    ),
 ];
 
 /// The metric of a custom workload's `headline` (its value; the name the workload gives it,

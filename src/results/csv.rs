@@ -103,10 +103,14 @@ pub fn interval_columns() -> Vec<String> {
 
 fn metric_cells(metrics: &crate::engine::Metrics) -> impl Iterator<Item = String> + '_ {
     METRICS.iter().map(|(name, _)| {
-        // The cost per transaction is often far below 1 (0.0012 fsyncs): 6 decimals.
-        let decimals = match name.ends_with("_per_txn") {
-            true => 6,
-            false => RATE_DECIMALS,
+        // The cost per transaction is often far below 1 (0.0012 fsyncs): 6 decimals; connect
+        // times are latencies, in ms with nanosecond resolution as the event latencies.
+        let decimals = if name.ends_with("_per_txn") {
+            6
+        } else if name.starts_with("connect_") && name.ends_with("_ms") {
+            MS_DECIMALS
+        } else {
+            RATE_DECIMALS
         };
         metric(metrics, name)
             .map(|v| fmt_float(v, decimals))
@@ -162,6 +166,10 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `server_cpu_ms_per_txn` | CPU ms of the server process (and its children: PostgreSQL's backends) per transaction, when the server runs on this host (a loopback address or a Unix socket) or on `[target] server_host`, and its process could be found |
 | `client_cpu_us_per_txn` | CPU µs of sbsuite's own process per transaction (`getrusage`); empty for multi-client steps |
 | `server_fsyncs_ps`, `server_log_bytes_ps`, `server_cpu_pct` | intervals.csv only (always empty here): the server's fsyncs and redo/WAL bytes per second and its process's CPU in % of one core, over each interval |
+| `connects` | OLTP and custom workloads: connections opened during the measured part — with `connect = "per_transaction"` one per transaction, plus one per reconnect; with `per_worker` the reconnects (`0`: none); empty for other workloads |
+| `connect_avg_ms`, `connect_p95_ms`, `connect_max_ms` | their connect time in ms: the client's connect (TCP, TLS, authentication, the driver's session setup), not the statements prepared on the new connection; empty without connects. A multi-client step's p95 is its largest client's |
+| `idle_connections` | the idle connections held through the step (`idle_connections`); empty when the option is 0 |
+| `idle_dead` | of those, the ones that did not answer `SELECT 1` at the end of the step; empty when the option is 0 or the step was stopped |
 | `status` | `ok`, `failed` (engine error, its prepare failed, or a `rate` run dropped arrivals and the suite does not set `rate_overflow = "record"`: the measurements stay, `error` says why) or `interrupted` (stopped by Ctrl-C/SIGTERM, or cut short by `forced_shutdown` with `error` saying so; the measurements cover the part that ran) |
 | `error` | the error message when `failed` (or why an interrupted step ended), else empty |
 | `knee` | on the run where a `stop_when` sweep stopped: the knee (the last value before the condition) and why, e.g. `threads=64 (tps +3.1% < 5% at threads=128)`; else empty |
@@ -177,7 +185,8 @@ workloads without transactions). `[suite] server_cost = false` leaves them empty
 server columns of intervals.csv).
 
 Number format: plain decimal, trailing zeros trimmed (`1.5`, not `1.5000`); latencies in ms
-with 6 decimals (nanosecond resolution), seconds and rates with 4 decimals, `*_per_txn` with 6. A measurement that
+(connect times too) with 6 decimals (nanosecond resolution), seconds and rates with 4 decimals,
+`*_per_txn` with 6. A measurement that
 does not exist (a failed step, `tps` of a cpu run, a rate over zero seconds) is an empty cell.
 
 ### intervals.csv
@@ -185,11 +194,12 @@ does not exist (a failed step, `tps` of a cpu run, a rate over zero seconds) is 
 One row per interim report (sysbench's `[ 10s ] …` lines): `run_id, step, name, variant, time,
 threads, eps, tps, qps, reads_ps, writes_ps, other_ps, lat_pct, percentile, errors_ps,
 reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `written_mib_per_s`,
-`queue_length`, `concurrency`, `dropped`, `headline`, `shards`, `start_skew_ms` (these two
-always empty), the four `*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`,
-`server_cpu_pct`). `time` is seconds since the step
-started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency (ms) at
-`percentile` over the interval; `dropped` counts the arrivals dropped since the step started.
+`queue_length`, `concurrency`, `dropped`, `headline`, `shards`, `start_skew_ms`, the four
+`*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`, `server_cpu_pct` and the six connection
+columns; `shards`, `start_skew_ms` and the connection columns always empty). `time` is seconds
+since the step started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency
+(ms) at `percentile` over the interval; `dropped` counts the arrivals dropped since the step
+started.
 SQL and workload columns are empty for workloads that do not have them.
 
 The server columns (#29) are read at each tick, on the connection that reads the step's cost:

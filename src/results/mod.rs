@@ -551,8 +551,8 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
 /// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`; #29:
 /// the cost columns, `warmup_s`, `steady`, `trend_pct_per_min`, the server's rates per
-/// interval).
-const ADDED_COLUMNS: [&str; 16] = [
+/// interval; #30: the connection columns).
+const ADDED_COLUMNS: [&str; 22] = [
     "dropped",
     "headline",
     "headline_name",
@@ -569,6 +569,12 @@ const ADDED_COLUMNS: [&str; 16] = [
     "server_fsyncs_ps",
     "server_log_bytes_ps",
     "server_cpu_pct",
+    "connects",
+    "connect_avg_ms",
+    "connect_p95_ms",
+    "connect_max_ms",
+    "idle_connections",
+    "idle_dead",
 ];
 
 fn rewrite_csv(
@@ -781,8 +787,13 @@ mod tests {
         let status = cols.iter().position(|c| c == "status").unwrap();
         assert_eq!(
             cols[status - 1],
-            "server_cpu_pct",
+            "idle_dead",
             "metrics sit just before status"
+        );
+        assert_eq!(
+            cols[status - 7..status - 1].join(","),
+            "server_cpu_pct,connects,connect_avg_ms,connect_p95_ms,connect_max_ms,idle_connections",
+            "the connection metrics follow the cost's (#30)"
         );
         assert_eq!(
             cols[status - crate::engine::METRICS.len() - 1],

@@ -41,6 +41,7 @@ mod clients_ssh;
 mod compare;
 mod compat;
 mod completions;
+mod connections;
 mod cost;
 mod cost_remote;
 mod custom_def;

@@ -13,6 +13,8 @@
 //! - a script allocating without end fails its step with Lua's "not enough memory" within
 //!   `lua_memory_limit`, and a script whose top level loops fails `validate` after 10 s;
 //! - a looping `prepare()` ends at the first Ctrl-C;
+//! - a step with a connection per transaction and idle connections (#30) leaves neither a
+//!   session nor a thread behind, ended by its time limit or by Ctrl-C;
 //! - a re-run after an ignored error rolls back the transaction the workload opened itself
 //!   (the money of a bank stays whole), and an ignored error that recurs on every re-run fails
 //!   the step after `max_retries`, counted in `error_codes`.
@@ -375,6 +377,124 @@ fn a_stopped_custom_step_leaves_nothing_on_postgresql() {
 #[test]
 fn a_stopped_custom_step_leaves_nothing_on_sqlite() {
     a_stopped_step_leaves_nothing_behind("sqlite");
+}
+
+/// Connection models (#30): a run whose workers open a connection per transaction and that
+/// holds 20 idle connections, then `cpu`. Ended by its time limit: while `cpu` runs, no
+/// session of the run's database is on the server and none of its threads (workers, idle
+/// holders) is left. Stopped by Ctrl-C in the middle: its `after_step` hook, which runs once
+/// the stopped step has ended, finds no session and no such thread either, and its row is
+/// `interrupted` with the idle connections unchecked.
+fn connection_models_leave_nothing_behind(driver: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("sbs_stop_conn_{driver}");
+    let Some(server) = Server::fresh(driver, &name, dir.path()) else {
+        return;
+    };
+    let log = dir.path().join("after.log");
+    let count = match &server {
+        Server::My(db) => format!(
+            "mysql -h 127.0.0.1 -P 3306 -u root -N -e \"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '{db}'\""
+        ),
+        Server::Pg(db) => format!(
+            "psql --host=127.0.0.1 --port=5432 --username=postgres --no-psqlrc -qAt -d postgres -c \"SELECT count(*) FROM pg_stat_activity WHERE datname = '{db}'\""
+        ),
+        Server::Lite(_) => "echo 0".to_string(),
+    };
+    // The hook waits up to 2 s for the sessions to go (a backend exits after its client).
+    let hook = format!(
+        "[hooks]\nafter_step = '''[ {{{{ workload }}}} = oltp_point_select ] && [ {{{{ kind }}}} = run ] && {{ n=0; while [ \"$({count})\" != 0 ] && [ $n -lt 20 ]; do sleep 0.1; n=$((n+1)); done; echo \"$(cat /proc/$PPID/task/*/comm | grep -c -e sbsuite-idle -e sbsuite-worker) $({count})\" >> {}; }} || true'''\n",
+        log.display()
+    );
+    let suite_text = |time: u32, workloads: &str| {
+        format!(
+            "[suite]\nname = \"conn\"\n\n{}\n{hook}\n[defaults]\ntime = {time}\nthreads = 2\ntables = 1\ntable_size = 1000\nconnect = \"per_transaction\"\nidle_connections = 20\n\n[matrix]\nworkload = [{workloads}]\n",
+            server.target()
+        )
+    };
+    let suite = dir.path().join("conn.toml");
+
+    // Ended by its time limit.
+    std::fs::write(&suite, suite_text(2, "\"oltp_point_select\", \"cpu\"")).unwrap();
+    let mut child = start(dir.path(), &suite);
+    let pid = child.id();
+    let mut seen = String::new();
+    read_until(&mut child, &mut seen, "Threads started!", 2);
+    let sessions = server.sessions();
+    let holders = threads(pid, "sbsuite-idle");
+    let workers = threads(pid, "sbsuite-worker");
+    let code = finish(child, &mut seen, Duration::from_secs(60));
+    let rows = results(&dir.path().join("results"));
+    let after = std::fs::read_to_string(&log).unwrap_or_default();
+    let stderr = std::fs::read_to_string(dir.path().join("stderr")).unwrap();
+    assert_eq!(code, Some(0), "{seen}\n{stderr}");
+    assert_eq!(
+        sessions,
+        (0, 0),
+        "{driver}: sessions left during the next step"
+    );
+    assert!(holders.is_empty(), "{driver}: {holders:?}");
+    assert_eq!(
+        workers.len(),
+        2,
+        "{driver}: only cpu's workers: {workers:?}"
+    );
+    assert_eq!(after.trim(), "0 0", "{driver}: after the step: {after}");
+    let oltp = rows
+        .iter()
+        .find(|r| r["workload"] == "oltp_point_select")
+        .expect("a row");
+    assert_eq!(oltp["status"], "ok", "{oltp:?}");
+    assert_eq!(oltp["connects"], oltp["events"], "{oltp:?}");
+    assert_eq!(
+        (&*oltp["idle_connections"], &*oltp["idle_dead"]),
+        ("20", "0")
+    );
+
+    // Stopped by Ctrl-C.
+    std::fs::remove_dir_all(dir.path().join("results")).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    std::fs::write(&suite, suite_text(60, "\"oltp_point_select\"")).unwrap();
+    let mut child = start(dir.path(), &suite);
+    let mut seen = String::new();
+    read_until(&mut child, &mut seen, "Threads started!", 1);
+    std::thread::sleep(Duration::from_millis(1500));
+    let signalled = Instant::now();
+    common::interrupt(child.id());
+    let code = finish(child, &mut seen, Duration::from_secs(60));
+    let stopped_in = signalled.elapsed();
+    let rows = results(&dir.path().join("results"));
+    let after = std::fs::read_to_string(&log).unwrap_or_default();
+    server.drop();
+    assert_eq!(code, Some(130), "{seen}");
+    assert!(stopped_in < Duration::from_secs(15), "{stopped_in:?}");
+    assert_eq!(
+        after.trim(),
+        "0 0",
+        "{driver}: after the stopped step: {after}"
+    );
+    let r = &rows[0];
+    assert_eq!(r["status"], "interrupted", "{r:?}");
+    assert_eq!((&*r["idle_connections"], &*r["idle_dead"]), ("20", ""));
+    assert!(
+        seen.contains("idle: 20 held, not checked (the step was stopped)"),
+        "{seen}"
+    );
+}
+
+#[test]
+fn issue_30_connection_models_leave_nothing_on_mariadb() {
+    connection_models_leave_nothing_behind("mysql");
+}
+
+#[test]
+fn issue_30_connection_models_leave_nothing_on_postgresql() {
+    connection_models_leave_nothing_behind("pgsql");
+}
+
+#[test]
+fn issue_30_connection_models_leave_nothing_on_sqlite() {
+    connection_models_leave_nothing_behind("sqlite");
 }
 
 /// A Lua `event()` looping without end (compiled by LuaJIT after a few iterations), then `cpu`:

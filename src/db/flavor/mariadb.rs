@@ -35,7 +35,7 @@ impl Flavor for MariaDb {
     }
 
     fn advice(&self, e: &SqlError) -> Option<String> {
-        mysql::max_prepared_stmt_count_advice(e)
+        mysql::max_prepared_stmt_count_advice(e).or_else(|| mysql::max_connections_advice(e))
     }
 
     fn set_variable_sql(&self, name: &str, value: &str) -> Option<String> {

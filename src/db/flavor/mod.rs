@@ -298,6 +298,25 @@ mod tests {
         assert!(!decisive(Driver::Mysql, "5.7.25"));
     }
 
+    /// A server at its connection limit says so, and the advice names the setting (#30).
+    #[test]
+    fn too_many_connections_names_max_connections() {
+        use crate::db::conn::ErrKind;
+        for (driver, version, code) in [
+            (Driver::Mysql, "10.11.6-MariaDB", "1040"),
+            (Driver::Mysql, "8.0.36", "1040"),
+            (Driver::Mysql, "5.7.25-OceanBase_CE-v4.2.1.8", "1040"),
+            (Driver::Pgsql, "PostgreSQL 15.2", "53300"),
+        ] {
+            let e = SqlError::new(code, "too many", ErrKind::Unreachable);
+            let said = detect(driver, version).explain(&e);
+            assert!(
+                said.contains("max_connections") && said.contains(code),
+                "{version}: {said}"
+            );
+        }
+    }
+
     /// The defaults of the protocols' servers are sysbench's lists; OceanBase adds obd's.
     #[test]
     fn each_flavor_has_its_ignorable_errors_and_classes() {

@@ -52,7 +52,7 @@ impl Flavor for MySql {
     }
 
     fn advice(&self, e: &SqlError) -> Option<String> {
-        max_prepared_stmt_count_advice(e)
+        max_prepared_stmt_count_advice(e).or_else(|| max_connections_advice(e))
     }
 
     fn set_variable_sql(&self, name: &str, value: &str) -> Option<String> {
@@ -84,6 +84,16 @@ pub(super) fn global_statement_room(
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     Ok(Some(StatementRoom::Global { max, used }))
+}
+
+/// Error 1040, "Too many connections": every connection `max_connections` allows is open
+/// (the workers', `idle_connections`' and anyone else's).
+pub(super) fn max_connections_advice(e: &SqlError) -> Option<String> {
+    (e.code == "1040").then(|| {
+        format!(
+            "{e}: the server's max_connections is reached: lower threads or idle_connections, or raise it (SET GLOBAL max_connections = N)"
+        )
+    })
 }
 
 /// Error 1461: `max_prepared_stmt_count` limits the statements of all sessions together.

@@ -9,7 +9,7 @@
 //! lifts; cluster parameters (`SHOW PARAMETERS`, `ALTER SYSTEM SET`) beside the tenant's
 //! variables (`SET GLOBAL`).
 
-use super::{ErrorClass, Flavor, KnownError, StatementRoom};
+use super::{ErrorClass, Flavor, KnownError, StatementRoom, mysql};
 use crate::db::conn::{Connection, ErrKind, SqlError};
 use crate::db::target::Driver;
 
@@ -78,14 +78,17 @@ impl Flavor for OceanBase {
         Ok(open_cursors.map(|open_cursors| StatementRoom::PerSession { open_cursors }))
     }
 
-    /// 5930, "maximum open cursors exceeded": the per-session `open_cursors`.
+    /// 5930, "maximum open cursors exceeded": the per-session `open_cursors`; 1040: the
+    /// tenant's `max_connections`.
     fn advice(&self, e: &SqlError) -> Option<String> {
-        (e.code == "5930").then(|| {
-            format!(
-                "{e}: OceanBase's open_cursors limits the statements one session may prepare: {}",
-                open_cursors_fix(None)
-            )
-        })
+        (e.code == "5930")
+            .then(|| {
+                format!(
+                    "{e}: OceanBase's open_cursors limits the statements one session may prepare: {}",
+                    open_cursors_fix(None)
+                )
+            })
+            .or_else(|| mysql::max_connections_advice(e))
     }
 
     fn parameters_query(&self) -> Option<&'static str> {

@@ -2,6 +2,7 @@
 //! apart by `SELECT version()`): sysbench's pgsql ignorable errors.
 
 use super::{ErrorClass, Flavor, KnownError};
+use crate::db::conn::SqlError;
 use crate::db::target::Driver;
 
 /// PostgreSQL.
@@ -39,6 +40,16 @@ impl Flavor for PostgreSql {
 
     fn errors(&self) -> &'static [KnownError] {
         ERRORS
+    }
+
+    /// 53300, "too many connections" (or "remaining connection slots are reserved"): every
+    /// connection `max_connections` allows a non-superuser is open.
+    fn advice(&self, e: &SqlError) -> Option<String> {
+        (e.code == "53300").then(|| {
+            format!(
+                "{e}: the server's max_connections (less superuser_reserved_connections) is reached: lower threads or idle_connections, or raise max_connections (ALTER SYSTEM SET max_connections = N, then restart the server)"
+            )
+        })
     }
 
     fn set_variable_sql(&self, name: &str, value: &str) -> Option<String> {

@@ -27,6 +27,7 @@ pub mod run;
 
 use super::driver::Workload;
 use super::option::{Kind, OptSpec};
+use super::session::connections::CONNECTION_OPTIONS;
 use super::spec::{DataSpec, Setup, WorkloadSpec, never};
 use super::{Definition, EngineError};
 
@@ -64,7 +65,8 @@ pub fn spec_for(def: model::Def) -> &'static WorkloadSpec {
         })
         .collect();
     let own: &'static [OptSpec] = Box::leak(own.into_boxed_slice());
-    let groups: &'static [&'static [OptSpec]] = Box::leak(vec![COMMON, own].into_boxed_slice());
+    let groups: &'static [&'static [OptSpec]] =
+        Box::leak(vec![COMMON, CONNECTION_OPTIONS, own].into_boxed_slice());
     let keys: Vec<&'static str> = def
         .options
         .iter()

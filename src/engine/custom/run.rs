@@ -26,6 +26,9 @@
 //!   workload, the transaction, the statement, its SQL and the values bound.
 //! * Keying and think times are slept inside the event but reported as idle time
 //!   ([`Worker::idle_ns`]), so they count in neither the run's nor the transaction's latency.
+//! * Connection models are the session's, as in OLTP: with `connect = "per_transaction"` the
+//!   connection is opened after the keying time and closed before the think time, so that a
+//!   thinking terminal holds no connection; statements are then prepared when first run.
 
 use std::io::{self, Write};
 use std::sync::Mutex;
@@ -39,11 +42,11 @@ use super::expr::Expr;
 use super::generator::{Context, GenId, Gens, Local};
 use super::load::{self, LoadCtx};
 use super::model::{Bound, Def, Frame, OnMismatch, Op, Slot, Val, VarKind};
-use crate::db::interrupt::guarded_in;
 use crate::db::sql_text::{self, Syntax};
 use crate::db::{Connection, Done, Fetched, P, PsMode, SqlError, StmtId};
 use crate::engine::driver::{Admin, EventResult, Scope, Worker, Workload};
 use crate::engine::random::{RandOptions, Rng};
+use crate::engine::session::connections::ConnectOptions;
 use crate::engine::session::retry::OnError;
 use crate::engine::session::{Next, Open, Session, Sessions, closed};
 use crate::engine::spec::Setup;
@@ -262,7 +265,11 @@ impl Custom {
             .collect();
         Ok(Custom {
             def,
-            sessions: Sessions::new(s, format!("workload `{}`: ", def.name)),
+            sessions: Sessions::new(
+                s,
+                format!("workload `{}`: ", def.name),
+                ConnectOptions::read(&s.options, s.run.shard)?,
+            ),
             options,
             rand: s.run.rand.clone(),
             seed: s.run.seed,
@@ -321,36 +328,57 @@ impl Custom {
     }
 }
 
+/// The statements of one connection.
+#[derive(Default)]
+pub(crate) struct Stmts {
+    /// Prepared statements by statement index (`None`: sent as text, or with `lazy` not
+    /// prepared yet); empty while a session has no connection.
+    ids: Vec<Option<StmtId>>,
+    /// Statements are prepared when first run (a connection per transaction).
+    lazy: bool,
+}
+
+impl Stmts {
+    /// Whether statement `i` runs prepared (already, or from its first run on).
+    fn prepared(&self, i: usize) -> bool {
+        self.lazy || self.ids.get(i).is_some_and(Option::is_some)
+    }
+}
+
+/// The error of preparing statement `name` (`text`), naming it.
+fn preparing(e: SqlError, name: &str, text: &str) -> SqlError {
+    SqlError::new(
+        e.code.clone(),
+        format!("{} (preparing statement `{name}`: '{text}')", e.message),
+        e.kind,
+    )
+}
+
 impl Open for Custom {
-    /// Prepared statements by statement index (`None`: not prepared).
-    type Stmts = Vec<Option<StmtId>>;
+    type Stmts = Stmts;
 
     fn sessions(&self) -> &Sessions {
         &self.sessions
     }
 
-    /// Opens the next connection, in the run's stop scope, and prepares every statement that
-    /// has text for the driver (none with `ps_mode = disable`).
-    fn open(&self, scope: &Scope) -> Result<(Box<dyn Connection>, Self::Stmts), SqlError> {
-        let mut conn = guarded_in(self.sessions.connector.connect()?, scope);
+    /// Prepares every statement that has text for the driver, now (`eager`) or when it first
+    /// runs; none with `ps_mode = disable`.
+    fn prepare(&self, conn: &mut dyn Connection, eager: bool) -> Result<Stmts, SqlError> {
         let prepared = self.sessions.connector.target.ps_mode == PsMode::Auto;
         let mut ids = Vec::with_capacity(self.stmts.len());
         for (plan, st) in self.stmts.iter().zip(&self.def.statements) {
             ids.push(match plan.bound {
-                Some(b) if prepared => Some(conn.prepare(&b.text).map_err(|e| {
-                    SqlError::new(
-                        e.code.clone(),
-                        format!(
-                            "{} (preparing statement `{}`: '{}')",
-                            e.message, st.name, b.text
-                        ),
-                        e.kind,
-                    )
-                })?),
+                Some(b) if prepared && eager => Some(
+                    conn.prepare(&b.text)
+                        .map_err(|e| preparing(e, &st.name, &b.text))?,
+                ),
                 _ => None,
             });
         }
-        Ok((conn, ids))
+        Ok(Stmts {
+            ids,
+            lazy: prepared && !eager,
+        })
     }
 }
 
@@ -535,8 +563,16 @@ impl Workload for Custom {
         Some(self.sessions.counters.totals())
     }
 
+    fn before_run(&self) -> Result<(), EngineError> {
+        self.sessions.hold_idle()
+    }
+
+    fn after_run(&self, stopped: bool) {
+        self.sessions.release_idle(stopped);
+    }
+
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
-        self.sessions.counters.finish(outcome);
+        self.sessions.finish(outcome);
         let Some(all) = self.merged() else { return };
         let stat = |name: String, statement: bool, l: &Line| TxnStats {
             name,
@@ -570,6 +606,7 @@ impl Workload for Custom {
     }
 
     fn report_after(&self, outcome: &StepOutcome, out: &mut dyn Write) -> io::Result<()> {
+        self.sessions.write_report(outcome, out)?;
         let headline = self.def.headline.as_ref().and_then(|h| {
             crate::engine::metric(&outcome.metrics, "headline").map(|v| (h.name.as_str(), v))
         });
@@ -690,7 +727,7 @@ impl From<SqlError> for Stop {
 /// One worker: its session and everything a transaction touches.
 struct CustomWorker<'a> {
     w: &'a Custom,
-    session: Session<'a, Vec<Option<StmtId>>>,
+    session: Session<'a, Stmts>,
     frame: Frame,
     local: Local,
     rng: Rng,
@@ -813,9 +850,20 @@ impl CustomWorker<'_> {
         self.last = Last::Stmt(i);
         let t0 = w.statement_stats.then(Instant::now);
         let conn = self.session.conn.as_mut().ok_or_else(closed)?;
+        let stmts = &mut self.session.stmts;
+        let id = match stmts.ids[i] {
+            None if stmts.lazy => {
+                let id = conn
+                    .prepare(&bound.text)
+                    .map_err(|e| preparing(e, &st.name, &bound.text))?;
+                stmts.ids[i] = Some(id);
+                Some(id)
+            }
+            id => id,
+        };
         let mut params = recycle(std::mem::take(&mut self.params));
         params.extend(bound.binds.iter().map(|&s| self.frame.vals[s].param()));
-        let result = match self.session.stmts[i] {
+        let result = match id {
             Some(id) if plan.fetch => {
                 conn.execute_fetch(id, &params, plan.first, &mut self.fetched)
             }
@@ -941,7 +989,7 @@ impl CustomWorker<'_> {
                         w.def.name
                     ));
                 };
-                let sql = if self.session.stmts[i].is_some() {
+                let sql = if self.session.stmts.prepared(i) {
                     bound.text.as_str()
                 } else {
                     self.text.as_str()
@@ -974,7 +1022,7 @@ impl CustomWorker<'_> {
 
     /// Whether the last statement was a prepared one (for the client call's name).
     fn last_prepared(&self) -> bool {
-        matches!(self.last, Last::Stmt(i) if self.session.stmts[i].is_some())
+        matches!(self.last, Last::Stmt(i) if self.session.stmts.prepared(i))
     }
 }
 
@@ -992,11 +1040,16 @@ impl Worker for CustomWorker<'_> {
         {
             return EventResult::Fatal(self.fatal_eval(&e));
         }
+        // With a connection per transaction, connecting is part of the transaction's time.
         let start = Instant::now();
+        if let Err(end) = self.session.begin_event(w) {
+            return end;
+        }
         loop {
             let e = match self.transaction(t) {
                 Ok(end) => {
                     self.session.event_done();
+                    self.session.end_event();
                     let line = &mut self.lines.txns[t];
                     match end {
                         End::Commit => line
@@ -1056,7 +1109,7 @@ impl Worker for CustomWorker<'_> {
     }
 
     fn finish(&mut self) -> Result<(), EngineError> {
-        self.session.close();
+        self.session.finish(self.w);
         // Lines of a period the workload has since restarted (warmup) are not results.
         if !self.session.in_period(self.w) {
             self.lines.clear();

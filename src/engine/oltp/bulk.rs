@@ -13,6 +13,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::db::{Connection, ErrKind, owned};
 use crate::engine::driver::{Admin, EventResult, Scope, Worker, Workload};
+use crate::engine::session::connections::ConnectOptions;
 use crate::engine::session::counters::{Slot, Tally};
 use crate::engine::session::{self, Sessions, closed};
 use crate::engine::spec::{DataSpec, Setup, WorkloadSpec, never};
@@ -41,7 +42,7 @@ const BULK_BYTES: usize = 512 * 1024;
 
 fn build(s: &Setup<'_>) -> Result<Box<dyn Workload>, EngineError> {
     Ok(Box::new(Bulk {
-        sessions: Sessions::new(s, String::new()),
+        sessions: Sessions::new(s, String::new(), ConnectOptions::default()),
         threads: s.run.threads.max(1),
     }))
 }

@@ -18,6 +18,10 @@
 //! * Data loading and the pre-run checks live in [`prepare`]; the SQL text in [`sql`]; the
 //!   option tables and their typed form ([`options::Shape`]) in [`options`]. Each script is one
 //!   `WorkloadSpec` static here whose builder names its [`Kind`]: no name-to-script map.
+//! * Connection models (`connect`, `idle_connections`) are the session's
+//!   ([`crate::engine::session::connections`]): with a connection per transaction an event
+//!   opens its connection first and closes it last, and prepares a statement when it first runs
+//!   it on that connection.
 
 pub mod bulk;
 pub mod options;
@@ -30,10 +34,10 @@ use std::sync::atomic::AtomicBool;
 use super::driver::{Admin, EventResult, Scope, Worker, Workload};
 use super::option::OptSpec;
 use super::random::{Distribution, Rng, UniqueSequence};
+use super::session::connections::{CONNECTION_OPTIONS, ConnectOptions};
 use super::session::{Next, Open, Session, Sessions, closed};
 use super::spec::{Build, DataSpec, Setup, WorkloadSpec, never};
 use super::{EngineError, IntervalSample, SqlCounters, StepOutcome};
-use crate::db::interrupt::guarded_in;
 use crate::db::{Connection, PsMode, SqlError, StmtId};
 
 use self::options::{OLTP_COMMON, RANDOM_POINTS, RANDOM_RANGES, SBTEST_KEYS, Shape};
@@ -101,19 +105,19 @@ pub static DELETE: WorkloadSpec = script(
 pub static SELECT_RANDOM_POINTS: WorkloadSpec = script(
     "select_random_points",
     "random point SELECTs on the k index",
-    &[OLTP_COMMON, RANDOM_POINTS],
+    &[OLTP_COMMON, RANDOM_POINTS, CONNECTION_OPTIONS],
     false,
     |s| build(Kind::RandomPoints, s),
 );
 pub static SELECT_RANDOM_RANGES: WorkloadSpec = script(
     "select_random_ranges",
     "random range SELECTs on the k index",
-    &[OLTP_COMMON, RANDOM_RANGES],
+    &[OLTP_COMMON, RANDOM_RANGES, CONNECTION_OPTIONS],
     false,
     |s| build(Kind::RandomRanges, s),
 );
 
-static COMMON: &[&[OptSpec]] = &[OLTP_COMMON];
+static COMMON: &[&[OptSpec]] = &[OLTP_COMMON, CONNECTION_OPTIONS];
 
 /// The spec of one OLTP script.
 /// The data family of every script sharing sysbench's `oltp_common.lua` (the `sbtest` tables):
@@ -192,11 +196,16 @@ fn build(kind: Kind, s: &Setup<'_>) -> Result<Box<dyn Workload>, EngineError> {
 }
 
 /// The statements prepared on one connection.
+#[derive(Default)]
 pub(crate) struct Stmts {
-    /// Per table (index table − 1) and [`Q`]; empty with `ps_mode = disable`.
+    /// Per table (index table − 1) and [`Q`]: `None` where the statement is sent as text
+    /// (`ps_mode = disable`) or, with `lazy`, not prepared yet. Empty while a session has no
+    /// connection.
     tables: Vec<[Option<StmtId>; 9]>,
     /// The one statement of select_random_points / select_random_ranges.
     special: Option<StmtId>,
+    /// Statements are prepared when first run (a connection per transaction).
+    lazy: bool,
 }
 
 pub struct Oltp {
@@ -253,7 +262,11 @@ impl Oltp {
         Ok(Oltp {
             kind,
             name: s.spec.name,
-            sessions: Sessions::new(s, String::new()),
+            sessions: Sessions::new(
+                s,
+                String::new(),
+                ConnectOptions::read(&s.options, s.run.shard)?,
+            ),
             dist: Distribution::new(&s.run.rand).map_err(EngineError::Failed)?,
             seed,
             threads,
@@ -297,15 +310,15 @@ impl Open for Oltp {
         &self.sessions
     }
 
-    /// Opens the next connection in the run's stop scope and prepares what its events run
-    /// (nothing with `ps_mode = disable`).
-    fn open(&self, scope: &Scope) -> Result<(Box<dyn Connection>, Stmts), SqlError> {
-        let mut conn = guarded_in(self.sessions.connector.connect()?, scope);
+    /// Prepares what the events run on a new connection: every statement of the script now
+    /// (`eager`) or each when it first runs; nothing with `ps_mode = disable`.
+    fn prepare(&self, conn: &mut dyn Connection, eager: bool) -> Result<Stmts, SqlError> {
         let mut stmts = Vec::with_capacity(self.shape.tables);
         let prepared = self.sessions.connector.target.ps_mode == PsMode::Auto;
+        let now = prepared && eager;
         for t in 0..self.shape.tables {
             let mut row: [Option<StmtId>; 9] = Default::default();
-            if prepared {
+            if now {
                 for (i, q) in Q::ALL.iter().enumerate() {
                     if self.kind.uses(*q, self.shape.range_selects) {
                         row[i] = Some(conn.prepare(self.texts[t][i].as_str())?);
@@ -315,22 +328,25 @@ impl Open for Oltp {
             stmts.push(row);
         }
         let special = match &self.special {
-            Some((sql, _)) if prepared => Some(conn.prepare(sql.as_str())?),
+            Some((sql, _)) if now => Some(conn.prepare(sql.as_str())?),
             _ => None,
         };
-        Ok((
-            conn,
-            Stmts {
-                tables: stmts,
-                special,
-            },
-        ))
+        Ok(Stmts {
+            tables: stmts,
+            special,
+            lazy: prepared && !eager,
+        })
     }
 }
 
 impl Workload for Oltp {
     fn before_run(&self) -> Result<(), EngineError> {
-        prepare::check_before_run(self)
+        prepare::check_before_run(self)?;
+        self.sessions.hold_idle()
+    }
+
+    fn after_run(&self, stopped: bool) {
+        self.sessions.release_idle(stopped);
     }
 
     fn banner(&self, _out: &mut dyn Write) -> io::Result<()> {
@@ -366,7 +382,11 @@ impl Workload for Oltp {
     }
 
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
-        self.sessions.counters.finish(outcome);
+        self.sessions.finish(outcome);
+    }
+
+    fn report_after(&self, outcome: &StepOutcome, out: &mut dyn Write) -> io::Result<()> {
+        self.sessions.write_report(outcome, out)
     }
 
     fn reset_counters(&self) {
@@ -446,13 +466,19 @@ impl OltpWorker<'_> {
         self.session.query(sql)
     }
 
-    /// Runs statement `q` on table `t` with `params` (prepared or substituted).
+    /// Runs statement `q` on table `t` with `params` (prepared, prepared now, or substituted).
     fn exec(&mut self, q: Q, t: usize, params: &[P<'_>]) -> Result<(), SqlError> {
         self.last = Last::Stmt(q, t);
         let conn = self.session.conn.as_mut().ok_or_else(closed)?;
         let qi = q as usize;
-        let done = match self.session.stmts.tables[t - 1][qi] {
+        let stmts = &mut self.session.stmts;
+        let done = match stmts.tables[t - 1][qi] {
             Some(stmt) => conn.execute(stmt, params)?,
+            None if stmts.lazy => {
+                let stmt = conn.prepare(self.w.texts[t - 1][qi].as_str())?;
+                stmts.tables[t - 1][qi] = Some(stmt);
+                conn.execute(stmt, params)?
+            }
             None => {
                 sql::substitute(&self.w.texts[t - 1][qi], params, &mut self.text);
                 conn.query(self.text.as_str())?
@@ -584,8 +610,14 @@ impl OltpWorker<'_> {
         }
         self.last = Last::Special;
         let conn = self.session.conn.as_mut().ok_or_else(closed)?;
-        let done = match self.session.stmts.special {
+        let stmts = &mut self.session.stmts;
+        let done = match stmts.special {
             Some(stmt) => conn.execute(stmt, &self.args)?,
+            None if stmts.lazy => {
+                let stmt = conn.prepare(sql.as_str())?;
+                stmts.special = Some(stmt);
+                conn.execute(stmt, &self.args)?
+            }
             None => {
                 sql::substitute(sql, &self.args, &mut self.text);
                 conn.query(self.text.as_str())?
@@ -644,33 +676,31 @@ impl OltpWorker<'_> {
     }
 
     fn last_sql(&self) -> String {
-        match self.last {
-            Last::Text(t) => t.to_string(),
-            Last::Stmt(q, t) => {
-                if self.session.stmts.tables.is_empty()
-                    || self.session.stmts.tables[t - 1][q as usize].is_none()
-                {
-                    self.text.clone()
-                } else {
-                    self.w.texts[t - 1][q as usize].clone()
-                }
-            }
-            Last::Insert => self.text.clone(),
-            Last::Special => match (&self.session.stmts.special, &self.w.special) {
-                (Some(_), Some((sql, _))) => sql.clone(),
-                _ => self.text.clone(),
-            },
+        match (self.last, self.last_prepared()) {
+            (Last::Text(t), _) => t.to_string(),
+            (Last::Stmt(q, t), true) => self.w.texts[t - 1][q as usize].clone(),
+            (Last::Special, true) => self
+                .w
+                .special
+                .as_ref()
+                .map_or_else(|| self.text.clone(), |(sql, _)| sql.clone()),
+            _ => self.text.clone(),
         }
     }
 
-    /// Whether the last statement was a prepared one (for sysbench's message).
+    /// Whether the last statement was a prepared one (for sysbench's message): prepared on the
+    /// connection, or being prepared when it first ran (`lazy`).
     fn last_prepared(&self) -> bool {
+        let stmts = &self.session.stmts;
         match self.last {
             Last::Stmt(q, t) => {
-                !self.session.stmts.tables.is_empty()
-                    && self.session.stmts.tables[t - 1][q as usize].is_some()
+                stmts.lazy
+                    || stmts
+                        .tables
+                        .get(t - 1)
+                        .is_some_and(|row| row[q as usize].is_some())
             }
-            Last::Special => self.session.stmts.special.is_some(),
+            Last::Special => stmts.lazy || stmts.special.is_some(),
             _ => false,
         }
     }
@@ -678,13 +708,21 @@ impl OltpWorker<'_> {
 
 impl Worker for OltpWorker<'_> {
     fn event(&mut self) -> EventResult {
+        if let Err(end) = self.session.begin_event(self.w) {
+            return end;
+        }
         loop {
             let e = match self.run() {
                 Ok(()) => {
                     self.session.event_done();
+                    self.session.end_event();
                     self.events += 1;
                     let every = self.w.shape.reconnect_every;
-                    if every > 0 && self.events.is_multiple_of(every) {
+                    // A connection per transaction is new at every event already.
+                    if every > 0
+                        && !self.session.per_transaction()
+                        && self.events.is_multiple_of(every)
+                    {
                         // sysbench's `--reconnect=N`: close, open, re-prepare; a reconnect.
                         if let Err(f) = self.session.reconnect(self.w) {
                             return EventResult::Fatal(f);
@@ -713,7 +751,7 @@ impl Worker for OltpWorker<'_> {
     }
 
     fn finish(&mut self) -> Result<(), EngineError> {
-        self.session.close();
+        self.session.finish(self.w);
         Ok(())
     }
 }

@@ -21,20 +21,33 @@
 //! * Stops: the connection is opened in the run's stop [`Scope`] (a stop refuses its
 //!   statements and cancels the one under way), and [`Session::stopping`] is the one check
 //!   between statements, in waits and in the reconnect loop.
+//! * Connection models ([`connections`], #30): with `connect = "per_transaction"` a session
+//!   has no connection between events: [`Session::begin_event`] opens one (through the
+//!   reconnect loop, so a refused connect is retried as a lost one is) and
+//!   [`Session::end_event`] closes it, and statements are prepared when first run on it
+//!   rather than all at once. Connects during the run are timed and counted per worker.
+//!   `idle_connections` are held by an [`idle::IdlePool`] the workload opens in its
+//!   `before_run` ([`Sessions::hold_idle`]) and releases in its `after_run`.
 
+pub mod connections;
 pub mod counters;
+pub mod idle;
 pub mod retry;
 
-use std::sync::atomic::Ordering;
+use std::io::{self, Write};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use self::connections::{ConnectOptions, ConnectStats, Model};
 use self::counters::{Counters, Slot, Tally};
+use self::idle::IdlePool;
 use self::retry::{OnError, Retries};
-use crate::db::interrupt::Scope;
+use crate::db::interrupt::{Scope, guarded_in};
 use crate::db::{Connection, Connector, ErrKind, SqlError};
-use crate::engine::EngineError;
 use crate::engine::driver::EventResult;
 use crate::engine::spec::Setup;
+use crate::engine::{EngineError, StepOutcome};
 
 /// What the sessions of one SQL workload share.
 pub(crate) struct Sessions {
@@ -46,32 +59,110 @@ pub(crate) struct Sessions {
     max_retries: u64,
     /// What messages about a worker's connection begin with (the workload's name, or nothing).
     label: String,
+    /// The step's workers, over every client (the idle connections' `max_connections` check).
+    threads: usize,
+    /// `connect` and `idle_connections` ([`connections`]).
+    pub connect: ConnectOptions,
+    /// The connects the finished workers handed over and where the idle connections ended.
+    tally: connections::Tally,
+    /// The idle connections, from [`Sessions::hold_idle`] to [`Sessions::release_idle`].
+    idle: Mutex<Option<IdlePool>>,
+    /// The run is over ([`Sessions::release_idle`]): the final report carries the connection
+    /// metrics (a checkpoint's report, before it, has none).
+    ended: AtomicBool,
 }
 
 impl Sessions {
-    /// The sessions of a step run with `s`; `label` begins the messages about connections.
-    pub fn new(s: &Setup<'_>, label: String) -> Sessions {
+    /// The sessions of a step run with `s`; `label` begins the messages about connections;
+    /// `connect` is the step's connection model (the default for a workload without the
+    /// connection options).
+    pub fn new(s: &Setup<'_>, label: String, connect: ConnectOptions) -> Sessions {
         Sessions {
             connector: Connector::new(s.target.clone()),
             counters: Counters::new(s.run.threads.max(1)),
             reconnect_limit: Duration::from_secs(s.run.time_secs().max(10)),
             max_retries: s.run.max_retries,
             label,
+            threads: s.run.threads.max(1),
+            connect,
+            tally: connections::Tally::default(),
+            idle: Mutex::new(None),
+            ended: AtomicBool::new(false),
         }
+    }
+
+    /// Opens the step's idle connections (`idle_connections`), before its workers: a
+    /// workload's `before_run`. An error fails the step with nothing left open.
+    pub fn hold_idle(&self) -> Result<(), EngineError> {
+        if self.connect.idle == 0 {
+            return Ok(());
+        }
+        let pool = IdlePool::open(
+            &self.connector.target,
+            self.connect.idle,
+            self.threads,
+            self.connect.idle_total,
+        )?;
+        *self.idle.lock().unwrap_or_else(|p| p.into_inner()) = Some(pool);
+        Ok(())
+    }
+
+    /// The run is over (a workload's `after_run`): the idle connections are checked, unless
+    /// the step was `stopped` (a stop severed them), and closed.
+    pub fn release_idle(&self, stopped: bool) {
+        let pool = self.idle.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(mut pool) = pool {
+            self.tally.idle_ended(pool.release(!stopped));
+        }
+        self.ended.store(true, Ordering::Release);
+    }
+
+    /// The SQL counters of the period into `outcome` and, in the final report, what the
+    /// connections did ([`connections::Tally::metrics`]).
+    pub fn finish(&self, outcome: &mut StepOutcome) {
+        self.counters.finish(outcome);
+        if self.ended.load(Ordering::Acquire) {
+            outcome.metrics.extend(self.tally.metrics(&self.connect));
+        }
+    }
+
+    /// The report's `Connections:` line, when the step uses the connection options.
+    pub fn write_report(&self, outcome: &StepOutcome, out: &mut dyn Write) -> io::Result<()> {
+        connections::write_report_line(out, outcome, self.connect.in_use())
     }
 }
 
+/// A new connection, its statements, and how long connecting took.
+pub(crate) type Opened<S> = (Box<dyn Connection>, S, Duration);
+
 /// A SQL workload as its sessions see it.
 pub(crate) trait Open {
-    /// The statements prepared on one connection.
-    type Stmts;
+    /// The statements prepared on one connection (the default: none yet).
+    type Stmts: Default;
 
     fn sessions(&self) -> &Sessions;
 
-    /// Opens the next connection in `scope` and prepares what its events run.
-    fn open(&self, scope: &Scope) -> Result<(Box<dyn Connection>, Self::Stmts), SqlError>;
+    /// Prepares on `conn` what its events run: all of it now (`eager`), or nothing yet, each
+    /// statement then being prepared when it first runs (a connection per transaction
+    /// prepares only what its transaction runs). Nothing with `ps_mode = disable`.
+    fn prepare(&self, conn: &mut dyn Connection, eager: bool) -> Result<Self::Stmts, SqlError>;
 
-    /// Worker `id`'s session: its first connection and statements, its counter slot.
+    /// Opens the next connection in `scope` and prepares what its events run ([`Open::prepare`],
+    /// eagerly unless connections are per transaction). The time is the client's connect
+    /// alone, the prepares left out.
+    fn open(&self, scope: &Scope) -> Result<Opened<Self::Stmts>, SqlError> {
+        let sessions = self.sessions();
+        let start = Instant::now();
+        let conn = sessions.connector.connect()?;
+        let took = start.elapsed();
+        let mut conn = guarded_in(conn, scope);
+        let eager = sessions.connect.model == Model::PerWorker;
+        let stmts = self.prepare(conn.as_mut(), eager)?;
+        Ok((conn, stmts, took))
+    }
+
+    /// Worker `id`'s session: its first connection and statements (none yet with connections
+    /// per transaction: each event opens its own), its counter slot.
     fn session<'a>(
         &'a self,
         id: usize,
@@ -82,23 +173,32 @@ pub(crate) trait Open {
     {
         let sessions = self.sessions();
         let target = &sessions.connector.target;
-        let (conn, stmts) = self.open(stop).map_err(|e| {
-            EngineError::Failed(format!(
-                "{}worker {id} could not connect to {} and prepare its statements: {}",
-                sessions.label,
-                target.endpoint(id),
-                sessions.connector.explain(&e),
-            ))
-        })?;
+        let per_txn = sessions.connect.model == Model::PerTransaction;
+        let (conn, stmts) = if per_txn {
+            (None, Self::Stmts::default())
+        } else {
+            let (conn, stmts, _) = self.open(stop).map_err(|e| {
+                EngineError::Failed(format!(
+                    "{}worker {id} could not connect to {} and prepare its statements: {}",
+                    sessions.label,
+                    target.endpoint(id),
+                    sessions.connector.explain(&e),
+                ))
+            })?;
+            (Some(conn), stmts)
+        };
+        let epoch = sessions.counters.epoch(Ordering::Acquire);
         Ok(Session {
-            conn: Some(conn),
+            conn,
             stmts,
             tally: Tally::default(),
             in_trx: false,
             stop,
             slot: sessions.counters.slot(id)?,
             retries: Retries::new(sessions.max_retries),
-            epoch: sessions.counters.epoch(Ordering::Acquire),
+            epoch,
+            per_txn,
+            connects: ConnectStats::new(epoch),
         })
     }
 }
@@ -149,6 +249,10 @@ pub(crate) struct Session<'a, S> {
     retries: Retries,
     /// The measured period this worker's own results belong to.
     epoch: u64,
+    /// `connect = "per_transaction"`: no connection between events.
+    per_txn: bool,
+    /// The connects opened during the run (not the first one, opened before the clock).
+    connects: ConnectStats,
 }
 
 impl<S> Session<'_, S> {
@@ -204,18 +308,70 @@ impl<S> Session<'_, S> {
         }
     }
 
+    /// The worker is done: closes the connection and hands its connects of the current
+    /// period over to the workload's tally.
+    pub fn finish<W: Open<Stmts = S>>(&mut self, w: &W) {
+        self.close();
+        let sessions = w.sessions();
+        let now = sessions.counters.epoch(Ordering::Acquire);
+        sessions.tally.hand_over(&self.connects, now);
+    }
+
+    /// Before an event: with connections per transaction, opens the event's connection (as a
+    /// reconnect does, retried while it is refused). `Err` ends the event with what it says.
+    #[inline]
+    pub fn begin_event<W: Open<Stmts = S>>(&mut self, w: &W) -> Result<(), EventResult> {
+        if !self.per_txn {
+            return Ok(());
+        }
+        if self.stopping() {
+            return Err(EventResult::Exhausted);
+        }
+        self.connect(w, "connecting").map_err(|f| {
+            if self.stopping() {
+                EventResult::Exhausted
+            } else {
+                EventResult::Fatal(f)
+            }
+        })
+    }
+
+    /// After an event that ended (committed or rolled back): with connections per
+    /// transaction, closes its connection.
+    #[inline]
+    pub fn end_event(&mut self) {
+        if self.per_txn {
+            self.close();
+        }
+    }
+
+    /// Whether each event opens its own connection (`connect = "per_transaction"`).
+    pub fn per_transaction(&self) -> bool {
+        self.per_txn
+    }
+
     /// Reconnects (1 ms retry loop bounded by the reconnect limit and the stop) and
     /// re-prepares.
     pub fn reconnect<W: Open<Stmts = S>>(&mut self, w: &W) -> Result<(), EngineError> {
+        self.connect(w, "reconnecting")
+    }
+
+    /// Closes the connection and opens a new one, retried every 1 ms while it is lost or
+    /// refused, for at most the reconnect limit and until the step stops; the connect is
+    /// timed and counted. `doing` names it in the error.
+    fn connect<W: Open<Stmts = S>>(&mut self, w: &W, doing: &str) -> Result<(), EngineError> {
         self.close();
         self.in_trx = false;
         let sessions = w.sessions();
         let start = Instant::now();
         loop {
             match w.open(self.stop) {
-                Ok((conn, stmts)) => {
+                Ok((conn, stmts, took)) => {
                     self.conn = Some(conn);
                     self.stmts = stmts;
+                    let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+                    self.connects
+                        .record(ns, sessions.counters.epoch(Ordering::Relaxed));
                     return Ok(());
                 }
                 Err(e)
@@ -227,9 +383,10 @@ impl<S> Session<'_, S> {
                 }
                 Err(e) => {
                     return Err(EngineError::Failed(format!(
-                        "{}reconnecting to {} failed: {e}",
+                        "{}{doing} to {} failed: {}",
                         sessions.label,
                         sessions.connector.target.endpoint(0),
+                        sessions.connector.explain(&e),
                     )));
                 }
             }

@@ -12,6 +12,7 @@ use crate::engine::custom::COMMON;
 use crate::engine::custom::expr::is_identifier;
 use crate::engine::custom::model::{Def, OptionDef};
 use crate::engine::option::Kind;
+use crate::engine::session::connections::CONNECTION_OPTIONS;
 use crate::source::{ConfigError, Seg, did_you_mean, path_text};
 use crate::value::Value;
 
@@ -58,7 +59,13 @@ impl Compiler<'_> {
             );
             return None;
         }
-        if name == "workload" || GENERAL.iter().chain(COMMON).any(|o| o.name == name) {
+        if name == "workload"
+            || GENERAL
+                .iter()
+                .chain(COMMON)
+                .chain(CONNECTION_OPTIONS)
+                .any(|o| o.name == name)
+        {
             self.err(
                 path,
                 true,
