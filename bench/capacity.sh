@@ -14,7 +14,7 @@
 #   defaults: "p99<2ms", 16 threads, 10 s, 3 repetitions
 #   PGHOST (127.0.0.1), PGPORT (5432), PGUSER (postgres): the server (trust auth)
 #
-# Builds sbsuite in release mode (`PROFILE=debug` uses the debug build; `SBSUITE_BIN=PATH` a
+# Builds sbsuite in release mode (`PROFILE=debug` uses the debug build; `BENCH_BIN=PATH` a
 # binary as it is, no build). Run it on a quiet
 # machine, under `flock /tmp/sbsuite-tests.lock` when tests may run meanwhile.
 set -euo pipefail
@@ -28,8 +28,8 @@ PGPORT=${PGPORT:-5432}
 PGUSER=${PGUSER:-postgres}
 DB=sbsuite_capacity_bench
 PROFILE=${PROFILE:-release}
-if [ -n "${SBSUITE_BIN:-}" ]; then
-  BIN=$SBSUITE_BIN
+if [ -n "${BENCH_BIN:-}" ]; then
+  BIN=$BENCH_BIN
 else
   if [ "$PROFILE" = debug ]; then cargo build --quiet; else cargo build --release --quiet; fi
   BIN=target/$PROFILE/sbsuite
@@ -62,7 +62,7 @@ EOF
   --pgsql-user="$PGUSER" --pgsql-db="$DB" --tables=4 --table-size=100000 prepare >/dev/null
 
 "$BIN" capacity "$WORK/point.toml" --target "$TARGET" --results-dir "$WORK/results" -q \
-  > "$WORK/answer.txt" 2> "$WORK/probes.txt"
+  > "$WORK/answer.txt" 2> "$WORK/probes.txt" || { cat "$WORK/probes.txt" >&2; exit 1; }
 cat "$WORK/probes.txt" "$WORK/answer.txt"
 R=$(sed -n 's/^capacity at [^:]*: \([0-9]*\)\/s.*/\1/p' "$WORK/answer.txt")
 [ -n "$R" ] || { echo "no rate found" >&2; exit 1; }
