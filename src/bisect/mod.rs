@@ -147,6 +147,10 @@ pub enum BisectError {
     },
     #[error(transparent)]
     Captures(#[from] captures::CaptureError),
+    /// `--metric` names no metric (checked before the first probe when the suite runs no
+    /// custom workload).
+    #[error(transparent)]
+    Metric(CompareError),
     #[error("{file}: {source}", file = .file.display())]
     Diff {
         file: PathBuf,
@@ -197,6 +201,7 @@ impl BisectError {
                 | BisectError::NoVariant { .. }
                 | BisectError::Diff { .. }
                 | BisectError::Captures(_)
+                | BisectError::Metric(_)
                 | BisectError::Share(_)
                 | BisectError::NotMeasured { .. }
         ) || matches!(self, BisectError::Run { source, .. } if source.is_bad_input())
@@ -270,7 +275,17 @@ pub fn bisect(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Bise
     let all: Vec<usize> = (0..settings.len()).collect();
     // Everything a probe needs is checked before anything is created or run: the probe of
     // every setting names them all.
-    b.load("probe-01", &all, None)?;
+    let loaded = b.load("probe-01", &all, None)?;
+    // A typo in --metric is found now, not after the first probe: every metric but a custom
+    // workload's own (its headline's name, `TXN.METRIC`) is known without results.
+    let custom = loaded.plan.steps.iter().any(|s| {
+        s.spec
+            .is_some_and(|w| matches!(w.definition, crate::engine::Definition::Custom(_)))
+    });
+    if !custom {
+        crate::compare::resolve_metrics(std::slice::from_ref(&req.metric), &[], &[])
+            .map_err(BisectError::Metric)?;
+    }
     let (_, dir) = crate::results::create_run_dir(&parent, chrono::Utc::now())?;
     b.dir.clone_from(&dir);
     let full = b.probe(&all, None)?;

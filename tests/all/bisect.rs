@@ -214,6 +214,14 @@ fn bisect_refuses_what_cannot_be_bisected_before_running_anything() {
             vec!["--share", "0"],
             "--share must be above 0 and at most 100",
         ),
+        (
+            write(
+                "metric.toml",
+                "[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nset_global = { sync_binlog = 0 }\n",
+            ),
+            vec!["--metric", "tpz"],
+            "`tpz`",
+        ),
     ];
     for (path, args, message) in cases {
         let out = sbsuite()
