@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use crate::compare::{CompareError, Line, key_text};
 use crate::results::ResultsError;
 use crate::runner::derived::{self, DerivedError};
-use crate::source::{ConfigError, ConfigErrors};
+use crate::source::ConfigErrors;
 use crate::suite::raw::RawVariant;
 use crate::suite::{self, SetOverride, Suite};
 
@@ -217,17 +217,7 @@ pub fn bisect(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Bise
     if !(req.share > 0.0 && req.share <= 1.0) {
         return Err(BisectError::Share(req.share));
     }
-    let text = std::fs::read_to_string(&req.file).map_err(|e| {
-        ConfigErrors::from(
-            ConfigError::new(
-                &req.file,
-                crate::source::Origin::Unknown,
-                "",
-                format!("cannot read suite file: {e}"),
-            )
-            .with_help("check the path; suite files are TOML, e.g. suites/quickstart.toml"),
-        )
-    })?;
+    let text = suite::read_text(&req.file)?;
     let env = suite::env_layer();
     let suite = suite::load_text(&req.file, &text, &req.sets, &env)?;
     let (base, other, skipped) = match &req.captures {

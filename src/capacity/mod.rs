@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use crate::report::html::svg::{Bar, Chart, Series};
 use crate::runner::derived::{self, DerivedError};
-use crate::source::{ConfigError, ConfigErrors};
+use crate::source::ConfigErrors;
 use crate::suite::{self, SetOverride};
 
 /// How many rates the confirmation tries, each one precision step below the last, before it
@@ -268,17 +268,7 @@ pub fn capacity(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Ca
     if req.confirm == 0 {
         return Err(CapacityError::Confirm);
     }
-    let text = std::fs::read_to_string(&req.file).map_err(|e| {
-        ConfigErrors::from(
-            ConfigError::new(
-                &req.file,
-                crate::source::Origin::Unknown,
-                "",
-                format!("cannot read suite file: {e}"),
-            )
-            .with_help("check the path; suite files are TOML, e.g. suites/quickstart.toml"),
-        )
-    })?;
+    let text = suite::read_text(&req.file)?;
     let env = suite::env_layer();
     let user = suite::load_text(&req.file, &text, &req.sets, &env)?;
     if user.matrix.axes.iter().any(|a| a.name == "rate") {

@@ -326,16 +326,32 @@ pub fn load_with_env(
     sets: &[SetOverride],
     env: &[(String, String)],
 ) -> Result<Suite, ConfigErrors> {
-    let bytes = std::fs::read(file).map_err(|e| {
-        ConfigError::new(
-            file,
-            Origin::Unknown,
-            "",
-            format!("cannot read suite file: {e}"),
-        )
-        .with_help("check the path; suite files are TOML, e.g. suites/quickstart.toml")
-    })?;
+    let bytes = std::fs::read(file).map_err(|e| read_error(file, e))?;
     load_bytes(file, &bytes, sets, env)
+}
+
+/// The text of a suite file, for commands that derive suites from it (`bisect`, `capacity`):
+/// the errors of [`load`] for a file that cannot be read or is not UTF-8.
+pub fn read_text(file: &Path) -> Result<String, ConfigErrors> {
+    let bytes = std::fs::read(file).map_err(|e| read_error(file, e))?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(e) => match load_bytes(file, e.as_bytes(), &[], &[]) {
+            Err(errors) => Err(errors),
+            // Not reached: bytes that are not UTF-8 never load.
+            Ok(_) => Ok(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        },
+    }
+}
+
+fn read_error(file: &Path, e: std::io::Error) -> ConfigError {
+    ConfigError::new(
+        file,
+        Origin::Unknown,
+        "",
+        format!("cannot read suite file: {e}"),
+    )
+    .with_help("check the path; suite files are TOML, e.g. suites/quickstart.toml")
 }
 
 /// Loads a suite from the bytes of its file: text that is not UTF-8 is refused at the line and
