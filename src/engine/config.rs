@@ -267,6 +267,8 @@ pub struct RunConfig {
     /// This process's part of a run driven from several clients (#17); `None` runs the whole
     /// step here. Not an option: the coordinator sets it.
     pub shard: Option<Shard>,
+    /// The step's timeline (`[[phases]]`, #30; [`RunConfig::set_phases`]); empty: none.
+    pub phases: Vec<super::phases::Phase>,
 }
 
 /// One client's part of a run step driven from `count` clients (`sbsuite agent`, #17).
@@ -457,7 +459,42 @@ impl RunConfig {
             },
             rate_overflow: RateOverflow::Count,
             shard: None,
+            phases: Vec::new(),
         })
+    }
+
+    /// Runs the step as the timeline `phases` (none: as it is): the time limit becomes the
+    /// measured phases' total, the warmup the leading warmup phases', the pool the largest
+    /// phase's threads and `rate` the largest phase's (so that the rate queue exists when a
+    /// phase is open-loop). The options that would contradict the timeline are refused.
+    pub fn set_phases(&mut self, phases: &[super::phases::Phase]) -> Result<(), EngineError> {
+        let Some(t) = super::phases::Timeline::new(phases) else {
+            return Ok(());
+        };
+        if let Some(why) = super::phases::check(phases) {
+            return Err(EngineError::Failed(why));
+        }
+        let refuse = |what: &str| {
+            Err(EngineError::Failed(format!(
+                "`[[phases]]` and {what} do not go together: the phases set the step's time, \
+                 warmup, threads and rate"
+            )))
+        };
+        if self.warmup_auto {
+            return refuse("`warmup_time = \"auto\"`");
+        }
+        if !self.checkpoints.is_empty() {
+            return refuse("`report_checkpoints`");
+        }
+        if self.shard.is_some() {
+            return refuse("`[clients]`");
+        }
+        self.time = Some(t.measured());
+        self.warmup = Some(t.warmup()).filter(|w| !w.is_zero());
+        self.threads = t.pool();
+        self.rate = t.rate_max().ceil() as u64;
+        self.phases = phases.to_vec();
+        Ok(())
     }
 
     /// The time limit in whole seconds, 0 = none.

@@ -92,6 +92,7 @@ use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
 use super::config::RunConfig;
+use super::phases::Timeline;
 use super::{
     EngineError, IntervalSample, LiveSample, SqlCounters, StepObserver, StepOutcome, console,
 };
@@ -404,6 +405,8 @@ struct Shared {
     /// the "step is stopping" of the workers its failure stopped (`usize::MAX`: none).
     first_failed: AtomicUsize,
     queue: Option<RateQueue>,
+    /// The run's phases (#30): which workers run and whether arrivals drive them, by time.
+    timeline: Option<Timeline>,
     collector: Thread,
 }
 
@@ -611,8 +614,30 @@ impl EventLoop<'_> {
                     self.deadline = shared.deadline(start);
                 }
             }
+            // A phase with fewer threads parks this worker (its connection stays open) until
+            // a phase that has it begins; a closed-loop phase takes no arrival.
+            let mut open = true;
+            if let Some(t) = &shared.timeline
+                && let Some(&start) = shared.start.get()
+            {
+                let i = t.at(self.now.saturating_duration_since(start));
+                let phase = &t.phases()[i];
+                if self.id >= phase.threads {
+                    let until = start + t.end_of(i);
+                    thread::sleep(
+                        until
+                            .saturating_duration_since(self.now)
+                            .clamp(Duration::from_millis(1), POLL),
+                    );
+                    self.now = Instant::now();
+                    continue;
+                }
+                open = phase.open_loop();
+            }
             self.t0 = match &shared.queue {
                 None => None,
+                // A closed-loop phase after an open one first serves the arrivals still queued.
+                Some(q) if !open => q.try_pop().inspect(|_| self.ticket = true),
                 Some(q) => match q.pop() {
                     Ticket::Start(at) => {
                         self.ticket = true;
@@ -836,6 +861,7 @@ fn run_inner(
         scope: Scope::new(),
         first_failed: AtomicUsize::new(usize::MAX),
         queue: (cfg.rate > 0).then(|| RateQueue::new(rate_queue_slots())),
+        timeline: Timeline::new(&cfg.phases),
         collector: thread::current(),
     });
 
@@ -999,7 +1025,13 @@ fn run_inner(
         return (Err(EngineError::RateOverflow), abandoned);
     }
     let result = finish(
-        &shared, workload, results, seconds, &collected, out, &io_err,
+        &shared,
+        workload,
+        results,
+        seconds,
+        &mut collected,
+        out,
+        &io_err,
     )
     .map(|mut outcome| {
         if let (Some(unfinished), Some(delay)) = (collected.forced, cfg.forced_shutdown) {

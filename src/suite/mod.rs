@@ -111,6 +111,8 @@ pub struct Suite {
     pub scripts: scripts::Scripts,
     /// `[clients]`, checked: where run steps execute (`None`: in this process).
     pub clients: Option<clients::Clients>,
+    /// `[[phases]]`: the timeline of every run step (#30); empty: none.
+    pub phases: Vec<raw::RawPhase>,
     origins: Origins,
     /// The workloads the suite declares, with where each value is written.
     custom: crate::engine::custom::compile::Loaded,

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::{POLL, Shared};
 use crate::engine::config::RateOverflow;
+use crate::engine::phases::Timeline;
 use crate::engine::random::Rng;
 
 /// The `rate` event queue: intended start times, oldest first.
@@ -89,6 +90,13 @@ impl RateQueue {
         }
     }
 
+    /// The next intended start if one is queued, without waiting.
+    pub(super) fn try_pop(&self) -> Option<Instant> {
+        let at = self.lock().pop_front()?;
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        Some(at)
+    }
+
     pub(super) fn close(&self) {
         self.closed.store(true, Ordering::Release);
         let _q = self.lock();
@@ -113,9 +121,13 @@ pub(super) fn generate(shared: &Shared, start: Instant) {
     let deadline = shared.deadline(start);
     let mut next = start;
     loop {
-        // Exponential gap by inversion; 1 − U is in (0, 1], so ln is finite.
-        let gap = -(1.0 - rng.unit()).ln() * mean_ns;
-        next += Duration::from_nanos(gap as u64);
+        match &shared.timeline {
+            None => next += exp_gap(&mut rng, mean_ns),
+            Some(t) => match next_arrival(t, start, next, &mut rng) {
+                Some(at) => next = at,
+                None => break,
+            },
+        }
         if deadline.is_some_and(|d| next >= d) {
             break;
         }
@@ -144,4 +156,40 @@ pub(super) fn generate(shared: &Shared, start: Instant) {
         }
     }
     queue.close();
+}
+
+/// An exponential gap of mean `mean_ns`, by inversion; 1 − U is in (0, 1], so ln is finite.
+fn exp_gap(rng: &mut Rng, mean_ns: f64) -> Duration {
+    Duration::from_nanos((-(1.0 - rng.unit()).ln() * mean_ns) as u64)
+}
+
+/// The next arrival after `from` on a timeline of phases ([`super::super::phases`]): Poisson
+/// at each phase's rate, a ramp by thinning against the phase's larger rate, the draw
+/// restarted at each boundary (memoryless), closed-loop phases skipped. `None` after the last
+/// phase.
+fn next_arrival(t: &Timeline, start: Instant, from: Instant, rng: &mut Rng) -> Option<Instant> {
+    let mut next = from;
+    loop {
+        let i = t.at(next.saturating_duration_since(start));
+        let end = start + t.end_of(i);
+        if next >= end {
+            return None; // past the last phase
+        }
+        let phase = &t.phases()[i];
+        let max = phase.rate_max();
+        if max <= 0.0 {
+            next = end;
+            continue;
+        }
+        let candidate = next + exp_gap(rng, 1e9 / max);
+        if candidate >= end {
+            next = end;
+            continue;
+        }
+        next = candidate;
+        let rate = phase.rate_at(next.saturating_duration_since(start + t.start_of(i)));
+        if rate >= max || rng.unit() * max < rate {
+            return Some(next);
+        }
+    }
 }

@@ -1057,3 +1057,99 @@ fn idle_time_is_not_latency_and_text_follows_the_whole_report() {
     );
     assert!(text.ends_with("After the report: 6 events\n"), "{text}");
 }
+
+/// #30: a timeline of phases runs on one pool: a phase with fewer threads parks the others
+/// (they run no event), each measured phase has its own outcome, the step's is their sum, the
+/// warmup phase is in none of them, a rate phase paces its events, and intervals say their
+/// phase.
+#[test]
+fn phases_park_workers_pace_rates_and_measure_each_phase() {
+    use crate::engine::phases::Phase;
+    let phase = |name: &str, ms: u64, threads: usize, rate: f64, warmup: bool| Phase {
+        name: name.into(),
+        duration: Duration::from_millis(ms),
+        threads,
+        rate_from: rate,
+        rate_to: rate,
+        warmup,
+    };
+    let phases = vec![
+        phase("warm", 300, 3, 0.0, true),
+        phase("one", 1000, 1, 0.0, false),
+        phase("three", 1000, 3, 0.0, false),
+        phase("paced", 2000, 2, 200.0, false),
+    ];
+    let mut cfg = config(1, 0, 0, 500);
+    cfg.set_phases(&phases).expect("a valid timeline");
+    assert_eq!(
+        (cfg.threads, cfg.rate, cfg.time, cfg.warmup),
+        (
+            3,
+            200,
+            Some(Duration::from_millis(4000)),
+            Some(Duration::from_millis(300))
+        )
+    );
+    let (o, samples, text) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+    let indexes: Vec<usize> = o.phases.iter().map(|p| p.index).collect();
+    assert_eq!(indexes, [1, 2, 3], "the measured phases, in order: {text}");
+    let events = |i: usize| o.phases[i].outcome.events;
+    let per_thread = |i: usize| -> Vec<u64> {
+        o.phases[i]
+            .outcome
+            .per_thread
+            .iter()
+            .map(|&(e, _)| e)
+            .collect()
+    };
+    let one = per_thread(0);
+    assert!(one[0] > 0 && one[1..] == [0, 0], "one thread ran: {one:?}");
+    assert!(per_thread(1).iter().all(|&e| e > 0), "{:?}", per_thread(1));
+    let paced = per_thread(2);
+    assert_eq!(paced[2], 0, "the third worker is parked: {paced:?}");
+    let rate = events(2) as f64 / o.phases[2].outcome.seconds;
+    assert!((140.0..260.0).contains(&rate), "paced at {rate}/s: {text}");
+    assert_eq!(o.events, events(0) + events(1) + events(2), "{text}");
+    for p in &o.phases {
+        let s = p.outcome.seconds;
+        let want = phases[p.index].duration.as_secs_f64();
+        assert!((s - want).abs() < 0.2, "phase {} took {s}s", p.index);
+    }
+    assert!(samples.iter().all(|s| s.phase.is_some_and(|i| i >= 1)));
+    for s in &samples {
+        let i = s.phase.unwrap();
+        assert!(s.threads <= phases[i].threads, "{s:?}");
+    }
+    assert!(text.contains("Phase 1/4 `warm`"), "{text}");
+    assert!(text.contains("Phases:\n"), "{text}");
+}
+
+/// #30: a timeline that cannot run is refused before any worker starts, naming the phase.
+#[test]
+fn phases_that_cannot_run_are_refused() {
+    use crate::engine::phases::Phase;
+    let late_warmup = [
+        Phase {
+            name: "a".into(),
+            duration: Duration::from_secs(1),
+            threads: 1,
+            rate_from: 0.0,
+            rate_to: 0.0,
+            warmup: false,
+        },
+        Phase {
+            name: "b".into(),
+            duration: Duration::from_secs(1),
+            threads: 1,
+            rate_from: 0.0,
+            rate_to: 0.0,
+            warmup: true,
+        },
+    ];
+    let e = config(1, 0, 0, 0).set_phases(&late_warmup).unwrap_err();
+    assert!(e.to_string().contains("only the leading phases"), "{e}");
+    let mut checkpoints = config(1, 0, 0, 0);
+    checkpoints.checkpoints = vec![1];
+    let e = checkpoints.set_phases(&late_warmup[..1]).unwrap_err();
+    assert!(e.to_string().contains("report_checkpoints"), "{e}");
+}

@@ -1,0 +1,265 @@
+//! Phases (#30): a run step that follows a timeline of rates and thread counts, on the shared
+//! MariaDB and PostgreSQL servers.
+//!
+//! - A rate ramp over four phases (a warmup, a ramp, a hold with more threads, a step down
+//!   with fewer) delivers each measured phase's mean target rate within 5 %; results.csv has
+//!   the step's row plus one per measured phase (their events add up to the step's, the
+//!   warmup is in none), and intervals.csv tags every interval with its phase.
+//! - The pool is opened once: the server shows the largest phase's connections on the step's
+//!   database in the ramp (4 threads) and in the step down (2 threads) alike, and nothing
+//!   reconnected.
+//! - `plan` shows the timeline; options that the phases set are refused with their line.
+//!
+//! The arrivals are seeded (`rand_seed`), so the counts the rates are judged on are the same
+//! from run to run. Databases: `sbs_phases_*`, dropped and made per test.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use crate::common;
+
+use common::db::{admin_my, admin_pg};
+use common::{csv_rows, results, sbsuite, sbsuite_process};
+
+#[derive(Clone, Copy)]
+enum Db {
+    My,
+    Pg,
+}
+
+impl Db {
+    fn fresh(self, name: &str) -> bool {
+        let made = match self {
+            Db::My => admin_my(&[
+                format!("DROP DATABASE IF EXISTS {name}"),
+                format!("CREATE DATABASE {name}"),
+            ]),
+            Db::Pg => admin_pg(&[
+                format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+                format!("CREATE DATABASE {name}"),
+            ]),
+        };
+        if made.is_none() {
+            common::skip(
+                "the shared server does not answer (.ci/run starts MariaDB and PostgreSQL)",
+            );
+        }
+        made.is_some()
+    }
+
+    fn drop_database(self, name: &str) {
+        match self {
+            Db::My => admin_my(&[format!("DROP DATABASE IF EXISTS {name}")]),
+            Db::Pg => admin_pg(&[format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")]),
+        };
+    }
+
+    fn target(self, db: &str) -> String {
+        match self {
+            Db::My => format!(
+                "[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\nuser = \"root\"\ndatabase = \"{db}\"\n"
+            ),
+            Db::Pg => format!(
+                "[target]\ndriver = \"pgsql\"\nhosts = [\"127.0.0.1:5432\"]\nuser = \"postgres\"\ndatabase = \"{db}\"\n"
+            ),
+        }
+    }
+
+    /// The server's count of sessions on database `db` now (never the asking client's).
+    fn sessions(self, db: &str) -> u64 {
+        let cmd = match self {
+            Db::My => format!(
+                "mysql -h 127.0.0.1 -P 3306 -u root -N -e \"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '{db}'\""
+            ),
+            Db::Pg => format!(
+                "psql --host=127.0.0.1 --port=5432 --username=postgres --no-psqlrc -qAt -d postgres -c \"SELECT count(*) FROM pg_stat_activity WHERE datname = '{db}'\""
+            ),
+        };
+        let out = Command::new("sh").arg("-c").arg(&cmd).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("`{cmd}` printed {text:?}"))
+    }
+}
+
+const TIMELINE: &str = r#"
+[[phases]]
+name = "warm"
+time = 2
+rate = 200
+warmup = true
+
+[[phases]]
+name = "ramp"
+time = 6
+rate = [200, 1000]
+
+[[phases]]
+name = "hold"
+time = 5
+threads = 8
+rate = 1000
+
+[[phases]]
+name = "low"
+time = 5
+threads = 2
+rate = 400
+"#;
+
+fn suite(server: Db, db: &str) -> String {
+    format!(
+        "[suite]\nname = \"phases\"\nserver_cost = false\n\n{}\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\ntable_size = 1000\nthreads = 4\nrand_seed = 42\nreport_interval = 1\n{TIMELINE}",
+        server.target(db)
+    )
+}
+
+fn num(row: &std::collections::HashMap<String, String>, column: &str) -> f64 {
+    row[column]
+        .parse()
+        .unwrap_or_else(|_| panic!("{column} = {:?} in {row:?}", row[column]))
+}
+
+fn a_rate_ramp_over_phases_is_delivered_on_one_pool(server: Db, db: &str) {
+    if !server.fresh(db) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("suite.toml");
+    std::fs::write(&path, suite(server, db)).unwrap();
+
+    let plan = sbsuite().arg("plan").arg(&path).output().unwrap();
+    let plan_text = String::from_utf8_lossy(&plan.stdout).into_owned();
+    assert!(
+        plan_text.contains(
+            "phases: warm 2s 4 thr 200/s (warmup) | ramp 6s 4 thr 200→1000/s | hold 5s 8 thr 1000/s | low 5s 2 thr 400/s"
+        ),
+        "{plan_text}"
+    );
+
+    let mut child = sbsuite_process()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The server's sessions on the step's database a second into the ramp (4 threads run)
+    // and into the step down (2 threads run): the step's pool of 8 both times.
+    let mut sessions = Vec::new();
+    let mut log = String::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.contains("Phase 2/4 `ramp`") || line.contains("Phase 4/4 `low`") {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            sessions.push(server.sessions(db));
+        }
+        log.push_str(&line);
+        log.push('\n');
+    }
+    let status = child.wait().unwrap();
+    server.drop_database(db);
+    assert!(status.success(), "{log}");
+    assert_eq!(sessions, [8, 8], "the pool stays open: {log}");
+
+    let rows = results(&dir.path().join("results"));
+    assert_eq!(
+        rows.len(),
+        4,
+        "the step and its three measured phases: {rows:?}"
+    );
+    let step = &rows[0];
+    assert_eq!(step["phase"], "", "{step:?}");
+    assert_eq!(num(step, "warmup_s"), 2.0, "{step:?}");
+    assert_eq!(num(step, "reconnects"), 0.0, "{step:?}");
+    assert_eq!(num(step, "connects"), 0.0, "{step:?}");
+    let phases: Vec<_> = rows[1..].iter().collect();
+    let names: Vec<&str> = phases.iter().map(|r| r["phase"].as_str()).collect();
+    assert_eq!(names, ["ramp", "hold", "low"]);
+    let threads: Vec<&str> = phases.iter().map(|r| r["threads"].as_str()).collect();
+    assert_eq!(threads, ["4", "8", "2"]);
+    let mut events = 0.0;
+    for (r, (target, secs)) in phases
+        .iter()
+        .zip([(600.0, 6.0), (1000.0, 5.0), (400.0, 5.0)])
+    {
+        assert_eq!(num(r, "target_rate"), target, "{r:?}");
+        assert_eq!(r["status"], "ok", "{r:?}");
+        assert!((num(r, "seconds") - secs).abs() < 0.3, "{r:?}");
+        let achieved = num(r, "eps");
+        assert!(
+            (achieved / target - 1.0).abs() < 0.05,
+            "phase {} ran {achieved}/s for a target of {target}/s: {log}",
+            r["phase"]
+        );
+        assert_eq!(num(r, "dropped"), 0.0, "{r:?}");
+        events += num(r, "events");
+    }
+    assert_eq!(num(step, "events"), events, "{rows:?}");
+
+    let intervals = csv_rows(&dir.path().join("results"), "intervals.csv");
+    let tagged: Vec<&str> = intervals.iter().map(|r| r["phase"].as_str()).collect();
+    for name in ["ramp", "hold", "low"] {
+        assert!(
+            tagged.iter().filter(|&&p| p == name).count() >= 4,
+            "{tagged:?}"
+        );
+    }
+    assert!(
+        !tagged.contains(&"warm") && !tagged.contains(&""),
+        "{tagged:?}"
+    );
+    assert!(log.contains("Phases:\n"), "{log}");
+}
+
+#[test]
+fn a_rate_ramp_over_phases_is_delivered_on_one_pool_on_mariadb() {
+    a_rate_ramp_over_phases_is_delivered_on_one_pool(Db::My, "sbs_phases_my");
+}
+
+#[test]
+fn a_rate_ramp_over_phases_is_delivered_on_one_pool_on_postgresql() {
+    a_rate_ramp_over_phases_is_delivered_on_one_pool(Db::Pg, "sbs_phases_pg");
+}
+
+/// What the phases set cannot also be given, and a phase that cannot run is refused, each
+/// with the file's line, before anything runs.
+#[test]
+fn phases_that_contradict_the_suite_are_refused_with_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "[defaults]\nworkload = \"cpu\"\ntime = 30\n[[phases]]\ntime = 5\n",
+            "defaults.time",
+            "`time` and [[phases]] do not go together",
+        ),
+        (
+            "[defaults]\nworkload = \"cpu\"\n[[phases]]\ntime = 5\n[[phases]]\ntime = 5\nwarmup = true\n",
+            "phases[1].warmup",
+            "is a warmup after a measured phase",
+        ),
+        (
+            "[defaults]\nworkload = \"cpu\"\n[[phases]]\nname = \"a\"\ntime = 5\n[[phases]]\nname = \"a\"\ntime = 0\n",
+            "phases[1].name",
+            "named `a` like an earlier phase",
+        ),
+        (
+            "[defaults]\nworkload = \"cpu\"\n[[phases]]\ntime = 5\nrate = [-1, 5]\n",
+            "phases[0].rate",
+            "negative rate",
+        ),
+    ];
+    for (body, key, message) in cases {
+        let path = dir.path().join("s.toml");
+        std::fs::write(&path, format!("[suite]\nname = \"p\"\n{body}")).unwrap();
+        let out = sbsuite().arg("validate").arg(&path).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{body}: {err}");
+        assert!(err.contains(key) && err.contains(message), "{body}: {err}");
+        assert!(err.contains("s.toml:"), "names the file and line: {err}");
+    }
+}
