@@ -827,7 +827,7 @@ mod tests {
             "repetition,started_at,seconds,events,eps,tps,qps,reads,writes,other,errors,\
              reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
              lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee,headline_name,\
-             error_codes,warmup_s,steady,trend_pct_per_min"
+             error_codes,warmup_s,steady,trend_pct_per_min,phase,target_rate"
         );
     }
 
