@@ -407,6 +407,11 @@ struct Shared {
     queue: Option<RateQueue>,
     /// The run's phases (#30): which workers run and whether arrivals drive them, by time.
     timeline: Option<Timeline>,
+    /// `max_threads` (#30): the workers that run events (ids below it); the others wait,
+    /// connected, until the rate generator lets them in ([`rate::grow`]).
+    active: AtomicUsize,
+    /// The workers' threads, to wake the ones let in.
+    threads: OnceLock<Box<[Thread]>>,
     collector: Thread,
 }
 
@@ -613,6 +618,14 @@ impl EventLoop<'_> {
                 {
                     self.deadline = shared.deadline(start);
                 }
+            }
+            // Not let in yet by `max_threads`: wait, connected, until the generator wakes it.
+            if shared.cfg.start_threads.is_some()
+                && self.id >= shared.active.load(Ordering::Acquire)
+            {
+                thread::park_timeout(POLL);
+                self.now = Instant::now();
+                continue;
             }
             // A phase with fewer threads parks this worker (its connection stays open) until
             // a phase that has it begins; a closed-loop phase takes no arrival.
@@ -862,6 +875,8 @@ fn run_inner(
         first_failed: AtomicUsize::new(usize::MAX),
         queue: (cfg.rate > 0).then(|| RateQueue::new(rate_queue_slots())),
         timeline: Timeline::new(&cfg.phases),
+        active: AtomicUsize::new(cfg.start_threads.unwrap_or(cfg.threads)),
+        threads: OnceLock::new(),
         collector: thread::current(),
     });
 
@@ -888,6 +903,14 @@ fn run_inner(
             }
         }
     }
+    let _ = shared.threads.set(
+        joiner
+            .handles
+            .iter()
+            .flatten()
+            .map(|h| h.thread().clone())
+            .collect(),
+    );
     if spawn_error.is_some() {
         // Release the workers already waiting into an aborted run.
         shared.abort();

@@ -270,6 +270,10 @@ pub const METRICS: &[(&str, &str)] = &[
         "custom workloads: the workload's headline rate, e.g. tpmC",
     ),
     (
+        THREADS_PEAK,
+        "max_threads: the most threads that ran events at once (results only)",
+    ),
+    (
         "shards",
         "multi-client runs: the clients that ran the step (results only)",
     ),
@@ -334,6 +338,9 @@ pub const METRICS: &[(&str, &str)] = &[
 /// The metric of a custom workload's `headline` (its value; the name the workload gives it,
 /// e.g. `tpmC`, is results.csv's `headline_name`).
 pub const HEADLINE: &str = "headline";
+
+/// The metric of a run with `max_threads` (#30): how far its pool grew.
+pub const THREADS_PEAK: &str = "threads_peak";
 
 /// The metric that counts `rate` arrivals the run could not offer (see
 /// [`config::RateOverflow`]): 0 when every arrival was queued, absent without `rate`.
@@ -639,6 +646,13 @@ fn run_step(
         ..RunConfig::from_options(options)?
     };
     config.set_phases(run.phases)?;
+    if config.shard.is_some() && config.start_threads.is_some() {
+        return Err(EngineError::Failed(
+            "option `max_threads` and [clients] do not go together yet: each client would grow \
+             its own pool; run the step from one client, or set `threads` instead"
+                .into(),
+        ));
+    }
     let engine = make(workload, options, &config, target)?;
     let mut filtered = console::LevelFilter::new(out, config.verbosity);
     let mut open = || Ok(());

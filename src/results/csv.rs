@@ -165,6 +165,7 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `queue_length`, `concurrency` | `rate` runs: always empty here, filled in intervals.csv |
 | `dropped` | `rate` runs: arrivals dropped because every thread was busy and the event queue (131072) was full, i.e. load the run never offered (`0` when all was offered; empty without `rate`) |
 | `headline` | custom workloads with a `headline`: its value, e.g. new_order commits per minute for `tpmC` (named in `headline_name`) |
+| `threads_peak` | `max_threads` runs: the most threads that ran events at once (the pool grew from `threads` up to this); else empty |
 | `shards` | multi-client runs (`[clients]`): how many clients ran the step (its row is their exact merge; each one's own row is in `shards/<client>/results.csv`); else empty |
 | `start_skew_ms` | multi-client runs: the spread of the clients' measured starts in ms (each start estimated from the round trip of its `go`); else empty |
 | `server_fsyncs_per_txn` | the server's fsyncs per transaction over the step: MySQL/MariaDB `Innodb_data_fsyncs` (else `Innodb_os_log_fsyncs`), PostgreSQL `pg_stat_wal.wal_sync` (see server_counters.csv); empty for SQLite, without `[target]`, or when the counters could not be read |

@@ -263,3 +263,70 @@ fn phases_that_contradict_the_suite_are_refused_with_their_line() {
         assert!(err.contains("s.toml:"), "names the file and line: {err}");
     }
 }
+
+/// `max_threads` on MariaDB: one thread that sleeps 10 ms per transaction cannot serve 300
+/// arrivals a second; the pool grows (up to 12) until it does. The server shows it: several of
+/// the step's sessions sleeping at once, where one thread could only ever show one.
+#[test]
+fn max_threads_grows_the_pool_until_the_rate_is_served_on_mariadb() {
+    let db = "sbs_phases_grow";
+    if !Db::My.fresh(db) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("suite.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[suite]\nname = \"grow\"\nserver_cost = false\n\n{}\n[defaults]\nworkload = \"nap\"\nthreads = 1\nmax_threads = 12\nrate = 300\ntime = 6\nrand_seed = 7\n\n[workloads.nap]\nsummary = \"a 10 ms server-side sleep\"\n\n[workloads.nap.transactions.nap]\nweight = 1\nsteps = [{{ sql = \"SELECT SLEEP(0.01)\" }}]\n",
+            Db::My.target(db)
+        ),
+    )
+    .unwrap();
+    let mut child = sbsuite_process()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut seen = common::read_until_started(&mut child, 1);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let sleeping = format!(
+        "mysql -h 127.0.0.1 -P 3306 -u root -N -e \"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '{db}' AND INFO LIKE 'SELECT SLEEP%'\""
+    );
+    let mut most = 0;
+    for _ in 0..20 {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(&sleeping)
+            .output()
+            .unwrap();
+        let n: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        most = most.max(n);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    use std::io::Read;
+    child.stdout.take().unwrap().read_to_end(&mut seen).unwrap();
+    let status = child.wait().unwrap();
+    Db::My.drop_database(db);
+    let log = String::from_utf8_lossy(&seen);
+    assert!(status.success(), "{log}");
+    assert!(
+        most >= 2,
+        "the server saw at most {most} sleeping sessions: {log}"
+    );
+
+    let rows = results(&dir.path().join("results"));
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let r = &rows[0];
+    assert_eq!(r["status"], "ok", "{r:?}");
+    let peak = num(r, "threads_peak");
+    assert!((3.0..=12.0).contains(&peak), "{r:?}");
+    assert!((num(r, "eps") / 300.0 - 1.0).abs() < 0.05, "{r:?}");
+    assert_eq!(num(r, "dropped"), 0.0, "{r:?}");
+    assert!(log.contains("Threads: 1 at the start, "), "{log}");
+}

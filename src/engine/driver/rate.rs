@@ -54,17 +54,19 @@ impl RateQueue {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Queues an arrival; `false` (and one more `dropped`) when the queue is full.
-    pub(super) fn push(&self, at: Instant) -> bool {
+    /// Queues an arrival and returns the arrivals now waiting; `None` (and one more
+    /// `dropped`) when the queue is full.
+    pub(super) fn push(&self, at: Instant) -> Option<usize> {
         let mut q = self.lock();
         if q.len() >= self.capacity {
             self.dropped.fetch_add(1, Ordering::Relaxed);
-            return false;
+            return None;
         }
         q.push_back(at);
+        let waiting = q.len();
         drop(q);
         self.cv.notify_one();
-        true
+        Some(waiting)
     }
 
     /// The next intended start, or `Wait` after a short timeout so that the caller re-checks
@@ -142,11 +144,15 @@ pub(super) fn generate(shared: &Shared, start: Instant) {
             }
             thread::sleep((next - now).min(POLL));
         }
-        if !queue.push(next) && shared.cfg.rate_overflow == RateOverflow::Fatal {
-            queue.overflowed.store(true, Ordering::Relaxed);
-            shared.abort();
-            queue.close();
-            return;
+        match queue.push(next) {
+            None if shared.cfg.rate_overflow == RateOverflow::Fatal => {
+                queue.overflowed.store(true, Ordering::Relaxed);
+                shared.abort();
+                queue.close();
+                return;
+            }
+            Some(waiting) if shared.cfg.start_threads.is_some() => grow(shared, queue, waiting),
+            _ => {}
         }
     }
     // Let the workers reach the deadline, then release the idle ones.
@@ -190,6 +196,25 @@ fn next_arrival(t: &Timeline, start: Instant, from: Instant, rng: &mut Rng) -> O
         let rate = phase.rate_at(next.saturating_duration_since(start + t.start_of(i)));
         if rate >= max || rng.unit() * max < rate {
             return Some(next);
+        }
+    }
+}
+
+/// `max_threads` (#30): when more arrivals wait than the running workers have idle ones for,
+/// lets in as many more workers as that, up to the pool, and wakes them. Called by the
+/// generator after each arrival it queues, so the pool answers a burst within one arrival; it
+/// never shrinks (the most that ran is the results' `threads_peak`).
+fn grow(shared: &Shared, queue: &RateQueue, waiting: usize) {
+    let active = shared.active.load(Ordering::Acquire);
+    let idle = active.saturating_sub(queue.in_flight.load(Ordering::Relaxed));
+    if waiting <= idle || active >= shared.cfg.threads {
+        return;
+    }
+    let to = (active + waiting - idle).min(shared.cfg.threads);
+    shared.active.store(to, Ordering::Release);
+    if let Some(threads) = shared.threads.get() {
+        for t in threads.get(active..to).unwrap_or_default() {
+            t.unpark();
         }
     }
 }

@@ -391,6 +391,12 @@ pub(super) fn finish(
             .metrics
             .push((crate::engine::DROPPED, dropped as f64));
     }
+    if cfg.start_threads.is_some() {
+        let peak = shared.active.load(Ordering::Acquire);
+        outcome
+            .metrics
+            .push((crate::engine::THREADS_PEAK, peak as f64));
+    }
     let report = (|| {
         if cfg.verbosity >= 4 {
             console::write_debug_done(out, time_exits, event_exits)?;
@@ -421,6 +427,15 @@ pub(super) fn finish(
         }
         if cfg.warmup_auto {
             writeln!(out, "{}", steady_line(&outcome.steady))?;
+            writeln!(out)?;
+        }
+        if let Some(start) = cfg.start_threads {
+            writeln!(
+                out,
+                "Threads: {start} at the start, {} at most (max_threads = {})",
+                shared.active.load(Ordering::Acquire),
+                cfg.threads
+            )?;
             writeln!(out)?;
         }
         if let Some(q) = &shared.queue {
@@ -628,6 +643,9 @@ pub(super) fn collect(
                 Some(t) => {
                     let i = t.at(Duration::from_nanos(offset_ns.saturating_sub(1)));
                     (Some(i), t.phases()[i].threads)
+                }
+                None if cfg.start_threads.is_some() => {
+                    (None, shared.active.load(Ordering::Acquire))
                 }
                 None => (None, usize::MAX),
             };

@@ -938,7 +938,7 @@ fn rate_queue_counts_what_it_cannot_hold() {
     let q = RateQueue::new(2);
     let t = Instant::now();
     let queued: Vec<bool> = (0..5)
-        .map(|i| q.push(t + Duration::from_millis(i)))
+        .map(|i| q.push(t + Duration::from_millis(i)).is_some())
         .collect();
     assert_eq!(queued, [true, true, false, false, false]);
     assert_eq!((q.len(), q.dropped.load(Ordering::Relaxed)), (2, 3));
@@ -1150,4 +1150,44 @@ fn phases_that_cannot_run_are_refused() {
     checkpoints.checkpoints = vec![1];
     let e = checkpoints.set_phases(&late_warmup[..1]).unwrap_err();
     assert!(e.to_string().contains("report_checkpoints"), "{e}");
+}
+
+/// #30: `max_threads` grows the pool when arrivals wait for busy threads: one thread that
+/// serves 100 events a second (10 ms sleeps) is joined by more until 400 a second are served,
+/// never past the cap, and nothing is dropped; the threads that waited ran no event before.
+#[test]
+fn max_threads_grows_the_pool_under_a_rate_one_thread_cannot_serve() {
+    let w = Paced::new(|_| Duration::from_millis(10));
+    let mut options = crate::value::Options::default();
+    for (k, v) in [
+        ("threads", "1"),
+        ("max_threads", "16"),
+        ("rate", "400"),
+        ("time", "3"),
+    ] {
+        options
+            .0
+            .insert(k.into(), crate::value::Value::parse_loose(v));
+    }
+    let cfg = RunConfig::from_options(&options).expect("valid options");
+    assert_eq!((cfg.threads, cfg.start_threads), (16, Some(1)));
+    let (o, _, text) = run_fake_on(&w, &cfg);
+    let peak = crate::engine::metric(&o.metrics, crate::engine::THREADS_PEAK).unwrap();
+    assert!((4.0..=16.0).contains(&peak), "grew to {peak}: {text}");
+    assert_eq!(
+        crate::engine::metric(&o.metrics, crate::engine::DROPPED),
+        Some(0.0)
+    );
+    let eps = o.events as f64 / o.seconds;
+    assert!((340.0..460.0).contains(&eps), "{eps}/s: {text}");
+    let ran = o.per_thread.iter().filter(|&&(e, _)| e > 0).count();
+    assert!(
+        ran as f64 <= peak,
+        "{ran} threads ran events, the peak is {peak}"
+    );
+    assert!(text.contains("Threads: 1 at the start, "), "{text}");
+
+    options.0.remove("rate");
+    let e = RunConfig::from_options(&options).unwrap_err();
+    assert!(e.to_string().contains("`max_threads` needs `rate`"), "{e}");
 }
