@@ -1187,7 +1187,7 @@ fn max_threads_grows_the_pool_under_a_rate_one_thread_cannot_serve() {
     );
     assert!(text.contains("Threads: 1 at the start, "), "{text}");
 
-    options.0.remove("rate");
+    options.0.shift_remove("rate");
     let e = RunConfig::from_options(&options).unwrap_err();
     assert!(e.to_string().contains("`max_threads` needs `rate`"), "{e}");
 }
