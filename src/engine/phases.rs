@@ -98,6 +98,25 @@ impl Phase {
     }
 }
 
+/// A timeline in one line, as `plan` and `validate` show it:
+/// `warm 2s 4 thr 200/s (warmup) | ramp 6s 4 thr 200→1000/s | …`.
+pub fn timeline_text(phases: &[Phase]) -> String {
+    phases
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {}s {} thr {}{}",
+                p.name,
+                p.duration.as_secs_f64(),
+                p.threads,
+                p.rate_text(),
+                if p.warmup { " (warmup)" } else { "" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
 /// The phases of a run with their end offsets from the start of the run's clock.
 #[derive(Clone, Debug)]
 pub struct Timeline {

@@ -124,21 +124,8 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
         }
         let _ = writeln!(out, "{:>width$}  {}", "", opts.join(" "));
         if !s.phases.is_empty() {
-            let timeline: Vec<String> = s
-                .phases
-                .iter()
-                .map(|p| {
-                    format!(
-                        "{} {}s {} thr {}{}",
-                        p.name,
-                        p.duration.as_secs_f64(),
-                        p.threads,
-                        p.rate_text(),
-                        if p.warmup { " (warmup)" } else { "" }
-                    )
-                })
-                .collect();
-            let _ = writeln!(out, "{:>width$}  phases: {}", "", timeline.join(" | "));
+            let timeline = crate::engine::phases::timeline_text(&s.phases);
+            let _ = writeln!(out, "{:>width$}  phases: {timeline}", "");
         }
     }
     let _ = writeln!(

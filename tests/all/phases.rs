@@ -138,6 +138,13 @@ fn a_rate_ramp_over_phases_is_delivered_on_one_pool(server: Db, db: &str) {
         "{plan_text}"
     );
 
+    let validate = sbsuite().arg("validate").arg(&path).output().unwrap();
+    let validate_text = String::from_utf8_lossy(&validate.stdout).into_owned();
+    assert!(
+        validate_text.contains("  phases: warm 2s 4 thr 200/s (warmup) | ramp 6s"),
+        "{validate_text}"
+    );
+
     let mut child = sbsuite_process()
         .arg("run")
         .arg(&path)
