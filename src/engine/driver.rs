@@ -207,6 +207,13 @@ pub trait Workload: Sync {
         let _ = outcome;
     }
 
+    /// Phase `index` of the run's timeline begins (#30: `[[phases]]`), called on the collector
+    /// thread at each boundary while workers run: a workload whose events depend on the phase
+    /// (a custom workload's transaction mix) switches to it.
+    fn phase_began(&self, index: usize) {
+        let _ = index;
+    }
+
     /// Restart the workload's own counters (bytes moved, file operations…): called at the end of
     /// `warmup_time` and after each checkpoint report, on the collector thread, while workers
     /// run (so counters must be atomics or otherwise safe to reset concurrently).

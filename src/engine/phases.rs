@@ -41,6 +41,9 @@ pub struct Phase {
     pub rate_to: f64,
     /// Unmeasured (only leading phases may be).
     pub warmup: bool,
+    /// Custom workloads: the transactions whose weight this phase changes, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<(String, u32)>,
 }
 
 /// Durations as seconds in plan.json.
@@ -267,6 +270,7 @@ mod tests {
             rate_from: rate.0,
             rate_to: rate.1,
             warmup,
+            weights: Vec::new(),
         }
     }
 

@@ -161,6 +161,11 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     for mut cell in cells(&suite.matrix) {
         match resolve(suite, &cell, &mut defaults) {
             Ok((spec, mut options)) => {
+                for e in phase_weight_errors(suite, spec) {
+                    if !errors.contains(&e) {
+                        errors.push(e);
+                    }
+                }
                 if let Some(def) = crate::engine::custom::def(spec) {
                     let values: Vec<String> = std::iter::once("check")
                         .chain(def.options.iter().map(|o| o.name.as_str()))
@@ -897,9 +902,67 @@ fn phases(raw: &[crate::suite::raw::RawPhase], options: &Options) -> Vec<Phase> 
                 rate_from,
                 rate_to,
                 warmup: p.warmup,
+                weights: p.weights.iter().map(|(k, &v)| (k.clone(), v)).collect(),
             }
         })
         .collect()
+}
+
+/// A phase's `weights` name transactions of the step's workload, which must be a custom one,
+/// and leave it a transaction to run.
+fn phase_weight_errors(suite: &Suite, spec: &'static WorkloadSpec) -> Vec<ConfigError> {
+    let mut out = Vec::new();
+    for (i, p) in suite.phases.iter().enumerate() {
+        if p.weights.is_empty() {
+            continue;
+        }
+        let at = [Seg::key("phases"), Seg::Index(i), Seg::key("weights")];
+        let Some(def) = crate::engine::custom::def(spec) else {
+            out.push(
+                suite
+                    .error(
+                        &at,
+                        format!(
+                            "phase {} sets `weights`, but workload `{}` has no transactions to \
+                             weigh",
+                            i + 1,
+                            spec.name
+                        ),
+                    )
+                    .with_help("`weights` applies to custom workloads ([workloads.NAME])"),
+            );
+            continue;
+        };
+        let mut total = 0u64;
+        for t in &def.transactions {
+            total += u64::from(p.weights.get(&t.name).copied().unwrap_or(t.weight));
+        }
+        for name in p.weights.keys() {
+            if !def.transactions.iter().any(|t| &t.name == name) {
+                let names: Vec<&str> = def.transactions.iter().map(|t| t.name.as_str()).collect();
+                out.push(
+                    suite
+                        .error(
+                            &at,
+                            format!(
+                                "phase {} weighs `{name}`, which workload `{}` does not have",
+                                i + 1,
+                                def.name
+                            ),
+                        )
+                        .with_help(format!("its transactions: {}", names.join(", "))),
+                );
+            }
+        }
+        if total == 0 {
+            out.push(
+                suite
+                    .error(&at, format!("phase {} weighs every transaction 0", i + 1))
+                    .with_help("give at least one transaction a weight above 0"),
+            );
+        }
+    }
+    out
 }
 
 fn estimate(options: &Options) -> Option<f64> {

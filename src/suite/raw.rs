@@ -80,6 +80,10 @@ pub struct RawPhase {
     /// leading phases may be.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warmup: bool,
+    /// Custom workloads: the transaction mix of this phase, `{ name = weight }` for the
+    /// transactions whose weight changes (the others keep their declared weight).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub weights: std::collections::BTreeMap<String, u32>,
 }
 
 /// A phase's `rate`: constant, or a linear ramp `[from, to]`.

@@ -259,6 +259,11 @@ fn phases_that_contradict_the_suite_are_refused_with_their_line() {
             "phases[0].rate",
             "negative rate",
         ),
+        (
+            "[defaults]\nworkload = \"cpu\"\n[[phases]]\ntime = 5\nweights = { a = 1 }\n",
+            "phases[0].weights",
+            "workload `cpu` has no transactions to weigh",
+        ),
     ];
     for (body, key, message) in cases {
         let path = dir.path().join("s.toml");
@@ -336,4 +341,93 @@ fn max_threads_grows_the_pool_until_the_rate_is_served_on_mariadb() {
     assert!((num(r, "eps") / 300.0 - 1.0).abs() < 0.05, "{r:?}");
     assert_eq!(num(r, "dropped"), 0.0, "{r:?}");
     assert!(log.contains("Threads: 1 at the start, "), "{log}");
+}
+
+/// A phase's `weights` (custom workloads) changes the transaction mix at its boundary: only
+/// `a` runs in the first phase and only `b` in the second, and PostgreSQL's own tables say so
+/// (each transaction inserts one row into its table; an after-step hook counts them before the
+/// cleanup drops them). A transaction under way at the boundary may land in the other phase's
+/// count: at most one per thread.
+#[test]
+fn a_phase_changes_the_transaction_mix_on_postgresql() {
+    let db = "sbs_phases_mix";
+    if !Db::Pg.fresh(db) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let counts = dir.path().join("counts.txt");
+    let count = |t: &str| {
+        format!(
+            "psql --host=127.0.0.1 --port=5432 --username=postgres --no-psqlrc -qAt -d {db} -c 'SELECT count(*) FROM {t}'"
+        )
+    };
+    let text = format!(
+        r#"[suite]
+name = "mix"
+server_cost = false
+
+{}
+[hooks]
+after_step = '''[ {{{{ kind }}}} = run ] && echo $({}) $({}) > {} || true'''
+
+[defaults]
+workload = "mix"
+threads = 2
+
+[[phases]]
+name = "only_a"
+time = 3
+weights = {{ a = 1, b = 0 }}
+
+[[phases]]
+name = "only_b"
+time = 3
+weights = {{ a = 0, b = 1 }}
+
+[workloads.mix]
+summary = "two transactions, each inserting into its own table"
+schema = ["CREATE TABLE ta (x INT)", "CREATE TABLE tb (x INT)"]
+cleanup = ["DROP TABLE IF EXISTS ta", "DROP TABLE IF EXISTS tb"]
+
+[workloads.mix.transactions.a]
+weight = 1
+steps = [{{ sql = "INSERT INTO ta VALUES (1)" }}]
+
+[workloads.mix.transactions.b]
+weight = 1
+steps = [{{ sql = "INSERT INTO tb VALUES (1)" }}]
+"#,
+        Db::Pg.target(db),
+        count("ta"),
+        count("tb"),
+        counts.display()
+    );
+    let path = dir.path().join("suite.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .args(["--progress", "off"])
+        .output()
+        .unwrap();
+    Db::Pg.drop_database(db);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let seen = std::fs::read_to_string(&counts).unwrap();
+    let server: Vec<f64> = seen
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let rows = results(&dir.path().join("results"));
+    let phase_events: Vec<f64> = rows[1..].iter().map(|r| num(r, "events")).collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(phase_events.iter().all(|&e| e > 100.0), "{rows:?}");
+    for (rows_of, events) in server.iter().zip(&phase_events) {
+        assert!(
+            (rows_of - events).abs() <= 2.0,
+            "the server has {server:?} rows for phases of {phase_events:?} events"
+        );
+    }
 }

@@ -1070,6 +1070,7 @@ fn phases_park_workers_pace_rates_and_measure_each_phase() {
         rate_from: rate,
         rate_to: rate,
         warmup,
+        weights: Vec::new(),
     };
     let phases = vec![
         phase("warm", 300, 3, 0.0, true),
@@ -1134,6 +1135,7 @@ fn phases_that_cannot_run_are_refused() {
             rate_from: 0.0,
             rate_to: 0.0,
             warmup: false,
+            weights: Vec::new(),
         },
         Phase {
             name: "b".into(),
@@ -1142,6 +1144,7 @@ fn phases_that_cannot_run_are_refused() {
             rate_from: 0.0,
             rate_to: 0.0,
             warmup: true,
+            weights: Vec::new(),
         },
     ];
     let e = config(1, 0, 0, 0).set_phases(&late_warmup).unwrap_err();

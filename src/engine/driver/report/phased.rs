@@ -102,6 +102,7 @@ impl Phases {
     ) -> io::Result<()> {
         let index = self.next;
         self.next += 1;
+        workload.phase_began(index);
         // The measured phase under way ends (not when the measured part began with this one).
         if let Some((ended, from, sql, dropped_then)) = self.current
             && ended < index
