@@ -1149,6 +1149,7 @@ mod tests {
             schema: Vec::new(),
             after_load: Vec::new(),
             cleanup: Vec::new(),
+            init: Vec::new(),
             load: Vec::new(),
             fresh_per_run: false,
             checks: Vec::new(),

@@ -79,4 +79,5 @@ mod sysbench_shape;
 mod system_engines;
 mod tpcc;
 mod transactions;
+mod txn_language;
 mod user_data;

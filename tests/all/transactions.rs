@@ -35,6 +35,7 @@ fn orders() -> &'static WorkloadSpec {
         schema: Vec::new(),
         after_load: Vec::new(),
         cleanup: Vec::new(),
+        init: Vec::new(),
         load: Vec::new(),
         fresh_per_run: false,
         checks: Vec::new(),

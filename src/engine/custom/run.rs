@@ -185,8 +185,10 @@ pub struct Custom {
     stmts: Vec<StmtPlan>,
     /// Slots of the `thread` variable.
     thread_slots: Vec<Slot>,
-    /// The dialect's BEGIN.
-    begin: &'static str,
+    /// Per transaction: the statements that open it (`SET TRANSACTION ISOLATION LEVEL …`
+    /// then `BEGIN` on MySQL; `BEGIN ISOLATION LEVEL …` on PostgreSQL; a read-only one's
+    /// deferred `BEGIN` on SQLite, `BEGIN IMMEDIATE` otherwise).
+    begins: Vec<(Option<&'static str>, &'static str)>,
     statement_stats: bool,
     /// How `ps_mode = disable` writes values into the text.
     syntax: &'static Syntax,
@@ -294,7 +296,12 @@ impl Custom {
             phase: std::sync::atomic::AtomicUsize::new(0),
             stmts,
             thread_slots,
-            begin: driver.dialect().begin(true),
+            begins: def
+                .transactions
+                .iter()
+                .map(|t| begin_of(t, driver))
+                .collect::<Result<_, String>>()
+                .map_err(fail)?,
             statement_stats,
             syntax: driver.dialect().syntax(),
             finished: Mutex::new(Vec::new()),
@@ -377,6 +384,15 @@ fn preparing(e: SqlError, name: &str, text: &str) -> SqlError {
     )
 }
 
+/// `e` of an `init` statement, with its text.
+fn initialising(e: SqlError, text: &str) -> SqlError {
+    SqlError::new(
+        e.code.clone(),
+        format!("{} (the workload's `init` statement '{text}')", e.message),
+        e.kind,
+    )
+}
+
 impl Open for Custom {
     type Stmts = Stmts;
 
@@ -387,6 +403,12 @@ impl Open for Custom {
     /// Prepares every statement that has text for the driver, now (`eager`) or when it first
     /// runs; none with `ps_mode = disable`.
     fn prepare(&self, conn: &mut dyn Connection, eager: bool) -> Result<Stmts, SqlError> {
+        let driver = self.sessions.connector.target.driver;
+        for sql in &self.def.init {
+            if let Some(text) = sql.for_driver(driver).filter(|t| !t.trim().is_empty()) {
+                conn.query(text).map_err(|e| initialising(e, text))?;
+            }
+        }
         let prepared = self.sessions.connector.target.ps_mode == PsMode::Auto;
         let mut ids = Vec::with_capacity(self.stmts.len());
         for (plan, st) in self.stmts.iter().zip(&self.def.statements) {
@@ -403,6 +425,35 @@ impl Open for Custom {
             lazy: prepared && !eager,
         })
     }
+}
+
+/// The statements that open transaction `t` on `driver` (see [`Custom::begins`]); an
+/// isolation level SQLite does not have is an error.
+fn begin_of(
+    t: &super::model::Txn,
+    driver: crate::db::Driver,
+) -> Result<(Option<&'static str>, &'static str), String> {
+    use super::model::Isolation;
+    use crate::db::Driver;
+    Ok(match (driver, t.isolation) {
+        (Driver::Mysql, level) => (level.map(Isolation::mysql_set), "BEGIN"),
+        (Driver::Pgsql, Some(level)) => (None, level.pgsql_begin()),
+        (Driver::Pgsql, None) => (None, "BEGIN"),
+        (Driver::Sqlite, None | Some(Isolation::Serializable)) => {
+            (None, driver.dialect().begin(!t.read_only))
+        }
+        (Driver::Sqlite, Some(level)) => {
+            let name = level
+                .mysql_set()
+                .trim_start_matches("SET TRANSACTION ISOLATION LEVEL ");
+            return Err(format!(
+                "transaction `{}`: SQLite runs every transaction serializable, it has no \
+                 isolation = \"{}\": remove `isolation` or set \"serializable\"",
+                t.name,
+                name.to_lowercase()
+            ));
+        }
+    })
 }
 
 /// The cumulative weights of phase `p`: its `weights` where it names a transaction, the
@@ -1007,7 +1058,11 @@ impl CustomWorker<'_> {
             self.draw(slot, generator)?;
         }
         if !txn.autocommit {
-            self.text_query(w.begin)?;
+            let (set, begin) = w.begins[t];
+            if let Some(set) = set {
+                self.text_query(set)?;
+            }
+            self.text_query(begin)?;
             self.session.in_trx = true;
         }
         match self.run(&plan.body) {

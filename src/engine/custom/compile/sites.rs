@@ -22,6 +22,14 @@ pub(super) struct SqlSite {
     pub(super) sql: Sql,
 }
 
+/// A transaction's `isolation` other than serializable, which SQLite does not have: refused
+/// where it is written when the suite runs on SQLite.
+pub(super) struct IsolationSite {
+    pub(super) workload: String,
+    pub(super) file: usize,
+    pub(super) path: Vec<Seg>,
+}
+
 /// A value of a definition that reads options and nothing a run draws: fixed for a run, so
 /// the plan evaluates it with each run's options ([`Loaded::check_run`]) and refuses what
 /// fails there, at the line that wrote it, before anything runs (#26).
@@ -60,6 +68,24 @@ impl Loaded {
         } else {
             "the target's driver"
         };
+        let isolation = self
+            .isolation_sites
+            .iter()
+            .filter(|s| driver == Driver::Sqlite && used.contains(&s.workload))
+            .map(|s| {
+                self.error_at(
+                    s.file,
+                    &s.path,
+                    format!(
+                        "workload `{}` sets an isolation level SQLite does not have, on {whose}: \
+                         SQLite runs every transaction serializable",
+                        s.workload
+                    ),
+                    "remove `isolation` (or set \"serializable\") to run on SQLite".to_string(),
+                )
+            });
+        let mut out: Vec<ConfigError> = isolation.collect();
+        out.extend(
         self.sites
             .iter()
             .filter(|s| used.contains(&s.workload) && s.sql.for_driver(driver).is_none())
@@ -86,8 +112,9 @@ impl Loaded {
                         "add `{name} = \"…\"` to this table (\"\" runs nothing on {name}), or run the suite on a target whose driver has SQL here"
                     ),
                 )
-            })
-            .collect()
+            }),
+        );
+        out
     }
 
     /// What of workload `def` fails with a run's `options`, each error at the line that wrote
