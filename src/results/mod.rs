@@ -551,8 +551,8 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
 /// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`; #29:
 /// the cost columns, `warmup_s`, `steady`, `trend_pct_per_min`, the server's rates per
-/// interval; #30: the connection columns).
-const ADDED_COLUMNS: [&str; 22] = [
+/// interval; #30: the connection columns, the fault columns).
+const ADDED_COLUMNS: [&str; 27] = [
     "dropped",
     "headline",
     "headline_name",
@@ -575,6 +575,11 @@ const ADDED_COLUMNS: [&str; 22] = [
     "connect_max_ms",
     "idle_connections",
     "idle_dead",
+    "fault_at_s",
+    "fault_error_window_s",
+    "fault_first_ok_s",
+    "fault_p99_recovered_s",
+    "fault_lost_txn",
 ];
 
 fn rewrite_csv(
