@@ -18,6 +18,7 @@
 //!   [`REFERENCE_S`] whole windows before the fault, merged (after the previous fault only).
 //!
 //! The figures of a fault fired at `f` (seconds from the start of the measured part):
+//! * first error: the first tick after `f` that saw a failure, as seconds from `f`.
 //! * error window: from the first tick after `f` that saw a failure to the later of the last
 //!   failure of that burst (a burst ends once a success was seen and a second passed without a
 //!   failure) and the first success after the first failure; `0` when nothing failed; to the
@@ -26,8 +27,10 @@
 //!   no failure (after `f` when nothing failed), as seconds from `f`.
 //! * p99 recovered: from `f` to the start of the first [`STEADY_WINDOWS`] windows in a row,
 //!   none before the window where the error window ends, whose p99 is within the tolerance of
-//!   the reference (a window where nothing finished is not); `0` when the fault never moved it.
-//!   None when the step ended first.
+//!   the reference (a window where nothing finished is not), and never before the error window
+//!   ends: a window's p99 is that of the transactions that finished, and an outage shorter than
+//!   a window leaves it alone (the few transactions it held up are under 1 % of them). `0`
+//!   when the fault moved nothing; none when the step ended first.
 //! * lost transactions: the reference throughput times the recovery period (to the end of the
 //!   step if the p99 never recovered) less the transactions finished in it, at least 0.
 
@@ -69,6 +72,8 @@ pub struct Reference {
 /// One fault's figures (see the module doc); `None`: could not be measured.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Figures {
+    /// From the fault to the first failure after it (none: nothing failed).
+    pub first_error_s: Option<f64>,
     pub error_window_s: Option<f64>,
     pub first_ok_s: Option<f64>,
     pub p99_recovered_s: Option<f64>,
@@ -233,7 +238,7 @@ impl Timeline {
             };
             (k0..=self.p99.len().saturating_sub(STEADY_WINDOWS))
                 .find(|&k| (k..k + STEADY_WINDOWS).all(within))
-                .map(|k| (self.start(k) - f).max(0.0))
+                .map(|k| (self.start(k) - f).max(error_end.map_or(0.0, |e| e - f)).max(0.0))
         });
         let lost_txn = reference.map(|r| {
             let until = p99_recovered_s.map_or(end, |s| f + s);
@@ -241,6 +246,7 @@ impl Timeline {
             (r.tps * (until - f) - done).max(0.0).round()
         });
         Figures {
+            first_error_s: first_failure.map(|a| ticks[a].t - f),
             error_window_s,
             first_ok_s,
             p99_recovered_s,
@@ -313,6 +319,7 @@ mod tests {
         assert!((r.p99_ms - 2.0).abs() < 0.1, "{r:?}");
         let f = tl.figures(6.0, Some(r), 20.0);
         // Failures seen at 6.1; the first tick with a success and no failure: 8.1.
+        assert!((f.first_error_s.unwrap() - 0.1).abs() < 1e-9, "{f:?}");
         assert!((f.error_window_s.unwrap() - 2.0).abs() < 1e-9, "{f:?}");
         assert!((f.first_ok_s.unwrap() - 2.1).abs() < 1e-9, "{f:?}");
         // Windows (8,9] and (9,10] are slow; (10,11] and on are back.
@@ -322,10 +329,28 @@ mod tests {
     }
 
     #[test]
+    fn an_outage_shorter_than_a_window_still_counts_until_service_is_back() {
+        // Down from 6.0 to 6.3 only: every window's p99 stays at 2 ms.
+        let (tl, r) = series(
+            6.0,
+            15.0,
+            |t| if t > 6.0 && t <= 6.3 { 0 } else { 10 },
+            |_| 2.0,
+            |t| u64::from((t - 6.1).abs() < 1e-9) * 4,
+        );
+        let f = tl.figures(6.0, r, 20.0);
+        assert!((f.error_window_s.unwrap() - 0.3).abs() < 1e-9, "{f:?}");
+        assert!((f.first_ok_s.unwrap() - 0.4).abs() < 1e-9, "{f:?}");
+        assert!((f.p99_recovered_s.unwrap() - 0.4).abs() < 1e-9, "{f:?}");
+        // 0.4 s at 100 tps expected, 10 finished (at 6.4).
+        assert!((f.lost_txn.unwrap() - 30.0).abs() < 1.0, "{f:?}");
+    }
+
+    #[test]
     fn a_harmless_fault_measures_nothing_lost() {
         let (tl, r) = series(3.5, 12.0, |_| 10, |_| 2.0, |_| 0);
         let f = tl.figures(3.5, r, 20.0);
-        assert_eq!(f.error_window_s, Some(0.0));
+        assert_eq!((f.first_error_s, f.error_window_s), (None, Some(0.0)));
         assert!(f.first_ok_s.unwrap() <= 0.1 + 1e-9, "{f:?}");
         assert_eq!(f.p99_recovered_s, Some(0.0));
         assert_eq!(f.lost_txn, Some(0.0));
