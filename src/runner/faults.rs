@@ -9,12 +9,17 @@
 //!   does not delay the next fault. Each thread records when its fault really fired.
 //! * **Measured from the collector's live samples** ([`timeline`]): while a step has faults
 //!   the collector samples it every [`TICK`]; nothing is added to the workers' hot path.
-//! * **A command runs like a hook** ([`super::shell`]: `sh -c`, its own process group, a
+//! * **A command runs like a hook** ([`super::shell`]: `sh -c`, its own process group, its
 //!   timeout, output and status to `hooks.log`); **SQL runs on a connection of its own** to the
-//!   step's target, opened when the fault fires, never a worker's. When the step ends, a fault
-//!   not yet due is called off, a command still running is killed with its process group and a
-//!   statement still running is cancelled on the server ([`StepFaults::finish`]), so nothing
-//!   of a step outlives it.
+//!   step's target, opened when the fault fires, never a worker's. When the step ends
+//!   ([`StepFaults::finish`]), a fault not yet due is called off and a statement still running
+//!   is cancelled on the server (a database undoes it); a command still running is given the
+//!   rest of its timeout and then killed with its process group, as a hook is. Not killed at
+//!   once: a fault command acts on the system (restart a server, fail over), and one cut off
+//!   half-way leaves it broken for every later step — a step that fails at the fault's first
+//!   error (a Lua script without the lost-connection codes in `ignore_errors`) would otherwise
+//!   leave its server down. A stop request kills it at once (the interrupt registry). So
+//!   nothing of a step outlives it.
 //! * **A fault that did not do what was asked fails the row** (a failed or timed-out command, a
 //!   failed statement, a fault the step ended before, or one still running at its end), like a
 //!   `rate` that could not be offered: its figures stay, but a comparison must not take the row
@@ -182,8 +187,8 @@ struct Fired {
 
 /// What the step's observer and the fault threads share.
 struct Shared {
-    /// The step ended: faults not yet due are called off, a running command is killed.
-    cancel: AtomicBool,
+    /// The step ended: faults not yet due are called off.
+    ended: AtomicBool,
     fired: Mutex<Vec<Fired>>,
     /// Wakes the threads that wait for their moment.
     wake: Condvar,
@@ -271,7 +276,11 @@ impl StepFaults {
                     at: f.at,
                     tolerance: f.tolerance,
                     timeout: Duration::from_secs(f.timeout.max(1)),
-                    kind: if f.command.is_some() { "command" } else { "sql" },
+                    kind: if f.command.is_some() {
+                        "command"
+                    } else {
+                        "sql"
+                    },
                     action,
                 }
             })
@@ -281,7 +290,7 @@ impl StepFaults {
         StepFaults {
             armed,
             shared: Arc::new(Shared {
-                cancel: AtomicBool::new(false),
+                ended: AtomicBool::new(false),
                 fired: Mutex::new(vec![Fired::default(); n]),
                 wake: Condvar::new(),
                 scope: Scope::new(),
@@ -334,12 +343,13 @@ impl StepFaults {
         let Some(t0) = self.t0 else {
             return;
         };
-        let failures = sample.sql.map_or(0, |s| s.errors + s.reconnects);
+        let sql = sample.sql.unwrap_or_default();
         self.timeline.tick(
             Tick {
                 t: t0.elapsed().as_secs_f64(),
                 events: sample.events,
-                failures,
+                errors: sql.errors,
+                reconnects: sql.reconnects,
             },
             sample.latency_buckets,
         );
@@ -363,10 +373,11 @@ impl StepFaults {
         }
     }
 
-    /// The step ended: calls off what is not due, kills and cancels what still runs, waits for
-    /// the fault threads, and works out every fault's figures.
+    /// The step ended: calls off what is not due, cancels the statements still running, waits
+    /// for the commands still running (each at most until its timeout), and works out every
+    /// fault's figures.
     pub fn finish(mut self) -> FaultsDone {
-        self.shared.cancel.store(true, Ordering::SeqCst);
+        self.shared.ended.store(true, Ordering::SeqCst);
         {
             let _held = self.shared.fired();
             self.shared.wake.notify_all();
@@ -383,17 +394,16 @@ impl StepFaults {
         let mut failures = Vec::new();
         for ((a, f), reference) in self.armed.iter().zip(&fired).zip(&self.references) {
             let reference = reference.flatten();
-            let figures = f
-                .at
-                .map(|at| self.timeline.figures(at, reference, a.tolerance))
-                .unwrap_or_default();
+            let figures =
+                f.at.map(|at| self.timeline.figures(at, reference, a.tolerance))
+                    .unwrap_or_default();
             let (status, error) = match (&a.action, &f.status) {
                 (Err(e), _) => ("failed", Some(e.clone())),
                 (Ok(_), Status::Ok) => ("ok", None),
                 (Ok(_), Status::Failed(e)) => ("failed", Some(e.clone())),
                 (Ok(_), Status::Running) => (
                     "killed",
-                    Some("it was still running when the step ended, and was stopped".into()),
+                    Some("it was stopped before it finished (a stop request, or its statement was still running when the step ended)".into()),
                 ),
                 (Ok(_), Status::Waiting) => (
                     "not fired",
@@ -422,10 +432,11 @@ impl StepFaults {
                 error,
             });
         }
-        let first = rows
-            .iter()
-            .filter(|r| r.fired_at.is_some())
-            .min_by(|a, b| a.fired_at.unwrap_or(0.0).total_cmp(&b.fired_at.unwrap_or(0.0)));
+        let first = rows.iter().filter(|r| r.fired_at.is_some()).min_by(|a, b| {
+            a.fired_at
+                .unwrap_or(0.0)
+                .total_cmp(&b.fired_at.unwrap_or(0.0))
+        });
         let metrics = first.map(|r| r.metrics()).unwrap_or_default();
         let lines = rows.iter().filter_map(FaultRow::line).collect();
         FaultsDone {
@@ -542,7 +553,7 @@ pub fn write_rows(
 fn wait_until(shared: &Shared, due: Instant) -> bool {
     let mut held = shared.fired();
     loop {
-        if shared.cancel.load(Ordering::SeqCst) {
+        if shared.ended.load(Ordering::SeqCst) {
             return false;
         }
         let now = Instant::now();
@@ -579,8 +590,11 @@ fn fire(
     let started = Instant::now();
     match action {
         Action::Command(command) => {
-            record(Some(started.duration_since(t0).as_secs_f64()), Status::Running);
-            let result = shell::run_until(command, timeout, &shared.cancel);
+            record(
+                Some(started.duration_since(t0).as_secs_f64()),
+                Status::Running,
+            );
+            let result = shell::run(command, timeout);
             let (status, text) = match &result {
                 Ok((Ended::Exited(s), _)) if s.success() => (Status::Ok, s.to_string()),
                 Ok((Ended::Exited(s), out)) => {
@@ -602,11 +616,11 @@ fn fire(
                         format!("killed after {secs} s (timeout) (failed)"),
                     )
                 }
-                // Killed because the step ended (or a stop request): the status stays
-                // `Running`, which the step's figures call killed.
+                // A stop request killed it: the status stays `Running`, which the figures
+                // call killed.
                 Ok((Ended::Interrupted, _)) => (
                     Status::Running,
-                    "killed when the step ended (interrupted)".to_string(),
+                    "killed by a stop request (interrupted)".to_string(),
                 ),
                 Err(e) => (Status::Failed(e.clone()), e.clone()),
             };
@@ -622,10 +636,7 @@ fn fire(
             let at = t0.elapsed().as_secs_f64();
             let (status, said) = match conn {
                 Err(e) => {
-                    let why = format!(
-                        "no connection to {} for its sql: {e}",
-                        target.endpoint(0)
-                    );
+                    let why = format!("no connection to {} for its sql: {e}", target.endpoint(0));
                     (Status::Failed(why.clone()), why)
                 }
                 Ok(mut conn) => {
@@ -633,7 +644,7 @@ fn fire(
                     let mut outcome = (Status::Ok, "done".to_string());
                     for s in statements {
                         if let Err(e) = conn.query(s) {
-                            outcome = if shared.cancel.load(Ordering::SeqCst) {
+                            outcome = if shared.ended.load(Ordering::SeqCst) {
                                 (
                                     Status::Running,
                                     format!("`{s}` cancelled when the step ended"),
@@ -736,44 +747,76 @@ mod tests {
         assert_eq!(done.rows[1].status, "failed");
         assert_eq!(done.rows[2].status, "not fired");
         let failure = done.failure.unwrap();
-        assert!(failure.contains("fault `fault2` failed: `exit 3` exited with exit status: 3"), "{failure}");
-        assert!(failure.contains("fault `fault3` did not fire: the measured part"), "{failure}");
+        assert!(
+            failure.contains("fault `fault2` failed: `exit 3` exited with exit status: 3"),
+            "{failure}"
+        );
+        assert!(
+            failure.contains("fault `fault3` did not fire: the measured part"),
+            "{failure}"
+        );
         assert_eq!(done.metrics[0], ("fault_at_s", at));
         assert_eq!(done.metrics[1], ("fault_error_window_s", 0.0));
         let text = std::fs::read_to_string(&log).unwrap();
-        assert!(text.contains("fault fault1: echo fault1 cpu-t1 1.2\nfault1 cpu-t1 1.2\n"), "{text}");
-        assert!(text.contains("=== fault fault2: exit status: 3 (failed)"), "{text}");
+        assert!(
+            text.contains("fault fault1: echo fault1 cpu-t1 1.2\nfault1 cpu-t1 1.2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("=== fault fault2: exit status: 3 (failed)"),
+            "{text}"
+        );
         write_rows(dir.path(), "r1", &step(), &done.rows).unwrap();
         let csv = std::fs::read_to_string(dir.path().join(FAULTS_FILE)).unwrap();
         let mut lines = csv.lines();
         assert_eq!(lines.next().unwrap(), FAULTS_COLUMNS.join(","));
-        assert!(lines.next().unwrap().starts_with("r1,3,cpu-t1,default,fault1,command,1.2,1."));
+        assert!(
+            lines
+                .next()
+                .unwrap()
+                .starts_with("r1,3,cpu-t1,default,fault1,command,1.2,1.")
+        );
         assert_eq!(csv.lines().count(), 4);
     }
 
     #[test]
-    fn a_command_still_running_at_the_end_is_killed_with_its_group() {
+    fn a_command_still_running_at_the_end_gets_its_timeout_then_dies_with_its_group() {
         let dir = tempfile::tempdir().unwrap();
         let pid = dir.path().join("pid");
+        let mut late = fault(1.0, Some("sleep 1; echo late"), None);
+        late.timeout = 30;
+        let mut stuck = fault(
+            1.0,
+            Some(&format!("sleep 60 & echo $! > {}; wait", pid.display())),
+            None,
+        );
+        stuck.timeout = 2;
         let mut faults = StepFaults::new(
-            &[fault(
-                1.0,
-                Some(&format!("sleep 60 & echo $! > {}; wait", pid.display())),
-                None,
-            )],
+            &[late, stuck],
             &step(),
             &Context::new(),
             &dir.path().join("hooks.log"),
         );
-        run(&mut faults, 1.5);
+        run(&mut faults, 1.3);
         let started = Instant::now();
         let done = faults.finish();
-        assert!(started.elapsed() < Duration::from_secs(5));
-        assert_eq!(done.rows[0].status, "killed");
-        let pid: i32 = std::fs::read_to_string(&pid).unwrap().trim().parse().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        // Finished after the step ended: waited for, and fine.
+        assert_eq!(done.rows[0].status, "ok");
+        assert_eq!(done.rows[1].status, "failed");
+        assert!(
+            done.failure
+                .unwrap()
+                .contains("did not finish within 2 s (its timeout) and was killed"),
+        );
+        let pid: i32 = std::fs::read_to_string(&pid)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         assert!(
             crate::runner::shell::tests::gone_within(pid, Duration::from_secs(10)),
-            "sleep {pid} survived the step"
+            "sleep {pid} survived its fault"
         );
     }
 

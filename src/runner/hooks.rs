@@ -196,7 +196,14 @@ impl Hooks {
 /// Appends one command's record to `log` (`hooks.log`): a header naming `key` and the command
 /// as run, its output, and how it ended after how long. A write error is a warning: the
 /// command ran either way.
-pub fn append_log(log: &Path, key: &str, command: &str, status: &str, took: Duration, output: &[u8]) {
+pub fn append_log(
+    log: &Path,
+    key: &str,
+    command: &str,
+    status: &str,
+    took: Duration,
+    output: &[u8],
+) {
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::OpenOptions::new()
             .create(true)

@@ -33,8 +33,7 @@ pub enum Ended {
     Exited(ExitStatus),
     /// It outlived its timeout and was killed with its process group.
     TimedOut,
-    /// A stop request (or the caller's cancel, [`run_until`]) killed it with its process
-    /// group.
+    /// A stop request killed it with its process group.
     Interrupted,
 }
 
@@ -44,16 +43,6 @@ const POLL: Duration = Duration::from_millis(20);
 /// Runs `command` with `sh -c` (stdin empty, stdout and stderr together); how it ended and
 /// what it printed, or an error when it cannot start.
 pub fn run(command: &str, timeout: Duration) -> Result<(Ended, Vec<u8>), String> {
-    run_until(command, timeout, &AtomicBool::new(false))
-}
-
-/// [`run`], also killed with its process group as soon as `cancel` is set (a fault's command
-/// still running when its step ends): then [`Ended::Interrupted`].
-pub fn run_until(
-    command: &str,
-    timeout: Duration,
-    cancel: &AtomicBool,
-) -> Result<(Ended, Vec<u8>), String> {
     let out = tempfile::tempfile()
         .map_err(|e| format!("cannot create a file for the output of `{command}`: {e}"))?;
     let clone = || {
@@ -83,11 +72,6 @@ pub fn run_until(
         match child.try_wait() {
             Ok(Some(_)) if killed.load(Ordering::SeqCst) => break Ended::Interrupted,
             Ok(Some(status)) => break Ended::Exited(status),
-            Ok(None) if cancel.load(Ordering::SeqCst) => {
-                kill_group(group);
-                let _ = child.wait();
-                break Ended::Interrupted;
-            }
             Ok(None) if Instant::now() < deadline => std::thread::sleep(POLL),
             Ok(None) => {
                 kill_group(group);

@@ -973,7 +973,8 @@ impl<'a, W: Write> StepLoop<'a, W> {
         if let Some(o) = outcome {
             o.metrics.extend(done.metrics.iter().copied());
         }
-        if let Err(e) = super::faults::write_rows(&self.run_dir, self.store.run_id(), step, &done.rows)
+        if let Err(e) =
+            super::faults::write_rows(&self.run_dir, self.store.run_id(), step, &done.rows)
         {
             self.progress.error(&format!(
                 "[sbsuite] warning: {} not written: {e}",

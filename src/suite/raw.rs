@@ -72,7 +72,8 @@ pub struct RawFault {
     pub at: f64,
     /// A shell command (`sh -c`, in its own process group), a minijinja template that sees
     /// what the hooks of a step see plus `fault` (its name) and `at`; its output goes to
-    /// hooks.log. Killed with its process group at `timeout` or when the step ends.
+    /// hooks.log. Killed with its process group at `timeout`; one still running when the step
+    /// ends is waited for until then (a restart cut off half-way would leave the server down).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// SQL statements run in order on a connection of their own to the step's target (opened
@@ -85,7 +86,8 @@ pub struct RawFault {
     #[serde(default = "fault_tolerance")]
     #[schemars(range(min = 0))]
     pub tolerance: f64,
-    /// Seconds `command` may run before it is killed with its process group (default 60).
+    /// Seconds `command` may run before it is killed with its process group and fails the
+    /// row (default 60).
     #[serde(default = "fault_timeout")]
     #[schemars(range(min = 1))]
     pub timeout: u64,

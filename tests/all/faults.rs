@@ -7,7 +7,8 @@
 //! - A harmless `sql` fault on the shared MariaDB fires on time on a connection of its own and
 //!   costs no error.
 //! - What the suite file gets wrong is refused before anything runs, with the file, line and
-//!   key: `at` beyond the step's time, both `command` and `sql`, neither, `[clients]`.
+//!   key: `at` beyond the step's time, both `command` and `sql`, neither, `sql` without a
+//!   server, `[clients]`.
 
 use std::path::Path;
 
@@ -87,7 +88,10 @@ fn a_restart_of_the_server_mid_run_is_survived_and_measured() {
         .unwrap_or_else(|| panic!("no run row: {rows:?}"));
     eprintln!("{stdout}");
     assert_eq!(run["status"], "ok", "{run:?}");
-    assert!(num(run, "reconnects") >= 4.0, "every worker lost its connection: {run:?}");
+    assert!(
+        num(run, "reconnects") >= 4.0,
+        "every worker lost its connection: {run:?}"
+    );
     let at = num(run, "fault_at_s");
     assert!((6.0..6.5).contains(&at), "fired at 6 s: {run:?}");
     let window = num(run, "fault_error_window_s");
@@ -103,7 +107,11 @@ fn a_restart_of_the_server_mid_run_is_survived_and_measured() {
     assert_eq!(faults.len(), 1, "{faults:?}");
     let f = &faults[0];
     assert_eq!(
-        (f["fault"].as_str(), f["kind"].as_str(), f["status"].as_str()),
+        (
+            f["fault"].as_str(),
+            f["kind"].as_str(),
+            f["status"].as_str()
+        ),
         ("restart", "command", "ok"),
         "{f:?}"
     );
@@ -112,11 +120,17 @@ fn a_restart_of_the_server_mid_run_is_survived_and_measured() {
     // The errors began after the fault, and the first success follows them.
     let first_error = num(f, "first_error_s");
     assert!(first_error >= 0.0 && first_ok > first_error, "{f:?}");
-    assert!(num(f, "pre_tps") > 0.0 && num(f, "pre_p99_ms") > 0.0, "{f:?}");
+    assert!(
+        num(f, "pre_tps") > 0.0 && num(f, "pre_p99_ms") > 0.0,
+        "{f:?}"
+    );
     // At least a second's transactions at the rate before the fault: it was down for 2 s.
     assert!(lost >= num(f, "pre_tps"), "{f:?}");
     let log = std::fs::read_to_string(run_dir(&results_dir, "faults").join("hooks.log")).unwrap();
-    assert!(log.contains("=== fault restart: exit status: 0 after"), "{log}");
+    assert!(
+        log.contains("=== fault restart: exit status: 0 after"),
+        "{log}"
+    );
     assert!(
         stdout.contains("[sbsuite] fault `restart` (command) fired at"),
         "{stdout}"
@@ -214,6 +228,12 @@ fn faults_that_cannot_work_are_refused_with_file_line_and_key() {
         "8:1",
         "faults[0]",
         "fault `none` has neither `command` nor `sql`",
+    );
+    refused(
+        "[[faults]]\nat = 3\nsql = \"DO 0\"\n",
+        "10:7",
+        "faults[0].sql",
+        "fault `fault1` runs SQL, but step 1 `cpu` has no MySQL/MariaDB or PostgreSQL [target]",
     );
     refused(
         "[clients]\nlist = [\"local:2\"]\n\n[[faults]]\nat = 3\ncommand = \"true\"\n",

@@ -9,10 +9,14 @@
 //!   untouched. A tick keeps three numbers; a window keeps its p99, and only the last
 //!   [`REFERENCE_S`] windows keep their latency buckets, for the reference taken when a fault
 //!   fires ([`Timeline::fired`]): a long step costs a few bytes a tick, not a histogram.
-//! * A *failure* is a failed statement the workload counted: an ignored error (`errors`) or a
-//!   lost connection (`reconnects`, counted when the connection is lost). A *success* is a
-//!   finished transaction (an event). Times are those of the ticks that saw them, so every
-//!   figure is exact to a tick (0.1 s).
+//! * A tick *fails* when it saw a lost connection (`reconnects`, counted when the connection
+//!   is lost) or more ignored errors (`errors`) than the step had before the fault: above the
+//!   reference's rate by more than 4 standard deviations of a Poisson count (any error at all
+//!   when there were none before, or without a reference). A workload whose deadlocks or
+//!   duplicate keys are ignored all along (a sysbench Lua script with `ignore_errors`) thus
+//!   does not look failed from start to end. A *success* is a finished transaction (an
+//!   event). Times are those of the ticks that saw them, so every figure is exact to a tick
+//!   (0.1 s).
 //! * The windows are 1 s long and start at the first fault's `at` (plus whole seconds), so a
 //!   fault fired on time begins a window; they are judged against the p99 of the (at most)
 //!   [`REFERENCE_S`] whole windows before the fault, merged (after the previous fault only).
@@ -51,13 +55,14 @@ pub const STEADY_WINDOWS: usize = 3;
 /// Windows the ring keeps beyond the reference: a fault is seen fired at the tick after it.
 const RING_SLACK: usize = 2;
 
-/// One live sample: seconds from the start of the measured part, transactions (events) and
-/// failures (errors + reconnects) so far.
+/// One live sample: seconds from the start of the measured part, transactions (events),
+/// ignored errors and reconnects so far.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Tick {
     pub t: f64,
     pub events: u64,
-    pub failures: u64,
+    pub errors: u64,
+    pub reconnects: u64,
 }
 
 /// What the step did before a fault, its yardstick.
@@ -67,6 +72,8 @@ pub struct Reference {
     pub p99_ms: f64,
     /// Transactions per second over them.
     pub tps: f64,
+    /// Ignored errors per second over them.
+    pub errors_per_s: f64,
 }
 
 /// One fault's figures (see the module doc); `None`: could not be measured.
@@ -102,7 +109,8 @@ impl Timeline {
             ticks: vec![Tick {
                 t: 0.0,
                 events: 0,
-                failures: 0,
+                errors: 0,
+                reconnects: 0,
             }],
             p99: Vec::new(),
             buckets: vec![0; BUCKETS],
@@ -169,22 +177,34 @@ impl Timeline {
         if to - from < 1.0 - 1e-9 || merged.iter().all(|&c| c == 0) {
             return None;
         }
-        let done = self.events_at(to) - self.events_at(from);
+        let per_s = |count: fn(&Tick) -> u64| {
+            (self.count_at(to, count) - self.count_at(from, count)) / (to - from)
+        };
         Some(Reference {
             p99_ms: log_histogram::percentile_ms(&merged, 99.0),
-            tps: done / (to - from),
+            tps: per_s(|x| x.events),
+            errors_per_s: per_s(|x| x.errors),
         })
     }
 
-    /// Transactions finished by `t`, interpolated between the ticks around it.
+    /// Transactions finished by `t`.
     fn events_at(&self, t: f64) -> f64 {
+        self.count_at(t, |x| x.events)
+    }
+
+    /// The total `count` of the ticks at `t`, interpolated between the ticks around it.
+    fn count_at(&self, t: f64, count: fn(&Tick) -> u64) -> f64 {
         let after = self.ticks.partition_point(|x| x.t < t);
-        match (after.checked_sub(1).map(|i| self.ticks[i]), self.ticks.get(after)) {
+        match (
+            after.checked_sub(1).map(|i| self.ticks[i]),
+            self.ticks.get(after),
+        ) {
             (Some(a), Some(b)) if b.t > a.t => {
-                a.events as f64 + (b.events - a.events) as f64 * (t - a.t) / (b.t - a.t)
+                let (ca, cb) = (count(&a) as f64, count(&b) as f64);
+                ca + (cb - ca) * (t - a.t) / (b.t - a.t)
             }
-            (_, Some(b)) => b.events as f64,
-            (Some(a), None) => a.events as f64,
+            (_, Some(b)) => count(b) as f64,
+            (Some(a), None) => count(&a) as f64,
             (None, None) => 0.0,
         }
     }
@@ -198,7 +218,15 @@ impl Timeline {
     pub fn figures(&self, f: f64, reference: Option<Reference>, tolerance_pct: f64) -> Figures {
         let ticks = &self.ticks;
         let end = self.end();
-        let failed = |i: usize| ticks[i].failures > ticks[i - 1].failures;
+        let background = reference.map_or(0.0, |r| r.errors_per_s);
+        let failed = |i: usize| {
+            let (a, b) = (&ticks[i - 1], &ticks[i]);
+            // Errors expected in this tick at the rate before the fault (Poisson: variance =
+            // mean), and the count above which they are the fault's.
+            let expected = background * (b.t - a.t);
+            b.reconnects > a.reconnects
+                || (b.errors - a.errors) as f64 > expected + 4.0 * expected.sqrt()
+        };
         let finished = |i: usize| ticks[i].events > ticks[i - 1].events;
         // The first tick that can hold what the fault did.
         let from = ticks.partition_point(|x| x.t <= f).max(1);
@@ -238,7 +266,11 @@ impl Timeline {
             };
             (k0..=self.p99.len().saturating_sub(STEADY_WINDOWS))
                 .find(|&k| (k..k + STEADY_WINDOWS).all(within))
-                .map(|k| (self.start(k) - f).max(error_end.map_or(0.0, |e| e - f)).max(0.0))
+                .map(|k| {
+                    (self.start(k) - f)
+                        .max(error_end.map_or(0.0, |e| e - f))
+                        .max(0.0)
+                })
         });
         let lost_txn = reference.map(|r| {
             let until = p99_recovered_s.map_or(end, |s| f + s);
@@ -267,7 +299,8 @@ mod tests {
     }
 
     /// A timeline of 0.1 s ticks to `secs`: `rate(t)` transactions per tick at latency
-    /// `lat(t)` ms, `fail(t)` failures per tick; with the reference of a fault fired at `fire`,
+    /// `lat(t)` ms, `fail(t)` lost connections per tick; with the reference of a fault fired
+    /// at `fire`,
     /// taken at the first tick after it as the step's observer does.
     fn series(
         fire: f64,
@@ -276,22 +309,36 @@ mod tests {
         lat: impl Fn(f64) -> f64,
         fail: impl Fn(f64) -> u64,
     ) -> (Timeline, Option<Reference>) {
+        series_with_errors(fire, secs, rate, lat, fail, |_| 0)
+    }
+
+    /// [`series`] with `errs(t)` ignored errors per tick.
+    fn series_with_errors(
+        fire: f64,
+        secs: f64,
+        rate: impl Fn(f64) -> u64,
+        lat: impl Fn(f64) -> f64,
+        fail: impl Fn(f64) -> u64,
+        errs: impl Fn(f64) -> u64,
+    ) -> (Timeline, Option<Reference>) {
         let mut tl = Timeline::new(fire);
-        let (mut events, mut failures) = (0, 0);
+        let (mut events, mut reconnects, mut errors) = (0, 0, 0);
         let mut reference = None;
         let mut t = 0.0;
         while t < secs - 1e-9 {
             t = ((t + 0.1) * 10.0).round() / 10.0;
             let n = rate(t);
             events += n;
-            failures += fail(t);
+            reconnects += fail(t);
+            errors += errs(t);
             let mut b = vec![0u64; BUCKETS];
             b[bucket(lat(t))] += n;
             tl.tick(
                 Tick {
                     t,
                     events,
-                    failures,
+                    errors,
+                    reconnects,
                 },
                 &b,
             );
@@ -344,6 +391,34 @@ mod tests {
         assert!((f.p99_recovered_s.unwrap() - 0.4).abs() < 1e-9, "{f:?}");
         // 0.4 s at 100 tps expected, 10 finished (at 6.4).
         assert!((f.lost_txn.unwrap() - 30.0).abs() < 1.0, "{f:?}");
+    }
+
+    #[test]
+    fn errors_at_the_rate_before_the_fault_are_not_the_faults() {
+        // 5 ignored errors a tick all along (50/s); the connections are lost at 6.1 and the
+        // server is back at 8.1; a burst of 40 errors a tick from 12.1 to 12.3 (a second
+        // fault's doing) is well above the background.
+        let down = |t: f64| t > 6.0 && t <= 8.0;
+        let (tl, r) = series_with_errors(
+            6.0,
+            20.0,
+            |t| if down(t) { 0 } else { 10 },
+            |_| 2.0,
+            |t| u64::from((t - 6.1).abs() < 1e-9) * 4,
+            |t| match t {
+                _ if down(t) => 0,
+                _ if t > 12.0 && t <= 12.3 => 40,
+                _ => 5,
+            },
+        );
+        let r = r.unwrap();
+        assert!((r.errors_per_s - 50.0).abs() < 1e-6, "{r:?}");
+        let f = tl.figures(6.0, Some(r), 20.0);
+        assert!((f.error_window_s.unwrap() - 2.0).abs() < 1e-9, "{f:?}");
+        assert!((f.first_ok_s.unwrap() - 2.1).abs() < 1e-9, "{f:?}");
+        let g = tl.figures(12.0, Some(r), 20.0);
+        assert!((g.first_error_s.unwrap() - 0.1).abs() < 1e-9, "{g:?}");
+        assert!((g.error_window_s.unwrap() - 0.3).abs() < 1e-9, "{g:?}");
     }
 
     #[test]
