@@ -791,12 +791,13 @@ mod tests {
         );
         let status = cols.iter().position(|c| c == "status").unwrap();
         assert_eq!(
-            cols[status - 1],
-            "idle_dead",
-            "metrics sit just before status"
+            cols[status - 6..status].join(","),
+            "idle_dead,fault_at_s,fault_error_window_s,fault_first_ok_s,fault_p99_recovered_s,\
+             fault_lost_txn",
+            "metrics sit just before status, the faults' last (#30)"
         );
         assert_eq!(
-            cols[status - 7..status - 1].join(","),
+            cols[status - 12..status - 6].join(","),
             "server_cpu_pct,connects,connect_avg_ms,connect_p95_ms,connect_max_ms,idle_connections",
             "the connection metrics follow the cost's (#30)"
         );

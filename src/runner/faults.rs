@@ -152,7 +152,7 @@ pub fn check_plan(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
 #[derive(Clone)]
 enum Action {
     Command(String),
-    Sql(Vec<String>, Target),
+    Sql(Vec<String>, Box<Target>),
 }
 
 /// One fault of a step: its settings and what it runs (or why it cannot run).
@@ -265,7 +265,7 @@ impl StepFaults {
                             .iter()
                             .map(|s| render(s))
                             .collect::<Result<Vec<_>, _>>()
-                            .map(|s| Action::Sql(s, t.clone())),
+                            .map(|s| Action::Sql(s, Box::new(t.clone()))),
                         None => Err("the step has no [target] for its sql".into()),
                     },
                     // Refused by validation.
@@ -630,7 +630,7 @@ fn fire(
         }
         Action::Sql(statements, target) => {
             let text = statements.join("; ");
-            let conn = Connector::new(target.clone())
+            let conn = Connector::new(target.as_ref().clone())
                 .connect()
                 .map(|c| guarded_in(c, &shared.scope));
             let at = t0.elapsed().as_secs_f64();

@@ -200,7 +200,7 @@ impl Timeline {
             self.ticks.get(after),
         ) {
             (Some(a), Some(b)) if b.t > a.t => {
-                let (ca, cb) = (count(&a) as f64, count(&b) as f64);
+                let (ca, cb) = (count(&a) as f64, count(b) as f64);
                 ca + (cb - ca) * (t - a.t) / (b.t - a.t)
             }
             (_, Some(b)) => count(b) as f64,
@@ -235,23 +235,22 @@ impl Timeline {
             Some(a) => (a + 1..ticks.len()).find(|&i| finished(i) && !failed(i)),
             None => (from..ticks.len()).find(|&i| finished(i)),
         };
-        let error_end = match first_failure {
-            None => None,
-            Some(a) => Some(match first_ok {
-                None => end,
-                Some(ok) => {
-                    let mut last = ticks[a].t;
-                    for i in a + 1..ticks.len() {
-                        if failed(i) {
-                            last = ticks[i].t;
-                        } else if i >= ok && ticks[i].t - last >= 1.0 - 1e-9 {
-                            break;
-                        }
+        let error_end = first_failure.map(|a| match first_ok {
+            None => end,
+            Some(ok) => {
+                // The burst's last failure: it ends once a success was seen and a second
+                // passed without one.
+                let mut last = ticks[a].t;
+                for (i, tick) in ticks.iter().enumerate().skip(a + 1) {
+                    if failed(i) {
+                        last = tick.t;
+                    } else if i >= ok && tick.t - last >= 1.0 - 1e-9 {
+                        break;
                     }
-                    last.max(ticks[ok].t)
                 }
-            }),
-        };
+                last.max(ticks[ok].t)
+            }
+        });
         let error_window_s = Some(match (first_failure, error_end) {
             (Some(a), Some(e)) => e - ticks[a].t,
             _ => 0.0,
