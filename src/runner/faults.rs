@@ -148,6 +148,29 @@ pub fn check_plan(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// `plan`'s lines for the suite's faults (empty without any): each one's moment and what it
+/// runs, as written (templates unrendered: they see each step's values).
+pub fn plan_text(faults: &[RawFault]) -> String {
+    if faults.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from("Faults in every run step (seconds into its measured part):\n");
+    for (i, f) in faults.iter().enumerate() {
+        let what = match (&f.command, &f.sql) {
+            (Some(c), _) => format!("command `{c}` (timeout {} s)", f.timeout),
+            (None, Some(sql)) => format!("sql `{}`", sql.list().join("; ")),
+            (None, None) => "nothing".to_string(),
+        };
+        text.push_str(&format!(
+            "  {} at {} s: {what}, p99 tolerance {}%\n",
+            f.label(i),
+            fmt_float(f.at, 4),
+            fmt_float(f.tolerance, 4)
+        ));
+    }
+    text
+}
+
 /// What a fault does, rendered for its step.
 #[derive(Clone)]
 enum Action {
@@ -818,6 +841,20 @@ mod tests {
             crate::runner::shell::tests::gone_within(pid, Duration::from_secs(10)),
             "sleep {pid} survived its fault"
         );
+    }
+
+    #[test]
+    fn plan_lists_each_fault_as_written() {
+        let mut sql = fault(20.0, None, Some("FLUSH TABLES"));
+        sql.name = Some("flush".into());
+        let text = plan_text(&[fault(6.5, Some("sh r.sh {{ step }}"), None), sql]);
+        assert_eq!(
+            text,
+            "Faults in every run step (seconds into its measured part):\n  fault1 at 6.5 s: \
+             command `sh r.sh {{ step }}` (timeout 5 s), p99 tolerance 20%\n  flush at 20 s: \
+             sql `FLUSH TABLES`, p99 tolerance 20%\n"
+        );
+        assert_eq!(plan_text(&[]), "");
     }
 
     #[test]
