@@ -365,6 +365,24 @@ impl ResultStore {
         }
         self.results
             .write(csv::results_record(&self.run_id, &self.extra_axes, row))?;
+        // A step with phases (#30): one more row per measured phase, after the step's own.
+        for p in row.outcome.map(|o| o.phases.as_slice()).unwrap_or_default() {
+            let Some(phase) = row.step.phases.get(p.index) else {
+                continue;
+            };
+            let phase_row = RunRow {
+                outcome: Some(&p.outcome),
+                error: None,
+                knee: None,
+                ..*row
+            };
+            self.results.write(csv::phase_record(
+                &self.run_id,
+                &self.extra_axes,
+                &phase_row,
+                phase,
+            ))?;
+        }
         self.results.sync()?;
         self.intervals.sync()
     }
@@ -551,8 +569,8 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
 /// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`; #29:
 /// the cost columns, `warmup_s`, `steady`, `trend_pct_per_min`, the server's rates per
-/// interval; #30: the connection columns, the fault columns).
-const ADDED_COLUMNS: [&str; 27] = [
+/// interval; #30: the connection columns, `phase`, `target_rate`, the fault columns).
+const ADDED_COLUMNS: [&str; 29] = [
     "dropped",
     "headline",
     "headline_name",
@@ -575,6 +593,8 @@ const ADDED_COLUMNS: [&str; 27] = [
     "connect_max_ms",
     "idle_connections",
     "idle_dead",
+    "phase",
+    "target_rate",
     "fault_at_s",
     "fault_error_window_s",
     "fault_first_ok_s",
@@ -680,6 +700,7 @@ mod tests {
             options,
             command: None,
             estimated_seconds: Some(10.0),
+            phases: Vec::new(),
             target: None,
         }
     }
@@ -741,6 +762,7 @@ mod tests {
             transactions: Vec::new(),
             per_thread: Vec::new(),
             steady: Default::default(),
+            phases: Vec::new(),
         }
     }
 
@@ -781,7 +803,7 @@ mod tests {
             "seconds",
         ];
         assert_eq!(&cols[..expected_start.len()], &expected_start[..]);
-        assert_eq!(cols.last().unwrap(), "trend_pct_per_min");
+        assert_eq!(cols.last().unwrap(), "target_rate");
         assert_eq!(
             cols.len(),
             RESULTS_LEADING_COLUMNS.len()
@@ -811,7 +833,7 @@ mod tests {
             "repetition,started_at,seconds,events,eps,tps,qps,reads,writes,other,errors,\
              reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
              lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee,headline_name,\
-             error_codes,warmup_s,steady,trend_pct_per_min"
+             error_codes,warmup_s,steady,trend_pct_per_min,phase,target_rate"
         );
     }
 

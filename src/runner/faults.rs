@@ -76,7 +76,8 @@ pub const FAULTS_COLUMNS: &[&str] = &[
 ];
 
 /// What depends on each run step, checked before anything runs (`plan`, `validate`, `run`):
-/// every run step has a time limit longer than each fault's `at`, a server for a fault's
+/// every run step has a time limit (with `[[phases]]`: its measured phases' total) longer than
+/// each fault's `at`, a server for a fault's
 /// `sql`, and no `reconnect` (sysbench's reconnects on purpose, which the figures would count
 /// as failures). The first problem, at the fault's key.
 pub fn check_plan(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
@@ -87,7 +88,18 @@ pub fn check_plan(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
         let step_text = |s: &Step| format!("step {} `{}`", s.index, s.name);
         for step in runs() {
             let option = |k: &str| step.options.get(k).and_then(Value::as_i64).unwrap_or(0);
-            let time = option("time");
+            // With `[[phases]]` the measured part is the phases after the warmup ones.
+            let time = if step.phases.is_empty() {
+                option("time")
+            } else {
+                let measured: f64 = step
+                    .phases
+                    .iter()
+                    .filter(|p| !p.warmup)
+                    .map(|p| p.duration.as_secs_f64())
+                    .sum();
+                measured.ceil() as i64
+            };
             if time <= 0 {
                 return Err(suite
                     .error(
@@ -719,6 +731,7 @@ mod tests {
             options: Default::default(),
             command: None,
             estimated_seconds: None,
+            phases: Vec::new(),
             target: None,
         }
     }

@@ -39,7 +39,7 @@ use crate::value::Value;
 pub const ENV_PREFIX: &str = "SBSUITE_";
 
 /// The tables of a suite file, in the order the schema lists them.
-pub const TOP_LEVEL_KEYS: [&str; 9] = [
+pub const TOP_LEVEL_KEYS: [&str; 10] = [
     "suite",
     "target",
     "defaults",
@@ -48,6 +48,7 @@ pub const TOP_LEVEL_KEYS: [&str; 9] = [
     "hooks",
     "workloads",
     "clients",
+    "phases",
     "faults",
 ];
 
@@ -114,6 +115,8 @@ pub struct Suite {
     pub scripts: scripts::Scripts,
     /// `[clients]`, checked: where run steps execute (`None`: in this process).
     pub clients: Option<clients::Clients>,
+    /// `[[phases]]`: the timeline of every run step (#30); empty: none.
+    pub phases: Vec<raw::RawPhase>,
     origins: Origins,
     /// The workloads the suite declares, with where each value is written.
     custom: crate::engine::custom::compile::Loaded,

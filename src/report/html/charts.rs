@@ -588,6 +588,7 @@ mod tests {
             name: "s/r".into(),
             header,
             rows,
+            phase_rows: Vec::new(),
             intervals,
             transactions: Vec::new(),
             suite_text: None,
