@@ -211,8 +211,8 @@ reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `
 `queue_length`, `concurrency`, `dropped`, `headline`, `shards`, `start_skew_ms`, the four
 `*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`, `server_cpu_pct`, the six connection
 columns and the five fault columns; `shards`, `start_skew_ms`, the connection and the fault
-columns always empty), then `phase` (with `[[phases]]`: the phase the interval ends in; else
-empty). `time` is seconds
+columns always empty), then `phase` (with
+`[[phases]]`: the phase the interval ends in; else empty). `time` is seconds
 since the step started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency
 (ms) at `percentile` over the interval; `dropped` counts the arrivals dropped since the step
 started.
