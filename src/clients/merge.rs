@@ -246,6 +246,7 @@ pub fn merge_samples(
         reconnects_ps: sum_opt(samples.iter().map(|s| s.reconnects_ps)),
         metrics: merge_metrics(samples.iter().map(|s| &s.metrics)),
         phase: None,
+        target_rate: None,
         lat_buckets: buckets,
     })
 }

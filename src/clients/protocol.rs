@@ -558,6 +558,7 @@ impl WireSample {
             reconnects_ps: self.reconnects_ps,
             metrics: metrics_from_wire(&self.metrics),
             phase: None,
+            target_rate: None,
             lat_buckets,
         })
     }

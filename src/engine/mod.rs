@@ -173,6 +173,9 @@ pub struct IntervalSample {
     pub lat_buckets: Vec<u64>,
     /// A run with phases (#30): the index of the phase the interval ends in.
     pub phase: Option<usize>,
+    /// A run with phases: the phase's target rate at the interval's end (a ramp's value
+    /// there); `None` in a closed-loop phase or without phases.
+    pub target_rate: Option<f64>,
 }
 
 impl IntervalSample {

@@ -193,6 +193,29 @@ impl Timeline {
             .sum()
     }
 
+    /// The mean target rate between `from` and `to` (offsets from the run's start), across
+    /// the phases that span them (a ramp's exact average, closed-loop phases counting 0);
+    /// `None` when the span has no open-loop phase in it.
+    pub fn mean_rate(&self, from: Duration, to: Duration) -> Option<f64> {
+        let span = to.saturating_sub(from).as_secs_f64();
+        if span <= 0.0 {
+            return None;
+        }
+        let mut area = 0.0;
+        let mut open = false;
+        for (i, p) in self.phases.iter().enumerate() {
+            let (s, e) = (self.start_of(i), self.end_of(i));
+            let (a, b) = (from.max(s), to.min(e));
+            if a >= b || !p.open_loop() {
+                continue;
+            }
+            open = true;
+            let (ra, rb) = (p.rate_at(a - s), p.rate_at(b - s));
+            area += (ra + rb) / 2.0 * (b - a).as_secs_f64();
+        }
+        open.then(|| area / span)
+    }
+
     /// The pool: the largest phase's threads.
     pub fn pool(&self) -> usize {
         self.phases.iter().map(|p| p.threads).max().unwrap_or(1)
@@ -292,6 +315,14 @@ mod tests {
         assert_eq!(t.warmup(), Duration::from_secs(5));
         assert_eq!(t.measured(), Duration::from_secs(15));
         assert_eq!(t.pool(), 8);
+        let secs = Duration::from_secs;
+        assert_eq!(t.mean_rate(secs(5), secs(10)), Some(150.0), "half the ramp");
+        assert_eq!(t.mean_rate(secs(0), secs(5)), None, "closed loop only");
+        assert_eq!(
+            t.mean_rate(secs(14), secs(16)),
+            Some((280.0 + 300.0) / 2.0 / 2.0 + 50.0 / 2.0),
+            "across a boundary"
+        );
         assert_eq!(t.rate_max(), 300.0);
         let a = &t.phases()[1];
         assert_eq!(a.rate_at(Duration::ZERO), 100.0);

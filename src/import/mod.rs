@@ -402,6 +402,7 @@ fn interval_sample(r: &Report, iv: &parse::Interval) -> IntervalSample {
         reconnects_ps: iv.reconnects_ps,
         metrics: iv.metrics.clone(),
         phase: None,
+        target_rate: None,
         lat_buckets: Vec::new(),
     }
 }

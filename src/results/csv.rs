@@ -100,9 +100,13 @@ pub fn interval_columns() -> Vec<String> {
         .iter()
         .map(|c| c.to_string())
         .chain(METRICS.iter().map(|(m, _)| m.to_string()))
-        .chain(std::iter::once(PHASE.to_string()))
+        .chain([PHASE.to_string(), TARGET_RATE.to_string()])
         .collect()
 }
+
+/// A phase's target rate (#30): its mean in a phase's results row, the rate at the
+/// interval's end in intervals.csv.
+pub const TARGET_RATE: &str = "target_rate";
 
 /// The column that names a run step's phase (#30) in both files: empty in a step's own row.
 pub const PHASE: &str = "phase";
@@ -211,8 +215,9 @@ reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `
 `queue_length`, `concurrency`, `dropped`, `headline`, `shards`, `start_skew_ms`, the four
 `*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`, `server_cpu_pct`, the six connection
 columns and the five fault columns; `shards`, `start_skew_ms`, the connection and the fault
-columns always empty), then `phase` (with
-`[[phases]]`: the phase the interval ends in; else empty). `time` is seconds
+columns always empty), then `phase` and
+`target_rate` (with `[[phases]]`: the phase the interval ends in, and the mean target rate over
+the interval, a ramp's exact average, empty when closed loop throughout; else both empty). `time` is seconds
 since the step started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency
 (ms) at `percentile` over the interval; `dropped` counts the arrivals dropped since the step
 started.
@@ -685,6 +690,7 @@ pub fn interval_record(run_id: &str, step: &Step, sample: &IntervalSample) -> Ve
             .map(|p| p.name.clone())
             .unwrap_or_default(),
     );
+    rec.push(opt_rate(sample.target_rate));
     rec
 }
 

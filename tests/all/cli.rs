@@ -416,14 +416,14 @@ fn readme_documents_the_csv_columns_exactly() {
         .unwrap();
     let to = documented.iter().position(|c| c == "status").unwrap();
     assert!(
-        readme.contains("then `phase` (with\n`[[phases]]`"),
-        "README says intervals.csv ends with `phase`"
+        readme.contains("then `phase` and\n`target_rate` (with `[[phases]]`:"),
+        "README says intervals.csv ends with `phase` and `target_rate`"
     );
     let expected: Vec<String> = interval_fixed
         .iter()
         .chain(&documented[from + 1..to])
         .cloned()
-        .chain(std::iter::once("phase".to_string()))
+        .chain(["phase".to_string(), "target_rate".to_string()])
         .collect();
     assert_eq!(
         header(&run.join("intervals.csv")),

@@ -220,7 +220,31 @@ fn a_rate_ramp_over_phases_is_delivered_on_one_pool(server: Db, db: &str) {
         !tagged.contains(&"warm") && !tagged.contains(&""),
         "{tagged:?}"
     );
+    // The ramp's target over each 1 s interval is its exact mean: 200 + 800 × (t − ½) / 6.
+    for r in intervals.iter().filter(|r| r["phase"] == "ramp") {
+        let t = num(r, "time").round();
+        let want = 200.0 + 800.0 * (t - 0.5) / 6.0;
+        assert!((num(r, "target_rate") - want).abs() < 15.0, "{r:?}");
+    }
     assert!(log.contains("Phases:\n"), "{log}");
+
+    // The report draws each step's target rate next to its throughput, and the phases.
+    let run = common::run_dir(&dir.path().join("results"), "phases");
+    let html = dir.path().join("report.html");
+    let report = sbsuite()
+        .arg("report")
+        .arg(&run)
+        .arg("--out")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{report:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("phases: ramp to 6 s, hold to 11 s, low to 16 s"),
+        "no phases note"
+    );
+    assert!(page.contains("· target"), "no target series");
 }
 
 #[test]

@@ -639,9 +639,12 @@ pub(super) fn collect(
                     + interval.unwrap_or_default().saturating_mul(tick),
             );
             // A phase's parked workers run no event: the phase's threads at most.
+            let mut target_rate = None;
             let (phase, active) = match timeline {
                 Some(t) => {
-                    let i = t.at(Duration::from_nanos(offset_ns.saturating_sub(1)));
+                    let at = Duration::from_nanos(offset_ns);
+                    let i = t.at(at.saturating_sub(Duration::from_nanos(1)));
+                    target_rate = t.mean_rate(at.saturating_sub(interval.unwrap_or_default()), at);
                     (Some(i), t.phases()[i].threads)
                 }
                 None if cfg.start_threads.is_some() => {
@@ -667,6 +670,7 @@ pub(super) fn collect(
                 cfg.shard.is_some(),
             );
             sample.phase = phase;
+            sample.target_rate = target_rate;
             if let Some(q) = &shared.queue {
                 sample.metrics.push(("queue_length", q.len() as f64));
                 sample
