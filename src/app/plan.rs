@@ -16,6 +16,7 @@ pub(super) fn plan(args: &PlanArgs) -> Exit {
                 Format::Text => {
                     plan::render_text(&plan, &file)
                         + &crate::runner::clients::plan_line(&suite).unwrap_or_default()
+                        + &crate::runner::faults::plan_text(&suite.faults)
                         + &sql_statements(&suite, &plan)
                         + &server_note(&crate::runner::server_checks(&suite, &plan))
                 }

@@ -336,6 +336,36 @@ pub const METRICS: &[(&str, &str)] = &[
         session::connections::IDLE_DEAD,
         "idle_connections: those that did not answer at the end of the step (results only)",
     ),
+    (
+        FAULT_COLUMNS[0],
+        "[[faults]]: when the (first) fault fired, s into the measured part (results only)",
+    ),
+    (
+        FAULT_COLUMNS[1],
+        "[[faults]]: seconds from its first failed statement to service again (results only)",
+    ),
+    (
+        FAULT_COLUMNS[2],
+        "[[faults]]: seconds from it to the first transaction that succeeded (results only)",
+    ),
+    (
+        FAULT_COLUMNS[3],
+        "[[faults]]: seconds from it until the per-second p99 was back (results only)",
+    ),
+    (
+        FAULT_COLUMNS[4],
+        "[[faults]]: the transactions it cost (results only)",
+    ),
+];
+
+/// results.csv's fault columns (#30), filled by the runner for a step with `[[faults]]`: when
+/// the first fault fired, its error window, first success, p99 recovery and lost transactions.
+pub const FAULT_COLUMNS: [&str; 5] = [
+    "fault_at_s",
+    "fault_error_window_s",
+    "fault_first_ok_s",
+    "fault_p99_recovered_s",
+    "fault_lost_txn",
 ];
 
 /// The metric of a custom workload's `headline` (its value; the name the workload gives it,

@@ -181,6 +181,11 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `connect_avg_ms`, `connect_p95_ms`, `connect_max_ms` | their connect time in ms: the client's connect (TCP, TLS, authentication, the driver's session setup), not the statements prepared on the new connection; empty without connects. A multi-client step's p95 is its largest client's |
 | `idle_connections` | the idle connections held through the step (`idle_connections`); empty when the option is 0 |
 | `idle_dead` | of those, the ones that did not answer `SELECT 1` at the end of the step; empty when the option is 0 or the step was stopped |
+| `fault_at_s` | `[[faults]]`: when the step's first fault fired, in seconds from the start of the measured part (after `warmup_time`); every fault's figures are in faults.csv. Empty without faults, or when none fired |
+| `fault_error_window_s` | seconds from the first failure after the fault (a lost connection, or ignored errors above the rate before the fault) to service again: the later of the last failure of that burst and the first success after the first failure; `0` when nothing failed |
+| `fault_first_ok_s` | seconds from the fault to the first transaction that succeeded after the failures began (after the fault, when nothing failed) |
+| `fault_p99_recovered_s` | seconds from the fault until the per-second p99 was back within the fault's `tolerance` of its value before the fault, for 3 one-second windows in a row, and not before the error window ended; empty when it did not come back before the step ended |
+| `fault_lost_txn` | transactions the fault cost: the throughput before the fault times the recovery period (`fault_p99_recovered_s`, or to the end of the step) less the transactions finished in it, at least 0 |
 | `status` | `ok`, `failed` (engine error, its prepare failed, or a `rate` run dropped arrivals and the suite does not set `rate_overflow = "record"`: the measurements stay, `error` says why) or `interrupted` (stopped by Ctrl-C/SIGTERM, or cut short by `forced_shutdown` with `error` saying so; the measurements cover the part that ran) |
 | `error` | the error message when `failed` (or why an interrupted step ended), else empty |
 | `knee` | on the run where a `stop_when` sweep stopped: the knee (the last value before the condition) and why, e.g. `threads=64 (tps +3.1% < 5% at threads=128)`; else empty |
@@ -208,8 +213,9 @@ One row per interim report (sysbench's `[ 10s ] …` lines): `run_id, step, name
 threads, eps, tps, qps, reads_ps, writes_ps, other_ps, lat_pct, percentile, errors_ps,
 reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `written_mib_per_s`,
 `queue_length`, `concurrency`, `dropped`, `headline`, `shards`, `start_skew_ms`, the four
-`*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`, `server_cpu_pct` and the six connection
-columns; `shards`, `start_skew_ms` and the connection columns always empty), then `phase` and
+`*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`, `server_cpu_pct`, the six connection
+columns and the five fault columns; `shards`, `start_skew_ms`, the connection and the fault
+columns always empty), then `phase` and
 `target_rate` (with `[[phases]]`: the phase the interval ends in, and the mean target rate over
 the interval, a ramp's exact average, empty when closed loop throughout; else both empty). `time` is seconds
 since the step started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency
@@ -291,6 +297,27 @@ the step's row, then:
 
 `sbsuite compare --metric new_order.p95` compares one of them (`TXN.METRIC`, METRIC one of
 `count`, `rate`, `errors`, `rollbacks`, `avg`, `p50`, `p95`, `p99`, `max`).
+
+### faults.csv
+
+Suites with `[[faults]]` only: one row per run step × fault, appended when the step ends.
+Columns: `run_id`, `step`, `name`, `variant` (as in results.csv), then:
+
+| column | meaning |
+|---|---|
+| `fault` | the fault's `name` (default `fault1`, `fault2`… in the order of the file) |
+| `kind` | `command` or `sql` |
+| `at` | its `at`: seconds into the measured part |
+| `fired_at_s` | when it really fired (a `sql` fault: when its first statement was sent, after connecting); empty when it did not |
+| `status` | `ok`; `failed` (its command exited non-zero or outlived its `timeout`, a statement failed, or its template could not be rendered); `not fired` (the step ended first); `killed` (a stop request, or its statement was still running when the step ended). Anything but `ok` also fails the step's row, with the reason in `error` |
+| `first_error_s` | seconds from the fault to the first failure after it; empty when nothing failed |
+| `error_window_s`, `first_ok_s`, `p99_recovered_s`, `lost_txn` | as results.csv's `fault_*` columns, for this fault |
+| `pre_tps`, `pre_p99_ms` | its reference: transactions per second and the p99 (ms, merged) over the whole seconds before it (at most 10, after the previous fault); empty without one whole second |
+| `tolerance_pct` | its `tolerance` |
+| `error` | why it is not `ok` |
+
+Every figure is read from samples the collector takes every 0.1 s while a step has faults, so
+it is exact to 0.1 s; the p99 is that of 1-second windows that start at the first fault's `at`.
 "#;
 
 /// How a run step ended, as written in the `status` column.

@@ -569,8 +569,8 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
 /// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`; #29:
 /// the cost columns, `warmup_s`, `steady`, `trend_pct_per_min`, the server's rates per
-/// interval; #30: the connection columns, `phase`, `target_rate`).
-const ADDED_COLUMNS: [&str; 24] = [
+/// interval; #30: the connection columns, `phase`, `target_rate`, the fault columns).
+const ADDED_COLUMNS: [&str; 29] = [
     "dropped",
     "headline",
     "headline_name",
@@ -595,6 +595,11 @@ const ADDED_COLUMNS: [&str; 24] = [
     "idle_dead",
     "phase",
     "target_rate",
+    "fault_at_s",
+    "fault_error_window_s",
+    "fault_first_ok_s",
+    "fault_p99_recovered_s",
+    "fault_lost_txn",
 ];
 
 fn rewrite_csv(
@@ -808,12 +813,13 @@ mod tests {
         );
         let status = cols.iter().position(|c| c == "status").unwrap();
         assert_eq!(
-            cols[status - 1],
-            "idle_dead",
-            "metrics sit just before status"
+            cols[status - 6..status].join(","),
+            "idle_dead,fault_at_s,fault_error_window_s,fault_first_ok_s,fault_p99_recovered_s,\
+             fault_lost_txn",
+            "metrics sit just before status, the faults' last (#30)"
         );
         assert_eq!(
-            cols[status - 7..status - 1].join(","),
+            cols[status - 12..status - 6].join(","),
             "server_cpu_pct,connects,connect_avg_ms,connect_p95_ms,connect_max_ms,idle_connections",
             "the connection metrics follow the cost's (#30)"
         );

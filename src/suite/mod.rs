@@ -39,7 +39,7 @@ use crate::value::Value;
 pub const ENV_PREFIX: &str = "SBSUITE_";
 
 /// The tables of a suite file, in the order the schema lists them.
-pub const TOP_LEVEL_KEYS: [&str; 8] = [
+pub const TOP_LEVEL_KEYS: [&str; 10] = [
     "suite",
     "target",
     "defaults",
@@ -48,6 +48,8 @@ pub const TOP_LEVEL_KEYS: [&str; 8] = [
     "hooks",
     "workloads",
     "clients",
+    "phases",
+    "faults",
 ];
 
 /// `SBSUITE_*` variables that are process switches, not suite keys.
@@ -100,6 +102,8 @@ pub struct Suite {
     pub server_host: Option<clients::ServerHostAccess>,
     /// `[hooks]` (all unset when the file has none).
     pub hooks: raw::RawHooks,
+    /// `[[faults]]`, checked (#30): fired in every run step.
+    pub faults: Vec<raw::RawFault>,
     pub target: Option<RawTarget>,
     /// `[defaults]`, each value checked and normalised by its option's kind.
     pub defaults: IndexMap<String, Value>,

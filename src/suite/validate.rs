@@ -18,6 +18,8 @@ use crate::engine::option::Kind;
 use crate::source::{ConfigError, ConfigErrors, Seg, did_you_mean, path_text};
 use crate::value::Value;
 
+mod faults;
+
 /// Most values one range axis may produce (a typo like `step = 0.001` should not hang `plan`).
 const MAX_AXIS_VALUES: usize = 10_000;
 
@@ -161,6 +163,38 @@ impl Checker<'_> {
     }
 }
 
+/// A shell command template (a hook, a fault's `command`): it must parse, and may not use
+/// `env`, which commands do not have (only `password` does): the shell expands `$X` itself, and
+/// keeps a secret out of hooks.log, which records each command as run. Refused here rather than
+/// when the command first runs, mid-suite (#14). `what` names it in the message.
+fn shell_template(c: &mut Checker<'_>, path: &[Seg], what: &str, command: &str) {
+    let jinja = minijinja::Environment::new();
+    match jinja.template_from_str(command) {
+        Err(e) => c.err(
+            path,
+            false,
+            format!("invalid {what} template: {e}"),
+            Some("commands are shell commands with minijinja placeholders, e.g. \"echo {{ step }} >> steps.txt\"".into()),
+        ),
+        Ok(t) if t.undeclared_variables(false).contains("env") => {
+            let vars: Vec<String> = t
+                .undeclared_variables(true)
+                .iter()
+                .filter_map(|v| v.strip_prefix("env."))
+                .map(|v| format!("${v}"))
+                .collect();
+            let example = vars.first().map_or("$DB_HOST", String::as_str);
+            c.err(
+                path,
+                false,
+                format!("{what} uses `env`, which commands do not have"),
+                Some(format!("commands run under sh -c with sbsuite's environment: write {example} instead of {{{{ env.… }}}} (the shell expands it, and a secret stays out of hooks.log)")),
+            );
+        }
+        Ok(_) => {}
+    }
+}
+
 fn workload_names(catalog: &Catalog) -> String {
     catalog.all().map(|w| w.name).collect::<Vec<_>>().join(", ")
 }
@@ -300,34 +334,7 @@ pub(super) fn validate(
 
     if let Some(hooks) = &raw.hooks {
         for (key, command) in hooks.all() {
-            let jinja = minijinja::Environment::new();
-            match jinja.template_from_str(command) {
-                Err(e) => c.err(
-                    &[Seg::key("hooks"), Seg::key(key)],
-                    false,
-                    format!("invalid {key} template: {e}"),
-                    Some("hooks are shell commands with minijinja placeholders, e.g. \"echo {{ step }} >> steps.txt\"".into()),
-                ),
-                // A hook has no `env` value (only `password` does): the shell expands `$X`
-                // itself, and keeps a secret out of hooks.log, which records each command as
-                // run. Refused here rather than when the hook first runs, mid-suite (#14).
-                Ok(t) if t.undeclared_variables(false).contains("env") => {
-                    let vars: Vec<String> = t
-                        .undeclared_variables(true)
-                        .iter()
-                        .filter_map(|v| v.strip_prefix("env."))
-                        .map(|v| format!("${v}"))
-                        .collect();
-                    let example = vars.first().map_or("$DB_HOST", String::as_str);
-                    c.err(
-                        &[Seg::key("hooks"), Seg::key(key)],
-                        false,
-                        format!("{key} uses `env`, which hooks do not have"),
-                        Some(format!("hooks run under sh -c with sbsuite's environment: write {example} instead of {{{{ env.… }}}} (the shell expands it, and a secret stays out of hooks.log)")),
-                    );
-                }
-                Ok(_) => {}
-            }
+            shell_template(&mut c, &[Seg::key("hooks"), Seg::key(key)], key, command);
         }
         if hooks.timeout == 0 {
             c.err(
@@ -338,6 +345,8 @@ pub(super) fn validate(
             );
         }
     }
+
+    faults::check(&mut c, &raw);
 
     let mut seen = std::collections::HashSet::new();
     for (i, v) in raw.variant.iter().enumerate() {
@@ -442,6 +451,7 @@ pub(super) fn validate(
         server_counters: raw.suite.server_counters.clone(),
         server_host,
         hooks: raw.hooks.unwrap_or_default(),
+        faults: raw.faults,
         target: raw.target,
         defaults,
         matrix,

@@ -701,6 +701,7 @@ fn ctx(root: &Path) -> RunContext {
         progress: ProgressMode::Auto,
         base_dir: PathBuf::from("."),
         hooks: RawHooks::default(),
+        faults: Vec::new(),
         on_error: OnError::Continue,
         rate_overflow: RateOverflow::Fail,
         resume: None,
