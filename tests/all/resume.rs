@@ -341,7 +341,9 @@ fn a_run_written_before_the_headline_columns_resumes() {
             "error_codes".to_string(),
             "warmup_s".to_string(),
             "steady".to_string(),
-            "trend_pct_per_min".to_string()
+            "trend_pct_per_min".to_string(),
+            "phase".to_string(),
+            "target_rate".to_string()
         ]),
         "{header:?}"
     );

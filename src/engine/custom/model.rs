@@ -199,54 +199,10 @@ pub struct Txn {
     pub draws: Vec<Slot>,
     pub body: Vec<Op>,
     /// `isolation` (#31): the level the transaction runs at; `None`: the session's.
-    pub isolation: Option<Isolation>,
+    pub isolation: Option<crate::db::Isolation>,
     /// `read_only` (#31; default: every statement starts with SELECT): SQLite begins it
     /// without taking the write lock.
     pub read_only: bool,
-}
-
-/// A transaction's `isolation`: the SQL standard's four levels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Isolation {
-    ReadUncommitted,
-    ReadCommitted,
-    RepeatableRead,
-    Serializable,
-}
-
-impl Isolation {
-    /// The level from its name (`"read committed"`, any case, `_` or `-` for spaces).
-    pub fn parse(text: &str) -> Option<Isolation> {
-        let norm = text.trim().to_ascii_lowercase().replace(['_', '-'], " ");
-        Some(match norm.as_str() {
-            "read uncommitted" => Isolation::ReadUncommitted,
-            "read committed" => Isolation::ReadCommitted,
-            "repeatable read" => Isolation::RepeatableRead,
-            "serializable" => Isolation::Serializable,
-            _ => return None,
-        })
-    }
-
-    /// MySQL's (MariaDB's, OceanBase's) statement that sets the next transaction's level,
-    /// sent before its BEGIN (inside a transaction the server refuses it: error 1568).
-    pub fn mysql_set(self) -> &'static str {
-        match self {
-            Isolation::ReadUncommitted => "SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED",
-            Isolation::ReadCommitted => "SET TRANSACTION ISOLATION LEVEL READ COMMITTED",
-            Isolation::RepeatableRead => "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
-            Isolation::Serializable => "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
-        }
-    }
-
-    /// PostgreSQL's BEGIN at this level.
-    pub fn pgsql_begin(self) -> &'static str {
-        match self {
-            Isolation::ReadUncommitted => "BEGIN ISOLATION LEVEL READ UNCOMMITTED",
-            Isolation::ReadCommitted => "BEGIN ISOLATION LEVEL READ COMMITTED",
-            Isolation::RepeatableRead => "BEGIN ISOLATION LEVEL REPEATABLE READ",
-            Isolation::Serializable => "BEGIN ISOLATION LEVEL SERIALIZABLE",
-        }
-    }
 }
 
 impl Def {

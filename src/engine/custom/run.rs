@@ -428,32 +428,23 @@ impl Open for Custom {
 }
 
 /// The statements that open transaction `t` on `driver` (see [`Custom::begins`]); an
-/// isolation level SQLite does not have is an error.
+/// isolation level the database does not have is an error.
 fn begin_of(
     t: &super::model::Txn,
     driver: crate::db::Driver,
-) -> Result<(Option<&'static str>, &'static str), String> {
-    use super::model::Isolation;
-    use crate::db::Driver;
-    Ok(match (driver, t.isolation) {
-        (Driver::Mysql, level) => (level.map(Isolation::mysql_set), "BEGIN"),
-        (Driver::Pgsql, Some(level)) => (None, level.pgsql_begin()),
-        (Driver::Pgsql, None) => (None, "BEGIN"),
-        (Driver::Sqlite, None | Some(Isolation::Serializable)) => {
-            (None, driver.dialect().begin(!t.read_only))
-        }
-        (Driver::Sqlite, Some(level)) => {
-            let name = level
-                .mysql_set()
-                .trim_start_matches("SET TRANSACTION ISOLATION LEVEL ");
-            return Err(format!(
-                "transaction `{}`: SQLite runs every transaction serializable, it has no \
-                 isolation = \"{}\": remove `isolation` or set \"serializable\"",
+) -> Result<crate::db::dialect::Begin, String> {
+    driver
+        .dialect()
+        .begin_at(t.isolation, !t.read_only)
+        .ok_or_else(|| {
+            format!(
+                "transaction `{}`: {} has no isolation level {}: remove `isolation` or choose \
+                 another (SQLite runs every transaction serializable)",
                 t.name,
-                name.to_lowercase()
-            ));
-        }
-    })
+                driver.name(),
+                t.isolation.map_or("", |l| l.sql()).to_lowercase()
+            )
+        })
 }
 
 /// The cumulative weights of phase `p`: its `weights` where it names a transaction, the

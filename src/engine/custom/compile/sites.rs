@@ -22,12 +22,13 @@ pub(super) struct SqlSite {
     pub(super) sql: Sql,
 }
 
-/// A transaction's `isolation` other than serializable, which SQLite does not have: refused
-/// where it is written when the suite runs on SQLite.
+/// A transaction's `isolation`: refused where it is written when the target's database does
+/// not have the level (SQLite has only serializable).
 pub(super) struct IsolationSite {
     pub(super) workload: String,
     pub(super) file: usize,
     pub(super) path: Vec<Seg>,
+    pub(super) level: crate::db::Isolation,
 }
 
 /// A value of a definition that reads options and nothing a run draws: fixed for a run, so
@@ -71,17 +72,29 @@ impl Loaded {
         let isolation = self
             .isolation_sites
             .iter()
-            .filter(|s| driver == Driver::Sqlite && used.contains(&s.workload))
+            .filter(|s| {
+                used.contains(&s.workload)
+                    && driver.dialect().begin_at(Some(s.level), true).is_none()
+            })
             .map(|s| {
                 self.error_at(
                     s.file,
                     &s.path,
                     format!(
-                        "workload `{}` sets an isolation level SQLite does not have, on {whose}: \
-                         SQLite runs every transaction serializable",
-                        s.workload
+                        "workload `{}` sets isolation {}, which {name}, {whose}, does not have{}",
+                        s.workload,
+                        s.level.sql().to_lowercase(),
+                        if driver
+                            .dialect()
+                            .begin_at(Some(crate::db::Isolation::Serializable), true)
+                            .is_some()
+                        {
+                            ": SQLite runs every transaction serializable"
+                        } else {
+                            ""
+                        }
                     ),
-                    "remove `isolation` (or set \"serializable\") to run on SQLite".to_string(),
+                    format!("remove `isolation` (or choose a level {name} has) to run on {name}"),
                 )
             });
         let mut out: Vec<ConfigError> = isolation.collect();

@@ -7,8 +7,9 @@ use std::collections::HashSet;
 
 use super::compiler::{Compiler, Scope, TXN_ALLOWED, index, key};
 use super::sites::IsolationSite;
+use crate::db::Isolation;
 use crate::engine::custom::expr::Expr;
-use crate::engine::custom::model::{BoundSql, Isolation, OnMismatch, Op, Slot, Stmt, Txn, Val};
+use crate::engine::custom::model::{BoundSql, OnMismatch, Op, Slot, Stmt, Txn, Val};
 use crate::engine::lua::sql::text::{first_word, returns_no_rows};
 use crate::source::Seg;
 
@@ -111,13 +112,12 @@ impl Compiler<'_> {
                     None
                 }
                 Some(level) => {
-                    if level != Isolation::Serializable {
-                        self.isolation_sites.push(IsolationSite {
-                            workload: self.name.clone(),
-                            file: self.file_index,
-                            path: key(path, "isolation"),
-                        });
-                    }
+                    self.isolation_sites.push(IsolationSite {
+                        workload: self.name.clone(),
+                        file: self.file_index,
+                        path: key(path, "isolation"),
+                        level,
+                    });
                     Some(level)
                 }
                 None => {
