@@ -15,6 +15,7 @@ pub(super) fn plan(args: &PlanArgs) -> Exit {
             let text = match args.format {
                 Format::Text => {
                     plan::render_text(&plan, &file)
+                        + &crate::capacity::plan_text(&suite)
                         + &crate::runner::clients::plan_line(&suite).unwrap_or_default()
                         + &sql_statements(&suite, &plan)
                         + &server_note(&crate::runner::server_checks(&suite, &plan))
@@ -37,6 +38,7 @@ pub(super) fn validate(args: &ValidateArgs) -> Exit {
                 Ok(_) => {
                     println!("ok: {} ({} steps)", file.display(), plan.steps.len());
                     print!("{}", script_lines(&suite));
+                    print!("{}", crate::capacity::plan_text(&suite));
                 }
                 Err(e) => exit = fail_config(e),
             },
@@ -158,6 +160,7 @@ pub(super) fn load_plan(file: &Path, overrides: &Overrides) -> Result<(Suite, Pl
     let plan = plan::build(&suite).map_err(fail_config)?;
     crate::runner::check_offline(&suite, &plan).map_err(fail_config)?;
     crate::runner::clients::check_clients(&suite, &plan).map_err(fail_config)?;
+    crate::capacity::check_plan(&suite, &plan).map_err(fail_config)?;
     Ok((suite, plan))
 }
 

@@ -17,6 +17,7 @@
 //!
 //! Column documentation: [`csv::RESULTS_COLUMNS_DOC`].
 
+pub mod capacity;
 pub mod check;
 pub mod csv;
 pub mod histogram;

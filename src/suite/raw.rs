@@ -47,6 +47,11 @@ pub struct RawSuite {
     /// once, merged into one row per step. Absent: everything runs in this process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<RawClients>,
+    /// Search the arrival rate for the highest one whose latency percentile stays under a
+    /// target (#30): `sbsuite run` runs the search of `sbsuite capacity` on the suite's one
+    /// matrix point instead of the plan's runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<super::capacity::RawCapacity>,
 }
 
 /// `[clients]`: the clients that run each run step together (prepare, cleanup, variants,

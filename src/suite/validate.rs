@@ -361,6 +361,7 @@ pub(super) fn validate(
     metrics_address(&mut c, &raw);
     server_counters(&mut c, &raw);
     let clients = raw.clients.as_ref().and_then(|r| clients(&mut c, r));
+    let capacity = super::capacity::check(&raw, &mut |p, k, m, h| c.err(p, k, m, h));
     let server_host = server_host(&mut c, &raw, clients.as_ref());
     let mut defaults = IndexMap::new();
     for (key, v) in &raw.defaults {
@@ -446,6 +447,7 @@ pub(super) fn validate(
         resolved_toml,
         scripts,
         clients,
+        capacity,
         origins,
         custom,
         catalog,
