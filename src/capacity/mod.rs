@@ -465,10 +465,11 @@ pub fn plan_text(suite: &Suite) -> String {
         return String::new();
     };
     format!(
-        "Capacity search ([capacity]): instead of the run above once, `sbsuite run` runs it at \
-         fixed rates (open loop, rate_overflow = \"record\") for the highest rate with {}: a \
-         closed-loop run for the bound, rates halved from it down to {}/s until one passes, \
-         bisection until within {} %, then the rate found repeated {} times\n",
+        "Capacity search ([capacity]): `sbsuite run` searches the highest rate with {} \
+         instead of running the plan once: a closed-loop run for the bound, then its run step \
+         at fixed rates (open loop, rate_overflow = \"record\") halved from the bound down to \
+         {}/s until one passes, bisection until within {} %, and the rate found repeated {} \
+         times\n",
         c.target, c.min_rate, c.precision, c.confirm
     )
 }

@@ -20,6 +20,7 @@ use crate::source::Seg;
 pub struct RawCapacity {
     /// The latency bound the rate must meet: `"p99<10ms"` (`p95`, `p99`, `avg` or `max`, in
     /// milliseconds).
+    #[schemars(regex(pattern = r"^\s*(p95|p99|avg|max)\s*<\s*[0-9]+(\.[0-9]+)?\s*(ms)?\s*$"))]
     pub target: String,
     /// The lowest rate tried, per second (default 1): below it the search gives up.
     #[serde(default = "min_rate")]

@@ -143,18 +143,15 @@ pub fn answer(curve: &Curve, dir: &Path) -> String {
 
 /// The two charts: the percentile against the rate offered (`capacity`, with the target and
 /// the rate found), and the rate achieved against the rate offered (`capacity-rate`, with the
-/// closed-loop bound and the line where they are equal).
+/// closed-loop bound and the line where they are equal). A point is a rate offered: the
+/// median of every run at it (the search's probe, the confirmation's repetitions) with their
+/// 95 % interval when there are several, computed as `sbsuite compare` computes it.
 pub fn charts(curve: &Curve) -> [Chart; 2] {
     let answer = Answer::of(curve);
-    // Each probe of the search once (its one repetition); the confirmation is the answer's.
-    let searched: Vec<&Point> = curve
-        .points
-        .iter()
-        .filter(|p| matches!(p.phase, Phase::Bracket | Phase::Bisect))
-        .collect();
-    let xs: Vec<f64> = curve.points.iter().filter_map(|p| p.offered).collect();
-    let lo = xs.iter().copied().reduce(f64::min);
-    let hi = xs.iter().copied().reduce(f64::max);
+    let mut rates: Vec<f64> = curve.points.iter().filter_map(|p| p.offered).collect();
+    rates.sort_by(f64::total_cmp);
+    rates.dedup();
+    let (lo, hi) = (rates.first().copied(), rates.last().copied());
     let log2 = matches!((lo, hi), (Some(lo), Some(hi)) if lo > 0.0 && hi / lo >= LOG_SPAN);
     let x_label = if log2 {
         "rate offered (per second, log2 scale)"
@@ -163,81 +160,67 @@ pub fn charts(curve: &Curve) -> [Chart; 2] {
     };
     let name = curve.target.name;
     let max_ms = curve.target.max_ms;
-    let point = |f: &dyn Fn(&Point) -> Option<f64>| -> Vec<(f64, f64)> {
-        searched
-            .iter()
-            .filter_map(|p| Some((p.offered?, f(p)?)))
-            .collect()
-    };
-    // The answer as a point: the confirmation's median with its interval.
-    let found = |f: &dyn Fn(&Point) -> Option<f64>, label: String| -> Option<Series> {
-        let a = answer.as_ref()?;
-        let values: Vec<f64> = a.reps.iter().filter_map(|p| f(p)).collect();
-        let s = summarize(&values)?;
-        let (low, high) = s.ci.unwrap_or((s.median, s.median));
-        Some(Series {
+    // Per rate offered, the median of `f` over its runs, and their interval.
+    let series = |label: String, f: &dyn Fn(&Point) -> Option<f64>| -> Series {
+        let mut s = Series {
             label,
-            points: vec![(a.rate, s.median)],
-            color: FOUND,
-            bars: vec![Bar {
-                x: a.rate,
-                low,
-                high,
-                n: s.n,
-            }],
+            color: CURVE,
             ..Series::default()
-        })
+        };
+        for &rate in &rates {
+            let values: Vec<f64> = curve
+                .points
+                .iter()
+                .filter(|p| p.offered == Some(rate))
+                .filter_map(f)
+                .collect();
+            let Some(sum) = summarize(&values) else {
+                continue;
+            };
+            s.points.push((rate, sum.median));
+            if let Some((low, high)) = sum.ci {
+                s.bars.push(Bar {
+                    x: rate,
+                    low,
+                    high,
+                    n: sum.n,
+                });
+            }
+        }
+        s
     };
     let span = |y: f64| match (lo, hi) {
         (Some(lo), Some(hi)) => vec![(lo, y), (hi, y)],
         _ => Vec::new(),
     };
-    let reps = |a: &Answer| {
-        format!(
-            "{} of {} repetition{} passed",
-            a.passed,
-            a.reps.len(),
-            if a.reps.len() == 1 { "" } else { "s" }
-        )
-    };
-
-    let mut latency = vec![Series {
-        label: format!("{name} at each rate offered"),
-        points: point(&|p| curve.metric(p)),
-        color: CURVE,
-        ..Series::default()
-    }];
-    latency.push(Series {
-        label: format!("target: {name} ≤ {max_ms} ms"),
-        points: span(max_ms),
-        color: TARGET,
-        dashed: true,
-        ..Series::default()
-    });
-    if let Some(a) = &answer {
-        latency.extend(found(
-            &|p| curve.metric(p),
-            format!(
-                "capacity {:.0}/s: {name} median of the confirmation ({})",
+    // The rate found: a vertical line up to where it meets `top`.
+    let found = |top: f64| {
+        answer.as_ref().map(|a| Series {
+            label: format!(
+                "capacity {:.0}/s ({} of {} confirmed)",
                 a.rate,
-                reps(a)
+                a.passed,
+                a.reps.len()
             ),
-        ));
-        latency.push(Series {
-            label: format!("rate found: {:.0}/s", a.rate),
-            points: vec![(a.rate, 0.0), (a.rate, max_ms)],
+            points: vec![(a.rate, 0.0), (a.rate, top)],
             color: FOUND,
             dashed: true,
             ..Series::default()
-        });
-    }
+        })
+    };
 
-    let mut rate = vec![Series {
-        label: "achieved at each rate offered".into(),
-        points: point(&|p| Some(p.sample.achieved)),
-        color: CURVE,
-        ..Series::default()
-    }];
+    let mut latency = vec![
+        series(format!("{name} at each rate offered"), &|p| curve.metric(p)),
+        Series {
+            label: format!("target: {name} ≤ {max_ms} ms"),
+            points: span(max_ms),
+            color: TARGET,
+            dashed: true,
+            ..Series::default()
+        },
+    ];
+    latency.extend(found(max_ms));
+
     // Equal rates: a straight line on a linear axis, a curve on a log2 one.
     let ideal = match (lo, hi) {
         (Some(lo), Some(hi)) if log2 => (0..=24)
@@ -247,13 +230,18 @@ pub fn charts(curve: &Curve) -> [Chart; 2] {
         (Some(lo), Some(hi)) => vec![(lo, lo), (hi, hi)],
         _ => Vec::new(),
     };
-    rate.push(Series {
-        label: "achieved = offered".into(),
-        points: ideal,
-        color: IDEAL,
-        dashed: true,
-        ..Series::default()
-    });
+    let mut rate = vec![
+        series("achieved at each rate offered".into(), &|p| {
+            Some(p.sample.achieved)
+        }),
+        Series {
+            label: "achieved = offered".into(),
+            points: ideal,
+            color: IDEAL,
+            dashed: true,
+            ..Series::default()
+        },
+    ];
     if let Some(bound) = curve.closed_loop() {
         rate.push(Series {
             label: format!("closed loop (the bound): {bound:.1}/s"),
@@ -263,17 +251,9 @@ pub fn charts(curve: &Curve) -> [Chart; 2] {
             ..Series::default()
         });
     }
-    if let Some(a) = &answer {
-        rate.extend(found(
-            &|p| Some(p.sample.achieved),
-            format!(
-                "capacity {:.0}/s: achieved, median of the confirmation",
-                a.rate
-            ),
-        ));
-    }
-    let note = "each point: one probe of the search (open loop, latency from the scheduled \
-                arrival)";
+    rate.extend(found(answer.as_ref().map_or(0.0, |a| a.rate)));
+    let note = "a point: the median of the runs at a rate offered (open loop, latency from \
+                the scheduled arrival)";
     [
         Chart {
             id: "capacity".into(),
@@ -350,7 +330,7 @@ pub fn render(
     }
 
     h.push_str("<h2 id=\"capacity\">Latency vs offered load</h2>\n");
-    h.push_str("<p class=\"note\">Each probe is a run at a fixed arrival rate (open loop: latency counted from each arrival's scheduled time, so queueing shows); the rate found is drawn as its confirmation's median with the 95 % interval.</p>\n");
+    h.push_str("<p class=\"note\">Each probe is a run at a fixed arrival rate (open loop: latency counted from each arrival's scheduled time, so queueing shows). A point is the median of the runs at one rate, with their 95 % interval when there are several; the dashed line marks the rate found.</p>\n");
     let charts = charts(curve);
     h.push_str("<div class=\"charts\">\n");
     for c in &charts {
@@ -532,23 +512,37 @@ mod tests {
             [
                 "p99 at each rate offered",
                 "target: p99 ≤ 200 ms",
-                "capacity 77/s: p99 median of the confirmation (2 of 2 repetitions passed)",
-                "rate found: 77/s",
+                "capacity 77/s (2 of 2 confirmed)",
             ]
         );
-        // The search's probes, not the closed loop or the confirmation.
-        assert_eq!(latency.series[0].points.len(), 4);
-        assert_eq!(latency.series[2].points, [(77.0, 120.5)]);
+        // A point per rate offered (not the closed loop); at 77/s the median of the probe
+        // and the two confirmations, with their interval.
+        let curve = &latency.series[0];
+        assert_eq!(
+            curve.points,
+            [(46.0, 45.0), (65.0, 57.0), (77.0, 164.0), (91.0, 247.0)]
+        );
+        assert_eq!(curve.bars.len(), 1);
+        assert_eq!((curve.bars[0].x, curve.bars[0].n), (77.0, 3));
         assert_eq!(latency.series[1].points, [(46.0, 200.0), (91.0, 200.0)]);
-        assert_eq!(rate.series[0].points[0], (91.0, 90.0));
+        assert_eq!(latency.series[2].points, [(77.0, 0.0), (77.0, 200.0)]);
+        assert_eq!(rate.series[0].points[3], (91.0, 90.0));
         assert_eq!(rate.series[1].points, [(46.0, 46.0), (91.0, 91.0)]);
         assert_eq!(rate.series[2].label, "closed loop (the bound): 90.0/s");
+        assert_eq!(rate.series[3].points, [(77.0, 0.0), (77.0, 77.0)]);
 
         let mut far = search();
-        far.points.insert(2, point(Phase::Bracket, Some(11.0), 5.0, Some(true)));
+        far.points
+            .insert(2, point(Phase::Bracket, Some(11.0), 5.0, Some(true)));
         let [latency, rate] = charts(&far);
         assert!(latency.x_log2 && rate.x_log2);
         // The equal-rates line follows the log2 axis in small steps.
         assert_eq!(rate.series[1].points.len(), 25);
+
+        // No rate found: no mark.
+        let mut none = search();
+        none.points.truncate(2);
+        let [latency, _] = charts(&none);
+        assert_eq!(latency.series.len(), 2);
     }
 }
