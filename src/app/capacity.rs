@@ -21,7 +21,10 @@ pub(super) fn capacity(args: &CapacityArgs) -> Exit {
         None => None,
         Some((_, Some(t))) => Some(t),
         Some((text, None)) => {
-            return fail(Exit::BadInput, format_args!("--target `{text}`: {TARGET_FORM}"));
+            return fail(
+                Exit::BadInput,
+                format_args!("--target `{text}`: {TARGET_FORM}"),
+            );
         }
     };
     search(&Request {

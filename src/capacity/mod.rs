@@ -109,8 +109,8 @@ pub fn shortfall(expected: f64) -> f64 {
 #[derive(Clone, Debug)]
 pub struct Probe {
     pub phase: Phase,
-    /// The rate searched at; `None` for the closed-loop run. The run offers it rounded to a
-    /// whole number per second (sysbench's `rate`).
+    /// The rate offered ([`offered`]: the rate searched at, whole); `None` for the
+    /// closed-loop run.
     pub rate: Option<f64>,
     pub run_dir: PathBuf,
     /// One per repetition.
@@ -142,7 +142,7 @@ impl Outcome {
             .flat_map(|p| {
                 p.samples.iter().map(|x| Point {
                     phase: p.phase,
-                    offered: p.rate.map(offered),
+                    offered: p.rate,
                     sample: x.clone(),
                     pass: p.rate.map(|r| x.passes(&self.target, r)),
                     run_dir: p.run_dir.clone(),
@@ -335,10 +335,7 @@ pub fn capacity(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Ca
     };
     let (_, dir) = crate::results::create_run_dir(&parent, chrono::Utc::now())?;
     // What was searched, as every run directory keeps its suite.
-    write_file(
-        &dir.join(crate::results::SUITE_FILE),
-        &user.resolved_toml,
-    )?;
+    write_file(&dir.join(crate::results::SUITE_FILE), &user.resolved_toml)?;
     s.dir = dir.clone();
 
     let closed = s.probe(Phase::ClosedLoop, None, 1)?;
@@ -395,7 +392,7 @@ pub fn capacity(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Ca
                 let samples = &s.probes[i].samples;
                 let passed = samples
                     .iter()
-                    .filter(|x| x.passes(&settings.target, rate))
+                    .filter(|x| x.passes(&settings.target, offered(rate)))
                     .count();
                 tries += 1;
                 if 2 * passed > samples.len()
@@ -532,9 +529,11 @@ impl Search<'_> {
         rate: Option<f64>,
         repeat: u32,
     ) -> Result<usize, CapacityError> {
+        // Judged at the rate the run offers.
+        let rate = rate.map(offered);
         let name = match rate {
             None => "closed-loop".to_string(),
-            Some(r) => format!("{:02}-rate-{}", self.probes.len() + 1, r.round()),
+            Some(r) => format!("{:02}-rate-{r}", self.probes.len() + 1),
         };
         let loaded = self.load(&name, rate, repeat)?;
         let summary =
@@ -580,7 +579,7 @@ impl Search<'_> {
     /// Probes `rate` once and says whether it passed.
     fn passes(&mut self, phase: Phase, rate: f64) -> Result<bool, CapacityError> {
         let i = self.probe(phase, Some(rate), 1)?;
-        Ok(self.probes[i].samples[0].passes(&self.settings.target, rate))
+        Ok(self.probes[i].samples[0].passes(&self.settings.target, offered(rate)))
     }
 }
 

@@ -208,18 +208,18 @@ impl Curve {
             let num = |c: &str| -> Result<Option<f64>, CurveError> {
                 match cell(c) {
                     "" => Ok(None),
-                    v => v.parse().map(Some).map_err(|_| {
-                        bad(format!("line {line}: `{c}` is `{v}`, not a number"))
-                    }),
+                    v => v
+                        .parse()
+                        .map(Some)
+                        .map_err(|_| bad(format!("line {line}: `{c}` is `{v}`, not a number"))),
                 }
             };
             let spec = cell("target");
             let t = Target::parse(spec)
                 .ok_or_else(|| bad(format!("line {line}: target `{spec}` is not a target")))?;
             target.get_or_insert(t);
-            let phase = Phase::parse(cell("phase")).ok_or_else(|| {
-                bad(format!("line {line}: unknown phase `{}`", cell("phase")))
-            })?;
+            let phase = Phase::parse(cell("phase"))
+                .ok_or_else(|| bad(format!("line {line}: unknown phase `{}`", cell("phase"))))?;
             points.push(Point {
                 phase,
                 offered: num("offered_rate")?,

@@ -149,7 +149,7 @@ pub(super) fn check(raw: &RawSuite, err: Report) -> Option<Capacity> {
             &path("target"),
             false,
             format!("invalid capacity target `{}`", section.target),
-            format!("{TARGET_FORM}: target = \"p99<10ms\""),
+            TARGET_FORM.into(),
         );
     }
     if !(section.min_rate.is_finite() && section.min_rate > 0.0) {

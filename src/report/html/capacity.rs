@@ -481,7 +481,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("5 probes ("), "{text}");
-        assert!(text.ends_with("the curve is in out/capacity.csv\n"), "{text}");
+        assert!(
+            text.ends_with("the curve is in out/capacity.csv\n"),
+            "{text}"
+        );
 
         // The closed-loop bound itself passed: no failure above the rate found.
         let mut easy = search();
@@ -493,13 +496,19 @@ mod tests {
             point(Phase::Confirm, Some(90.0), 20.0, Some(true)),
         ];
         let text = answer(&easy, Path::new("out"));
-        assert!(text.contains("90/s — the closed-loop throughput itself passed"), "{text}");
+        assert!(
+            text.contains("90/s — the closed-loop throughput itself passed"),
+            "{text}"
+        );
         assert!(text.contains("confirmed: 2 of 3 repetitions"), "{text}");
 
         let mut none = search();
         none.points.truncate(2);
         let text = answer(&none, Path::new("out"));
-        assert!(text.starts_with("no rate meets p99 ≤ 200 ms: even 91/s failed"), "{text}");
+        assert!(
+            text.starts_with("no rate meets p99 ≤ 200 ms: even 91/s failed"),
+            "{text}"
+        );
     }
 
     #[test]
