@@ -1,6 +1,6 @@
-//! `sbsuite capacity`: the highest arrival rate this server sustains with a latency
-//! percentile under a target — the number a capacity planner needs, searched instead of
-//! guessed one `--rate` at a time.
+//! `sbsuite capacity` and a suite's `[capacity]` (#30): the highest arrival rate this server
+//! sustains with a latency percentile under a target — the number a capacity planner needs,
+//! searched instead of guessed one `--rate` at a time.
 //!
 //! Why it is shaped this way:
 //! - **Open loop, latency from the intended start.** Each probe is a run of the user's suite

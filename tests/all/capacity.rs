@@ -35,6 +35,15 @@ steps = [{{ sql = "SELECT pg_sleep(0.01)" }}]
     )
 }
 
+/// The rate of the answer `capacity at p99 ≤ 200 ms: R/s …` on stdout.
+fn rate_found(stdout: &str, stderr: &str) -> f64 {
+    stdout
+        .strip_prefix("capacity at p99 ≤ 200 ms: ")
+        .and_then(|r| r.split_once("/s"))
+        .map(|(r, _)| r.parse().unwrap())
+        .unwrap_or_else(|| panic!("{stdout}\n{stderr}"))
+}
+
 #[test]
 fn issue_30_capacity_finds_the_highest_rate_under_a_latency_target() {
     common::server_lock::share();
@@ -71,11 +80,7 @@ fn issue_30_capacity_finds_the_highest_rate_under_a_latency_target() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    let rate: f64 = stdout
-        .strip_prefix("capacity at p99 ≤ 200 ms: ")
-        .and_then(|r| r.split_once("/s"))
-        .map(|(r, _)| r.parse().unwrap())
-        .unwrap_or_else(|| panic!("{stdout}\n{stderr}"));
+    let rate = rate_found(&stdout, &stderr);
 
     let rows = csv_rows(dir.path(), "capacity.csv");
     assert_eq!(rows[0]["phase"], "closed_loop", "{rows:?}");
@@ -241,11 +246,7 @@ fn issue_30_a_capacity_section_makes_run_search_into_its_run_directory() {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    let rate: f64 = stdout
-        .strip_prefix("capacity at p99 ≤ 200 ms: ")
-        .and_then(|r| r.split_once("/s"))
-        .map(|(r, _)| r.parse().unwrap())
-        .unwrap_or_else(|| panic!("{stdout}\n{stderr}"));
+    let rate = rate_found(&stdout, &stderr);
     assert!(stderr.contains("[capacity] closed_loop: "), "{stderr}");
 
     // The run directory is the suite's own: the curve, the answer, the chart, the suite, and

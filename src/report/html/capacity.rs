@@ -436,27 +436,8 @@ fn probes_table(h: &mut String, curve: &Curve) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::capacity::Sample;
-    use crate::suite::capacity::{Latencies, Target};
-    use std::path::PathBuf;
-
-    fn point(phase: Phase, offered: Option<f64>, p99: f64, pass: Option<bool>) -> Point {
-        Point {
-            phase,
-            offered,
-            sample: Sample {
-                achieved: offered.unwrap_or(91.0) - 1.0,
-                lat: Latencies {
-                    p99: Some(p99),
-                    ..Latencies::default()
-                },
-                dropped: 0.0,
-                seconds: 4.0,
-            },
-            pass,
-            run_dir: PathBuf::from("r"),
-        }
-    }
+    use crate::results::capacity::tests::point;
+    use crate::suite::capacity::Target;
 
     fn search() -> Curve {
         Curve {
