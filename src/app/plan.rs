@@ -38,6 +38,12 @@ pub(super) fn validate(args: &ValidateArgs) -> Exit {
                 Ok(_) => {
                     println!("ok: {} ({} steps)", file.display(), plan.steps.len());
                     print!("{}", script_lines(&suite));
+                    // The timeline of the first run step (the others differ only where a
+                    // phase takes the step's own threads or rate).
+                    if let Some(first) = plan.steps.iter().find(|s| !s.phases.is_empty()) {
+                        let timeline = crate::engine::phases::timeline_text(&first.phases);
+                        println!("  phases: {timeline}");
+                    }
                     print!("{}", crate::capacity::plan_text(&suite));
                 }
                 Err(e) => exit = fail_config(e),

@@ -192,6 +192,11 @@ pub enum CapacityError {
         file = .file.display()
     )]
     Variants { file: PathBuf, count: usize },
+    #[error(
+        "{file}: capacity runs each probe at one rate for `time` seconds: remove [[phases]]",
+        file = .file.display()
+    )]
+    Phases { file: PathBuf },
     #[error("--precision must be above 0 (% of the rate), not {0}")]
     Precision(f64),
     #[error("--confirm must be at least 1")]
@@ -234,6 +239,7 @@ impl CapacityError {
             | CapacityError::Points { .. }
             | CapacityError::RateAxis { .. }
             | CapacityError::Variants { .. }
+            | CapacityError::Phases { .. }
             | CapacityError::Precision(_)
             | CapacityError::Confirm
             | CapacityError::MinRate(_)
@@ -267,6 +273,11 @@ pub fn capacity(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Ca
         return Err(CapacityError::Variants {
             file: req.file.clone(),
             count: user.variants.len(),
+        });
+    }
+    if !user.phases.is_empty() {
+        return Err(CapacityError::Phases {
+            file: req.file.clone(),
         });
     }
     let section = user.capacity.as_ref();

@@ -41,6 +41,7 @@ pub mod memory;
 pub mod mutex;
 pub mod oltp;
 pub mod option;
+pub mod phases;
 pub mod random;
 pub mod session;
 pub mod spec;
@@ -170,6 +171,11 @@ pub struct IntervalSample {
     /// multi-client step, so that the coordinator computes the merged interval's percentile
     /// from the added counts; empty otherwise.
     pub lat_buckets: Vec<u64>,
+    /// A run with phases (#30): the index of the phase the interval ends in.
+    pub phase: Option<usize>,
+    /// A run with phases: the phase's target rate at the interval's end (a ramp's value
+    /// there); `None` in a closed-loop phase or without phases.
+    pub target_rate: Option<f64>,
 }
 
 impl IntervalSample {
@@ -267,6 +273,10 @@ pub const METRICS: &[(&str, &str)] = &[
         "custom workloads: the workload's headline rate, e.g. tpmC",
     ),
     (
+        THREADS_PEAK,
+        "max_threads: the most threads that ran events at once (results only)",
+    ),
+    (
         "shards",
         "multi-client runs: the clients that ran the step (results only)",
     ),
@@ -332,6 +342,9 @@ pub const METRICS: &[(&str, &str)] = &[
 /// e.g. `tpmC`, is results.csv's `headline_name`).
 pub const HEADLINE: &str = "headline";
 
+/// The metric of a run with `max_threads` (#30): how far its pool grew.
+pub const THREADS_PEAK: &str = "threads_peak";
+
 /// The metric that counts `rate` arrivals the run could not offer (see
 /// [`config::RateOverflow`]): 0 when every arrival was queued, absent without `rate`.
 pub const DROPPED: &str = "dropped";
@@ -376,6 +389,20 @@ pub struct StepOutcome {
     /// The warmup the run excluded and whether its throughput held steady over the measured
     /// window (#29); unknown for imported logs and multi-client merges.
     pub steady: Steadiness,
+    /// A run with `[[phases]]` (#30): each measured phase's own measurements, in order (the
+    /// outcome itself covers all of them); empty otherwise.
+    pub phases: Vec<PhaseOutcome>,
+}
+
+/// What one measured phase of a run measured ([`phases::Phase`]): events, latency and
+/// statement counts of its own period. Its `sql` counts are the workload's totals over the
+/// phase (transactions = events); the workload's own metrics and transactions stay on the
+/// whole step's outcome, except the phase's `dropped` arrivals.
+#[derive(Clone, Debug)]
+pub struct PhaseOutcome {
+    /// The phase's position in the step's timeline (0-based, warmups included).
+    pub index: usize,
+    pub outcome: StepOutcome,
 }
 
 /// What a run excluded as its warmup and the stationarity verdict of what it measured
@@ -432,6 +459,21 @@ pub struct SqlCounters {
     pub other: u64,
     pub errors: u64,
     pub reconnects: u64,
+}
+
+impl SqlCounters {
+    /// The statements counted since the totals `base` were read (a period's, from two readings
+    /// of [`driver::Workload::sql_totals`]), with `transactions` the period's events.
+    pub fn since(&self, base: &SqlCounters, transactions: u64) -> SqlCounters {
+        SqlCounters {
+            transactions,
+            reads: self.reads.saturating_sub(base.reads),
+            writes: self.writes.saturating_sub(base.writes),
+            other: self.other.saturating_sub(base.other),
+            errors: self.errors.saturating_sub(base.errors),
+            reconnects: self.reconnects.saturating_sub(base.reconnects),
+        }
+    }
 }
 
 /// One step for the engine: which workload, with which options, on which target, doing what.
@@ -498,6 +540,8 @@ pub struct RunRequest<'a> {
     /// starts; the run starts when it returns (an error aborts it before any event). A
     /// multi-client agent reports ready there and waits for the coordinator's `go`.
     pub gate: Option<&'a mut dyn FnMut() -> Result<(), EngineError>>,
+    /// The step's timeline (`[[phases]]`, #30); empty: one phase of the step's options.
+    pub phases: &'a [phases::Phase],
 }
 
 /// What [`execute`] did.
@@ -599,11 +643,19 @@ fn run_step(
     observer: &mut dyn StepObserver,
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
-    let config = RunConfig {
+    let mut config = RunConfig {
         rate_overflow: run.overflow,
         shard: run.shard,
         ..RunConfig::from_options(options)?
     };
+    config.set_phases(run.phases)?;
+    if config.shard.is_some() && config.start_threads.is_some() {
+        return Err(EngineError::Failed(
+            "option `max_threads` and [clients] do not go together yet: each client would grow \
+             its own pool; run the step from one client, or set `threads` instead"
+                .into(),
+        ));
+    }
     let engine = make(workload, options, &config, target)?;
     let mut filtered = console::LevelFilter::new(out, config.verbosity);
     let mut open = || Ok(());

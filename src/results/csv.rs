@@ -54,6 +54,8 @@ pub const RESULTS_TRAILING_COLUMNS: &[&str] = &[
     "warmup_s",
     "steady",
     "trend_pct_per_min",
+    "phase",
+    "target_rate",
 ];
 
 /// Columns of `intervals.csv`, in order.
@@ -78,8 +80,8 @@ pub const INTERVAL_COLUMNS: &[&str] = &[
 
 /// How many of [`RESULTS_TRAILING_COLUMNS`] come after the workload metrics (`status`,
 /// `error`, `knee`, `headline_name`, `error_codes`, `warmup_s`, `steady`,
-/// `trend_pct_per_min`).
-const AFTER_METRICS: usize = 8;
+/// `trend_pct_per_min`, `phase`, `target_rate`).
+const AFTER_METRICS: usize = 10;
 
 /// The fixed trailing columns with the workload metrics inserted before `status`.
 fn trailing_columns() -> impl Iterator<Item = String> {
@@ -92,14 +94,22 @@ fn trailing_columns() -> impl Iterator<Item = String> {
         .chain(tail.iter().map(|c| c.to_string()))
 }
 
-/// Every `intervals.csv` column: [`INTERVAL_COLUMNS`] then the workload metrics.
+/// Every `intervals.csv` column: [`INTERVAL_COLUMNS`], the workload metrics, then `phase`.
 pub fn interval_columns() -> Vec<String> {
     INTERVAL_COLUMNS
         .iter()
         .map(|c| c.to_string())
         .chain(METRICS.iter().map(|(m, _)| m.to_string()))
+        .chain([PHASE.to_string(), TARGET_RATE.to_string()])
         .collect()
 }
+
+/// A phase's target rate (#30): its mean in a phase's results row, the rate at the
+/// interval's end in intervals.csv.
+pub const TARGET_RATE: &str = "target_rate";
+
+/// The column that names a run step's phase (#30) in both files: empty in a step's own row.
+pub const PHASE: &str = "phase";
 
 fn metric_cells(metrics: &crate::engine::Metrics) -> impl Iterator<Item = String> + '_ {
     METRICS.iter().map(|(name, _)| {
@@ -159,6 +169,7 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `queue_length`, `concurrency` | `rate` runs: always empty here, filled in intervals.csv |
 | `dropped` | `rate` runs: arrivals dropped because every thread was busy and the event queue (131072) was full, i.e. load the run never offered (`0` when all was offered; empty without `rate`) |
 | `headline` | custom workloads with a `headline`: its value, e.g. new_order commits per minute for `tpmC` (named in `headline_name`) |
+| `threads_peak` | `max_threads` runs: the most threads that ran events at once (the pool grew from `threads` up to this); else empty |
 | `shards` | multi-client runs (`[clients]`): how many clients ran the step (its row is their exact merge; each one's own row is in `shards/<client>/results.csv`); else empty |
 | `start_skew_ms` | multi-client runs: the spread of the clients' measured starts in ms (each start estimated from the round trip of its `go`); else empty |
 | `server_fsyncs_per_txn` | the server's fsyncs per transaction over the step: MySQL/MariaDB `Innodb_data_fsyncs` (else `Innodb_os_log_fsyncs`), PostgreSQL `pg_stat_wal.wal_sync` (see server_counters.csv); empty for SQLite, without `[target]`, or when the counters could not be read |
@@ -178,6 +189,8 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `warmup_s` | seconds run before the measured period and excluded from every measurement: `warmup_time`, or with `warmup_time = "auto"` what the run found (MSER-5 on the per-second throughput, see *Steady state*) |
 | `steady` | the stationarity verdict of the measured period's per-second throughput: `yes`, `no` (a significant trend of at least 5 % over the window: OLS slope of 5 s batch means, t-test at 95 %) or `unknown` (under 20 s measured, no events, multi-client steps, imported logs); empty without measurements |
 | `trend_pct_per_min` | the fitted throughput trend of the measured period in % of its mean per minute (negative: falling); empty when `steady` is unknown |
+| `phase` | empty in a step's own row. A suite with `[[phases]]` writes, after each run step's row (which covers every measured phase), one row per measured phase with its name here: the same step and axes, `threads` the phase's, every measurement the phase's own (the workload's metrics other than `dropped`, `headline` and the cost columns stay on the step's row). `compare`, `report` and the gates read the steps' rows only |
+| `target_rate` | a phase's row: the mean of its target rate (`rate`, or the middle of a ramp `[from, to]`), to compare with its `eps`; empty for a closed-loop phase and in a step's row |
 
 The four `*_per_txn` columns are the cost of a step (#29): read before and after the whole
 step (connecting and warm-up included), divided by the step's measured transactions (events for
@@ -196,7 +209,9 @@ threads, eps, tps, qps, reads_ps, writes_ps, other_ps, lat_pct, percentile, erro
 reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `written_mib_per_s`,
 `queue_length`, `concurrency`, `dropped`, `headline`, `shards`, `start_skew_ms`, the four
 `*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`, `server_cpu_pct` and the six connection
-columns; `shards`, `start_skew_ms` and the connection columns always empty). `time` is seconds
+columns; `shards`, `start_skew_ms` and the connection columns always empty), then `phase` and
+`target_rate` (with `[[phases]]`: the phase the interval ends in, and the mean target rate over
+the interval, a ramp's exact average, empty when closed loop throughout; else both empty). `time` is seconds
 since the step started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency
 (ms) at `percentile` over the interval; `dropped` counts the arrivals dropped since the step
 started.
@@ -407,10 +422,34 @@ pub fn step_cells(extra_axes: &[(String, String)], step: &Step) -> Vec<String> {
 
 /// One `results.csv` record, in [`results_columns`] order.
 pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRow) -> Vec<String> {
+    record(run_id, extra_axes, row, None)
+}
+
+/// The `results.csv` record of phase `phase` of a run step with `[[phases]]` (#30): `row`'s
+/// outcome is the phase's, its `threads` the phase's, `phase` and `target_rate` filled.
+pub fn phase_record(
+    run_id: &str,
+    extra_axes: &[(String, String)],
+    row: &RunRow,
+    phase: &crate::engine::phases::Phase,
+) -> Vec<String> {
+    record(run_id, extra_axes, row, Some(phase))
+}
+
+fn record(
+    run_id: &str,
+    extra_axes: &[(String, String)],
+    row: &RunRow,
+    phase: Option<&crate::engine::phases::Phase>,
+) -> Vec<String> {
     let step = row.step;
     let mut rec = Vec::with_capacity(RESULTS_LEADING_COLUMNS.len() + extra_axes.len() + 25);
     rec.push(run_id.to_string());
     rec.extend(step_cells(extra_axes, step));
+    if let Some(p) = phase {
+        // `threads`, after `run_id`, `step`, `name`, `variant`, `workload`.
+        rec[5] = p.threads.to_string();
+    }
     rec.push(row.started_at.to_rfc3339_opts(SecondsFormat::Millis, true));
     match row.outcome {
         Some(o) => {
@@ -463,6 +502,17 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
             .unwrap_or_default(),
     );
     rec.extend(steady_cells(step, row.outcome));
+    match phase {
+        Some(p) => {
+            rec.push(p.name.clone());
+            rec.push(
+                p.mean_rate()
+                    .map(|r| fmt_float(r, RATE_DECIMALS))
+                    .unwrap_or_default(),
+            );
+        }
+        None => rec.extend([String::new(), String::new()]),
+    }
     rec
 }
 
@@ -473,7 +523,8 @@ fn steady_cells(step: &Step, outcome: Option<&StepOutcome>) -> [String; 3] {
         return Default::default();
     };
     let s = &o.steady;
-    let warmup = if s.auto.is_some() {
+    // A warmup found at run time, or the timeline's warmup phases.
+    let warmup = if s.auto.is_some() || !step.phases.is_empty() {
         s.warmup_s
     } else {
         step.options
@@ -605,6 +656,14 @@ pub fn interval_record(run_id: &str, step: &Step, sample: &IntervalSample) -> Ve
         opt_rate(sample.reconnects_ps),
     ];
     rec.extend(metric_cells(&sample.metrics));
+    rec.push(
+        sample
+            .phase
+            .and_then(|i| step.phases.get(i))
+            .map(|p| p.name.clone())
+            .unwrap_or_default(),
+    );
+    rec.push(opt_rate(sample.target_rate));
     rec
 }
 

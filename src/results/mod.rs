@@ -367,6 +367,24 @@ impl ResultStore {
         }
         self.results
             .write(csv::results_record(&self.run_id, &self.extra_axes, row))?;
+        // A step with phases (#30): one more row per measured phase, after the step's own.
+        for p in row.outcome.map(|o| o.phases.as_slice()).unwrap_or_default() {
+            let Some(phase) = row.step.phases.get(p.index) else {
+                continue;
+            };
+            let phase_row = RunRow {
+                outcome: Some(&p.outcome),
+                error: None,
+                knee: None,
+                ..*row
+            };
+            self.results.write(csv::phase_record(
+                &self.run_id,
+                &self.extra_axes,
+                &phase_row,
+                phase,
+            ))?;
+        }
         self.results.sync()?;
         self.intervals.sync()
     }
@@ -553,8 +571,8 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
 /// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`; #29:
 /// the cost columns, `warmup_s`, `steady`, `trend_pct_per_min`, the server's rates per
-/// interval; #30: the connection columns).
-const ADDED_COLUMNS: [&str; 22] = [
+/// interval; #30: the connection columns, `phase`, `target_rate`).
+const ADDED_COLUMNS: [&str; 24] = [
     "dropped",
     "headline",
     "headline_name",
@@ -577,6 +595,8 @@ const ADDED_COLUMNS: [&str; 22] = [
     "connect_max_ms",
     "idle_connections",
     "idle_dead",
+    "phase",
+    "target_rate",
 ];
 
 fn rewrite_csv(
@@ -677,6 +697,7 @@ mod tests {
             options,
             command: None,
             estimated_seconds: Some(10.0),
+            phases: Vec::new(),
             target: None,
         }
     }
@@ -738,6 +759,7 @@ mod tests {
             transactions: Vec::new(),
             per_thread: Vec::new(),
             steady: Default::default(),
+            phases: Vec::new(),
         }
     }
 
@@ -778,7 +800,7 @@ mod tests {
             "seconds",
         ];
         assert_eq!(&cols[..expected_start.len()], &expected_start[..]);
-        assert_eq!(cols.last().unwrap(), "trend_pct_per_min");
+        assert_eq!(cols.last().unwrap(), "target_rate");
         assert_eq!(
             cols.len(),
             RESULTS_LEADING_COLUMNS.len()
@@ -807,7 +829,7 @@ mod tests {
             "repetition,started_at,seconds,events,eps,tps,qps,reads,writes,other,errors,\
              reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
              lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee,headline_name,\
-             error_codes,warmup_s,steady,trend_pct_per_min"
+             error_codes,warmup_s,steady,trend_pct_per_min,phase,target_rate"
         );
     }
 

@@ -449,7 +449,11 @@ impl StepExecutor for EngineExecutor {
         on_interval: &mut dyn StepObserver,
         stop: &AtomicBool,
     ) -> Result<StepOutcome, EngineError> {
-        let request = engine_request(step, engine::StepKind::Run(Default::default()))?;
+        let run = engine::RunRequest {
+            phases: &step.phases,
+            ..Default::default()
+        };
+        let request = engine_request(step, engine::StepKind::Run(run))?;
         engine::execute(request, out, on_interval, stop).map(engine::Executed::into_outcome)
     }
 

@@ -4,7 +4,7 @@
 //!
 //! The section is checked here with the rest of the file, so that `validate` and `plan`
 //! refuse a bad target or a suite the search cannot vary (a `rate` axis, several variants, a
-//! repetition count) at the line that wrote it. Whether the suite is one matrix point is known
+//! timeline of phases, a repetition count) at the line that wrote it. Whether the suite is one matrix point is known
 //! only once it is planned: `crate::capacity::check_plan` says so. [`Target`] lives here, next
 //! to the key that writes it, for the search, its file (`capacity.csv`) and the report alike.
 
@@ -164,6 +164,16 @@ pub(super) fn check(raw: &RawSuite, err: Report) -> Option<Capacity> {
                 raw.variant.len()
             ),
             "keep one [[variant]] (a suite per variant, each with its [capacity])".into(),
+        );
+    }
+    if !raw.phases.is_empty() {
+        bad(
+            &[Seg::key("phases")],
+            true,
+            "[capacity] runs each probe at one rate for `time` seconds: `[[phases]]` (a \
+             timeline of rates and threads) does not apply"
+                .into(),
+            "remove [[phases]] (or [capacity] to run the timeline)".into(),
         );
     }
     if raw.suite.repeat != Repeat::Count(1) {

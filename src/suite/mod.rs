@@ -113,6 +113,8 @@ pub struct Suite {
     pub scripts: scripts::Scripts,
     /// `[clients]`, checked: where run steps execute (`None`: in this process).
     pub clients: Option<clients::Clients>,
+    /// `[[phases]]`: the timeline of every run step (#30); empty: none.
+    pub phases: Vec<raw::RawPhase>,
     /// `[capacity]`, checked: `sbsuite run` searches the rate instead of running the plan.
     pub capacity: Option<capacity::Capacity>,
     origins: Origins,

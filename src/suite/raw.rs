@@ -47,6 +47,11 @@ pub struct RawSuite {
     /// once, merged into one row per step. Absent: everything runs in this process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<RawClients>,
+    /// A timeline every run step follows instead of one shape for `time` seconds (#30):
+    /// phases run one after the other on one pool of connections, each measured on its own
+    /// (results.csv rows with a `phase`, intervals tagged) and together (the step's row).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<RawPhase>,
     /// Search the arrival rate for the highest one whose latency percentile stays under a
     /// target (#30): `sbsuite run` runs the search of `sbsuite capacity` on the suite's one
     /// matrix point instead of the plan's runs.
@@ -92,6 +97,56 @@ fn precision() -> f64 {
 
 fn confirm() -> i64 {
     i64::from(CONFIRM)
+}
+
+/// `[[phases]]`: one phase of every run step's timeline.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawPhase {
+    /// Its name in the `phase` column of results.csv and intervals.csv (default `phase1`,
+    /// `phase2`, … by position).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Seconds the phase runs (the step's `time` is the measured phases' total).
+    #[schemars(range(min = 1))]
+    pub time: u64,
+    /// Threads running events in the phase (default: the step's `threads`). The step opens
+    /// the largest phase's count of connections before its clock starts; a phase with fewer
+    /// parks the others, connections kept open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub threads: Option<u64>,
+    /// Arrivals per second (Poisson, as `rate`): a number for a constant rate, `[from, to]`
+    /// for a linear ramp over the phase, 0 for closed loop (threads back to back). Default:
+    /// the step's `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RawRate>,
+    /// Run but not measured (excluded from every statistic, as `warmup_time`); only the
+    /// leading phases may be.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
+    /// Custom workloads: the transaction mix of this phase, `{ name = weight }` for the
+    /// transactions whose weight changes (the others keep their declared weight).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub weights: std::collections::BTreeMap<String, u32>,
+}
+
+/// A phase's `rate`: constant, or a linear ramp `[from, to]`.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Copy, PartialEq)]
+#[serde(untagged)]
+pub enum RawRate {
+    Constant(f64),
+    Ramp([f64; 2]),
+}
+
+impl RawRate {
+    /// (from, to).
+    pub fn bounds(self) -> (f64, f64) {
+        match self {
+            RawRate::Constant(r) => (r, r),
+            RawRate::Ramp([a, b]) => (a, b),
+        }
+    }
 }
 
 /// `[clients]`: the clients that run each run step together (prepare, cleanup, variants,

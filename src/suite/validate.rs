@@ -3,6 +3,8 @@
 //! Validation keeps going after the first problem so that one `sbsuite validate` shows every
 //! mistake in a file, each with its position and a fix.
 
+mod phases;
+
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
@@ -360,6 +362,7 @@ pub(super) fn validate(
     variant_order(&mut c, &mut raw);
     metrics_address(&mut c, &raw);
     server_counters(&mut c, &raw);
+    phases::check(&mut c, &raw);
     let clients = raw.clients.as_ref().and_then(|r| clients(&mut c, r));
     let capacity = super::capacity::check(&raw, &mut |p, k, m, h| c.err(p, k, m, h));
     let server_host = server_host(&mut c, &raw, clients.as_ref());
@@ -447,6 +450,7 @@ pub(super) fn validate(
         resolved_toml,
         scripts,
         clients,
+        phases: raw.phases,
         capacity,
         origins,
         custom,

@@ -67,6 +67,7 @@ mod observe;
 mod oceanbase;
 mod oceanbase_compat;
 mod pgsql_oltp;
+mod phases;
 mod report;
 mod resume;
 mod run;

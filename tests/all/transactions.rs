@@ -87,6 +87,7 @@ fn outcome(new_order_ms: f64, tpm: f64) -> StepOutcome {
         cut_short: None,
         metrics: vec![(HEADLINE, tpm)],
         per_thread: Vec::new(),
+        phases: Vec::new(),
         transactions: vec![
             TxnStats {
                 name: "new_order".into(),
@@ -135,6 +136,7 @@ fn step(orders: &'static WorkloadSpec, index: usize, variant: &str, repetition: 
         options,
         command: None,
         estimated_seconds: Some(10.0),
+        phases: Vec::new(),
         target: None,
     }
 }

@@ -178,6 +178,10 @@ pub struct Custom {
     txns: Vec<TxnPlan>,
     /// Cumulative weights of the transactions (a draw in 1..=last picks the first ≥ it).
     cumulative: Vec<u64>,
+    /// With `[[phases]]` that set `weights` (#30): each phase's cumulative weights, and the
+    /// phase under way ([`Workload::phase_began`]); empty: `cumulative` throughout.
+    phase_cumulative: Vec<Vec<u64>>,
+    phase: std::sync::atomic::AtomicUsize,
     stmts: Vec<StmtPlan>,
     /// Slots of the `thread` variable.
     thread_slots: Vec<Slot>,
@@ -245,6 +249,16 @@ impl Custom {
         if total == 0 {
             return Err(fail("every transaction has weight 0".into()));
         }
+        let phase_cumulative = if s.run.phases.iter().any(|p| !p.weights.is_empty()) {
+            s.run
+                .phases
+                .iter()
+                .map(|p| phase_weights(def, p))
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(fail)?
+        } else {
+            Vec::new()
+        };
         let mut stmts = Vec::with_capacity(def.statements.len());
         for st in &def.statements {
             let bound = st.sql.for_driver(driver).ok_or_else(|| {
@@ -276,6 +290,8 @@ impl Custom {
             gens,
             txns,
             cumulative,
+            phase_cumulative,
+            phase: std::sync::atomic::AtomicUsize::new(0),
             stmts,
             thread_slots,
             begin: driver.dialect().begin(true),
@@ -295,9 +311,16 @@ impl Custom {
         }
     }
 
-    /// Transaction index of a draw `r` in 1..=total weight.
+    /// Transaction index of a draw `r` in 1..=total weight (the phase's weights, if it has).
     fn pick(&self, rng: &mut Rng) -> usize {
-        pick(&self.cumulative, rng)
+        if self.phase_cumulative.is_empty() {
+            return pick(&self.cumulative, rng);
+        }
+        let phase = self.phase.load(std::sync::atomic::Ordering::Relaxed);
+        pick(
+            self.phase_cumulative.get(phase).unwrap_or(&self.cumulative),
+            rng,
+        )
     }
 
     /// The per-transaction (and per-statement) results merged over the finished workers.
@@ -380,6 +403,37 @@ impl Open for Custom {
             lazy: prepared && !eager,
         })
     }
+}
+
+/// The cumulative weights of phase `p`: its `weights` where it names a transaction, the
+/// declared weight elsewhere.
+fn phase_weights(def: &Def, p: &crate::engine::phases::Phase) -> Result<Vec<u64>, String> {
+    for (name, _) in &p.weights {
+        if !def.transactions.iter().any(|t| &t.name == name) {
+            return Err(format!(
+                "phase `{}` weighs `{name}`, which is not one of its transactions",
+                p.name
+            ));
+        }
+    }
+    let mut total = 0u64;
+    let cumulative: Vec<u64> = def
+        .transactions
+        .iter()
+        .map(|t| {
+            let w = p
+                .weights
+                .iter()
+                .find(|(n, _)| n == &t.name)
+                .map_or(t.weight, |&(_, w)| w);
+            total += u64::from(w);
+            total
+        })
+        .collect();
+    if total == 0 {
+        return Err(format!("phase `{}` weighs every transaction 0", p.name));
+    }
+    Ok(cumulative)
 }
 
 /// The transaction of a draw on cumulative weights `cumulative` (see [`Custom::pick`]).
@@ -561,6 +615,11 @@ impl Workload for Custom {
 
     fn sql_totals(&self) -> Option<crate::engine::SqlCounters> {
         Some(self.sessions.counters.totals())
+    }
+
+    fn phase_began(&self, index: usize) {
+        self.phase
+            .store(index, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn before_run(&self) -> Result<(), EngineError> {

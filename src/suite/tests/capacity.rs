@@ -128,6 +128,16 @@ fn what_the_search_cannot_vary_is_refused_where_it_is_written() {
     ));
     assert_eq!((e[0].0, e[0].1.as_str()), (8, "capacity"));
     assert!(e[0].2.contains("the suite has 2 [[variant]]s"), "{e:?}");
+    // A probe is one rate for `time` seconds, not a timeline.
+    let e = errors(&format!("{CPU}\n[[phases]]\ntime = 1\n"));
+    let phases = e.iter().find(|e| e.1 == "phases").expect("refused");
+    assert_eq!(phases.0, 11);
+    assert!(
+        phases
+            .2
+            .contains("`[[phases]]` (a timeline of rates and threads) does not apply"),
+        "{e:?}"
+    );
     // Probes run once; the answer is repeated by `confirm`.
     let e = errors(&CPU.replace("name = \"t\"", "name = \"t\"\nrepeat = 3"));
     assert_eq!((e[0].0, e[0].1.as_str()), (3, "suite.repeat"));
