@@ -15,6 +15,7 @@ pub(super) fn plan(args: &PlanArgs) -> Exit {
             let text = match args.format {
                 Format::Text => {
                     plan::render_text(&plan, &file)
+                        + &crate::capacity::plan_text(&suite)
                         + &crate::runner::clients::plan_line(&suite).unwrap_or_default()
                         + &crate::runner::faults::plan_text(&suite.faults)
                         + &sql_statements(&suite, &plan)
@@ -44,6 +45,7 @@ pub(super) fn validate(args: &ValidateArgs) -> Exit {
                         let timeline = crate::engine::phases::timeline_text(&first.phases);
                         println!("  phases: {timeline}");
                     }
+                    print!("{}", crate::capacity::plan_text(&suite));
                 }
                 Err(e) => exit = fail_config(e),
             },
@@ -165,6 +167,7 @@ pub(super) fn load_plan(file: &Path, overrides: &Overrides) -> Result<(Suite, Pl
     let plan = plan::build(&suite).map_err(fail_config)?;
     crate::runner::check_offline(&suite, &plan).map_err(fail_config)?;
     crate::runner::clients::check_clients(&suite, &plan).map_err(fail_config)?;
+    crate::capacity::check_plan(&suite, &plan).map_err(fail_config)?;
     Ok((suite, plan))
 }
 

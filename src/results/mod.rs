@@ -15,8 +15,10 @@
 //! same files; it depends on nothing above this module. Before `run --resume` reopens a run,
 //! [`check`] matches its rows and journal against the plan.
 //!
-//! Column documentation: [`csv::RESULTS_COLUMNS_DOC`].
+//! Column documentation: [`csv::RESULTS_COLUMNS_DOC`]. A capacity search's directory holds
+//! its curve instead, `capacity.csv` ([`capacity`]), beside one run directory per probe.
 
+pub mod capacity;
 pub mod check;
 pub mod csv;
 pub mod histogram;

@@ -16,6 +16,7 @@
 //! [`crate::engine::custom::compile`] next to their engine before the rest is validated.
 //! `[clients]` is the suite's own ([`clients`]); `crate::clients` reads it to start agents.
 
+pub mod capacity;
 pub mod clients;
 mod layers;
 pub mod raw;
@@ -39,7 +40,7 @@ use crate::value::Value;
 pub const ENV_PREFIX: &str = "SBSUITE_";
 
 /// The tables of a suite file, in the order the schema lists them.
-pub const TOP_LEVEL_KEYS: [&str; 10] = [
+pub const TOP_LEVEL_KEYS: [&str; 11] = [
     "suite",
     "target",
     "defaults",
@@ -50,6 +51,7 @@ pub const TOP_LEVEL_KEYS: [&str; 10] = [
     "clients",
     "phases",
     "faults",
+    "capacity",
 ];
 
 /// `SBSUITE_*` variables that are process switches, not suite keys.
@@ -117,6 +119,8 @@ pub struct Suite {
     pub clients: Option<clients::Clients>,
     /// `[[phases]]`: the timeline of every run step (#30); empty: none.
     pub phases: Vec<raw::RawPhase>,
+    /// `[capacity]`, checked: `sbsuite run` searches the rate instead of running the plan.
+    pub capacity: Option<capacity::Capacity>,
     origins: Origins,
     /// The workloads the suite declares, with where each value is written.
     custom: crate::engine::custom::compile::Loaded,

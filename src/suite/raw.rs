@@ -57,6 +57,11 @@ pub struct RawSuite {
     /// results.csv's `fault_*` columns and `faults.csv`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<RawFault>,
+    /// Search the arrival rate for the highest one whose latency percentile stays under a
+    /// target (#30): `sbsuite run` runs the search of `sbsuite capacity` on the suite's one
+    /// matrix point instead of the plan's runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<RawCapacity>,
 }
 
 /// `[[faults]]`: something done to the system under test at one moment of every run step
@@ -159,6 +164,46 @@ impl<'de> Deserialize<'de> for Statements {
         }
         d.deserialize_any(V)
     }
+}
+
+/// `[capacity]` as written (#30; checked by [`super::capacity`]).
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawCapacity {
+    /// The latency bound the rate must meet: `"p99<10ms"` (`p95`, `p99`, `avg` or `max`, in
+    /// milliseconds).
+    #[schemars(regex(pattern = r"^\s*(p95|p99|avg|max)\s*<\s*[0-9]+(\.[0-9]+)?\s*(ms)?\s*$"))]
+    pub target: String,
+    /// The lowest rate tried, per second (default 1): below it the search gives up.
+    #[serde(default = "min_rate")]
+    pub min_rate: f64,
+    /// The search stops when the highest passing and the lowest failing rate are within this
+    /// many % of each other (default 5).
+    #[serde(default = "precision")]
+    pub precision: f64,
+    /// Repetitions of the rate found (default 3): the answer holds when most of them pass.
+    #[serde(default = "confirm")]
+    #[schemars(range(min = 1))]
+    pub confirm: i64,
+}
+
+/// Default of `min_rate` (also `sbsuite capacity --min-rate`).
+pub const MIN_RATE: f64 = 1.0;
+/// Default of `precision` (also `sbsuite capacity --precision`).
+pub const PRECISION: f64 = 5.0;
+/// Default of `confirm` (also `sbsuite capacity --confirm`).
+pub const CONFIRM: u32 = 3;
+
+fn min_rate() -> f64 {
+    MIN_RATE
+}
+
+fn precision() -> f64 {
+    PRECISION
+}
+
+fn confirm() -> i64 {
+    i64::from(CONFIRM)
 }
 
 /// `[[phases]]`: one phase of every run step's timeline.

@@ -373,6 +373,7 @@ pub(super) fn validate(
     server_counters(&mut c, &raw);
     phases::check(&mut c, &raw);
     let clients = raw.clients.as_ref().and_then(|r| clients(&mut c, r));
+    let capacity = super::capacity::check(&raw, &mut |p, k, m, h| c.err(p, k, m, h));
     let server_host = server_host(&mut c, &raw, clients.as_ref());
     let mut defaults = IndexMap::new();
     for (key, v) in &raw.defaults {
@@ -460,6 +461,7 @@ pub(super) fn validate(
         scripts,
         clients,
         phases: raw.phases,
+        capacity,
         origins,
         custom,
         catalog,
