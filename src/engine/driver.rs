@@ -412,8 +412,12 @@ struct Shared {
     /// the "step is stopping" of the workers its failure stopped (`usize::MAX`: none).
     first_failed: AtomicUsize,
     queue: Option<RateQueue>,
-    /// The run's phases (#30): which workers run and whether arrivals drive them, by time.
+    /// The run's phases (#30): which workers run and whether arrivals drive them.
     timeline: Option<Timeline>,
+    /// The phase under way, as the collector starts each one ([`report`]): workers read it
+    /// per event (a relaxed-cost load) rather than their clocks, so that the thread count
+    /// changes in the same moment as the statistics are cut.
+    phase: AtomicUsize,
     /// `max_threads` (#30): the workers that run events (ids below it); the others wait,
     /// connected, until the rate generator lets them in ([`rate::grow`]).
     active: AtomicUsize,
@@ -636,19 +640,13 @@ impl EventLoop<'_> {
             }
             // A phase with fewer threads parks this worker (its connection stays open) until
             // a phase that has it begins; a closed-loop phase takes no arrival.
+            // The phase is the collector's (`Shared::phase`), which cuts the statistics in the
+            // same moment: a worker's own clock would run events on either side of the cut.
             let mut open = true;
-            if let Some(t) = &shared.timeline
-                && let Some(&start) = shared.start.get()
-            {
-                let i = t.at(self.now.saturating_duration_since(start));
-                let phase = &t.phases()[i];
+            if let Some(t) = &shared.timeline {
+                let phase = &t.phases()[shared.phase.load(Ordering::Acquire)];
                 if self.id >= phase.threads {
-                    let until = start + t.end_of(i);
-                    thread::sleep(
-                        until
-                            .saturating_duration_since(self.now)
-                            .clamp(Duration::from_millis(1), POLL),
-                    );
+                    thread::park_timeout(POLL);
                     self.now = Instant::now();
                     continue;
                 }
@@ -882,6 +880,7 @@ fn run_inner(
         first_failed: AtomicUsize::new(usize::MAX),
         queue: (cfg.rate > 0).then(|| RateQueue::new(rate_queue_slots())),
         timeline: Timeline::new(&cfg.phases),
+        phase: AtomicUsize::new(0),
         active: AtomicUsize::new(cfg.start_threads.unwrap_or(cfg.threads)),
         threads: OnceLock::new(),
         collector: thread::current(),

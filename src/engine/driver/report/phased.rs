@@ -102,7 +102,11 @@ impl Phases {
     ) -> io::Result<()> {
         let index = self.next;
         self.next += 1;
+        // The mix and the thread count first, then the cut: a worker let in by the new phase
+        // may run its first event a moment before the cut (at most one), where a worker's own
+        // clock would run a collector's wake-up late of events in the old phase.
         workload.phase_began(index);
+        shared.phase.store(index, Ordering::Release);
         // The measured phase under way ends (not when the measured part began with this one).
         if let Some((ended, from, sql, dropped_then)) = self.current
             && ended < index
@@ -119,6 +123,10 @@ impl Phases {
                 workers,
             });
             self.current = Some((index, at, workload.sql_totals(), dropped(shared)));
+        }
+        // Parked workers that the phase lets in start now rather than at their next look.
+        for worker in shared.threads.get().into_iter().flatten() {
+            worker.unpark();
         }
         let phase = &t.phases()[index];
         // Stamped as the interim lines are: from the end of the warmup.
