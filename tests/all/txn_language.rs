@@ -16,6 +16,53 @@ use crate::common;
 use common::db::{admin_my, admin_pg};
 use common::{results, sbsuite};
 
+/// A shared server the tests make their databases on.
+#[derive(Clone, Copy)]
+enum Db {
+    My,
+    Pg,
+}
+
+impl Db {
+    /// A fresh database `db` and the suite's `[target]` for it; `None` after a recorded skip
+    /// when the server is not there.
+    fn fresh(self, db: &str) -> Option<String> {
+        let (made, skip, target) = match self {
+            Db::My => (
+                admin_my(&[
+                    format!("DROP DATABASE IF EXISTS {db}"),
+                    format!("CREATE DATABASE {db}"),
+                ]),
+                "no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)",
+                format!(
+                    "[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\nuser = \"root\"\ndatabase = \"{db}\"\n"
+                ),
+            ),
+            Db::Pg => (
+                admin_pg(&[
+                    format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
+                    format!("CREATE DATABASE {db}"),
+                ]),
+                "no PostgreSQL server accepts postgres@127.0.0.1:5432 (.ci/run starts one)",
+                format!(
+                    "[target]\ndriver = \"pgsql\"\nhosts = [\"127.0.0.1:5432\"]\nuser = \"postgres\"\ndatabase = \"{db}\"\n"
+                ),
+            ),
+        };
+        if made.is_none() {
+            common::skip(skip);
+        }
+        made.map(|()| target)
+    }
+
+    fn drop(self, db: &str) {
+        match self {
+            Db::My => admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]),
+            Db::Pg => admin_pg(&[format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")]),
+        };
+    }
+}
+
 /// Two transactions at two levels, each inserting the level its server reports (`level`, SQL
 /// of the dialect) into `seen`; checks that every row has the level asked for.
 fn isolation_suite(target: &str, pause: &str, level: &str) -> String {
@@ -111,47 +158,31 @@ fn isolation_is_what_the_server_runs(target: &str, pause: &str, level: &str) {
 #[test]
 fn isolation_is_what_mariadb_runs() {
     let db = "sbs_txn_iso_my";
-    if admin_my(&[
-        format!("DROP DATABASE IF EXISTS {db}"),
-        format!("CREATE DATABASE {db}"),
-    ])
-    .is_none()
-    {
-        common::skip("no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)");
+    let Some(target) = Db::My.fresh(db) else {
         return;
-    }
+    };
     isolation_is_what_the_server_runs(
-        &format!(
-            "[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\nuser = \"root\"\ndatabase = \"{db}\"\n"
-        ),
+        &target,
         // INNODB_TRX is a copy InnoDB refreshes at most every 100 ms: a transaction waits
         // 200 ms before it reads its own row, else it may read the level of the one before.
         "DO SLEEP(0.2)",
         "(SELECT trx_isolation_level FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID())",
     );
-    admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]);
+    Db::My.drop(db);
 }
 
 #[test]
 fn isolation_is_what_postgresql_runs() {
     let db = "sbs_txn_iso_pg";
-    if admin_pg(&[
-        format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
-        format!("CREATE DATABASE {db}"),
-    ])
-    .is_none()
-    {
-        common::skip("no PostgreSQL server accepts postgres@127.0.0.1:5432 (.ci/run starts one)");
+    let Some(target) = Db::Pg.fresh(db) else {
         return;
-    }
+    };
     isolation_is_what_the_server_runs(
-        &format!(
-            "[target]\ndriver = \"pgsql\"\nhosts = [\"127.0.0.1:5432\"]\nuser = \"postgres\"\ndatabase = \"{db}\"\n"
-        ),
+        &target,
         "SELECT 1",
         "current_setting('transaction_isolation')",
     );
-    admin_pg(&[format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")]);
+    Db::Pg.drop(db);
 }
 
 /// SQLite has one level: another is refused before anything runs, at its line; "serializable"
@@ -329,47 +360,31 @@ expect = 1
 #[test]
 fn init_runs_on_every_connection_on_mariadb() {
     let db = "sbs_txn_init_my";
-    if admin_my(&[
-        format!("DROP DATABASE IF EXISTS {db}"),
-        format!("CREATE DATABASE {db}"),
-    ])
-    .is_none()
-    {
-        common::skip("no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)");
+    let Some(target) = Db::My.fresh(db) else {
         return;
-    }
+    };
     init_runs_on_every_connection(
-        &format!(
-            "[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\nuser = \"root\"\ndatabase = \"{db}\"\n"
-        ),
+        &target,
         "SET SESSION lock_wait_timeout = 7",
         "@@session.lock_wait_timeout",
         "7",
     );
-    admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]);
+    Db::My.drop(db);
 }
 
 #[test]
 fn init_runs_on_every_connection_on_postgresql() {
     let db = "sbs_txn_init_pg";
-    if admin_pg(&[
-        format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
-        format!("CREATE DATABASE {db}"),
-    ])
-    .is_none()
-    {
-        common::skip("no PostgreSQL server accepts postgres@127.0.0.1:5432 (.ci/run starts one)");
+    let Some(target) = Db::Pg.fresh(db) else {
         return;
-    }
+    };
     init_runs_on_every_connection(
-        &format!(
-            "[target]\ndriver = \"pgsql\"\nhosts = [\"127.0.0.1:5432\"]\nuser = \"postgres\"\ndatabase = \"{db}\"\n"
-        ),
+        &target,
         "SET application_name = 'sbs_init'",
         "current_setting('application_name')",
         "sbs_init",
     );
-    admin_pg(&[format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")]);
+    Db::Pg.drop(db);
 }
 
 #[test]
