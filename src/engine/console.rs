@@ -420,6 +420,7 @@ mod tests {
             transactions: Vec::new(),
             per_thread: Vec::new(),
             steady: Default::default(),
+            open_loop: None,
         }
     }
 

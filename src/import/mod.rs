@@ -382,6 +382,7 @@ fn outcome(r: &Report) -> Option<StepOutcome> {
         transactions: Vec::new(),
         per_thread: Vec::new(),
         steady: Default::default(),
+        open_loop: None,
     })
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::ResultsError;
-use crate::engine::{HEADLINE, IntervalSample, METRICS, StepOutcome, TxnStats, metric};
+use crate::engine::{HEADLINE, IntervalSample, METRICS, OpenLoop, StepOutcome, TxnStats, metric};
 use crate::plan::Step;
 
 /// Fixed columns of `results.csv` before the extra matrix axes.
@@ -45,6 +45,14 @@ pub const RESULTS_TRAILING_COLUMNS: &[&str] = &[
     "lat_pct",
     "fairness_events_stddev",
     "fairness_time_stddev",
+    "service_p50",
+    "service_p95",
+    "service_p99",
+    "service_max",
+    "lag_p50",
+    "lag_p95",
+    "lag_p99",
+    "lag_max",
     // then one column per entry of engine::METRICS, then:
     "status",
     "error",
@@ -153,11 +161,15 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `lat_pct` | latency at `percentile`, ms |
 | `fairness_events_stddev` | stddev of events per thread |
 | `fairness_time_stddev` | stddev of execution time per thread, seconds |
+| `service_p50`, `service_p95`, `service_p99`, `service_max` | `rate` runs: service time in ms, from the moment a thread took the arrival and began the event to its end (what the server took); the `lat_*` columns of a rate run are the response time, from the arrival's intended start; empty without `rate` |
+| `lag_p50`, `lag_p95`, `lag_p99`, `lag_max` | `rate` runs: schedule lag in ms, from the arrival's intended start to the moment a thread took it (the wait for a free thread: response = lag + service, event by event); empty without `rate` |
 | `mib_per_s`, `total_mib` | memory: MiB transferred per second and in total |
 | `file_reads_ps`, `file_writes_ps`, `file_fsyncs_ps` | fileio: operations per second (sysbench's `File operations:`) |
 | `read_mib_per_s`, `written_mib_per_s` | fileio: throughput (sysbench's `Throughput:`) |
 | `queue_length`, `concurrency` | `rate` runs: always empty here, filled in intervals.csv |
 | `dropped` | `rate` runs: arrivals dropped because every thread was busy and the event queue (131072) was full, i.e. load the run never offered (`0` when all was offered; empty without `rate`) |
+| `late` | `latency_limit`: events whose latency (with `rate`, the response time) exceeded the limit; empty without the option |
+| `skipped` | `latency_limit` with `rate`: arrivals a thread took when they were already later than the limit, not run (pgbench's *skipped*): events + skipped + dropped are the arrivals of the measured part; empty without both options |
 | `headline` | custom workloads with a `headline`: its value, e.g. new_order commits per minute for `tpmC` (named in `headline_name`) |
 | `shards` | multi-client runs (`[clients]`): how many clients ran the step (its row is their exact merge; each one's own row is in `shards/<client>/results.csv`); else empty |
 | `start_skew_ms` | multi-client runs: the spread of the clients' measured starts in ms (each start estimated from the round trip of its `go`); else empty |
@@ -194,9 +206,10 @@ does not exist (a failed step, `tps` of a cpu run, a rate over zero seconds) is 
 One row per interim report (sysbench's `[ 10s ] …` lines): `run_id, step, name, variant, time,
 threads, eps, tps, qps, reads_ps, writes_ps, other_ps, lat_pct, percentile, errors_ps,
 reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `written_mib_per_s`,
-`queue_length`, `concurrency`, `dropped`, `headline`, `shards`, `start_skew_ms`, the four
-`*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`, `server_cpu_pct` and the six connection
-columns; `shards`, `start_skew_ms` and the connection columns always empty). `time` is seconds
+`queue_length`, `concurrency`, `dropped`, `late`, `skipped`, `headline`, `shards`,
+`start_skew_ms`, the four `*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`,
+`server_cpu_pct` and the six connection columns; `late`, `skipped`, `shards`, `start_skew_ms`
+and the connection columns always empty). `time` is seconds
 since the step started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency
 (ms) at `percentile` over the interval; `dropped` counts the arrivals dropped since the step
 started.
@@ -441,11 +454,12 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
             rec.push(ms(l.pct_ms));
             rec.push(fmt_float(o.fairness_events_stddev, 2));
             rec.push(fmt_float(o.fairness_time_stddev, SECONDS_DECIMALS));
+            rec.extend(open_loop_cells(o.open_loop.as_ref()));
             rec.extend(metric_cells(&o.metrics));
         }
         None => {
-            // seconds … fairness_time_stddev and the metrics: all empty.
-            rec.extend(std::iter::repeat_n(String::new(), 21 + METRICS.len()));
+            // seconds … lag_max and the metrics: all empty.
+            rec.extend(std::iter::repeat_n(String::new(), 29 + METRICS.len()));
         }
     }
     rec.push(row.status.as_str().to_string());
@@ -464,6 +478,18 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
     );
     rec.extend(steady_cells(step, row.outcome));
     rec
+}
+
+/// `service_p50` … `service_max`, `lag_p50` … `lag_max`: empty without `rate`.
+fn open_loop_cells(open_loop: Option<&OpenLoop>) -> [String; 8] {
+    let Some(o) = open_loop else {
+        return Default::default();
+    };
+    let (s, l) = (&o.service.summary, &o.lag.summary);
+    [
+        s.p50_ms, s.p95_ms, s.p99_ms, s.max_ms, l.p50_ms, l.p95_ms, l.p99_ms, l.max_ms,
+    ]
+    .map(ms)
 }
 
 /// `warmup_s`, `steady` and `trend_pct_per_min`. A fixed warmup is the step's option (what a

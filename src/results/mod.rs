@@ -551,8 +551,8 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
 /// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`; #29:
 /// the cost columns, `warmup_s`, `steady`, `trend_pct_per_min`, the server's rates per
-/// interval; #30: the connection columns).
-const ADDED_COLUMNS: [&str; 22] = [
+/// interval; #30: the connection columns, the open-loop columns).
+const ADDED_COLUMNS: [&str; 32] = [
     "dropped",
     "headline",
     "headline_name",
@@ -575,6 +575,16 @@ const ADDED_COLUMNS: [&str; 22] = [
     "connect_max_ms",
     "idle_connections",
     "idle_dead",
+    "service_p50",
+    "service_p95",
+    "service_p99",
+    "service_max",
+    "lag_p50",
+    "lag_p95",
+    "lag_p99",
+    "lag_max",
+    "late",
+    "skipped",
 ];
 
 fn rewrite_csv(
@@ -736,6 +746,7 @@ mod tests {
             transactions: Vec::new(),
             per_thread: Vec::new(),
             steady: Default::default(),
+            open_loop: None,
         }
     }
 
@@ -796,16 +807,20 @@ mod tests {
             "the connection metrics follow the cost's (#30)"
         );
         assert_eq!(
-            cols[status - crate::engine::METRICS.len() - 1],
-            "fairness_time_stddev"
+            cols[status - crate::engine::METRICS.len() - 9..status - crate::engine::METRICS.len()]
+                .join(","),
+            "fairness_time_stddev,service_p50,service_p95,service_p99,service_max,lag_p50,\
+             lag_p95,lag_p99,lag_max",
+            "the open-loop columns follow the latency's (#30)"
         );
         // The documented contract: these exact trailing names, in this order.
         assert_eq!(
             RESULTS_TRAILING_COLUMNS.join(","),
             "repetition,started_at,seconds,events,eps,tps,qps,reads,writes,other,errors,\
              reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
-             lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee,headline_name,\
-             error_codes,warmup_s,steady,trend_pct_per_min"
+             lat_pct,fairness_events_stddev,fairness_time_stddev,service_p50,service_p95,\
+             service_p99,service_max,lag_p50,lag_p95,lag_p99,lag_max,status,error,knee,\
+             headline_name,error_codes,warmup_s,steady,trend_pct_per_min"
         );
     }
 
@@ -887,6 +902,9 @@ mod tests {
         assert_eq!(col(&header, r, "percentile"), "95");
         assert_eq!(col(&header, r, "status"), "ok");
         assert_eq!(col(&header, r, "error"), "");
+        for c in ["service_p99", "lag_max", "late", "skipped"] {
+            assert_eq!(col(&header, r, c), "", "no rate, no limit: {c}");
+        }
 
         let (iheader, irows) = read_rows(store.intervals_path());
         assert_eq!(iheader.join(","), csv::interval_columns().join(","));
@@ -913,7 +931,23 @@ mod tests {
         );
 
         // Second row: no SQL counters → SQL columns empty; still readable without closing.
-        let o2 = outcome(false);
+        // A `rate` run with `latency_limit` (#30): its service time and lag, late and skipped.
+        let mut o2 = outcome(false);
+        let timing = |p50_ms, max_ms| crate::engine::Timing {
+            summary: LatencySummary {
+                p50_ms,
+                p95_ms: max_ms / 2.0,
+                p99_ms: max_ms,
+                max_ms,
+                ..LatencySummary::default()
+            },
+            histogram: Histogram::new(3).unwrap(),
+        };
+        o2.open_loop = Some(crate::engine::OpenLoop {
+            service: timing(0.25, 1.5),
+            lag: timing(3.0, 38.5),
+        });
+        o2.metrics = vec![(crate::engine::LATE, 7.0), (crate::engine::SKIPPED, 2.0)];
         store
             .write_run(&RunRow {
                 step: &s2,
@@ -940,6 +974,18 @@ mod tests {
         }
         assert_eq!(col(&header, r, "eps"), "123.3975");
         assert_eq!(col(&header, r, "status"), "interrupted");
+        let cells =
+            |names: &[&str]| -> Vec<String> { names.iter().map(|c| col(&header, r, c)).collect() };
+        assert_eq!(
+            cells(&["service_p50", "service_p95", "service_p99", "service_max"]),
+            ["0.25", "0.75", "1.5", "1.5"]
+        );
+        assert_eq!(
+            cells(&[
+                "lag_p50", "lag_p95", "lag_p99", "lag_max", "late", "skipped"
+            ]),
+            ["3", "19.25", "38.5", "38.5", "7", "2"]
+        );
 
         let back = read_histogram(&store.histogram_path(&s2)).unwrap();
         assert_eq!(back.len(), 4);

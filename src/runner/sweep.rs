@@ -231,6 +231,7 @@ mod tests {
             transactions: Vec::new(),
             per_thread: Vec::new(),
             steady: Default::default(),
+            open_loop: None,
         }
     }
 

@@ -88,6 +88,7 @@ fn outcome(interrupted: bool) -> StepOutcome {
         transactions: Vec::new(),
         per_thread: Vec::new(),
         steady: Default::default(),
+        open_loop: None,
     }
 }
 
