@@ -45,14 +45,6 @@ pub const RESULTS_TRAILING_COLUMNS: &[&str] = &[
     "lat_pct",
     "fairness_events_stddev",
     "fairness_time_stddev",
-    "service_p50",
-    "service_p95",
-    "service_p99",
-    "service_max",
-    "lag_p50",
-    "lag_p95",
-    "lag_p99",
-    "lag_max",
     // then one column per entry of engine::METRICS, then:
     "status",
     "error",
@@ -62,6 +54,14 @@ pub const RESULTS_TRAILING_COLUMNS: &[&str] = &[
     "warmup_s",
     "steady",
     "trend_pct_per_min",
+    "service_p50",
+    "service_p95",
+    "service_p99",
+    "service_max",
+    "lag_p50",
+    "lag_p95",
+    "lag_p99",
+    "lag_max",
 ];
 
 /// Columns of `intervals.csv`, in order.
@@ -86,8 +86,8 @@ pub const INTERVAL_COLUMNS: &[&str] = &[
 
 /// How many of [`RESULTS_TRAILING_COLUMNS`] come after the workload metrics (`status`,
 /// `error`, `knee`, `headline_name`, `error_codes`, `warmup_s`, `steady`,
-/// `trend_pct_per_min`).
-const AFTER_METRICS: usize = 8;
+/// `trend_pct_per_min` and the eight open-loop columns).
+const AFTER_METRICS: usize = 16;
 
 /// The fixed trailing columns with the workload metrics inserted before `status`.
 fn trailing_columns() -> impl Iterator<Item = String> {
@@ -161,8 +161,6 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `lat_pct` | latency at `percentile`, ms |
 | `fairness_events_stddev` | stddev of events per thread |
 | `fairness_time_stddev` | stddev of execution time per thread, seconds |
-| `service_p50`, `service_p95`, `service_p99`, `service_max` | `rate` runs: service time in ms, from the moment a thread took the arrival and began the event to its end (what the server took); the `lat_*` columns of a rate run are the response time, from the arrival's intended start; empty without `rate` |
-| `lag_p50`, `lag_p95`, `lag_p99`, `lag_max` | `rate` runs: schedule lag in ms, from the arrival's intended start to the moment a thread took it (the wait for a free thread: response = lag + service, event by event); empty without `rate` |
 | `mib_per_s`, `total_mib` | memory: MiB transferred per second and in total |
 | `file_reads_ps`, `file_writes_ps`, `file_fsyncs_ps` | fileio: operations per second (sysbench's `File operations:`) |
 | `read_mib_per_s`, `written_mib_per_s` | fileio: throughput (sysbench's `Throughput:`) |
@@ -190,6 +188,8 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `warmup_s` | seconds run before the measured period and excluded from every measurement: `warmup_time`, or with `warmup_time = "auto"` what the run found (MSER-5 on the per-second throughput, see *Steady state*) |
 | `steady` | the stationarity verdict of the measured period's per-second throughput: `yes`, `no` (a significant trend of at least 5 % over the window: OLS slope of 5 s batch means, t-test at 95 %) or `unknown` (under 20 s measured, no events, multi-client steps, imported logs); empty without measurements |
 | `trend_pct_per_min` | the fitted throughput trend of the measured period in % of its mean per minute (negative: falling); empty when `steady` is unknown |
+| `service_p50`, `service_p95`, `service_p99`, `service_max` | `rate` runs: service time in ms, from the moment a thread took the arrival and began the event to its end (what the server took); the `lat_*` columns of a rate run are the response time, from the arrival's intended start; empty without `rate` |
+| `lag_p50`, `lag_p95`, `lag_p99`, `lag_max` | `rate` runs: schedule lag in ms, from the arrival's intended start to the moment a thread took it (the wait for a free thread: response = lag + service, event by event); empty without `rate` |
 
 The four `*_per_txn` columns are the cost of a step (#29): read before and after the whole
 step (connecting and warm-up included), divided by the step's measured transactions (events for
@@ -454,12 +454,11 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
             rec.push(ms(l.pct_ms));
             rec.push(fmt_float(o.fairness_events_stddev, 2));
             rec.push(fmt_float(o.fairness_time_stddev, SECONDS_DECIMALS));
-            rec.extend(open_loop_cells(o.open_loop.as_ref()));
             rec.extend(metric_cells(&o.metrics));
         }
         None => {
-            // seconds … lag_max and the metrics: all empty.
-            rec.extend(std::iter::repeat_n(String::new(), 29 + METRICS.len()));
+            // seconds … fairness_time_stddev and the metrics: all empty.
+            rec.extend(std::iter::repeat_n(String::new(), 21 + METRICS.len()));
         }
     }
     rec.push(row.status.as_str().to_string());
@@ -477,6 +476,9 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
             .unwrap_or_default(),
     );
     rec.extend(steady_cells(step, row.outcome));
+    rec.extend(open_loop_cells(
+        row.outcome.and_then(|o| o.open_loop.as_ref()),
+    ));
     rec
 }
 
