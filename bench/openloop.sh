@@ -63,7 +63,8 @@ events() {
 if [ -z "${RATE:-}" ]; then
   suite closed 0 ""
   rm -rf "$TMP/res"
-  "$BEFORE" run "$TMP/closed.toml" --progress off --results-dir "$TMP/res" > /dev/null
+  "$BEFORE" run "$TMP/closed.toml" --progress off --results-dir "$TMP/res" > /dev/null 2> "$TMP/err" \
+    || { cat "$TMP/err" >&2; exit 1; }
   RATE=$(awk -v e="$(events "$TMP/res")" -v s="$SECS" 'BEGIN {printf "%d", 0.7 * e / s}')
 fi
 suite before "$RATE" ""
