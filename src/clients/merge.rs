@@ -26,7 +26,8 @@ use crate::engine::metric;
 use crate::engine::session::connections::{self, MergeRule};
 use crate::engine::session::retry::ErrorCodes;
 use crate::engine::{
-    IntervalSample, LatencySummary, LiveSample, Metrics, SqlCounters, StepOutcome, TxnStats,
+    IntervalSample, LatencySummary, LiveSample, Metrics, OpenLoop, SqlCounters, StepOutcome,
+    Timing, TxnStats,
 };
 use crate::stats::{self, log_histogram};
 
@@ -116,22 +117,7 @@ pub fn merge_outcomes(shards: &[StepOutcome]) -> Result<StepOutcome, MergeError>
             a.reconnects = checked(a.reconnects, s.reconnects, i, "reconnects")?;
         }
     }
-    let with_events = || shards.iter().filter(|s| s.events > 0);
-    let min_ns = with_events()
-        .map(|s| to_ns(s.latency.min_ms))
-        .min()
-        .unwrap_or(0);
-    let max_ns = with_events()
-        .map(|s| to_ns(s.latency.max_ms))
-        .max()
-        .unwrap_or(0);
-    let sum_ns: u128 = shards
-        .iter()
-        .map(|s| u128::from(to_ns(s.latency.sum_ms)))
-        .sum();
-    let percentile = shards.first().map_or(0.0, |s| s.latency.percentile);
-    let latency: LatencySummary =
-        stats::latency_from_parts(&histogram, events, sum_ns, min_ns, max_ns, percentile);
+    let latency = merged_summary(shards.iter().map(|s| (&s.latency, s.events)), &histogram);
     let per_thread: Vec<(u64, u64)> = shards
         .iter()
         .flat_map(|s| s.per_thread.iter().copied())
@@ -159,7 +145,60 @@ pub fn merge_outcomes(shards: &[StepOutcome]) -> Result<StepOutcome, MergeError>
         // Each client sees only its share of the throughput: no verdict on the whole here.
         steady: Default::default(),
         phases: Vec::new(),
+        open_loop: merge_open_loop(shards)?,
     })
+}
+
+/// The summary of the shards' `(summary, events)` whose histograms were added into
+/// `merged`: min and max the extremes of the shards with events, the sum the sum, the
+/// percentiles from `merged`.
+fn merged_summary<'a>(
+    parts: impl Iterator<Item = (&'a LatencySummary, u64)> + Clone,
+    merged: &Histogram<u64>,
+) -> LatencySummary {
+    let with_events = || parts.clone().filter(|(_, events)| *events > 0);
+    let min_ns = with_events()
+        .map(|(l, _)| to_ns(l.min_ms))
+        .min()
+        .unwrap_or(0);
+    let max_ns = with_events()
+        .map(|(l, _)| to_ns(l.max_ms))
+        .max()
+        .unwrap_or(0);
+    let sum_ns: u128 = parts
+        .clone()
+        .map(|(l, _)| u128::from(to_ns(l.sum_ms)))
+        .sum();
+    let events = parts.clone().map(|(_, events)| events).sum();
+    let percentile = parts.clone().next().map_or(0.0, |(l, _)| l.percentile);
+    stats::latency_from_parts(merged, events, sum_ns, min_ns, max_ns, percentile)
+}
+
+/// The service times and schedule lags of a `rate` step's shards, merged as the latency is
+/// (each timing's count is its histogram's: the events of the shard that ran with a ticket).
+fn merge_open_loop(shards: &[StepOutcome]) -> Result<Option<OpenLoop>, MergeError> {
+    let timing = |each: fn(&OpenLoop) -> &Timing| -> Result<Timing, MergeError> {
+        let parts = shards
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.open_loop.as_ref().map(|o| (i, each(o))));
+        let mut histogram = new_histogram()?;
+        for (i, t) in parts.clone() {
+            add(&mut histogram, &t.histogram, i)?;
+        }
+        let summary = merged_summary(
+            parts.map(|(_, t)| (&t.summary, t.histogram.len())),
+            &histogram,
+        );
+        Ok(Timing { summary, histogram })
+    };
+    if shards.iter().all(|s| s.open_loop.is_none()) {
+        return Ok(None);
+    }
+    Ok(Some(OpenLoop {
+        service: timing(|o| &o.service)?,
+        lag: timing(|o| &o.lag)?,
+    }))
 }
 
 /// A custom workload's transactions over every shard, by name, in first-seen order.
@@ -346,18 +385,23 @@ mod tests {
     use super::*;
     use crate::stats::WorkerStats;
 
-    /// The outcome one process would report for these threads' latencies.
+    /// The outcome one process would report for these threads' latencies, as a `rate` run
+    /// whose events each waited a third of their latency.
     fn outcome_of(threads: &[Vec<u64>]) -> StepOutcome {
         let workers: Vec<WorkerStats> = threads
             .iter()
             .map(|lat| {
-                let mut w = WorkerStats::new().expect("hist");
+                let mut w = WorkerStats::with_open_loop().expect("hist");
                 for &ns in lat {
                     w.record(ns);
+                    let o = w.open_loop.as_deref_mut().expect("rate");
+                    o.lag.record(ns / 3);
+                    o.service.record(ns - ns / 3);
                 }
                 w
             })
             .collect();
+        let open_loop = OpenLoop::of_workers(&workers, 95.0).expect("merge");
         let histogram = stats::merge(&workers).expect("merge");
         let latency = stats::latency_summary(&workers, &histogram, 95.0);
         let f = stats::fairness(&workers);
@@ -384,6 +428,7 @@ mod tests {
             per_thread: workers.iter().map(|w| (w.events, w.busy_ns)).collect(),
             steady: Default::default(),
             phases: Vec::new(),
+            open_loop,
         }
     }
 
@@ -448,6 +493,17 @@ mod tests {
                 (m.avg_ms, w.avg_ms), (m.sum_ms, w.sum_ms),
             ] {
                 prop_assert!(close(a, b), "{} vs {}", a, b);
+            }
+            let (mo, wo) = (merged.open_loop.expect("rate"), whole.open_loop.expect("rate"));
+            for (m, w) in [(&mo.service, &wo.service), (&mo.lag, &wo.lag)] {
+                prop_assert_eq!(&m.histogram, &w.histogram);
+                let (m, w) = (&m.summary, &w.summary);
+                for (a, b) in [
+                    (m.min_ms, w.min_ms), (m.max_ms, w.max_ms), (m.p99_ms, w.p99_ms),
+                    (m.avg_ms, w.avg_ms), (m.sum_ms, w.sum_ms),
+                ] {
+                    prop_assert!(close(a, b), "{} vs {}", a, b);
+                }
             }
             prop_assert!(close(merged.fairness_events_stddev, whole.fairness_events_stddev));
             prop_assert!(close(merged.fairness_time_stddev, whole.fairness_time_stddev));

@@ -45,7 +45,8 @@ use crate::db::WireTarget;
 use crate::engine::lua::bundle::ScriptBundle;
 use crate::engine::session::retry::ErrorCodes;
 use crate::engine::{
-    IntervalSample, LatencySummary, LiveSample, METRICS, Shard, SqlCounters, StepOutcome, TxnStats,
+    IntervalSample, LatencySummary, LiveSample, METRICS, OpenLoop, Shard, SqlCounters, StepOutcome,
+    Timing, TxnStats,
 };
 use crate::value::Options;
 
@@ -195,6 +196,16 @@ pub struct WireOutcome {
     /// SQL errors by code (agents before #26 send none).
     #[serde(default, deserialize_with = "error_codes_list")]
     pub error_codes: Vec<(String, u64)>,
+    /// A `rate` run's service time and schedule lag (#30).
+    #[serde(default)]
+    pub open_loop: Option<[WireTiming; 2]>,
+}
+
+/// A [`Timing`] on the wire: its summary and its histogram (V2 deflate, base64).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireTiming {
+    pub summary: WireLatency,
+    pub histogram: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -564,24 +575,61 @@ impl WireSample {
     }
 }
 
+impl From<&LatencySummary> for WireLatency {
+    fn from(l: &LatencySummary) -> Self {
+        WireLatency {
+            min_ms: l.min_ms,
+            avg_ms: l.avg_ms,
+            max_ms: l.max_ms,
+            p50_ms: l.p50_ms,
+            p95_ms: l.p95_ms,
+            p99_ms: l.p99_ms,
+            percentile: l.percentile,
+            pct_ms: l.pct_ms,
+            sum_ms: l.sum_ms,
+        }
+    }
+}
+
+impl From<WireLatency> for LatencySummary {
+    fn from(l: WireLatency) -> Self {
+        LatencySummary {
+            min_ms: l.min_ms,
+            avg_ms: l.avg_ms,
+            max_ms: l.max_ms,
+            p50_ms: l.p50_ms,
+            p95_ms: l.p95_ms,
+            p99_ms: l.p99_ms,
+            percentile: l.percentile,
+            pct_ms: l.pct_ms,
+            sum_ms: l.sum_ms,
+        }
+    }
+}
+
+impl WireTiming {
+    fn from_timing(t: &Timing) -> Result<Self, ProtocolError> {
+        Ok(WireTiming {
+            summary: (&t.summary).into(),
+            histogram: encode_histogram(&t.histogram)?,
+        })
+    }
+
+    fn into_timing(self) -> Result<Timing, ProtocolError> {
+        Ok(Timing {
+            summary: self.summary.into(),
+            histogram: decode_histogram(&self.histogram)?,
+        })
+    }
+}
+
 impl WireOutcome {
     pub fn from_outcome(o: &StepOutcome) -> Result<WireOutcome, ProtocolError> {
-        let l = &o.latency;
         Ok(WireOutcome {
             seconds: o.seconds,
             events: o.events,
             sql: o.sql.as_ref().map(sql_to_wire),
-            latency: WireLatency {
-                min_ms: l.min_ms,
-                avg_ms: l.avg_ms,
-                max_ms: l.max_ms,
-                p50_ms: l.p50_ms,
-                p95_ms: l.p95_ms,
-                p99_ms: l.p99_ms,
-                percentile: l.percentile,
-                pct_ms: l.pct_ms,
-                sum_ms: l.sum_ms,
-            },
+            latency: (&o.latency).into(),
             fairness: [
                 o.fairness_events_avg,
                 o.fairness_events_stddev,
@@ -608,27 +656,30 @@ impl WireOutcome {
                 .collect::<Result<_, ProtocolError>>()?,
             per_thread: o.per_thread.clone(),
             error_codes: o.error_codes.0.clone(),
+            open_loop: match &o.open_loop {
+                Some(ol) => Some([
+                    WireTiming::from_timing(&ol.service)?,
+                    WireTiming::from_timing(&ol.lag)?,
+                ]),
+                None => None,
+            },
         })
     }
 
     pub fn into_outcome(self) -> Result<StepOutcome, ProtocolError> {
-        let l = self.latency;
+        let open_loop = match self.open_loop {
+            Some([service, lag]) => Some(OpenLoop {
+                service: service.into_timing()?,
+                lag: lag.into_timing()?,
+            }),
+            None => None,
+        };
         Ok(StepOutcome {
             error_codes: ErrorCodes(self.error_codes),
             seconds: self.seconds,
             events: self.events,
             sql: self.sql.map(sql_from_wire),
-            latency: LatencySummary {
-                min_ms: l.min_ms,
-                avg_ms: l.avg_ms,
-                max_ms: l.max_ms,
-                p50_ms: l.p50_ms,
-                p95_ms: l.p95_ms,
-                p99_ms: l.p99_ms,
-                percentile: l.percentile,
-                pct_ms: l.pct_ms,
-                sum_ms: l.sum_ms,
-            },
+            latency: self.latency.into(),
             fairness_events_avg: self.fairness[0],
             fairness_events_stddev: self.fairness[1],
             fairness_time_avg: self.fairness[2],
@@ -654,6 +705,7 @@ impl WireOutcome {
             per_thread: self.per_thread,
             steady: Default::default(),
             phases: Vec::new(),
+            open_loop,
         })
     }
 }
@@ -704,6 +756,7 @@ mod tests {
         for ns in [1_000_u64, 2_000, 3_000, 50_000, 1_000_000] {
             w.record(ns);
         }
+        let hist = w.histogram.clone();
         StepOutcome {
             error_codes: Default::default(),
             seconds: 10.5,
@@ -740,6 +793,19 @@ mod tests {
             per_thread: vec![(5, 1_056_000)],
             steady: Default::default(),
             phases: Vec::new(),
+            open_loop: Some(OpenLoop {
+                service: Timing {
+                    summary: LatencySummary {
+                        p99_ms: 0.75,
+                        ..LatencySummary::default()
+                    },
+                    histogram: hist.clone(),
+                },
+                lag: Timing {
+                    summary: LatencySummary::default(),
+                    histogram: hist,
+                },
+            }),
         }
     }
 
@@ -825,6 +891,10 @@ mod tests {
         assert_eq!(back.metrics, o.metrics);
         assert_eq!(back.per_thread, o.per_thread);
         assert_eq!(back.cut_short.as_deref(), Some("why"));
+        let (ol, back_ol) = (o.open_loop.expect("rate"), back.open_loop.expect("rate"));
+        assert_eq!(back_ol.service.histogram, ol.service.histogram);
+        assert_eq!(back_ol.service.summary.p99_ms, 0.75);
+        assert_eq!(back_ol.lag.histogram, ol.lag.histogram);
 
         let mut buckets = vec![0; crate::stats::BUCKETS];
         buckets[3] = 4;

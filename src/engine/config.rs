@@ -111,6 +111,12 @@ pub static GENERAL: &[OptSpec] = &[
         help: "with `rate`: when arrivals wait and every running thread is busy, start more threads, up to this many (their connections are opened before the run), instead of letting the queue grow; 0: off (sysbench's fixed `threads`)",
     },
     OptSpec {
+        name: "latency_limit",
+        kind: Kind::Float { min: 0.0, max: 1e9 },
+        default: Some("0"),
+        help: "milliseconds (as pgbench's --latency-limit): events slower than this are counted as late; with `rate`, an arrival a thread takes already later than this is not run but counted as skipped (0: no limit)",
+    },
+    OptSpec {
         name: "report_checkpoints",
         kind: Kind::List(None),
         default: Some("\"\""),
@@ -243,6 +249,9 @@ pub struct RunConfig {
     pub forced_shutdown: Option<Duration>,
     /// Target events per second (Poisson arrivals); 0 = as fast as possible.
     pub rate: u64,
+    /// `latency_limit`: events slower than this are counted late, and with `rate` arrivals
+    /// already this late when taken are skipped; `None` = no limit.
+    pub latency_limit: Option<Duration>,
     /// Seconds (after warmup) at which to print a checkpoint report and restart statistics.
     pub checkpoints: Vec<u64>,
     /// Print the latency histogram before the final report.
@@ -460,6 +469,9 @@ impl RunConfig {
                 _ => None,
             },
             rate: o.uint("rate")?,
+            latency_limit: Some(o.float("latency_limit")?)
+                .filter(|&ms| ms > 0.0)
+                .and_then(|ms| Duration::try_from_secs_f64(ms / 1e3).ok()),
             checkpoints,
             histogram: o.flag("histogram")?,
             warmup: if warmup_auto {

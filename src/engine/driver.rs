@@ -47,6 +47,17 @@
 //!   report, as sysbench's "FATAL: The event queue is full" does; with [`RateOverflow::Count`]
 //!   (suites) the arrival is dropped and counted, the count is the outcome's
 //!   [`super::DROPPED`] metric (the runner fails the row on it), and a warning follows the report.
+//! * Open-loop accounting (#30): a worker notes the moment it takes a ticket (one clock read,
+//!   only in rate mode), so each event of a rate run has three times: the latency (response
+//!   time, from the intended start), its service time (from the take) and its schedule lag
+//!   (intended start to the take), the latter two recorded into two more per-worker HDR
+//!   histograms ([`crate::stats::OpenLoopStats`]) and merged like the latency's
+//!   ([`StepOutcome::open_loop`]). With `latency_limit`, an event slower than the limit is
+//!   counted late (one comparison per event, rate or not), and a ticket already later than
+//!   the limit when taken is not run but counted skipped, and the next one taken (pgbench's
+//!   `--latency-limit`): the [`super::LATE`] and [`super::SKIPPED`] metrics. Their report
+//!   lines follow the final report, except in `sbsuite sysbench` ([`RateOverflow::Fatal`]),
+//!   whose report keeps sysbench's shape.
 //! * The calling thread is the collector: it sleeps to the next due moment (report tick,
 //!   warmup end, checkpoint, forced shutdown) on an absolute schedule, and is unparked by the
 //!   last worker to leave. A tick after the time limit, or one that no worker lived to see, is
@@ -520,7 +531,7 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
             "worker {global} panicked while starting"
         )))
     })
-    .and_then(|w| new_stats().map(|s| (w, s)));
+    .and_then(|w| new_stats(&shared.cfg).map(|s| (w, s)));
     if init.is_err() {
         shared.failed(id);
     }
@@ -545,6 +556,9 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
         deadline: shared.deadline(start),
         now: Instant::now(),
         t0: None,
+        started: Instant::now(),
+        late_after_ns: shared.cfg.latency_limit.map_or(u64::MAX, duration_ns),
+        skip_after: shared.cfg.latency_limit.filter(|_| shared.queue.is_some()),
         ticket: false,
         exit: None,
     };
@@ -558,8 +572,21 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
     Ok((lp.stats, exit))
 }
 
-fn new_stats() -> Result<WorkerStats, EngineError> {
-    WorkerStats::new().map_err(|e| EngineError::Failed(e.to_string()))
+/// A worker's statistics for a period: with the service time and schedule lag of a `rate` run.
+fn new_stats(cfg: &RunConfig) -> Result<WorkerStats, EngineError> {
+    if cfg.rate > 0 {
+        WorkerStats::with_open_loop()
+    } else {
+        WorkerStats::new()
+    }
+    .map_err(|e| EngineError::Failed(e.to_string()))
+}
+
+/// Whether an arrival due at `intended` and taken at `now` is hopeless under `latency_limit`
+/// (pgbench's rule for skipping): already later than the limit before it even starts, so it
+/// could only be late; running it would only delay the arrivals behind it further.
+fn hopeless(intended: Instant, now: Instant, skip_after: Option<Duration>) -> bool {
+    skip_after.is_some_and(|limit| now.saturating_duration_since(intended) > limit)
 }
 
 /// One worker's event loop as the driver runs it: limits, the rate queue, checkpoints and the
@@ -583,6 +610,13 @@ pub struct EventLoop<'s> {
     /// The start of the event under way: its rate ticket's intended start, or the moment of
     /// [`EventLoop::event_start`].
     t0: Option<Instant>,
+    /// When the rate ticket under way was taken: the event's actual start, from which its
+    /// service time counts (its schedule lag is from `t0` to here).
+    started: Instant,
+    /// `latency_limit` in ns (`u64::MAX`: none): a longer latency counts the event late.
+    late_after_ns: u64,
+    /// `latency_limit` of a `rate` run: a ticket taken later than this is skipped.
+    skip_after: Option<Duration>,
     /// A rate ticket is taken and not yet given back.
     ticket: bool,
     exit: Option<Exit>,
@@ -610,7 +644,7 @@ impl EventLoop<'_> {
             }
             let e = shared.epoch.load(Ordering::Acquire);
             if e != self.epoch {
-                let old = std::mem::replace(&mut self.stats, new_stats()?);
+                let old = std::mem::replace(&mut self.stats, new_stats(&shared.cfg)?);
                 self.carried_events += old.events;
                 self.carried_ns = self.carried_ns.saturating_add(old.busy_ns);
                 if self.epoch >= self.first_measured {
@@ -658,7 +692,15 @@ impl EventLoop<'_> {
                 Some(q) if !open => q.try_pop().inspect(|_| self.ticket = true),
                 Some(q) => match q.pop() {
                     Ticket::Start(at) => {
+                        let now = Instant::now();
+                        if hopeless(at, now, self.skip_after) {
+                            q.in_flight.fetch_sub(1, Ordering::Relaxed);
+                            self.stats.skipped += 1;
+                            self.now = now;
+                            continue;
+                        }
                         self.ticket = true;
+                        self.started = now;
                         Some(at)
                     }
                     Ticket::Closed if shared.interrupt.load(Ordering::Relaxed) => {
@@ -698,10 +740,19 @@ impl EventLoop<'_> {
     /// (sysbench's `sb_event_stop`).
     pub fn event_stop(&mut self, idle_ns: u64) {
         let t1 = Instant::now();
+        let ticket = self.ticket;
         self.release_ticket();
         let t0 = self.t0.take().unwrap_or(t1);
         let ns = duration_ns(t1.saturating_duration_since(t0)).saturating_sub(idle_ns);
         self.stats.record(ns);
+        self.stats.late += u64::from(ns > self.late_after_ns);
+        if ticket && let Some(o) = self.stats.open_loop.as_deref_mut() {
+            let service = t1.saturating_duration_since(self.started);
+            o.service
+                .record(duration_ns(service).saturating_sub(idle_ns));
+            o.lag
+                .record(duration_ns(self.started.saturating_duration_since(t0)));
+        }
         self.shared.slots[self.id].publish_totals(
             self.carried_events + self.stats.events,
             self.carried_ns.saturating_add(self.stats.busy_ns),

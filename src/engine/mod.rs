@@ -269,6 +269,14 @@ pub const METRICS: &[(&str, &str)] = &[
         "rate: arrivals dropped because every thread was busy and the queue was full",
     ),
     (
+        LATE,
+        "latency_limit: events whose latency exceeded the limit (results only)",
+    ),
+    (
+        SKIPPED,
+        "latency_limit with rate: arrivals not run, already later than the limit when taken (results only)",
+    ),
+    (
         HEADLINE,
         "custom workloads: the workload's headline rate, e.g. tpmC",
     ),
@@ -379,6 +387,14 @@ pub const THREADS_PEAK: &str = "threads_peak";
 /// [`config::RateOverflow`]): 0 when every arrival was queued, absent without `rate`.
 pub const DROPPED: &str = "dropped";
 
+/// The metric that counts events whose latency exceeded `latency_limit` (pgbench's late
+/// transactions); absent without the option.
+pub const LATE: &str = "late";
+
+/// The metric that counts `rate` arrivals a worker took already later than `latency_limit`
+/// and did not run (pgbench's skipped transactions); absent without both options.
+pub const SKIPPED: &str = "skipped";
+
 /// The value of metric `name`, if the workload reported it.
 pub fn metric(metrics: &Metrics, name: &str) -> Option<f64> {
     metrics.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
@@ -422,6 +438,8 @@ pub struct StepOutcome {
     /// A run with `[[phases]]` (#30): each measured phase's own measurements, in order (the
     /// outcome itself covers all of them); empty otherwise.
     pub phases: Vec<PhaseOutcome>,
+    /// A `rate` run's service time and schedule lag (#30); `None` without `rate`.
+    pub open_loop: Option<OpenLoop>,
 }
 
 /// What one measured phase of a run measured ([`phases::Phase`]): events, latency and
@@ -433,6 +451,58 @@ pub struct PhaseOutcome {
     /// The phase's position in the step's timeline (0-based, warmups included).
     pub index: usize,
     pub outcome: StepOutcome,
+}
+
+/// What a `rate` run measured besides its latency (#30). The latency of a rate run (its
+/// `latency`, `histogram`, the `lat_*` columns) is the *response time*, from each arrival's
+/// intended start to the event's end; it splits into the two parts here, per event
+/// `latency = lag + service`.
+#[derive(Clone, Debug)]
+pub struct OpenLoop {
+    /// From the moment a worker took the arrival (and began the event) to the event's end:
+    /// what the system under test took.
+    pub service: Timing,
+    /// From the arrival's intended start to the moment a worker took it: the time it waited
+    /// for a free worker (the queueing delay).
+    pub lag: Timing,
+}
+
+impl OpenLoop {
+    /// The service times and schedule lags of a `rate` run's workers, merged as their
+    /// latencies are (exact HDR addition); `None` without `rate` (no worker kept them).
+    pub fn of_workers(
+        workers: &[crate::stats::WorkerStats],
+        percentile: f64,
+    ) -> Result<Option<OpenLoop>, String> {
+        use crate::stats::{self, OpenLoopStats, WorkerStats};
+        let parts: Vec<&OpenLoopStats> = workers
+            .iter()
+            .filter_map(|w| w.open_loop.as_deref())
+            .collect();
+        if parts.is_empty() {
+            return Ok(None);
+        }
+        let timing = |each: fn(&OpenLoopStats) -> &WorkerStats| -> Result<Timing, String> {
+            let all = parts.iter().map(|p| each(p));
+            let histogram = stats::merge(all.clone())?;
+            Ok(Timing {
+                summary: stats::latency_summary(all, &histogram, percentile),
+                histogram,
+            })
+        };
+        Ok(Some(OpenLoop {
+            service: timing(|p| &p.service)?,
+            lag: timing(|p| &p.lag)?,
+        }))
+    }
+}
+
+/// One distribution of times: its summary (exact min/avg/max/sum) and its HDR histogram in
+/// nanoseconds, from which a multi-client step merges the summary exactly.
+#[derive(Clone, Debug)]
+pub struct Timing {
+    pub summary: LatencySummary,
+    pub histogram: hdrhistogram::Histogram<u64>,
 }
 
 /// What a run excluded as its warmup and the stationarity verdict of what it measured

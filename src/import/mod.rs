@@ -384,6 +384,7 @@ fn outcome(r: &Report) -> Option<StepOutcome> {
         per_thread: Vec::new(),
         steady: Default::default(),
         phases: Vec::new(),
+        open_loop: None,
     })
 }
 

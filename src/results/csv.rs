@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::ResultsError;
-use crate::engine::{HEADLINE, IntervalSample, METRICS, StepOutcome, TxnStats, metric};
+use crate::engine::{HEADLINE, IntervalSample, METRICS, OpenLoop, StepOutcome, TxnStats, metric};
 use crate::plan::Step;
 
 /// Fixed columns of `results.csv` before the extra matrix axes.
@@ -56,6 +56,14 @@ pub const RESULTS_TRAILING_COLUMNS: &[&str] = &[
     "trend_pct_per_min",
     "phase",
     "target_rate",
+    "service_p50",
+    "service_p95",
+    "service_p99",
+    "service_max",
+    "lag_p50",
+    "lag_p95",
+    "lag_p99",
+    "lag_max",
 ];
 
 /// Columns of `intervals.csv`, in order.
@@ -80,8 +88,8 @@ pub const INTERVAL_COLUMNS: &[&str] = &[
 
 /// How many of [`RESULTS_TRAILING_COLUMNS`] come after the workload metrics (`status`,
 /// `error`, `knee`, `headline_name`, `error_codes`, `warmup_s`, `steady`,
-/// `trend_pct_per_min`, `phase`, `target_rate`).
-const AFTER_METRICS: usize = 10;
+/// `trend_pct_per_min`, `phase`, `target_rate` and the eight open-loop columns).
+const AFTER_METRICS: usize = 18;
 
 /// The fixed trailing columns with the workload metrics inserted before `status`.
 fn trailing_columns() -> impl Iterator<Item = String> {
@@ -168,6 +176,8 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `read_mib_per_s`, `written_mib_per_s` | fileio: throughput (sysbench's `Throughput:`) |
 | `queue_length`, `concurrency` | `rate` runs: always empty here, filled in intervals.csv |
 | `dropped` | `rate` runs: arrivals dropped because every thread was busy and the event queue (131072) was full, i.e. load the run never offered (`0` when all was offered; empty without `rate`) |
+| `late` | `latency_limit`: events whose latency (with `rate`, the response time) exceeded the limit; empty without the option |
+| `skipped` | `latency_limit` with `rate`: arrivals a thread took when they were already later than the limit, not run (pgbench's *skipped*): events + skipped + dropped are the arrivals of the measured part; empty without both options |
 | `headline` | custom workloads with a `headline`: its value, e.g. new_order commits per minute for `tpmC` (named in `headline_name`) |
 | `threads_peak` | `max_threads` runs: the most threads that ran events at once (the pool grew from `threads` up to this); else empty |
 | `shards` | multi-client runs (`[clients]`): how many clients ran the step (its row is their exact merge; each one's own row is in `shards/<client>/results.csv`); else empty |
@@ -196,6 +206,8 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `trend_pct_per_min` | the fitted throughput trend of the measured period in % of its mean per minute (negative: falling); empty when `steady` is unknown |
 | `phase` | empty in a step's own row. A suite with `[[phases]]` writes, after each run step's row (which covers every measured phase), one row per measured phase with its name here: the same step and axes, `threads` the phase's, every measurement the phase's own (the workload's metrics other than `dropped`, `headline` and the cost columns stay on the step's row). `compare`, `report` and the gates read the steps' rows only |
 | `target_rate` | a phase's row: the mean of its target rate (`rate`, or the middle of a ramp `[from, to]`), to compare with its `eps`; empty for a closed-loop phase and in a step's row |
+| `service_p50`, `service_p95`, `service_p99`, `service_max` | `rate` runs: service time in ms, from the moment a thread took the arrival and began the event to its end (what the server took); the `lat_*` columns of a rate run are the response time, from the arrival's intended start; empty without `rate` |
+| `lag_p50`, `lag_p95`, `lag_p99`, `lag_max` | `rate` runs: schedule lag in ms, from the arrival's intended start to the moment a thread took it (the wait for a free thread: response = lag + service, event by event); empty without `rate` |
 
 The four `*_per_txn` columns are the cost of a step (#29): read before and after the whole
 step (connecting and warm-up included), divided by the step's measured transactions (events for
@@ -212,10 +224,11 @@ does not exist (a failed step, `tps` of a cpu run, a rate over zero seconds) is 
 One row per interim report (sysbench's `[ 10s ] …` lines): `run_id, step, name, variant, time,
 threads, eps, tps, qps, reads_ps, writes_ps, other_ps, lat_pct, percentile, errors_ps,
 reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `written_mib_per_s`,
-`queue_length`, `concurrency`, `dropped`, `headline`, `shards`, `start_skew_ms`, the four
-`*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`, `server_cpu_pct`, the six connection
-columns and the five fault columns; `shards`, `start_skew_ms`, the connection and the fault
-columns always empty), then `phase` and
+`queue_length`, `concurrency`, `dropped`, `late`, `skipped`, `headline`, `threads_peak`,
+`shards`, `start_skew_ms`, the four `*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`,
+`server_cpu_pct`, the six connection columns and the five fault columns; `late`, `skipped`,
+`threads_peak`, `shards`, `start_skew_ms`, the connection and the fault columns always empty),
+then `phase` and
 `target_rate` (with `[[phases]]`: the phase the interval ends in, and the mean target rate over
 the interval, a ramp's exact average, empty when closed loop throughout; else both empty). `time` is seconds
 since the step started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency
@@ -540,7 +553,22 @@ fn record(
         }
         None => rec.extend([String::new(), String::new()]),
     }
+    rec.extend(open_loop_cells(
+        row.outcome.and_then(|o| o.open_loop.as_ref()),
+    ));
     rec
+}
+
+/// `service_p50` … `service_max`, `lag_p50` … `lag_max`: empty without `rate`.
+fn open_loop_cells(open_loop: Option<&OpenLoop>) -> [String; 8] {
+    let Some(o) = open_loop else {
+        return Default::default();
+    };
+    let (s, l) = (&o.service.summary, &o.lag.summary);
+    [
+        s.p50_ms, s.p95_ms, s.p99_ms, s.max_ms, l.p50_ms, l.p95_ms, l.p99_ms, l.max_ms,
+    ]
+    .map(ms)
 }
 
 /// `warmup_s`, `steady` and `trend_pct_per_min`. A fixed warmup is the step's option (what a

@@ -571,8 +571,9 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
 /// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`; #29:
 /// the cost columns, `warmup_s`, `steady`, `trend_pct_per_min`, the server's rates per
-/// interval; #30: the connection columns, `phase`, `target_rate`, the fault columns).
-const ADDED_COLUMNS: [&str; 29] = [
+/// interval; #30: the connection columns, `phase`, `target_rate`, `threads_peak`, the fault
+/// columns, the open-loop columns).
+const ADDED_COLUMNS: [&str; 40] = [
     "dropped",
     "headline",
     "headline_name",
@@ -597,11 +598,22 @@ const ADDED_COLUMNS: [&str; 29] = [
     "idle_dead",
     "phase",
     "target_rate",
+    "threads_peak",
     "fault_at_s",
     "fault_error_window_s",
     "fault_first_ok_s",
     "fault_p99_recovered_s",
     "fault_lost_txn",
+    "service_p50",
+    "service_p95",
+    "service_p99",
+    "service_max",
+    "lag_p50",
+    "lag_p95",
+    "lag_p99",
+    "lag_max",
+    "late",
+    "skipped",
 ];
 
 fn rewrite_csv(
@@ -765,6 +777,7 @@ mod tests {
             per_thread: Vec::new(),
             steady: Default::default(),
             phases: Vec::new(),
+            open_loop: None,
         }
     }
 
@@ -805,7 +818,7 @@ mod tests {
             "seconds",
         ];
         assert_eq!(&cols[..expected_start.len()], &expected_start[..]);
-        assert_eq!(cols.last().unwrap(), "target_rate");
+        assert_eq!(cols.last().unwrap(), "lag_max");
         assert_eq!(
             cols.len(),
             RESULTS_LEADING_COLUMNS.len()
@@ -835,7 +848,9 @@ mod tests {
             "repetition,started_at,seconds,events,eps,tps,qps,reads,writes,other,errors,\
              reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
              lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee,headline_name,\
-             error_codes,warmup_s,steady,trend_pct_per_min,phase,target_rate"
+             error_codes,warmup_s,steady,trend_pct_per_min,phase,target_rate,service_p50,\
+             service_p95,service_p99,service_max,lag_p50,lag_p95,lag_p99,lag_max",
+            "phase, target_rate and the open-loop columns (#30) come last"
         );
     }
 
@@ -917,6 +932,9 @@ mod tests {
         assert_eq!(col(&header, r, "percentile"), "95");
         assert_eq!(col(&header, r, "status"), "ok");
         assert_eq!(col(&header, r, "error"), "");
+        for c in ["service_p99", "lag_max", "late", "skipped"] {
+            assert_eq!(col(&header, r, c), "", "no rate, no limit: {c}");
+        }
 
         let (iheader, irows) = read_rows(store.intervals_path());
         assert_eq!(iheader.join(","), csv::interval_columns().join(","));
@@ -943,7 +961,23 @@ mod tests {
         );
 
         // Second row: no SQL counters → SQL columns empty; still readable without closing.
-        let o2 = outcome(false);
+        // A `rate` run with `latency_limit` (#30): its service time and lag, late and skipped.
+        let mut o2 = outcome(false);
+        let timing = |p50_ms, max_ms| crate::engine::Timing {
+            summary: LatencySummary {
+                p50_ms,
+                p95_ms: max_ms / 2.0,
+                p99_ms: max_ms,
+                max_ms,
+                ..LatencySummary::default()
+            },
+            histogram: Histogram::new(3).unwrap(),
+        };
+        o2.open_loop = Some(crate::engine::OpenLoop {
+            service: timing(0.25, 1.5),
+            lag: timing(3.0, 38.5),
+        });
+        o2.metrics = vec![(crate::engine::LATE, 7.0), (crate::engine::SKIPPED, 2.0)];
         store
             .write_run(&RunRow {
                 step: &s2,
@@ -970,6 +1004,18 @@ mod tests {
         }
         assert_eq!(col(&header, r, "eps"), "123.3975");
         assert_eq!(col(&header, r, "status"), "interrupted");
+        let cells =
+            |names: &[&str]| -> Vec<String> { names.iter().map(|c| col(&header, r, c)).collect() };
+        assert_eq!(
+            cells(&["service_p50", "service_p95", "service_p99", "service_max"]),
+            ["0.25", "0.75", "1.5", "1.5"]
+        );
+        assert_eq!(
+            cells(&[
+                "lag_p50", "lag_p95", "lag_p99", "lag_max", "late", "skipped"
+            ]),
+            ["3", "19.25", "38.5", "38.5", "7", "2"]
+        );
 
         let back = read_histogram(&store.histogram_path(&s2)).unwrap();
         assert_eq!(back.len(), 4);

@@ -233,6 +233,7 @@ mod tests {
             per_thread: Vec::new(),
             steady: Default::default(),
             phases: Vec::new(),
+            open_loop: None,
         }
     }
 

@@ -28,4 +28,4 @@ pub use summary::{
     Fairness, LatencySummary, fairness, latency_from_parts, latency_summary,
     mean_and_population_stddev, merge,
 };
-pub use worker::{IntervalSlot, SIGFIG, WorkerStats};
+pub use worker::{IntervalSlot, OpenLoopStats, SIGFIG, WorkerStats};

@@ -62,8 +62,12 @@ pub fn fairness(workers: &[WorkerStats]) -> Fairness {
     }
 }
 
-/// Merges the workers' histograms into one (exact: HDR addition loses nothing).
-pub fn merge(workers: &[WorkerStats]) -> Result<Histogram<u64>, String> {
+/// Merges the workers' histograms into one (exact: HDR addition loses nothing). Takes any
+/// collection of stats: the workers' own, or the service times or lags of a `rate` run
+/// ([`super::OpenLoopStats`]).
+pub fn merge<'a>(
+    workers: impl IntoIterator<Item = &'a WorkerStats>,
+) -> Result<Histogram<u64>, String> {
     let mut merged = Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
     for w in workers {
         merged
@@ -75,20 +79,25 @@ pub fn merge(workers: &[WorkerStats]) -> Result<Histogram<u64>, String> {
 
 /// The latency summary of a run; `percentile` is the configured one (0 disables it: its value
 /// is then 0). p50/p95/p99 are always filled.
-pub fn latency_summary(
-    workers: &[WorkerStats],
+pub fn latency_summary<'a, I>(
+    workers: I,
     merged: &Histogram<u64>,
     percentile: f64,
-) -> LatencySummary {
-    let events: u64 = workers.iter().map(|w| w.events).sum();
-    let sum_ns: u128 = workers.iter().map(|w| u128::from(w.busy_ns)).sum();
+) -> LatencySummary
+where
+    I: IntoIterator<Item = &'a WorkerStats>,
+    I::IntoIter: Clone,
+{
+    let workers = workers.into_iter();
+    let events: u64 = workers.clone().map(|w| w.events).sum();
+    let sum_ns: u128 = workers.clone().map(|w| u128::from(w.busy_ns)).sum();
     let min_ns = workers
-        .iter()
+        .clone()
         .filter(|w| w.events > 0)
         .map(|w| w.min_ns)
         .min()
         .unwrap_or(0);
-    let max_ns = workers.iter().map(|w| w.max_ns).max().unwrap_or(0);
+    let max_ns = workers.map(|w| w.max_ns).max().unwrap_or(0);
     latency_from_parts(merged, events, sum_ns, min_ns, max_ns, percentile)
 }
 

@@ -24,6 +24,25 @@ pub struct WorkerStats {
     pub max_ns: u64,
     /// Event latencies in nanoseconds, 3 significant digits.
     pub histogram: Histogram<u64>,
+    /// Events whose latency exceeded `latency_limit` (0 without one).
+    pub late: u64,
+    /// `rate` arrivals not run because they were already more than `latency_limit` late when
+    /// this worker took them (pgbench's "skipped"; 0 without both options).
+    pub skipped: u64,
+    /// A `rate` run's service time and schedule lag; `None` without `rate`. Boxed: only rate
+    /// runs pay for the two extra histograms, and the struct stays small to hand over.
+    pub open_loop: Option<Box<OpenLoopStats>>,
+}
+
+/// The two other clocks of an event of a `rate` run (#30), besides its latency (the response
+/// time, from the arrival's intended start to the event's end): exact min/max/sum and an HDR
+/// histogram each, as [`WorkerStats`] keeps for the latency, so they merge the same way.
+#[derive(Clone, Debug)]
+pub struct OpenLoopStats {
+    /// From the moment the worker took the arrival (and began the event) to the event's end.
+    pub service: WorkerStats,
+    /// From the arrival's intended start to the moment the worker took it: the queueing delay.
+    pub lag: WorkerStats,
 }
 
 impl WorkerStats {
@@ -34,6 +53,20 @@ impl WorkerStats {
             min_ns: u64::MAX,
             max_ns: 0,
             histogram: Histogram::new(SIGFIG)?,
+            late: 0,
+            skipped: 0,
+            open_loop: None,
+        })
+    }
+
+    /// The statistics of a worker of a `rate` run: with [`WorkerStats::open_loop`].
+    pub fn with_open_loop() -> Result<Self, hdrhistogram::CreationError> {
+        Ok(Self {
+            open_loop: Some(Box::new(OpenLoopStats {
+                service: Self::new()?,
+                lag: Self::new()?,
+            })),
+            ..Self::new()?
         })
     }
 
@@ -52,6 +85,12 @@ impl WorkerStats {
 
     /// Adds `other`'s events to these (a checkpoint hand-over that was collected late).
     pub fn absorb(&mut self, other: &WorkerStats) {
+        self.late += other.late;
+        self.skipped += other.skipped;
+        if let (Some(mine), Some(theirs)) = (self.open_loop.as_deref_mut(), &other.open_loop) {
+            mine.service.absorb(&theirs.service);
+            mine.lag.absorb(&theirs.lag);
+        }
         if other.events == 0 {
             return;
         }
@@ -166,6 +205,17 @@ mod tests {
         t.absorb(&s);
         assert_eq!((t.events, t.min_ns, t.max_ns), (5, 50, 60_000_000_000));
         assert_eq!(t.histogram.len(), 5);
+        let mut open = WorkerStats::with_open_loop().expect("valid sigfig");
+        open.skipped = 2;
+        if let Some(o) = open.open_loop.as_deref_mut() {
+            o.service.record(100);
+            o.lag.record(7);
+        }
+        let mut sum = WorkerStats::with_open_loop().expect("valid sigfig");
+        sum.absorb(&open);
+        sum.absorb(&open);
+        let o = sum.open_loop.as_deref().expect("kept");
+        assert_eq!((sum.skipped, o.service.events, o.lag.busy_ns), (4, 2, 14));
         let slot = IntervalSlot::new();
         slot.publish(&s, 900);
         assert_eq!((slot.events(), slot.busy_ns()), (4, 60_000_001_500));

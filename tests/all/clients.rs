@@ -1056,6 +1056,7 @@ fn outcome_line(
         transactions,
         per_thread: vec![(events, 1)],
         error_codes: Vec::new(),
+        open_loop: None,
     })))
 }
 

@@ -263,6 +263,29 @@ fn bad_input_exits_1_naming_the_option_or_test() {
     assert!(bad("cpu --cpu-max-prime run").contains("--cpu-max-prime needs a value"));
     assert!(bad("cpu --file-num=3 run").contains("belongs to the fileio test"));
     assert!(bad("cpu").contains("requires a command argument"));
+    // #30: a suite option sysbench has nothing like is no option of the drop-in.
+    let e = bad("cpu --rate=10 --latency-limit=10 run");
+    assert!(e.contains("invalid option: --latency-limit"), "{e}");
+    assert!(!e.contains("did you mean"), "{e}");
+}
+
+/// #30: a `--rate` run's report is sysbench's, without the open-loop lines a suite's run
+/// prints after it.
+#[test]
+fn a_rate_run_keeps_sysbenchs_report() {
+    let out = sbsuite()
+        .args(words("sysbench cpu --rate=50 --time=1 run"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Target transaction rate: 50/sec\n"), "{text}");
+    assert!(!text.contains("Open-loop"), "{text}");
+    let last = text.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("    execution time (avg/stddev):"),
+        "{text}"
+    );
 }
 
 #[test]

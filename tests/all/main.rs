@@ -67,6 +67,7 @@ mod netns_hosts;
 mod observe;
 mod oceanbase;
 mod oceanbase_compat;
+mod open_loop;
 mod pgsql_oltp;
 mod phases;
 mod report;

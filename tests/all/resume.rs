@@ -308,11 +308,16 @@ fn a_run_written_before_the_dropped_column_resumes() {
 }
 
 /// #15: nor before `headline` and `headline_name` existed (#26: nor `error_codes`; #29: nor
-/// the server's rates per interval): both files get them back, empty.
+/// the server's rates per interval; #30: nor the open-loop columns): both files get them back,
+/// empty.
 #[test]
 fn a_run_written_before_the_headline_columns_resumes() {
     let (_dir, run) = finished_cpu_run();
     for column in [
+        "lag_max",
+        "service_p50",
+        "skipped",
+        "late",
         "server_fsyncs_ps",
         "server_log_bytes_ps",
         "server_cpu_pct",
@@ -326,7 +331,13 @@ fn a_run_written_before_the_headline_columns_resumes() {
     ] {
         drop_column(&run.join("results.csv"), column, 1);
     }
-    for column in ["server_cpu_pct", "server_fsyncs_ps", "headline", "dropped"] {
+    for column in [
+        "server_cpu_pct",
+        "server_fsyncs_ps",
+        "headline",
+        "dropped",
+        "late",
+    ] {
         drop_column(&run.join("intervals.csv"), column, usize::MAX);
     }
     let (code, stderr) = resume(&run, &[]);
@@ -334,21 +345,32 @@ fn a_run_written_before_the_headline_columns_resumes() {
     assert_eq!(step_rows(&run), [(1, "ok".into()), (2, "ok".into())]);
     let mut r = csv::Reader::from_path(run.join("results.csv")).unwrap();
     let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
-    assert!(
-        header.ends_with(&[
-            "knee".to_string(),
-            "headline_name".to_string(),
-            "error_codes".to_string(),
-            "warmup_s".to_string(),
-            "steady".to_string(),
-            "trend_pct_per_min".to_string(),
-            "phase".to_string(),
-            "target_rate".to_string()
-        ]),
+    let tail = [
+        "knee",
+        "headline_name",
+        "error_codes",
+        "warmup_s",
+        "steady",
+        "trend_pct_per_min",
+        "phase",
+        "target_rate",
+        "service_p50",
+        "service_p95",
+        "service_p99",
+        "service_max",
+        "lag_p50",
+        "lag_p95",
+        "lag_p99",
+        "lag_max",
+    ]
+    .map(String::from);
+    assert!(header.ends_with(&tail), "{header:?}");
+    let at = header.iter().position(|h| h == "headline").unwrap();
+    assert_eq!(
+        header[at - 3..at],
+        ["dropped", "late", "skipped"],
         "{header:?}"
     );
-    let at = header.iter().position(|h| h == "headline").unwrap();
-    assert_eq!(header[at - 1], "dropped", "{header:?}");
     for rec in r.records() {
         assert_eq!(&rec.unwrap()[at], "", "a cpu run has no headline");
     }

@@ -725,8 +725,9 @@ fn a_rate_that_cannot_be_offered_fails_the_row_with_the_dropped_count() {
 
 /// #14 item 5: with `rate_overflow = "record"` the overloaded run stays `ok` with its count;
 /// a rate the thread keeps up with shows 0; a run without `rate` leaves the column empty. An
-/// ok row of a built-in workload still ends in `,ok,,,` (status, error, knee and an empty
-/// `headline_name` are the last columns).
+/// ok row of a built-in workload still has `,ok,,,` (status, error, knee and an empty
+/// `headline_name`) before the step's steadiness and, last, the eight open-loop columns (#30),
+/// filled for the rate runs.
 #[test]
 fn rate_overflow_record_keeps_the_row_ok_with_the_count() {
     let (code, stderr, rows, text) = run_cpu_suite(
@@ -742,10 +743,25 @@ fn rate_overflow_record_keeps_the_row_ok_with_the_count() {
         "{dropped:?}"
     );
     assert_eq!(dropped[1..], ["0", ""]);
+    let split: Vec<(&str, Vec<&str>)> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let mut cells: Vec<&str> = l.rsplitn(9, ',').collect();
+            let head = cells.pop().unwrap_or_default();
+            (head, cells)
+        })
+        .collect();
     assert!(
-        text.lines()
-            .skip(1)
-            .all(|l| l.ends_with(",ok,,,,,0,unknown,")),
+        split
+            .iter()
+            .all(|(head, _)| head.ends_with(",ok,,,,,0,unknown,")),
         "{text}"
     );
+    let open_loop: Vec<bool> = split
+        .iter()
+        .map(|(_, cells)| cells.iter().all(|c| !c.is_empty()))
+        .collect();
+    assert_eq!(open_loop, [true, true, false], "{text}");
+    assert!(split[2].1.iter().all(|c| c.is_empty()), "{text}");
 }

@@ -116,6 +116,7 @@ fn outcome(new_order_ms: f64, tpm: f64) -> StepOutcome {
             },
         ],
         steady: Default::default(),
+        open_loop: None,
     }
 }
 

@@ -17,7 +17,8 @@ use super::{
     EngineError, Exit, IntervalSample, LiveSample, POLL, Shared, SqlCounters, StepObserver,
     StepOutcome, WorkerResult, Workload, console, duration_ns,
 };
-use crate::engine::{AutoWarmup, Steadiness};
+use crate::engine::config::{RateOverflow, RunConfig};
+use crate::engine::{AutoWarmup, OpenLoop, Steadiness};
 use crate::stats::steady::{self, BATCH};
 use crate::stats::{self, BUCKETS, IntervalSlot, WorkerStats, log_histogram};
 
@@ -266,6 +267,7 @@ pub(super) fn build_outcome(
     let histogram = stats::merge(workers).map_err(EngineError::Failed)?;
     let latency = stats::latency_summary(workers, &histogram, percentile);
     let fairness = stats::fairness(workers);
+    let open_loop = OpenLoop::of_workers(workers, percentile).map_err(EngineError::Failed)?;
     Ok(StepOutcome {
         error_codes: Default::default(),
         seconds,
@@ -284,6 +286,7 @@ pub(super) fn build_outcome(
         per_thread: workers.iter().map(|w| (w.events, w.busy_ns)).collect(),
         steady: Steadiness::default(),
         phases: Vec::new(),
+        open_loop,
     })
 }
 
@@ -397,6 +400,8 @@ pub(super) fn finish(
             .metrics
             .push((crate::engine::THREADS_PEAK, peak as f64));
     }
+    let limits = LimitCounts::of(cfg, &workers);
+    limits.push_metrics(&mut outcome);
     let report = (|| {
         if cfg.verbosity >= 4 {
             console::write_debug_done(out, time_exits, event_exits)?;
@@ -424,6 +429,11 @@ pub(super) fn finish(
         }
         if let Some(t) = &shared.timeline {
             console::write_phases(out, t.phases(), &outcome.phases)?;
+        }
+        // `sbsuite sysbench` keeps sysbench's report; `latency_limit` is not one of its
+        // options, so only the open-loop block is left out there.
+        if cfg.rate_overflow != RateOverflow::Fatal {
+            write_open_loop(out, &outcome, &limits)?;
         }
         if cfg.warmup_auto {
             writeln!(out, "{}", steady_line(&outcome.steady))?;
@@ -454,6 +464,94 @@ pub(super) fn finish(
     })();
     report.map_err(io_err)?;
     Ok(outcome)
+}
+
+/// A run's `latency_limit` counts: events late, tickets skipped (pgbench's), and the limit.
+struct LimitCounts {
+    /// `None` without `latency_limit`.
+    limit: Option<Duration>,
+    late: u64,
+    /// `None` unless the run also has `rate`.
+    skipped: Option<u64>,
+}
+
+impl LimitCounts {
+    fn of(cfg: &RunConfig, workers: &[WorkerStats]) -> Self {
+        let limit = cfg.latency_limit;
+        LimitCounts {
+            limit,
+            late: workers.iter().map(|w| w.late).sum(),
+            skipped: limit
+                .filter(|_| cfg.rate > 0)
+                .map(|_| workers.iter().map(|w| w.skipped).sum()),
+        }
+    }
+
+    /// The [`crate::engine::LATE`] and [`crate::engine::SKIPPED`] metrics, when they apply.
+    fn push_metrics(&self, outcome: &mut StepOutcome) {
+        if self.limit.is_some() {
+            outcome
+                .metrics
+                .push((crate::engine::LATE, self.late as f64));
+        }
+        if let Some(skipped) = self.skipped {
+            outcome
+                .metrics
+                .push((crate::engine::SKIPPED, skipped as f64));
+        }
+    }
+}
+
+/// The lines after the final report of a `rate` run or one with `latency_limit`: service time
+/// and schedule lag (the report's latency is the response time), then pgbench's skipped and
+/// late counts, in pgbench's words.
+fn write_open_loop(out: &mut dyn Write, o: &StepOutcome, limits: &LimitCounts) -> io::Result<()> {
+    if o.open_loop.is_none() && limits.limit.is_none() {
+        return Ok(());
+    }
+    if let Some(ol) = &o.open_loop {
+        writeln!(
+            out,
+            "Open-loop timing (the latency above is the response time, from each arrival's \
+             intended start):"
+        )?;
+        for (label, t) in [
+            ("service time (ms):", &ol.service.summary),
+            ("schedule lag (ms):", &ol.lag.summary),
+        ] {
+            writeln!(
+                out,
+                "    {label:<31}avg {:.2}, p95 {:.2}, p99 {:.2}, max {:.2}",
+                t.avg_ms, t.p95_ms, t.p99_ms, t.max_ms
+            )?;
+        }
+    }
+    let pct = |n: u64, of: u64| {
+        if of > 0 {
+            100.0 * n as f64 / of as f64
+        } else {
+            0.0
+        }
+    };
+    if let Some(skipped) = limits.skipped {
+        let taken = o.events + skipped;
+        writeln!(
+            out,
+            "number of transactions skipped: {skipped} ({:.3}%)",
+            pct(skipped, taken)
+        )?;
+    }
+    if let Some(limit) = limits.limit {
+        writeln!(
+            out,
+            "number of transactions above the {:.1} ms latency limit: {}/{} ({:.3}%)",
+            limit.as_secs_f64() * 1e3,
+            limits.late,
+            o.events,
+            pct(limits.late, o.events)
+        )?;
+    }
+    writeln!(out)
 }
 
 /// The line that states a run's stationarity verdict (printed after the report of a

@@ -1193,4 +1193,177 @@ fn max_threads_grows_the_pool_under_a_rate_one_thread_cannot_serve() {
     options.0.shift_remove("rate");
     let e = RunConfig::from_options(&options).unwrap_err();
     assert!(e.to_string().contains("`max_threads` needs `rate`"), "{e}");
+
+/// The arrivals a seeded `rate` run of `threads` threads schedules in its first `time`: the
+/// generator's own draws, replayed.
+fn arrivals(seed: u64, threads: usize, rate: u64, time: Duration) -> u64 {
+    let mut rng = crate::engine::random::Rng::for_thread(seed, threads);
+    let mean_ns = 1e9 / rate as f64;
+    let (mut at, mut n) = (Duration::ZERO, 0);
+    loop {
+        at += Duration::from_nanos((-(1.0 - rng.unit()).ln() * mean_ns) as u64);
+        if at >= time {
+            return n;
+        }
+        n += 1;
+    }
+}
+
+/// #30: every event of a rate run has a response time (its latency), a service time and a
+/// schedule lag. Overloaded, the response time is the lag plus the service time, and the lag
+/// is the queueing delay; under-loaded, the lag is small and service ≈ response.
+#[test]
+fn rate_runs_split_the_response_time_into_lag_and_service() {
+    let slow = Fake {
+        spin: Duration::from_millis(5),
+        per_thread: None,
+        until: None,
+    };
+    // One worker needing 5 ms per event against 400 arrivals/s: twice what it can do.
+    let cfg = RunConfig {
+        rate: 400,
+        seed: 3,
+        ..config(1, 0, 1000, 0)
+    };
+    let (o, _, text) = run_fake(&slow, &cfg, &AtomicBool::new(false));
+    let ol = o.open_loop.as_ref().expect("a rate run");
+    let (service, lag) = (&ol.service.summary, &ol.lag.summary);
+    assert_eq!(ol.service.histogram.len(), o.events);
+    assert_eq!(ol.lag.histogram.len(), o.events);
+    // The queue grows for the whole second: the last events waited hundreds of ms.
+    assert!(lag.p99_ms > 100.0, "{lag:?}");
+    assert!(
+        service.p50_ms >= 5.0 && service.p50_ms < lag.p99_ms / 4.0,
+        "{service:?}"
+    );
+    // Event by event latency = lag + service, so their sums add up (HDR aside, exactly).
+    let sum = lag.sum_ms + service.sum_ms;
+    assert!(
+        (sum - o.latency.sum_ms).abs() < 1e-3 * o.latency.sum_ms,
+        "{sum} vs {:?}",
+        o.latency
+    );
+    assert!(o.latency.p99_ms >= lag.p99_ms, "{:?} {lag:?}", o.latency);
+    assert!(text.contains("Open-loop timing ("), "{text}");
+    assert!(text.contains("    schedule lag (ms):"), "{text}");
+    assert!(!text.contains("latency limit"), "{text}");
+    // Without `latency_limit`, nothing is late or skipped: no such metrics.
+    assert_eq!(crate::engine::metric(&o.metrics, crate::engine::LATE), None);
+    assert_eq!(
+        crate::engine::metric(&o.metrics, crate::engine::SKIPPED),
+        None
+    );
+
+    // Under-loaded: 20 arrivals/s of 20 µs each.
+    let cfg = RunConfig {
+        rate: 20,
+        seed: 3,
+        ..config(2, 0, 1000, 0)
+    };
+    let (o, _, _) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+    let ol = o.open_loop.as_ref().expect("a rate run");
+    assert!(ol.lag.summary.p99_ms < 20.0, "{:?}", ol.lag.summary);
+    assert!(
+        o.latency.p50_ms - ol.service.summary.p50_ms < 5.0,
+        "{:?} {:?}",
+        o.latency,
+        ol.service.summary
+    );
+
+    // Without `rate` there is no open-loop part, and no block in the report.
+    let (o, _, text) = run_fake(&spinning(), &config(1, 20, 0, 0), &AtomicBool::new(false));
+    assert!(o.open_loop.is_none());
+    assert!(!text.contains("Open-loop"), "{text}");
+}
+
+/// #30: `latency_limit` (pgbench's `--latency-limit`). With `rate`, a ticket taken already
+/// later than the limit is skipped, so every event run waited at most the limit; events
+/// slower than the limit are counted late. The drop-in's report stays sysbench's.
+#[test]
+fn latency_limit_skips_hopeless_arrivals_and_counts_late_ones() {
+    let t = Instant::now();
+    let ms = Duration::from_millis;
+    assert!(!hopeless(t, t + ms(50), None), "no limit, no skip");
+    assert!(
+        !hopeless(t, t + ms(10), Some(ms(10))),
+        "exactly the limit is in time"
+    );
+    assert!(hopeless(t, t + ms(11), Some(ms(10))));
+    assert!(
+        !hopeless(t + ms(5), t, Some(ms(1))),
+        "taken before it was due"
+    );
+
+    let slow = Fake {
+        spin: Duration::from_millis(5),
+        per_thread: None,
+        until: None,
+    };
+    let cfg = RunConfig {
+        rate: 400,
+        seed: 7,
+        latency_limit: Some(ms(20)),
+        ..config(1, 0, 1000, 0)
+    };
+    let (o, _, text) = run_fake(&slow, &cfg, &AtomicBool::new(false));
+    let metric = |name| crate::engine::metric(&o.metrics, name).expect(name) as u64;
+    let (late, skipped) = (metric(crate::engine::LATE), metric(crate::engine::SKIPPED));
+    let scheduled = arrivals(7, 1, 400, Duration::from_secs(1));
+    // Each arrival was run or skipped, but for the few still queued at the end (and those a
+    // starved generator had not queued yet when the worker left).
+    let taken = o.events + skipped;
+    assert!(
+        taken <= scheduled && taken >= scheduled * 9 / 10,
+        "{} events + {skipped} skipped of {scheduled}",
+        o.events
+    );
+    assert!(skipped > 0 && o.events > 0, "{} {skipped}", o.events);
+    let ol = o.open_loop.as_ref().expect("a rate run");
+    assert!(ol.lag.summary.max_ms <= 20.0, "{:?}", ol.lag.summary);
+    assert!(late > 0 && late <= o.events, "{late}");
+    assert!(
+        text.contains(&format!(
+            "number of transactions skipped: {skipped} ({:.3}%)\n",
+            100.0 * skipped as f64 / taken as f64
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "number of transactions above the 20.0 ms latency limit: {late}/{} (",
+            o.events
+        )),
+        "{text}"
+    );
+
+    // Without `rate` nothing is skipped, and late counts the plain latency.
+    let cfg = RunConfig {
+        latency_limit: Some(Duration::from_micros(1)),
+        ..config(1, 30, 0, 0)
+    };
+    let (o, _, text) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+    assert_eq!(
+        crate::engine::metric(&o.metrics, crate::engine::LATE),
+        Some(30.0)
+    );
+    assert_eq!(
+        crate::engine::metric(&o.metrics, crate::engine::SKIPPED),
+        None
+    );
+    assert!(text.contains("latency limit: 30/30 (100.000%)\n"), "{text}");
+    assert!(!text.contains("skipped"), "{text}");
+
+    // `sbsuite sysbench` (a fatal overflow): sysbench's report, nothing after it.
+    let cfg = RunConfig {
+        rate: 20,
+        rate_overflow: RateOverflow::Fatal,
+        ..config(1, 0, 300, 0)
+    };
+    let (o, _, text) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+    assert!(o.open_loop.is_some());
+    let last = text.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("    execution time (avg/stddev):"),
+        "{text}"
+    );
 }

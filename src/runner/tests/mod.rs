@@ -90,6 +90,7 @@ fn outcome(interrupted: bool) -> StepOutcome {
         per_thread: Vec::new(),
         steady: Default::default(),
         phases: Vec::new(),
+        open_loop: None,
     }
 }
 
