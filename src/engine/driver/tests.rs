@@ -1193,6 +1193,7 @@ fn max_threads_grows_the_pool_under_a_rate_one_thread_cannot_serve() {
     options.0.shift_remove("rate");
     let e = RunConfig::from_options(&options).unwrap_err();
     assert!(e.to_string().contains("`max_threads` needs `rate`"), "{e}");
+}
 
 /// The arrivals a seeded `rate` run of `threads` threads schedules in its first `time`: the
 /// generator's own draws, replayed.
