@@ -109,10 +109,8 @@ fn issue_30_an_overloaded_rate_shows_the_queueing_delay_between_response_and_ser
     assert!(lag_p99 > 1000.0, "{over:?}");
     assert!(num(over, "lag_p50") > 100.0, "{over:?}");
     let service_p99 = num(over, "service_p99");
-    assert!(
-        num(over, "service_p50") >= 10.0 && service_p99 < 300.0,
-        "{over:?}"
-    );
+    let service_p50 = num(over, "service_p50");
+    assert!((10.0..50.0).contains(&service_p50), "{over:?}");
     // Event by event response = lag + service: its p99 is at least the lag's, and exceeds
     // the service time's by about the queueing delay.
     let lat_p99 = num(over, "lat_p99");
@@ -125,7 +123,10 @@ fn issue_30_an_overloaded_rate_shows_the_queueing_delay_between_response_and_ser
     // Under-loaded: an arrival finds a free thread (a fifth of the capacity asked for): the
     // lag is small and the service time is the response time.
     assert_eq!(under["rate"], "40");
-    assert!(num(under, "lag_p99") < 50.0, "{under:?}");
+    assert!(
+        num(under, "lag_p50") < 5.0 && num(under, "lag_p95") < 50.0,
+        "{under:?}"
+    );
     assert!(
         (num(under, "lat_p50") - num(under, "service_p50")).abs() < 5.0,
         "{under:?}"

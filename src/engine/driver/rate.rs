@@ -32,7 +32,9 @@ pub(super) struct RateQueue {
 }
 
 pub(super) enum Ticket {
-    Start(Instant),
+    /// An arrival's intended start, and whether the worker had to wait for it (the queue was
+    /// empty when it came).
+    Start(Instant, bool),
     Closed,
     Wait,
 }
@@ -73,10 +75,11 @@ impl RateQueue {
     /// its limits and the epoch.
     pub(super) fn pop(&self) -> Ticket {
         let mut q = self.lock();
+        let mut waited = false;
         loop {
             if let Some(at) = q.pop_front() {
                 self.in_flight.fetch_add(1, Ordering::Relaxed);
-                return Ticket::Start(at);
+                return Ticket::Start(at, waited);
             }
             if self.closed.load(Ordering::Acquire) {
                 return Ticket::Closed;
@@ -86,6 +89,7 @@ impl RateQueue {
                 .wait_timeout(q, Duration::from_millis(10))
                 .unwrap_or_else(|e| e.into_inner());
             q = guard;
+            waited = true;
             if timeout.timed_out() && q.is_empty() {
                 return Ticket::Wait;
             }

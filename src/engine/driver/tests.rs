@@ -943,11 +943,11 @@ fn rate_queue_counts_what_it_cannot_hold() {
     assert_eq!(queued, [true, true, false, false, false]);
     assert_eq!((q.len(), q.dropped.load(Ordering::Relaxed)), (2, 3));
     assert!(
-        matches!(q.pop(), Ticket::Start(at) if at == t),
+        matches!(q.pop(), Ticket::Start(at, false) if at == t),
         "oldest first"
     );
     assert_eq!(q.in_flight.load(Ordering::Relaxed), 1);
-    assert!(matches!(q.pop(), Ticket::Start(_)));
+    assert!(matches!(q.pop(), Ticket::Start(_, false)));
     assert!(
         matches!(q.pop(), Ticket::Wait),
         "empty: the worker re-checks its limits"
