@@ -244,14 +244,16 @@ fn the_writer_stores_a_row_per_step_and_transaction_with_the_headline() {
         ",headline,shards,start_skew_ms,server_fsyncs_per_txn,server_log_bytes_per_txn,\
          server_cpu_ms_per_txn,client_cpu_us_per_txn,server_fsyncs_ps,server_log_bytes_ps,\
          server_cpu_pct,connects,connect_avg_ms,connect_p95_ms,connect_max_ms,idle_connections,\
-         idle_dead,status,error,knee,headline_name,error_codes,warmup_s,steady,trend_pct_per_min"
+         idle_dead,status,error,knee,headline_name,error_codes,warmup_s,steady,trend_pct_per_min,\
+         service_p50,service_p95,service_p99,service_max,lag_p50,lag_p95,lag_p99,lag_max"
     ));
+    // No `rate`: the open-loop columns (#30) are empty.
     assert!(
         results
             .lines()
             .nth(1)
             .unwrap()
-            .ends_with(",1000,,,,,,,,,,,,,,,,ok,,,tpmC,,0,unknown,"),
+            .ends_with(",1000,,,,,,,,,,,,,,,,ok,,,tpmC,,0,unknown,,,,,,,,,"),
         "{results}"
     );
     assert!(
