@@ -18,7 +18,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a suite: every step of its plan, results under <results_dir>/<suite>/<run-id>/.
+    /// Run a suite: every step of its plan, results under <results_dir>/<suite>/<run-id>/. A
+    /// suite with a `[capacity]` section runs the search of `sbsuite capacity` instead, into
+    /// that run directory.
     Run(RunArgs),
     /// Print the numbered steps of a suite with resolved options and an estimate; runs nothing.
     ///
@@ -94,7 +96,8 @@ pub enum Command {
     /// bound), halves until a rate passes, bisects until the bracket is within --precision,
     /// and confirms the rate found with --confirm repetitions. Everything lands in
     /// <results_dir>/<suite>-capacity/<id>/: capacity.csv (the latency-vs-offered-load curve),
-    /// capacity.txt and one run per probe.
+    /// capacity.txt and one run per probe. A suite's `[capacity]` section gives the defaults
+    /// of the options (and makes `sbsuite run` search into its run directory).
     Capacity(CapacityArgs),
     /// List the runs under the results directory (suite, run id, start, rows, status).
     Runs(RunsArgs),
@@ -363,19 +366,21 @@ pub struct CapacityArgs {
     pub file: PathBuf,
     #[command(flatten)]
     pub overrides: Overrides,
-    /// The latency bound: `p99<10ms` (p95, p99, avg or max; milliseconds).
+    /// The latency bound: `p99<10ms` (p95, p99, avg or max; milliseconds). Required unless
+    /// the suite has a `[capacity]` section with a `target`; this wins over it, as the other
+    /// options win over the section's keys.
     #[arg(long, value_name = "PCT<MS")]
-    pub target: String,
-    /// The lowest rate tried (per second).
-    #[arg(long, value_name = "RATE", default_value_t = 1.0)]
-    pub min_rate: f64,
+    pub target: Option<String>,
+    /// The lowest rate tried (per second) [default: 1, or `[capacity] min_rate`].
+    #[arg(long, value_name = "RATE")]
+    pub min_rate: Option<f64>,
     /// Stop when the highest passing and the lowest failing rate are within this % of each
-    /// other.
-    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
-    pub precision: f64,
-    /// Repetitions at the rate found.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub confirm: u32,
+    /// other [default: 5, or `[capacity] precision`].
+    #[arg(long, value_name = "PCT")]
+    pub precision: Option<f64>,
+    /// Repetitions at the rate found [default: 3, or `[capacity] confirm`].
+    #[arg(long, value_name = "N")]
+    pub confirm: Option<u32>,
     /// Directory for results, instead of the suite's `results_dir`.
     #[arg(long, value_name = "DIR")]
     pub results_dir: Option<PathBuf>,

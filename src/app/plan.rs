@@ -15,7 +15,9 @@ pub(super) fn plan(args: &PlanArgs) -> Exit {
             let text = match args.format {
                 Format::Text => {
                     plan::render_text(&plan, &file)
+                        + &crate::capacity::plan_text(&suite)
                         + &crate::runner::clients::plan_line(&suite).unwrap_or_default()
+                        + &crate::runner::faults::plan_text(&suite.faults)
                         + &sql_statements(&suite, &plan)
                         + &server_note(&crate::runner::server_checks(&suite, &plan))
                 }
@@ -37,6 +39,13 @@ pub(super) fn validate(args: &ValidateArgs) -> Exit {
                 Ok(_) => {
                     println!("ok: {} ({} steps)", file.display(), plan.steps.len());
                     print!("{}", script_lines(&suite));
+                    // The timeline of the first run step (the others differ only where a
+                    // phase takes the step's own threads or rate).
+                    if let Some(first) = plan.steps.iter().find(|s| !s.phases.is_empty()) {
+                        let timeline = crate::engine::phases::timeline_text(&first.phases);
+                        println!("  phases: {timeline}");
+                    }
+                    print!("{}", crate::capacity::plan_text(&suite));
                 }
                 Err(e) => exit = fail_config(e),
             },
@@ -158,6 +167,7 @@ pub(super) fn load_plan(file: &Path, overrides: &Overrides) -> Result<(Suite, Pl
     let plan = plan::build(&suite).map_err(fail_config)?;
     crate::runner::check_offline(&suite, &plan).map_err(fail_config)?;
     crate::runner::clients::check_clients(&suite, &plan).map_err(fail_config)?;
+    crate::capacity::check_plan(&suite, &plan).map_err(fail_config)?;
     Ok((suite, plan))
 }
 

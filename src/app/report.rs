@@ -21,7 +21,9 @@ pub(super) fn report(
     }
     match html::command(runs, out, svg) {
         Ok(()) => Exit::Ok,
-        Err(e @ ReportError::Load(_)) => fail(Exit::BadInput, e),
+        Err(e @ (ReportError::Load(_) | ReportError::Curve(_) | ReportError::CapacityAlone(_))) => {
+            fail(Exit::BadInput, e)
+        }
         Err(e @ ReportError::Write { .. }) => fail(Exit::Failed, e),
     }
 }

@@ -25,6 +25,10 @@ pub(super) fn run(args: RunArgs) -> Exit {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
+    // #30: a suite that asks for its capacity runs the search instead of its plan.
+    if suite.capacity.is_some() {
+        return super::capacity::run(&args, suite.file.clone());
+    }
     // Bound before anything else runs: an address in use is bad input, with nothing done.
     let server = match metrics_server(&args, suite.metrics.as_deref()) {
         Ok(server) => server,

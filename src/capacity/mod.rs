@@ -1,6 +1,6 @@
-//! `sbsuite capacity`: the highest arrival rate this server sustains with a latency
-//! percentile under a target — the number a capacity planner needs, searched instead of
-//! guessed one `--rate` at a time.
+//! `sbsuite capacity` and a suite's `[capacity]` (#30): the highest arrival rate this server
+//! sustains with a latency percentile under a target — the number a capacity planner needs,
+//! searched instead of guessed one `--rate` at a time.
 //!
 //! Why it is shaped this way:
 //! - **Open loop, latency from the intended start.** Each probe is a run of the user's suite
@@ -19,139 +19,72 @@
 //!   with its own run directory. The rate found is then **confirmed** with repetitions, and
 //!   the answer gives the percentile's median and interval over them.
 //! - **The curve is kept**: `capacity.csv` has every probe's offered rate, achieved rate,
-//!   latency percentiles and verdict — the latency-vs-offered-load curve (the hockey stick),
-//!   drawn in `capacity.svg` with the target and the rate found.
+//!   latency percentiles and verdict — the latency-vs-offered-load curve (the hockey stick,
+//!   [`crate::results::capacity`]), drawn in `capacity.svg` with the target and the rate found
+//!   and told in `capacity.txt` by the functions `sbsuite report` draws its page with
+//!   ([`crate::report::html::capacity`]).
+//! - **Two ways in, one search**: `sbsuite capacity FILE` (its directory
+//!   `<results_dir>/<suite>-capacity/<id>/`), and `sbsuite run` of a suite with a `[capacity]`
+//!   section (the run directory `<results_dir>/<suite>/<id>/`). The section gives the
+//!   defaults, the command line wins; the probes' suites are the user's without the section,
+//!   so that each probe is an ordinary run at one rate.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::report::html::svg::{Bar, Chart, Series};
+use crate::plan::{Plan, StepKind};
+use crate::report::html::capacity::{answer, charts};
+use crate::results::capacity::{Curve, Point};
 use crate::runner::derived::{self, DerivedError};
-use crate::source::ConfigErrors;
-use crate::suite::{self, SetOverride};
+use crate::source::{ConfigErrors, Seg};
+use crate::suite::capacity::{CONFIRM, Latencies, MIN_RATE, PRECISION};
+use crate::suite::{self, SetOverride, Suite};
+
+pub use crate::results::capacity::{Phase, Sample};
+pub use crate::suite::capacity::Target;
 
 /// How many rates the confirmation tries, each one precision step below the last, before it
 /// reports the last one as not confirmed.
 const MAX_CONFIRMS: usize = 4;
 
-/// What `sbsuite capacity` was asked.
+/// What the search was asked: by `sbsuite capacity`, or by `sbsuite run` of a suite with
+/// `[capacity]`.
 pub struct Request {
     pub file: PathBuf,
     pub sets: Vec<SetOverride>,
-    pub target: Target,
+    /// The command line's choices; those unset come from the suite's `[capacity]`, else the
+    /// defaults (the target has none).
+    pub target: Option<Target>,
     /// Rates below this are not tried (transactions or events per second).
-    pub min_rate: f64,
+    pub min_rate: Option<f64>,
     /// The bracket's width at which the search stops, in % (5: hi/lo ≤ 1.05).
-    pub precision: f64,
+    pub precision: Option<f64>,
     /// Repetitions of the confirmation at the rate found.
-    pub confirm: u32,
+    pub confirm: Option<u32>,
+    pub home: Home,
     pub results_root: Option<PathBuf>,
     pub quiet: bool,
 }
 
-/// `p99 < 10ms`: the percentile and its bound.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Target {
-    /// The results.csv column: `lat_p95`, `lat_p99`, `lat_avg` or `lat_max`.
-    pub column: &'static str,
-    /// Its name as written (`p99`).
-    pub name: &'static str,
-    pub max_ms: f64,
-}
-
-impl Target {
-    /// Parses `p99<10ms` (also `p95`, `avg`, `max`; `ms` optional; spaces allowed).
-    pub fn parse(text: &str) -> Result<Target, String> {
-        let bad = || {
-            format!(
-                "--target `{text}`: write PERCENTILE<MS, e.g. `p99<10ms` (p95, p99, avg or max)"
-            )
-        };
-        let (name, bound) = text.split_once('<').ok_or_else(bad)?;
-        let (column, name) = match name.trim() {
-            "p95" => ("lat_p95", "p95"),
-            "p99" => ("lat_p99", "p99"),
-            "avg" => ("lat_avg", "avg"),
-            "max" => ("lat_max", "max"),
-            _ => return Err(bad()),
-        };
-        let bound = bound.trim();
-        let number = bound.strip_suffix("ms").unwrap_or(bound).trim();
-        let max_ms: f64 = number.parse().map_err(|_| bad())?;
-        if !(max_ms.is_finite() && max_ms > 0.0) {
-            return Err(bad());
-        }
-        Ok(Target {
-            column,
-            name,
-            max_ms,
-        })
-    }
-}
-
-impl std::fmt::Display for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ≤ {} ms", self.name, self.max_ms)
-    }
-}
-
-/// What a probe was for.
+/// Where the search's directory goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
-    /// As fast as the threads can (no rate): the bound of the search.
-    ClosedLoop,
-    /// Halving from the bound until a rate passes.
-    Bracket,
-    /// Bisection inside the bracket.
-    Bisect,
-    /// The rate found, repeated.
-    Confirm,
+pub enum Home {
+    /// `sbsuite capacity`: `<results_dir>/<suite>-capacity/<id>/`.
+    Own,
+    /// `sbsuite run` of a `[capacity]` suite: the run directory, `<results_dir>/<suite>/<id>/`.
+    Run,
 }
 
-impl Phase {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::ClosedLoop => "closed_loop",
-            Phase::Bracket => "bracket",
-            Phase::Bisect => "bisect",
-            Phase::Confirm => "confirm",
-        }
-    }
-}
-
-/// One measured run of the search (a row of `capacity.csv` per repetition).
-#[derive(Clone, Debug)]
-pub struct Probe {
-    pub phase: Phase,
-    /// The rate offered; `None` for the closed-loop run.
-    pub rate: Option<f64>,
-    pub run_dir: PathBuf,
-    /// One per repetition.
-    pub samples: Vec<Sample>,
-}
-
-/// One repetition of a probe.
-#[derive(Clone, Debug, Default)]
-pub struct Sample {
-    /// Transactions per second (events per second for workloads without SQL).
-    pub achieved: f64,
-    pub lat_avg: Option<f64>,
-    pub lat_p95: Option<f64>,
-    pub lat_p99: Option<f64>,
-    pub lat_max: Option<f64>,
-    pub dropped: f64,
-    /// The measured window, in seconds.
-    pub seconds: f64,
+/// The settings of one search, resolved.
+struct Settings {
+    target: Target,
+    min_rate: f64,
+    precision: f64,
+    confirm: u32,
 }
 
 impl Sample {
     fn metric(&self, target: &Target) -> Option<f64> {
-        match target.column {
-            "lat_p95" => self.lat_p95,
-            "lat_avg" => self.lat_avg,
-            "lat_max" => self.lat_max,
-            _ => self.lat_p99,
-        }
+        target.of(&self.lat)
     }
 
     /// Whether the sample meets the target at `rate` (see the module documentation).
@@ -172,14 +105,55 @@ pub fn shortfall(expected: f64) -> f64 {
     (3.0 / expected.sqrt()).max(0.05)
 }
 
+/// One measured run of the search (a row of `capacity.csv` per repetition).
+#[derive(Clone, Debug)]
+pub struct Probe {
+    pub phase: Phase,
+    /// The rate offered ([`offered`]: the rate searched at, whole); `None` for the
+    /// closed-loop run.
+    pub rate: Option<f64>,
+    pub run_dir: PathBuf,
+    /// One per repetition.
+    pub samples: Vec<Sample>,
+}
+
+/// The rate a probe at `rate` offers: sysbench's rate is a whole number of events per second,
+/// and 0 is none.
+fn offered(rate: f64) -> f64 {
+    rate.round().max(1.0)
+}
+
 /// The answer.
 #[derive(Debug)]
 pub struct Outcome {
-    /// `<results_dir>/<suite>-capacity/<id>/`.
+    /// The search's directory ([`Home`]).
     pub dir: PathBuf,
     pub target: Target,
     pub probes: Vec<Probe>,
     pub found: Found,
+}
+
+impl Outcome {
+    /// The curve of the search (`capacity.csv`): a point per probe repetition, in order.
+    pub fn curve(&self) -> Curve {
+        let points = self
+            .probes
+            .iter()
+            .flat_map(|p| {
+                p.samples.iter().map(|x| Point {
+                    phase: p.phase,
+                    offered: p.rate,
+                    sample: x.clone(),
+                    pass: p.rate.map(|r| x.passes(&self.target, r)),
+                    run_dir: p.run_dir.clone(),
+                })
+            })
+            .collect();
+        Curve {
+            target: self.target.clone(),
+            points,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -218,10 +192,23 @@ pub enum CapacityError {
         file = .file.display()
     )]
     Variants { file: PathBuf, count: usize },
+    #[error(
+        "{file}: capacity runs each probe at one rate for `time` seconds: remove [[phases]]",
+        file = .file.display()
+    )]
+    Phases { file: PathBuf },
     #[error("--precision must be above 0 (% of the rate), not {0}")]
     Precision(f64),
     #[error("--confirm must be at least 1")]
     Confirm,
+    #[error("--min-rate must be above 0 (per second), not {0}")]
+    MinRate(f64),
+    #[error(
+        "{file}: no latency target: give --target \"p99<10ms\" or a [capacity] section with \
+         target = \"p99<10ms\"",
+        file = .file.display()
+    )]
+    NoTarget { file: PathBuf },
     #[error("{probe}: {source}")]
     Run {
         probe: String,
@@ -252,8 +239,11 @@ impl CapacityError {
             | CapacityError::Points { .. }
             | CapacityError::RateAxis { .. }
             | CapacityError::Variants { .. }
+            | CapacityError::Phases { .. }
             | CapacityError::Precision(_)
-            | CapacityError::Confirm => true,
+            | CapacityError::Confirm
+            | CapacityError::MinRate(_)
+            | CapacityError::NoTarget { .. } => true,
             CapacityError::Run { source, .. } => source.is_bad_input(),
             _ => false,
         }
@@ -262,11 +252,14 @@ impl CapacityError {
 
 /// Runs the search; `note` receives a line per probe as it ends.
 pub fn capacity(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, CapacityError> {
-    if !(req.precision.is_finite() && req.precision > 0.0) {
-        return Err(CapacityError::Precision(req.precision));
+    if let Some(p) = req.precision.filter(|p| !(p.is_finite() && *p > 0.0)) {
+        return Err(CapacityError::Precision(p));
     }
-    if req.confirm == 0 {
+    if req.confirm == Some(0) {
         return Err(CapacityError::Confirm);
+    }
+    if let Some(r) = req.min_rate.filter(|r| !(r.is_finite() && *r > 0.0)) {
+        return Err(CapacityError::MinRate(r));
     }
     let text = suite::read_text(&req.file)?;
     let env = suite::env_layer();
@@ -282,13 +275,55 @@ pub fn capacity(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Ca
             count: user.variants.len(),
         });
     }
+    if !user.phases.is_empty() {
+        return Err(CapacityError::Phases {
+            file: req.file.clone(),
+        });
+    }
+    let section = user.capacity.as_ref();
+    let settings = Settings {
+        target: req
+            .target
+            .clone()
+            .or_else(|| section.map(|c| c.target.clone()))
+            .ok_or_else(|| CapacityError::NoTarget {
+                file: req.file.clone(),
+            })?,
+        min_rate: req
+            .min_rate
+            .or(section.map(|c| c.min_rate))
+            .unwrap_or(MIN_RATE),
+        precision: req
+            .precision
+            .or(section.map(|c| c.precision))
+            .unwrap_or(PRECISION),
+        confirm: req
+            .confirm
+            .or(section.map(|c| c.confirm))
+            .unwrap_or(CONFIRM),
+    };
     let root = req
         .results_root
         .clone()
         .unwrap_or_else(|| user.results_dir.clone());
+    // The probes' suites have no [capacity]: each is a run at one rate. A layer that sets a
+    // key of the section would bring it back.
+    let sets: Vec<SetOverride> = req
+        .sets
+        .iter()
+        .filter(|o| o.path.first().map(String::as_str) != Some("capacity"))
+        .cloned()
+        .collect();
+    let section_var = format!("{}CAPACITY__", suite::ENV_PREFIX);
+    let env: Vec<(String, String)> = env
+        .into_iter()
+        .filter(|(k, _)| !k.to_ascii_uppercase().starts_with(&section_var))
+        .collect();
     let mut s = Search {
         req,
+        settings: &settings,
         text: &text,
+        sets: &sets,
         env: &env,
         dir: PathBuf::new(),
         probes: Vec::new(),
@@ -297,28 +332,26 @@ pub fn capacity(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Ca
     // Checked before anything is created: the closed-loop probe's suite is every probe's
     // but for `rate`.
     let loaded = s.load("closed-loop", None, 1)?;
-    let points = loaded
-        .plan
-        .steps
-        .iter()
-        .filter(|st| st.kind == crate::plan::StepKind::Run && st.repetition == 1)
-        .count();
+    let points = points(&loaded.plan);
     if points != 1 {
         return Err(CapacityError::Points {
             file: req.file.clone(),
             points,
         });
     }
-    let parent = root.join(format!(
-        "{}-capacity",
-        crate::results::sanitise_name(&user.name)
-    ));
+    let name = crate::results::sanitise_name(&user.name);
+    let parent = match req.home {
+        Home::Own => root.join(format!("{name}-capacity")),
+        Home::Run => root.join(name),
+    };
     let (_, dir) = crate::results::create_run_dir(&parent, chrono::Utc::now())?;
+    // What was searched, as every run directory keeps its suite.
+    write_file(&dir.join(crate::results::SUITE_FILE), &user.resolved_toml)?;
     s.dir = dir.clone();
 
     let closed = s.probe(Phase::ClosedLoop, None, 1)?;
     let bound = s.probes[closed].samples[0].achieved;
-    let step = 1.0 + req.precision / 100.0;
+    let step = 1.0 + settings.precision / 100.0;
     let found = if s.passes(Phase::Bracket, bound)? {
         // The threads cannot offer more than they did closed-loop.
         Found::Rate {
@@ -330,7 +363,7 @@ pub fn capacity(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Ca
         let mut hi = bound;
         let mut lo = None;
         let mut rate = bound / 2.0;
-        while rate >= req.min_rate {
+        while rate >= settings.min_rate {
             if s.passes(Phase::Bracket, rate)? {
                 lo = Some(rate);
                 break;
@@ -366,14 +399,16 @@ pub fn capacity(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Ca
         } => {
             let mut tries = 0;
             loop {
-                let i = s.probe(Phase::Confirm, Some(rate), req.confirm)?;
+                let i = s.probe(Phase::Confirm, Some(rate), settings.confirm)?;
                 let samples = &s.probes[i].samples;
                 let passed = samples
                     .iter()
-                    .filter(|x| x.passes(&req.target, rate))
+                    .filter(|x| x.passes(&settings.target, offered(rate)))
                     .count();
                 tries += 1;
-                if 2 * passed > samples.len() || tries == MAX_CONFIRMS || rate / step < req.min_rate
+                if 2 * passed > samples.len()
+                    || tries == MAX_CONFIRMS
+                    || rate / step < settings.min_rate
                 {
                     break Found::Rate {
                         rate,
@@ -389,20 +424,71 @@ pub fn capacity(req: &Request, note: &mut dyn FnMut(&str)) -> Result<Outcome, Ca
     };
     let outcome = Outcome {
         dir: dir.clone(),
-        target: req.target.clone(),
+        target: settings.target.clone(),
         probes: s.probes,
         found,
     };
-    write_file(&dir.join("capacity.csv"), &csv(&outcome))?;
-    write_file(&dir.join("capacity.txt"), &summary(&outcome))?;
-    write_file(&dir.join("capacity.svg"), &chart(&outcome).to_svg(true))?;
+    let curve = outcome.curve();
+    let [latency, _] = charts(&curve);
+    write_file(
+        &dir.join(crate::results::capacity::CAPACITY_FILE),
+        &curve.to_csv(),
+    )?;
+    write_file(&dir.join("capacity.txt"), &answer(&curve, &dir))?;
+    write_file(&dir.join("capacity.svg"), &latency.to_svg(true))?;
     Ok(outcome)
+}
+
+/// How many matrix points `plan` runs (its run steps of the first repetition).
+fn points(plan: &Plan) -> usize {
+    plan.steps
+        .iter()
+        .filter(|st| st.kind == StepKind::Run && st.repetition == 1)
+        .count()
+}
+
+/// What the search of a `[capacity]` suite needs of its plan, for `plan`, `validate` and
+/// `run`: one matrix point (the section's other checks are the suite's own).
+pub fn check_plan(suite: &Suite, plan: &Plan) -> Result<(), ConfigErrors> {
+    let n = points(plan);
+    if suite.capacity.is_none() || n == 1 {
+        return Ok(());
+    }
+    Err(suite
+        .error(
+            &[Seg::key("capacity")],
+            format!("[capacity] searches the rate of one matrix point, the suite has {n}"),
+        )
+        .with_help(
+            "give every [matrix] axis one value (e.g. threads = [64]), or pick one with --set \
+             (e.g. --set matrix.threads=[64])",
+        )
+        .into())
+}
+
+/// What `sbsuite plan` and `validate` say of a `[capacity]` suite: the search the run will do
+/// instead of the plan's runs.
+pub fn plan_text(suite: &Suite) -> String {
+    let Some(c) = &suite.capacity else {
+        return String::new();
+    };
+    format!(
+        "Capacity search ([capacity]): `sbsuite run` searches the highest rate with {} \
+         instead of running the plan once: a closed-loop run for the bound, then its run step \
+         at fixed rates (open loop, rate_overflow = \"record\") halved from the bound down to \
+         {}/s until one passes, bisection until within {} %, and the rate found repeated {} \
+         times\n",
+        c.target, c.min_rate, c.precision, c.confirm
+    )
 }
 
 /// The state of one search.
 struct Search<'a> {
     req: &'a Request,
+    settings: &'a Settings,
     text: &'a str,
+    /// The `--set` and `SBSUITE_*` layers of the probes (no `[capacity]` key).
+    sets: &'a [SetOverride],
     env: &'a [(String, String)],
     dir: PathBuf,
     probes: Vec<Probe>,
@@ -413,7 +499,7 @@ impl Search<'_> {
     fn origin(&self) -> derived::Origin<'_> {
         derived::Origin {
             file: &self.req.file,
-            sets: &self.req.sets,
+            sets: self.sets,
             env: self.env,
             results_root: self.dir.clone(),
             quiet: self.req.quiet,
@@ -429,6 +515,7 @@ impl Search<'_> {
         repeat: u32,
     ) -> Result<derived::Loaded, CapacityError> {
         let text = derived::edit(self.text, |table| {
+            table.remove("capacity");
             derived::with_suite_section(table, |s| {
                 s.insert("name".into(), toml::Value::String(name.into()));
                 s.insert("repeat".into(), toml::Value::Integer(i64::from(repeat)));
@@ -439,7 +526,7 @@ impl Search<'_> {
                 .or_insert_with(|| toml::Value::Table(toml::Table::new()));
             if let toml::Value::Table(d) = defaults {
                 // sysbench's rate is a whole number of events per second; 0 is no rate.
-                let r = rate.map_or(0, |r| r.round().max(1.0) as i64);
+                let r = rate.map_or(0, |r| offered(r) as i64);
                 d.insert("rate".into(), toml::Value::Integer(r));
             }
         });
@@ -453,9 +540,11 @@ impl Search<'_> {
         rate: Option<f64>,
         repeat: u32,
     ) -> Result<usize, CapacityError> {
+        // Judged at the rate the run offers.
+        let rate = rate.map(offered);
         let name = match rate {
             None => "closed-loop".to_string(),
-            Some(r) => format!("{:02}-rate-{}", self.probes.len() + 1, r.round()),
+            Some(r) => format!("{:02}-rate-{r}", self.probes.len() + 1),
         };
         let loaded = self.load(&name, rate, repeat)?;
         let summary =
@@ -468,7 +557,7 @@ impl Search<'_> {
             what,
             run_dir: summary.run_dir.clone(),
         })?;
-        let target = &self.req.target;
+        let target = &self.settings.target;
         for x in &samples {
             let verdict = match rate {
                 None => String::new(),
@@ -501,7 +590,7 @@ impl Search<'_> {
     /// Probes `rate` once and says whether it passed.
     fn passes(&mut self, phase: Phase, rate: f64) -> Result<bool, CapacityError> {
         let i = self.probe(phase, Some(rate), 1)?;
-        Ok(self.probes[i].samples[0].passes(&self.req.target, rate))
+        Ok(self.probes[i].samples[0].passes(&self.settings.target, offered(rate)))
     }
 }
 
@@ -519,10 +608,12 @@ fn read_samples(run_dir: &Path) -> Result<Vec<Sample>, String> {
                 .filter(|t| *t > 0.0)
                 .or_else(|| r.num("eps"))
                 .unwrap_or(0.0),
-            lat_avg: r.num("lat_avg"),
-            lat_p95: r.num("lat_p95"),
-            lat_p99: r.num("lat_p99"),
-            lat_max: r.num("lat_max"),
+            lat: Latencies {
+                avg: r.num("lat_avg"),
+                p95: r.num("lat_p95"),
+                p99: r.num("lat_p99"),
+                max: r.num("lat_max"),
+            },
             dropped: r.num("dropped").unwrap_or(0.0),
             seconds: r.num("seconds").unwrap_or(0.0),
         })
@@ -535,192 +626,7 @@ fn read_samples(run_dir: &Path) -> Result<Vec<Sample>, String> {
 
 /// The answer, as `sbsuite capacity` prints it and `capacity.txt` keeps it.
 pub fn summary(o: &Outcome) -> String {
-    let mut t = String::new();
-    let tried = o
-        .probes
-        .iter()
-        .filter(|p| p.phase != Phase::Confirm)
-        .count();
-    match &o.found {
-        Found::Rate {
-            rate,
-            failed_above,
-            confirmed,
-        } => {
-            let _ = write!(t, "capacity at {}: {:.0}/s", o.target, rate);
-            match failed_above {
-                Some(hi) => {
-                    let _ = write!(t, " (fails at {hi:.0}/s)");
-                }
-                None => t.push_str(
-                    " — the closed-loop throughput itself passed: the threads, not the server, \
-                     are the limit (raise threads)",
-                ),
-            }
-            t.push('\n');
-            if let Some(confirm) = o.probes.iter().rfind(|p| p.phase == Phase::Confirm) {
-                let values: Vec<f64> = confirm
-                    .samples
-                    .iter()
-                    .filter_map(|x| x.metric(&o.target))
-                    .collect();
-                let _ = write!(
-                    t,
-                    "{} {} of {} repetitions passed at {:.0}/s",
-                    if 2 * confirmed.0 > confirmed.1 {
-                        "confirmed:"
-                    } else {
-                        "NOT confirmed (noisy at this run length: raise `time`):"
-                    },
-                    confirmed.0,
-                    confirmed.1,
-                    rate
-                );
-                if let Some(s) = crate::compare::stats::summarize(&values) {
-                    let _ = write!(t, ": {} median {:.2} ms", o.target.name, s.median);
-                    if let Some((lo, hi)) = s.ci {
-                        let _ = write!(t, " [{lo:.2}, {hi:.2}]");
-                    }
-                }
-                t.push('\n');
-            }
-        }
-        Found::None { lowest_tried } => {
-            let _ = writeln!(
-                t,
-                "no rate meets {}: even {lowest_tried:.0}/s failed (lower --min-rate, or the \
-                 target is below what one transaction takes)",
-                o.target
-            );
-        }
-    }
-    let _ = writeln!(
-        t,
-        "{tried} probes (a rate passes when {} and no arrival was dropped and 95 % of it was \
-         achieved, less on short runs by the Poisson variation of the count); the curve is in {}",
-        o.target,
-        o.dir.join("capacity.csv").display()
-    );
-    t
-}
-
-/// `capacity.csv`: a row per probe repetition, the latency-vs-offered-load curve.
-pub fn csv(o: &Outcome) -> String {
-    let mut w = ::csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record([
-        "phase",
-        "offered_rate",
-        "achieved_rate",
-        "lat_avg",
-        "lat_p95",
-        "lat_p99",
-        "lat_max",
-        "dropped",
-        "pass",
-        "run_dir",
-    ]);
-    let num = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_default();
-    for p in &o.probes {
-        for x in &p.samples {
-            let _ = w.write_record([
-                p.phase.as_str().to_string(),
-                p.rate.map(|r| format!("{r:.0}")).unwrap_or_default(),
-                format!("{:.4}", x.achieved),
-                num(x.lat_avg),
-                num(x.lat_p95),
-                num(x.lat_p99),
-                num(x.lat_max),
-                format!("{}", x.dropped),
-                match p.rate {
-                    Some(r) if x.passes(&o.target, r) => "yes".into(),
-                    Some(_) => "no".into(),
-                    None => String::new(),
-                },
-                p.run_dir.display().to_string(),
-            ]);
-        }
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
-/// The latency-vs-offered-load curve (`capacity.svg`): the percentile of each probe of the
-/// search against the rate offered, the target as a horizontal line, the rate found as a
-/// vertical one, and the confirmation's median with its interval.
-pub fn chart(o: &Outcome) -> Chart {
-    let mut curve: Vec<(f64, f64)> = o
-        .probes
-        .iter()
-        .filter(|p| matches!(p.phase, Phase::Bracket | Phase::Bisect))
-        .filter_map(|p| Some((p.rate?, p.samples.first()?.metric(&o.target)?)))
-        .collect();
-    curve.sort_by(|a, b| a.0.total_cmp(&b.0));
-    // The target spans every rate drawn, the confirmed one too.
-    let found = match o.found {
-        Found::Rate { rate, .. } => Some(rate),
-        Found::None { .. } => None,
-    };
-    let xs: Vec<f64> = curve.iter().map(|p| p.0).chain(found).collect();
-    let (lo, hi) = (
-        xs.iter()
-            .copied()
-            .fold(f64::INFINITY, f64::min)
-            .min(f64::MAX),
-        xs.iter().copied().fold(0.0, f64::max),
-    );
-    let name = o.target.name;
-    let mut series = vec![Series {
-        label: format!("{name} at each rate offered"),
-        points: curve,
-        color: 0,
-        ..Series::default()
-    }];
-    if lo.is_finite() && hi > 0.0 {
-        series.push(Series {
-            label: format!("target: {name} ≤ {} ms", o.target.max_ms),
-            points: vec![(lo, o.target.max_ms), (hi, o.target.max_ms)],
-            color: 3,
-            dashed: true,
-            ..Series::default()
-        });
-    }
-    if let Found::Rate { rate, .. } = o.found
-        && let Some(confirm) = o.probes.iter().rfind(|p| p.phase == Phase::Confirm)
-    {
-        let values: Vec<f64> = confirm
-            .samples
-            .iter()
-            .filter_map(|x| x.metric(&o.target))
-            .collect();
-        if let Some(sum) = crate::compare::stats::summarize(&values) {
-            let (low, high) = sum.ci.unwrap_or((sum.median, sum.median));
-            series.push(Series {
-                label: format!(
-                    "capacity {rate:.0}/s: {name} median of {} repetitions",
-                    sum.n
-                ),
-                points: vec![(rate, sum.median)],
-                color: 2,
-                bars: vec![Bar {
-                    x: rate,
-                    low,
-                    high,
-                    n: sum.n,
-                }],
-                ..Series::default()
-            });
-        }
-    }
-    Chart {
-        id: "capacity".into(),
-        title: format!("{name} latency vs offered load"),
-        x_label: "rate offered (per second)".into(),
-        y_label: format!("{name} latency (ms)"),
-        series,
-        note: "each point: one probe of the search (open loop, latency from the scheduled \
-               arrival)"
-            .into(),
-        ..Chart::default()
-    }
+    answer(&o.curve(), &o.dir)
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), CapacityError> {
@@ -735,30 +641,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn targets_parse_with_or_without_ms_and_refuse_the_rest() {
-        let t = Target::parse("p99<10ms").unwrap();
-        assert_eq!((t.column, t.max_ms), ("lat_p99", 10.0));
-        assert_eq!(Target::parse(" p95 < 2.5 ").unwrap().column, "lat_p95");
-        assert_eq!(t.to_string(), "p99 ≤ 10 ms");
-        for bad in [
-            "p98<10ms",
-            "p99>10",
-            "p99<",
-            "p99<-1ms",
-            "p99<nanms",
-            "10ms",
-        ] {
-            let e = Target::parse(bad).unwrap_err();
-            assert!(e.contains("e.g. `p99<10ms`"), "{bad}: {e}");
-        }
-    }
-
-    #[test]
     fn a_rate_passes_under_the_target_with_nothing_dropped_and_the_rate_achieved() {
         let t = Target::parse("p99<10").unwrap();
         let ok = Sample {
             achieved: 960.0,
-            lat_p99: Some(9.9),
+            lat: Latencies {
+                p99: Some(9.9),
+                ..Latencies::default()
+            },
             seconds: 60.0,
             ..Sample::default()
         };
@@ -775,7 +665,10 @@ mod tests {
         assert!((shortfall(300.0) - 0.1732).abs() < 1e-3);
         assert_eq!(shortfall(1e6), 0.05);
         let slow = Sample {
-            lat_p99: Some(10.1),
+            lat: Latencies {
+                p99: Some(10.1),
+                ..Latencies::default()
+            },
             ..ok.clone()
         };
         assert!(!slow.passes(&t, 1000.0));
@@ -785,7 +678,7 @@ mod tests {
         };
         assert!(!dropped.passes(&t, 1000.0));
         let unmeasured = Sample {
-            lat_p99: None,
+            lat: Latencies::default(),
             ..ok
         };
         assert!(!unmeasured.passes(&t, 1000.0));

@@ -144,6 +144,7 @@ pub fn merge_outcomes(shards: &[StepOutcome]) -> Result<StepOutcome, MergeError>
         per_thread,
         // Each client sees only its share of the throughput: no verdict on the whole here.
         steady: Default::default(),
+        phases: Vec::new(),
         open_loop: merge_open_loop(shards)?,
     })
 }
@@ -283,6 +284,8 @@ pub fn merge_samples(
         errors_ps: sum_opt(samples.iter().map(|s| s.errors_ps)),
         reconnects_ps: sum_opt(samples.iter().map(|s| s.reconnects_ps)),
         metrics: merge_metrics(samples.iter().map(|s| &s.metrics)),
+        phase: None,
+        target_rate: None,
         lat_buckets: buckets,
     })
 }
@@ -424,6 +427,7 @@ mod tests {
             transactions: Vec::new(),
             per_thread: workers.iter().map(|w| (w.events, w.busy_ns)).collect(),
             steady: Default::default(),
+            phases: Vec::new(),
             open_loop,
         }
     }

@@ -568,6 +568,8 @@ impl WireSample {
             errors_ps: self.errors_ps,
             reconnects_ps: self.reconnects_ps,
             metrics: metrics_from_wire(&self.metrics),
+            phase: None,
+            target_rate: None,
             lat_buckets,
         })
     }
@@ -702,6 +704,7 @@ impl WireOutcome {
                 .collect::<Result<_, ProtocolError>>()?,
             per_thread: self.per_thread,
             steady: Default::default(),
+            phases: Vec::new(),
             open_loop,
         })
     }
@@ -789,6 +792,7 @@ mod tests {
             }],
             per_thread: vec![(5, 1_056_000)],
             steady: Default::default(),
+            phases: Vec::new(),
             open_loop: Some(OpenLoop {
                 service: Timing {
                     summary: LatencySummary {

@@ -47,6 +47,7 @@ const SBSUITE_ONLY: &[&str] = &[
     "create_table_options",
     "connect",
     "idle_connections",
+    "max_threads",
 ];
 
 /// Options of sysbench's `oltp_common.lua` that sbsuite's OLTP tests do not have.

@@ -687,6 +687,7 @@ fn with_results(
     let ctx = crate::runner::RunContext {
         base_dir: std::path::PathBuf::from("."),
         hooks: Default::default(),
+        faults: Vec::new(),
         on_error: Default::default(),
         rate_overflow: suite.rate_overflow,
         resume: None,

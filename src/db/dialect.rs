@@ -234,6 +234,13 @@ pub trait Dialect: Sync {
         "BEGIN"
     }
 
+    /// How a transaction at `level` (`None`: the session's) begins; `writes`: it may write
+    /// ([`Dialect::begin`]). `None` when the database has no such level. The default is
+    /// MySQL's: `SET TRANSACTION ISOLATION LEVEL …` (only the next transaction's), then BEGIN.
+    fn begin_at(&self, level: Option<Isolation>, writes: bool) -> Option<Begin> {
+        Some((level.map(Isolation::mysql_set), self.begin(writes)))
+    }
+
     /// Whether rows are inserted without `id` and the database assigns it.
     fn assigns_ids(&self, auto_inc: bool, secondary: bool) -> bool {
         let _ = secondary;
@@ -548,3 +555,61 @@ pub fn first_value(conn: &mut dyn Connection, sql: &str) -> Result<Option<String
         .next()
         .and_then(|r| r.into_iter().next().flatten()))
 }
+
+/// A transaction's `isolation`: the SQL standard's four levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    ReadUncommitted,
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl Isolation {
+    /// The level from its name (`"read committed"`, any case, `_` or `-` for spaces).
+    pub fn parse(text: &str) -> Option<Isolation> {
+        let norm = text.trim().to_ascii_lowercase().replace(['_', '-'], " ");
+        Some(match norm.as_str() {
+            "read uncommitted" => Isolation::ReadUncommitted,
+            "read committed" => Isolation::ReadCommitted,
+            "repeatable read" => Isolation::RepeatableRead,
+            "serializable" => Isolation::Serializable,
+            _ => return None,
+        })
+    }
+
+    /// The level as SQL writes it: `READ COMMITTED`.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Isolation::ReadUncommitted => "READ UNCOMMITTED",
+            Isolation::ReadCommitted => "READ COMMITTED",
+            Isolation::RepeatableRead => "REPEATABLE READ",
+            Isolation::Serializable => "SERIALIZABLE",
+        }
+    }
+
+    /// MySQL's (MariaDB's, OceanBase's) statement that sets the next transaction's level,
+    /// sent before its BEGIN (inside a transaction the server refuses it: error 1568).
+    pub fn mysql_set(self) -> &'static str {
+        match self {
+            Isolation::ReadUncommitted => "SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED",
+            Isolation::ReadCommitted => "SET TRANSACTION ISOLATION LEVEL READ COMMITTED",
+            Isolation::RepeatableRead => "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+            Isolation::Serializable => "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+        }
+    }
+
+    /// PostgreSQL's BEGIN at this level.
+    pub fn pgsql_begin(self) -> &'static str {
+        match self {
+            Isolation::ReadUncommitted => "BEGIN ISOLATION LEVEL READ UNCOMMITTED",
+            Isolation::ReadCommitted => "BEGIN ISOLATION LEVEL READ COMMITTED",
+            Isolation::RepeatableRead => "BEGIN ISOLATION LEVEL REPEATABLE READ",
+            Isolation::Serializable => "BEGIN ISOLATION LEVEL SERIALIZABLE",
+        }
+    }
+}
+
+/// How a transaction begins ([`Dialect::begin_at`]): a statement sent before the BEGIN, if
+/// any, and the BEGIN.
+pub type Begin = (Option<&'static str>, &'static str);

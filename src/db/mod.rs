@@ -44,7 +44,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub use self::conn::{
     Cell, Collect, Connection, DataRow, Done, ErrKind, Fetched, P, RowSink, SqlError, StmtId,
 };
-pub use self::dialect::{AdminError, Dialect, FileDbError, ServerAdmin, StatementRoom, TableSpec};
+pub use self::dialect::{
+    AdminError, Dialect, FileDbError, Isolation, ServerAdmin, StatementRoom, TableSpec,
+};
 pub use self::flavor::{ErrorClass, Flavor};
 pub use self::target::{
     ByDriver, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_PACKET, DEFAULT_QUERY_TIMEOUT,

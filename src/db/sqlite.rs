@@ -868,6 +868,20 @@ impl Dialect for SqliteDialect {
         if writes { "BEGIN IMMEDIATE" } else { "BEGIN" }
     }
 
+    /// Every SQLite transaction is serializable: no other level.
+    fn begin_at(
+        &self,
+        level: Option<super::dialect::Isolation>,
+        writes: bool,
+    ) -> Option<super::dialect::Begin> {
+        match level {
+            None | Some(super::dialect::Isolation::Serializable) => {
+                Some((None, self.begin(writes)))
+            }
+            Some(_) => None,
+        }
+    }
+
     /// Only an `INTEGER PRIMARY KEY` auto-increments: with `secondary`, `id` is a plain column
     /// and the client sends ids as with `auto_inc = off`.
     fn assigns_ids(&self, auto_inc: bool, secondary: bool) -> bool {

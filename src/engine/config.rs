@@ -102,6 +102,15 @@ pub static GENERAL: &[OptSpec] = &[
         help: "target events per second, arriving as a Poisson process; latency includes the wait in the queue (0: as fast as possible)",
     },
     OptSpec {
+        name: "max_threads",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "with `rate`: when arrivals wait and every running thread is busy, start more threads, up to this many (their connections are opened before the run), instead of letting the queue grow; 0: off (sysbench's fixed `threads`)",
+    },
+    OptSpec {
         name: "latency_limit",
         kind: Kind::Float { min: 0.0, max: 1e9 },
         default: Some("0"),
@@ -276,6 +285,12 @@ pub struct RunConfig {
     /// This process's part of a run driven from several clients (#17); `None` runs the whole
     /// step here. Not an option: the coordinator sets it.
     pub shard: Option<Shard>,
+    /// The step's timeline (`[[phases]]`, #30; [`RunConfig::set_phases`]); empty: none.
+    pub phases: Vec<super::phases::Phase>,
+    /// `max_threads` (#30): the threads that run events from the start, when the pool
+    /// (`threads`, then `max_threads`) may grow under a `rate` the running ones cannot keep up
+    /// with; `None`: every worker runs from the start.
+    pub start_threads: Option<usize>,
 }
 
 /// One client's part of a run step driven from `count` clients (`sbsuite agent`, #17).
@@ -416,8 +431,33 @@ impl RunConfig {
                     .into(),
             ));
         }
+        let max_threads = if run {
+            usize::try_from(o.uint("max_threads")?).unwrap_or(usize::MAX)
+        } else {
+            0
+        };
+        if max_threads > 0 && o.uint("rate")? == 0 {
+            return Err(EngineError::Failed(
+                "option `max_threads` needs `rate`: threads are added when arrivals wait for a \
+                 busy pool; without a rate every thread runs back to back from the start (set \
+                 `threads` instead)"
+                    .into(),
+            ));
+        }
+        if max_threads > 0 && max_threads < threads {
+            return Err(EngineError::Failed(format!(
+                "option `max_threads` is {max_threads}, below `threads` ({threads}): the pool \
+                 starts at `threads` and grows up to `max_threads`; give at least {threads}"
+            )));
+        }
+        let (threads, start_threads) = if max_threads > threads {
+            (max_threads, Some(threads))
+        } else {
+            (threads, None)
+        };
         Ok(Self {
             threads,
+            start_threads,
             events: o.uint("events")?,
             time,
             report_interval: secs("report_interval")?,
@@ -469,7 +509,45 @@ impl RunConfig {
             },
             rate_overflow: RateOverflow::Count,
             shard: None,
+            phases: Vec::new(),
         })
+    }
+
+    /// Runs the step as the timeline `phases` (none: as it is): the time limit becomes the
+    /// measured phases' total, the warmup the leading warmup phases', the pool the largest
+    /// phase's threads and `rate` the largest phase's (so that the rate queue exists when a
+    /// phase is open-loop). The options that would contradict the timeline are refused.
+    pub fn set_phases(&mut self, phases: &[super::phases::Phase]) -> Result<(), EngineError> {
+        let Some(t) = super::phases::Timeline::new(phases) else {
+            return Ok(());
+        };
+        if let Some(why) = super::phases::check(phases) {
+            return Err(EngineError::Failed(why));
+        }
+        let refuse = |what: &str| {
+            Err(EngineError::Failed(format!(
+                "`[[phases]]` and {what} do not go together: the phases set the step's time, \
+                 warmup, threads and rate"
+            )))
+        };
+        if self.warmup_auto {
+            return refuse("`warmup_time = \"auto\"`");
+        }
+        if !self.checkpoints.is_empty() {
+            return refuse("`report_checkpoints`");
+        }
+        if self.shard.is_some() {
+            return refuse("`[clients]`");
+        }
+        if self.start_threads.is_some() {
+            return refuse("`max_threads`");
+        }
+        self.time = Some(t.measured());
+        self.warmup = Some(t.warmup()).filter(|w| !w.is_zero());
+        self.threads = t.pool();
+        self.rate = t.rate_max().ceil() as u64;
+        self.phases = phases.to_vec();
+        Ok(())
     }
 
     /// The time limit in whole seconds, 0 = none.

@@ -325,6 +325,56 @@ pub fn per_second(count: u64, seconds: f64) -> f64 {
     }
 }
 
+/// The per-phase block after the final report of a run with phases (#30): one line per phase,
+/// the measured ones with their events, rate, percentile latency and (in rate phases) the rate
+/// achieved against the target.
+pub fn write_phases(
+    out: &mut dyn Write,
+    phases: &[super::phases::Phase],
+    measured: &[super::PhaseOutcome],
+) -> io::Result<()> {
+    writeln!(out, "Phases:")?;
+    let width = phases.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    for (i, p) in phases.iter().enumerate() {
+        let threads = format!(
+            "{} thread{}",
+            p.threads,
+            if p.threads == 1 { "" } else { "s" }
+        );
+        let head = format!(
+            "    {:<width$}  {:>6}s  {threads:>11}  {:<16}",
+            p.name,
+            p.duration.as_secs_f64(),
+            p.rate_text()
+        );
+        match measured.iter().find(|m| m.index == i) {
+            _ if p.warmup => writeln!(out, "{head}  warmup, not measured")?,
+            None => writeln!(out, "{head}  not reached")?,
+            Some(m) => {
+                let o = &m.outcome;
+                let eps = if o.seconds > 0.0 {
+                    o.events as f64 / o.seconds
+                } else {
+                    0.0
+                };
+                let target = p
+                    .mean_rate()
+                    .map(|r| format!(" ({:.1}% of the target)", eps / r * 100.0))
+                    .unwrap_or_default();
+                let pct = o.latency.percentile;
+                writeln!(
+                    out,
+                    "{head}  events: {} ({eps:.2} per sec.){target}, {}th percentile: {:.2} ms",
+                    o.events,
+                    percentile_field(pct).trim(),
+                    o.latency.pct_ms
+                )?;
+            }
+        }
+    }
+    writeln!(out)
+}
+
 /// The final report after the test-specific block: `SQL statistics:` (DB workloads only),
 /// `General statistics:`, `Latency (ms):` and `Threads fairness:`, ending with a blank line.
 pub fn write_final_report(out: &mut dyn Write, o: &StepOutcome) -> io::Result<()> {
@@ -420,6 +470,7 @@ mod tests {
             transactions: Vec::new(),
             per_thread: Vec::new(),
             steady: Default::default(),
+            phases: Vec::new(),
             open_loop: None,
         }
     }

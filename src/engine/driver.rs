@@ -106,6 +106,7 @@ use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
 use super::config::RunConfig;
+use super::phases::Timeline;
 use super::{
     EngineError, IntervalSample, LiveSample, SqlCounters, StepObserver, StepOutcome, console,
 };
@@ -218,6 +219,13 @@ pub trait Workload: Sync {
     /// report.
     fn finish_outcome(&self, outcome: &mut StepOutcome) {
         let _ = outcome;
+    }
+
+    /// Phase `index` of the run's timeline begins (#30: `[[phases]]`), called on the collector
+    /// thread at each boundary while workers run: a workload whose events depend on the phase
+    /// (a custom workload's transaction mix) switches to it.
+    fn phase_began(&self, index: usize) {
+        let _ = index;
     }
 
     /// Restart the workload's own counters (bytes moved, file operations…): called at the end of
@@ -418,6 +426,17 @@ struct Shared {
     /// the "step is stopping" of the workers its failure stopped (`usize::MAX`: none).
     first_failed: AtomicUsize,
     queue: Option<RateQueue>,
+    /// The run's phases (#30): which workers run and whether arrivals drive them.
+    timeline: Option<Timeline>,
+    /// The phase under way, as the collector starts each one ([`report`]): workers read it
+    /// per event (a relaxed-cost load) rather than their clocks, so that the thread count
+    /// changes in the same moment as the statistics are cut.
+    phase: AtomicUsize,
+    /// `max_threads` (#30): the workers that run events (ids below it); the others wait,
+    /// connected, until the rate generator lets them in ([`rate::grow`]).
+    active: AtomicUsize,
+    /// The workers' threads, to wake the ones let in.
+    threads: OnceLock<Box<[Thread]>>,
     collector: Thread,
 }
 
@@ -648,8 +667,32 @@ impl EventLoop<'_> {
                     self.deadline = shared.deadline(start);
                 }
             }
+            // Not let in yet by `max_threads`: wait, connected, until the generator wakes it.
+            if shared.cfg.start_threads.is_some()
+                && self.id >= shared.active.load(Ordering::Acquire)
+            {
+                thread::park_timeout(POLL);
+                self.now = Instant::now();
+                continue;
+            }
+            // A phase with fewer threads parks this worker (its connection stays open) until
+            // a phase that has it begins; a closed-loop phase takes no arrival.
+            // The phase is the collector's (`Shared::phase`), which cuts the statistics in the
+            // same moment: a worker's own clock would run events on either side of the cut.
+            let mut open = true;
+            if let Some(t) = &shared.timeline {
+                let phase = &t.phases()[shared.phase.load(Ordering::Acquire)];
+                if self.id >= phase.threads {
+                    thread::park_timeout(POLL);
+                    self.now = Instant::now();
+                    continue;
+                }
+                open = phase.open_loop();
+            }
             self.t0 = match &shared.queue {
                 None => None,
+                // A closed-loop phase after an open one first serves the arrivals still queued.
+                Some(q) if !open => q.try_pop().inspect(|_| self.ticket = true),
                 Some(q) => match q.pop() {
                     Ticket::Start(at, waited) => {
                         // The take, without a clock read per event: a worker that found the
@@ -898,6 +941,10 @@ fn run_inner(
         scope: Scope::new(),
         first_failed: AtomicUsize::new(usize::MAX),
         queue: (cfg.rate > 0).then(|| RateQueue::new(rate_queue_slots())),
+        timeline: Timeline::new(&cfg.phases),
+        phase: AtomicUsize::new(0),
+        active: AtomicUsize::new(cfg.start_threads.unwrap_or(cfg.threads)),
+        threads: OnceLock::new(),
         collector: thread::current(),
     });
 
@@ -924,6 +971,14 @@ fn run_inner(
             }
         }
     }
+    let _ = shared.threads.set(
+        joiner
+            .handles
+            .iter()
+            .flatten()
+            .map(|h| h.thread().clone())
+            .collect(),
+    );
     if spawn_error.is_some() {
         // Release the workers already waiting into an aborted run.
         shared.abort();
@@ -1061,7 +1116,13 @@ fn run_inner(
         return (Err(EngineError::RateOverflow), abandoned);
     }
     let result = finish(
-        &shared, workload, results, seconds, &collected, out, &io_err,
+        &shared,
+        workload,
+        results,
+        seconds,
+        &mut collected,
+        out,
+        &io_err,
     )
     .map(|mut outcome| {
         if let (Some(unfinished), Some(delay)) = (collected.forced, cfg.forced_shutdown) {

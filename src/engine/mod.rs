@@ -41,6 +41,7 @@ pub mod memory;
 pub mod mutex;
 pub mod oltp;
 pub mod option;
+pub mod phases;
 pub mod random;
 pub mod session;
 pub mod spec;
@@ -170,6 +171,11 @@ pub struct IntervalSample {
     /// multi-client step, so that the coordinator computes the merged interval's percentile
     /// from the added counts; empty otherwise.
     pub lat_buckets: Vec<u64>,
+    /// A run with phases (#30): the index of the phase the interval ends in.
+    pub phase: Option<usize>,
+    /// A run with phases: the phase's target rate at the interval's end (a ramp's value
+    /// there); `None` in a closed-loop phase or without phases.
+    pub target_rate: Option<f64>,
 }
 
 impl IntervalSample {
@@ -275,6 +281,10 @@ pub const METRICS: &[(&str, &str)] = &[
         "custom workloads: the workload's headline rate, e.g. tpmC",
     ),
     (
+        THREADS_PEAK,
+        "max_threads: the most threads that ran events at once (results only)",
+    ),
+    (
         "shards",
         "multi-client runs: the clients that ran the step (results only)",
     ),
@@ -334,11 +344,44 @@ pub const METRICS: &[(&str, &str)] = &[
         session::connections::IDLE_DEAD,
         "idle_connections: those that did not answer at the end of the step (results only)",
     ),
+    (
+        FAULT_COLUMNS[0],
+        "[[faults]]: when the (first) fault fired, s into the measured part (results only)",
+    ),
+    (
+        FAULT_COLUMNS[1],
+        "[[faults]]: seconds from its first failed statement to service again (results only)",
+    ),
+    (
+        FAULT_COLUMNS[2],
+        "[[faults]]: seconds from it to the first transaction that succeeded (results only)",
+    ),
+    (
+        FAULT_COLUMNS[3],
+        "[[faults]]: seconds from it until the per-second p99 was back (results only)",
+    ),
+    (
+        FAULT_COLUMNS[4],
+        "[[faults]]: the transactions it cost (results only)",
+    ),
+];
+
+/// results.csv's fault columns (#30), filled by the runner for a step with `[[faults]]`: when
+/// the first fault fired, its error window, first success, p99 recovery and lost transactions.
+pub const FAULT_COLUMNS: [&str; 5] = [
+    "fault_at_s",
+    "fault_error_window_s",
+    "fault_first_ok_s",
+    "fault_p99_recovered_s",
+    "fault_lost_txn",
 ];
 
 /// The metric of a custom workload's `headline` (its value; the name the workload gives it,
 /// e.g. `tpmC`, is results.csv's `headline_name`).
 pub const HEADLINE: &str = "headline";
+
+/// The metric of a run with `max_threads` (#30): how far its pool grew.
+pub const THREADS_PEAK: &str = "threads_peak";
 
 /// The metric that counts `rate` arrivals the run could not offer (see
 /// [`config::RateOverflow`]): 0 when every arrival was queued, absent without `rate`.
@@ -392,8 +435,22 @@ pub struct StepOutcome {
     /// The warmup the run excluded and whether its throughput held steady over the measured
     /// window (#29); unknown for imported logs and multi-client merges.
     pub steady: Steadiness,
+    /// A run with `[[phases]]` (#30): each measured phase's own measurements, in order (the
+    /// outcome itself covers all of them); empty otherwise.
+    pub phases: Vec<PhaseOutcome>,
     /// A `rate` run's service time and schedule lag (#30); `None` without `rate`.
     pub open_loop: Option<OpenLoop>,
+}
+
+/// What one measured phase of a run measured ([`phases::Phase`]): events, latency and
+/// statement counts of its own period. Its `sql` counts are the workload's totals over the
+/// phase (transactions = events); the workload's own metrics and transactions stay on the
+/// whole step's outcome, except the phase's `dropped` arrivals.
+#[derive(Clone, Debug)]
+pub struct PhaseOutcome {
+    /// The phase's position in the step's timeline (0-based, warmups included).
+    pub index: usize,
+    pub outcome: StepOutcome,
 }
 
 /// What a `rate` run measured besides its latency (#30). The latency of a rate run (its
@@ -504,6 +561,21 @@ pub struct SqlCounters {
     pub reconnects: u64,
 }
 
+impl SqlCounters {
+    /// The statements counted since the totals `base` were read (a period's, from two readings
+    /// of [`driver::Workload::sql_totals`]), with `transactions` the period's events.
+    pub fn since(&self, base: &SqlCounters, transactions: u64) -> SqlCounters {
+        SqlCounters {
+            transactions,
+            reads: self.reads.saturating_sub(base.reads),
+            writes: self.writes.saturating_sub(base.writes),
+            other: self.other.saturating_sub(base.other),
+            errors: self.errors.saturating_sub(base.errors),
+            reconnects: self.reconnects.saturating_sub(base.reconnects),
+        }
+    }
+}
+
 /// One step for the engine: which workload, with which options, on which target, doing what.
 /// [`execute`] carries it out.
 pub struct StepRequest<'a> {
@@ -568,6 +640,8 @@ pub struct RunRequest<'a> {
     /// starts; the run starts when it returns (an error aborts it before any event). A
     /// multi-client agent reports ready there and waits for the coordinator's `go`.
     pub gate: Option<&'a mut dyn FnMut() -> Result<(), EngineError>>,
+    /// The step's timeline (`[[phases]]`, #30); empty: one phase of the step's options.
+    pub phases: &'a [phases::Phase],
 }
 
 /// What [`execute`] did.
@@ -669,11 +743,19 @@ fn run_step(
     observer: &mut dyn StepObserver,
     stop: &AtomicBool,
 ) -> Result<StepOutcome, EngineError> {
-    let config = RunConfig {
+    let mut config = RunConfig {
         rate_overflow: run.overflow,
         shard: run.shard,
         ..RunConfig::from_options(options)?
     };
+    config.set_phases(run.phases)?;
+    if config.shard.is_some() && config.start_threads.is_some() {
+        return Err(EngineError::Failed(
+            "option `max_threads` and [clients] do not go together yet: each client would grow \
+             its own pool; run the step from one client, or set `threads` instead"
+                .into(),
+        ));
+    }
     let engine = make(workload, options, &config, target)?;
     let mut filtered = console::LevelFilter::new(out, config.verbosity);
     let mut open = || Ok(());

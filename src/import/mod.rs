@@ -206,6 +206,7 @@ fn build_plan(suite: &str, sources: &[Source], default_workload: Option<&str>) -
                 options,
                 command: None,
                 estimated_seconds: None,
+                phases: Vec::new(),
                 target: None,
             }
         })
@@ -382,6 +383,7 @@ fn outcome(r: &Report) -> Option<StepOutcome> {
         transactions: Vec::new(),
         per_thread: Vec::new(),
         steady: Default::default(),
+        phases: Vec::new(),
         open_loop: None,
     })
 }
@@ -400,6 +402,8 @@ fn interval_sample(r: &Report, iv: &parse::Interval) -> IntervalSample {
         errors_ps: iv.errors_ps,
         reconnects_ps: iv.reconnects_ps,
         metrics: iv.metrics.clone(),
+        phase: None,
+        target_rate: None,
         lat_buckets: Vec::new(),
     }
 }

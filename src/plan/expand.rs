@@ -17,6 +17,7 @@ use indexmap::IndexMap;
 use super::{Plan, Step, StepKind};
 use crate::engine::Catalog;
 use crate::engine::option::Kind;
+use crate::engine::phases::Phase;
 use crate::engine::spec::WorkloadSpec;
 use crate::source::{ConfigError, ConfigErrors, Seg};
 use crate::suite::raw::{DatasetSource, VariantOrder};
@@ -160,6 +161,11 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     for mut cell in cells(&suite.matrix) {
         match resolve(suite, &cell, &mut defaults) {
             Ok((spec, mut options)) => {
+                for e in phase_weight_errors(suite, spec) {
+                    if !errors.contains(&e) {
+                        errors.push(e);
+                    }
+                }
                 if let Some(def) = crate::engine::custom::def(spec) {
                     let values: Vec<String> = std::iter::once("check")
                         .chain(def.options.iter().map(|o| o.name.as_str()))
@@ -330,6 +336,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             options: first.options.clone(),
             command: None,
             estimated_seconds: None,
+            phases: Vec::new(),
             target: first.spec.needs_target.then(|| target.clone()).flatten(),
         };
         // Both made before the runs, which may move their options (see `uses`). Data that is
@@ -372,6 +379,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                     options: runs[m].options.clone(),
                     command: None,
                     estimated_seconds: None,
+                    phases: Vec::new(),
                     target: runs[m].spec.needs_target.then(|| target.clone()).flatten(),
                 })
         } else {
@@ -408,7 +416,12 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                 .map_err(name_error)?;
             let workload = run.spec.name.to_string();
             let spec = Some(run.spec);
-            let estimated_seconds = estimate(&run.options);
+            let timeline = phases(&suite.phases, &run.options);
+            let estimated_seconds = if timeline.is_empty() {
+                estimate(&run.options)
+            } else {
+                Some(timeline.iter().map(|p| p.duration.as_secs_f64()).sum())
+            };
             let step_target = run.spec.needs_target.then(|| target.clone()).flatten();
             uses[m] -= 1;
             let options = if uses[m] == 0 {
@@ -429,6 +442,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                 options,
                 command: None,
                 estimated_seconds,
+                phases: timeline,
                 target: step_target,
             });
         }
@@ -505,6 +519,7 @@ impl Commands<'_> {
                     options: runs[m].options.clone(),
                     command: Some(command.clone()),
                     estimated_seconds: None,
+                    phases: Vec::new(),
                     target: runs[m]
                         .spec
                         .needs_target
@@ -869,6 +884,87 @@ fn default_step_name(catalog: &Catalog, axes: &[String], repeat: u32) -> String 
 }
 
 /// Expected seconds of a run step: `time` when set (an `events` cap may end it sooner).
+/// A run step's timeline from the suite's `[[phases]]`: each phase's threads and rate, where
+/// it has none, are the step's own (so a matrix over `threads` or `rate` still varies them).
+fn phases(raw: &[crate::suite::raw::RawPhase], options: &Options) -> Vec<Phase> {
+    raw.iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let (rate_from, rate_to) = p.rate.map_or_else(
+                || (options.float("rate"), options.float("rate")),
+                |r| r.bounds(),
+            );
+            Phase {
+                name: p.name.clone().unwrap_or_else(|| format!("phase{}", i + 1)),
+                duration: std::time::Duration::from_secs(p.time),
+                threads: usize::try_from(p.threads.unwrap_or(options.uint("threads")))
+                    .unwrap_or(usize::MAX),
+                rate_from,
+                rate_to,
+                warmup: p.warmup,
+                weights: p.weights.iter().map(|(k, &v)| (k.clone(), v)).collect(),
+            }
+        })
+        .collect()
+}
+
+/// A phase's `weights` name transactions of the step's workload, which must be a custom one,
+/// and leave it a transaction to run.
+fn phase_weight_errors(suite: &Suite, spec: &'static WorkloadSpec) -> Vec<ConfigError> {
+    let mut out = Vec::new();
+    for (i, p) in suite.phases.iter().enumerate() {
+        if p.weights.is_empty() {
+            continue;
+        }
+        let at = [Seg::key("phases"), Seg::Index(i), Seg::key("weights")];
+        let Some(def) = crate::engine::custom::def(spec) else {
+            out.push(
+                suite
+                    .error(
+                        &at,
+                        format!(
+                            "phase {} sets `weights`, but workload `{}` has no transactions to \
+                             weigh",
+                            i + 1,
+                            spec.name
+                        ),
+                    )
+                    .with_help("`weights` applies to custom workloads ([workloads.NAME])"),
+            );
+            continue;
+        };
+        let mut total = 0u64;
+        for t in &def.transactions {
+            total += u64::from(p.weights.get(&t.name).copied().unwrap_or(t.weight));
+        }
+        for name in p.weights.keys() {
+            if !def.transactions.iter().any(|t| &t.name == name) {
+                let names: Vec<&str> = def.transactions.iter().map(|t| t.name.as_str()).collect();
+                out.push(
+                    suite
+                        .error(
+                            &at,
+                            format!(
+                                "phase {} weighs `{name}`, which workload `{}` does not have",
+                                i + 1,
+                                def.name
+                            ),
+                        )
+                        .with_help(format!("its transactions: {}", names.join(", "))),
+                );
+            }
+        }
+        if total == 0 {
+            out.push(
+                suite
+                    .error(&at, format!("phase {} weighs every transaction 0", i + 1))
+                    .with_help("give at least one transaction a weight above 0"),
+            );
+        }
+    }
+    out
+}
+
 fn estimate(options: &Options) -> Option<f64> {
     let time = options.int("time");
     (time > 0).then_some(time as f64)

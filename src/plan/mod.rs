@@ -71,6 +71,10 @@ pub struct Step {
     pub command: Option<String>,
     /// Expected duration in seconds, when it can be known in advance.
     pub estimated_seconds: Option<f64>,
+    /// A run step's timeline (`[[phases]]`, #30), resolved against its options (left out of
+    /// the JSON when empty, so plans stored before it existed still match on `--resume`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<crate::engine::phases::Phase>,
     /// The database connection, for workloads that need one (from the suite's `[target]`).
     /// Never serialised: it holds the password template.
     #[serde(skip)]

@@ -116,11 +116,17 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
         );
         let mut opts = vec![format!("workload={}", s.workload)];
         for (k, v) in &s.options.0 {
-            if specs.shown(s, k, v) {
+            // The phases set the time: the option's value would mislead.
+            let by_phases = !s.phases.is_empty() && (k == "time" || k == "warmup_time");
+            if specs.shown(s, k, v) && !by_phases {
                 opts.push(format!("{k}={}", specs.display(s, k, v)));
             }
         }
         let _ = writeln!(out, "{:>width$}  {}", "", opts.join(" "));
+        if !s.phases.is_empty() {
+            let timeline = crate::engine::phases::timeline_text(&s.phases);
+            let _ = writeln!(out, "{:>width$}  phases: {timeline}", "");
+        }
     }
     let _ = writeln!(
         out,

@@ -286,6 +286,7 @@ mod tests {
             options: Options::default(),
             command: None,
             estimated_seconds: None,
+            phases: Vec::new(),
             target: None,
         }
     }

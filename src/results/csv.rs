@@ -54,6 +54,8 @@ pub const RESULTS_TRAILING_COLUMNS: &[&str] = &[
     "warmup_s",
     "steady",
     "trend_pct_per_min",
+    "phase",
+    "target_rate",
     "service_p50",
     "service_p95",
     "service_p99",
@@ -86,8 +88,8 @@ pub const INTERVAL_COLUMNS: &[&str] = &[
 
 /// How many of [`RESULTS_TRAILING_COLUMNS`] come after the workload metrics (`status`,
 /// `error`, `knee`, `headline_name`, `error_codes`, `warmup_s`, `steady`,
-/// `trend_pct_per_min` and the eight open-loop columns).
-const AFTER_METRICS: usize = 16;
+/// `trend_pct_per_min`, `phase`, `target_rate` and the eight open-loop columns).
+const AFTER_METRICS: usize = 18;
 
 /// The fixed trailing columns with the workload metrics inserted before `status`.
 fn trailing_columns() -> impl Iterator<Item = String> {
@@ -100,14 +102,22 @@ fn trailing_columns() -> impl Iterator<Item = String> {
         .chain(tail.iter().map(|c| c.to_string()))
 }
 
-/// Every `intervals.csv` column: [`INTERVAL_COLUMNS`] then the workload metrics.
+/// Every `intervals.csv` column: [`INTERVAL_COLUMNS`], the workload metrics, then `phase`.
 pub fn interval_columns() -> Vec<String> {
     INTERVAL_COLUMNS
         .iter()
         .map(|c| c.to_string())
         .chain(METRICS.iter().map(|(m, _)| m.to_string()))
+        .chain([PHASE.to_string(), TARGET_RATE.to_string()])
         .collect()
 }
+
+/// A phase's target rate (#30): its mean in a phase's results row, the rate at the
+/// interval's end in intervals.csv.
+pub const TARGET_RATE: &str = "target_rate";
+
+/// The column that names a run step's phase (#30) in both files: empty in a step's own row.
+pub const PHASE: &str = "phase";
 
 fn metric_cells(metrics: &crate::engine::Metrics) -> impl Iterator<Item = String> + '_ {
     METRICS.iter().map(|(name, _)| {
@@ -169,6 +179,7 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `late` | `latency_limit`: events whose latency (with `rate`, the response time) exceeded the limit; empty without the option |
 | `skipped` | `latency_limit` with `rate`: arrivals a thread took when they were already later than the limit, not run (pgbench's *skipped*): events + skipped + dropped are the arrivals of the measured part; empty without both options |
 | `headline` | custom workloads with a `headline`: its value, e.g. new_order commits per minute for `tpmC` (named in `headline_name`) |
+| `threads_peak` | `max_threads` runs: the most threads that ran events at once (the pool grew from `threads` up to this); else empty |
 | `shards` | multi-client runs (`[clients]`): how many clients ran the step (its row is their exact merge; each one's own row is in `shards/<client>/results.csv`); else empty |
 | `start_skew_ms` | multi-client runs: the spread of the clients' measured starts in ms (each start estimated from the round trip of its `go`); else empty |
 | `server_fsyncs_per_txn` | the server's fsyncs per transaction over the step: MySQL/MariaDB `Innodb_data_fsyncs` (else `Innodb_os_log_fsyncs`), PostgreSQL `pg_stat_wal.wal_sync` (see server_counters.csv); empty for SQLite, without `[target]`, or when the counters could not be read |
@@ -180,6 +191,11 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `connect_avg_ms`, `connect_p95_ms`, `connect_max_ms` | their connect time in ms: the client's connect (TCP, TLS, authentication, the driver's session setup), not the statements prepared on the new connection; empty without connects. A multi-client step's p95 is its largest client's |
 | `idle_connections` | the idle connections held through the step (`idle_connections`); empty when the option is 0 |
 | `idle_dead` | of those, the ones that did not answer `SELECT 1` at the end of the step; empty when the option is 0 or the step was stopped |
+| `fault_at_s` | `[[faults]]`: when the step's first fault fired, in seconds from the start of the measured part (after `warmup_time`); every fault's figures are in faults.csv. Empty without faults, or when none fired |
+| `fault_error_window_s` | seconds from the first failure after the fault (a lost connection, or ignored errors above the rate before the fault) to service again: the later of the last failure of that burst and the first success after the first failure; `0` when nothing failed |
+| `fault_first_ok_s` | seconds from the fault to the first transaction that succeeded after the failures began (after the fault, when nothing failed) |
+| `fault_p99_recovered_s` | seconds from the fault until the per-second p99 was back within the fault's `tolerance` of its value before the fault, for 3 one-second windows in a row, and not before the error window ended; empty when it did not come back before the step ended |
+| `fault_lost_txn` | transactions the fault cost: the throughput before the fault times the recovery period (`fault_p99_recovered_s`, or to the end of the step) less the transactions finished in it, at least 0 |
 | `status` | `ok`, `failed` (engine error, its prepare failed, or a `rate` run dropped arrivals and the suite does not set `rate_overflow = "record"`: the measurements stay, `error` says why) or `interrupted` (stopped by Ctrl-C/SIGTERM, or cut short by `forced_shutdown` with `error` saying so; the measurements cover the part that ran) |
 | `error` | the error message when `failed` (or why an interrupted step ended), else empty |
 | `knee` | on the run where a `stop_when` sweep stopped: the knee (the last value before the condition) and why, e.g. `threads=64 (tps +3.1% < 5% at threads=128)`; else empty |
@@ -188,6 +204,8 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `warmup_s` | seconds run before the measured period and excluded from every measurement: `warmup_time`, or with `warmup_time = "auto"` what the run found (MSER-5 on the per-second throughput, see *Steady state*) |
 | `steady` | the stationarity verdict of the measured period's per-second throughput: `yes`, `no` (a significant trend of at least 5 % over the window: OLS slope of 5 s batch means, t-test at 95 %) or `unknown` (under 20 s measured, no events, multi-client steps, imported logs); empty without measurements |
 | `trend_pct_per_min` | the fitted throughput trend of the measured period in % of its mean per minute (negative: falling); empty when `steady` is unknown |
+| `phase` | empty in a step's own row. A suite with `[[phases]]` writes, after each run step's row (which covers every measured phase), one row per measured phase with its name here: the same step and axes, `threads` the phase's, every measurement the phase's own (the workload's metrics other than `dropped`, `headline` and the cost columns stay on the step's row). `compare`, `report` and the gates read the steps' rows only |
+| `target_rate` | a phase's row: the mean of its target rate (`rate`, or the middle of a ramp `[from, to]`), to compare with its `eps`; empty for a closed-loop phase and in a step's row |
 | `service_p50`, `service_p95`, `service_p99`, `service_max` | `rate` runs: service time in ms, from the moment a thread took the arrival and began the event to its end (what the server took); the `lat_*` columns of a rate run are the response time, from the arrival's intended start; empty without `rate` |
 | `lag_p50`, `lag_p95`, `lag_p99`, `lag_max` | `rate` runs: schedule lag in ms, from the arrival's intended start to the moment a thread took it (the wait for a free thread: response = lag + service, event by event); empty without `rate` |
 
@@ -206,10 +224,13 @@ does not exist (a failed step, `tps` of a cpu run, a rate over zero seconds) is 
 One row per interim report (sysbench's `[ 10s ] …` lines): `run_id, step, name, variant, time,
 threads, eps, tps, qps, reads_ps, writes_ps, other_ps, lat_pct, percentile, errors_ps,
 reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `written_mib_per_s`,
-`queue_length`, `concurrency`, `dropped`, `late`, `skipped`, `headline`, `shards`,
-`start_skew_ms`, the four `*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`,
-`server_cpu_pct` and the six connection columns; `late`, `skipped`, `shards`, `start_skew_ms`
-and the connection columns always empty). `time` is seconds
+`queue_length`, `concurrency`, `dropped`, `late`, `skipped`, `headline`, `threads_peak`,
+`shards`, `start_skew_ms`, the four `*_per_txn`, `server_fsyncs_ps`, `server_log_bytes_ps`,
+`server_cpu_pct`, the six connection columns and the five fault columns; `late`, `skipped`,
+`threads_peak`, `shards`, `start_skew_ms`, the connection and the fault columns always empty),
+then `phase` and
+`target_rate` (with `[[phases]]`: the phase the interval ends in, and the mean target rate over
+the interval, a ramp's exact average, empty when closed loop throughout; else both empty). `time` is seconds
 since the step started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency
 (ms) at `percentile` over the interval; `dropped` counts the arrivals dropped since the step
 started.
@@ -289,6 +310,27 @@ the step's row, then:
 
 `sbsuite compare --metric new_order.p95` compares one of them (`TXN.METRIC`, METRIC one of
 `count`, `rate`, `errors`, `rollbacks`, `avg`, `p50`, `p95`, `p99`, `max`).
+
+### faults.csv
+
+Suites with `[[faults]]` only: one row per run step × fault, appended when the step ends.
+Columns: `run_id`, `step`, `name`, `variant` (as in results.csv), then:
+
+| column | meaning |
+|---|---|
+| `fault` | the fault's `name` (default `fault1`, `fault2`… in the order of the file) |
+| `kind` | `command` or `sql` |
+| `at` | its `at`: seconds into the measured part |
+| `fired_at_s` | when it really fired (a `sql` fault: when its first statement was sent, after connecting); empty when it did not |
+| `status` | `ok`; `failed` (its command exited non-zero or outlived its `timeout`, a statement failed, or its template could not be rendered); `not fired` (the step ended first); `killed` (a stop request, or its statement was still running when the step ended). Anything but `ok` also fails the step's row, with the reason in `error` |
+| `first_error_s` | seconds from the fault to the first failure after it; empty when nothing failed |
+| `error_window_s`, `first_ok_s`, `p99_recovered_s`, `lost_txn` | as results.csv's `fault_*` columns, for this fault |
+| `pre_tps`, `pre_p99_ms` | its reference: transactions per second and the p99 (ms, merged) over the whole seconds before it (at most 10, after the previous fault); empty without one whole second |
+| `tolerance_pct` | its `tolerance` |
+| `error` | why it is not `ok` |
+
+Every figure is read from samples the collector takes every 0.1 s while a step has faults, so
+it is exact to 0.1 s; the p99 is that of 1-second windows that start at the first fault's `at`.
 "#;
 
 /// How a run step ended, as written in the `status` column.
@@ -420,10 +462,34 @@ pub fn step_cells(extra_axes: &[(String, String)], step: &Step) -> Vec<String> {
 
 /// One `results.csv` record, in [`results_columns`] order.
 pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRow) -> Vec<String> {
+    record(run_id, extra_axes, row, None)
+}
+
+/// The `results.csv` record of phase `phase` of a run step with `[[phases]]` (#30): `row`'s
+/// outcome is the phase's, its `threads` the phase's, `phase` and `target_rate` filled.
+pub fn phase_record(
+    run_id: &str,
+    extra_axes: &[(String, String)],
+    row: &RunRow,
+    phase: &crate::engine::phases::Phase,
+) -> Vec<String> {
+    record(run_id, extra_axes, row, Some(phase))
+}
+
+fn record(
+    run_id: &str,
+    extra_axes: &[(String, String)],
+    row: &RunRow,
+    phase: Option<&crate::engine::phases::Phase>,
+) -> Vec<String> {
     let step = row.step;
     let mut rec = Vec::with_capacity(RESULTS_LEADING_COLUMNS.len() + extra_axes.len() + 25);
     rec.push(run_id.to_string());
     rec.extend(step_cells(extra_axes, step));
+    if let Some(p) = phase {
+        // `threads`, after `run_id`, `step`, `name`, `variant`, `workload`.
+        rec[5] = p.threads.to_string();
+    }
     rec.push(row.started_at.to_rfc3339_opts(SecondsFormat::Millis, true));
     match row.outcome {
         Some(o) => {
@@ -476,6 +542,17 @@ pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRo
             .unwrap_or_default(),
     );
     rec.extend(steady_cells(step, row.outcome));
+    match phase {
+        Some(p) => {
+            rec.push(p.name.clone());
+            rec.push(
+                p.mean_rate()
+                    .map(|r| fmt_float(r, RATE_DECIMALS))
+                    .unwrap_or_default(),
+            );
+        }
+        None => rec.extend([String::new(), String::new()]),
+    }
     rec.extend(open_loop_cells(
         row.outcome.and_then(|o| o.open_loop.as_ref()),
     ));
@@ -501,7 +578,8 @@ fn steady_cells(step: &Step, outcome: Option<&StepOutcome>) -> [String; 3] {
         return Default::default();
     };
     let s = &o.steady;
-    let warmup = if s.auto.is_some() {
+    // A warmup found at run time, or the timeline's warmup phases.
+    let warmup = if s.auto.is_some() || !step.phases.is_empty() {
         s.warmup_s
     } else {
         step.options
@@ -633,6 +711,14 @@ pub fn interval_record(run_id: &str, step: &Step, sample: &IntervalSample) -> Ve
         opt_rate(sample.reconnects_ps),
     ];
     rec.extend(metric_cells(&sample.metrics));
+    rec.push(
+        sample
+            .phase
+            .and_then(|i| step.phases.get(i))
+            .map(|p| p.name.clone())
+            .unwrap_or_default(),
+    );
+    rec.push(opt_rate(sample.target_rate));
     rec
 }
 

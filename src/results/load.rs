@@ -251,7 +251,11 @@ pub struct Run {
     pub name: String,
     /// The header of results.csv, in file order.
     pub header: Vec<String>,
+    /// One row per run step (what compare, report and the gates read).
     pub rows: Vec<Row>,
+    /// The rows of the steps' phases (#30: a `phase` cell), kept apart from the steps' own so
+    /// that nothing counts a phase as a repetition.
+    pub phase_rows: Vec<Row>,
     /// intervals.csv rows; empty unless [`Parts::WithIntervals`] and the file exists.
     pub intervals: Vec<Row>,
     /// transactions.csv rows (custom workloads); empty when the run has none.
@@ -396,7 +400,10 @@ pub fn load(path: &Path, parts: Parts) -> Result<Run, LoadError> {
             .to_path_buf();
         (dir, path.to_path_buf())
     };
-    let (header, rows) = read_csv(&results)?;
+    let (header, all_rows) = read_csv(&results)?;
+    let (phase_rows, rows): (Vec<Row>, Vec<Row>) = all_rows
+        .into_iter()
+        .partition(|r| r.cell(super::csv::PHASE).is_some_and(|p| !p.is_empty()));
     for column in REQUIRED_COLUMNS {
         if !header.iter().any(|h| h == column) {
             return Err(LoadError::Column {
@@ -432,6 +439,7 @@ pub fn load(path: &Path, parts: Parts) -> Result<Run, LoadError> {
         name,
         header,
         rows,
+        phase_rows,
         intervals,
         transactions,
         suite_text,

@@ -15,8 +15,10 @@
 //! same files; it depends on nothing above this module. Before `run --resume` reopens a run,
 //! [`check`] matches its rows and journal against the plan.
 //!
-//! Column documentation: [`csv::RESULTS_COLUMNS_DOC`].
+//! Column documentation: [`csv::RESULTS_COLUMNS_DOC`]. A capacity search's directory holds
+//! its curve instead, `capacity.csv` ([`capacity`]), beside one run directory per probe.
 
+pub mod capacity;
 pub mod check;
 pub mod csv;
 pub mod histogram;
@@ -365,6 +367,24 @@ impl ResultStore {
         }
         self.results
             .write(csv::results_record(&self.run_id, &self.extra_axes, row))?;
+        // A step with phases (#30): one more row per measured phase, after the step's own.
+        for p in row.outcome.map(|o| o.phases.as_slice()).unwrap_or_default() {
+            let Some(phase) = row.step.phases.get(p.index) else {
+                continue;
+            };
+            let phase_row = RunRow {
+                outcome: Some(&p.outcome),
+                error: None,
+                knee: None,
+                ..*row
+            };
+            self.results.write(csv::phase_record(
+                &self.run_id,
+                &self.extra_axes,
+                &phase_row,
+                phase,
+            ))?;
+        }
         self.results.sync()?;
         self.intervals.sync()
     }
@@ -551,8 +571,9 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 /// written before one was added still resumes, its rows with the cell empty (#14: `dropped`;
 /// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`; #29:
 /// the cost columns, `warmup_s`, `steady`, `trend_pct_per_min`, the server's rates per
-/// interval; #30: the connection columns, the open-loop columns).
-const ADDED_COLUMNS: [&str; 32] = [
+/// interval; #30: the connection columns, `phase`, `target_rate`, `threads_peak`, the fault
+/// columns, the open-loop columns).
+const ADDED_COLUMNS: [&str; 40] = [
     "dropped",
     "headline",
     "headline_name",
@@ -575,6 +596,14 @@ const ADDED_COLUMNS: [&str; 32] = [
     "connect_max_ms",
     "idle_connections",
     "idle_dead",
+    "phase",
+    "target_rate",
+    "threads_peak",
+    "fault_at_s",
+    "fault_error_window_s",
+    "fault_first_ok_s",
+    "fault_p99_recovered_s",
+    "fault_lost_txn",
     "service_p50",
     "service_p95",
     "service_p99",
@@ -685,6 +714,7 @@ mod tests {
             options,
             command: None,
             estimated_seconds: Some(10.0),
+            phases: Vec::new(),
             target: None,
         }
     }
@@ -746,6 +776,7 @@ mod tests {
             transactions: Vec::new(),
             per_thread: Vec::new(),
             steady: Default::default(),
+            phases: Vec::new(),
             open_loop: None,
         }
     }
@@ -797,12 +828,13 @@ mod tests {
         );
         let status = cols.iter().position(|c| c == "status").unwrap();
         assert_eq!(
-            cols[status - 1],
-            "idle_dead",
-            "metrics sit just before status"
+            cols[status - 6..status].join(","),
+            "idle_dead,fault_at_s,fault_error_window_s,fault_first_ok_s,fault_p99_recovered_s,\
+             fault_lost_txn",
+            "metrics sit just before status, the faults' last (#30)"
         );
         assert_eq!(
-            cols[status - 7..status - 1].join(","),
+            cols[status - 12..status - 6].join(","),
             "server_cpu_pct,connects,connect_avg_ms,connect_p95_ms,connect_max_ms,idle_connections",
             "the connection metrics follow the cost's (#30)"
         );
@@ -816,9 +848,9 @@ mod tests {
             "repetition,started_at,seconds,events,eps,tps,qps,reads,writes,other,errors,\
              reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
              lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee,headline_name,\
-             error_codes,warmup_s,steady,trend_pct_per_min,service_p50,service_p95,service_p99,\
-             service_max,lag_p50,lag_p95,lag_p99,lag_max",
-            "the open-loop columns (#30) come last"
+             error_codes,warmup_s,steady,trend_pct_per_min,phase,target_rate,service_p50,\
+             service_p95,service_p99,service_max,lag_p50,lag_p95,lag_p99,lag_max",
+            "phase, target_rate and the open-loop columns (#30) come last"
         );
     }
 
@@ -1171,6 +1203,7 @@ mod tests {
             schema: Vec::new(),
             after_load: Vec::new(),
             cleanup: Vec::new(),
+            init: Vec::new(),
             load: Vec::new(),
             fresh_per_run: false,
             checks: Vec::new(),

@@ -131,8 +131,8 @@ pub fn load_for_resume(dir: &Path) -> Result<(Suite, Plan), ResumeError> {
 /// the password template renders in this environment (an unset `env.X` is named with the line
 /// of `password`; the password itself is never shown), a variant that changes server
 /// settings has a MySQL/MariaDB or PostgreSQL `[target]`, and each restart variant's template
-/// exists and renders (every name defined, every `env.X` set). What needs the server is
-/// [`SERVER_CHECKS`].
+/// exists and renders (every name defined, every `env.X` set), and `[[faults]]` fit every run
+/// step ([`super::faults::check_plan`]). What needs the server is [`SERVER_CHECKS`].
 pub fn check_offline(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
     let target = plan.steps.iter().find_map(|s| s.target.as_ref());
     // SQLite has no login: a password there is never rendered, so it is not checked either.
@@ -198,7 +198,7 @@ pub fn check_offline(suite: &Suite, plan: &Plan) -> Result<(), ConfigError> {
             }
         }
     }
-    Ok(())
+    super::faults::check_plan(suite, plan)
 }
 
 /// What only a reachable server can tell, so `plan` cannot check it: each entry is when it

@@ -184,29 +184,45 @@ impl Hooks {
     }
 
     fn log(&self, key: &str, command: &str, status: &str, took: Duration, output: &[u8]) {
-        let write = || -> std::io::Result<()> {
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&self.log)?;
-            writeln!(
-                f,
-                "=== {} {key}: {command}",
-                chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ")
-            )?;
-            f.write_all(output)?;
-            if !output.is_empty() && !output.ends_with(b"\n") {
-                writeln!(f)?;
-            }
-            writeln!(f, "=== {key}: {status} after {:.3} s", took.as_secs_f64())?;
-            f.flush()
-        };
-        if let Err(e) = write() {
-            eprintln!(
-                "[sbsuite] warning: cannot write {}: {e}",
-                self.log.display()
-            );
+        append_log(&self.log, key, command, status, took, output);
+    }
+
+    /// Where hooks (and faults' commands) log: `hooks.log` in the run directory.
+    pub fn log_path(&self) -> &Path {
+        &self.log
+    }
+}
+
+/// Appends one command's record to `log` (`hooks.log`): a header naming `key` and the command
+/// as run, its output, and how it ended after how long. A write error is a warning: the
+/// command ran either way.
+pub fn append_log(
+    log: &Path,
+    key: &str,
+    command: &str,
+    status: &str,
+    took: Duration,
+    output: &[u8],
+) {
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)?;
+        writeln!(
+            f,
+            "=== {} {key}: {command}",
+            chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        )?;
+        f.write_all(output)?;
+        if !output.is_empty() && !output.ends_with(b"\n") {
+            writeln!(f)?;
         }
+        writeln!(f, "=== {key}: {status} after {:.3} s", took.as_secs_f64())?;
+        f.flush()
+    };
+    if let Err(e) = write() {
+        eprintln!("[sbsuite] warning: cannot write {}: {e}", log.display());
     }
 }
 

@@ -146,6 +146,7 @@ mod tests {
             options: Default::default(),
             command: None,
             estimated_seconds: None,
+            phases: Vec::new(),
             target: None,
         }
     }

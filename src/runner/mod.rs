@@ -28,6 +28,9 @@
 //! - What a run step cost the server and the client ([`cost`]: counters, process CPU, disk
 //!   I/O) is read by the step loop just around the executor's run, so it holds for steps of
 //!   this process and of `[clients]` alike.
+//! - `[[faults]]` ([`faults`]) fire from threads of their own during each run step and are
+//!   measured from the collector's live samples; the step loop starts and ends them around the
+//!   executor's run, like the cost.
 //! - Outside watchers ([`Watch`]: the `--metrics` endpoint, `--events`) are fed by the step
 //!   loop and, for live samples, by the driver's collector thread: never by the workers.
 
@@ -36,6 +39,7 @@ mod command;
 pub mod cost;
 pub mod derived;
 pub mod events;
+pub mod faults;
 pub mod hooks;
 mod ledger;
 pub mod metrics;
@@ -81,6 +85,8 @@ pub struct RunContext {
     pub base_dir: PathBuf,
     /// `[hooks]` of the suite.
     pub hooks: RawHooks,
+    /// `[[faults]]` of the suite, fired in every run step (#30).
+    pub faults: Vec<crate::suite::raw::RawFault>,
     /// `[suite] on_error`: what a failed step does to the rest.
     pub on_error: OnError,
     /// `[suite] rate_overflow`: whether a run that dropped `rate` arrivals fails.
@@ -108,6 +114,7 @@ impl RunContext {
         RunContext {
             base_dir,
             hooks: suite.hooks.clone(),
+            faults: suite.faults.clone(),
             on_error: suite.on_error,
             rate_overflow: suite.rate_overflow,
             resume: None,
@@ -449,7 +456,11 @@ impl StepExecutor for EngineExecutor {
         on_interval: &mut dyn StepObserver,
         stop: &AtomicBool,
     ) -> Result<StepOutcome, EngineError> {
-        let request = engine_request(step, engine::StepKind::Run(Default::default()))?;
+        let run = engine::RunRequest {
+            phases: &step.phases,
+            ..Default::default()
+        };
+        let request = engine_request(step, engine::StepKind::Run(run))?;
         engine::execute(request, out, on_interval, stop).map(engine::Executed::into_outcome)
     }
 

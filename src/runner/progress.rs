@@ -335,6 +335,7 @@ mod tests {
             options: Default::default(),
             command: None,
             estimated_seconds: e,
+            phases: Vec::new(),
             target: None,
         };
         let plan = Plan {

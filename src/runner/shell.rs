@@ -109,7 +109,7 @@ fn read_back(mut f: std::fs::File) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]

@@ -54,6 +54,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use chrono::{DateTime, Utc};
 
 use super::events::{Body, StepRef, StepStatus};
+use super::faults::StepFaults;
 use super::hooks::{self, HookFailure, Hooks};
 use super::ledger::{StepLedger, Tables};
 use super::progress::{Progress, ReportOut};
@@ -925,6 +926,10 @@ impl<'a, W: Write> StepLoop<'a, W> {
         let _ = writeln!(self.out, "{header}");
         let mut probe = self.cost.before(step);
         let mut ticks = self.cost.ticks(step, &mut probe);
+        let mut faults = (!self.ctx.faults.is_empty()).then(|| {
+            let ctx = self.hooks.context(&self.run_dir, step, hooks::Level::Step);
+            StepFaults::new(&self.ctx.faults, step, &ctx, self.hooks.log_path())
+        });
         let mut observer = RunObserver {
             store: &mut self.store,
             step,
@@ -933,11 +938,13 @@ impl<'a, W: Write> StepLoop<'a, W> {
             metrics: self.ctx.watch.metrics.as_deref(),
             events: self.ctx.watch.events.as_deref(),
             ticks: ticks.as_mut(),
+            faults: faults.as_mut(),
         };
         let mut result = self
             .executor
             .run(step, &mut self.out, &mut observer, self.stop);
         let interval_error = observer.error;
+        let fault_failure = faults.and_then(|f| self.faults_done(step, f, result.as_mut().ok()));
         if let Some(t) = ticks {
             self.cost.end_ticks(t, &mut probe);
         }
@@ -945,7 +952,39 @@ impl<'a, W: Write> StepLoop<'a, W> {
             self.progress.error(&format!("[sbsuite] warning: {w}"));
         }
         let _ = self.out.flush();
-        Some(self.record_run(position, step, started_at, result, interval_error))
+        let ran = Ran {
+            result,
+            interval_error,
+            fault_failure,
+        };
+        Some(self.record_run(position, step, started_at, ran))
+    }
+
+    /// The step's faults are over (#30): their cells go into `outcome`, their rows to
+    /// faults.csv and a line each after the report. Returns why the row fails, if a fault did
+    /// not do what was asked.
+    fn faults_done(
+        &mut self,
+        step: &Step,
+        faults: StepFaults,
+        outcome: Option<&mut StepOutcome>,
+    ) -> Option<String> {
+        let done = faults.finish();
+        if let Some(o) = outcome {
+            o.metrics.extend(done.metrics.iter().copied());
+        }
+        if let Err(e) =
+            super::faults::write_rows(&self.run_dir, self.store.run_id(), step, &done.rows)
+        {
+            self.progress.error(&format!(
+                "[sbsuite] warning: {} not written: {e}",
+                self.run_dir.join(super::faults::FAULTS_FILE).display()
+            ));
+        }
+        for line in &done.lines {
+            let _ = writeln!(self.out, "{line}");
+        }
+        done.failure
     }
 
     /// Counts and records a run that executed (its row and histogram; its intervals are
@@ -955,13 +994,18 @@ impl<'a, W: Write> StepLoop<'a, W> {
         position: usize,
         step: &Step,
         started_at: DateTime<Utc>,
-        result: Result<StepOutcome, EngineError>,
-        interval_error: Option<ResultsError>,
+        ran: Ran,
     ) -> bool {
+        let Ran {
+            result,
+            interval_error,
+            fault_failure,
+        } = ran;
         let (status, outcome, error) = match &result {
             Ok(o) if o.interrupted => (RowStatus::Interrupted, Some(o), o.cut_short.clone()),
             Ok(o) => match rate_not_offered(step, o)
                 .filter(|_| self.ctx.rate_overflow == RateOverflow::Fail)
+                .or(fault_failure)
             {
                 // The numbers stay on the row, but a run that never offered its load must not
                 // be compared (or swept) as if it had.
@@ -1198,6 +1242,14 @@ impl<'a, W: Write> StepLoop<'a, W> {
     }
 }
 
+/// What a run step left for its row: the engine's result, the first intervals.csv write
+/// error, and why its faults fail it (#30).
+struct Ran {
+    result: Result<StepOutcome, EngineError>,
+    interval_error: Option<ResultsError>,
+    fault_failure: Option<String>,
+}
+
 /// What a run step's engine reports while it runs: each interim sample, with the server's
 /// counters read at its tick, goes to intervals.csv (the first write error is kept for the end
 /// of the step), each live sample to the metrics.
@@ -1210,6 +1262,8 @@ struct RunObserver<'s> {
     events: Option<&'s super::events::Events>,
     /// The server's counters at each tick (#29), when the step reads them.
     ticks: Option<&'s mut super::cost::Ticks>,
+    /// The step's `[[faults]]` (#30): started with the measured part, fed every live sample.
+    faults: Option<&'s mut StepFaults>,
 }
 
 impl StepObserver for RunObserver<'_> {
@@ -1247,13 +1301,23 @@ impl StepObserver for RunObserver<'_> {
         if let Some(t) = self.ticks.as_deref_mut() {
             t.measuring();
         }
+        if let Some(f) = self.faults.as_deref_mut() {
+            f.measuring();
+        }
     }
 
+    /// The metrics' pace, or the faults' finer one (the metrics then get every sample).
     fn live_every(&self) -> Option<std::time::Duration> {
+        if self.faults.is_some() {
+            return Some(super::faults::TICK);
+        }
         self.metrics.map(|_| super::metrics::LIVE_EVERY)
     }
 
     fn live(&mut self, sample: &LiveSample<'_>) {
+        if let Some(f) = self.faults.as_deref_mut() {
+            f.live(sample);
+        }
         if let Some(m) = self.metrics {
             m.live(self.position, sample);
         }

@@ -202,6 +202,7 @@ mod tests {
             options: Options::default(),
             command: None,
             estimated_seconds: None,
+            phases: Vec::new(),
             target: None,
         }
     }
@@ -231,6 +232,7 @@ mod tests {
             transactions: Vec::new(),
             per_thread: Vec::new(),
             steady: Default::default(),
+            phases: Vec::new(),
             open_loop: None,
         }
     }

@@ -16,6 +16,7 @@
 //! [`crate::engine::custom::compile`] next to their engine before the rest is validated.
 //! `[clients]` is the suite's own ([`clients`]); `crate::clients` reads it to start agents.
 
+pub mod capacity;
 pub mod clients;
 mod layers;
 pub mod raw;
@@ -39,7 +40,7 @@ use crate::value::Value;
 pub const ENV_PREFIX: &str = "SBSUITE_";
 
 /// The tables of a suite file, in the order the schema lists them.
-pub const TOP_LEVEL_KEYS: [&str; 8] = [
+pub const TOP_LEVEL_KEYS: [&str; 11] = [
     "suite",
     "target",
     "defaults",
@@ -48,6 +49,9 @@ pub const TOP_LEVEL_KEYS: [&str; 8] = [
     "hooks",
     "workloads",
     "clients",
+    "phases",
+    "faults",
+    "capacity",
 ];
 
 /// `SBSUITE_*` variables that are process switches, not suite keys.
@@ -100,6 +104,8 @@ pub struct Suite {
     pub server_host: Option<clients::ServerHostAccess>,
     /// `[hooks]` (all unset when the file has none).
     pub hooks: raw::RawHooks,
+    /// `[[faults]]`, checked (#30): fired in every run step.
+    pub faults: Vec<raw::RawFault>,
     pub target: Option<RawTarget>,
     /// `[defaults]`, each value checked and normalised by its option's kind.
     pub defaults: IndexMap<String, Value>,
@@ -111,6 +117,10 @@ pub struct Suite {
     pub scripts: scripts::Scripts,
     /// `[clients]`, checked: where run steps execute (`None`: in this process).
     pub clients: Option<clients::Clients>,
+    /// `[[phases]]`: the timeline of every run step (#30); empty: none.
+    pub phases: Vec<raw::RawPhase>,
+    /// `[capacity]`, checked: `sbsuite run` searches the rate instead of running the plan.
+    pub capacity: Option<capacity::Capacity>,
     origins: Origins,
     /// The workloads the suite declares, with where each value is written.
     custom: crate::engine::custom::compile::Loaded,

@@ -47,6 +47,213 @@ pub struct RawSuite {
     /// once, merged into one row per step. Absent: everything runs in this process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<RawClients>,
+    /// A timeline every run step follows instead of one shape for `time` seconds (#30):
+    /// phases run one after the other on one pool of connections, each measured on its own
+    /// (results.csv rows with a `phase`, intervals tagged) and together (the step's row).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<RawPhase>,
+    /// Faults on the timeline of every run step (#30): a shell command or SQL run at `at`
+    /// seconds into the measured part, its error window and recovery measured into
+    /// results.csv's `fault_*` columns and `faults.csv`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<RawFault>,
+    /// Search the arrival rate for the highest one whose latency percentile stays under a
+    /// target (#30): `sbsuite run` runs the search of `sbsuite capacity` on the suite's one
+    /// matrix point instead of the plan's runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<RawCapacity>,
+}
+
+/// `[[faults]]`: something done to the system under test at one moment of every run step
+/// (restart the server, kill a session, fail over), while the workers run; the step measures
+/// how long errors lasted, when the first transaction succeeded again, when the per-second p99
+/// came back and how many transactions the fault cost. Exactly one of `command` and `sql`.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawFault {
+    /// Its name in faults.csv and messages (letters, digits, `-`, `_`, `.`); default
+    /// `fault1`, `fault2`… by position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// When it fires: seconds after the start of the measured part of the step (after
+    /// `warmup_time`), at least 1 (the figures compare with the time before it) and less than
+    /// the step's `time`.
+    #[schemars(range(min = 1))]
+    pub at: f64,
+    /// A shell command (`sh -c`, in its own process group), a minijinja template that sees
+    /// what the hooks of a step see plus `fault` (its name) and `at`; its output goes to
+    /// hooks.log. Killed with its process group at `timeout`; one still running when the step
+    /// ends is waited for until then (a restart cut off half-way would leave the server down).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// SQL statements run in order on a connection of their own to the step's target (opened
+    /// when the fault fires, never a worker's), each a minijinja template like `command`; a
+    /// statement still running when the step ends is cancelled on the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<Statements>,
+    /// How far above its pre-fault value (the p99 of the up to 10 s before the fault) the
+    /// per-second p99 may be and count as recovered, in percent (default 20).
+    #[serde(default = "fault_tolerance")]
+    #[schemars(range(min = 0))]
+    pub tolerance: f64,
+    /// Seconds `command` may run before it is killed with its process group and fails the
+    /// row (default 60).
+    #[serde(default = "fault_timeout")]
+    #[schemars(range(min = 1))]
+    pub timeout: u64,
+}
+
+impl RawFault {
+    /// Its name: `name`, or `fault<N>` for the entry at 0-based `index`.
+    pub fn label(&self, index: usize) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| format!("fault{}", index + 1))
+    }
+}
+
+fn fault_tolerance() -> f64 {
+    20.0
+}
+
+fn fault_timeout() -> u64 {
+    60
+}
+
+/// One SQL statement (`sql = "KILL 12"`) or several, run in order (`sql = ["…", "…"]`).
+/// Deserialized by hand: serde's untagged error ("did not match any variant") names neither
+/// form.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(untagged)]
+pub enum Statements {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Statements {
+    /// The statements, in order.
+    pub fn list(&self) -> &[String] {
+        match self {
+            Statements::One(s) => std::slice::from_ref(s),
+            Statements::Many(v) => v,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Statements {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Statements;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a statement (sql = \"DO 1\") or a list of them (sql = [\"…\", \"…\"])")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Statements, E> {
+                Ok(Statements::One(v.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Statements, A::Error> {
+                let mut all = Vec::new();
+                while let Some(s) = seq.next_element::<String>()? {
+                    all.push(s);
+                }
+                Ok(Statements::Many(all))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `[capacity]` as written (#30; checked by [`super::capacity`]).
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawCapacity {
+    /// The latency bound the rate must meet: `"p99<10ms"` (`p95`, `p99`, `avg` or `max`, in
+    /// milliseconds).
+    #[schemars(regex(pattern = r"^\s*(p95|p99|avg|max)\s*<\s*[0-9]+(\.[0-9]+)?\s*(ms)?\s*$"))]
+    pub target: String,
+    /// The lowest rate tried, per second (default 1): below it the search gives up.
+    #[serde(default = "min_rate")]
+    pub min_rate: f64,
+    /// The search stops when the highest passing and the lowest failing rate are within this
+    /// many % of each other (default 5).
+    #[serde(default = "precision")]
+    pub precision: f64,
+    /// Repetitions of the rate found (default 3): the answer holds when most of them pass.
+    #[serde(default = "confirm")]
+    #[schemars(range(min = 1))]
+    pub confirm: i64,
+}
+
+/// Default of `min_rate` (also `sbsuite capacity --min-rate`).
+pub const MIN_RATE: f64 = 1.0;
+/// Default of `precision` (also `sbsuite capacity --precision`).
+pub const PRECISION: f64 = 5.0;
+/// Default of `confirm` (also `sbsuite capacity --confirm`).
+pub const CONFIRM: u32 = 3;
+
+fn min_rate() -> f64 {
+    MIN_RATE
+}
+
+fn precision() -> f64 {
+    PRECISION
+}
+
+fn confirm() -> i64 {
+    i64::from(CONFIRM)
+}
+
+/// `[[phases]]`: one phase of every run step's timeline.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawPhase {
+    /// Its name in the `phase` column of results.csv and intervals.csv (default `phase1`,
+    /// `phase2`, … by position).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Seconds the phase runs (the step's `time` is the measured phases' total).
+    #[schemars(range(min = 1))]
+    pub time: u64,
+    /// Threads running events in the phase (default: the step's `threads`). The step opens
+    /// the largest phase's count of connections before its clock starts; a phase with fewer
+    /// parks the others, connections kept open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub threads: Option<u64>,
+    /// Arrivals per second (Poisson, as `rate`): a number for a constant rate, `[from, to]`
+    /// for a linear ramp over the phase, 0 for closed loop (threads back to back). Default:
+    /// the step's `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RawRate>,
+    /// Run but not measured (excluded from every statistic, as `warmup_time`); only the
+    /// leading phases may be.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
+    /// Custom workloads: the transaction mix of this phase, `{ name = weight }` for the
+    /// transactions whose weight changes (the others keep their declared weight).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub weights: std::collections::BTreeMap<String, u32>,
+}
+
+/// A phase's `rate`: constant, or a linear ramp `[from, to]`.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone, Copy, PartialEq)]
+#[serde(untagged)]
+pub enum RawRate {
+    Constant(f64),
+    Ramp([f64; 2]),
+}
+
+impl RawRate {
+    /// (from, to).
+    pub fn bounds(self) -> (f64, f64) {
+        match self {
+            RawRate::Constant(r) => (r, r),
+            RawRate::Ramp([a, b]) => (a, b),
+        }
+    }
 }
 
 /// `[clients]`: the clients that run each run step together (prepare, cleanup, variants,

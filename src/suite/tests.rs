@@ -3,6 +3,7 @@
 
 use super::*;
 
+mod capacity;
 mod custom;
 
 const GOOD: &str = r#"[suite]

@@ -3,6 +3,8 @@
 //! Validation keeps going after the first problem so that one `sbsuite validate` shows every
 //! mistake in a file, each with its position and a fix.
 
+mod phases;
+
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
@@ -15,6 +17,8 @@ use crate::engine::Catalog;
 use crate::engine::option::Kind;
 use crate::source::{ConfigError, ConfigErrors, Seg, did_you_mean, path_text};
 use crate::value::Value;
+
+mod faults;
 
 /// Most values one range axis may produce (a typo like `step = 0.001` should not hang `plan`).
 const MAX_AXIS_VALUES: usize = 10_000;
@@ -159,6 +163,38 @@ impl Checker<'_> {
     }
 }
 
+/// A shell command template (a hook, a fault's `command`): it must parse, and may not use
+/// `env`, which commands do not have (only `password` does): the shell expands `$X` itself, and
+/// keeps a secret out of hooks.log, which records each command as run. Refused here rather than
+/// when the command first runs, mid-suite (#14). `what` names it in the message.
+fn shell_template(c: &mut Checker<'_>, path: &[Seg], what: &str, command: &str) {
+    let jinja = minijinja::Environment::new();
+    match jinja.template_from_str(command) {
+        Err(e) => c.err(
+            path,
+            false,
+            format!("invalid {what} template: {e}"),
+            Some("commands are shell commands with minijinja placeholders, e.g. \"echo {{ step }} >> steps.txt\"".into()),
+        ),
+        Ok(t) if t.undeclared_variables(false).contains("env") => {
+            let vars: Vec<String> = t
+                .undeclared_variables(true)
+                .iter()
+                .filter_map(|v| v.strip_prefix("env."))
+                .map(|v| format!("${v}"))
+                .collect();
+            let example = vars.first().map_or("$DB_HOST", String::as_str);
+            c.err(
+                path,
+                false,
+                format!("{what} uses `env`, which commands do not have"),
+                Some(format!("commands run under sh -c with sbsuite's environment: write {example} instead of {{{{ env.… }}}} (the shell expands it, and a secret stays out of hooks.log)")),
+            );
+        }
+        Ok(_) => {}
+    }
+}
+
 fn workload_names(catalog: &Catalog) -> String {
     catalog.all().map(|w| w.name).collect::<Vec<_>>().join(", ")
 }
@@ -298,34 +334,7 @@ pub(super) fn validate(
 
     if let Some(hooks) = &raw.hooks {
         for (key, command) in hooks.all() {
-            let jinja = minijinja::Environment::new();
-            match jinja.template_from_str(command) {
-                Err(e) => c.err(
-                    &[Seg::key("hooks"), Seg::key(key)],
-                    false,
-                    format!("invalid {key} template: {e}"),
-                    Some("hooks are shell commands with minijinja placeholders, e.g. \"echo {{ step }} >> steps.txt\"".into()),
-                ),
-                // A hook has no `env` value (only `password` does): the shell expands `$X`
-                // itself, and keeps a secret out of hooks.log, which records each command as
-                // run. Refused here rather than when the hook first runs, mid-suite (#14).
-                Ok(t) if t.undeclared_variables(false).contains("env") => {
-                    let vars: Vec<String> = t
-                        .undeclared_variables(true)
-                        .iter()
-                        .filter_map(|v| v.strip_prefix("env."))
-                        .map(|v| format!("${v}"))
-                        .collect();
-                    let example = vars.first().map_or("$DB_HOST", String::as_str);
-                    c.err(
-                        &[Seg::key("hooks"), Seg::key(key)],
-                        false,
-                        format!("{key} uses `env`, which hooks do not have"),
-                        Some(format!("hooks run under sh -c with sbsuite's environment: write {example} instead of {{{{ env.… }}}} (the shell expands it, and a secret stays out of hooks.log)")),
-                    );
-                }
-                Ok(_) => {}
-            }
+            shell_template(&mut c, &[Seg::key("hooks"), Seg::key(key)], key, command);
         }
         if hooks.timeout == 0 {
             c.err(
@@ -336,6 +345,8 @@ pub(super) fn validate(
             );
         }
     }
+
+    faults::check(&mut c, &raw);
 
     let mut seen = std::collections::HashSet::new();
     for (i, v) in raw.variant.iter().enumerate() {
@@ -360,7 +371,9 @@ pub(super) fn validate(
     variant_order(&mut c, &mut raw);
     metrics_address(&mut c, &raw);
     server_counters(&mut c, &raw);
+    phases::check(&mut c, &raw);
     let clients = raw.clients.as_ref().and_then(|r| clients(&mut c, r));
+    let capacity = super::capacity::check(&raw, &mut |p, k, m, h| c.err(p, k, m, h));
     let server_host = server_host(&mut c, &raw, clients.as_ref());
     let mut defaults = IndexMap::new();
     for (key, v) in &raw.defaults {
@@ -439,6 +452,7 @@ pub(super) fn validate(
         server_counters: raw.suite.server_counters.clone(),
         server_host,
         hooks: raw.hooks.unwrap_or_default(),
+        faults: raw.faults,
         target: raw.target,
         defaults,
         matrix,
@@ -446,6 +460,8 @@ pub(super) fn validate(
         resolved_toml,
         scripts,
         clients,
+        phases: raw.phases,
+        capacity,
         origins,
         custom,
         catalog,

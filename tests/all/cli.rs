@@ -409,16 +409,21 @@ fn readme_documents_the_csv_columns_exactly() {
     );
 
     // intervals.csv: its fixed columns, then "the same workload columns as results.csv" (the
-    // table's rows between the fairness columns and `status`).
+    // table's rows between the fairness columns and `status`), then `phase`.
     let from = documented
         .iter()
         .position(|c| c == "fairness_time_stddev")
         .unwrap();
     let to = documented.iter().position(|c| c == "status").unwrap();
+    assert!(
+        readme.contains("then `phase` and\n`target_rate` (with `[[phases]]`:"),
+        "README says intervals.csv ends with `phase` and `target_rate`"
+    );
     let expected: Vec<String> = interval_fixed
         .iter()
         .chain(&documented[from + 1..to])
         .cloned()
+        .chain(["phase".to_string(), "target_rate".to_string()])
         .collect();
     assert_eq!(
         header(&run.join("intervals.csv")),

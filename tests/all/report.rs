@@ -1238,3 +1238,127 @@ fn issue_29_an_unsteady_step_is_flagged_beside_its_numbers_and_one_point_gets_in
         "{warnings:?}"
     );
 }
+
+/// #30: the directory of a capacity search (its curve and a run per probe, no results.csv)
+/// gets the search's page: the answer, the hockey stick with the target and the rate found,
+/// the rate achieved against the rate offered, and every probe; Chromium draws each point
+/// where the numbers put it. Another directory beside it, or a curve that does not read, is
+/// refused.
+#[test]
+fn issue_30_a_capacity_search_is_drawn_as_a_hockey_stick_with_its_capacity_marked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("nap").join("20260101-000000");
+    std::fs::create_dir_all(&dir).unwrap();
+    // The search of the README: the closed loop, halving, bisection, a confirmation.
+    let rows = [
+        ("closed_loop", "", "91.3", "11.35", ""),
+        ("bracket", "91", "85.6", "247.2", "no"),
+        ("bracket", "46", "51.4", "45.42", "yes"),
+        ("bisect", "65", "62.2", "56.89", "yes"),
+        ("bisect", "77", "81.5", "167.51", "yes"),
+        ("confirm", "77", "74.0", "77.4", "yes"),
+        ("confirm", "77", "70.0", "163.84", "yes"),
+    ];
+    let mut csv = String::from(
+        "phase,offered_rate,achieved_rate,lat_avg,lat_p95,lat_p99,lat_max,dropped,pass,run_dir,seconds,target\n",
+    );
+    for (i, (phase, offered, achieved, p99, pass)) in rows.iter().enumerate() {
+        csv.push_str(&format!(
+            "{phase},{offered},{achieved},,,{p99},,0,{pass},{}/probe-{i},4.0,p99<200ms\n",
+            dir.display()
+        ));
+    }
+    std::fs::write(dir.join("capacity.csv"), &csv).unwrap();
+    std::fs::write(
+        dir.join("suite.toml"),
+        "[suite]\nname = \"nap\"\n\n[capacity]\ntarget = \"p99<200ms\"\n",
+    )
+    .unwrap();
+    let svg_dir = tmp.path().join("svg");
+    let out = report(&[dir.as_os_str(), "--svg".as_ref(), svg_dir.as_os_str()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("wrote 2 SVG charts"), "{stdout}");
+    for f in ["capacity.svg", "capacity-rate.svg"] {
+        let text = std::fs::read_to_string(svg_dir.join(f)).unwrap();
+        roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{f}: {e}"));
+    }
+    let page = dir.join("report.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_self_contained(&html);
+    let text = strip_tags(&html);
+    for expected in [
+        "sbsuite report: nap/20260101-000000 (capacity search)",
+        "capacity at p99 ≤ 200 ms: 77/s (fails at 91/s)",
+        "confirmed: 2 of 2 repetitions passed at 77/s: p99 median 120.62 ms",
+        "target = \"p99<200ms\"",
+    ] {
+        assert!(text.contains(expected), "{expected:?} not in {text}");
+    }
+    assert_eq!(html.matches("<td>confirm</td>").count(), 2);
+    assert_eq!(html.matches("<tr class=\"failed\">").count(), 1);
+
+    let Some(page) = rendered(&page) else {
+        return;
+    };
+    let latency = chart(&page, "p99 latency vs offered load");
+    let labels: Vec<&str> = latency["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "p99 at each rate offered",
+            "target: p99 ≤ 200 ms",
+            "capacity 77/s (2 of 2 confirmed)"
+        ]
+    );
+    let marks = |s: usize| -> Vec<f64> {
+        latency["series"][s]["marks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| value_at(latency, m["y"].as_f64().unwrap()).0)
+            .collect()
+    };
+    // The stick: a point per rate at the median of its runs (77/s: the bisection probe and
+    // the two confirmations), drawn where the axis says.
+    let expected = [45.42, 56.89, 163.84, 247.2];
+    assert_eq!(marks(0).len(), expected.len(), "{latency}");
+    for (got, want) in marks(0).iter().zip(expected) {
+        assert!((got - want).abs() < 2.0, "{got} for {want}: {latency}");
+    }
+    // The target at 200 ms, and the rate found as a line from the axis up to it.
+    assert!(marks(1).iter().all(|v| (v - 200.0).abs() < 2.0));
+    let found = marks(2);
+    assert!(
+        found[0].abs() < 2.0 && (found[1] - 200.0).abs() < 2.0,
+        "{found:?}"
+    );
+    let rate = chart(&page, "Achieved vs offered rate");
+    assert_eq!(
+        rate["series"][2]["label"],
+        "closed loop (the bound): 91.3/s"
+    );
+
+    // A capacity search is reported alone; a curve that does not read is bad input.
+    let run = real_run(&tmp.path().join("results"));
+    let out = report(&[run.as_os_str(), dir.as_os_str()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a capacity search"));
+    std::fs::write(dir.join("capacity.csv"), "phase\nbisect\n").unwrap();
+    let out = report(&[dir.as_os_str()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("capacity.csv: no `offered_rate` column"),
+        "{err}"
+    );
+}

@@ -352,6 +352,8 @@ fn a_run_written_before_the_headline_columns_resumes() {
         "warmup_s",
         "steady",
         "trend_pct_per_min",
+        "phase",
+        "target_rate",
         "service_p50",
         "service_p95",
         "service_p99",

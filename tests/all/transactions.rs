@@ -35,6 +35,7 @@ fn orders() -> &'static WorkloadSpec {
         schema: Vec::new(),
         after_load: Vec::new(),
         cleanup: Vec::new(),
+        init: Vec::new(),
         load: Vec::new(),
         fresh_per_run: false,
         checks: Vec::new(),
@@ -87,6 +88,7 @@ fn outcome(new_order_ms: f64, tpm: f64) -> StepOutcome {
         cut_short: None,
         metrics: vec![(HEADLINE, tpm)],
         per_thread: Vec::new(),
+        phases: Vec::new(),
         transactions: vec![
             TxnStats {
                 name: "new_order".into(),
@@ -136,6 +138,7 @@ fn step(orders: &'static WorkloadSpec, index: usize, variant: &str, repetition: 
         options,
         command: None,
         estimated_seconds: Some(10.0),
+        phases: Vec::new(),
         target: None,
     }
 }

@@ -55,6 +55,18 @@ impl Dialect for PgsqlDialect {
         open(t, n)
     }
 
+    /// `BEGIN ISOLATION LEVEL …`: one statement.
+    fn begin_at(
+        &self,
+        level: Option<crate::db::Isolation>,
+        writes: bool,
+    ) -> Option<crate::db::dialect::Begin> {
+        Some((
+            None,
+            level.map_or(self.begin(writes), crate::db::Isolation::pgsql_begin),
+        ))
+    }
+
     /// `to_regclass` reads the name as the statement wrote it (quotes, schema, search_path).
     fn table_exists_sql(&self, _schema: Option<&str>, _name: &str, written: &str) -> String {
         format!(

@@ -198,6 +198,11 @@ pub struct Txn {
     /// Workload `[params]` this transaction uses (drawn at its start), in declaration order.
     pub draws: Vec<Slot>,
     pub body: Vec<Op>,
+    /// `isolation` (#31): the level the transaction runs at; `None`: the session's.
+    pub isolation: Option<crate::db::Isolation>,
+    /// `read_only` (#31; default: every statement starts with SELECT): SQLite begins it
+    /// without taking the write lock.
+    pub read_only: bool,
 }
 
 impl Def {
@@ -232,6 +237,9 @@ pub struct Def {
     pub schema: Vec<Sql>,
     pub after_load: Vec<Sql>,
     pub cleanup: Vec<Sql>,
+    /// `init` (#31): run on every connection a run opens (the first, reconnects, one per
+    /// transaction), before its statements are prepared: session settings.
+    pub init: Vec<Sql>,
     pub load: Vec<LoadTable>,
     /// `fresh_prepare = true`: the runs change the data enough that each gets a new prepare.
     pub fresh_per_run: bool,

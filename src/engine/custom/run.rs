@@ -178,11 +178,17 @@ pub struct Custom {
     txns: Vec<TxnPlan>,
     /// Cumulative weights of the transactions (a draw in 1..=last picks the first ≥ it).
     cumulative: Vec<u64>,
+    /// With `[[phases]]` that set `weights` (#30): each phase's cumulative weights, and the
+    /// phase under way ([`Workload::phase_began`]); empty: `cumulative` throughout.
+    phase_cumulative: Vec<Vec<u64>>,
+    phase: std::sync::atomic::AtomicUsize,
     stmts: Vec<StmtPlan>,
     /// Slots of the `thread` variable.
     thread_slots: Vec<Slot>,
-    /// The dialect's BEGIN.
-    begin: &'static str,
+    /// Per transaction: the statements that open it (`SET TRANSACTION ISOLATION LEVEL …`
+    /// then `BEGIN` on MySQL; `BEGIN ISOLATION LEVEL …` on PostgreSQL; a read-only one's
+    /// deferred `BEGIN` on SQLite, `BEGIN IMMEDIATE` otherwise).
+    begins: Vec<(Option<&'static str>, &'static str)>,
     statement_stats: bool,
     /// How `ps_mode = disable` writes values into the text.
     syntax: &'static Syntax,
@@ -245,6 +251,16 @@ impl Custom {
         if total == 0 {
             return Err(fail("every transaction has weight 0".into()));
         }
+        let phase_cumulative = if s.run.phases.iter().any(|p| !p.weights.is_empty()) {
+            s.run
+                .phases
+                .iter()
+                .map(|p| phase_weights(def, p))
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(fail)?
+        } else {
+            Vec::new()
+        };
         let mut stmts = Vec::with_capacity(def.statements.len());
         for st in &def.statements {
             let bound = st.sql.for_driver(driver).ok_or_else(|| {
@@ -276,9 +292,16 @@ impl Custom {
             gens,
             txns,
             cumulative,
+            phase_cumulative,
+            phase: std::sync::atomic::AtomicUsize::new(0),
             stmts,
             thread_slots,
-            begin: driver.dialect().begin(true),
+            begins: def
+                .transactions
+                .iter()
+                .map(|t| begin_of(t, driver))
+                .collect::<Result<_, String>>()
+                .map_err(fail)?,
             statement_stats,
             syntax: driver.dialect().syntax(),
             finished: Mutex::new(Vec::new()),
@@ -295,9 +318,16 @@ impl Custom {
         }
     }
 
-    /// Transaction index of a draw `r` in 1..=total weight.
+    /// Transaction index of a draw `r` in 1..=total weight (the phase's weights, if it has).
     fn pick(&self, rng: &mut Rng) -> usize {
-        pick(&self.cumulative, rng)
+        if self.phase_cumulative.is_empty() {
+            return pick(&self.cumulative, rng);
+        }
+        let phase = self.phase.load(std::sync::atomic::Ordering::Relaxed);
+        pick(
+            self.phase_cumulative.get(phase).unwrap_or(&self.cumulative),
+            rng,
+        )
     }
 
     /// The per-transaction (and per-statement) results merged over the finished workers.
@@ -354,6 +384,15 @@ fn preparing(e: SqlError, name: &str, text: &str) -> SqlError {
     )
 }
 
+/// `e` of an `init` statement, with its text.
+fn initialising(e: SqlError, text: &str) -> SqlError {
+    SqlError::new(
+        e.code.clone(),
+        format!("{} (the workload's `init` statement '{text}')", e.message),
+        e.kind,
+    )
+}
+
 impl Open for Custom {
     type Stmts = Stmts;
 
@@ -364,6 +403,12 @@ impl Open for Custom {
     /// Prepares every statement that has text for the driver, now (`eager`) or when it first
     /// runs; none with `ps_mode = disable`.
     fn prepare(&self, conn: &mut dyn Connection, eager: bool) -> Result<Stmts, SqlError> {
+        let driver = self.sessions.connector.target.driver;
+        for sql in &self.def.init {
+            if let Some(text) = sql.for_driver(driver).filter(|t| !t.trim().is_empty()) {
+                conn.query(text).map_err(|e| initialising(e, text))?;
+            }
+        }
         let prepared = self.sessions.connector.target.ps_mode == PsMode::Auto;
         let mut ids = Vec::with_capacity(self.stmts.len());
         for (plan, st) in self.stmts.iter().zip(&self.def.statements) {
@@ -380,6 +425,57 @@ impl Open for Custom {
             lazy: prepared && !eager,
         })
     }
+}
+
+/// The statements that open transaction `t` on `driver` (see [`Custom::begins`]); an
+/// isolation level the database does not have is an error.
+fn begin_of(
+    t: &super::model::Txn,
+    driver: crate::db::Driver,
+) -> Result<crate::db::dialect::Begin, String> {
+    driver
+        .dialect()
+        .begin_at(t.isolation, !t.read_only)
+        .ok_or_else(|| {
+            format!(
+                "transaction `{}`: {} has no isolation level {}: remove `isolation` or choose \
+                 another (SQLite runs every transaction serializable)",
+                t.name,
+                driver.name(),
+                t.isolation.map_or("", |l| l.sql()).to_lowercase()
+            )
+        })
+}
+
+/// The cumulative weights of phase `p`: its `weights` where it names a transaction, the
+/// declared weight elsewhere.
+fn phase_weights(def: &Def, p: &crate::engine::phases::Phase) -> Result<Vec<u64>, String> {
+    for (name, _) in &p.weights {
+        if !def.transactions.iter().any(|t| &t.name == name) {
+            return Err(format!(
+                "phase `{}` weighs `{name}`, which is not one of its transactions",
+                p.name
+            ));
+        }
+    }
+    let mut total = 0u64;
+    let cumulative: Vec<u64> = def
+        .transactions
+        .iter()
+        .map(|t| {
+            let w = p
+                .weights
+                .iter()
+                .find(|(n, _)| n == &t.name)
+                .map_or(t.weight, |&(_, w)| w);
+            total += u64::from(w);
+            total
+        })
+        .collect();
+    if total == 0 {
+        return Err(format!("phase `{}` weighs every transaction 0", p.name));
+    }
+    Ok(cumulative)
 }
 
 /// The transaction of a draw on cumulative weights `cumulative` (see [`Custom::pick`]).
@@ -561,6 +657,11 @@ impl Workload for Custom {
 
     fn sql_totals(&self) -> Option<crate::engine::SqlCounters> {
         Some(self.sessions.counters.totals())
+    }
+
+    fn phase_began(&self, index: usize) {
+        self.phase
+            .store(index, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn before_run(&self) -> Result<(), EngineError> {
@@ -948,7 +1049,11 @@ impl CustomWorker<'_> {
             self.draw(slot, generator)?;
         }
         if !txn.autocommit {
-            self.text_query(w.begin)?;
+            let (set, begin) = w.begins[t];
+            if let Some(set) = set {
+                self.text_query(set)?;
+            }
+            self.text_query(begin)?;
             self.session.in_trx = true;
         }
         match self.run(&plan.body) {

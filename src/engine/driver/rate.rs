@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::{POLL, Shared};
 use crate::engine::config::RateOverflow;
+use crate::engine::phases::Timeline;
 use crate::engine::random::Rng;
 
 /// The `rate` event queue: intended start times, oldest first.
@@ -55,17 +56,19 @@ impl RateQueue {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Queues an arrival; `false` (and one more `dropped`) when the queue is full.
-    pub(super) fn push(&self, at: Instant) -> bool {
+    /// Queues an arrival and returns the arrivals now waiting; `None` (and one more
+    /// `dropped`) when the queue is full.
+    pub(super) fn push(&self, at: Instant) -> Option<usize> {
         let mut q = self.lock();
         if q.len() >= self.capacity {
             self.dropped.fetch_add(1, Ordering::Relaxed);
-            return false;
+            return None;
         }
         q.push_back(at);
+        let waiting = q.len();
         drop(q);
         self.cv.notify_one();
-        true
+        Some(waiting)
     }
 
     /// The next intended start, or `Wait` after a short timeout so that the caller re-checks
@@ -93,6 +96,13 @@ impl RateQueue {
         }
     }
 
+    /// The next intended start if one is queued, without waiting.
+    pub(super) fn try_pop(&self) -> Option<Instant> {
+        let at = self.lock().pop_front()?;
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        Some(at)
+    }
+
     pub(super) fn close(&self) {
         self.closed.store(true, Ordering::Release);
         let _q = self.lock();
@@ -117,9 +127,13 @@ pub(super) fn generate(shared: &Shared, start: Instant) {
     let deadline = shared.deadline(start);
     let mut next = start;
     loop {
-        // Exponential gap by inversion; 1 − U is in (0, 1], so ln is finite.
-        let gap = -(1.0 - rng.unit()).ln() * mean_ns;
-        next += Duration::from_nanos(gap as u64);
+        match &shared.timeline {
+            None => next += exp_gap(&mut rng, mean_ns),
+            Some(t) => match next_arrival(t, start, next, &mut rng) {
+                Some(at) => next = at,
+                None => break,
+            },
+        }
         if deadline.is_some_and(|d| next >= d) {
             break;
         }
@@ -134,11 +148,15 @@ pub(super) fn generate(shared: &Shared, start: Instant) {
             }
             thread::sleep((next - now).min(POLL));
         }
-        if !queue.push(next) && shared.cfg.rate_overflow == RateOverflow::Fatal {
-            queue.overflowed.store(true, Ordering::Relaxed);
-            shared.abort();
-            queue.close();
-            return;
+        match queue.push(next) {
+            None if shared.cfg.rate_overflow == RateOverflow::Fatal => {
+                queue.overflowed.store(true, Ordering::Relaxed);
+                shared.abort();
+                queue.close();
+                return;
+            }
+            Some(waiting) if shared.cfg.start_threads.is_some() => grow(shared, queue, waiting),
+            _ => {}
         }
     }
     // Let the workers reach the deadline, then release the idle ones.
@@ -148,4 +166,59 @@ pub(super) fn generate(shared: &Shared, start: Instant) {
         }
     }
     queue.close();
+}
+
+/// An exponential gap of mean `mean_ns`, by inversion; 1 − U is in (0, 1], so ln is finite.
+fn exp_gap(rng: &mut Rng, mean_ns: f64) -> Duration {
+    Duration::from_nanos((-(1.0 - rng.unit()).ln() * mean_ns) as u64)
+}
+
+/// The next arrival after `from` on a timeline of phases ([`super::super::phases`]): Poisson
+/// at each phase's rate, a ramp by thinning against the phase's larger rate, the draw
+/// restarted at each boundary (memoryless), closed-loop phases skipped. `None` after the last
+/// phase.
+fn next_arrival(t: &Timeline, start: Instant, from: Instant, rng: &mut Rng) -> Option<Instant> {
+    let mut next = from;
+    loop {
+        let i = t.at(next.saturating_duration_since(start));
+        let end = start + t.end_of(i);
+        if next >= end {
+            return None; // past the last phase
+        }
+        let phase = &t.phases()[i];
+        let max = phase.rate_max();
+        if max <= 0.0 {
+            next = end;
+            continue;
+        }
+        let candidate = next + exp_gap(rng, 1e9 / max);
+        if candidate >= end {
+            next = end;
+            continue;
+        }
+        next = candidate;
+        let rate = phase.rate_at(next.saturating_duration_since(start + t.start_of(i)));
+        if rate >= max || rng.unit() * max < rate {
+            return Some(next);
+        }
+    }
+}
+
+/// `max_threads` (#30): when more arrivals wait than the running workers have idle ones for,
+/// lets in as many more workers as that, up to the pool, and wakes them. Called by the
+/// generator after each arrival it queues, so the pool answers a burst within one arrival; it
+/// never shrinks (the most that ran is the results' `threads_peak`).
+fn grow(shared: &Shared, queue: &RateQueue, waiting: usize) {
+    let active = shared.active.load(Ordering::Acquire);
+    let idle = active.saturating_sub(queue.in_flight.load(Ordering::Relaxed));
+    if waiting <= idle || active >= shared.cfg.threads {
+        return;
+    }
+    let to = (active + waiting - idle).min(shared.cfg.threads);
+    shared.active.store(to, Ordering::Release);
+    if let Some(threads) = shared.threads.get() {
+        for t in threads.get(active..to).unwrap_or_default() {
+            t.unpark();
+        }
+    }
 }

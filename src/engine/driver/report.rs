@@ -5,11 +5,14 @@
 //! Everything here runs on the calling thread and reads the workers' slots and mailboxes; the
 //! workers' hot path (in [`super`]) never waits on it.
 
+mod phased;
+
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use self::phased::{Phases, hand_over};
 use super::{
     EngineError, Exit, IntervalSample, LiveSample, POLL, Shared, SqlCounters, StepObserver,
     StepOutcome, WorkerResult, Workload, console, duration_ns,
@@ -238,17 +241,9 @@ impl Live {
         let (events, delta, secs, now) = self.sampler.advance(&shared.slots);
         let at_ns = duration_ns(now.saturating_duration_since(start));
         let events = events.saturating_sub(self.base_events);
-        let sql = workload.sql_totals().map(|t| {
-            let b = self.base_sql.unwrap_or_default();
-            SqlCounters {
-                transactions: events,
-                reads: t.reads.saturating_sub(b.reads),
-                writes: t.writes.saturating_sub(b.writes),
-                other: t.other.saturating_sub(b.other),
-                errors: t.errors.saturating_sub(b.errors),
-                reconnects: t.reconnects.saturating_sub(b.reconnects),
-            }
-        });
+        let sql = workload
+            .sql_totals()
+            .map(|t| t.since(&self.base_sql.unwrap_or_default(), events));
         observer.live(&LiveSample {
             elapsed_s: now.saturating_duration_since(origin).as_secs_f64(),
             threads: shared.slots.iter().filter(|s| s.running_at(at_ns)).count(),
@@ -261,8 +256,9 @@ impl Live {
     }
 }
 
-/// Builds the outcome of a period from workers' statistics (final report and checkpoints).
-fn build_outcome(
+/// Builds the outcome of a period from workers' statistics (final report, checkpoints and
+/// phases).
+pub(super) fn build_outcome(
     workers: &[WorkerStats],
     seconds: f64,
     percentile: f64,
@@ -289,6 +285,7 @@ fn build_outcome(
         transactions: Vec::new(),
         per_thread: workers.iter().map(|w| (w.events, w.busy_ns)).collect(),
         steady: Steadiness::default(),
+        phases: Vec::new(),
         open_loop,
     })
 }
@@ -305,6 +302,8 @@ pub(super) struct Collected {
     warmup_s: f64,
     /// What `warmup_time = "auto"` found.
     auto: Option<AutoWarmup>,
+    /// The phases' cuts and the phase under way (#30); `None` without phases.
+    phases: Option<Phases>,
 }
 
 impl Collected {
@@ -316,6 +315,7 @@ impl Collected {
             series: Vec::new(),
             warmup_s: 0.0,
             auto: None,
+            phases: None,
         }
     }
 
@@ -335,7 +335,7 @@ pub(super) fn finish(
     workload: &dyn Workload,
     results: Vec<(usize, WorkerResult)>,
     seconds: f64,
-    collected: &Collected,
+    collected: &mut Collected,
     out: &mut dyn Write,
     io_err: &dyn Fn(io::Error) -> EngineError,
 ) -> Result<StepOutcome, EngineError> {
@@ -353,20 +353,39 @@ pub(super) fn finish(
         let (_, r) = results.swap_remove(at);
         r?;
     }
-    for (_, r) in results {
+    let mut ids = Vec::with_capacity(results.len());
+    for (id, r) in results {
         let (stats, exit) = r?;
         interrupted |= exit == Exit::Interrupted;
         time_exits += usize::from(exit == Exit::TimeLimit);
         event_exits += usize::from(exit == Exit::EventLimit);
         workers.push(stats);
+        ids.push(id);
     }
-    // Hand-overs that a checkpoint did not wait for belong to the final period.
-    for (w, mailbox) in workers.iter_mut().zip(shared.mailboxes.iter()) {
-        if let Some(late) = mailbox.lock().unwrap_or_else(|e| e.into_inner()).take() {
+    // Hand-overs that a checkpoint (or a phase's cut) did not wait for belong to the final
+    // period.
+    for (w, &id) in workers.iter_mut().zip(&ids) {
+        if let Some(late) = shared.mailboxes[id]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
             w.absorb(&late);
         }
     }
+    let phases = match collected.phases.take() {
+        Some(p) => p.outcomes(
+            shared,
+            workload,
+            &ids,
+            &mut workers,
+            seconds,
+            collected.period_start,
+        )?,
+        None => Vec::new(),
+    };
     let mut outcome = build_outcome(&workers, seconds, cfg.percentile, interrupted)?;
+    outcome.phases = phases;
     outcome.steady = collected.steadiness();
     workload.finish_outcome(&mut outcome);
     if let Some(q) = &shared.queue {
@@ -374,6 +393,12 @@ pub(super) fn finish(
         outcome
             .metrics
             .push((crate::engine::DROPPED, dropped as f64));
+    }
+    if cfg.start_threads.is_some() {
+        let peak = shared.active.load(Ordering::Acquire);
+        outcome
+            .metrics
+            .push((crate::engine::THREADS_PEAK, peak as f64));
     }
     let limits = LimitCounts::of(cfg, &workers);
     limits.push_metrics(&mut outcome);
@@ -402,6 +427,9 @@ pub(super) fn finish(
         if !own {
             workload.report_after(&outcome, out)?;
         }
+        if let Some(t) = &shared.timeline {
+            console::write_phases(out, t.phases(), &outcome.phases)?;
+        }
         // `sbsuite sysbench` keeps sysbench's report; `latency_limit` is not one of its
         // options, so only the open-loop block is left out there.
         if cfg.rate_overflow != RateOverflow::Fatal {
@@ -409,6 +437,15 @@ pub(super) fn finish(
         }
         if cfg.warmup_auto {
             writeln!(out, "{}", steady_line(&outcome.steady))?;
+            writeln!(out)?;
+        }
+        if let Some(start) = cfg.start_threads {
+            writeln!(
+                out,
+                "Threads: {start} at the start, {} at most (max_threads = {})",
+                shared.active.load(Ordering::Acquire),
+                cfg.threads
+            )?;
             writeln!(out)?;
         }
         if let Some(q) = &shared.queue {
@@ -551,9 +588,14 @@ pub(super) fn collect(
     let mut auto = cfg.warmup_auto.then(|| AutoEnd::new(start, shared));
     let mut found = None;
     let mut measuring = warmup.is_zero() && auto.is_none();
+    let timeline = shared.timeline.as_ref();
+    let mut phases = timeline.map(|_| Phases::new());
     if measuring {
         let _ = shared.measured_from.set(start);
         on_interval.measuring();
+        if let (Some(t), Some(p)) = (timeline, phases.as_mut()) {
+            p.measuring(t, shared, workload);
+        }
     }
     let mut series = Series::new(start, &shared.slots);
     let mut period_start = start;
@@ -595,6 +637,16 @@ pub(super) fn collect(
         // after) it, which is how a tick falling on the time limit gets its line.
         let finished = shared.running.load(Ordering::Acquire) == 0;
         let now = Instant::now();
+        let phase_due = timeline
+            .zip(phases.as_ref())
+            .and_then(|(t, p)| p.due(t, start))
+            .filter(|_| !finished);
+        if let (Some(due), Some(t), Some(p)) = (phase_due, timeline, phases.as_mut())
+            && now >= due
+        {
+            p.begin_next(t, shared, workload, start, out)?;
+            continue;
+        }
         if !measuring {
             let over = match auto.as_mut() {
                 None => now >= origin,
@@ -645,6 +697,9 @@ pub(super) fn collect(
                 on_interval.measuring();
                 workload.reset_counters();
                 live = live_every.map(|every| Live::from_now(every, &shared.slots, workload));
+                if let (Some(t), Some(p)) = (timeline, phases.as_mut()) {
+                    p.measuring(t, shared, workload);
+                }
                 continue;
             }
             if finished {
@@ -654,6 +709,7 @@ pub(super) fn collect(
                 None => origin,
                 Some(a) => a.series.due().unwrap_or(now),
             };
+            let until = phase_due.map_or(until, |p| p.min(until));
             thread::park_timeout(until.saturating_duration_since(now).min(POLL));
             continue;
         }
@@ -680,9 +736,24 @@ pub(super) fn collect(
                 origin.saturating_duration_since(start)
                     + interval.unwrap_or_default().saturating_mul(tick),
             );
+            // A phase's parked workers run no event: the phase's threads at most.
+            let mut target_rate = None;
+            let (phase, active) = match timeline {
+                Some(t) => {
+                    let at = Duration::from_nanos(offset_ns);
+                    let i = t.at(at.saturating_sub(Duration::from_nanos(1)));
+                    target_rate = t.mean_rate(at.saturating_sub(interval.unwrap_or_default()), at);
+                    (Some(i), t.phases()[i].threads)
+                }
+                None if cfg.start_threads.is_some() => {
+                    (None, shared.active.load(Ordering::Acquire))
+                }
+                None => (None, usize::MAX),
+            };
             let threads = shared
                 .slots
                 .iter()
+                .take(active)
                 .filter(|s| s.running_at(offset_ns))
                 .count();
             if threads == 0 {
@@ -696,6 +767,8 @@ pub(super) fn collect(
                 cfg.percentile,
                 cfg.shard.is_some(),
             );
+            sample.phase = phase;
+            sample.target_rate = target_rate;
             if let Some(q) = &shared.queue {
                 sample.metrics.push(("queue_length", q.len() as f64));
                 sample
@@ -766,6 +839,7 @@ pub(super) fn collect(
                 series: series.per_sec,
                 warmup_s: origin.saturating_duration_since(start).as_secs_f64(),
                 auto: found,
+                phases,
             });
         }
         if finished {
@@ -775,10 +849,17 @@ pub(super) fn collect(
             }
             break;
         }
-        let next = [tick_due, checkpoint_due, forced_due, live_due, series_due]
-            .into_iter()
-            .flatten()
-            .min();
+        let next = [
+            tick_due,
+            checkpoint_due,
+            forced_due,
+            live_due,
+            series_due,
+            phase_due,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let wait = next.map_or(POLL, |d| d.saturating_duration_since(now).min(POLL));
         thread::park_timeout(wait);
     }
@@ -792,6 +873,7 @@ pub(super) fn collect(
             0.0
         },
         auto: found,
+        phases,
     })
 }
 
@@ -804,31 +886,7 @@ fn checkpoint(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let cfg = &shared.cfg;
-    let at = Instant::now();
-    shared.epoch.fetch_add(1, Ordering::AcqRel);
-    // Wait for the hand-overs of the workers still running (a worker in a long event hands
-    // over when it ends); give up after a second so a stuck worker cannot stall the schedule:
-    // its statistics then go to the next report.
-    let give_up = at + Duration::from_secs(1);
-    let mut taken: Vec<Option<WorkerStats>> = (0..cfg.threads).map(|_| None).collect();
-    loop {
-        let mut pending = false;
-        for (id, (mailbox, slot)) in shared.mailboxes.iter().zip(shared.slots.iter()).enumerate() {
-            if taken[id].is_some() {
-                continue;
-            }
-            let got = mailbox.lock().unwrap_or_else(|e| e.into_inner()).take();
-            if got.is_some() {
-                taken[id] = got;
-            } else if slot.running_at(u64::MAX) {
-                pending = true;
-            }
-        }
-        if !pending || Instant::now() >= give_up || shared.stopping() {
-            break;
-        }
-        thread::park_timeout(Duration::from_millis(1));
-    }
+    let (at, taken) = hand_over(shared);
     let workers: Vec<WorkerStats> = taken.into_iter().flatten().collect();
     let seconds = at.saturating_duration_since(*period_start).as_secs_f64();
     let mut outcome = build_outcome(&workers, seconds, cfg.percentile, false)

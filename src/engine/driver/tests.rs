@@ -510,16 +510,14 @@ fn auto_warmup_ends_after_the_transient_and_excludes_it() {
     let auto = o.steady.auto.expect("auto warmup");
     assert!(auto.settled, "{text}");
     // The transient (6 s) is cut at batch granularity: 10 s, more when the machine's noise
-    // says so (20 s seen under CI load); the warmup ran on until MSER-5 was sure, the cut
-    // strictly inside the first half of the series: 2 × the cut + one or two 5 s batches
-    // (30 s after a 10 s cut, 50 s after a 20 s one).
-    assert!(
-        (10.0..=30.0).contains(&auto.transient_s),
-        "{auto:?}\n{text}"
-    );
+    // says so (20 s seen under CI load), or 5 s when the noise of a loaded machine hides the
+    // one partial batch (seen with 3 builds running); the warmup ran on until MSER-5 was
+    // sure, the cut strictly inside the first half of the series: past the transient, at
+    // most 2 × the cut + two 5 s batches (30 s after a 10 s cut, 50 s after a 20 s one).
+    assert!((5.0..=30.0).contains(&auto.transient_s), "{auto:?}\n{text}");
     let t2 = 2.0 * auto.transient_s;
     assert!(
-        (t2 + 5.0..=t2 + 15.0).contains(&o.steady.warmup_s),
+        (t2.max(6.0)..=t2 + 15.0).contains(&o.steady.warmup_s),
         "{:?}\n{text}",
         o.steady
     );
@@ -940,7 +938,7 @@ fn rate_queue_counts_what_it_cannot_hold() {
     let q = RateQueue::new(2);
     let t = Instant::now();
     let queued: Vec<bool> = (0..5)
-        .map(|i| q.push(t + Duration::from_millis(i)))
+        .map(|i| q.push(t + Duration::from_millis(i)).is_some())
         .collect();
     assert_eq!(queued, [true, true, false, false, false]);
     assert_eq!((q.len(), q.dropped.load(Ordering::Relaxed)), (2, 3));
@@ -1056,6 +1054,145 @@ fn idle_time_is_not_latency_and_text_follows_the_whole_report() {
         "{text}"
     );
     assert!(text.ends_with("After the report: 6 events\n"), "{text}");
+}
+
+/// #30: a timeline of phases runs on one pool: a phase with fewer threads parks the others
+/// (they run no event), each measured phase has its own outcome, the step's is their sum, the
+/// warmup phase is in none of them, a rate phase paces its events, and intervals say their
+/// phase.
+#[test]
+fn phases_park_workers_pace_rates_and_measure_each_phase() {
+    use crate::engine::phases::Phase;
+    let phase = |name: &str, ms: u64, threads: usize, rate: f64, warmup: bool| Phase {
+        name: name.into(),
+        duration: Duration::from_millis(ms),
+        threads,
+        rate_from: rate,
+        rate_to: rate,
+        warmup,
+        weights: Vec::new(),
+    };
+    let phases = vec![
+        phase("warm", 300, 3, 0.0, true),
+        phase("one", 1000, 1, 0.0, false),
+        phase("three", 1000, 3, 0.0, false),
+        phase("paced", 2000, 2, 200.0, false),
+    ];
+    let mut cfg = config(1, 0, 0, 500);
+    cfg.set_phases(&phases).expect("a valid timeline");
+    assert_eq!(
+        (cfg.threads, cfg.rate, cfg.time, cfg.warmup),
+        (
+            3,
+            200,
+            Some(Duration::from_millis(4000)),
+            Some(Duration::from_millis(300))
+        )
+    );
+    let (o, samples, text) = run_fake(&spinning(), &cfg, &AtomicBool::new(false));
+    let indexes: Vec<usize> = o.phases.iter().map(|p| p.index).collect();
+    assert_eq!(indexes, [1, 2, 3], "the measured phases, in order: {text}");
+    let events = |i: usize| o.phases[i].outcome.events;
+    let per_thread = |i: usize| -> Vec<u64> {
+        o.phases[i]
+            .outcome
+            .per_thread
+            .iter()
+            .map(|&(e, _)| e)
+            .collect()
+    };
+    let one = per_thread(0);
+    assert!(one[0] > 0 && one[1..] == [0, 0], "one thread ran: {one:?}");
+    assert!(per_thread(1).iter().all(|&e| e > 0), "{:?}", per_thread(1));
+    let paced = per_thread(2);
+    assert_eq!(paced[2], 0, "the third worker is parked: {paced:?}");
+    let rate = events(2) as f64 / o.phases[2].outcome.seconds;
+    assert!((140.0..260.0).contains(&rate), "paced at {rate}/s: {text}");
+    assert_eq!(o.events, events(0) + events(1) + events(2), "{text}");
+    for p in &o.phases {
+        let s = p.outcome.seconds;
+        let want = phases[p.index].duration.as_secs_f64();
+        assert!((s - want).abs() < 0.2, "phase {} took {s}s", p.index);
+    }
+    assert!(samples.iter().all(|s| s.phase.is_some_and(|i| i >= 1)));
+    for s in &samples {
+        let i = s.phase.unwrap();
+        assert!(s.threads <= phases[i].threads, "{s:?}");
+    }
+    assert!(text.contains("Phase 1/4 `warm`"), "{text}");
+    assert!(text.contains("Phases:\n"), "{text}");
+}
+
+/// #30: a timeline that cannot run is refused before any worker starts, naming the phase.
+#[test]
+fn phases_that_cannot_run_are_refused() {
+    use crate::engine::phases::Phase;
+    let late_warmup = [
+        Phase {
+            name: "a".into(),
+            duration: Duration::from_secs(1),
+            threads: 1,
+            rate_from: 0.0,
+            rate_to: 0.0,
+            warmup: false,
+            weights: Vec::new(),
+        },
+        Phase {
+            name: "b".into(),
+            duration: Duration::from_secs(1),
+            threads: 1,
+            rate_from: 0.0,
+            rate_to: 0.0,
+            warmup: true,
+            weights: Vec::new(),
+        },
+    ];
+    let e = config(1, 0, 0, 0).set_phases(&late_warmup).unwrap_err();
+    assert!(e.to_string().contains("only the leading phases"), "{e}");
+    let mut checkpoints = config(1, 0, 0, 0);
+    checkpoints.checkpoints = vec![1];
+    let e = checkpoints.set_phases(&late_warmup[..1]).unwrap_err();
+    assert!(e.to_string().contains("report_checkpoints"), "{e}");
+}
+
+/// #30: `max_threads` grows the pool when arrivals wait for busy threads: one thread that
+/// serves 100 events a second (10 ms sleeps) is joined by more until 400 a second are served,
+/// never past the cap, and nothing is dropped; the threads that waited ran no event before.
+#[test]
+fn max_threads_grows_the_pool_under_a_rate_one_thread_cannot_serve() {
+    let w = Paced::new(|_| Duration::from_millis(10));
+    let mut options = crate::value::Options::default();
+    for (k, v) in [
+        ("threads", "1"),
+        ("max_threads", "16"),
+        ("rate", "400"),
+        ("time", "3"),
+    ] {
+        options
+            .0
+            .insert(k.into(), crate::value::Value::parse_loose(v));
+    }
+    let cfg = RunConfig::from_options(&options).expect("valid options");
+    assert_eq!((cfg.threads, cfg.start_threads), (16, Some(1)));
+    let (o, _, text) = run_fake_on(&w, &cfg);
+    let peak = crate::engine::metric(&o.metrics, crate::engine::THREADS_PEAK).unwrap();
+    assert!((4.0..=16.0).contains(&peak), "grew to {peak}: {text}");
+    assert_eq!(
+        crate::engine::metric(&o.metrics, crate::engine::DROPPED),
+        Some(0.0)
+    );
+    let eps = o.events as f64 / o.seconds;
+    assert!((340.0..460.0).contains(&eps), "{eps}/s: {text}");
+    let ran = o.per_thread.iter().filter(|&&(e, _)| e > 0).count();
+    assert!(
+        ran as f64 <= peak,
+        "{ran} threads ran events, the peak is {peak}"
+    );
+    assert!(text.contains("Threads: 1 at the start, "), "{text}");
+
+    options.0.shift_remove("rate");
+    let e = RunConfig::from_options(&options).unwrap_err();
+    assert!(e.to_string().contains("`max_threads` needs `rate`"), "{e}");
 }
 
 /// The arrivals a seeded `rate` run of `threads` threads schedules in its first `time`: the

@@ -492,8 +492,10 @@ impl SqlConnection {
         self.sql_state = c_text(&mut self.st.state_buf, &state);
         self.sql_errmsg = c_text(&mut self.st.msg_buf, &e.message);
         if reconnect {
+            // Counted when the connection is lost (as the SQL session does, #30), so that a
+            // fault's figures see the failure when it happens, not after the downtime.
+            self.count(ctx::CNT_RECONNECT);
             if self.reconnect_until_stop() {
-                self.count(ctx::CNT_RECONNECT);
                 self.error = DB_ERROR_IGNORABLE;
             } else {
                 self.count(ctx::CNT_ERROR);

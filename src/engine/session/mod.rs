@@ -10,8 +10,9 @@
 //!   inlined: a statement costs what it cost when each workload had its own copy (no dynamic
 //!   dispatch, allocation, clock read or atomic added per statement).
 //! * Errors follow [`retry`]: after a failed statement [`Session::recover`] counts it, rolls
-//!   back and re-runs the event, or reconnects (a 1 ms retry loop bounded by the reconnect
-//!   limit and the run's stop scope) and re-prepares, or says the error is fatal, and the
+//!   back and re-runs the event, or reconnects (counted when the connection is lost; a 1 ms
+//!   retry loop bounded by the reconnect limit and the run's stop scope) and re-prepares, or
+//!   says the error is fatal, and the
 //!   workload names the statement. `bulk_insert` shares [`connect`], [`Sessions`] and the
 //!   counters, not [`Session`]: its connection is opened outside the stop scope, and a failed
 //!   buffered INSERT follows sysbench's own rule (one reconnect, a fixed number of re-sends).
@@ -418,6 +419,11 @@ impl<S> Session<'_, S> {
             // Whatever failed, the step is stopping: this worker ends, its event uncounted.
             OnError::Stop => Next::End(EventResult::Exhausted),
             OnError::Reconnect => {
+                // Counted when the connection is lost, not once it is back: the collector's
+                // watchers (the fault figures, #30) see the failure when it happens, not after
+                // the server's downtime.
+                self.tally.reconnects += 1;
+                self.publish();
                 if let Err(f) = self.reconnect(w) {
                     return Next::End(if self.stopping() {
                         EventResult::Exhausted
@@ -425,8 +431,6 @@ impl<S> Session<'_, S> {
                         EventResult::Fatal(f)
                     });
                 }
-                self.tally.reconnects += 1;
-                self.publish();
                 Next::Rerun
             }
             OnError::Retry => {

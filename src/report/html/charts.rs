@@ -19,6 +19,7 @@ use indexmap::IndexMap;
 
 use super::svg::{Bar, Chart, Missing, Series, all_powers_of_two};
 use crate::compare::stats::summarize;
+use crate::results::csv::{PHASE, TARGET_RATE};
 use crate::results::load::{Row, Run};
 use crate::results::sanitise_name;
 
@@ -522,16 +523,30 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
                 .collect()
         };
         let slug = sanitise_name(&line);
+        // Steps with `[[phases]]` (#30): their target rate over time next to what they did,
+        // and where each phase ended.
+        let mut series = series_of(column);
+        let targets: Vec<Series> = series_of(TARGET_RATE)
+            .into_iter()
+            .filter(|s| !s.points.is_empty())
+            .map(|s| Series {
+                label: format!("{} · target", s.label),
+                dashed: true,
+                ..s
+            })
+            .collect();
+        let timeline = phase_spans(&all);
+        series.extend(targets);
         let throughput = (!column.is_empty()).then(|| Chart {
             id: format!("timeseries-{:02}-{slug}-throughput", gi + 1),
             title: format!("{line}: {} over time", column_title(column)),
             x_label: "time (s)".into(),
             y_label: y_label.into(),
             x_log2: false,
-            series: series_of(column),
+            series,
             missing: Vec::new(),
             note: format!(
-                "each point: the {column} of one interim report; a line per step and repetition"
+                "each point: the {column} of one interim report; a line per step and repetition{timeline}"
             ),
         });
         let latency_series = series_of("lat_pct");
@@ -553,6 +568,38 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
         out.push((line, throughput, latency));
     }
     out
+}
+
+/// The phases of interval rows tagged with them (`[[phases]]`, #30), for a chart's note:
+/// `; phases: ramp to 6 s, hold to 11 s, low to 16 s` in the order they ran (the first
+/// step's, as every step of a suite has the same), or nothing.
+fn phase_spans(intervals: &[&Row]) -> String {
+    let Some(first_step) = intervals
+        .iter()
+        .find(|r| !r.get(PHASE).is_empty())
+        .map(|r| r.get("step"))
+    else {
+        return String::new();
+    };
+    let mut spans: Vec<(&str, f64)> = Vec::new();
+    for r in intervals.iter().filter(|r| r.get("step") == first_step) {
+        let (phase, Some(time)) = (r.get(PHASE), r.num("time")) else {
+            continue;
+        };
+        match spans.last_mut() {
+            Some((name, end)) if *name == phase => *end = time,
+            _ if phase.is_empty() => {}
+            _ => spans.push((phase, time)),
+        }
+    }
+    let text: Vec<String> = spans
+        .iter()
+        .map(|(name, end)| format!("{name} to {end:.0} s"))
+        .collect();
+    format!(
+        "; dashed with a target: the phases' target rate; phases: {}",
+        text.join(", ")
+    )
 }
 
 fn column_title(column: &str) -> &str {
@@ -588,6 +635,7 @@ mod tests {
             name: "s/r".into(),
             header,
             rows,
+            phase_rows: Vec::new(),
             intervals,
             transactions: Vec::new(),
             suite_text: None,

@@ -14,7 +14,8 @@ use super::variants;
 use crate::report::transactions;
 use crate::results::load::Row;
 
-const STYLE: &str = "
+/// The page's CSS (also the capacity page's, [`super::capacity`]).
+pub(super) const STYLE: &str = "
 body{font-family:sans-serif;margin:24px;color:#222;background:#fff;max-width:1320px}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
 h3{font-size:15px;margin:18px 0 6px}

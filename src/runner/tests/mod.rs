@@ -30,6 +30,7 @@ fn step(index: usize, kind: StepKind, name: &str, dataset: usize) -> Step {
         options,
         command: None,
         estimated_seconds: (kind == StepKind::Run).then_some(1.0),
+        phases: Vec::new(),
         target: None,
     }
 }
@@ -88,6 +89,7 @@ fn outcome(interrupted: bool) -> StepOutcome {
         transactions: Vec::new(),
         per_thread: Vec::new(),
         steady: Default::default(),
+        phases: Vec::new(),
         open_loop: None,
     }
 }
@@ -700,6 +702,7 @@ fn ctx(root: &Path) -> RunContext {
         progress: ProgressMode::Auto,
         base_dir: PathBuf::from("."),
         hooks: RawHooks::default(),
+        faults: Vec::new(),
         on_error: OnError::Continue,
         rate_overflow: RateOverflow::Fail,
         resume: None,

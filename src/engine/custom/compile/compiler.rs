@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use super::sites::{OptionCheck, OptionSite, SqlSite};
+use super::sites::{IsolationSite, OptionCheck, OptionSite, SqlSite};
 use crate::engine::custom::error::ValueError;
 use crate::engine::custom::expr::{Expr, is_identifier};
 use crate::engine::custom::model::{Slot, VarKind, Vars};
@@ -34,6 +34,7 @@ pub(super) struct Compiler<'a> {
     pub(super) errors: Vec<ConfigError>,
     pub(super) sites: Vec<SqlSite>,
     pub(super) option_sites: Vec<OptionSite>,
+    pub(super) isolation_sites: Vec<IsolationSite>,
     pub(super) vars: Vars,
     /// Where each transaction or load variable is set, for "used before it is set".
     pub(super) declared: HashMap<String, String>,
@@ -89,6 +90,7 @@ impl<'a> Compiler<'a> {
             errors: Vec::new(),
             sites: Vec::new(),
             option_sites: Vec::new(),
+            isolation_sites: Vec::new(),
             vars: Vars::default(),
             declared: HashMap::new(),
             used: Vec::new(),

@@ -41,7 +41,7 @@ use indexmap::IndexMap;
 
 use self::compiler::Compiler;
 use self::options::option_kinds_agree;
-use self::sites::{OptionSite, SqlSite};
+use self::sites::{IsolationSite, OptionSite, SqlSite};
 pub use self::sql::placeholders;
 use super::model::Def;
 use super::spec_for;
@@ -59,6 +59,7 @@ pub const WORKLOAD_KEYS: &[&str] = &[
     "schema",
     "after_load",
     "cleanup",
+    "init",
     "load",
     "params",
     "transactions",
@@ -83,6 +84,7 @@ pub struct Loaded {
     pub inline: IndexMap<String, toml::Value>,
     sites: Vec<SqlSite>,
     option_sites: Vec<OptionSite>,
+    isolation_sites: Vec<IsolationSite>,
     files: Vec<File>,
 }
 
@@ -284,6 +286,7 @@ impl Loaded {
                 if let Some(def) = def {
                     self.sites.append(&mut c.sites);
                     self.option_sites.append(&mut c.option_sites);
+                    self.isolation_sites.append(&mut c.isolation_sites);
                     self.inline.insert(name.clone(), value.clone());
                     self.defs.push(def);
                 }

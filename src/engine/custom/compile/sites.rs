@@ -22,6 +22,15 @@ pub(super) struct SqlSite {
     pub(super) sql: Sql,
 }
 
+/// A transaction's `isolation`: refused where it is written when the target's database does
+/// not have the level (SQLite has only serializable).
+pub(super) struct IsolationSite {
+    pub(super) workload: String,
+    pub(super) file: usize,
+    pub(super) path: Vec<Seg>,
+    pub(super) level: crate::db::Isolation,
+}
+
 /// A value of a definition that reads options and nothing a run draws: fixed for a run, so
 /// the plan evaluates it with each run's options ([`Loaded::check_run`]) and refuses what
 /// fails there, at the line that wrote it, before anything runs (#26).
@@ -60,6 +69,36 @@ impl Loaded {
         } else {
             "the target's driver"
         };
+        let isolation = self
+            .isolation_sites
+            .iter()
+            .filter(|s| {
+                used.contains(&s.workload)
+                    && driver.dialect().begin_at(Some(s.level), true).is_none()
+            })
+            .map(|s| {
+                self.error_at(
+                    s.file,
+                    &s.path,
+                    format!(
+                        "workload `{}` sets isolation {}, which {name}, {whose}, does not have{}",
+                        s.workload,
+                        s.level.sql().to_lowercase(),
+                        if driver
+                            .dialect()
+                            .begin_at(Some(crate::db::Isolation::Serializable), true)
+                            .is_some()
+                        {
+                            ": SQLite runs every transaction serializable"
+                        } else {
+                            ""
+                        }
+                    ),
+                    format!("remove `isolation` (or choose a level {name} has) to run on {name}"),
+                )
+            });
+        let mut out: Vec<ConfigError> = isolation.collect();
+        out.extend(
         self.sites
             .iter()
             .filter(|s| used.contains(&s.workload) && s.sql.for_driver(driver).is_none())
@@ -86,8 +125,9 @@ impl Loaded {
                         "add `{name} = \"…\"` to this table (\"\" runs nothing on {name}), or run the suite on a target whose driver has SQL here"
                     ),
                 )
-            })
-            .collect()
+            }),
+        );
+        out
     }
 
     /// What of workload `def` fails with a run's `options`, each error at the line that wrote

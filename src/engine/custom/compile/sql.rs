@@ -90,14 +90,14 @@ impl Compiler<'_> {
         Some(sql)
     }
 
-    /// SQL without placeholders (schema, after_load, cleanup, checks).
+    /// SQL without placeholders (schema, after_load, cleanup, init, checks).
     pub(super) fn plain_sql(&mut self, path: &[Seg], v: &toml::Value) -> Option<Sql> {
         let sql = self.sql(path, v)?;
         for (d, text) in sql.iter() {
             if let Some(text) = text
                 && let Some(name) = placeholders(text, d).1.first()
             {
-                self.err(path, false, format!("`:{name}` is a placeholder, and only transaction statements bind values"), "write the value into the SQL (schema, after_load, cleanup and checks run as written), or quote it if it is text");
+                self.err(path, false, format!("`:{name}` is a placeholder, and only transaction statements bind values"), "write the value into the SQL (schema, after_load, cleanup, init and checks run as written), or quote it if it is text");
                 return None;
             }
         }

@@ -6,6 +6,8 @@
 use std::collections::HashSet;
 
 use super::compiler::{Compiler, Scope, TXN_ALLOWED, index, key};
+use super::sites::IsolationSite;
+use crate::db::Isolation;
 use crate::engine::custom::expr::Expr;
 use crate::engine::custom::model::{BoundSql, OnMismatch, Op, Slot, Stmt, Txn, Val};
 use crate::engine::lua::sql::text::{first_word, returns_no_rows};
@@ -15,6 +17,8 @@ const TXN_KEYS: &[&str] = &[
     "weight",
     "autocommit",
     "rollback",
+    "isolation",
+    "read_only",
     "think",
     "keying",
     "let",
@@ -96,6 +100,45 @@ impl Compiler<'_> {
             },
             None => 0.0,
         };
+        let isolation = match t.get("isolation") {
+            Some(v) => match v.as_str().and_then(Isolation::parse) {
+                Some(_) if autocommit => {
+                    self.err(
+                        &key(path, "isolation"),
+                        false,
+                        "`isolation` needs a transaction, and this one is `autocommit = true`",
+                        "drop `autocommit = true`, or `isolation`",
+                    );
+                    None
+                }
+                Some(level) => {
+                    self.isolation_sites.push(IsolationSite {
+                        workload: self.name.clone(),
+                        file: self.file_index,
+                        path: key(path, "isolation"),
+                        level,
+                    });
+                    Some(level)
+                }
+                None => {
+                    self.err(
+                        &key(path, "isolation"),
+                        false,
+                        format!(
+                            "`isolation` is one of \"read uncommitted\", \"read committed\", \
+                             \"repeatable read\", \"serializable\", found {v}"
+                        ),
+                        "e.g. isolation = \"serializable\"",
+                    );
+                    None
+                }
+            },
+            None => None,
+        };
+        let read_only = match t.get("read_only") {
+            Some(v) => self.boolean(&key(path, "read_only"), v),
+            None => None,
+        };
         let keying = match t.get("keying") {
             Some(v) => {
                 let scope = Scope {
@@ -129,6 +172,7 @@ impl Compiler<'_> {
                 return None;
             }
         };
+        let first_stmt = statements.len();
         let mut cx = TxnSteps {
             name,
             txn,
@@ -136,6 +180,17 @@ impl Compiler<'_> {
             count: 0,
         };
         self.steps(&key(path, "steps"), steps, &mut cx, &mut set, &mut body);
+        // Read-only unless said otherwise when every statement, in every dialect, is a SELECT.
+        let read_only = read_only.unwrap_or_else(|| {
+            cx.statements[first_stmt..].iter().all(|st| {
+                st.sql.iter().all(|(_, b)| {
+                    b.as_ref().is_none_or(|b| {
+                        b.text.trim().is_empty()
+                            || first_word(&b.text).eq_ignore_ascii_case("select")
+                    })
+                })
+            })
+        });
         let think = match t.get("think") {
             Some(v) => {
                 let scope = Scope {
@@ -159,6 +214,8 @@ impl Compiler<'_> {
             think,
             draws: Vec::new(),
             body,
+            isolation,
+            read_only,
         })
     }
 

@@ -82,6 +82,7 @@ impl Compiler<'_> {
         let schema = sql_list(self, "schema");
         let after_load = sql_list(self, "after_load");
         let cleanup = sql_list(self, "cleanup");
+        let init = sql_list(self, "init");
         let checks = match t.get("checks") {
             Some(v) => {
                 let options: HashSet<Slot> = globals
@@ -126,6 +127,7 @@ impl Compiler<'_> {
             schema,
             after_load,
             cleanup,
+            init,
             load,
             fresh_per_run,
             checks,

@@ -87,6 +87,7 @@ fn def(p: &str) -> Def {
             Sql::all(format!("DROP TABLE IF EXISTS {p}_c")),
             Sql::all(format!("DROP TABLE IF EXISTS {p}_p")),
         ],
+        init: Vec::new(),
         load: vec![
             LoadTable {
                 table: format!("{p}_p"),
@@ -706,6 +707,7 @@ fn bench_sysbench_shaped_load() {
             .iter()
             .map(|t| Sql::all(format!("DROP TABLE IF EXISTS {t}")))
             .collect(),
+        init: Vec::new(),
         load: names
             .iter()
             .map(|t| LoadTable {

@@ -79,6 +79,8 @@ impl Builder {
             think: None,
             draws: draws.to_vec(),
             body,
+            isolation: None,
+            read_only: false,
         });
     }
 
@@ -93,6 +95,7 @@ impl Builder {
             schema: Vec::new(),
             after_load: Vec::new(),
             cleanup: Vec::new(),
+            init: Vec::new(),
             load: Vec::new(),
             fresh_per_run: false,
             checks: Vec::new(),
