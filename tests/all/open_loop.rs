@@ -121,14 +121,17 @@ fn issue_30_an_overloaded_rate_shows_the_queueing_delay_between_response_and_ser
     assert_eq!((over["late"].as_str(), over["skipped"].as_str()), ("", ""));
 
     // Under-loaded: an arrival finds a free thread (a fifth of the capacity asked for): the
-    // lag is small and the service time is the response time.
+    // lag is small and the service time is the response time. The shared server also serves
+    // the other tests running at the same time: a CI run saw 10 ms sleeps take up to 283 ms
+    // there, and arrivals wait behind such a one (lag p95 107 ms, median 2.9 ms), so the
+    // bounds are the median's and a tenth of the overloaded lag.
     assert_eq!(under["rate"], "40");
     assert!(
-        num(under, "lag_p50") < 5.0 && num(under, "lag_p95") < 50.0,
+        num(under, "lag_p50") < 5.0 && num(under, "lag_p95") < 0.1 * num(over, "lag_p95"),
         "{under:?}"
     );
     assert!(
-        (num(under, "lat_p50") - num(under, "service_p50")).abs() < 5.0,
+        (num(under, "lat_p50") - num(under, "service_p50")).abs() < 10.0,
         "{under:?}"
     );
     assert!(num(under, "service_p50") >= 10.0, "{under:?}");
