@@ -84,7 +84,7 @@ pub(super) fn check(c: &mut Checker<'_>, raw: &RawSuite) {
                 false,
                 format!("fault `{name}` has neither `command` nor `sql`"),
                 Some(
-                    "add command = \"…\" (a shell command, e.g. \"systemctl restart mariadb\") \
+                    "add command = \"…\" (a shell command, e.g. \"./failover.sh\") \
                      or sql = \"…\" (run on a connection of its own)"
                         .into(),
                 ),
