@@ -77,11 +77,27 @@ down() {
     for _ in $(seq 1 100); do alive "$pid" || break; sleep 0.05; done
     ! alive "$pid" || die "process $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline")) survived kill -9"
   done
+  # The host ends of the veth pairs first: deleting one end removes both at once, whereas
+  # the kernel destroys a deleted namespace's devices later, in the background, and an `up`
+  # right after would meet the old pair ("RTNETLINK answers: File exists").
+  for link in $(slot_veths); do ip link del "$link" 2>/dev/null || true; done
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$NS_PREFIX[0-9]*$" || true); do
     ip netns del "$ns" 2>/dev/null || true
   done
   ip link del "$BR" 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    [ -z "$(slot_veths)" ] && ! ip link show "$BR" >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+  [ -z "$(slot_veths)" ] || die "links of slot $SLOT are still there after 5 s: $(slot_veths)"
+  ! ip link show "$BR" >/dev/null 2>&1 || die "bridge $BR is still there after 5 s"
   rm -rf "$DIR"
+}
+
+# The host-side veth links of this slot (sbs<S>h<I>), by name.
+slot_veths() {
+  ip -o link show 2>/dev/null | awk -F': ' '{sub(/@.*/, "", $2); print $2}' \
+    | grep "^sbs${SLOT}h[0-9]*$" || true
 }
 
 # Waits until $1:$2 accepts a TCP connection (from the host namespace).
