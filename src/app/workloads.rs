@@ -67,7 +67,12 @@ pub(super) fn workloads(name: Option<&str>, suite: Option<&Path>) -> Exit {
             if let Some(def) = crate::engine::custom::def(w) {
                 text.push_str("\nTransactions (weight):\n");
                 for t in &def.transactions {
-                    text.push_str(&format!("  {:<22} {}\n", t.name, t.weight));
+                    match &t.weight_expr {
+                        Some(e) => {
+                            text.push_str(&format!("  {:<22} {}\n", t.name, e.text().trim()))
+                        }
+                        None => text.push_str(&format!("  {:<22} {}\n", t.name, t.weight)),
+                    }
                 }
                 if let Some(h) = &def.headline {
                     let per = if h.per_secs == 60.0 {

@@ -57,6 +57,7 @@ mod hosts;
 mod import;
 mod kubernetes_example;
 mod layers;
+mod library;
 mod lua_compat;
 mod lua_run;
 mod lua_sql;

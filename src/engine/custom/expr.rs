@@ -73,6 +73,13 @@ impl Expr {
                 detail: describe(&e),
             })?;
         let mut names: Vec<String> = expr.undeclared_variables(false).into_iter().collect();
+        // minijinja's tracker does not look into what a slice cuts (`(s ~ row)[-15:]` reads
+        // `row`): the declared variables named anywhere outside quotes are read too.
+        for name in identifiers(t) {
+            if vars.slot(name).is_some() && !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
         names.sort();
         let mut bound = Vec::with_capacity(names.len());
         for name in names {
@@ -310,6 +317,40 @@ fn from_jinja(v: &minijinja::Value) -> Val {
     }
 }
 
+/// The identifiers of expression text `t` outside quoted strings and not after a `.`
+/// (attributes): every name it may read.
+fn identifiers(t: &str) -> Vec<&str> {
+    let bytes = t.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'\'' || c == b'"' {
+            i += 1;
+            while i < bytes.len() && bytes[i] != c {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let after_dot = t[..start].trim_end().ends_with('.');
+            if !after_dot {
+                out.push(&t[start..i]);
+            }
+        } else if c.is_ascii_digit() {
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,6 +384,27 @@ mod tests {
         assert!(cond.eval(&frame).unwrap().truthy());
         let f = Expr::compile("qty / 2", &v).unwrap();
         assert_eq!(f.eval(&frame), Ok(Val::Float(3.5)));
+    }
+
+    /// minijinja does not report what a slice cuts: the variable is read all the same, so
+    /// the expression is not folded into a constant when the suite loads.
+    #[test]
+    fn a_variable_under_a_slice_is_read() {
+        let v = vars(&["row", "qty"]);
+        let frame = Frame {
+            vals: vec![Val::Int(42), Val::Int(7)],
+        };
+        let e = Expr::compile("('00000' ~ row)[-6:]", &v)
+            .unwrap()
+            .fold()
+            .unwrap();
+        assert_eq!(e.slots(), vec![0]);
+        assert_eq!(e.eval(&frame), Ok(Val::Str("000042".into())));
+        // Quoted text and attributes name no variable.
+        assert_eq!(
+            identifiers("'qty' ~ x.row ~ \"row\" ~ qty"),
+            vec!["x", "qty"]
+        );
     }
 
     /// #26: what the data cannot change is settled when the expression is compiled.

@@ -187,7 +187,10 @@ pub enum Op {
 #[derive(Clone, Debug)]
 pub struct Txn {
     pub name: String,
+    /// The weight written as a number (0 when it is an expression).
     pub weight: u32,
+    /// `weight = "expr"` (#31): an expression over the options, fixed for a run.
+    pub weight_expr: Option<Expr>,
     /// Statements run without BEGIN/COMMIT.
     pub autocommit: bool,
     /// Probability (0..=1) of a deliberate ROLLBACK instead of COMMIT.
@@ -203,6 +206,25 @@ pub struct Txn {
     /// `read_only` (#31; default: every statement starts with SELECT): SQLite begins it
     /// without taking the write lock.
     pub read_only: bool,
+}
+
+impl Txn {
+    /// The transaction's weight in a run whose options are in `options` (see
+    /// [`Def::option_frame`]).
+    pub fn weight_in(&self, options: &Frame) -> Result<u32, String> {
+        let Some(e) = &self.weight_expr else {
+            return Ok(self.weight);
+        };
+        let v = e.eval(options).map_err(|m| format!("`weight`: {m}"))?;
+        v.as_i64()
+            .and_then(|i| u32::try_from(i).ok())
+            .ok_or_else(|| {
+                format!(
+                    "`weight` = `{}` is {v}, not a whole number ≥ 0",
+                    e.text().trim()
+                )
+            })
+    }
 }
 
 impl Def {

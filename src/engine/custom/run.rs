@@ -245,7 +245,7 @@ impl Custom {
                 think,
                 body,
             });
-            total += u64::from(t.weight);
+            total += u64::from(t.weight_in(&options).map_err(in_txn)?);
             cumulative.push(total);
         }
         if total == 0 {
@@ -255,7 +255,7 @@ impl Custom {
             s.run
                 .phases
                 .iter()
-                .map(|p| phase_weights(def, p))
+                .map(|p| phase_weights(def, p, &options))
                 .collect::<Result<Vec<_>, String>>()
                 .map_err(fail)?
         } else {
@@ -449,7 +449,11 @@ fn begin_of(
 
 /// The cumulative weights of phase `p`: its `weights` where it names a transaction, the
 /// declared weight elsewhere.
-fn phase_weights(def: &Def, p: &crate::engine::phases::Phase) -> Result<Vec<u64>, String> {
+fn phase_weights(
+    def: &Def,
+    p: &crate::engine::phases::Phase,
+    options: &Frame,
+) -> Result<Vec<u64>, String> {
     for (name, _) in &p.weights {
         if !def.transactions.iter().any(|t| &t.name == name) {
             return Err(format!(
@@ -459,19 +463,15 @@ fn phase_weights(def: &Def, p: &crate::engine::phases::Phase) -> Result<Vec<u64>
         }
     }
     let mut total = 0u64;
-    let cumulative: Vec<u64> = def
-        .transactions
-        .iter()
-        .map(|t| {
-            let w = p
-                .weights
-                .iter()
-                .find(|(n, _)| n == &t.name)
-                .map_or(t.weight, |&(_, w)| w);
-            total += u64::from(w);
-            total
-        })
-        .collect();
+    let mut cumulative = Vec::with_capacity(def.transactions.len());
+    for t in &def.transactions {
+        let w = match p.weights.iter().find(|(n, _)| n == &t.name) {
+            Some(&(_, w)) => w,
+            None => t.weight_in(options)?,
+        };
+        total += u64::from(w);
+        cumulative.push(total);
+    }
     if total == 0 {
         return Err(format!("phase `{}` weighs every transaction 0", p.name));
     }
@@ -605,7 +605,10 @@ impl Workload for Custom {
             .def
             .transactions
             .iter()
-            .map(|t| format!("{} {}", t.name, t.weight))
+            .map(|t| match t.weight_in(&self.options) {
+                Ok(w) => format!("{} {w}", t.name),
+                Err(_) => format!("{} ?", t.name),
+            })
             .collect();
         writeln!(
             out,

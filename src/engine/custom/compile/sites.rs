@@ -49,6 +49,9 @@ pub(super) enum OptionCheck {
     /// (Bounds over options may be inverted: a range is then read backwards, as TPC-C's
     /// `[1, "warehouses - 1"]` is with one warehouse, where the draw is not used.)
     Int { generator: String, bound: Expr },
+    /// A transaction's `weight` over options (#31): a whole number ≥ 0, and not every
+    /// transaction 0.
+    Weight(Expr),
     /// Load entry `entry`'s `rows` or `per_parent`: with its parents', a count of rows that
     /// `row` (an i64) can number.
     Rows { entry: usize },
@@ -169,8 +172,49 @@ impl Loaded {
                         ));
                     }
                 }
+                OptionCheck::Weight(e) => {
+                    // An expression that fails is reported by its own `Value` site.
+                    if let Ok(v) = e.eval(&frame)
+                        && v.as_i64().and_then(|i| u32::try_from(i).ok()).is_none()
+                    {
+                        errors.push(refuse(
+                            format!(
+                                "`weight` = `{}` is {v}{}, not a whole number ≥ 0",
+                                e.text().trim(),
+                                values_read(def, &frame, e)
+                            ),
+                            "make the weight a whole number ≥ 0 for these option values",
+                        ));
+                    }
+                }
                 OptionCheck::Rows { .. } => {}
             }
+        }
+        let weights: Vec<Result<u32, String>> = def
+            .transactions
+            .iter()
+            .map(|t| t.weight_in(&frame))
+            .collect();
+        if weights.iter().all(|w| matches!(w, Ok(0)))
+            && let Some(site) = sites().find(|s| matches!(s.check, OptionCheck::Weight(_)))
+        {
+            let read: Vec<String> = def
+                .transactions
+                .iter()
+                .filter_map(|t| t.weight_expr.as_ref())
+                .map(|e| values_read(def, &frame, e))
+                .filter(|s| !s.is_empty())
+                .collect();
+            errors.push(self.error_at(
+                site.file,
+                &site.path,
+                format!(
+                    "every transaction of workload `{}` weighs 0{}: nothing would run",
+                    def.name,
+                    read.first().map_or("", String::as_str)
+                ),
+                "give at least one transaction a weight above 0 for these option values",
+            ));
         }
         if let Err((entry, m)) = table_rows_at(def, &frame) {
             let site =

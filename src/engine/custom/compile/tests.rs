@@ -339,6 +339,33 @@ fn zero_weights_or_no_transactions_are_refused() {
 }
 
 #[test]
+fn a_weight_over_options_is_kept_and_anything_else_in_it_is_refused() {
+    let t = ORDERS.replace("weight = 3", "weight = \"3 if mode == 'a' else 0\"");
+    let catalog = load(&t).unwrap();
+    let d = def_of(&catalog, "orders");
+    let txn = &d.transactions[0];
+    assert!(txn.weight_expr.is_some());
+    let mut frame = crate::engine::custom::model::Frame {
+        vals: vec![Val::Null; d.vars.len()],
+    };
+    let mode = d.vars.slot("mode").unwrap();
+    frame.vals[mode] = Val::Str("a".into());
+    assert_eq!(txn.weight_in(&frame), Ok(3));
+    frame.vals[mode] = Val::Str("b".into());
+    assert_eq!(txn.weight_in(&frame), Ok(0));
+    // Constants are folded and checked here; a weight reads options only.
+    let t = ORDERS.replace("weight = 3", "weight = \"2 * 4\"");
+    assert_eq!(
+        def_of(&load(&t).unwrap(), "orders").transactions[0].weight,
+        8
+    );
+    let t = ORDERS.replace("weight = 3", "weight = \"1 - 2\"");
+    refused(&t, "weight = \"1 - 2\"", "new_order.weight", "whole number");
+    let t = ORDERS.replace("weight = 3", "weight = \"qty\"");
+    refused(&t, "weight = \"qty\"", "new_order.weight", "qty");
+}
+
+#[test]
 fn a_bad_expression_is_refused() {
     let t = ORDERS.replace(
         "let = { amount = \"qty * 3\" }",

@@ -6,10 +6,10 @@
 use std::collections::HashSet;
 
 use super::compiler::{Compiler, Scope, TXN_ALLOWED, index, key};
-use super::sites::IsolationSite;
+use super::sites::{IsolationSite, OptionCheck, OptionSite};
 use crate::db::Isolation;
 use crate::engine::custom::expr::Expr;
-use crate::engine::custom::model::{BoundSql, OnMismatch, Op, Slot, Stmt, Txn, Val};
+use crate::engine::custom::model::{BoundSql, OnMismatch, Op, Slot, Stmt, Txn, Val, VarKind};
 use crate::engine::lua::sql::text::{first_word, returns_no_rows};
 use crate::source::Seg;
 
@@ -46,6 +46,72 @@ struct TxnSteps<'s> {
 }
 
 impl Compiler<'_> {
+    /// A transaction's `weight`: an integer ≥ 0, or (#31) an expression over the options
+    /// (`"50 if mix == 'a' else 0"`), fixed for a run: `(0, Some(e))` then, the plan checks
+    /// each run's value ([`super::sites::OptionCheck::Weight`]).
+    fn weight(
+        &mut self,
+        path: &[Seg],
+        t: &toml::Table,
+        avail: &HashSet<Slot>,
+    ) -> (u32, Option<Expr>) {
+        let wpath = key(path, "weight");
+        match t.get("weight") {
+            None => (1, None),
+            Some(toml::Value::String(text)) => {
+                let options: HashSet<Slot> = avail
+                    .iter()
+                    .copied()
+                    .filter(|&s| self.vars.kinds.get(s) == Some(&VarKind::Option))
+                    .collect();
+                let scope = Scope {
+                    set: &options,
+                    place: "a transaction's `weight`",
+                    allowed: "options only (the mix is fixed for a run)",
+                };
+                let Some(e) = self.expr(&wpath, text, &scope) else {
+                    return (0, None);
+                };
+                match e.as_const() {
+                    // No option read: a constant, checked here.
+                    Some(v) => match v.as_i64().and_then(|i| u32::try_from(i).ok()) {
+                        Some(w) => (w, None),
+                        None => {
+                            self.err(
+                                &wpath,
+                                false,
+                                format!("`weight` must be a whole number ≥ 0, `{text}` is {v}"),
+                                "e.g. weight = 45, or an expression over options: weight = \"50 if mix == 'a' else 0\"",
+                            );
+                            (0, None)
+                        }
+                    },
+                    None => {
+                        self.option_sites.push(OptionSite {
+                            workload: self.name.clone(),
+                            file: self.file_index,
+                            path: wpath,
+                            check: OptionCheck::Weight(e.clone()),
+                        });
+                        (0, Some(e))
+                    }
+                }
+            }
+            Some(v) => match v.as_integer().and_then(|i| u32::try_from(i).ok()) {
+                Some(w) => (w, None),
+                None => {
+                    self.err(
+                        &wpath,
+                        false,
+                        format!("`weight` must be an integer ≥ 0, found {v}"),
+                        "e.g. weight = 45 (relative to the others), or an expression over options: weight = \"50 if mix == 'a' else 0\"",
+                    );
+                    (0, None)
+                }
+            },
+        }
+    }
+
     /// Transaction `name`, the `txn`-th of the workload; `avail` is what it may read from the
     /// start (options, `thread`, params). Its statements are added to `statements`.
     pub(super) fn transaction(
@@ -66,21 +132,7 @@ impl Compiler<'_> {
         let before = self.errors.len();
         self.keys(path, t, TXN_KEYS, &format!("transaction `{name}`"));
         self.used.clear();
-        let weight = match t.get("weight") {
-            Some(v) => match v.as_integer().and_then(|i| u32::try_from(i).ok()) {
-                Some(w) => w,
-                None => {
-                    self.err(
-                        &key(path, "weight"),
-                        false,
-                        format!("`weight` must be an integer ≥ 0, found {v}"),
-                        "e.g. weight = 45 (relative to the others)",
-                    );
-                    0
-                }
-            },
-            None => 1,
-        };
+        let (weight, weight_expr) = self.weight(path, t, avail);
         let autocommit = match t.get("autocommit") {
             Some(v) => self.boolean(&key(path, "autocommit"), v).unwrap_or(false),
             None => false,
@@ -208,6 +260,7 @@ impl Compiler<'_> {
         Some(Txn {
             name: name.to_string(),
             weight,
+            weight_expr,
             autocommit,
             rollback,
             keying,

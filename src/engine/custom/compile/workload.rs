@@ -436,7 +436,10 @@ impl Compiler<'_> {
                 format!("workload `{name}` has no transactions"),
                 format!("add [workloads.{name}.transactions.NAME] with weight = 1 and steps = [{{ sql = \"…\" }}]"),
             );
-        } else if transactions.iter().all(|t| t.weight == 0) {
+        } else if transactions
+            .iter()
+            .all(|t| t.weight == 0 && t.weight_expr.is_none())
+        {
             self.err(
                 &key(base, "transactions"),
                 true,

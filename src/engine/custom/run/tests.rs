@@ -73,6 +73,7 @@ impl Builder {
         self.transactions.push(Txn {
             name: name.to_string(),
             weight,
+            weight_expr: None,
             autocommit: false,
             rollback: 0.0,
             keying: None,
