@@ -111,7 +111,7 @@ pub enum Command {
     /// Runs of custom workloads also get their per-transaction table (transactions.csv), which
     /// `--format text|markdown|json` prints to stdout instead of writing the page.
     Report(ReportArgs),
-    /// Turn saved sysbench text output (1.0, 0.5, 0.4.12) into a results directory.
+    /// Turn saved sysbench text output (1.1, 1.0, 0.5, 0.4.12) into a results directory.
     ///
     /// Each report in a file (a shell loop's log may hold many) becomes one run step of a new
     /// run under OUT/SUITE/<run-id>/, with the results.csv and intervals.csv columns of
