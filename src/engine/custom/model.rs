@@ -88,6 +88,37 @@ pub enum GenSpec {
     Fk(String),
     /// `{ thread = true }`: the global thread id.
     Thread,
+    /// A distribution with parameters of its own (#31): `{ zipfian = [a, b], exponent = 0.99 }`,
+    /// `{ pareto = [a, b], h = 0.2 }`, `{ gaussian = [a, b], iter = 6 }`, `{ special = …, pct,
+    /// res, iter }`, `{ zipfian = [a, b], scrambled = true }` (YCSB's scrambled zipfian).
+    Tuned {
+        dist: Dist,
+        lo: Expr,
+        hi: Expr,
+        params: DistParams,
+    },
+    /// `{ exponential = mean, cap = 10, scale = 3 }` (#31): a negative exponential draw of
+    /// mean `mean`, at most `cap` × the mean (TPC-C 5.2.5.4's think times), rounded to `scale`
+    /// decimals (0: an integer).
+    Exponential { mean: Expr, cap: f64, scale: u32 },
+}
+
+/// The parameters one generator gives its distribution (#31); `None`: the run's `rand_*`
+/// option.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DistParams {
+    /// `exponent` of `zipfian` (`rand_zipfian_exp`).
+    pub exponent: Option<f64>,
+    /// `h` of `pareto` (`rand_pareto_h`).
+    pub h: Option<f64>,
+    /// `iter` of `gaussian` and `special` (`rand_spec_iter`).
+    pub iter: Option<u32>,
+    /// `pct` and `res` of `special` (`rand_spec_pct`, `rand_spec_res`).
+    pub pct: Option<u32>,
+    pub res: Option<u32>,
+    /// `scrambled = true` on `zipfian`: YCSB's ScrambledZipfianGenerator (exponent 0.99
+    /// unless `exponent` says otherwise).
+    pub scrambled: bool,
 }
 
 /// `[workloads.X.options.NAME]`.

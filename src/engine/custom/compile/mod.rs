@@ -26,6 +26,7 @@
 
 mod checks;
 mod compiler;
+mod distributions;
 mod generators;
 mod options;
 mod sites;
