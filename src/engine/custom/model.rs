@@ -161,6 +161,9 @@ pub struct LoadTable {
 pub struct Check {
     pub name: String,
     pub sql: Sql,
+    /// With `:option` placeholders (#31): the text with `?` and the option slots they bind
+    /// (written in as literals when the check runs); `None`: `sql` as written.
+    pub bound: Option<BoundSql>,
     pub expect: CheckExpect,
 }
 
@@ -192,6 +195,9 @@ pub struct Stmt {
     /// Index into [`Def::transactions`].
     pub txn: usize,
     pub sql: BoundSql,
+    /// `ps_mode` (#31): prepared (`Auto`) or text (`Disable`) for this statement, whatever
+    /// the target's; `None`: the target's.
+    pub ps_mode: Option<crate::db::PsMode>,
     /// `capture`: (variable, column name) — read from the first row.
     pub capture: Vec<(Slot, String)>,
     pub expect_rows: Option<Expr>,
@@ -223,6 +229,8 @@ pub struct Txn {
     pub autocommit: bool,
     /// Probability (0..=1) of a deliberate ROLLBACK instead of COMMIT.
     pub rollback: f64,
+    /// `retry`, `ignore_errors`, `rollback_when` (#31).
+    pub rules: TxnRules,
     /// Milliseconds slept before (keying) and after (think) the transaction, outside its latency.
     pub keying: Option<GenSpec>,
     pub think: Option<GenSpec>,
@@ -234,6 +242,27 @@ pub struct Txn {
     /// `read_only` (#31; default: every statement starts with SELECT): SQLite begins it
     /// without taking the write lock.
     pub read_only: bool,
+}
+
+/// What a retried transaction binds (`retry`, #31).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Retry {
+    /// New values: its params and generators are drawn again (the default, as OLTP).
+    #[default]
+    Redraw,
+    /// The values of its first try: every param and generator value is replayed.
+    Same,
+}
+
+/// A transaction's own error and rollback rules (#31).
+#[derive(Clone, Debug, Default)]
+pub struct TxnRules {
+    pub retry: Retry,
+    /// `ignore_errors`: codes ignored (counted, rolled back, re-run) in this transaction
+    /// besides the target's (names such as `deadlock` already expanded).
+    pub ignore_errors: Vec<String>,
+    /// `rollback_when`: evaluated after the steps; true: ROLLBACK, counted as a rollback.
+    pub rollback_when: Option<Expr>,
 }
 
 impl Def {

@@ -33,6 +33,7 @@ mod sites;
 mod sql;
 mod tables;
 mod transactions;
+mod txn_rules;
 mod workload;
 
 use std::collections::HashMap;
