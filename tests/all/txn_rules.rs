@@ -1,0 +1,318 @@
+//! A transaction's own rules and a statement's own protocol (#31), checked by what the servers
+//! store and count, on SQLite, MariaDB and PostgreSQL:
+//!
+//! - `retry` and `ignore_errors`: each transaction fails once on purpose (a duplicate key its
+//!   own `ignore_errors` lists, not the target's) and commits on its re-run. Every try records
+//!   the value it bound (autocommit, so a failed try's row stays): with `retry = "same"` both
+//!   tries of every transaction stored the same value, with `"redraw"` never; the errors are
+//!   counted on the transaction and by code. Without the transaction's list the error fails
+//!   the step.
+//! - `rollback_when`: a transaction rolls back when the value it read is odd: the rows it
+//!   rolled back kept no write, and the mix counts the rollbacks.
+//! - `ps_mode` per statement: MariaDB's own session counters (`Com_stmt_execute`), recorded by
+//!   the workload, and PostgreSQL's `pg_prepared_statements` of the session show which
+//!   statement was prepared; on SQLite the text protocol stores the same values.
+//! - Checks bind `:option` placeholders to the run's option values.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::common;
+
+use common::db::{admin_my, admin_pg};
+use common::{results, sbsuite};
+
+#[derive(Clone, Copy, Debug)]
+enum Db {
+    Lite,
+    My,
+    Pg,
+}
+
+impl Db {
+    /// A fresh database `db` and the suite's `[target]` for it (SQLite: a file in `dir`);
+    /// `None` after a recorded skip when the server is not there. PostgreSQL's target ignores
+    /// deadlocks only, so that a duplicate key is ignored only where a transaction says so.
+    fn fresh(self, db: &str, dir: &Path) -> Option<String> {
+        let (made, skip, target) = match self {
+            Db::Lite => {
+                return Some(format!(
+                    "[target]\ndriver = \"sqlite\"\npath = \"{}\"\n",
+                    dir.join(format!("{db}.db")).display()
+                ));
+            }
+            Db::My => (
+                admin_my(&[
+                    format!("DROP DATABASE IF EXISTS {db}"),
+                    format!("CREATE DATABASE {db}"),
+                ]),
+                "no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)",
+                format!(
+                    "[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\nuser = \"root\"\ndatabase = \"{db}\"\n"
+                ),
+            ),
+            Db::Pg => (
+                admin_pg(&[
+                    format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
+                    format!("CREATE DATABASE {db}"),
+                ]),
+                "no PostgreSQL server accepts postgres@127.0.0.1:5432 (.ci/run starts one)",
+                format!(
+                    "[target]\ndriver = \"pgsql\"\nhosts = [\"127.0.0.1:5432\"]\nuser = \"postgres\"\ndatabase = \"{db}\"\nignore_errors = [\"40P01\"]\n"
+                ),
+            ),
+        };
+        if made.is_none() {
+            common::skip(skip);
+        }
+        made.map(|()| target)
+    }
+
+    fn drop(self, db: &str) {
+        match self {
+            Db::Lite => None,
+            Db::My => admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]),
+            Db::Pg => admin_pg(&[format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")]),
+        };
+    }
+
+    /// The code of a duplicate key.
+    fn duplicate(self) -> &'static str {
+        match self {
+            Db::Lite => "SQLITE_CONSTRAINT",
+            Db::My => "1062",
+            Db::Pg => "23505",
+        }
+    }
+}
+
+fn run(dir: &Path, text: &str) -> (Option<i32>, String, String) {
+    let path = dir.join("suite.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&path)
+        .arg("--results-dir")
+        .arg(dir.join("results"))
+        .args(["--progress", "off"])
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The transaction rows of transactions.csv: name → (count, errors, rollbacks).
+fn txn_counts(root: &Path) -> HashMap<String, (i64, i64, i64)> {
+    let mut out = HashMap::new();
+    for r in common::csv_rows(root, "transactions.csv") {
+        if r["kind"] != "transaction" {
+            continue;
+        }
+        let n = |k: &str| r[k].parse::<i64>().unwrap();
+        let e = out.entry(r["transaction"].clone()).or_insert((0, 0, 0));
+        e.0 += n("count");
+        e.1 += n("errors");
+        e.2 += n("rollbacks");
+    }
+    out
+}
+
+/// Each transaction records its try (`n`, per thread) and the value `k` it bound, then fails
+/// with a duplicate key on its odd tries: the first fails, the re-run commits.
+fn retry_suite(target: &str, retry: &str, ignore: &str) -> String {
+    format!(
+        r#"[suite]
+name = "retry"
+server_cost = false
+
+{target}
+[defaults]
+workload = "retry"
+threads = 1
+events = 30
+time = 0
+check = true
+
+[workloads.retry]
+summary = "every transaction fails once, then commits"
+schema = ["CREATE TABLE attempts (t INT, n INT, k BIGINT)", "CREATE TABLE gate (g INT PRIMARY KEY)"]
+cleanup = ["DROP TABLE IF EXISTS attempts", "DROP TABLE IF EXISTS gate"]
+
+[workloads.retry.options]
+tries = {{ type = "int", default = 30, help = "transactions (the step's events)" }}
+
+[[workloads.retry.load]]
+table = "gate"
+rows = 1
+columns = [{{ name = "g", gen = {{ const = 0 }} }}]
+
+[workloads.retry.params]
+k = {{ uniform = [1, 1000000000] }}
+
+[workloads.retry.transactions.twice]
+autocommit = true
+{retry}
+{ignore}
+steps = [
+  {{ sql = "INSERT INTO attempts (t, n, k) SELECT :thread, COUNT(*) + 1, :k FROM attempts WHERE t = :thread" }},
+  {{ sql = "INSERT INTO gate (g) SELECT g FROM gate WHERE (SELECT COUNT(*) FROM attempts WHERE t = :thread) % 2 = 1" }},
+]
+
+[[workloads.retry.checks]]
+name = "two tries per transaction"
+sql = "SELECT COUNT(*) FROM attempts WHERE n <= 2 * :tries"
+expect = "2 * tries"
+
+[[workloads.retry.checks]]
+name = "no more"
+sql = "SELECT COUNT(*) FROM attempts WHERE n > 2 * :tries"
+expect = 0
+
+[[workloads.retry.checks]]
+name = "re-runs that bound the value of the first try"
+sql = "SELECT COUNT(*) FROM attempts a JOIN attempts b ON b.t = a.t AND b.n = a.n + 1 WHERE a.n % 2 = 1 AND a.k = b.k"
+expect = "{same}"
+"#,
+        same = if retry.contains("same") { "tries" } else { "0" },
+    )
+}
+
+fn retries(db: Db, name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(target) = db.fresh(name, dir.path()) else {
+        return;
+    };
+    let ignore = "ignore_errors = [\"duplicate_key\"]";
+    for retry in ["retry = \"same\"", "retry = \"redraw\"", ""] {
+        let sub = dir.path().join(if retry.is_empty() {
+            "default"
+        } else {
+            &retry[9..retry.len() - 1]
+        });
+        std::fs::create_dir_all(&sub).unwrap();
+        let (code, stdout, stderr) = run(&sub, &retry_suite(&target, retry, ignore));
+        assert_eq!(code, Some(0), "{db:?} {retry}: {stdout}\n{stderr}");
+        assert!(
+            stdout.contains("re-runs that bound the value of the first try': ok"),
+            "{db:?} {retry}: {stdout}"
+        );
+        let counts = txn_counts(&sub.join("results"));
+        // Every transaction failed once (counted) and committed once.
+        assert_eq!(counts["twice"], (30, 30, 0), "{db:?} {retry}: {counts:?}");
+        let rows = results(&sub.join("results"));
+        assert_eq!(
+            rows[0]["error_codes"],
+            format!("{}:30", db.duplicate()),
+            "{db:?} {retry}: {rows:?}"
+        );
+    }
+    // Without the transaction's list, the duplicate key fails the step.
+    let sub = dir.path().join("unlisted");
+    std::fs::create_dir_all(&sub).unwrap();
+    let (code, stdout, stderr) = run(&sub, &retry_suite(&target, "retry = \"same\"", ""));
+    assert_ne!(code, Some(0), "{db:?}: {stdout}\n{stderr}");
+    let rows = results(&sub.join("results"));
+    assert_eq!(rows[0]["status"], "failed", "{rows:?}");
+    db.drop(name);
+}
+
+#[test]
+fn retry_same_or_redraw_and_own_ignore_errors_on_sqlite() {
+    retries(Db::Lite, "rules_retry");
+}
+
+#[test]
+fn retry_same_or_redraw_and_own_ignore_errors_on_mariadb() {
+    retries(Db::My, "sbs_rules_retry_my");
+}
+
+#[test]
+fn retry_same_or_redraw_and_own_ignore_errors_on_postgresql() {
+    retries(Db::Pg, "sbs_rules_retry_pg");
+}
+
+/// Each transaction adds a hit to a row, reads its value and rolls back when it is odd.
+fn rollback_when(db: Db, name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(target) = db.fresh(name, dir.path()) else {
+        return;
+    };
+    let text = format!(
+        r#"[suite]
+name = "rbw"
+server_cost = false
+
+{target}
+[defaults]
+workload = "rbw"
+threads = 2
+events = 200
+time = 0
+check = true
+
+[workloads.rbw]
+summary = "roll back what read an odd value"
+schema = ["CREATE TABLE t (id INT PRIMARY KEY, v INT, hits INT)"]
+cleanup = ["DROP TABLE IF EXISTS t"]
+
+[[workloads.rbw.load]]
+table = "t"
+rows = 20
+columns = [{{ name = "id", gen = "row" }}, {{ name = "v", gen = "row" }}, {{ name = "hits", gen = {{ const = 0 }} }}]
+
+[workloads.rbw.params]
+k = {{ uniform = [1, 20] }}
+
+[workloads.rbw.transactions.maybe]
+rollback_when = "v % 2 == 1"
+steps = [
+  {{ sql = "UPDATE t SET hits = hits + 1 WHERE id = :k" }},
+  {{ sql = "SELECT v FROM t WHERE id = :k", capture = ["v"] }},
+]
+
+[[workloads.rbw.checks]]
+name = "odd rows kept no write"
+sql = "SELECT COUNT(*) FROM t WHERE v % 2 = 1 AND hits > 0"
+expect = 0
+
+[[workloads.rbw.checks]]
+name = "even rows kept theirs"
+sql = "SELECT COUNT(*) FROM t WHERE v % 2 = 0 AND hits > 0"
+expect = 10
+"#
+    );
+    let (code, stdout, stderr) = run(dir.path(), &text);
+    assert_eq!(code, Some(0), "{db:?}: {stdout}\n{stderr}");
+    assert!(
+        stdout.contains("odd rows kept no write': ok"),
+        "{db:?}: {stdout}"
+    );
+    assert!(
+        stdout.contains("even rows kept theirs': ok"),
+        "{db:?}: {stdout}"
+    );
+    let (count, errors, rollbacks) = txn_counts(&dir.path().join("results"))["maybe"];
+    assert_eq!(errors, 0);
+    assert_eq!(count + rollbacks, 200, "{db:?}");
+    // Half the rows are odd: 100 ± 5σ (σ ≈ 7).
+    assert!((65..=135).contains(&rollbacks), "{db:?}: {rollbacks}");
+    db.drop(name);
+}
+
+#[test]
+fn rollback_when_rolls_back_on_sqlite() {
+    rollback_when(Db::Lite, "rules_rbw");
+}
+
+#[test]
+fn rollback_when_rolls_back_on_mariadb() {
+    rollback_when(Db::My, "sbs_rules_rbw_my");
+}
+
+#[test]
+fn rollback_when_rolls_back_on_postgresql() {
+    rollback_when(Db::Pg, "sbs_rules_rbw_pg");
+}
