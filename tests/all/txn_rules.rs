@@ -316,3 +316,105 @@ fn rollback_when_rolls_back_on_mariadb() {
 fn rollback_when_rolls_back_on_postgresql() {
     rollback_when(Db::Pg, "sbs_rules_rbw_pg");
 }
+
+/// Statement `a` runs with its own `ps_mode`, statement `b` with the target's: both write the
+/// same values, and the server counts the executions of prepared statements — MariaDB's
+/// session `Com_stmt_execute`, PostgreSQL's executions of the session's prepared INSERTs
+/// (`pg_prepared_statements`) — recorded by the workload's last step (as text itself).
+fn ps_mode_suite(target: &str, target_mode: &str, a_mode: &str, prepared: u32) -> String {
+    format!(
+        r#"[suite]
+name = "psm"
+server_cost = false
+
+{target}{target_mode}
+[defaults]
+workload = "psm"
+threads = 1
+events = 40
+time = 0
+check = true
+
+[workloads.psm]
+summary = "ps_mode per statement"
+schema = ["CREATE TABLE a (id INT PRIMARY KEY, k INT, s VARCHAR(20))", "CREATE TABLE b (id INT PRIMARY KEY, k INT, s VARCHAR(20))", "CREATE TABLE snap (n BIGINT)"]
+cleanup = ["DROP TABLE IF EXISTS a", "DROP TABLE IF EXISTS b", "DROP TABLE IF EXISTS snap"]
+
+[[workloads.psm.load]]
+table = "snap"
+rows = 1
+columns = [{{ name = "n", gen = {{ const = -1 }} }}]
+
+[workloads.psm.params]
+id = {{ sequence = 1 }}
+k = {{ uniform = [-1000, 1000] }}
+s = {{ choice = ["it's", "a\\b", "x\"y", "plain"] }}
+
+[workloads.psm.transactions.probe]
+steps = [
+  {{ sql = "INSERT INTO a (id, k, s) VALUES (:id, :k, :s)", ps_mode = "{a_mode}" }},
+  {{ sql = "INSERT INTO b (id, k, s) VALUES (:id, :k, :s)" }},
+  {{ ps_mode = "disable", sql = {{ mysql = "UPDATE snap SET n = (SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'COM_STMT_EXECUTE')", pgsql = "UPDATE snap SET n = (SELECT COALESCE(SUM(generic_plans + custom_plans), 0) FROM pg_prepared_statements WHERE statement LIKE 'INSERT INTO%')", sqlite = "UPDATE snap SET n = {prepared}" }} }},
+]
+
+[[workloads.psm.checks]]
+name = "both wrote every value alike"
+sql = "SELECT COUNT(*) FROM a JOIN b ON b.id = a.id AND b.k = a.k AND b.s = a.s"
+expect = 40
+
+[[workloads.psm.checks]]
+name = "prepared executions"
+sql = "SELECT n FROM snap"
+expect = {prepared}
+"#
+    )
+}
+
+fn ps_mode_per_statement(db: Db, name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(target) = db.fresh(name, dir.path()) else {
+        return;
+    };
+    // (the target's ps_mode, statement a's, the prepared executions: b's 40, a's 40 if it is).
+    for (i, (target_mode, a_mode, prepared)) in [
+        ("", "disable", 40),
+        ("", "auto", 80),
+        ("ps_mode = \"disable\"\n", "auto", 40),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // With the target's `disable`, b runs as text and a alone is prepared.
+        let prepared = if target_mode.is_empty() { prepared } else { 40 };
+        let sub = dir.path().join(i.to_string());
+        std::fs::create_dir_all(&sub).unwrap();
+        let text = ps_mode_suite(&target, target_mode, a_mode, prepared);
+        let (code, stdout, stderr) = run(&sub, &text);
+        assert_eq!(
+            code,
+            Some(0),
+            "{db:?} {target_mode} {a_mode}: {stdout}\n{stderr}"
+        );
+        assert!(
+            stdout.contains("'prepared executions': ok")
+                && stdout.contains("'both wrote every value alike': ok"),
+            "{db:?} {target_mode} {a_mode}: {stdout}"
+        );
+    }
+    db.drop(name);
+}
+
+#[test]
+fn ps_mode_per_statement_on_sqlite() {
+    ps_mode_per_statement(Db::Lite, "rules_psm");
+}
+
+#[test]
+fn ps_mode_per_statement_on_mariadb() {
+    ps_mode_per_statement(Db::My, "sbs_rules_psm_my");
+}
+
+#[test]
+fn ps_mode_per_statement_on_postgresql() {
+    ps_mode_per_statement(Db::Pg, "sbs_rules_psm_pg");
+}
