@@ -248,6 +248,7 @@ server_cost = false
 {target}
 [defaults]
 workload = "rbw"
+rand_seed = 7
 threads = 2
 events = 200
 time = 0
@@ -417,4 +418,113 @@ fn ps_mode_per_statement_on_mariadb() {
 #[test]
 fn ps_mode_per_statement_on_postgresql() {
     ps_mode_per_statement(Db::Pg, "sbs_rules_psm_pg");
+}
+
+/// Distributions with parameters of their own, seen in the data the server stores: a load of
+/// 20,000 rows whose columns draw a zipfian of exponent 1.5 next to one of the run's (0.8),
+/// YCSB's scrambled zipfian and an exponential; and think times from an exponential that the
+/// transaction also stores. The checks bound the shares by the exact laws (±5σ), with
+/// `:rows` placeholders for the row count.
+fn distributions(db: Db, name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(target) = db.fresh(name, dir.path()) else {
+        return;
+    };
+    let text = format!(
+        r#"[suite]
+name = "dist"
+server_cost = false
+
+{target}
+[defaults]
+workload = "dist"
+rand_seed = 7
+threads = 1
+events = 300
+time = 0
+check = true
+
+[workloads.dist]
+summary = "per-generator distributions"
+schema = ["CREATE TABLE d (id INT PRIMARY KEY, hot INT, cold INT, ycsb INT, e INT)", "CREATE TABLE waits (w NUMERIC(10,3))"]
+cleanup = ["DROP TABLE IF EXISTS d", "DROP TABLE IF EXISTS waits"]
+
+[workloads.dist.options]
+rows = {{ type = "int", default = 20000, dataset = true, help = "rows of d" }}
+
+[[workloads.dist.load]]
+table = "d"
+rows = "rows"
+columns = [
+  {{ name = "id", gen = "row" }},
+  {{ name = "hot", gen = {{ zipfian = [1, 1000], exponent = 1.5 }} }},
+  {{ name = "cold", gen = {{ zipfian = [1, 1000] }} }},
+  {{ name = "ycsb", gen = {{ zipfian = [1, 1000], scrambled = true }} }},
+  {{ name = "e", gen = {{ exponential = 100, scale = 0 }} }},
+]
+
+[workloads.dist.transactions.think]
+let = {{ w = {{ exponential = 5 }} }}
+think = "w"
+steps = [{{ sql = "INSERT INTO waits (w) VALUES (:w)" }}]
+
+[[workloads.dist.checks]]
+name = "exponent 1.5: rank 1 holds 39.2 %"
+sql = "SELECT CASE WHEN COUNT(*) BETWEEN :rows * 0.375 AND :rows * 0.4096 THEN 1 ELSE 0 END FROM d WHERE hot = 1"
+expect = 1
+
+[[workloads.dist.checks]]
+name = "the run's exponent 0.8: rank 1 holds 6.5 %"
+sql = "SELECT CASE WHEN COUNT(*) BETWEEN :rows * 0.0559 AND :rows * 0.0734 THEN 1 ELSE 0 END FROM d WHERE cold = 1"
+expect = 1
+
+[[workloads.dist.checks]]
+name = "scrambled: in range"
+sql = "SELECT COUNT(*) FROM d WHERE ycsb < 1 OR ycsb > 1000"
+expect = 0
+
+[[workloads.dist.checks]]
+name = "scrambled: the hottest value holds 1/26.47 (+ what hashes onto it)"
+sql = "SELECT CASE WHEN MAX(c) BETWEEN :rows * 0.0335 AND :rows * 0.045 THEN 1 ELSE 0 END FROM (SELECT COUNT(*) AS c FROM d GROUP BY ycsb) x"
+expect = 1
+
+[[workloads.dist.checks]]
+name = "scrambled: the start of the range is not hot"
+sql = "SELECT CASE WHEN COUNT(*) < :rows * 0.1 THEN 1 ELSE 0 END FROM d WHERE ycsb <= 10"
+expect = 1
+
+[[workloads.dist.checks]]
+name = "exponential: mean 100, e^-1 above it, at most 10 times it"
+sql = "SELECT CASE WHEN AVG(e) BETWEEN 96 AND 104 AND SUM(CASE WHEN e > 100 THEN 1 ELSE 0 END) BETWEEN :rows * 0.3490 AND :rows * 0.3831 AND MAX(e) <= 1000 AND MIN(e) >= 0 THEN 1 ELSE 0 END FROM d"
+expect = 1
+
+[[workloads.dist.checks]]
+name = "think times: exponential of mean 5 ms, at most 50"
+sql = "SELECT CASE WHEN COUNT(*) = 300 AND AVG(w) BETWEEN 3.5 AND 6.5 AND MAX(w) <= 50 AND MIN(w) >= 0 THEN 1 ELSE 0 END FROM waits"
+expect = 1
+"#
+    );
+    let (code, stdout, stderr) = run(dir.path(), &text);
+    assert_eq!(code, Some(0), "{db:?}: {stdout}\n{stderr}");
+    assert_eq!(
+        stdout.matches("': ok").count(),
+        7,
+        "{db:?}: {stdout}\n{stderr}"
+    );
+    db.drop(name);
+}
+
+#[test]
+fn distributions_per_generator_on_sqlite() {
+    distributions(Db::Lite, "rules_dist");
+}
+
+#[test]
+fn distributions_per_generator_on_mariadb() {
+    distributions(Db::My, "sbs_rules_dist_my");
+}
+
+#[test]
+fn distributions_per_generator_on_postgresql() {
+    distributions(Db::Pg, "sbs_rules_dist_pg");
 }
