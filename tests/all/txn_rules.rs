@@ -528,3 +528,65 @@ fn distributions_per_generator_on_mariadb() {
 fn distributions_per_generator_on_postgresql() {
     distributions(Db::Pg, "sbs_rules_dist_pg");
 }
+
+/// `validate` refuses each misuse at its line and key, with the fix, before anything runs.
+#[test]
+fn validate_refuses_misuse_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = format!(
+        "[target]\ndriver = \"sqlite\"\npath = \"{}\"\n",
+        dir.path().join("v.db").display()
+    );
+    let good = retry_suite(
+        &target,
+        "retry = \"same\"",
+        "ignore_errors = [\"duplicate_key\"]",
+    );
+    let cases = [
+        (
+            "retry = \"same\"",
+            "retry = \"again\"",
+            "`retry` is \"redraw\" or \"same\"",
+        ),
+        (
+            "ignore_errors = [\"duplicate_key\"]",
+            "ignore_errors = [\"dup\"]",
+            "`dup` is not an error code",
+        ),
+        (
+            "k = { uniform = [1, 1000000000] }",
+            "k = { uniform = [1, 1000000000], exponent = 2 }",
+            "`exponent` belongs to the `zipfian` generator",
+        ),
+        (
+            "k = { uniform = [1, 1000000000] }",
+            "k = { exponential = -3 }",
+            "the mean of `exponential` is -3",
+        ),
+        (
+            "sql = \"SELECT COUNT(*) FROM attempts WHERE n > 2 * :tries\"",
+            "sql = \"SELECT COUNT(*) FROM attempts WHERE n > 2 * :k\"",
+            "`k`",
+        ),
+        (
+            "autocommit = true",
+            "autocommit = true\nrollback_when = \"k > 3\"",
+            "`rollback_when` needs a transaction",
+        ),
+    ];
+    for (from, to, message) in cases {
+        let text = good.replacen(from, to, 1);
+        let path = dir.path().join("suite.toml");
+        std::fs::write(&path, &text).unwrap();
+        let out = sbsuite().arg("validate").arg(&path).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{to}: {err}");
+        let last = to.lines().last().unwrap();
+        let line = text.lines().position(|l| l == last).unwrap() + 1;
+        assert!(
+            err.contains(message) && err.contains(&format!("suite.toml:{line}:")),
+            "{to}: line {line}: {err}"
+        );
+        assert!(err.contains("help:"), "{err}");
+    }
+}
