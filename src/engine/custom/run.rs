@@ -1107,7 +1107,7 @@ impl CustomWorker<'_> {
                         w.def.name
                     ));
                 };
-                let sql = if self.session.stmts.prepared(i) {
+                let sql = if self.session.stmts.prepared(i) && !w.stmts[i].text {
                     bound.text.as_str()
                 } else {
                     self.text.as_str()
@@ -1140,7 +1140,7 @@ impl CustomWorker<'_> {
 
     /// Whether the last statement was a prepared one (for the client call's name).
     fn last_prepared(&self) -> bool {
-        matches!(self.last, Last::Stmt(i) if self.session.stmts.prepared(i))
+        matches!(self.last, Last::Stmt(i) if self.session.stmts.prepared(i) && !self.w.stmts[i].text)
     }
 }
 
