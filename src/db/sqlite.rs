@@ -338,7 +338,7 @@ fn fetch(
     }
     let mut cursor = stmt.raw_query();
     while let Some(row) = cursor.next().map_err(err)? {
-        if first && out.rows == 0 {
+        if first && out.keeps_row() {
             for i in 0..columns {
                 out.first
                     .push(value_text(conn, row.get_ref(i).map_err(err)?)?);

@@ -26,6 +26,7 @@
 
 mod checks;
 mod compiler;
+mod flow;
 mod generators;
 mod options;
 mod sites;
