@@ -60,6 +60,9 @@ impl Compiler<'_> {
                 );
             }
         }
+        if !s.contains_key("for_each_row") {
+            return self.statement(spath, s, when, cx, set);
+        }
         // for_each_row
         if !s.contains_key("capture") {
             self.err(
@@ -149,7 +152,8 @@ impl Compiler<'_> {
             Op::Exec { stmt, .. } => stmt,
             _ => return None,
         };
-        let shape = self.rows_shape(&key(spath, "sql"), &cx.statements[stmt].sql)?;
+        let per_driver = s["sql"].is_table();
+        let shape = self.rows_shape(&key(spath, "sql"), &cx.statements[stmt].sql, per_driver)?;
         Some(Op::Batch {
             stmt,
             when,
@@ -162,7 +166,12 @@ impl Compiler<'_> {
 
     /// Each driver's text of a batched statement cut around its one row; an error (at the
     /// statement's `sql`) when a text is not `INSERT … VALUES (…)` with exactly one row.
-    fn rows_shape(&mut self, path: &[Seg], sql: &BoundSql) -> Option<ByDriver<RowsShape>> {
+    fn rows_shape(
+        &mut self,
+        path: &[Seg],
+        sql: &BoundSql,
+        per_driver: bool,
+    ) -> Option<ByDriver<RowsShape>> {
         let mut bad = None;
         let shape = sql.map(|d, b| match cut_row(&b.text, d) {
             Ok(shape) => shape,
@@ -175,7 +184,10 @@ impl Compiler<'_> {
             self.err(
                 path,
                 false,
-                format!("`batch` repeats the row of an INSERT … VALUES (…), and this statement ({driver}) {why}"),
+                format!(
+                    "`batch` repeats the row of an INSERT … VALUES (…), and this statement{} {why}",
+                    if per_driver { format!(" ({driver})") } else { String::new() }
+                ),
                 "write one row with placeholders: sql = \"INSERT INTO t (a, b) VALUES (:a, :b)\" (each row of the batch binds them afresh)",
             );
             return None;
@@ -339,15 +351,14 @@ pub(crate) fn cut_row(text: &str, driver: crate::db::Driver) -> Result<RowsShape
                         close = Some(pos + 1);
                     }
                 }
-                _ if values_end.is_none()
-                    && depth == 0
-                    && (c == b'V' || c == b'v')
-                    && piece[i..].len() >= 6
-                    && piece[i..i + 6].eq_ignore_ascii_case("values")
-                    && (i == 0 || !is_word(b[i - 1]))
-                    && b.get(i + 6).is_none_or(|&n| !is_word(n)) =>
-                {
-                    values_end = Some(pos + 6);
+                _ if values_end.is_none() && depth == 0 && (i == 0 || !is_word(b[i - 1])) => {
+                    let len = b[i..].iter().take_while(|&&c| is_word(c)).count();
+                    let word = &piece[i..i + len];
+                    if word.eq_ignore_ascii_case("values") {
+                        values_end = Some(pos + len);
+                    } else if word.eq_ignore_ascii_case("select") {
+                        return Err("inserts the rows of a SELECT, not one VALUES (…) row".into());
+                    }
                 }
                 _ => {}
             }
@@ -374,3 +385,6 @@ pub(crate) fn cut_row(text: &str, driver: crate::db::Driver) -> Result<RowsShape
 fn is_word(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
+
+#[cfg(test)]
+mod tests;
