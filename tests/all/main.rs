@@ -81,5 +81,6 @@ mod sysbench_shape;
 mod system_engines;
 mod tpcc;
 mod transactions;
+mod txn_flow;
 mod txn_language;
 mod user_data;
