@@ -703,6 +703,11 @@ const SYNCHRONOUS: &[&str] = &["off", "normal", "full", "extra"];
 pub struct SqliteDialect;
 
 impl Dialect for SqliteDialect {
+    /// `SQLITE_MAX_VARIABLE_NUMBER`'s default since SQLite 3.32.
+    fn max_params(&self) -> usize {
+        32_766
+    }
+
     fn open(&self, t: &Target, _n: usize) -> Result<Box<dyn Connection>, SqlError> {
         open(t)
     }

@@ -208,7 +208,7 @@ pub enum Op {
         rows: Expr,
         index: Option<Slot>,
         lets: Vec<Op>,
-        shape: ByDriver<RowsShape>,
+        shape: Box<ByDriver<RowsShape>>,
     },
 }
 

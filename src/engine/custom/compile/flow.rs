@@ -23,19 +23,6 @@ const WHILE_KEYS: &[&str] = &["while", "limit", "index", "when", "let", "steps"]
 /// never turns false would otherwise run its transaction for ever).
 pub(crate) const WHILE_LIMIT: u64 = 10_000;
 
-/// Whether statement step `s` is one of this module's: it iterates its rows or is batched
-/// (or carries a key that only a batch has).
-pub(super) fn flow_statement(s: &toml::Table) -> bool {
-    ["for_each_row", "batch", "let", "index"]
-        .iter()
-        .any(|k| s.contains_key(*k))
-}
-
-/// Whether step `s` (without `sql`) is one of this module's.
-pub(super) fn flow_step(s: &toml::Table) -> bool {
-    s.contains_key("while") || s.contains_key("break_when")
-}
-
 impl Compiler<'_> {
     /// A statement step with `for_each_row` or `batch` (`s` has `sql`).
     pub(super) fn flow_statement(
@@ -160,7 +147,7 @@ impl Compiler<'_> {
             rows: rows?,
             index,
             lets,
-            shape,
+            shape: Box::new(shape),
         })
     }
 

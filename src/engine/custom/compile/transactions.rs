@@ -295,11 +295,16 @@ impl Compiler<'_> {
                 },
                 None => None,
             };
-            if s.contains_key("sql") && super::flow::flow_statement(s) {
+            // #31's keys (`flow.rs`): a statement that iterates its rows or is batched (or
+            // carries a key only a batch has), a `while` block, a `break_when`.
+            let flow_statement = ["for_each_row", "batch", "let", "index"]
+                .iter()
+                .any(|k| s.contains_key(*k));
+            if s.contains_key("sql") && flow_statement {
                 out.extend(self.flow_statement(&spath, s, when, cx, set));
             } else if s.contains_key("sql") {
                 out.extend(self.statement(&spath, s, when, cx, set));
-            } else if super::flow::flow_step(s) {
+            } else if s.contains_key("while") || s.contains_key("break_when") {
                 out.extend(self.flow_step(&spath, s, when, cx, set));
             } else if s.contains_key("steps") || s.contains_key("repeat") || s.contains_key("let") {
                 out.extend(self.block(&spath, s, when, cx, set));

@@ -55,13 +55,9 @@ impl Flow {
 /// The batches prepared on one connection: (statement, rows) → the prepared statement.
 pub(crate) type Batches = HashMap<(usize, usize), StmtId>;
 
-/// Most placeholders one statement may have on `driver` (SQLite's default
-/// `SQLITE_MAX_VARIABLE_NUMBER`; the 16-bit count of MySQL's and PostgreSQL's protocols).
+/// Most placeholders one statement may have on `driver`.
 fn max_binds(driver: Driver) -> usize {
-    match driver {
-        Driver::Sqlite => 32_766,
-        _ => 65_535,
-    }
+    driver.dialect().max_params()
 }
 
 impl CustomWorker<'_> {

@@ -11,6 +11,15 @@ use crate::engine::custom::compile::tests::{def_of, error_at};
 use crate::engine::custom::model::{Op, RowsShape};
 use crate::source::ConfigErrors;
 
+/// A driver by its `[target] driver` name.
+fn drv(name: &str) -> Driver {
+    name.parse().unwrap()
+}
+
+fn pg() -> Driver {
+    drv("pgsql")
+}
+
 fn load(text: &str) -> Result<Catalog, ConfigErrors> {
     let table: toml::Table = toml::from_str(text).unwrap_or_else(|e| panic!("{e}"));
     Ok(super::super::load(Path::new("t.toml"), text, &table)?.catalog())
@@ -87,14 +96,14 @@ fn loops_breaks_and_batches_compile_to_their_ops() {
     };
     assert!(index.is_some());
     assert!(matches!(lets[..], [Op::Let { .. }]), "{lets:?}");
-    let s = shape.get(Driver::Pgsql).unwrap();
+    let s = shape.get(pg()).unwrap();
     assert_eq!(s.prefix, "INSERT INTO t (a, b) VALUES ");
     assert_eq!(s.tuple, "(?, ?)");
     assert_eq!((s.before, s.per_row, s.suffix.as_str()), (0, 2, ""));
     assert_eq!(
         d.statements[*stmt]
             .sql
-            .for_driver(Driver::Pgsql)
+            .for_driver(pg())
             .unwrap()
             .binds
             .len(),
@@ -106,7 +115,7 @@ fn loops_breaks_and_batches_compile_to_their_ops() {
 fn a_batched_insert_is_cut_around_its_row_whatever_its_quotes_hold() {
     let s = cut_row(
         "INSERT INTO t (a, `b)`) VALUES (?, '(values ?)', f(?, 2)) ON DUPLICATE KEY UPDATE b = ?",
-        Driver::Mysql,
+        drv("mysql"),
     )
     .unwrap();
     assert_eq!(s.prefix, "INSERT INTO t (a, `b)`) VALUES ");
@@ -115,15 +124,15 @@ fn a_batched_insert_is_cut_around_its_row_whatever_its_quotes_hold() {
     assert_eq!((s.before, s.per_row), (0, 2));
     let s = cut_row(
         "insert into t (a) select 1 where ? > 0 union all values (?) returning a",
-        Driver::Pgsql,
+        pg(),
     );
     assert!(s.unwrap_err().contains("SELECT"));
     let s = cut_row(
         "WITH x AS (SELECT ? AS v) INSERT INTO t (a) VALUES (?)",
-        Driver::Pgsql,
+        pg(),
     );
     assert!(s.unwrap_err().contains("not an INSERT"));
-    let s = cut_row("REPLACE INTO t VALUES(?) RETURNING a", Driver::Sqlite).unwrap();
+    let s = cut_row("REPLACE INTO t VALUES(?) RETURNING a", drv("sqlite")).unwrap();
     let mut text = String::new();
     s.text(3, &mut text);
     assert_eq!(text, "REPLACE INTO t VALUES(?), (?), (?) RETURNING a");
