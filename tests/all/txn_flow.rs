@@ -423,3 +423,27 @@ fn validate_refuses_flow_misuse_at_its_line() {
         "{err}"
     );
 }
+
+/// A batch with more placeholders than the server takes in one statement stops the run with
+/// the largest size that fits (SQLite: 32766 placeholders, 3 per row).
+#[test]
+fn a_batch_beyond_the_placeholder_limit_says_the_largest_that_fits() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = format!(
+        "[target]\ndriver = \"sqlite\"\npath = \"{}\"\n",
+        dir.path().join("big.db").display()
+    );
+    let text = BATCH
+        .replace("@TARGET@", &target)
+        .replace("@SCHEMA@", "")
+        .replace("@LOG@", "SELECT 1")
+        .replace("n = { uniform = [0, 12] }", "n = 20000");
+    let (code, stdout, stderr) = run(dir.path(), &text);
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    let rows = common::results(&dir.path().join("results"));
+    assert!(
+        rows[0]["error"].contains("a batch of 20000 rows has 60000 placeholders")
+            && rows[0]["error"].contains("make `batch` at most 10922"),
+        "{rows:?}"
+    );
+}
