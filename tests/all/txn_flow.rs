@@ -447,3 +447,30 @@ fn a_batch_beyond_the_placeholder_limit_says_the_largest_that_fits() {
         "{rows:?}"
     );
 }
+
+/// A batch the server refuses fails the run with the server's error, saying it was a batch
+/// of n rows whose last row's values the message shows.
+#[test]
+fn a_failing_batch_says_it_was_a_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = format!(
+        "[target]\ndriver = \"sqlite\"\npath = \"{}\"\n",
+        dir.path().join("dup.db").display()
+    );
+    let text = BATCH
+        .replace("@TARGET@", &target)
+        .replace("@SCHEMA@", "")
+        .replace("@LOG@", "SELECT 1")
+        .replace("PRIMARY KEY (ev, k)", "PRIMARY KEY (ev)")
+        .replace("n = { uniform = [0, 12] }", "n = 3");
+    let (code, stdout, stderr) = run(dir.path(), &text);
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    let rows = common::results(&dir.path().join("results"));
+    let error = &rows[0]["error"];
+    assert!(
+        error.contains("UNIQUE constraint failed")
+            && error.contains("a batch of 3 rows, the values shown are its last row's")
+            && error.contains("k = 2"),
+        "{error}"
+    );
+}

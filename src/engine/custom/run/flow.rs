@@ -259,6 +259,17 @@ impl CustomWorker<'_> {
             conn.query(&self.text)
         };
         self.params = recycle(params);
-        result.map_err(Stop::Sql)
+        // The fatal message shows the one-row text and the last row's values: say it was a
+        // batch (code and kind kept, for `ignore_errors` and reconnects).
+        result.map_err(|e| {
+            Stop::Sql(crate::db::SqlError::new(
+                e.code.clone(),
+                format!(
+                    "{}; a batch of {n} rows, the values shown are its last row's",
+                    e.message
+                ),
+                e.kind,
+            ))
+        })
     }
 }
