@@ -30,6 +30,8 @@
 //!   connection is opened after the keying time and closed before the think time, so that a
 //!   thinking terminal holds no connection; statements are then prepared when first run.
 
+mod flow;
+
 use std::io::{self, Write};
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
@@ -68,6 +70,31 @@ enum Step {
         index: Option<Slot>,
         when: Option<&'static Expr>,
         body: Vec<Step>,
+    },
+    /// #31 (`flow`): `for_each_row`, `while`, `break_when`, `batch`.
+    ForEach {
+        stmt: usize,
+        when: Option<&'static Expr>,
+        body: Vec<Step>,
+    },
+    While {
+        cond: &'static Expr,
+        limit: u64,
+        index: Option<Slot>,
+        when: Option<&'static Expr>,
+        body: Vec<Step>,
+    },
+    Break {
+        cond: &'static Expr,
+    },
+    Batch {
+        stmt: usize,
+        when: Option<&'static Expr>,
+        rows: &'static Expr,
+        index: Option<Slot>,
+        lets: Vec<Step>,
+        /// The text cut around its row, per driver.
+        shape: &'static crate::db::ByDriver<super::model::RowsShape>,
     },
 }
 
@@ -369,6 +396,8 @@ pub(crate) struct Stmts {
     ids: Vec<Option<StmtId>>,
     /// Statements are prepared when first run (a connection per transaction).
     lazy: bool,
+    /// `batch` statements prepared for a number of rows (#31).
+    batches: flow::Batches,
 }
 
 impl Stmts {
@@ -427,6 +456,7 @@ impl Open for Custom {
         Ok(Stmts {
             ids,
             lazy: prepared && !eager,
+            batches: flow::Batches::default(),
         })
     }
 }
@@ -524,6 +554,40 @@ fn compile_steps(
                     index: *index,
                     when: when.as_ref(),
                     body: compile_steps(body, gens, ctx, def)?,
+                },
+                Op::ForEach { stmt, when, body } => Step::ForEach {
+                    stmt: *stmt,
+                    when: when.as_ref(),
+                    body: compile_steps(body, gens, ctx, def)?,
+                },
+                Op::While {
+                    cond,
+                    limit,
+                    index,
+                    when,
+                    body,
+                } => Step::While {
+                    cond,
+                    limit: *limit,
+                    index: *index,
+                    when: when.as_ref(),
+                    body: compile_steps(body, gens, ctx, def)?,
+                },
+                Op::Break { cond } => Step::Break { cond },
+                Op::Batch {
+                    stmt,
+                    when,
+                    rows,
+                    index,
+                    lets,
+                    shape,
+                } => Step::Batch {
+                    stmt: *stmt,
+                    when: when.as_ref(),
+                    rows,
+                    index: *index,
+                    lets: compile_steps(lets, gens, ctx, def)?,
+                    shape,
                 },
             })
         })
@@ -649,6 +713,7 @@ impl Workload for Custom {
             rng: Rng::for_thread(self.seed, id),
             params: Vec::with_capacity(16),
             fetched: Fetched::default(),
+            flow: flow::Flow::new(self.stmts.len()),
             text: String::with_capacity(256),
             last: Last::Text("BEGIN"),
             txn: 0,
@@ -843,6 +908,8 @@ struct CustomWorker<'a> {
     /// Reused parameter buffer (see [`recycle`]).
     params: Vec<P<'static>>,
     fetched: Fetched,
+    /// `for_each_row`, `break_when` and `batch` (#31).
+    flow: flow::Flow,
     /// Reused buffer for `ps_mode = disable` texts.
     text: String,
     last: Last,
@@ -914,6 +981,10 @@ impl CustomWorker<'_> {
 
     fn run(&mut self, steps: &[Step]) -> Result<(), Stop> {
         for step in steps {
+            // A `break_when` held: up to the loop that clears it.
+            if self.flow.breaking {
+                return Ok(());
+            }
             if self.session.stopping() {
                 return Err(Stop::Halted);
             }
@@ -942,6 +1013,39 @@ impl CustomWorker<'_> {
                             self.frame.vals[*s] = Val::Int(i);
                         }
                         self.run(body)?;
+                        if self.flow.take_break() {
+                            break;
+                        }
+                    }
+                }
+                Step::ForEach { stmt, when, body } => {
+                    if self.truthy(*when)? {
+                        self.for_each(*stmt, body)?;
+                    }
+                }
+                Step::While {
+                    cond,
+                    limit,
+                    index,
+                    when,
+                    body,
+                } => {
+                    if self.truthy(*when)? {
+                        self.while_loop(cond, *limit, *index, body)?;
+                    }
+                }
+                Step::Break { cond } => self.flow.breaking = self.truthy(Some(cond))?,
+                Step::Batch {
+                    stmt,
+                    when,
+                    rows,
+                    index,
+                    lets,
+                    shape,
+                } => {
+                    if self.truthy(*when)? {
+                        let shape = shape.get(self.w.sessions.connector.target.driver);
+                        self.batch(*stmt, rows, *index, lets, shape)?;
                     }
                 }
             }
