@@ -719,6 +719,7 @@ impl Workload for Custom {
             txn: 0,
             lines,
             idle_ns: 0,
+            deadline: None,
             replay: replay::Replay::default(),
         }))
     }
@@ -918,6 +919,9 @@ struct CustomWorker<'a> {
     lines: Lines,
     /// Keying and think time slept since the driver last asked.
     idle_ns: u64,
+    /// The end of the measured run, from the event loop: a keying or think time does not
+    /// sleep past it.
+    deadline: Option<Instant>,
     /// The values the transaction drew, for a `retry = "same"` re-run.
     replay: replay::Replay,
 }
@@ -939,8 +943,8 @@ impl CustomWorker<'_> {
     }
 
     /// Sleeps the milliseconds generator `generator` draws (keying, think), counted as idle time;
-    /// wakes early when the run stops.
-    fn pause(&mut self, generator: GenId, what: &str) -> Result<(), String> {
+    /// wakes early when the run stops or its time is up, and then says so (`Ok(false)`).
+    fn pause(&mut self, generator: GenId, what: &str) -> Result<bool, String> {
         let ms = self
             .w
             .gens
@@ -950,21 +954,24 @@ impl CustomWorker<'_> {
             .as_f64()
             .ok_or_else(|| format!("`{what}` is {ms}, not a number of milliseconds"))?;
         if ms.is_nan() || ms <= 0.0 {
-            return Ok(());
+            return Ok(true);
         }
         let start = Instant::now();
         let until = start + Duration::from_secs_f64((ms / 1000.0).min(86_400.0));
-        loop {
+        let whole = loop {
             let now = Instant::now();
-            if now >= until || self.session.stopping() {
-                break;
+            if now >= until {
+                break true;
+            }
+            if self.session.stopping() || self.deadline.is_some_and(|d| now >= d) {
+                break false;
             }
             std::thread::sleep((until - now).min(Duration::from_millis(20)));
-        }
+        };
         self.idle_ns = self
             .idle_ns
             .saturating_add(u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX));
-        Ok(())
+        Ok(whole)
     }
 
     fn truthy(&self, when: Option<&Expr>) -> Result<bool, Stop> {
@@ -1260,10 +1267,13 @@ impl Worker for CustomWorker<'_> {
         let t = w.pick(&mut self.rng);
         self.txn = t;
         let plan = &w.txns[t];
-        if let Some(g) = plan.keying
-            && let Err(e) = self.pause(g, "keying")
-        {
-            return EventResult::Fatal(self.fatal_eval(&e));
+        if let Some(g) = plan.keying {
+            match self.pause(g, "keying") {
+                Ok(true) => {}
+                // The run ended during the keying time: the transaction never started.
+                Ok(false) => return EventResult::Exhausted,
+                Err(e) => return EventResult::Fatal(self.fatal_eval(&e)),
+            }
         }
         // With a connection per transaction, connecting is part of the transaction's time.
         let start = Instant::now();
@@ -1334,6 +1344,24 @@ impl Worker for CustomWorker<'_> {
 
     fn idle_ns(&mut self) -> u64 {
         std::mem::take(&mut self.idle_ns)
+    }
+
+    /// The default loop, telling the worker the run's end before each event, so that keying
+    /// and think times end with the run instead of holding it past its time.
+    fn run_loop(
+        &mut self,
+        lp: &mut crate::engine::driver::EventLoop<'_>,
+    ) -> Result<(), EngineError> {
+        while lp.more_events()? {
+            self.deadline = lp.deadline();
+            lp.event_start();
+            let result = self.event();
+            let idle = self.idle_ns();
+            if !lp.event_done(result, idle)? {
+                break;
+            }
+        }
+        Ok(())
     }
 
     fn finish(&mut self) -> Result<(), EngineError> {
