@@ -146,6 +146,8 @@ struct Run {
     cell: Cell,
     spec: &'static WorkloadSpec,
     options: Options,
+    /// Its worker groups (`[[groups]]`, #31), resolved.
+    groups: Vec<super::StepGroup>,
 }
 
 /// Builds the ordered plan: variant → dataset → prepare → runs (sweep × repeat) → check →
@@ -159,8 +161,12 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     // The custom workloads' option values already checked (`custom_errors`), by workload.
     let mut custom_checked: std::collections::HashSet<(&str, String)> = Default::default();
     for mut cell in cells(&suite.matrix) {
-        match resolve(suite, &cell, &mut defaults) {
-            Ok((spec, mut options)) => {
+        let resolved = resolve(suite, &cell, &mut defaults).and_then(|(spec, options)| {
+            let (groups, options) = step_groups(suite, &cell, spec, options, &mut defaults)?;
+            Ok((spec, options, groups))
+        });
+        match resolved {
+            Ok((spec, mut options, groups)) => {
                 for e in phase_weight_errors(suite, spec) {
                     if !errors.contains(&e) {
                         errors.push(e);
@@ -182,7 +188,9 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                 // An axis that does not apply to this workload (memory_oper for cpu) must not
                 // multiply its runs: drop it from the cell, and the cell if it is then a repeat.
                 // `clients` (how many of `[clients]` run the step) is an axis of every run.
-                cell.retain(|k, _| k == "workload" || k == "clients" || spec.option(k).is_some());
+                cell.retain(|k, _| {
+                    k == "workload" || k == "clients" || k == "groups" || spec.option(k).is_some()
+                });
                 let clients = cell.get("clients").cloned();
                 let mut h = DefaultHasher::new();
                 (spec.name, hash_map(&options.0)).hash(&mut h);
@@ -201,6 +209,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                         cell,
                         spec,
                         options,
+                        groups,
                     });
                 }
             }
@@ -337,6 +346,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             command: None,
             estimated_seconds: None,
             phases: Vec::new(),
+            groups: Vec::new(),
             target: first.spec.needs_target.then(|| target.clone()).flatten(),
         };
         // Both made before the runs, which may move their options (see `uses`). Data that is
@@ -380,6 +390,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                     command: None,
                     estimated_seconds: None,
                     phases: Vec::new(),
+                    groups: Vec::new(),
                     target: runs[m].spec.needs_target.then(|| target.clone()).flatten(),
                 })
         } else {
@@ -417,6 +428,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             let workload = run.spec.name.to_string();
             let spec = Some(run.spec);
             let timeline = phases(&suite.phases, &run.options);
+            let groups = run.groups.clone();
             let estimated_seconds = if timeline.is_empty() {
                 estimate(&run.options)
             } else {
@@ -443,6 +455,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                 command: None,
                 estimated_seconds,
                 phases: timeline,
+                groups,
                 target: step_target,
             });
         }
@@ -520,6 +533,7 @@ impl Commands<'_> {
                     command: Some(command.clone()),
                     estimated_seconds: None,
                     phases: Vec::new(),
+                    groups: Vec::new(),
                     target: runs[m]
                         .spec
                         .needs_target
@@ -861,6 +875,8 @@ fn default_step_name(catalog: &Catalog, axes: &[String], repeat: u32) -> String 
         match a.as_str() {
             "workload" => {}
             "threads" => t.push_str("-t{{ threads }}"),
+            // The `[[groups]]` a step runs, already joined by `+`.
+            "groups" => t.push_str("-{{ groups }}"),
             // Axes that do not apply to the step's workload are empty and left out.
             other => {
                 let filter = if catalog
@@ -881,6 +897,97 @@ fn default_step_name(catalog: &Catalog, axes: &[String], repeat: u32) -> String 
         t.push_str("-r{{ repetition }}");
     }
     t
+}
+
+/// A run step's worker groups (`[[groups]]`, #31) for matrix cell `cell`: those its `groups`
+/// axis names (every group without one), each with its own workload's options resolved as a
+/// step's are (spec default < [defaults] < cell) under the group's `options`, `threads` and
+/// `rate`. The step's own `options` get the groups' total `threads` (results.csv's `threads`
+/// of the step's row) and `rate` 0.
+fn step_groups(
+    suite: &Suite,
+    cell: &Cell,
+    step_spec: &'static WorkloadSpec,
+    mut options: Options,
+    defaults: &mut SpecDefaults,
+) -> Result<(Vec<super::StepGroup>, Options), ConfigError> {
+    if suite.groups.is_empty() {
+        return Ok((Vec::new(), options));
+    }
+    let picked: Option<Vec<&str>> = cell
+        .get("groups")
+        .and_then(Value::as_str)
+        .map(|s| s.split('+').collect());
+    let mut out = Vec::new();
+    for (i, g) in suite.groups.iter().enumerate() {
+        if picked
+            .as_ref()
+            .is_some_and(|p| !p.contains(&g.name.as_str()))
+        {
+            continue;
+        }
+        let spec = match &g.workload {
+            None => step_spec,
+            Some(w) => suite.catalog.workload(w).ok_or_else(|| {
+                suite.error(
+                    &[Seg::key("groups"), Seg::Index(i), Seg::key("workload")],
+                    format!("unknown workload `{w}`"),
+                )
+            })?,
+        };
+        if !spec.needs_target {
+            let path = match &g.workload {
+                Some(_) => vec![Seg::key("groups"), Seg::Index(i), Seg::key("workload")],
+                None => vec![Seg::key("defaults"), Seg::key("workload")],
+            };
+            return Err(suite
+                .error(
+                    &path,
+                    format!(
+                        "group `{}` runs `{}`, a system workload, which cannot share a step with \
+                         other groups",
+                        g.name, spec.name
+                    ),
+                )
+                .with_help(
+                    "give the group a database workload (`workload = \"oltp_read_only\"`, a \
+                     [workloads.NAME]); run system workloads as steps of their own",
+                ));
+        }
+        let spec_defaults = defaults.of(spec);
+        let mut group = spec.resolve_options(|name| match name {
+            "threads" => Some(Value::Int(g.threads as i64)),
+            "rate" => Some(Value::Int(g.rate.unwrap_or(0) as i64)),
+            _ => g
+                .options
+                .get(name)
+                .or_else(|| cell.get(name))
+                .or_else(|| suite.defaults.get(name))
+                .or_else(|| spec_defaults.get(name))
+                .cloned(),
+        });
+        // The step's own forced shutdown (its `time`'s), so that every group stops alike.
+        if let (Some(v), Some(step)) = (
+            group.0.get_mut("forced_shutdown"),
+            options.get("forced_shutdown"),
+        ) {
+            *v = step.clone();
+        }
+        group.0.shrink_to_fit();
+        out.push(super::StepGroup {
+            name: g.name.clone(),
+            workload: spec.name.to_string(),
+            spec: Some(spec),
+            options: group,
+        });
+    }
+    let total: u64 = out.iter().map(super::StepGroup::threads).sum();
+    for (key, v) in [("threads", total as i64), ("rate", 0)] {
+        if let Some(slot) = options.0.get_mut(key) {
+            *slot = Value::Int(v);
+        }
+    }
+    Ok((out, options))
 }
 
 /// Expected seconds of a run step: `time` when set (an `events` cap may end it sooner).

@@ -19,7 +19,7 @@ use indexmap::IndexMap;
 
 use super::svg::{Bar, Chart, Missing, Series, all_powers_of_two};
 use crate::compare::stats::summarize;
-use crate::results::csv::{PHASE, TARGET_RATE};
+use crate::results::csv::{GROUP, PHASE, TARGET_RATE};
 use crate::results::load::{Row, Run};
 use crate::results::sanitise_name;
 
@@ -495,11 +495,12 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
                 several.then(|| (0..i).filter(|&j| same(j)).count())
             })
             .collect();
+        let colours = step_colours.len();
         let series_of = |col: &str| -> Vec<Series> {
             steps
                 .iter()
                 .zip(labels.iter().zip(&reps))
-                .map(|((tag, row, _, ivs), (label, rep))| {
+                .flat_map(|((tag, row, _, ivs), (label, rep))| {
                     let color = step_colours.get(label).copied().unwrap_or(0);
                     let label = match (rep, row) {
                         (None, _) => label.clone(),
@@ -508,17 +509,27 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
                         }
                         (Some(i), _) => format!("{label} · rep {}", i + 1),
                     };
-                    Series {
-                        label: keys.label(&label, tag),
-                        points: ivs
-                            .iter()
-                            .filter_map(|iv| Some((iv.num("time")?, iv.num(col)?)))
-                            .collect(),
-                        color,
-                        dashed: tag == "B",
-                        rep: rep.unwrap_or(0),
-                        bars: Vec::new(),
-                    }
+                    // A step with `[[groups]]` (#31): a line per group, side by side in time,
+                    // so that one group's throughput shows what the others' activity cost it.
+                    group_names(ivs)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(k, group)| Series {
+                            label: match group {
+                                "" => keys.label(&label, tag),
+                                g => keys.label(&format!("{label} · {g}"), tag),
+                            },
+                            points: ivs
+                                .iter()
+                                .filter(|iv| iv.get(GROUP) == group)
+                                .filter_map(|iv| Some((iv.num("time")?, iv.num(col)?)))
+                                .collect(),
+                            color: color + k * colours,
+                            dashed: tag == "B",
+                            rep: rep.unwrap_or(0),
+                            bars: Vec::new(),
+                        })
+                        .collect::<Vec<_>>()
                 })
                 .collect()
         };
@@ -535,7 +546,13 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
                 ..s
             })
             .collect();
-        let timeline = phase_spans(&all);
+        let mut timeline = phase_spans(&all);
+        if all.iter().any(|r| !r.get(GROUP).is_empty()) {
+            timeline.push_str(
+                "; steps with [[groups]]: a line per group (its own throughput), so a group's \
+                 drop shows what the other groups' activity cost it",
+            );
+        }
         series.extend(targets);
         let throughput = (!column.is_empty()).then(|| Chart {
             id: format!("timeseries-{:02}-{slug}-throughput", gi + 1),
@@ -568,6 +585,22 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
         out.push((line, throughput, latency));
     }
     out
+}
+
+/// The worker groups of a step's interval rows in the order they first report (`[""]`
+/// without groups).
+fn group_names<'a>(intervals: &[&'a Row]) -> Vec<&'a str> {
+    let mut names: Vec<&str> = Vec::new();
+    for r in intervals {
+        let g = r.get(GROUP);
+        if !names.contains(&g) {
+            names.push(g);
+        }
+    }
+    if names.is_empty() {
+        names.push("");
+    }
+    names
 }
 
 /// The phases of interval rows tagged with them (`[[phases]]`, #30), for a chart's note:
@@ -636,6 +669,7 @@ mod tests {
             header,
             rows,
             phase_rows: Vec::new(),
+            group_rows: Vec::new(),
             intervals,
             transactions: Vec::new(),
             suite_text: None,
