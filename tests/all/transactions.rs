@@ -89,6 +89,7 @@ fn outcome(new_order_ms: f64, tpm: f64) -> StepOutcome {
         metrics: vec![(HEADLINE, tpm)],
         per_thread: Vec::new(),
         phases: Vec::new(),
+        groups: Vec::new(),
         transactions: vec![
             TxnStats {
                 name: "new_order".into(),
@@ -139,6 +140,7 @@ fn step(orders: &'static WorkloadSpec, index: usize, variant: &str, repetition: 
         command: None,
         estimated_seconds: Some(10.0),
         phases: Vec::new(),
+        groups: Vec::new(),
         target: None,
     }
 }
