@@ -359,7 +359,48 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             ),
             _ => (None, None),
         };
+        // The datasets of the runs' worker groups (#31) other than this one: each prepared
+        // once after it, cleaned up before its cleanup.
+        let group_data: Vec<(&super::StepGroup, usize, usize)> = match (pass.first(), pass.last()) {
+            (Some(f), Some(l)) if prepares => {
+                let mut seen: Vec<Vec<Value>> = key.iter().cloned().collect();
+                let mut out = Vec::new();
+                for (m, _, _) in &pass {
+                    for g in &runs[*m].groups {
+                        if let Some(k) = g.spec.and_then(|s| data_key(s, &g.options))
+                            && !seen.contains(&k)
+                        {
+                            seen.push(k);
+                            out.push((g, f.2, l.2));
+                        }
+                    }
+                }
+                out
+            }
+            _ => Vec::new(),
+        };
+        let group_step = |g: &super::StepGroup, kind: StepKind, v: usize| Step {
+            name: g
+                .spec
+                .and_then(|s| s.data.family)
+                .unwrap_or(&g.workload)
+                .to_string(),
+            workload: g.workload.clone(),
+            spec: g.spec,
+            options: g.options.clone(),
+            ..data_step(kind, v)
+        };
+        let group_prepares: Vec<Step> = group_data
+            .iter()
+            .map(|&(g, f, _)| group_step(g, StepKind::Prepare, f))
+            .collect();
+        let group_cleanups: Vec<Step> = group_data
+            .iter()
+            .rev()
+            .map(|&(g, _, l)| group_step(g, StepKind::Cleanup, l))
+            .collect();
         steps.extend(prepare);
+        steps.extend(group_prepares);
         let commands = Commands {
             suite,
             axes: &axes,
@@ -461,6 +502,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
         }
         steps.extend(after_runs);
         steps.extend(check);
+        steps.extend(group_cleanups);
         steps.extend(cleanup);
     }
     for (i, s) in steps.iter_mut().enumerate() {
@@ -807,14 +849,20 @@ fn target_key_path(key: &str) -> Vec<Seg> {
 }
 
 fn dataset_key(run: &Run) -> Option<Vec<Value>> {
-    let family = run.spec.data.family?;
+    data_key(run.spec, &run.options)
+}
+
+/// The data `spec` with `options` works on: its family and the values of the options that
+/// shape it (`None`: it has none).
+fn data_key(spec: &WorkloadSpec, options: &Options) -> Option<Vec<Value>> {
+    let family = spec.data.family?;
     let mut key = vec![Value::Str(family.to_string())];
-    key.extend(run.spec.data.keys.iter().map(|k| {
-        run.options
-            .get(k)
-            .cloned()
-            .unwrap_or(Value::Str(String::new()))
-    }));
+    key.extend(
+        spec.data
+            .keys
+            .iter()
+            .map(|k| options.get(k).cloned().unwrap_or(Value::Str(String::new()))),
+    );
     Some(key)
 }
 
@@ -972,6 +1020,43 @@ fn step_groups(
             options.get("forced_shutdown"),
         ) {
             *v = step.clone();
+        }
+        // Groups on the step's data share it; a group on data of its own gets its own prepare
+        // (`build`), which needs the step's data to be prepared at all.
+        let step_data = data_key(step_spec, &options);
+        if let Some(k) = data_key(spec, &group)
+            && step_data.as_ref() != Some(&k)
+        {
+            let same_family = step_spec.data.family == spec.data.family;
+            if same_family || step_data.is_none() || spec.data.fresh_per_run {
+                let why = if same_family {
+                    format!(
+                        "group `{}` shapes the data of `{}` otherwise than its step (options {}): \
+                         both would prepare the same tables",
+                        g.name,
+                        spec.name,
+                        spec.data.keys.join(", ")
+                    )
+                } else if spec.data.fresh_per_run {
+                    format!(
+                        "group `{}` runs `{}`, whose data is prepared afresh for every run",
+                        g.name, spec.name
+                    )
+                } else {
+                    format!(
+                        "group `{}` runs `{}`, whose data the step's workload `{}` does not \
+                         prepare",
+                        g.name, spec.name, step_spec.name
+                    )
+                };
+                return Err(suite
+                    .error(&[Seg::key("groups"), Seg::Index(i)], why)
+                    .with_help(
+                        "groups on one dataset share its prepare: leave the data options to \
+                         [defaults], and set `workload` in [defaults] to a workload whose data \
+                         the groups read (e.g. tpcc for a group of ch)",
+                    ));
+            }
         }
         group.0.shrink_to_fit();
         out.push(super::StepGroup {

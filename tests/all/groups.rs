@@ -68,7 +68,7 @@ options = { range_size = 10, skip_trx = true }
 #[test]
 fn validate_refuses_groups_it_cannot_run_and_says_how_to_fix_them() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &str, &[&str]); 7] = [
+    let cases: [(&str, &str, &[&str]); 8] = [
         (
             "[[groups]]\nname = \"a\"\nworkload = \"oltp_read_only\"\n",
             "",
@@ -117,6 +117,14 @@ fn validate_refuses_groups_it_cannot_run_and_says_how_to_fix_them() {
             &[
                 "group 1 (`a`) sets `threads` in its options",
                 "`threads` and [[groups]] do not go together: each group sets its own",
+            ],
+        ),
+        (
+            "[[groups]]\nname = \"a\"\nworkload = \"oltp_read_only\"\nthreads = 1\noptions = { table_size = 100 }\n",
+            "",
+            &[
+                "group `a` shapes the data of `oltp_read_only` otherwise than its step",
+                "groups on one dataset share its prepare",
             ],
         ),
     ];
@@ -489,4 +497,76 @@ fn pgsql_ch_benchmark_groups_are_measured_apart_and_cost_the_writers() {
     };
     ch_benchmark(&server, "PostgreSQL");
     common::db::admin_pg(&[drop]);
+}
+
+/// A key-value workload with data of its own (a table `kv` of `keys` rows).
+const KV: &str = r#"
+[workloads.kv]
+summary = "a key-value table"
+schema = ["CREATE TABLE kv (k INTEGER PRIMARY KEY, v INTEGER)"]
+cleanup = ["DROP TABLE IF EXISTS kv"]
+
+[workloads.kv.options]
+keys = { type = "int", default = 100, min = 1, max = 1000000, dataset = true, help = "rows" }
+
+[workloads.kv.params]
+k = { uniform = [1, "keys"] }
+
+[[workloads.kv.load]]
+table = "kv"
+rows = "keys"
+columns = [{ name = "k", gen = "row" }, { name = "v", gen = "row" }]
+
+[workloads.kv.transactions.get]
+weight = 1
+steps = [{ name = "get", sql = "SELECT v FROM kv WHERE k = :k", expect_rows = 1 }]
+"#;
+
+#[test]
+fn a_group_on_data_of_its_own_gets_its_prepare_and_cleanup_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let groups = format!(
+        "[[groups]]\nname = \"oltp\"\nthreads = 1\n\n[[groups]]\nname = \"kv\"\nworkload = \"kv\"\nthreads = 1\noptions = {{ keys = 50 }}\n{KV}"
+    );
+    let suite = sqlite_suite(dir.path(), &groups, "groups = [\"oltp+kv\", \"kv\"]");
+    let out = sbsuite().arg("plan").arg(&suite).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    // `N. kind name …` lines.
+    let kinds: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.trim_start().split_once(". "))
+        .filter(|(n, _)| n.parse::<usize>().is_ok())
+        .filter_map(|(_, rest)| rest.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["prepare", "prepare", "run", "run", "cleanup", "cleanup"],
+        "{stdout}"
+    );
+    assert!(stdout.contains("prepare custom:kv"), "{stdout}");
+    let out = sbsuite()
+        .current_dir(dir.path())
+        .arg("run")
+        .arg(&suite)
+        .arg("--results-dir")
+        .arg(dir.path().join("results"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.matches("Creating table 'kv'").count(), 1, "{stdout}");
+    assert_eq!(stdout.matches("Dropping table 'kv'").count(), 1, "{stdout}");
+    let rows = results(&dir.path().join("results"));
+    let kv: Vec<&Row> = rows.iter().filter(|r| r["group"] == "kv").collect();
+    assert_eq!(kv.len(), 2, "{rows:?}");
+    for r in kv {
+        assert_eq!(r["status"], "ok", "{r:?}");
+        assert!(num(r, "events") > 0.0, "{r:?}");
+        assert_eq!(num(r, "errors"), 0.0, "every key is there: {r:?}");
+    }
 }
