@@ -33,7 +33,7 @@ enum Msg {
     /// One line of its text (newline included).
     Line(usize, Vec<u8>),
     /// One interim report, tagged with its group.
-    Interval(IntervalSample),
+    Interval(Box<IntervalSample>),
     /// Its measured part begins.
     Measuring,
 }
@@ -124,7 +124,7 @@ impl StepObserver for Forward {
     fn interval(&mut self, sample: &IntervalSample) {
         let mut s = sample.clone();
         s.group = Some(self.group);
-        let _ = self.tx.send(Msg::Interval(s));
+        let _ = self.tx.send(Msg::Interval(Box::new(s)));
     }
 
     fn measuring(&mut self) {
