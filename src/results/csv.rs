@@ -464,7 +464,11 @@ pub fn step_cells(extra_axes: &[(String, String)], step: &Step) -> Vec<String> {
     cells.push(step.index.to_string());
     cells.push(step.name.clone());
     cells.push(step.variant.clone());
-    cells.push(step.workload.clone());
+    // A step with groups (#31): the workloads it ran.
+    cells.push(match step.groups.as_slice() {
+        [] => step.workload.clone(),
+        groups => crate::plan::groups_workload(groups),
+    });
     cells.push(step_value(step, "threads"));
     for (_, axis) in extra_axes {
         cells.push(step_value(step, axis));
@@ -515,17 +519,10 @@ fn record(
         // `threads`, after `run_id`, `step`, `name`, `variant`, `workload`.
         rec[5] = p.threads.to_string();
     }
-    match group {
+    if let Some(g) = group {
         // `workload` and `threads`.
-        Some(g) => {
-            rec[4] = g.workload.clone();
-            rec[5] = g.threads().to_string();
-        }
-        // A step with groups: the workloads it ran.
-        None if !step.groups.is_empty() && phase.is_none() => {
-            rec[4] = crate::plan::groups_workload(&step.groups);
-        }
-        None => {}
+        rec[4] = g.workload.clone();
+        rec[5] = g.threads().to_string();
     }
     rec.push(row.started_at.to_rfc3339_opts(SecondsFormat::Millis, true));
     match row.outcome {
