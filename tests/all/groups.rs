@@ -266,6 +266,10 @@ fn sqlite_groups_write_the_merged_row_then_a_row_and_intervals_per_group() {
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.contains("· writers"), "a line for the writers");
     assert!(html.contains("· readers"), "a line for the readers");
+    assert!(
+        html.contains("group writers: tps over time, in each step that ran it"),
+        "a chart per group"
+    );
 }
 
 /// The server under test for the CH-benCHmark suite: its `--set` target and the shell command

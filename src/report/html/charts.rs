@@ -313,7 +313,8 @@ pub fn build(runs: &[Tagged]) -> Charts {
         }
     }
 
-    let series = time_series(runs, &keys);
+    let mut series = time_series(runs, &keys);
+    series.extend(group_series(runs));
     Charts { x, sweep, series }
 }
 
@@ -585,6 +586,99 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
         out.push((line, throughput, latency));
     }
     out
+}
+
+/// Steps with `[[groups]]` (#31): per group, its throughput over time in every step that ran
+/// it, one line per step (and run), so that the group alone and beside others share one chart:
+/// the interference at a glance.
+fn group_series(runs: &[Tagged]) -> Vec<(String, Option<Chart>, Option<Chart>)> {
+    // group → [(label, tag, intervals)]
+    type Lines<'a> = Vec<(String, String, Vec<&'a Row>)>;
+    let mut groups: IndexMap<&str, Lines> = IndexMap::new();
+    for t in runs {
+        for iv in t.run.intervals.iter().filter(|r| !r.get(GROUP).is_empty()) {
+            let label = format!("step {} {}", iv.get("step"), iv.get("name"));
+            let lines = groups.entry(iv.get(GROUP)).or_default();
+            match lines
+                .iter_mut()
+                .find(|(l, tag, _)| *l == label && *tag == t.tag)
+            {
+                Some((_, _, ivs)) => ivs.push(iv),
+                None => lines.push((label, t.tag.clone(), vec![iv])),
+            }
+        }
+    }
+    let two_runs = runs.len() > 1;
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(gi, (group, lines))| {
+            let column = if lines
+                .iter()
+                .flat_map(|l| &l.2)
+                .any(|r| r.num("tps").is_some())
+            {
+                "tps"
+            } else {
+                "eps"
+            };
+            let series_of = |col: &str| -> Vec<Series> {
+                let mut colours: Vec<&str> = Vec::new();
+                lines
+                    .iter()
+                    .map(|(label, tag, ivs)| {
+                        let color = colours.iter().position(|l| l == label).unwrap_or_else(|| {
+                            colours.push(label);
+                            colours.len() - 1
+                        });
+                        Series {
+                            label: if two_runs {
+                                format!("{label} · run {tag}")
+                            } else {
+                                label.clone()
+                            },
+                            points: ivs
+                                .iter()
+                                .filter_map(|iv| Some((iv.num("time")?, iv.num(col)?)))
+                                .collect(),
+                            color,
+                            dashed: tag == "B",
+                            rep: 0,
+                            bars: Vec::new(),
+                        }
+                    })
+                    .collect()
+            };
+            let slug = sanitise_name(group);
+            let title = format!("group {group}");
+            let chart = |kind: &str, col: &str, y: &str, what: &str| Chart {
+                id: format!("group-{:02}-{slug}-{kind}", gi + 1),
+                title: format!("{title}: {what} over time, in each step that ran it"),
+                x_label: "time (s)".into(),
+                y_label: y.into(),
+                x_log2: false,
+                series: series_of(col),
+                missing: Vec::new(),
+                note: format!(
+                    "each line: the group's own {what} in one step; its steps alone and beside \
+                     other groups side by side show what the others cost it"
+                ),
+            };
+            let throughput = chart(
+                "throughput",
+                column,
+                &format!("{column} of the group"),
+                column,
+            );
+            let latency = chart(
+                "latency",
+                "lat_pct",
+                "latency at the percentile (ms)",
+                "latency",
+            );
+            (title, Some(throughput), Some(latency))
+        })
+        .collect()
 }
 
 /// The worker groups of a step's interval rows in the order they first report (`[""]`
