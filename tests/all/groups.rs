@@ -192,11 +192,27 @@ fn sqlite_groups_write_the_merged_row_then_a_row_and_intervals_per_group() {
         .arg(&suite)
         .arg("--results-dir")
         .arg(dir.path().join("results"))
+        .arg("--events")
+        .arg(format!(
+            "jsonl:{}",
+            dir.path().join("events.jsonl").display()
+        ))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(stdout.contains("[writers] SQL statistics:"), "{stdout}");
+    // The interval events name their group.
+    let events = std::fs::read_to_string(dir.path().join("events.jsonl")).unwrap();
+    let groups: Vec<String> = events
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["event"] == "interval")
+        .map(|e| e["group"].as_str().unwrap_or("none").to_string())
+        .collect();
+    assert!(groups.iter().any(|g| g == "writers"), "{events}");
+    assert!(groups.iter().any(|g| g == "readers"), "{events}");
+    assert!(groups.iter().all(|g| g != "none"), "{events}");
     assert!(stdout.contains("[readers] SQL statistics:"), "{stdout}");
     let rows = results(&dir.path().join("results"));
     assert_eq!(rows.len(), 3, "the step's row and one per group: {rows:?}");
