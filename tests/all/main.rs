@@ -80,6 +80,7 @@ mod stop;
 mod sysbench_shape;
 mod system_engines;
 mod tpcc;
+mod tpch;
 mod transactions;
 mod txn_language;
 mod user_data;
