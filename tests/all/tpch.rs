@@ -276,3 +276,90 @@ fn a_test_cut_by_its_time_limit_is_interrupted_and_says_why() {
     );
     assert!(step["tpch_qphh"].is_empty(), "{step:?}");
 }
+
+/// Rows an interrupted run's RF1 left behind (here: one order and its line items at the first
+/// key of refresh set 0, written by hand) are deleted before the next run, whose RF1 then
+/// inserts the same keys without a duplicate-key error, and whose RF2 leaves the data as
+/// prepare made it — read back from MariaDB.
+#[test]
+fn rf1_leftovers_are_cleared_before_a_run_and_refreshes_leave_the_data_as_it_was() {
+    let _serial = serial();
+    let db = "sbsuite_t_tpch_rf";
+    let fresh = [
+        format!("DROP DATABASE IF EXISTS {db}"),
+        format!("CREATE DATABASE {db}"),
+    ];
+    if common::db::admin_my(&fresh).is_none() {
+        common::skip("no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)");
+        return;
+    }
+    let sysbench = |command: &str, extra: &[&str]| {
+        let out = common::sbsuite_process()
+            .args([
+                "sysbench",
+                "tpch",
+                "--mysql-host=127.0.0.1",
+                "--mysql-user=root",
+                &format!("--mysql-db={db}"),
+                "--scale=0.01",
+            ])
+            .args(extra)
+            .arg(command)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{command}: {text}");
+        text
+    };
+    sysbench("prepare", &[]);
+    // Order 1 copied to key 9: the first key of refresh set 0 (dbgen's keys 32·i + j, j < 8,
+    // moved by 8), as an RF1 cut before its RF2 leaves it.
+    common::db::admin_my(&[
+        format!("USE {db}"),
+        "INSERT INTO orders SELECT o_orderkey + 8, o_custkey, o_orderstatus, o_totalprice, \
+         o_orderdate, o_orderpriority, o_clerk, o_shippriority, o_comment FROM orders \
+         WHERE o_orderkey = 1"
+            .into(),
+        "INSERT INTO lineitem SELECT l_orderkey + 8, l_partkey, l_suppkey, l_linenumber, \
+         l_quantity, l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, \
+         l_shipdate, l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, l_comment \
+         FROM lineitem WHERE l_orderkey = 1"
+            .into(),
+    ])
+    .expect("the leftover rows went in");
+    let out = sysbench("run", &["--tpch-test=power", "--time=0"]);
+    assert!(out.contains("Power@Size:"), "{out}");
+    let counts = mysql_counts(db);
+    assert_eq!(
+        counts,
+        (15_000, 60_175, 0),
+        "orders, lineitems, rows at key 9"
+    );
+    sysbench("cleanup", &[]);
+    common::db::admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]);
+}
+
+/// Orders, line items, and orders at key 9 in MariaDB's database `db`.
+fn mysql_counts(db: &str) -> (i64, i64, i64) {
+    use mysql_async::prelude::Queryable;
+    common::db::rt().block_on(async {
+        let mut c = mysql_async::Conn::new(common::db::my_opts(Some(db)))
+            .await
+            .unwrap();
+        let orders: Option<i64> = c.query_first("SELECT COUNT(*) FROM orders").await.unwrap();
+        let items: Option<i64> = c
+            .query_first("SELECT COUNT(*) FROM lineitem")
+            .await
+            .unwrap();
+        let nine: Option<i64> = c
+            .query_first("SELECT COUNT(*) FROM orders WHERE o_orderkey = 9")
+            .await
+            .unwrap();
+        let _ = c.disconnect().await;
+        (orders.unwrap(), items.unwrap(), nine.unwrap())
+    })
+}

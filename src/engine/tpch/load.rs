@@ -302,6 +302,14 @@ impl RefreshSet {
             .collect()
     }
 
+    /// The first order key of the set (the one an interrupted RF1 surely wrote).
+    pub fn first_key(self, sf: f64) -> Option<i64> {
+        OrderGenerator::new(sf, self.part, REFRESH_PARTS)
+            .iter()
+            .next()
+            .map(|o| o.o_orderkey + REFRESH_KEY_OFFSET)
+    }
+
     /// RF1: the set's orders, then their line items; returns the rows inserted.
     pub fn insert(self, conn: &mut dyn Connection, sf: f64, float: bool) -> Result<u64, SqlError> {
         let c = Cells { float };

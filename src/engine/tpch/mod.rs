@@ -406,7 +406,7 @@ impl Tpch {
 impl Workload for Tpch {
     fn before_run(&self) -> Result<(), EngineError> {
         self.check_tables("run prepare first with the same scale")?;
-        if !self.sessions.connector.target.dry_run && !self.validation {
+        if !self.sessions.connector.target.dry_run {
             let mut conn = self.connect()?;
             run::clear_refresh_leftovers(self, conn.as_mut())?;
             conn.close();
