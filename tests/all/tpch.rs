@@ -363,3 +363,84 @@ fn mysql_counts(db: &str) -> (i64, i64, i64) {
         (orders.unwrap(), items.unwrap(), nine.unwrap())
     })
 }
+
+/// The step's time limit cancels the query in flight on the server, not only in the client:
+/// once the power test has started, another session locks lineitem, so the stream's next query
+/// on it waits for the lock in a PostgreSQL backend; at `time` the run ends, and no backend of
+/// the run is left waiting (PostgreSQL does not notice a client that went away while it waits
+/// for a lock, so only the cancel request ends that wait).
+#[test]
+fn the_time_limit_cancels_the_query_in_flight_on_the_server() {
+    let _serial = serial();
+    let db = "sbsuite_t_tpch_cancel";
+    let drop = format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)");
+    if common::db::admin_pg(&[drop.clone(), format!("CREATE DATABASE {db}")]).is_none() {
+        common::skip("no PostgreSQL server accepts postgres@127.0.0.1:5432 (.ci/run starts one)");
+        return;
+    }
+    let sysbench = |command: &str, extra: &[&str]| {
+        common::sbsuite_process()
+            .args([
+                "sysbench",
+                "tpch",
+                "--db-driver=pgsql",
+                "--pgsql-host=127.0.0.1",
+                "--pgsql-user=postgres",
+                &format!("--pgsql-db={db}"),
+                "--scale=0.01",
+            ])
+            .args(extra)
+            .arg(command)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    assert!(sysbench("prepare", &[]).wait().unwrap().success());
+    let rt = common::db::rt();
+    let waiting = || {
+        rt.block_on(async {
+            let c = common::db::pg_client("postgres").await.unwrap();
+            let row = c
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 \
+                     AND wait_event_type = 'Lock'",
+                    &[&db],
+                )
+                .await
+                .unwrap();
+            row.get::<_, i64>(0)
+        })
+    };
+    let started = std::time::Instant::now();
+    let mut run = sysbench(
+        "run",
+        &["--tpch-test=power", "--tpch-params=validation", "--time=3"],
+    );
+    let mut seen = common::read_until_started(&mut run, 1);
+    let holder = rt.block_on(async {
+        let c = common::db::pg_client(db).await.unwrap();
+        c.batch_execute("BEGIN; LOCK TABLE lineitem IN ACCESS EXCLUSIVE MODE")
+            .await
+            .unwrap();
+        c
+    });
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    assert_eq!(waiting(), 1, "a query of the stream waits for the lock");
+    let out = run.wait_with_output().unwrap();
+    seen.extend(out.stdout);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&seen),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed().as_secs() < 30, "{text}");
+    assert!(
+        text.contains("power test:                     not finished"),
+        "{text}"
+    );
+    // The run's backend no longer waits, while the lock is still held.
+    assert_eq!(waiting(), 0, "{text}");
+    rt.block_on(async { holder.batch_execute("ROLLBACK").await.unwrap() });
+    common::db::admin_pg(&[drop]);
+}
