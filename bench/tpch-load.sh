@@ -21,7 +21,7 @@ TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 DB=sbs_tpch_load
 TABLES="nation region part supplier partsupp customer orders lineitem"
 INDEXES="tpch_l_part_supp:lineitem tpch_o_cust:orders tpch_ps_supp:partsupp tpch_c_nation:customer tpch_s_nation:supplier tpch_n_region:nation"
-THREADS=${THREADS:-$(nproc)}
+THREADS=${THREADS:-8}
 
 now() { date +%s.%N; }
 
@@ -50,7 +50,7 @@ for d in mysql pgsql; do
   for t in $TABLES; do sql "TRUNCATE TABLE $t"; done
   rm -rf "$TMP/csv"; mkdir "$TMP/csv"
   s=$(now)
-  "$G" -s "$SF" --format=csv --output-dir "$TMP/csv" > /dev/null
+  "$G" csv -s "$SF" --output-dir "$TMP/csv" > /dev/null 2>&1
   g=$(now)
   for t in $TABLES; do
     f="$TMP/csv/$t.csv"
