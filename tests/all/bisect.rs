@@ -36,7 +36,7 @@ fn suite(db: &str) -> String {
     format!(
         r#"[suite]
 name = "bisect"
-repeat = {{ min = 3, max = 5, until = "ci95 < 5%" }}
+repeat = {{ min = 3, max = 8, until = "ci95 < 5%" }}
 
 [target]
 driver = "mysql"
