@@ -46,6 +46,7 @@ mod cost;
 mod cost_remote;
 mod custom_def;
 mod custom_workloads;
+mod docs;
 mod db_fetch;
 mod faults;
 mod fileio;
