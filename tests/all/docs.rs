@@ -31,8 +31,71 @@ fn documents() -> Vec<PathBuf> {
         .collect();
     docs.sort();
     docs.insert(0, PathBuf::from("README.md"));
+    docs.push(PathBuf::from("BENCHMARKS.md"));
     assert!(docs.len() > 10, "{docs:?}");
     docs
+}
+
+/// The shipped suites and examples (`suites/`, `examples/` and their folders).
+fn suite_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![PathBuf::from("suites"), PathBuf::from("examples")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|e| e == "toml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The `sbsuite …` command lines in a suite file's comments (`#   sbsuite run suites/x.toml`,
+/// `` `sbsuite compare --by variant RUN_DIR` ``), `\` continuations joined; (line, text).
+fn comment_commands(path: &Path) -> Vec<(usize, String)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out = Vec::new();
+    let mut pending: Option<(usize, String)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let Some(comment) = line.trim_start().strip_prefix('#') else {
+            pending = None;
+            continue;
+        };
+        let comment = comment.trim();
+        let (n, cmd) = match pending.take() {
+            Some((n, acc)) => (n, format!("{acc} {comment}")),
+            None => {
+                let Some(at) = comment.find("sbsuite ") else {
+                    continue;
+                };
+                // A command: in inline code, or the line's command after `VAR=…` assignments
+                // (not prose such as "sbsuite in ~/.cargo/bin").
+                let before = &comment[..at];
+                let command = before.ends_with('`')
+                    || before.split_whitespace().all(|w| w.contains('='));
+                if !command {
+                    continue;
+                }
+                let cmd = &comment[at..];
+                // Inside inline code: up to its closing backtick.
+                let cmd = if comment[..at].matches('`').count() % 2 == 1 {
+                    cmd.split('`').next().unwrap()
+                } else {
+                    cmd
+                };
+                (i + 1, cmd.to_string())
+            }
+        };
+        match cmd.strip_suffix('\\') {
+            Some(cont) => pending = Some((n, cont.trim_end().to_string())),
+            None => out.push((n, cmd)),
+        }
+    }
+    out
 }
 
 /// A fenced code block: its language, first line number (1-based, the fence's), text (the
@@ -492,6 +555,20 @@ fn every_sbsuite_command_line_names_real_subcommands_and_flags() {
             }
             for p in check_invocations(&words, &commands, &mut helps) {
                 failures.push(format!("{}:{n}: {p}", path.display()));
+            }
+        }
+    }
+    for path in suite_files() {
+        for (n, line) in comment_commands(&path) {
+            checked += 1;
+            let words = shell_words(&line);
+            for p in check_invocations(&words, &commands, &mut helps) {
+                failures.push(format!("{}:{n}: {p}", path.display()));
+            }
+            for p in repo_paths(&words) {
+                if !Path::new(&p).exists() {
+                    failures.push(format!("{}:{n}: `{p}` does not exist", path.display()));
+                }
             }
         }
     }
