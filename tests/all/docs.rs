@@ -6,11 +6,14 @@
 //!   `[workloads.X]` tables inside a minimal suite). A block that is a fragment, or wrong on
 //!   purpose, is exempt when the line before it says so: `<!-- fragment -->` or
 //!   `<!-- invalid: why -->`.
-//! - Every `sbsuite SUBCOMMAND --flag …` in ` ```sh `/` ```console ` blocks and in inline code:
-//!   the subcommand exists and each `--flag` is in `sbsuite SUBCOMMAND --help` (`sbsuite
-//!   sysbench`'s flags are sysbench's, checked by the compat tests).
+//!   A part of a suite (`[matrix]`, `[[variant]]`…) is validated inside a minimal one.
+//! - Every `sbsuite SUBCOMMAND --flag …` in ` ```sh `/` ```console ` blocks, in inline code and
+//!   in the comments of `suites/` and `examples/`: the subcommand exists and each `--flag` is in
+//!   `sbsuite SUBCOMMAND --help` (`sbsuite sysbench`'s flags are sysbench's, checked by the
+//!   compat tests).
 //! - Every relative link (and its `#anchor`) and every repository path in backticks
-//!   (`suites/…`, `examples/…`, `bench/…`, `src/…`, `docs/…`, `schemas/…`, `tests/…`) exists.
+//!   (`suites/…`, `examples/…`, `bench/…`, `src/…`, `docs/…`, `schemas/…`, `tests/all/…`)
+//!   exists; BENCHMARKS.md is checked with the guide.
 //! - The import formats of `sbsuite import --help` are the guide's.
 //! - Every `##`/`###` heading the README had before the guide existed is a heading somewhere.
 //!
@@ -75,8 +78,8 @@ fn comment_commands(path: &Path) -> Vec<(usize, String)> {
                 // A command: in inline code, or the line's command after `VAR=…` assignments
                 // (not prose such as "sbsuite in ~/.cargo/bin").
                 let before = &comment[..at];
-                let command = before.ends_with('`')
-                    || before.split_whitespace().all(|w| w.contains('='));
+                let command =
+                    before.ends_with('`') || before.split_whitespace().all(|w| w.contains('='));
                 if !command {
                     continue;
                 }
@@ -161,7 +164,11 @@ fn read_doc(path: &Path) -> Doc {
             }
         }
     }
-    assert!(open.is_none(), "{}: a code block is not closed", path.display());
+    assert!(
+        open.is_none(),
+        "{}: a code block is not closed",
+        path.display()
+    );
     Doc {
         path: path.to_path_buf(),
         blocks,
@@ -227,7 +234,9 @@ fn minimal_suite(text: &str) -> String {
     let needs_server = !tables.iter().any(|t| t == "target")
         && (tables.iter().any(|t| t == "variant") || text.contains("server_counters"));
     let text = if needs_server {
-        format!("{text}\n[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:1\"]\nconnect_timeout = 2\n")
+        format!(
+            "{text}\n[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:1\"]\nconnect_timeout = 2\n"
+        )
     } else {
         text.to_string()
     };
@@ -271,11 +280,13 @@ fn validate_snippet(dir: &Path, n: usize, text: &str) -> Result<(), String> {
         l.starts_with("workload ") || l.starts_with("workload=")
     });
     if !names_workload {
-        let declared = toml_tables(&suite)
-            .iter()
-            .find_map(|t| t.strip_prefix("workloads.").map(|n| n.split('.').next().unwrap().to_string()));
+        let declared = toml_tables(&suite).iter().find_map(|t| {
+            t.strip_prefix("workloads.")
+                .map(|n| n.split('.').next().unwrap().to_string())
+        });
         let workload = declared.unwrap_or_else(|| "oltp_point_select".to_string());
-        cmd.arg("--set").arg(format!("defaults.workload={workload}"));
+        cmd.arg("--set")
+            .arg(format!("defaults.workload={workload}"));
     }
     for name in env_names(&suite) {
         cmd.env(name, "docs-test-value");
@@ -510,12 +521,11 @@ fn check_invocations(
             if sub == "sysbench" || !arg.starts_with("--") || word.1 {
                 continue;
             }
-            let flag = arg
-                .split(|c| c == '=' || c == '|' || c == '[' || c == ']')
-                .next()
-                .unwrap();
+            let flag = arg.split(['=', '|', '[', ']']).next().unwrap();
             if !help_has_flag(help, flag) {
-                problems.push(format!("`sbsuite {sub} {flag}`: not in `sbsuite {sub} --help`"));
+                problems.push(format!(
+                    "`sbsuite {sub} {flag}`: not in `sbsuite {sub} --help`"
+                ));
             }
         }
     }
@@ -620,11 +630,7 @@ fn anchors(doc: &Doc) -> BTreeSet<String> {
 
 /// The targets of the Markdown links of a prose line (`[text](target)`), inline code removed.
 fn link_targets(line: &str) -> Vec<String> {
-    let prose: String = line
-        .split('`')
-        .step_by(2)
-        .collect::<Vec<_>>()
-        .join(" ");
+    let prose: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
     prose
         .match_indices("](")
         .filter_map(|(at, _)| {
@@ -673,10 +679,8 @@ fn repo_paths(words: &[(String, bool)]) -> Vec<String> {
 #[test]
 fn every_link_and_repository_path_exists() {
     let docs: Vec<Doc> = documents().iter().map(|p| read_doc(p)).collect();
-    let anchors_of: HashMap<PathBuf, BTreeSet<String>> = docs
-        .iter()
-        .map(|d| (d.path.clone(), anchors(d)))
-        .collect();
+    let anchors_of: HashMap<PathBuf, BTreeSet<String>> =
+        docs.iter().map(|d| (d.path.clone(), anchors(d))).collect();
     let mut failures = Vec::new();
     let (mut links, mut paths) = (0, 0);
     for doc in &docs {
@@ -698,7 +702,10 @@ fn every_link_and_repository_path_exists() {
                     normalize(&base.join(file))
                 };
                 if !file.exists() {
-                    failures.push(format!("{at}: link `{target}`: {} does not exist", file.display()));
+                    failures.push(format!(
+                        "{at}: link `{target}`: {} does not exist",
+                        file.display()
+                    ));
                     continue;
                 }
                 if let Some(frag) = frag {
@@ -811,10 +818,17 @@ fn import_formats_agree_between_help_and_guide() {
             .find(|l| l.contains(needle))
             .unwrap_or_else(|| panic!("{file} has no line with {needle}"));
         let after = &line[line.find(needle).unwrap() + needle.len()..];
-        let listed = after.split(['(', ')', ';']).find(|s| s.contains(" / ")).unwrap_or_else(|| {
-            panic!("{file}: no `A / B / …` list of formats after {needle}: {line}")
-        });
-        assert_eq!(versions(listed), formats, "{file} vs `sbsuite import --help`");
+        let listed = after
+            .split(['(', ')', ';'])
+            .find(|s| s.contains(" / "))
+            .unwrap_or_else(|| {
+                panic!("{file}: no `A / B / …` list of formats after {needle}: {line}")
+            });
+        assert_eq!(
+            versions(listed),
+            formats,
+            "{file} vs `sbsuite import --help`"
+        );
     }
 }
 
@@ -899,5 +913,8 @@ fn every_old_readme_heading_is_in_the_docs() {
     }
     let readme = std::fs::read_to_string("README.md").unwrap();
     let lines = readme.lines().count();
-    assert!(lines <= 300, "README.md has {lines} lines: the front door stays ≤ 300 (move detail to docs/)");
+    assert!(
+        lines <= 300,
+        "README.md has {lines} lines: the front door stays ≤ 300 (move detail to docs/)"
+    );
 }
