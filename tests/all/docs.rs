@@ -130,6 +130,14 @@ fn read_doc(path: &Path) -> Doc {
         match open.take() {
             Some((mut block, ind)) => {
                 if trimmed.starts_with("```") {
+                    // Markdown does not close a block at "``` text": the rest of the page
+                    // would render as code.
+                    assert!(
+                        trimmed.trim_end().chars().all(|c| c == '`'),
+                        "{}:{}: a closing fence holds nothing else: {line:?}",
+                        path.display(),
+                        i + 1
+                    );
                     blocks.push(block);
                 } else {
                     block.text.push_str(line.get(ind..).unwrap_or(trimmed));

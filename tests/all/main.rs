@@ -84,4 +84,5 @@ mod system_engines;
 mod tpcc;
 mod transactions;
 mod txn_language;
+mod txn_rules;
 mod user_data;

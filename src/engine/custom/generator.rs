@@ -117,6 +117,18 @@ enum Gen {
     /// Row count of the table (at least 1).
     Fk(u64),
     Thread,
+    /// YCSB's scrambled zipfian over [lo, hi] (#31).
+    Scrambled {
+        exp: f64,
+        lo: Bound,
+        hi: Bound,
+    },
+    /// A negative exponential of mean `mean`, capped at `cap`·mean, `scale` decimals (#31).
+    Exponential {
+        mean: Expr,
+        cap: f64,
+        scale: u32,
+    },
 }
 
 /// Which side of a dataset the generators serve: TPC-C 2.1.6.1 wants the NURand constant C of
@@ -348,6 +360,38 @@ impl Gens {
                 }
             },
             GenSpec::Thread => Gen::Thread,
+            // The compiler allows `scrambled` on `zipfian` only.
+            GenSpec::Tuned { lo, hi, params, .. } if params.scrambled => Gen::Scrambled {
+                exp: params.exponent.unwrap_or(shapes::YCSB_ZIPFIAN_EXP).max(0.0),
+                lo: Bound::new(lo)?,
+                hi: Bound::new(hi)?,
+            },
+            GenSpec::Tuned {
+                dist,
+                lo,
+                hi,
+                params,
+            } => Gen::Dist {
+                dist: shapes::tuned(*dist, params, ctx.rand)?,
+                lo: Bound::new(lo)?,
+                hi: Bound::new(hi)?,
+            },
+            GenSpec::Exponential { mean, cap, scale } => {
+                if *scale > MAX_SCALE {
+                    return Err(ValueError::Scale {
+                        scale: *scale,
+                        max: MAX_SCALE,
+                    });
+                }
+                if mean.as_const().is_some() {
+                    shapes::check_mean(mean.text(), float_of(mean, &Frame::default())?)?;
+                }
+                Gen::Exponential {
+                    mean: mean.clone(),
+                    cap: *cap,
+                    scale: *scale,
+                }
+            }
         };
         self.gens.push(g);
         Ok(self.gens.len() - 1)
@@ -461,6 +505,22 @@ impl Gens {
             Gen::Now => Val::Str(chrono::Local::now().format("%Y-%m-%d %H:%M:%S").to_string()),
             Gen::Fk(rows) => Val::Int(rng.uniform(1, *rows) as i64),
             Gen::Thread => Val::Int(local.thread as i64),
+            Gen::Scrambled { exp, lo, hi } => {
+                let (a, b) = ordered(lo.get(frame)?, hi.get(frame)?);
+                // 2⁶⁴ values do not fit a u64 count: hashed onto [a, a + 2⁶⁴ − 2] then.
+                let n = span(a, b).saturating_add(1);
+                Val::Int(shapes::scrambled_zipfian(rng, a, n, *exp))
+            }
+            Gen::Exponential { mean, cap, scale } => {
+                let m = shapes::check_mean(mean.text(), float_of(mean, frame)?)?;
+                let x = shapes::exponential(rng, m, *cap);
+                if *scale == 0 {
+                    Val::Int(x.round() as i64)
+                } else {
+                    let k = 10f64.powi(*scale as i32);
+                    Val::Float((x * k).round() / k)
+                }
+            }
         })
     }
 }
@@ -572,6 +632,8 @@ fn c_last_run(load: i64, rng: &mut Rng) -> i64 {
         load - delta
     }
 }
+
+pub mod shapes;
 
 #[cfg(test)]
 mod tests;

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use super::generator::{Context, GenId, Gens, Local};
-use super::model::{CheckExpect, Def, Frame, GenSpec, Slot, Sql, Val};
+use super::model::{Check, CheckExpect, Def, Frame, GenSpec, Slot, Sql, Val};
 use crate::db::{Cell, Connection, Connector, ErrKind, Fetched, Target, owned};
 use crate::engine::EngineError;
 use crate::engine::random::{RandOptions, Rng};
@@ -253,6 +253,29 @@ fn text_for<'s>(sql: &'s Sql, ctx: &LoadCtx<'_>, what: &str) -> Result<&'s str, 
             ctx.def.name
         ))
     })
+}
+
+/// Check `c`'s SQL (`sql`, the driver's text) with its `:option` placeholders (#31) written
+/// in as literals of the run's option values, into `out`; `sql` when it has none.
+fn with_options<'s>(c: &Check, ctx: &LoadCtx<'_>, sql: &'s str, out: &'s mut String) -> &'s str {
+    let driver = ctx.target.driver;
+    match c.bound.as_ref().and_then(|b| b.for_driver(driver)) {
+        Some(b) if !b.binds.is_empty() => {
+            let params: Vec<crate::db::P<'_>> = b
+                .binds
+                .iter()
+                .map(|&s| {
+                    ctx.options
+                        .vals
+                        .get(s)
+                        .map_or(crate::db::P::Null, Val::param)
+                })
+                .collect();
+            crate::db::sql_text::substitute(&b.text, &params, driver.dialect().syntax(), out);
+            out.trim()
+        }
+        _ => sql,
+    }
 }
 
 /// Runs the statements of `list` (`what` = "schema", "after_load", "cleanup"), skipping the
@@ -810,6 +833,8 @@ pub fn check(ctx: &LoadCtx<'_>, out: &mut dyn Write, stop: &AtomicBool) -> Resul
             )));
         }
         let sql = text_for(&c.sql, ctx, &format!("check '{}'", c.name))?.trim();
+        let mut written = String::new();
+        let sql = with_options(c, ctx, sql, &mut written);
         if sql.is_empty() {
             writeln!(out, "check '{}': skipped (no SQL for this driver)", c.name)
                 .map_err(EngineError::report)?;

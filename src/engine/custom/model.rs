@@ -88,6 +88,37 @@ pub enum GenSpec {
     Fk(String),
     /// `{ thread = true }`: the global thread id.
     Thread,
+    /// A distribution with parameters of its own (#31): `{ zipfian = [a, b], exponent = 0.99 }`,
+    /// `{ pareto = [a, b], h = 0.2 }`, `{ gaussian = [a, b], iter = 6 }`, `{ special = …, pct,
+    /// res, iter }`, `{ zipfian = [a, b], scrambled = true }` (YCSB's scrambled zipfian).
+    Tuned {
+        dist: Dist,
+        lo: Expr,
+        hi: Expr,
+        params: DistParams,
+    },
+    /// `{ exponential = mean, cap = 10, scale = 3 }` (#31): a negative exponential draw of
+    /// mean `mean`, at most `cap` × the mean (TPC-C 5.2.5.4's think times), rounded to `scale`
+    /// decimals (0: an integer).
+    Exponential { mean: Expr, cap: f64, scale: u32 },
+}
+
+/// The parameters one generator gives its distribution (#31); `None`: the run's `rand_*`
+/// option.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DistParams {
+    /// `exponent` of `zipfian` (`rand_zipfian_exp`).
+    pub exponent: Option<f64>,
+    /// `h` of `pareto` (`rand_pareto_h`).
+    pub h: Option<f64>,
+    /// `iter` of `gaussian` and `special` (`rand_spec_iter`).
+    pub iter: Option<u32>,
+    /// `pct` and `res` of `special` (`rand_spec_pct`, `rand_spec_res`).
+    pub pct: Option<u32>,
+    pub res: Option<u32>,
+    /// `scrambled = true` on `zipfian`: YCSB's ScrambledZipfianGenerator (exponent 0.99
+    /// unless `exponent` says otherwise).
+    pub scrambled: bool,
 }
 
 /// `[workloads.X.options.NAME]`.
@@ -130,6 +161,9 @@ pub struct LoadTable {
 pub struct Check {
     pub name: String,
     pub sql: Sql,
+    /// With `:option` placeholders (#31): the text with `?` and the option slots they bind
+    /// (written in as literals when the check runs); `None`: `sql` as written.
+    pub bound: Option<BoundSql>,
     pub expect: CheckExpect,
 }
 
@@ -161,6 +195,9 @@ pub struct Stmt {
     /// Index into [`Def::transactions`].
     pub txn: usize,
     pub sql: BoundSql,
+    /// `ps_mode` (#31): prepared (`Auto`) or text (`Disable`) for this statement, whatever
+    /// the target's; `None`: the target's.
+    pub ps_mode: Option<crate::db::PsMode>,
     /// `capture`: (variable, column name) — read from the first row.
     pub capture: Vec<(Slot, String)>,
     pub expect_rows: Option<Expr>,
@@ -195,6 +232,8 @@ pub struct Txn {
     pub autocommit: bool,
     /// Probability (0..=1) of a deliberate ROLLBACK instead of COMMIT.
     pub rollback: f64,
+    /// `retry`, `ignore_errors`, `rollback_when` (#31).
+    pub rules: TxnRules,
     /// Milliseconds slept before (keying) and after (think) the transaction, outside its latency.
     pub keying: Option<GenSpec>,
     pub think: Option<GenSpec>,
@@ -225,6 +264,27 @@ impl Txn {
                 )
             })
     }
+}
+
+/// What a retried transaction binds (`retry`, #31).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Retry {
+    /// New values: its params and generators are drawn again (the default, as OLTP).
+    #[default]
+    Redraw,
+    /// The values of its first try: every param and generator value is replayed.
+    Same,
+}
+
+/// A transaction's own error and rollback rules (#31).
+#[derive(Clone, Debug, Default)]
+pub struct TxnRules {
+    pub retry: Retry,
+    /// `ignore_errors`: codes ignored (counted, rolled back, re-run) in this transaction
+    /// besides the target's (names such as `deadlock` already expanded).
+    pub ignore_errors: Vec<String>,
+    /// `rollback_when`: evaluated after the steps; true: ROLLBACK, counted as a rollback.
+    pub rollback_when: Option<Expr>,
 }
 
 impl Def {

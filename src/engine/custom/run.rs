@@ -41,7 +41,7 @@ use super::error::ValueError;
 use super::expr::Expr;
 use super::generator::{Context, GenId, Gens, Local};
 use super::load::{self, LoadCtx};
-use super::model::{Bound, Def, Frame, OnMismatch, Op, Slot, Val, VarKind};
+use super::model::{Bound, Def, Frame, OnMismatch, Op, Retry, Slot, Val, VarKind};
 use crate::db::sql_text::{self, Syntax};
 use crate::db::{Connection, Done, Fetched, P, PsMode, SqlError, StmtId};
 use crate::engine::driver::{Admin, EventResult, Scope, Worker, Workload};
@@ -90,6 +90,8 @@ struct StmtPlan {
     fetch: bool,
     /// Keep the first row (`capture`).
     first: bool,
+    /// Sent as text (its `ps_mode`, else the target's, is `disable`), never prepared.
+    text: bool,
 }
 
 /// Counts and latencies of one transaction (or statement) on one worker.
@@ -274,6 +276,7 @@ impl Custom {
                 bound: (!bound.text.trim().is_empty()).then_some(bound),
                 fetch: !st.capture.is_empty() || st.expect_rows.is_some(),
                 first: !st.capture.is_empty(),
+                text: st.ps_mode.unwrap_or(s.target.ps_mode) == PsMode::Disable,
             });
         }
         let thread_slots = (0..def.vars.len())
@@ -409,11 +412,12 @@ impl Open for Custom {
                 conn.query(text).map_err(|e| initialising(e, text))?;
             }
         }
-        let prepared = self.sessions.connector.target.ps_mode == PsMode::Auto;
+        // Statements are prepared unless their `ps_mode` (else the target's) is `disable`.
+        let prepared = self.stmts.iter().any(|p| !p.text);
         let mut ids = Vec::with_capacity(self.stmts.len());
         for (plan, st) in self.stmts.iter().zip(&self.def.statements) {
             ids.push(match plan.bound {
-                Some(b) if prepared && eager => Some(
+                Some(b) if !plan.text && eager => Some(
                     conn.prepare(&b.text)
                         .map_err(|e| preparing(e, &st.name, &b.text))?,
                 ),
@@ -650,6 +654,7 @@ impl Workload for Custom {
             txn: 0,
             lines,
             idle_ns: 0,
+            replay: replay::Replay::default(),
         }))
     }
 
@@ -846,6 +851,8 @@ struct CustomWorker<'a> {
     lines: Lines,
     /// Keying and think time slept since the driver last asked.
     idle_ns: u64,
+    /// The values the transaction drew, for a `retry = "same"` re-run.
+    replay: replay::Replay,
 }
 
 impl CustomWorker<'_> {
@@ -855,10 +862,10 @@ impl CustomWorker<'_> {
     }
 
     fn draw(&mut self, slot: Slot, generator: GenId) -> Result<(), Stop> {
+        let (gens, rng, frame, local) = (&self.w.gens, &mut self.rng, &self.frame, &mut self.local);
         let v = self
-            .w
-            .gens
-            .draw(generator, &mut self.rng, &self.frame, &mut self.local)
+            .replay
+            .draw(|| gens.draw(generator, rng, frame, local))
             .map_err(|e| Stop::Eval(format!("`{}`: {e}", self.w.def.vars.names[slot])))?;
         self.frame.vals[slot] = v;
         Ok(())
@@ -898,6 +905,11 @@ impl CustomWorker<'_> {
             None => Ok(true),
             Some(e) => e.eval(&self.frame).map(|v| v.truthy()).map_err(Stop::Value),
         }
+    }
+
+    /// Whether `cond` (`rollback_when`) holds; false without one.
+    fn truthy_some(&self, cond: Option<&Expr>) -> Result<bool, Stop> {
+        cond.map_or(Ok(false), |e| self.truthy(Some(e)))
     }
 
     fn run(&mut self, steps: &[Step]) -> Result<(), Stop> {
@@ -956,7 +968,7 @@ impl CustomWorker<'_> {
         let conn = self.session.conn.as_mut().ok_or_else(closed)?;
         let stmts = &mut self.session.stmts;
         let id = match stmts.ids[i] {
-            None if stmts.lazy => {
+            None if stmts.lazy && !plan.text => {
                 let id = conn
                     .prepare(&bound.text)
                     .map_err(|e| preparing(e, &st.name, &bound.text))?;
@@ -1073,7 +1085,8 @@ impl CustomWorker<'_> {
         if txn.autocommit {
             return Ok(End::Commit);
         }
-        if txn.rollback > 0.0 && self.rng.unit() < txn.rollback {
+        let when = txn.rules.rollback_when.as_ref();
+        if (txn.rollback > 0.0 && self.rng.unit() < txn.rollback) || self.truthy_some(when)? {
             self.text_query("ROLLBACK")?;
             self.session.in_trx = false;
             return Ok(End::Rollback);
@@ -1097,7 +1110,7 @@ impl CustomWorker<'_> {
                         w.def.name
                     ));
                 };
-                let sql = if self.session.stmts.prepared(i) {
+                let sql = if self.session.stmts.prepared(i) && !w.stmts[i].text {
                     bound.text.as_str()
                 } else {
                     self.text.as_str()
@@ -1130,7 +1143,7 @@ impl CustomWorker<'_> {
 
     /// Whether the last statement was a prepared one (for the client call's name).
     fn last_prepared(&self) -> bool {
-        matches!(self.last, Last::Stmt(i) if self.session.stmts.prepared(i))
+        matches!(self.last, Last::Stmt(i) if self.session.stmts.prepared(i) && !self.w.stmts[i].text)
     }
 }
 
@@ -1153,6 +1166,8 @@ impl Worker for CustomWorker<'_> {
         if let Err(end) = self.session.begin_event(w) {
             return end;
         }
+        self.replay
+            .begin(w.def.transactions[t].rules.retry == Retry::Same);
         loop {
             let e = match self.transaction(t) {
                 Ok(end) => {
@@ -1181,7 +1196,8 @@ impl Worker for CustomWorker<'_> {
                 }
             };
             let (last, lines) = (self.last, &mut self.lines);
-            let next = self.session.recover(w, &e, |verdict| {
+            let also = &w.def.transactions[t].rules.ignore_errors;
+            let next = self.session.recover_also(w, &e, also, |verdict| {
                 // The failed statement's own line counts the error; an ignored one, its
                 // transaction's too (the transaction re-runs).
                 if let Last::Stmt(i) = last
@@ -1194,7 +1210,7 @@ impl Worker for CustomWorker<'_> {
                 }
             });
             match next {
-                Next::Rerun => {}
+                Next::Rerun => self.replay.rewind(),
                 Next::End(result) => return result,
                 Next::Fatal(why) => {
                     let dialect = w.sessions.connector.target.driver.dialect();
@@ -1231,6 +1247,8 @@ impl Worker for CustomWorker<'_> {
         Ok(())
     }
 }
+
+mod replay;
 
 #[cfg(test)]
 mod tests;

@@ -403,15 +403,37 @@ impl<S> Session<'_, S> {
         e: &SqlError,
         noted: impl FnOnce(&OnError),
     ) -> Next {
+        self.recover_also(w, e, &[], noted)
+    }
+
+    /// [`Session::recover`] with `also` ignored besides the target's `ignore_errors` (a custom
+    /// transaction's own list, #31; `"all"` in it ignores every code).
+    pub fn recover_also<W: Open<Stmts = S>>(
+        &mut self,
+        w: &W,
+        e: &SqlError,
+        also: &[String],
+        noted: impl FnOnce(&OnError),
+    ) -> Next {
         self.in_trx = false;
         let slot = self.slot;
-        let verdict = self.retries.on_error(
-            e,
-            w.sessions().connector.ignore_errors(),
-            self.stop,
-            self.conn.as_deref_mut(),
-            |code| slot.count_error(code),
-        );
+        let target = w.sessions().connector.ignore_errors();
+        let merged;
+        let ignore = if also.is_empty() || target.contains(&e.code) {
+            target
+        } else {
+            merged = if also.iter().any(|c| c.eq_ignore_ascii_case("all")) {
+                crate::db::IgnoreErrors::All
+            } else {
+                crate::db::IgnoreErrors::Codes(also.to_vec())
+            };
+            &merged
+        };
+        let verdict =
+            self.retries
+                .on_error(e, ignore, self.stop, self.conn.as_deref_mut(), |code| {
+                    slot.count_error(code)
+                });
         if verdict != OnError::Stop {
             noted(&verdict);
         }

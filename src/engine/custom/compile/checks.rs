@@ -56,10 +56,25 @@ impl Compiler<'_> {
                 );
                 continue;
             };
-            let sql = self.plain_sql(&key(&cpath, "sql"), sqlv);
+            // `:option` placeholders bind the run's option values (#31).
+            let scope = Scope {
+                set: options,
+                place: "a check's `sql`",
+                allowed: "options only (a check runs after the runs, outside any transaction)",
+            };
+            let bound = self.bound_sql(&key(&cpath, "sql"), sqlv, &scope);
             let expect = self.check_expect(&cpath, t, options);
-            if let (Some(name), Some(sql), Some(expect)) = (name, sql, expect) {
-                out.push(Check { name, sql, expect });
+            if let (Some(name), Some(bound), Some(expect)) = (name, bound, expect) {
+                let sql = bound.map(|_, b| b.text.clone());
+                let binds = bound
+                    .iter()
+                    .any(|(_, b)| b.is_some_and(|b| !b.binds.is_empty()));
+                out.push(Check {
+                    name,
+                    sql,
+                    bound: binds.then_some(bound),
+                    expect,
+                });
             }
         }
         out

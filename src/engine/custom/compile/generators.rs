@@ -30,13 +30,21 @@ const GENERATORS: &[&str] = &[
     "const",
     "fk",
     "thread",
+    "exponential",
 ];
-/// Keys that modify a generator: (key, the generator it belongs to).
-const MODIFIERS: &[(&str, &str)] = &[
-    ("per_thread", "sequence"),
-    ("weights", "choice"),
-    ("scale", "float"),
-    ("words", "syllables"),
+/// Keys that modify a generator: (key, the generators it belongs to).
+const MODIFIERS: &[(&str, &[&str])] = &[
+    ("per_thread", &["sequence"]),
+    ("weights", &["choice"]),
+    ("scale", &["float", "exponential"]),
+    ("words", &["syllables"]),
+    ("exponent", &["zipfian"]),
+    ("scrambled", &["zipfian"]),
+    ("h", &["pareto"]),
+    ("iter", &["gaussian", "special"]),
+    ("pct", &["special"]),
+    ("res", &["special"]),
+    ("cap", &["exponential"]),
 ];
 
 /// A TOML value as a variable's value (`None` for tables, arrays and dates).
@@ -122,8 +130,17 @@ impl Compiler<'_> {
                     _ => Dist::Default,
                 };
                 let [lo, hi]: [Expr; 2] = b.try_into().ok()?;
-                GenSpec::Dist { dist: d, lo, hi }
+                match self.dist_params(path, t)? {
+                    Some(params) => GenSpec::Tuned {
+                        dist: d,
+                        lo,
+                        hi,
+                        params,
+                    },
+                    None => GenSpec::Dist { dist: d, lo, hi },
+                }
             }
+            "exponential" => self.exponential(path, t, arg, scope)?,
             "sequence" => {
                 let Some(start) = arg.as_integer() else {
                     self.err(
@@ -226,13 +243,18 @@ impl Compiler<'_> {
                 continue;
             }
             match MODIFIERS.iter().find(|(m, _)| m == k) {
-                Some((_, owner)) if gens.contains(owner) => {}
-                Some((_, owner)) => {
+                Some((_, owners)) if owners.iter().any(|o| gens.contains(o)) => {}
+                Some((_, owners)) => {
+                    let names: Vec<String> = owners.iter().map(|o| format!("`{o}`")).collect();
                     self.err(
                         &key(path, k),
                         true,
-                        format!("`{k}` belongs to the `{owner}` generator"),
-                        format!("use it as {{ {owner} = …, {k} = … }}, or remove it"),
+                        format!(
+                            "`{k}` belongs to the {} generator{}",
+                            names.join(" or "),
+                            if owners.len() > 1 { "s" } else { "" }
+                        ),
+                        format!("use it as {{ {} = …, {k} = … }}, or remove it", owners[0]),
                     );
                     ok = false;
                 }

@@ -26,12 +26,14 @@
 
 mod checks;
 mod compiler;
+mod distributions;
 mod generators;
 mod options;
 mod sites;
 mod sql;
 mod tables;
 mod transactions;
+mod txn_rules;
 mod workload;
 
 use std::collections::HashMap;

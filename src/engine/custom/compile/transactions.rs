@@ -23,6 +23,9 @@ const TXN_KEYS: &[&str] = &[
     "keying",
     "let",
     "steps",
+    "retry",
+    "ignore_errors",
+    "rollback_when",
 ];
 const STMT_KEYS: &[&str] = &[
     "sql",
@@ -31,6 +34,7 @@ const STMT_KEYS: &[&str] = &[
     "expect_rows",
     "on_mismatch",
     "when",
+    "ps_mode",
 ];
 const BLOCK_KEYS: &[&str] = &["repeat", "index", "when", "let", "steps"];
 
@@ -254,6 +258,7 @@ impl Compiler<'_> {
             }
             None => None,
         };
+        let rules = self.txn_rules(path, t, &set, autocommit);
         if self.errors.len() > before {
             return None;
         }
@@ -263,6 +268,7 @@ impl Compiler<'_> {
             weight_expr,
             autocommit,
             rollback,
+            rules,
             keying,
             think,
             draws: Vec::new(),
@@ -377,6 +383,7 @@ impl Compiler<'_> {
             allowed: TXN_ALLOWED,
         };
         let bound = self.bound_sql(&key(spath, "sql"), &s["sql"], &scope);
+        let ps_mode = self.stmt_ps_mode(spath, s);
         // `Err`: a bad `expect_rows` (already reported).
         let expect_rows: Result<Option<Expr>, ()> = match s.get("expect_rows") {
             None => Ok(None),
@@ -454,6 +461,7 @@ impl Compiler<'_> {
             name,
             txn: cx.txn,
             sql,
+            ps_mode,
             capture,
             expect_rows,
             on_mismatch,

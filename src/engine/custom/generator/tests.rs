@@ -6,7 +6,7 @@
 //! at the same Z. With Z = 5 a correct generator fails one check for about one seed in 3·10⁶.
 
 use super::*;
-use crate::engine::custom::model::{VarKind, Vars};
+use crate::engine::custom::model::{DistParams, VarKind, Vars};
 use crate::engine::random::Rng;
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -1055,4 +1055,202 @@ fn weighted_choice_follows_its_weights() {
         "weight 0 is never drawn"
     );
     assert_share("weight 3 of 4", a, 0.75, n);
+}
+
+// Distributions with parameters of their own (#31).
+
+fn tuned(dist: Dist, lo: i64, hi: i64, params: DistParams) -> GenSpec {
+    GenSpec::Tuned {
+        dist,
+        lo: k(lo),
+        hi: k(hi),
+        params,
+    }
+}
+
+/// Two zipfians side by side, one with the run's exponent (0.8 in [`opts`]) and one with its
+/// own (1.2): each rank-1 share is 1/H(N, s) of its own exponent.
+#[test]
+fn zipfian_exponent_is_per_generator() {
+    let (nv, n) = (1000i64, 200_000);
+    for (s, params) in [
+        (0.8, DistParams::default()),
+        (
+            1.2,
+            DistParams {
+                exponent: Some(1.2),
+                ..DistParams::default()
+            },
+        ),
+    ] {
+        let h: f64 = (1..=nv).map(|r| (r as f64).powf(-s)).sum();
+        let c = counts(tuned(Dist::Zipfian, 1, nv, params), 11, n);
+        assert_share(&format!("rank 1 at {s}"), share(&c, 1..=1, n), 1.0 / h, n);
+        let top10: f64 = (1..=10).map(|r| (r as f64).powf(-s)).sum::<f64>() / h;
+        assert_share(
+            &format!("ranks 1-10 at {s}"),
+            share(&c, 1..=10, n),
+            top10,
+            n,
+        );
+    }
+}
+
+/// pareto with its own h = 0.1: P(value < a + h·w) = 1 − h = 90 % (80 % with the run's 0.2).
+#[test]
+fn pareto_h_is_per_generator() {
+    let n = 100_000;
+    let params = DistParams {
+        h: Some(0.1),
+        ..DistParams::default()
+    };
+    let c = counts(tuned(Dist::Pareto, 1, 10_000, params), 12, n);
+    assert_share("pareto h = 0.1", share(&c, 1..=1000, n), 0.9, n);
+}
+
+/// gaussian with `iter = 1` is one uniform draw (the run's 12 squeeze it to the centre):
+/// the lowest tenth holds 10 %.
+#[test]
+fn gaussian_iter_is_per_generator() {
+    let n = 100_000;
+    let one_term = DistParams {
+        iter: Some(1),
+        ..DistParams::default()
+    };
+    let c = counts(tuned(Dist::Gaussian, 1, 1000, one_term), 13, n);
+    assert_share(
+        "gaussian iter = 1, lowest tenth",
+        share(&c, 1..=100, n),
+        0.1,
+        n,
+    );
+    let c = counts(tuned(Dist::Gaussian, 1, 1000, DistParams::default()), 13, n);
+    assert!(share(&c, 1..=100, n) < 0.001, "the run's iter = 12");
+}
+
+/// special with `res = 100`: every draw in the `pct` % window at the centre.
+#[test]
+fn special_pct_and_res_are_per_generator() {
+    let n = 20_000;
+    let params = DistParams {
+        pct: Some(10),
+        res: Some(100),
+        ..DistParams::default()
+    };
+    let c = counts(tuned(Dist::Special, 0, 1000, params), 14, n);
+    assert!(
+        c.keys().all(|v| (449..=551).contains(v)),
+        "{:?}",
+        c.keys().min()
+    );
+    assert!(c.len() > 50, "spread over the window");
+}
+
+/// A bad per-generator parameter is an error naming it, not the run-wide option.
+#[test]
+fn a_bad_per_generator_h_names_the_key() {
+    let params = DistParams {
+        h: Some(1.5),
+        ..DistParams::default()
+    };
+    let e = compile(&tuned(Dist::Pareto, 1, 10, params), Phase::Run, 1).unwrap_err();
+    assert!(e.to_string().contains("`h` is 1.5"), "{e}");
+}
+
+/// YCSB's scrambled zipfian: in range, its hottest value is item 0's hash (share 1/ζ ≈
+/// 1/26.47 for 0.99 over 10¹⁰ items, plus what other items hash onto it), and the hot
+/// values are spread over the range instead of crowding its start.
+#[test]
+fn scrambled_zipfian_is_ycsbs() {
+    let (lo, hi, n) = (1i64, 1000i64, 200_000);
+    let params = DistParams {
+        scrambled: true,
+        ..DistParams::default()
+    };
+    let c = counts(tuned(Dist::Zipfian, lo, hi, params), 15, n);
+    assert!(c.keys().all(|v| (lo..=hi).contains(v)));
+    let hot = lo + (shapes::fnv_hash64(0) % 1000) as i64;
+    let p = 1.0 / 26.469_028_201_783_02;
+    let got = share(&c, hot..=hot, n);
+    // Other items land on it too: about 1/1000 of the rest.
+    assert!(
+        got > p - Z * (p * (1.0 - p) / n as f64).sqrt() && got < p + 0.003,
+        "hottest {hot}: {got}"
+    );
+    let mut by_count: Vec<(u64, i64)> = c.iter().map(|(v, k)| (*k, *v)).collect();
+    by_count.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(by_count[0].1, hot);
+    let top: Vec<i64> = by_count[..10].iter().map(|(_, v)| *v).collect();
+    assert!(
+        top.iter().any(|v| *v > 500) && top.iter().any(|v| *v <= 500),
+        "spread: {top:?}"
+    );
+    // Unlike a plain zipfian, the start of the range is not where the mass is.
+    assert!(share(&c, 1..=10, n) < 0.1);
+}
+
+/// YCSB's FNV-1 64 of a long's 8 bytes, then `Math.abs`.
+#[test]
+fn fnv_hash64_is_fnv1_over_eight_bytes() {
+    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    for b in 258u64.to_le_bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    assert_eq!(shapes::fnv_hash64(258), (h as i64).unsigned_abs());
+    assert_ne!(shapes::fnv_hash64(0), shapes::fnv_hash64(1));
+}
+
+/// exponential (TPC-C's think time): mean μ(1 − e⁻¹⁰) under the cap at 10μ, e⁻¹ of the draws
+/// above μ, none above 10μ; `scale = 0` gives integers.
+#[test]
+fn exponential_has_its_mean_and_cap() {
+    let (mu, n) = (1000.0, 100_000);
+    let (g, id) = one(GenSpec::Exponential {
+        mean: kf(mu),
+        cap: 10.0,
+        scale: 3,
+    });
+    let xs: Vec<f64> = draws(&g, id, 16, n, &Frame::default())
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    let want = mu * (1.0 - (-10.0f64).exp());
+    assert!((mean - want).abs() < Z * mu / (n as f64).sqrt(), "{mean}");
+    let above = xs.iter().filter(|x| **x > mu).count() as f64 / n as f64;
+    assert_share("above the mean", above, (-1.0f64).exp(), n);
+    assert!(xs.iter().all(|x| (0.0..=10.0 * mu).contains(x)));
+    let (g, id) = one(GenSpec::Exponential {
+        mean: kf(5.0),
+        cap: 2.0,
+        scale: 0,
+    });
+    let vs = draws(&g, id, 17, 10_000, &Frame::default());
+    assert!(vs.iter().all(|v| matches!(v, Val::Int(0..=10))));
+    // The cap at 2μ holds e⁻² of the draws.
+    let capped = vs.iter().filter(|v| **v == Val::Int(10)).count() as f64 / 10_000.0;
+    assert!(capped > 0.1, "{capped}");
+}
+
+/// A negative mean is refused when it is a constant and fails the draw when a variable.
+#[test]
+fn exponential_refuses_a_negative_mean() {
+    let spec = GenSpec::Exponential {
+        mean: kf(-1.0),
+        cap: 10.0,
+        scale: 3,
+    };
+    assert!(compile(&spec, Phase::Run, 1).is_err());
+    let (g, id) = one(GenSpec::Exponential {
+        mean: ex("lo"),
+        cap: 10.0,
+        scale: 3,
+    });
+    let mut rng = Rng::for_thread(1, 0);
+    let mut local = g.local(0);
+    let e = g
+        .draw(id, &mut rng, &frame(&[-3, 0, 0]), &mut local)
+        .unwrap_err();
+    assert!(e.to_string().contains("use a number ≥ 0"), "{e}");
 }

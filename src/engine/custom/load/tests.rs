@@ -134,11 +134,13 @@ fn def(p: &str) -> Def {
         checks: vec![
             Check {
                 name: "parents".into(),
+                bound: None,
                 sql: Sql::all(format!("SELECT count(*) FROM {p}_p")),
                 expect: CheckExpect::Value(e("parents")),
             },
             Check {
                 name: "four children each".into(),
+                bound: None,
                 sql: Sql::all(format!(
                     "SELECT pid FROM {p}_c GROUP BY pid HAVING count(*) <> 4"
                 )),
@@ -146,6 +148,7 @@ fn def(p: &str) -> Def {
             },
             Check {
                 name: "sum of twice".into(),
+                bound: None,
                 sql: Sql::all(format!("SELECT sum(twice) FROM {p}_c")),
                 expect: CheckExpect::Value(e("156.0")),
             },
