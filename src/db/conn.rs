@@ -187,6 +187,29 @@ impl RowSink for Collect {
     }
 }
 
+/// The sink that keeps every row of a result into a [`Fetched`] (its [`Fetched::all`]
+/// mode): values pushed one after the other, rows counted.
+pub struct KeepAll<'a>(pub &'a mut Fetched);
+
+impl RowSink for KeepAll<'_> {
+    fn columns(&mut self, names: &[String]) {
+        if self.0.columns.is_empty() {
+            self.0.columns = names.to_vec();
+        }
+    }
+
+    fn value(&mut self, value: Option<&[u8]>) {
+        self.0
+            .first
+            .push(value.map(|v| String::from_utf8_lossy(v).into_owned()));
+    }
+
+    fn end_row(&mut self) -> bool {
+        self.0.rows += 1;
+        true
+    }
+}
+
 /// What [`Connection::execute_fetch`] and [`Connection::query_fetch`] keep of a result: the
 /// number of rows and, when asked for, the column names and the first row as text. Reused
 /// between calls (cleared by the call).
@@ -197,7 +220,11 @@ pub struct Fetched {
     /// The result's column names (only when the first row was asked for).
     pub columns: Vec<String>,
     /// The first row, each value as text (`None`: NULL); empty when not asked for or no row.
+    /// With [`Fetched::all`], every row, one after the other (`columns.len()` values each).
     pub first: Vec<Option<String>>,
+    /// Set by the caller (a call leaves it as it is): when the first row is asked for, keep
+    /// every row in `first` (a custom workload's `for_each_row`, #31).
+    pub all: bool,
 }
 
 impl Fetched {
@@ -205,6 +232,12 @@ impl Fetched {
         self.rows = 0;
         self.columns.clear();
         self.first.clear();
+    }
+
+    /// Whether a call that asked for the first row keeps the row it is reading: the first,
+    /// or any with [`Fetched::all`].
+    pub fn keeps_row(&self) -> bool {
+        self.rows == 0 || self.all
     }
 
     /// The first row's value of column `name` (case-insensitive), `None` when there is no row,

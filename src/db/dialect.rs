@@ -201,6 +201,12 @@ pub trait Dialect: Sync {
     /// disable`'s literals ([`crate::db::sql_text`]).
     fn syntax(&self) -> &'static Syntax;
 
+    /// Most placeholders one statement may have (a custom workload's `batch`, #31): the
+    /// 16-bit count of MySQL's and PostgreSQL's protocols.
+    fn max_params(&self) -> usize {
+        65_535
+    }
+
     // ---- the sysbench schema ----
 
     /// The CREATE TABLE statement of table `sbtest{n}` (without `table_options`).

@@ -42,7 +42,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use self::conn::{
-    Cell, Collect, Connection, DataRow, Done, ErrKind, Fetched, P, RowSink, SqlError, StmtId,
+    Cell, Collect, Connection, DataRow, Done, ErrKind, Fetched, KeepAll, P, RowSink, SqlError,
+    StmtId,
 };
 pub use self::dialect::{
     AdminError, Dialect, FileDbError, Isolation, ServerAdmin, StatementRoom, TableSpec,

@@ -338,7 +338,7 @@ fn fetch(
     }
     let mut cursor = stmt.raw_query();
     while let Some(row) = cursor.next().map_err(err)? {
-        if first && out.rows == 0 {
+        if first && out.keeps_row() {
             for i in 0..columns {
                 out.first
                     .push(value_text(conn, row.get_ref(i).map_err(err)?)?);
@@ -703,6 +703,11 @@ const SYNCHRONOUS: &[&str] = &["off", "normal", "full", "extra"];
 pub struct SqliteDialect;
 
 impl Dialect for SqliteDialect {
+    /// `SQLITE_MAX_VARIABLE_NUMBER`'s default since SQLite 3.32.
+    fn max_params(&self) -> usize {
+        32_766
+    }
+
     fn open(&self, t: &Target, _n: usize) -> Result<Box<dyn Connection>, SqlError> {
         open(t)
     }

@@ -626,6 +626,12 @@ pub struct EventLoop<'s> {
 }
 
 impl EventLoop<'_> {
+    /// The end of the measured run, when it is time-limited and known (with `warmup_time =
+    /// "auto"`, once the warmup has ended).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
     /// Whether the worker may run one more event (sysbench's `sb_more_events`): false once a
     /// limit is reached or the run stops, and from then on. With `rate` it waits for the next
     /// arrival, whose intended time becomes the event's start.

@@ -920,3 +920,49 @@ fn huge_per_parent_loads_in_flat_memory_and_stops_at_the_first_sigint() {
         "Loading 10000000000000 rows into 'hc'",
     );
 }
+
+/// A keying or think time longer than the run ends with the run: the step ends in time and is
+/// ok (not failed by `forced_shutdown` for workers "still in an event"), and a transaction whose
+/// keying time the end cut short never runs.
+#[test]
+fn keying_and_think_times_end_with_the_run() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let Some(db) = Db::fresh("sqlite", dir.path()) else {
+        return;
+    };
+    let workload = r#"[workloads.slow]
+schema = ["CREATE TABLE ta (v INTEGER)"]
+cleanup = ["DROP TABLE IF EXISTS ta"]
+
+[workloads.slow.transactions.typed]
+keying = 60000
+steps = [{ sql = "INSERT INTO ta VALUES (1)" }]
+
+[workloads.slow.transactions.thought]
+think = 60000
+steps = [{ sql = "INSERT INTO ta VALUES (2)" }]
+"#;
+    let suite = write_suite(
+        dir.path(),
+        "slow",
+        &db,
+        "",
+        "workload = \"slow\"\nthreads = 4\ntime = 2\nforced_shutdown = 30\nreport_interval = 0",
+        workload,
+    );
+    let started = std::time::Instant::now();
+    let text = run_ok(&suite, dir.path());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(25),
+        "the run waited for the 60 s keying and think times: {text}"
+    );
+    let rows = common::results(&dir.path().join("results"));
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+    // Each thread ran at most one transaction (then slept until the end); the keyed ones
+    // never ran: the run ended during their keying time.
+    let t = txn_counts(&dir.path().join("results"));
+    assert_eq!(t.get("typed").map_or(0, |c| c.0), 0, "{t:?}");
+    assert!(t.get("thought").map_or(0, |c| c.0) <= 4, "{t:?}");
+    drop(db);
+}

@@ -1,5 +1,5 @@
-//! The shipped workload library (#31, `suites/workloads/`): pgbench's TPC-B, SmallBank and
-//! TATP run on SQLite, MariaDB and PostgreSQL with their own consistency checks passing and
+//! The shipped workload library (#31, `suites/workloads/`): pgbench's TPC-B, SmallBank, TATP
+//! and YCSB run on SQLite, MariaDB and PostgreSQL with their own consistency checks passing and
 //! their declared mix; TPC-B sends what pgbench sends, counted by PostgreSQL itself
 //! (`pg_stat_user_tables`) for pgbench `-M prepared` and sbsuite side by side, at 8 and 32
 //! clients. A transaction's `weight` over options (pgbench's `-b` as an option) runs only the
@@ -118,6 +118,7 @@ const SMALLBANK_MIX: &[(&str, u64)] = &[
     ("transact_savings", 15),
     ("write_check", 15),
 ];
+const YCSB_E_MIX: &[(&str, u64)] = &[("scan", 95), ("insert", 5), ("read", 0), ("update", 0)];
 const TATP_MIX: &[(&str, u64)] = &[
     ("get_subscriber_data", 35),
     ("get_new_destination", 10),
@@ -128,7 +129,7 @@ const TATP_MIX: &[(&str, u64)] = &[
     ("delete_call_forwarding", 2),
 ];
 
-/// TPC-B (scale 1), SmallBank and TATP, one after the other on `driver`: every step ok,
+/// TPC-B (scale 1), SmallBank, TATP and YCSB's workload E, one after the other on `driver`: every step ok,
 /// every check of each passes on the data the server holds after the run, and each one's mix
 /// is the declared one.
 fn library_on(driver: &str) {
@@ -141,6 +142,7 @@ fn library_on(driver: &str) {
         ("tpcb", "scale = 1", TPCB_MIX, 3),
         ("smallbank", "accounts = 1000", SMALLBANK_MIX, 3),
         ("tatp", "subscribers = 1000", TATP_MIX, 3),
+        ("ycsb", "recordcount = 1000\nmix = \"e\"", YCSB_E_MIX, 2),
     ] {
         let sub = dir.path().join(workload);
         std::fs::create_dir_all(&sub).unwrap();

@@ -83,6 +83,7 @@ mod sysbench_shape;
 mod system_engines;
 mod tpcc;
 mod transactions;
+mod txn_flow;
 mod txn_language;
 mod txn_rules;
 mod user_data;

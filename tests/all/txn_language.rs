@@ -16,9 +16,9 @@ use crate::common;
 use common::db::{admin_my, admin_pg};
 use common::{results, sbsuite};
 
-/// A shared server the tests make their databases on.
+/// A shared server the tests make their databases on (also `txn_flow`'s).
 #[derive(Clone, Copy)]
-enum Db {
+pub(crate) enum Db {
     My,
     Pg,
 }
@@ -26,7 +26,7 @@ enum Db {
 impl Db {
     /// A fresh database `db` and the suite's `[target]` for it; `None` after a recorded skip
     /// when the server is not there.
-    fn fresh(self, db: &str) -> Option<String> {
+    pub(crate) fn fresh(self, db: &str) -> Option<String> {
         let (made, skip, target) = match self {
             Db::My => (
                 admin_my(&[
@@ -55,7 +55,7 @@ impl Db {
         made.map(|()| target)
     }
 
-    fn drop(self, db: &str) {
+    pub(crate) fn drop(self, db: &str) {
         match self {
             Db::My => admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]),
             Db::Pg => admin_pg(&[format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")]),
@@ -124,7 +124,7 @@ expect = 2
     )
 }
 
-fn run(dir: &Path, text: &str) -> (Option<i32>, String, String) {
+pub(crate) fn run(dir: &Path, text: &str) -> (Option<i32>, String, String) {
     let path = dir.join("suite.toml");
     std::fs::write(&path, text).unwrap();
     let out = sbsuite()

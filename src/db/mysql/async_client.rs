@@ -245,13 +245,13 @@ async fn fetch<P: mysql_async::prelude::Protocol>(
         out.columns = columns.iter().map(|c| c.name_str().into_owned()).collect();
     }
     while let Some(row) = result.next().await? {
-        if first && out.rows == 0 {
-            out.first = row
-                .unwrap()
-                .into_iter()
-                .zip(&meta)
-                .map(|(v, m)| value_text(v, m))
-                .collect();
+        if first && out.keeps_row() {
+            out.first.extend(
+                row.unwrap()
+                    .into_iter()
+                    .zip(&meta)
+                    .map(|(v, m)| value_text(v, m)),
+            );
         }
         out.rows += 1;
     }

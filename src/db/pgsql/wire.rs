@@ -55,7 +55,8 @@ use super::encode::{
 };
 use super::shared::{Phase, parse_i64, socket_dir_and_port, state_error, too_many_rows};
 use crate::db::conn::{
-    Cell, Collect, Connection, DataRow, Done, ErrKind, Fetched, P, RowSink, SqlError, StmtId, Table,
+    Cell, Collect, Connection, DataRow, Done, ErrKind, Fetched, KeepAll, P, RowSink, SqlError,
+    StmtId, Table,
 };
 pub use crate::db::io::WireError;
 use crate::db::io::{self, ConnectError, ReadError, Reader, Stream};
@@ -1140,6 +1141,14 @@ impl Connection for WireConnection {
     ) -> Result<Done, SqlError> {
         out.clear();
         let rows = self.send_execute(stmt, params)?;
+        if first && out.all {
+            let a = self.answer_into(Want::Rows, &mut KeepAll(out))?;
+            out.columns.clone_from(&self.stmts[stmt].columns);
+            return Ok(Done {
+                rows,
+                affected: a.done.affected,
+            });
+        }
         let mut a = self.answer(if first { Want::FirstRow } else { Want::Count })?;
         out.rows = a.count;
         if first {
@@ -1154,6 +1163,9 @@ impl Connection for WireConnection {
 
     fn query_fetch(&mut self, sql: &str, first: bool, out: &mut Fetched) -> Result<Done, SqlError> {
         out.clear();
+        if first && out.all {
+            return Ok(self.simple_into(sql, &mut KeepAll(out))?.done);
+        }
         let mut a = self.simple(sql, if first { Want::FirstRow } else { Want::Count })?;
         out.rows = a.count;
         if first {

@@ -218,6 +218,65 @@ pub enum Op {
         when: Option<Expr>,
         body: Vec<Op>,
     },
+    /// `for_each_row` (#31): runs statement `stmt`, then `body` once per row of its result,
+    /// the statement's `capture` variables set from the row first.
+    ForEach {
+        stmt: usize,
+        when: Option<Expr>,
+        body: Vec<Op>,
+    },
+    /// `while = "cond"` (#31): `body` while `cond` holds (tested before each pass), at most
+    /// `limit` passes (one more is a fatal error), `index` counting them from 0.
+    While {
+        cond: Expr,
+        limit: u64,
+        index: Option<Slot>,
+        when: Option<Expr>,
+        body: Vec<Op>,
+    },
+    /// `break_when = "cond"` (#31): leaves the innermost loop (`repeat`, `while`,
+    /// `for_each_row`) when `cond` holds.
+    Break { cond: Expr },
+    /// `batch = "n"` (#31): statement `stmt` (an INSERT … VALUES with one row) sent as ONE
+    /// statement of `rows` rows, its `lets` drawn (and `index` set) afresh for each row.
+    Batch {
+        stmt: usize,
+        when: Option<Expr>,
+        rows: Expr,
+        index: Option<Slot>,
+        lets: Vec<Op>,
+        shape: Box<ByDriver<RowsShape>>,
+    },
+}
+
+/// A batched INSERT's text cut around its row (#31): `prefix` (… `VALUES `), the row
+/// `tuple` (`(?, ?)`) and `suffix` (` ON DUPLICATE KEY …`, ` RETURNING …`), with how many of
+/// the statement's binds each holds; the text of n rows is `prefix`, n tuples separated by
+/// `, `, then `suffix`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RowsShape {
+    pub prefix: String,
+    pub tuple: String,
+    pub suffix: String,
+    /// Binds of `prefix`; the row's are the next `per_row`, the rest are the suffix's.
+    pub before: usize,
+    pub per_row: usize,
+}
+
+impl RowsShape {
+    /// The text of `n` rows (n ≥ 1) into `out`.
+    pub fn text(&self, n: usize, out: &mut String) {
+        out.clear();
+        out.reserve(self.prefix.len() + n * (self.tuple.len() + 2) + self.suffix.len());
+        out.push_str(&self.prefix);
+        for i in 0..n {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(&self.tuple);
+        }
+        out.push_str(&self.suffix);
+    }
 }
 
 /// `[workloads.X.transactions.NAME]`.

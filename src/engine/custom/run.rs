@@ -30,6 +30,8 @@
 //!   connection is opened after the keying time and closed before the think time, so that a
 //!   thinking terminal holds no connection; statements are then prepared when first run.
 
+mod flow;
+
 use std::io::{self, Write};
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
@@ -68,6 +70,31 @@ enum Step {
         index: Option<Slot>,
         when: Option<&'static Expr>,
         body: Vec<Step>,
+    },
+    /// #31 (`flow`): `for_each_row`, `while`, `break_when`, `batch`.
+    ForEach {
+        stmt: usize,
+        when: Option<&'static Expr>,
+        body: Vec<Step>,
+    },
+    While {
+        cond: &'static Expr,
+        limit: u64,
+        index: Option<Slot>,
+        when: Option<&'static Expr>,
+        body: Vec<Step>,
+    },
+    Break {
+        cond: &'static Expr,
+    },
+    Batch {
+        stmt: usize,
+        when: Option<&'static Expr>,
+        rows: &'static Expr,
+        index: Option<Slot>,
+        lets: Vec<Step>,
+        /// The text cut around its row, per driver.
+        shape: &'static crate::db::ByDriver<super::model::RowsShape>,
     },
 }
 
@@ -369,6 +396,8 @@ pub(crate) struct Stmts {
     ids: Vec<Option<StmtId>>,
     /// Statements are prepared when first run (a connection per transaction).
     lazy: bool,
+    /// `batch` statements prepared for a number of rows (#31).
+    batches: flow::Batches,
 }
 
 impl Stmts {
@@ -427,6 +456,7 @@ impl Open for Custom {
         Ok(Stmts {
             ids,
             lazy: prepared && !eager,
+            batches: flow::Batches::default(),
         })
     }
 }
@@ -524,6 +554,40 @@ fn compile_steps(
                     index: *index,
                     when: when.as_ref(),
                     body: compile_steps(body, gens, ctx, def)?,
+                },
+                Op::ForEach { stmt, when, body } => Step::ForEach {
+                    stmt: *stmt,
+                    when: when.as_ref(),
+                    body: compile_steps(body, gens, ctx, def)?,
+                },
+                Op::While {
+                    cond,
+                    limit,
+                    index,
+                    when,
+                    body,
+                } => Step::While {
+                    cond,
+                    limit: *limit,
+                    index: *index,
+                    when: when.as_ref(),
+                    body: compile_steps(body, gens, ctx, def)?,
+                },
+                Op::Break { cond } => Step::Break { cond },
+                Op::Batch {
+                    stmt,
+                    when,
+                    rows,
+                    index,
+                    lets,
+                    shape,
+                } => Step::Batch {
+                    stmt: *stmt,
+                    when: when.as_ref(),
+                    rows,
+                    index: *index,
+                    lets: compile_steps(lets, gens, ctx, def)?,
+                    shape,
                 },
             })
         })
@@ -649,11 +713,13 @@ impl Workload for Custom {
             rng: Rng::for_thread(self.seed, id),
             params: Vec::with_capacity(16),
             fetched: Fetched::default(),
+            flow: flow::Flow::new(self.stmts.len()),
             text: String::with_capacity(256),
             last: Last::Text("BEGIN"),
             txn: 0,
             lines,
             idle_ns: 0,
+            deadline: None,
             replay: replay::Replay::default(),
         }))
     }
@@ -843,6 +909,8 @@ struct CustomWorker<'a> {
     /// Reused parameter buffer (see [`recycle`]).
     params: Vec<P<'static>>,
     fetched: Fetched,
+    /// `for_each_row`, `break_when` and `batch` (#31).
+    flow: flow::Flow,
     /// Reused buffer for `ps_mode = disable` texts.
     text: String,
     last: Last,
@@ -851,6 +919,9 @@ struct CustomWorker<'a> {
     lines: Lines,
     /// Keying and think time slept since the driver last asked.
     idle_ns: u64,
+    /// The end of the measured run, from the event loop: a keying or think time does not
+    /// sleep past it.
+    deadline: Option<Instant>,
     /// The values the transaction drew, for a `retry = "same"` re-run.
     replay: replay::Replay,
 }
@@ -872,8 +943,8 @@ impl CustomWorker<'_> {
     }
 
     /// Sleeps the milliseconds generator `generator` draws (keying, think), counted as idle time;
-    /// wakes early when the run stops.
-    fn pause(&mut self, generator: GenId, what: &str) -> Result<(), String> {
+    /// wakes early when the run stops or its time is up, and then says so (`Ok(false)`).
+    fn pause(&mut self, generator: GenId, what: &str) -> Result<bool, String> {
         let ms = self
             .w
             .gens
@@ -883,21 +954,24 @@ impl CustomWorker<'_> {
             .as_f64()
             .ok_or_else(|| format!("`{what}` is {ms}, not a number of milliseconds"))?;
         if ms.is_nan() || ms <= 0.0 {
-            return Ok(());
+            return Ok(true);
         }
         let start = Instant::now();
         let until = start + Duration::from_secs_f64((ms / 1000.0).min(86_400.0));
-        loop {
+        let whole = loop {
             let now = Instant::now();
-            if now >= until || self.session.stopping() {
-                break;
+            if now >= until {
+                break true;
+            }
+            if self.session.stopping() || self.deadline.is_some_and(|d| now >= d) {
+                break false;
             }
             std::thread::sleep((until - now).min(Duration::from_millis(20)));
-        }
+        };
         self.idle_ns = self
             .idle_ns
             .saturating_add(u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX));
-        Ok(())
+        Ok(whole)
     }
 
     fn truthy(&self, when: Option<&Expr>) -> Result<bool, Stop> {
@@ -914,6 +988,10 @@ impl CustomWorker<'_> {
 
     fn run(&mut self, steps: &[Step]) -> Result<(), Stop> {
         for step in steps {
+            // A `break_when` held: up to the loop that clears it.
+            if self.flow.breaking {
+                return Ok(());
+            }
             if self.session.stopping() {
                 return Err(Stop::Halted);
             }
@@ -942,6 +1020,39 @@ impl CustomWorker<'_> {
                             self.frame.vals[*s] = Val::Int(i);
                         }
                         self.run(body)?;
+                        if self.flow.take_break() {
+                            break;
+                        }
+                    }
+                }
+                Step::ForEach { stmt, when, body } => {
+                    if self.truthy(*when)? {
+                        self.for_each(*stmt, body)?;
+                    }
+                }
+                Step::While {
+                    cond,
+                    limit,
+                    index,
+                    when,
+                    body,
+                } => {
+                    if self.truthy(*when)? {
+                        self.while_loop(cond, *limit, *index, body)?;
+                    }
+                }
+                Step::Break { cond } => self.flow.breaking = self.truthy(Some(cond))?,
+                Step::Batch {
+                    stmt,
+                    when,
+                    rows,
+                    index,
+                    lets,
+                    shape,
+                } => {
+                    if self.truthy(*when)? {
+                        let shape = shape.get(self.w.sessions.connector.target.driver);
+                        self.batch(*stmt, rows, *index, lets, shape)?;
                     }
                 }
             }
@@ -1156,10 +1267,13 @@ impl Worker for CustomWorker<'_> {
         let t = w.pick(&mut self.rng);
         self.txn = t;
         let plan = &w.txns[t];
-        if let Some(g) = plan.keying
-            && let Err(e) = self.pause(g, "keying")
-        {
-            return EventResult::Fatal(self.fatal_eval(&e));
+        if let Some(g) = plan.keying {
+            match self.pause(g, "keying") {
+                Ok(true) => {}
+                // The run ended during the keying time: the transaction never started.
+                Ok(false) => return EventResult::Exhausted,
+                Err(e) => return EventResult::Fatal(self.fatal_eval(&e)),
+            }
         }
         // With a connection per transaction, connecting is part of the transaction's time.
         let start = Instant::now();
@@ -1230,6 +1344,24 @@ impl Worker for CustomWorker<'_> {
 
     fn idle_ns(&mut self) -> u64 {
         std::mem::take(&mut self.idle_ns)
+    }
+
+    /// The default loop, telling the worker the run's end before each event, so that keying
+    /// and think times end with the run instead of holding it past its time.
+    fn run_loop(
+        &mut self,
+        lp: &mut crate::engine::driver::EventLoop<'_>,
+    ) -> Result<(), EngineError> {
+        while lp.more_events()? {
+            self.deadline = lp.deadline();
+            lp.event_start();
+            let result = self.event();
+            let idle = self.idle_ns();
+            if !lp.event_done(result, idle)? {
+                break;
+            }
+        }
+        Ok(())
     }
 
     fn finish(&mut self) -> Result<(), EngineError> {

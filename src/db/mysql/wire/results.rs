@@ -217,8 +217,8 @@ impl WireConnection {
     }
 
     /// Counts the row packets up to the end of a result set into `out.rows` (skipping them by
-    /// length, each row bounded by `max_packet`), with `first` decoding the first one as text
-    /// into `out.first` (the column definitions are in `self.meta`); returns the end's status
+    /// length, each row bounded by `max_packet`), with `first` decoding the first one (every
+    /// one with [`Fetched::all`]) as text into `out.first` (the column definitions are in `self.meta`); returns the end's status
     /// flags. The end is recognized as in [`Self::rows`].
     fn fetch_rows(
         &mut self,
@@ -254,9 +254,9 @@ impl WireConnection {
                     _ => {}
                 }
             }
-            out.rows += 1;
             if want {
-                want = false;
+                want = out.all;
+                out.rows += 1;
                 let r = self.packet_from(len)?;
                 let p = &self.io.buf[r];
                 let row = if binary {
@@ -265,11 +265,12 @@ impl WireConnection {
                     text_row(&self.meta, p)
                 };
                 match row {
-                    Ok(row) => out.first = row,
+                    Ok(row) => out.first.extend(row),
                     Err(what) => return Err(self.protocol(what)),
                 }
                 continue;
             }
+            out.rows += 1;
             // A row of several packets: each continuation is row data.
             let mut row = len;
             loop {

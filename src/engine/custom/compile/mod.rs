@@ -27,6 +27,7 @@
 mod checks;
 mod compiler;
 mod distributions;
+mod flow;
 mod generators;
 mod options;
 mod sites;

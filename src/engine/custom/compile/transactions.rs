@@ -35,18 +35,26 @@ const STMT_KEYS: &[&str] = &[
     "on_mismatch",
     "when",
     "ps_mode",
+    // #31, compiled in `flow.rs`.
+    "for_each_row",
+    "batch",
+    "let",
+    "index",
 ];
 const BLOCK_KEYS: &[&str] = &["repeat", "index", "when", "let", "steps"];
 
 /// What the steps of one transaction add to as they compile.
-struct TxnSteps<'s> {
+pub(super) struct TxnSteps<'s> {
     /// The transaction's name (default statement names are `NAME.N`) and index.
     name: &'s str,
     txn: usize,
     /// Every statement of the workload so far: ops refer to them by index.
-    statements: &'s mut Vec<Stmt>,
+    pub(super) statements: &'s mut Vec<Stmt>,
     /// The transaction's statements so far.
     count: usize,
+    /// The blocks around the step compiling, innermost last: `true` a loop, `false` a `when`
+    /// block (#31: `break_when` leaves the innermost, which must be a loop).
+    pub(super) blocks: Vec<bool>,
 }
 
 impl Compiler<'_> {
@@ -234,6 +242,7 @@ impl Compiler<'_> {
             txn,
             statements,
             count: 0,
+            blocks: Vec::new(),
         };
         self.steps(&key(path, "steps"), steps, &mut cx, &mut set, &mut body);
         // Read-only unless said otherwise when every statement, in every dialect, is a SELECT.
@@ -313,7 +322,7 @@ impl Compiler<'_> {
     }
 
     /// A list of steps, in order, into `out`; `set` grows with what each step sets.
-    fn steps(
+    pub(super) fn steps(
         &mut self,
         path: &[Seg],
         steps: &[toml::Value],
@@ -345,16 +354,25 @@ impl Compiler<'_> {
                 },
                 None => None,
             };
-            if s.contains_key("sql") {
+            // #31's keys (`flow.rs`): a statement that iterates its rows or is batched (or
+            // carries a key only a batch has), a `while` block, a `break_when`.
+            let flow_statement = ["for_each_row", "batch", "let", "index"]
+                .iter()
+                .any(|k| s.contains_key(*k));
+            if s.contains_key("sql") && flow_statement {
+                out.extend(self.flow_statement(&spath, s, when, cx, set));
+            } else if s.contains_key("sql") {
                 out.extend(self.statement(&spath, s, when, cx, set));
+            } else if s.contains_key("while") || s.contains_key("break_when") {
+                out.extend(self.flow_step(&spath, s, when, cx, set));
             } else if s.contains_key("steps") || s.contains_key("repeat") || s.contains_key("let") {
                 out.extend(self.block(&spath, s, when, cx, set));
             } else {
                 self.err(
                     &spath,
                     false,
-                    "a step needs `sql`, `steps` or `let`",
-                    "e.g. { sql = \"SELECT …\" }, { let = { x = 1 } } or { repeat = 3, steps = [...] }",
+                    "a step needs `sql`, `steps`, `let`, `while` or `break_when`",
+                    "e.g. { sql = \"SELECT …\" }, { let = { x = 1 } }, { repeat = 3, steps = [...] } or { while = \"n > 0\", steps = [...] }",
                 );
             }
         }
@@ -362,7 +380,7 @@ impl Compiler<'_> {
 
     /// A statement step (`s`, which has `sql`): the statement is added to the workload's, and
     /// its op returned; what it captures is set from here on.
-    fn statement(
+    pub(super) fn statement(
         &mut self,
         spath: &[Seg],
         s: &toml::Table,
@@ -530,7 +548,15 @@ impl Compiler<'_> {
         }
         match s.get("steps") {
             Some(toml::Value::Array(inner)) if !inner.is_empty() => {
+                // A block that is not inlined (a loop, or a `when`) is one `break_when` sees.
+                let own = s.contains_key("repeat") || when.is_some();
+                if own {
+                    cx.blocks.push(s.contains_key("repeat"));
+                }
                 self.steps(&key(spath, "steps"), inner, cx, set, &mut body);
+                if own {
+                    cx.blocks.pop();
+                }
             }
             Some(_) => self.err(
                 &key(spath, "steps"),

@@ -264,6 +264,9 @@ impl Compiler<'_> {
             if let Some(inner) = s.get("steps").and_then(toml::Value::as_array) {
                 self.declare_steps(&key(&spath, "steps"), inner);
             }
+            if let Some(inner) = s.get("for_each_row").and_then(toml::Value::as_array) {
+                self.declare_steps(&key(&spath, "for_each_row"), inner);
+            }
         }
     }
 
