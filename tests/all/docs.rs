@@ -695,6 +695,9 @@ fn every_link_and_repository_path_exists() {
         let base = doc.path.parent().unwrap();
         for (i, line) in doc.prose.iter().enumerate() {
             let at = format!("{}:{}", doc.path.display(), i + 1);
+            if ["<<<<<<< ", ">>>>>>> "].iter().any(|m| line.starts_with(m)) {
+                failures.push(format!("{at}: a merge conflict marker"));
+            }
             for target in link_targets(line) {
                 if target.contains("://") || target.starts_with("mailto:") {
                     continue;
