@@ -20,6 +20,7 @@ use tokio_postgres::SimpleQueryMessage;
 use crate::common;
 
 use common::db::{admin_my, admin_pg, my_opts, pg_client, rt};
+use common::suite_db::txn_counts;
 use common::{interrupt, read_until_started, sbsuite};
 
 const DB: &str = "sbs_e2e";
@@ -239,22 +240,6 @@ fn run_ok(suite: &Path, dir: &Path) -> String {
 /// Every transactions.csv row under `root`, as column → value.
 fn transactions(root: &Path) -> Vec<HashMap<String, String>> {
     common::csv_rows(root, "transactions.csv")
-}
-
-/// transaction name → (count, errors, rollbacks) of the transaction rows under `root`.
-fn txn_counts(root: &Path) -> HashMap<String, (i64, i64, i64)> {
-    let mut out = HashMap::new();
-    for r in transactions(root) {
-        if r["kind"] != "transaction" {
-            continue;
-        }
-        let n = |k: &str| r[k].parse::<i64>().unwrap();
-        let e = out.entry(r["transaction"].clone()).or_insert((0, 0, 0));
-        e.0 += n("count");
-        e.1 += n("errors");
-        e.2 += n("rollbacks");
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------

@@ -12,81 +12,19 @@ use std::process::Command;
 
 use crate::common;
 
-use common::db::{admin_my, admin_pg, pg_client, rt};
-use common::{csv_rows, results, sbsuite};
+use common::db::{admin_pg, pg_client, rt};
+use common::suite_db::{Db, run, txn_counts};
+use common::{results, sbsuite};
 
 const WORKLOADS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/suites/workloads");
-
-/// `[target]` of the shared server `driver` for database `db` (empty: SQLite in the run's
-/// directory), after making `db` afresh; `None` after a recorded skip.
-fn fresh_target(driver: &str, db: &str) -> Option<String> {
-    let made = match driver {
-        "sqlite" => return Some(String::new()),
-        "mysql" => admin_my(&[
-            format!("DROP DATABASE IF EXISTS {db}"),
-            format!("CREATE DATABASE {db}"),
-        ]),
-        _ => admin_pg(&[
-            format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
-            format!("CREATE DATABASE {db}"),
-        ]),
-    };
-    if made.is_none() {
-        common::skip(&format!(
-            "the shared {driver} server is not reachable (.ci/run starts it)"
-        ));
-        return None;
-    }
-    let (port, user) = if driver == "mysql" {
-        (3306, "root")
-    } else {
-        (5432, "postgres")
-    };
-    Some(format!(
-        "[target]\ndriver = \"{driver}\"\nhosts = [\"127.0.0.1:{port}\"]\nuser = \"{user}\"\ndatabase = \"{db}\"\n"
-    ))
-}
-
-fn drop_db(driver: &str, db: &str) {
-    match driver {
-        "mysql" => admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]),
-        "pgsql" => admin_pg(&[format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")]),
-        _ => Some(()),
-    };
-}
-
-/// Runs suite `text` (written into `dir`) with its results under `dir/results`: exit code,
-/// stdout, stderr.
-fn run(dir: &Path, text: &str) -> (Option<i32>, String, String) {
-    let path = dir.join("suite.toml");
-    std::fs::write(&path, text).unwrap();
-    let out = sbsuite()
-        .arg("run")
-        .arg(&path)
-        .arg("--results-dir")
-        .arg(dir.join("results"))
-        .args(["--progress", "off"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// transaction → times picked (`count`, the commits, plus `rollbacks`) of the
 /// transactions.csv rows under `root`.
 fn counts(root: &Path) -> HashMap<String, u64> {
-    let mut out = HashMap::new();
-    for r in csv_rows(root, "transactions.csv") {
-        if r["kind"] == "transaction" {
-            let n = |k: &str| r[k].parse::<u64>().unwrap();
-            *out.entry(r["transaction"].clone()).or_default() += n("count") + n("rollbacks");
-        }
-    }
-    out
+    txn_counts(root)
+        .into_iter()
+        .map(|(t, (count, _, rollbacks))| (t, (count + rollbacks) as u64))
+        .collect()
 }
 
 /// The shares of `counts` are those of `weights` within 5 points, over enough transactions.
@@ -132,12 +70,13 @@ const TATP_MIX: &[(&str, u64)] = &[
 /// TPC-B (scale 1), SmallBank, TATP and YCSB's workload E, one after the other on `driver`: every step ok,
 /// every check of each passes on the data the server holds after the run, and each one's mix
 /// is the declared one.
-fn library_on(driver: &str) {
+fn library_on(server: Db) {
+    let driver = format!("{server:?}").to_lowercase();
     let db = format!("sbs_library_{driver}");
-    let Some(target) = fresh_target(driver, &db) else {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(target) = server.fresh_in(&db, dir.path()) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
     for (workload, options, mix, checks) in [
         ("tpcb", "scale = 1", TPCB_MIX, 3),
         ("smallbank", "accounts = 1000", SMALLBANK_MIX, 3),
@@ -167,22 +106,22 @@ fn library_on(driver: &str) {
             mix,
         );
     }
-    drop_db(driver, &db);
+    server.drop(&db);
 }
 
 #[test]
 fn issue_31_the_library_keeps_its_checks_and_mix_on_sqlite() {
-    library_on("sqlite");
+    library_on(Db::Lite);
 }
 
 #[test]
 fn issue_31_the_library_keeps_its_checks_and_mix_on_mariadb() {
-    library_on("mysql");
+    library_on(Db::My);
 }
 
 #[test]
 fn issue_31_the_library_keeps_its_checks_and_mix_on_postgresql() {
-    library_on("pgsql");
+    library_on(Db::Pg);
 }
 
 /// Per table of database `db`: (rows inserted, rows updated, index and sequential scans), as
@@ -263,7 +202,7 @@ fn issue_31_tpcb_sends_what_pgbench_sends_as_postgresql_counts_it() {
         let txns = i64::from(clients * per_client);
         let (theirs, ours) = ("sbs_tpcb_pgbench", "sbs_tpcb_sbsuite");
         for db in [theirs, ours] {
-            fresh_target("pgsql", db).unwrap();
+            Db::Pg.fresh(db).unwrap();
             pgbench(&["-i", "-q", "-s", "1", db]);
         }
         let base_theirs = settled_stats(theirs, 0);
@@ -315,7 +254,7 @@ fn issue_31_tpcb_sends_what_pgbench_sends_as_postgresql_counts_it() {
         assert_eq!(ours_d["pgbench_history"][0], txns);
         assert!((ours_d["pgbench_accounts"][2] - 2 * txns).abs() <= 1);
         for db in [theirs, ours] {
-            drop_db("pgsql", db);
+            Db::Pg.drop(db);
         }
     }
 }

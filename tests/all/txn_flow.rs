@@ -18,7 +18,7 @@
 use std::path::Path;
 
 use crate::common;
-use crate::txn_language::{Db, run};
+use common::suite_db::{Db, run};
 
 /// Where a test reads what a server stored: integer cells of a query's rows.
 enum At<'a> {

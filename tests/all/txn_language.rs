@@ -9,59 +9,10 @@
 //!   without the write lock, so readers keep running while another connection holds it for
 //!   the whole run; a transaction that writes still takes it at BEGIN.
 
-use std::path::Path;
-
 use crate::common;
 
-use common::db::{admin_my, admin_pg};
+use common::suite_db::{Db, run};
 use common::{results, sbsuite};
-
-/// A shared server the tests make their databases on (also `txn_flow`'s).
-#[derive(Clone, Copy)]
-pub(crate) enum Db {
-    My,
-    Pg,
-}
-
-impl Db {
-    /// A fresh database `db` and the suite's `[target]` for it; `None` after a recorded skip
-    /// when the server is not there.
-    pub(crate) fn fresh(self, db: &str) -> Option<String> {
-        let (made, skip, target) = match self {
-            Db::My => (
-                admin_my(&[
-                    format!("DROP DATABASE IF EXISTS {db}"),
-                    format!("CREATE DATABASE {db}"),
-                ]),
-                "no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)",
-                format!(
-                    "[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\nuser = \"root\"\ndatabase = \"{db}\"\n"
-                ),
-            ),
-            Db::Pg => (
-                admin_pg(&[
-                    format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
-                    format!("CREATE DATABASE {db}"),
-                ]),
-                "no PostgreSQL server accepts postgres@127.0.0.1:5432 (.ci/run starts one)",
-                format!(
-                    "[target]\ndriver = \"pgsql\"\nhosts = [\"127.0.0.1:5432\"]\nuser = \"postgres\"\ndatabase = \"{db}\"\n"
-                ),
-            ),
-        };
-        if made.is_none() {
-            common::skip(skip);
-        }
-        made.map(|()| target)
-    }
-
-    pub(crate) fn drop(self, db: &str) {
-        match self {
-            Db::My => admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]),
-            Db::Pg => admin_pg(&[format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")]),
-        };
-    }
-}
 
 /// Two transactions at two levels, each inserting the level its server reports (`level`, SQL
 /// of the dialect) into `seen`; checks that every row has the level asked for.
@@ -121,24 +72,6 @@ name = "both ran"
 sql = "SELECT COUNT(DISTINCT txn) FROM seen WHERE lvl IS NOT NULL"
 expect = 2
 "#
-    )
-}
-
-pub(crate) fn run(dir: &Path, text: &str) -> (Option<i32>, String, String) {
-    let path = dir.join("suite.toml");
-    std::fs::write(&path, text).unwrap();
-    let out = sbsuite()
-        .arg("run")
-        .arg(&path)
-        .arg("--results-dir")
-        .arg(dir.join("results"))
-        .args(["--progress", "off"])
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
 

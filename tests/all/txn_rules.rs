@@ -14,110 +14,30 @@
 //!   statement was prepared; on SQLite the text protocol stores the same values.
 //! - Checks bind `:option` placeholders to the run's option values.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use crate::common;
 
-use common::db::{admin_my, admin_pg};
+use common::suite_db::{Db, run, txn_counts};
 use common::{results, sbsuite};
 
-#[derive(Clone, Copy, Debug)]
-enum Db {
-    Lite,
-    My,
-    Pg,
-}
-
-impl Db {
-    /// A fresh database `db` and the suite's `[target]` for it (SQLite: a file in `dir`);
-    /// `None` after a recorded skip when the server is not there. PostgreSQL's target ignores
-    /// deadlocks only, so that a duplicate key is ignored only where a transaction says so.
-    fn fresh(self, db: &str, dir: &Path) -> Option<String> {
-        let (made, skip, target) = match self {
-            Db::Lite => {
-                return Some(format!(
-                    "[target]\ndriver = \"sqlite\"\npath = \"{}\"\n",
-                    dir.join(format!("{db}.db")).display()
-                ));
-            }
-            Db::My => (
-                admin_my(&[
-                    format!("DROP DATABASE IF EXISTS {db}"),
-                    format!("CREATE DATABASE {db}"),
-                ]),
-                "no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)",
-                format!(
-                    "[target]\ndriver = \"mysql\"\nhosts = [\"127.0.0.1:3306\"]\nuser = \"root\"\ndatabase = \"{db}\"\n"
-                ),
-            ),
-            Db::Pg => (
-                admin_pg(&[
-                    format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
-                    format!("CREATE DATABASE {db}"),
-                ]),
-                "no PostgreSQL server accepts postgres@127.0.0.1:5432 (.ci/run starts one)",
-                format!(
-                    "[target]\ndriver = \"pgsql\"\nhosts = [\"127.0.0.1:5432\"]\nuser = \"postgres\"\ndatabase = \"{db}\"\nignore_errors = [\"40P01\"]\n"
-                ),
-            ),
-        };
-        if made.is_none() {
-            common::skip(skip);
-        }
-        made.map(|()| target)
-    }
-
-    fn drop(self, db: &str) {
-        match self {
-            Db::Lite => None,
-            Db::My => admin_my(&[format!("DROP DATABASE IF EXISTS {db}")]),
-            Db::Pg => admin_pg(&[format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")]),
-        };
-    }
-
-    /// The code of a duplicate key.
-    fn duplicate(self) -> &'static str {
-        match self {
-            Db::Lite => "SQLITE_CONSTRAINT",
-            Db::My => "1062",
-            Db::Pg => "23505",
-        }
+/// The code of a duplicate key on `db`.
+fn duplicate(db: Db) -> &'static str {
+    match db {
+        Db::Lite => "SQLITE_CONSTRAINT",
+        Db::My => "1062",
+        Db::Pg => "23505",
     }
 }
 
-fn run(dir: &Path, text: &str) -> (Option<i32>, String, String) {
-    let path = dir.join("suite.toml");
-    std::fs::write(&path, text).unwrap();
-    let out = sbsuite()
-        .arg("run")
-        .arg(&path)
-        .arg("--results-dir")
-        .arg(dir.join("results"))
-        .args(["--progress", "off"])
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// The transaction rows of transactions.csv: name → (count, errors, rollbacks).
-fn txn_counts(root: &Path) -> HashMap<String, (i64, i64, i64)> {
-    let mut out = HashMap::new();
-    for r in common::csv_rows(root, "transactions.csv") {
-        if r["kind"] != "transaction" {
-            continue;
-        }
-        let n = |k: &str| r[k].parse::<i64>().unwrap();
-        let e = out.entry(r["transaction"].clone()).or_insert((0, 0, 0));
-        e.0 += n("count");
-        e.1 += n("errors");
-        e.2 += n("rollbacks");
-    }
-    out
+/// A fresh database `name` and its `[target]`; PostgreSQL's target ignores deadlocks only, so
+/// that a duplicate key is ignored only where a transaction says so.
+fn fresh(db: Db, name: &str, dir: &Path) -> Option<String> {
+    let target = db.fresh_in(name, dir)?;
+    Some(match db {
+        Db::Pg => format!("{target}ignore_errors = [\"40P01\"]\n"),
+        _ => target,
+    })
 }
 
 /// Each transaction records its try (`n`, per thread) and the value `k` it bound, then fails
@@ -182,7 +102,7 @@ expect = "{same}"
 
 fn retries(db: Db, name: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let Some(target) = db.fresh(name, dir.path()) else {
+    let Some(target) = fresh(db, name, dir.path()) else {
         return;
     };
     let ignore = "ignore_errors = [\"duplicate_key\"]";
@@ -205,7 +125,7 @@ fn retries(db: Db, name: &str) {
         let rows = results(&sub.join("results"));
         assert_eq!(
             rows[0]["error_codes"],
-            format!("{}:30", db.duplicate()),
+            format!("{}:30", duplicate(db)),
             "{db:?} {retry}: {rows:?}"
         );
     }
@@ -237,7 +157,7 @@ fn retry_same_or_redraw_and_own_ignore_errors_on_postgresql() {
 /// Each transaction adds a hit to a row, reads its value and rolls back when it is odd.
 fn rollback_when(db: Db, name: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let Some(target) = db.fresh(name, dir.path()) else {
+    let Some(target) = fresh(db, name, dir.path()) else {
         return;
     };
     let text = format!(
@@ -373,7 +293,7 @@ expect = {prepared}
 
 fn ps_mode_per_statement(db: Db, name: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let Some(target) = db.fresh(name, dir.path()) else {
+    let Some(target) = fresh(db, name, dir.path()) else {
         return;
     };
     // (the target's ps_mode, statement a's, the prepared executions: b's 40, a's 40 if it is).
@@ -427,7 +347,7 @@ fn ps_mode_per_statement_on_postgresql() {
 /// `:rows` placeholders for the row count.
 fn distributions(db: Db, name: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let Some(target) = db.fresh(name, dir.path()) else {
+    let Some(target) = fresh(db, name, dir.path()) else {
         return;
     };
     let text = format!(

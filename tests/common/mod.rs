@@ -8,6 +8,7 @@ pub mod netns;
 pub mod private_server;
 pub mod server_lock;
 mod skip;
+pub mod suite_db;
 pub use skip::skip;
 
 /// The built `sbsuite` binary, with the developer's own SBSUITE_* variables removed (they
