@@ -45,6 +45,15 @@ pub(super) fn validate(args: &ValidateArgs) -> Exit {
                         let timeline = crate::engine::phases::timeline_text(&first.phases);
                         println!("  phases: {timeline}");
                     }
+                    // The worker groups the run steps run (#31), each combination once.
+                    let mut shown: Vec<String> = Vec::new();
+                    for s in plan.steps.iter().filter(|s| !s.groups.is_empty()) {
+                        let groups = crate::plan::groups_text(&s.groups);
+                        if !shown.contains(&groups) {
+                            println!("  groups: {groups}");
+                            shown.push(groups);
+                        }
+                    }
                     print!("{}", crate::capacity::plan_text(&suite));
                 }
                 Err(e) => exit = fail_config(e),

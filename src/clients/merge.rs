@@ -145,6 +145,7 @@ pub fn merge_outcomes(shards: &[StepOutcome]) -> Result<StepOutcome, MergeError>
         // Each client sees only its share of the throughput: no verdict on the whole here.
         steady: Default::default(),
         phases: Vec::new(),
+        groups: Vec::new(),
         open_loop: merge_open_loop(shards)?,
     })
 }
@@ -285,6 +286,7 @@ pub fn merge_samples(
         reconnects_ps: sum_opt(samples.iter().map(|s| s.reconnects_ps)),
         metrics: merge_metrics(samples.iter().map(|s| &s.metrics)),
         phase: None,
+        group: None,
         target_rate: None,
         lat_buckets: buckets,
     })
@@ -428,6 +430,7 @@ mod tests {
             per_thread: workers.iter().map(|w| (w.events, w.busy_ns)).collect(),
             steady: Default::default(),
             phases: Vec::new(),
+            groups: Vec::new(),
             open_loop,
         }
     }

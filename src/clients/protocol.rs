@@ -569,6 +569,7 @@ impl WireSample {
             reconnects_ps: self.reconnects_ps,
             metrics: metrics_from_wire(&self.metrics),
             phase: None,
+            group: None,
             target_rate: None,
             lat_buckets,
         })
@@ -705,6 +706,7 @@ impl WireOutcome {
             per_thread: self.per_thread,
             steady: Default::default(),
             phases: Vec::new(),
+            groups: Vec::new(),
             open_loop,
         })
     }
@@ -793,6 +795,7 @@ mod tests {
             per_thread: vec![(5, 1_056_000)],
             steady: Default::default(),
             phases: Vec::new(),
+            groups: Vec::new(),
             open_loop: Some(OpenLoop {
                 service: Timing {
                     summary: LatencySummary {

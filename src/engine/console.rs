@@ -471,6 +471,7 @@ mod tests {
             per_thread: Vec::new(),
             steady: Default::default(),
             phases: Vec::new(),
+            groups: Vec::new(),
             open_loop: None,
         }
     }

@@ -539,6 +539,7 @@ mod tests {
             per_thread: Vec::new(),
             steady: Default::default(),
             phases: Vec::new(),
+            groups: Vec::new(),
             open_loop: None,
         }
     }

@@ -176,6 +176,8 @@ pub struct IntervalSample {
     /// A run with phases: the phase's target rate at the interval's end (a ramp's value
     /// there); `None` in a closed-loop phase or without phases.
     pub target_rate: Option<f64>,
+    /// A run step with `[[groups]]` (#31): the index of the group whose interval this is.
+    pub group: Option<usize>,
 }
 
 impl IntervalSample {
@@ -438,6 +440,9 @@ pub struct StepOutcome {
     /// A run with `[[phases]]` (#30): each measured phase's own measurements, in order (the
     /// outcome itself covers all of them); empty otherwise.
     pub phases: Vec<PhaseOutcome>,
+    /// A run step with `[[groups]]` (#31): each group's own measurements, in the step's group
+    /// order (the outcome itself is their exact merge); empty otherwise.
+    pub groups: Vec<GroupOutcome>,
     /// A `rate` run's service time and schedule lag (#30); `None` without `rate`.
     pub open_loop: Option<OpenLoop>,
 }
@@ -449,6 +454,14 @@ pub struct StepOutcome {
 #[derive(Clone, Debug)]
 pub struct PhaseOutcome {
     /// The phase's position in the step's timeline (0-based, warmups included).
+    pub index: usize,
+    pub outcome: StepOutcome,
+}
+
+/// What one worker group of a run step measured (#31): its own workload's outcome.
+#[derive(Clone, Debug)]
+pub struct GroupOutcome {
+    /// The group's position in the step's groups (0-based).
     pub index: usize,
     pub outcome: StepOutcome,
 }

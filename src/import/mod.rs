@@ -207,6 +207,7 @@ fn build_plan(suite: &str, sources: &[Source], default_workload: Option<&str>) -
                 command: None,
                 estimated_seconds: None,
                 phases: Vec::new(),
+                groups: Vec::new(),
                 target: None,
             }
         })
@@ -384,6 +385,7 @@ fn outcome(r: &Report) -> Option<StepOutcome> {
         per_thread: Vec::new(),
         steady: Default::default(),
         phases: Vec::new(),
+        groups: Vec::new(),
         open_loop: None,
     })
 }
@@ -403,6 +405,7 @@ fn interval_sample(r: &Report, iv: &parse::Interval) -> IntervalSample {
         reconnects_ps: iv.reconnects_ps,
         metrics: iv.metrics.clone(),
         phase: None,
+        group: None,
         target_rate: None,
         lat_buckets: Vec::new(),
     }

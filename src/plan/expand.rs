@@ -146,6 +146,8 @@ struct Run {
     cell: Cell,
     spec: &'static WorkloadSpec,
     options: Options,
+    /// Its worker groups (`[[groups]]`, #31), resolved.
+    groups: Vec<super::StepGroup>,
 }
 
 /// Builds the ordered plan: variant → dataset → prepare → runs (sweep × repeat) → check →
@@ -159,8 +161,12 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
     // The custom workloads' option values already checked (`custom_errors`), by workload.
     let mut custom_checked: std::collections::HashSet<(&str, String)> = Default::default();
     for mut cell in cells(&suite.matrix) {
-        match resolve(suite, &cell, &mut defaults) {
-            Ok((spec, mut options)) => {
+        let resolved = resolve(suite, &cell, &mut defaults).and_then(|(spec, options)| {
+            let (groups, options) = step_groups(suite, &cell, spec, options, &mut defaults)?;
+            Ok((spec, options, groups))
+        });
+        match resolved {
+            Ok((spec, mut options, groups)) => {
                 for e in phase_weight_errors(suite, spec) {
                     if !errors.contains(&e) {
                         errors.push(e);
@@ -182,7 +188,9 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                 // An axis that does not apply to this workload (memory_oper for cpu) must not
                 // multiply its runs: drop it from the cell, and the cell if it is then a repeat.
                 // `clients` (how many of `[clients]` run the step) is an axis of every run.
-                cell.retain(|k, _| k == "workload" || k == "clients" || spec.option(k).is_some());
+                cell.retain(|k, _| {
+                    k == "workload" || k == "clients" || k == "groups" || spec.option(k).is_some()
+                });
                 let clients = cell.get("clients").cloned();
                 let mut h = DefaultHasher::new();
                 (spec.name, hash_map(&options.0)).hash(&mut h);
@@ -201,6 +209,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                         cell,
                         spec,
                         options,
+                        groups,
                     });
                 }
             }
@@ -337,6 +346,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             command: None,
             estimated_seconds: None,
             phases: Vec::new(),
+            groups: Vec::new(),
             target: first.spec.needs_target.then(|| target.clone()).flatten(),
         };
         // Both made before the runs, which may move their options (see `uses`). Data that is
@@ -349,7 +359,48 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             ),
             _ => (None, None),
         };
+        // The datasets of the runs' worker groups (#31) other than this one: each prepared
+        // once after it, cleaned up before its cleanup.
+        let group_data: Vec<(&super::StepGroup, usize, usize)> = match (pass.first(), pass.last()) {
+            (Some(f), Some(l)) if prepares => {
+                let mut seen: Vec<Vec<Value>> = key.iter().cloned().collect();
+                let mut out = Vec::new();
+                for (m, _, _) in &pass {
+                    for g in &runs[*m].groups {
+                        if let Some(k) = g.spec.and_then(|s| data_key(s, &g.options))
+                            && !seen.contains(&k)
+                        {
+                            seen.push(k);
+                            out.push((g, f.2, l.2));
+                        }
+                    }
+                }
+                out
+            }
+            _ => Vec::new(),
+        };
+        let group_step = |g: &super::StepGroup, kind: StepKind, v: usize| Step {
+            name: g
+                .spec
+                .and_then(|s| s.data.family)
+                .unwrap_or(&g.workload)
+                .to_string(),
+            workload: g.workload.clone(),
+            spec: g.spec,
+            options: g.options.clone(),
+            ..data_step(kind, v)
+        };
+        let group_prepares: Vec<Step> = group_data
+            .iter()
+            .map(|&(g, f, _)| group_step(g, StepKind::Prepare, f))
+            .collect();
+        let group_cleanups: Vec<Step> = group_data
+            .iter()
+            .rev()
+            .map(|&(g, _, l)| group_step(g, StepKind::Cleanup, l))
+            .collect();
         steps.extend(prepare);
+        steps.extend(group_prepares);
         let commands = Commands {
             suite,
             axes: &axes,
@@ -380,6 +431,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                     command: None,
                     estimated_seconds: None,
                     phases: Vec::new(),
+                    groups: Vec::new(),
                     target: runs[m].spec.needs_target.then(|| target.clone()).flatten(),
                 })
         } else {
@@ -417,6 +469,7 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
             let workload = run.spec.name.to_string();
             let spec = Some(run.spec);
             let timeline = phases(&suite.phases, &run.options);
+            let groups = run.groups.clone();
             let estimated_seconds = if timeline.is_empty() {
                 estimate(&run.options)
             } else {
@@ -443,11 +496,13 @@ pub fn build(suite: &Suite) -> Result<Plan, ConfigErrors> {
                 command: None,
                 estimated_seconds,
                 phases: timeline,
+                groups,
                 target: step_target,
             });
         }
         steps.extend(after_runs);
         steps.extend(check);
+        steps.extend(group_cleanups);
         steps.extend(cleanup);
     }
     for (i, s) in steps.iter_mut().enumerate() {
@@ -520,6 +575,7 @@ impl Commands<'_> {
                     command: Some(command.clone()),
                     estimated_seconds: None,
                     phases: Vec::new(),
+                    groups: Vec::new(),
                     target: runs[m]
                         .spec
                         .needs_target
@@ -793,14 +849,20 @@ fn target_key_path(key: &str) -> Vec<Seg> {
 }
 
 fn dataset_key(run: &Run) -> Option<Vec<Value>> {
-    let family = run.spec.data.family?;
+    data_key(run.spec, &run.options)
+}
+
+/// The data `spec` with `options` works on: its family and the values of the options that
+/// shape it (`None`: it has none).
+fn data_key(spec: &WorkloadSpec, options: &Options) -> Option<Vec<Value>> {
+    let family = spec.data.family?;
     let mut key = vec![Value::Str(family.to_string())];
-    key.extend(run.spec.data.keys.iter().map(|k| {
-        run.options
-            .get(k)
-            .cloned()
-            .unwrap_or(Value::Str(String::new()))
-    }));
+    key.extend(
+        spec.data
+            .keys
+            .iter()
+            .map(|k| options.get(k).cloned().unwrap_or(Value::Str(String::new()))),
+    );
     Some(key)
 }
 
@@ -861,6 +923,8 @@ fn default_step_name(catalog: &Catalog, axes: &[String], repeat: u32) -> String 
         match a.as_str() {
             "workload" => {}
             "threads" => t.push_str("-t{{ threads }}"),
+            // The `[[groups]]` a step runs, already joined by `+`.
+            "groups" => t.push_str("-{{ groups }}"),
             // Axes that do not apply to the step's workload are empty and left out.
             other => {
                 let filter = if catalog
@@ -881,6 +945,134 @@ fn default_step_name(catalog: &Catalog, axes: &[String], repeat: u32) -> String 
         t.push_str("-r{{ repetition }}");
     }
     t
+}
+
+/// A run step's worker groups (`[[groups]]`, #31) for matrix cell `cell`: those its `groups`
+/// axis names (every group without one), each with its own workload's options resolved as a
+/// step's are (spec default < [defaults] < cell) under the group's `options`, `threads` and
+/// `rate`. The step's own `options` get the groups' total `threads` (results.csv's `threads`
+/// of the step's row) and `rate` 0.
+fn step_groups(
+    suite: &Suite,
+    cell: &Cell,
+    step_spec: &'static WorkloadSpec,
+    mut options: Options,
+    defaults: &mut SpecDefaults,
+) -> Result<(Vec<super::StepGroup>, Options), ConfigError> {
+    if suite.groups.is_empty() {
+        return Ok((Vec::new(), options));
+    }
+    let picked: Option<Vec<&str>> = cell
+        .get("groups")
+        .and_then(Value::as_str)
+        .map(|s| s.split('+').collect());
+    let mut out = Vec::new();
+    for (i, g) in suite.groups.iter().enumerate() {
+        if picked
+            .as_ref()
+            .is_some_and(|p| !p.contains(&g.name.as_str()))
+        {
+            continue;
+        }
+        let spec = match &g.workload {
+            None => step_spec,
+            Some(w) => suite.catalog.workload(w).ok_or_else(|| {
+                suite.error(
+                    &[Seg::key("groups"), Seg::Index(i), Seg::key("workload")],
+                    format!("unknown workload `{w}`"),
+                )
+            })?,
+        };
+        if !spec.needs_target {
+            let path = match &g.workload {
+                Some(_) => vec![Seg::key("groups"), Seg::Index(i), Seg::key("workload")],
+                None => vec![Seg::key("defaults"), Seg::key("workload")],
+            };
+            return Err(suite
+                .error(
+                    &path,
+                    format!(
+                        "group `{}` runs `{}`, a system workload, which cannot share a step with \
+                         other groups",
+                        g.name, spec.name
+                    ),
+                )
+                .with_help(
+                    "give the group a database workload (`workload = \"oltp_read_only\"`, a \
+                     [workloads.NAME]); run system workloads as steps of their own",
+                ));
+        }
+        let spec_defaults = defaults.of(spec);
+        let mut group = spec.resolve_options(|name| match name {
+            "threads" => Some(Value::Int(g.threads as i64)),
+            "rate" => Some(Value::Int(g.rate.unwrap_or(0) as i64)),
+            _ => g
+                .options
+                .get(name)
+                .or_else(|| cell.get(name))
+                .or_else(|| suite.defaults.get(name))
+                .or_else(|| spec_defaults.get(name))
+                .cloned(),
+        });
+        // The step's own forced shutdown (its `time`'s), so that every group stops alike.
+        if let (Some(v), Some(step)) = (
+            group.0.get_mut("forced_shutdown"),
+            options.get("forced_shutdown"),
+        ) {
+            *v = step.clone();
+        }
+        // Groups on the step's data share it; a group on data of its own gets its own prepare
+        // (`build`), which needs the step's data to be prepared at all.
+        let step_data = data_key(step_spec, &options);
+        if let Some(k) = data_key(spec, &group)
+            && step_data.as_ref() != Some(&k)
+        {
+            let same_family = step_spec.data.family == spec.data.family;
+            if same_family || step_data.is_none() || spec.data.fresh_per_run {
+                let why = if same_family {
+                    format!(
+                        "group `{}` shapes the data of `{}` otherwise than its step (options {}): \
+                         both would prepare the same tables",
+                        g.name,
+                        spec.name,
+                        spec.data.keys.join(", ")
+                    )
+                } else if spec.data.fresh_per_run {
+                    format!(
+                        "group `{}` runs `{}`, whose data is prepared afresh for every run",
+                        g.name, spec.name
+                    )
+                } else {
+                    format!(
+                        "group `{}` runs `{}`, whose data the step's workload `{}` does not \
+                         prepare",
+                        g.name, spec.name, step_spec.name
+                    )
+                };
+                return Err(suite
+                    .error(&[Seg::key("groups"), Seg::Index(i)], why)
+                    .with_help(
+                        "groups on one dataset share its prepare: leave the data options to \
+                         [defaults], and set `workload` in [defaults] to a workload whose data \
+                         the groups read (e.g. tpcc for a group of ch)",
+                    ));
+            }
+        }
+        group.0.shrink_to_fit();
+        out.push(super::StepGroup {
+            name: g.name.clone(),
+            workload: spec.name.to_string(),
+            spec: Some(spec),
+            options: group,
+        });
+    }
+    let total: u64 = out.iter().map(super::StepGroup::threads).sum();
+    for (key, v) in [("threads", total as i64), ("rate", 0)] {
+        if let Some(slot) = options.0.get_mut(key) {
+            *slot = Value::Int(v);
+        }
+    }
+    Ok((out, options))
 }
 
 /// Expected seconds of a run step: `time` when set (an `events` cap may end it sooner).

@@ -75,10 +75,71 @@ pub struct Step {
     /// the JSON when empty, so plans stored before it existed still match on `--resume`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<crate::engine::phases::Phase>,
+    /// A run step's worker groups (`[[groups]]`, #31), each resolved against its own
+    /// workload; empty: one workload, the step's (left out of the JSON when empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<StepGroup>,
     /// The database connection, for workloads that need one (from the suite's `[target]`).
     /// Never serialised: it holds the password template.
     #[serde(skip)]
     pub target: Option<crate::db::Target>,
+}
+
+/// One worker group of a run step (#31): a workload with its own options (its `threads` and
+/// `rate` among them), run beside the step's other groups.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepGroup {
+    /// Its name (results.csv's and intervals.csv's `group`).
+    pub name: String,
+    /// Its workload's name.
+    pub workload: String,
+    /// The workload itself (never serialised, as [`Step::spec`]).
+    #[serde(skip)]
+    pub spec: Option<&'static WorkloadSpec>,
+    /// Every option of its workload, resolved: the group's own over the step's.
+    pub options: Options,
+}
+
+impl StepGroup {
+    /// Its worker threads.
+    pub fn threads(&self) -> u64 {
+        self.options.uint("threads")
+    }
+}
+
+/// The workloads of `groups`, each once, joined by `+` (`tpcc+ch_analytic`): the `workload`
+/// of a step with groups in results.csv and `plan`.
+pub fn groups_workload(groups: &[StepGroup]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for g in groups {
+        if !names.contains(&g.workload.as_str()) {
+            names.push(&g.workload);
+        }
+    }
+    names.join("+")
+}
+
+/// The groups of `step` in one line, as `plan` and `validate` show them:
+/// `oltp: tpcc 4 thr | olap: ch_analytic 1 thr 2/s`.
+pub fn groups_text(groups: &[StepGroup]) -> String {
+    groups
+        .iter()
+        .map(|g| {
+            let rate = g.options.uint("rate");
+            format!(
+                "{}: {} {} thr{}",
+                g.name,
+                g.workload,
+                g.threads(),
+                if rate > 0 {
+                    format!(" {rate}/s")
+                } else {
+                    String::new()
+                }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 /// A whole plan: the steps and the matrix axes (which become result columns).

@@ -114,7 +114,11 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
             s.name,
             s.variant
         );
-        let mut opts = vec![format!("workload={}", s.workload)];
+        let workload = match s.groups.as_slice() {
+            [] => s.workload.clone(),
+            groups => super::groups_workload(groups),
+        };
+        let mut opts = vec![format!("workload={workload}")];
         for (k, v) in &s.options.0 {
             // The phases set the time: the option's value would mislead.
             let by_phases = !s.phases.is_empty() && (k == "time" || k == "warmup_time");
@@ -126,6 +130,10 @@ pub fn render_text(plan: &Plan, file: &str) -> String {
         if !s.phases.is_empty() {
             let timeline = crate::engine::phases::timeline_text(&s.phases);
             let _ = writeln!(out, "{:>width$}  phases: {timeline}", "");
+        }
+        if !s.groups.is_empty() {
+            let groups = super::groups_text(&s.groups);
+            let _ = writeln!(out, "{:>width$}  groups: {groups}", "");
         }
     }
     let _ = writeln!(

@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::csv::{extra_axis_columns, results_columns, step_cells};
+use super::csv::{GROUP, PHASE, extra_axis_columns, results_columns, step_cells};
 use super::{
     JOURNAL_EVENTS, JOURNAL_FILE, JOURNAL_START, RESULTS_FILE, ResultsError, io_err, is_kept,
     journal_record, parse_journal_record, rewrite_csv, upgrade_columns,
@@ -121,6 +121,18 @@ fn check_rows(dir: &Path, plan: &Plan) -> Result<Rows, RunDirError> {
             touched.insert(step.dataset);
         }
         if !is_kept(&rec, &columns) {
+            continue;
+        }
+        // A phase's or a group's row (#30, #31) follows its step's and stands or falls with
+        // it: a resume writes the step's rows again together.
+        let part_of_step = [PHASE, GROUP].iter().any(|c| {
+            columns
+                .iter()
+                .position(|h| h == c)
+                .and_then(|i| rec.get(i))
+                .is_some_and(|cell| !cell.is_empty())
+        });
+        if part_of_step {
             continue;
         }
         let Some(step) = step else {
@@ -287,6 +299,7 @@ mod tests {
             command: None,
             estimated_seconds: None,
             phases: Vec::new(),
+            groups: Vec::new(),
             target: None,
         }
     }
@@ -354,6 +367,30 @@ mod tests {
     }
 
     use crate::results::RowStatus::{Failed, Interrupted, Ok as Done};
+
+    #[test]
+    fn the_rows_of_a_steps_groups_and_phases_follow_its_row() {
+        let tmp = run_dir(&[(2, Done)], "1 prepare start\n1 prepare done\n");
+        let dir = dir_of(&tmp);
+        // After step 2's row, a row of a group of it (#31) and of a phase of it (#30): their
+        // own workload and threads, the step's index.
+        let columns = results_columns(&plan().axes);
+        let cell = |name: &str| columns.iter().position(|c| c == name).unwrap();
+        let row: Vec<String> = results(&dir)[1].split(',').map(str::to_string).collect();
+        let mut text = results(&dir).join("\n");
+        for (col, name) in [(GROUP, "readers"), (PHASE, "ramp")] {
+            let mut part = row.clone();
+            part[cell("workload")] = "oltp_point_select".into();
+            part[cell("threads")] = "7".into();
+            part[cell(col)] = name.into();
+            text.push('\n');
+            text.push_str(&part.join(","));
+        }
+        text.push('\n');
+        fs::write(dir.join(RESULTS_FILE), &text).unwrap();
+        assert_eq!(before_resume(&dir, &plan()).unwrap(), Vec::<String>::new());
+        assert_eq!(results(&dir).len(), 4, "kept: {:?}", results(&dir));
+    }
 
     #[test]
     fn a_consistent_run_directory_is_left_as_it_is() {

@@ -64,6 +64,7 @@ pub const RESULTS_TRAILING_COLUMNS: &[&str] = &[
     "lag_p95",
     "lag_p99",
     "lag_max",
+    "group",
 ];
 
 /// Columns of `intervals.csv`, in order.
@@ -88,8 +89,8 @@ pub const INTERVAL_COLUMNS: &[&str] = &[
 
 /// How many of [`RESULTS_TRAILING_COLUMNS`] come after the workload metrics (`status`,
 /// `error`, `knee`, `headline_name`, `error_codes`, `warmup_s`, `steady`,
-/// `trend_pct_per_min`, `phase`, `target_rate` and the eight open-loop columns).
-const AFTER_METRICS: usize = 18;
+/// `trend_pct_per_min`, `phase`, `target_rate`, the eight open-loop columns and `group`).
+const AFTER_METRICS: usize = 19;
 
 /// The fixed trailing columns with the workload metrics inserted before `status`.
 fn trailing_columns() -> impl Iterator<Item = String> {
@@ -102,13 +103,18 @@ fn trailing_columns() -> impl Iterator<Item = String> {
         .chain(tail.iter().map(|c| c.to_string()))
 }
 
-/// Every `intervals.csv` column: [`INTERVAL_COLUMNS`], the workload metrics, then `phase`.
+/// Every `intervals.csv` column: [`INTERVAL_COLUMNS`], the workload metrics, then `phase`,
+/// `target_rate` and `group`.
 pub fn interval_columns() -> Vec<String> {
     INTERVAL_COLUMNS
         .iter()
         .map(|c| c.to_string())
         .chain(METRICS.iter().map(|(m, _)| m.to_string()))
-        .chain([PHASE.to_string(), TARGET_RATE.to_string()])
+        .chain([
+            PHASE.to_string(),
+            TARGET_RATE.to_string(),
+            GROUP.to_string(),
+        ])
         .collect()
 }
 
@@ -118,6 +124,10 @@ pub const TARGET_RATE: &str = "target_rate";
 
 /// The column that names a run step's phase (#30) in both files: empty in a step's own row.
 pub const PHASE: &str = "phase";
+
+/// The column that names a run step's worker group (#31) in both files: empty in a step's own
+/// row.
+pub const GROUP: &str = "group";
 
 fn metric_cells(metrics: &crate::engine::Metrics) -> impl Iterator<Item = String> + '_ {
     METRICS.iter().map(|(name, _)| {
@@ -208,6 +218,7 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `target_rate` | a phase's row: the mean of its target rate (`rate`, or the middle of a ramp `[from, to]`), to compare with its `eps`; empty for a closed-loop phase and in a step's row |
 | `service_p50`, `service_p95`, `service_p99`, `service_max` | `rate` runs: service time in ms, from the moment a thread took the arrival and began the event to its end (what the server took); the `lat_*` columns of a rate run are the response time, from the arrival's intended start; empty without `rate` |
 | `lag_p50`, `lag_p95`, `lag_p99`, `lag_max` | `rate` runs: schedule lag in ms, from the arrival's intended start to the moment a thread took it (the wait for a free thread: response = lag + service, event by event); empty without `rate` |
+| `group` | empty in a step's own row. A suite with `[[groups]]` writes, after each run step's row (the exact merge of its groups: counts summed, latency histograms added, `threads` their total), one row per group with its name here: the same step and axes, `workload` and `threads` the group's, every measurement the group's own. `compare`, `report` and the gates read the steps' rows only |
 
 The four `*_per_txn` columns are the cost of a step (#29): read before and after the whole
 step (connecting and warm-up included), divided by the step's measured transactions (events for
@@ -230,7 +241,9 @@ reconnects_ps`, then the same workload columns as results.csv (`mib_per_s` … `
 `threads_peak`, `shards`, `start_skew_ms`, the connection and the fault columns always empty),
 then `phase` and
 `target_rate` (with `[[phases]]`: the phase the interval ends in, and the mean target rate over
-the interval, a ramp's exact average, empty when closed loop throughout; else both empty). `time` is seconds
+the interval, a ramp's exact average, empty when closed loop throughout; else both empty), then
+`group` (with `[[groups]]`: each group reports its own intervals, named here; the server columns
+go with the first group's). `time` is seconds
 since the step started; `*_ps` are per-second rates over the interval; `lat_pct` is the latency
 (ms) at `percentile` over the interval; `dropped` counts the arrivals dropped since the step
 started.
@@ -451,7 +464,11 @@ pub fn step_cells(extra_axes: &[(String, String)], step: &Step) -> Vec<String> {
     cells.push(step.index.to_string());
     cells.push(step.name.clone());
     cells.push(step.variant.clone());
-    cells.push(step.workload.clone());
+    // A step with groups (#31): the workloads it ran.
+    cells.push(match step.groups.as_slice() {
+        [] => step.workload.clone(),
+        groups => crate::plan::groups_workload(groups),
+    });
     cells.push(step_value(step, "threads"));
     for (_, axis) in extra_axes {
         cells.push(step_value(step, axis));
@@ -462,7 +479,18 @@ pub fn step_cells(extra_axes: &[(String, String)], step: &Step) -> Vec<String> {
 
 /// One `results.csv` record, in [`results_columns`] order.
 pub fn results_record(run_id: &str, extra_axes: &[(String, String)], row: &RunRow) -> Vec<String> {
-    record(run_id, extra_axes, row, None)
+    record(run_id, extra_axes, row, None, None)
+}
+
+/// The `results.csv` record of worker group `group` of a run step with `[[groups]]` (#31):
+/// `row`'s outcome is the group's, its `workload` and `threads` the group's, `group` filled.
+pub fn group_record(
+    run_id: &str,
+    extra_axes: &[(String, String)],
+    row: &RunRow,
+    group: &crate::plan::StepGroup,
+) -> Vec<String> {
+    record(run_id, extra_axes, row, None, Some(group))
 }
 
 /// The `results.csv` record of phase `phase` of a run step with `[[phases]]` (#30): `row`'s
@@ -473,7 +501,7 @@ pub fn phase_record(
     row: &RunRow,
     phase: &crate::engine::phases::Phase,
 ) -> Vec<String> {
-    record(run_id, extra_axes, row, Some(phase))
+    record(run_id, extra_axes, row, Some(phase), None)
 }
 
 fn record(
@@ -481,6 +509,7 @@ fn record(
     extra_axes: &[(String, String)],
     row: &RunRow,
     phase: Option<&crate::engine::phases::Phase>,
+    group: Option<&crate::plan::StepGroup>,
 ) -> Vec<String> {
     let step = row.step;
     let mut rec = Vec::with_capacity(RESULTS_LEADING_COLUMNS.len() + extra_axes.len() + 25);
@@ -489,6 +518,11 @@ fn record(
     if let Some(p) = phase {
         // `threads`, after `run_id`, `step`, `name`, `variant`, `workload`.
         rec[5] = p.threads.to_string();
+    }
+    if let Some(g) = group {
+        // `workload` and `threads`.
+        rec[4] = g.workload.clone();
+        rec[5] = g.threads().to_string();
     }
     rec.push(row.started_at.to_rfc3339_opts(SecondsFormat::Millis, true));
     match row.outcome {
@@ -533,7 +567,10 @@ fn record(
     rec.push(
         row.outcome
             .filter(|o| metric(&o.metrics, HEADLINE).is_some())
-            .and_then(|_| headline_name(step))
+            .and_then(|_| match group {
+                Some(g) => g.spec.and_then(headline_of),
+                None => step.spec.and_then(headline_of),
+            })
             .unwrap_or_default(),
     );
     rec.push(
@@ -556,6 +593,7 @@ fn record(
     rec.extend(open_loop_cells(
         row.outcome.and_then(|o| o.open_loop.as_ref()),
     ));
+    rec.push(group.map(|g| g.name.clone()).unwrap_or_default());
     rec
 }
 
@@ -596,10 +634,9 @@ fn steady_cells(step: &Step, outcome: Option<&StepOutcome>) -> [String; 3] {
     ]
 }
 
-/// The name a custom workload gives its headline (`headline = { name = "tpmC", … }`), from
-/// the step's workload.
-fn headline_name(step: &Step) -> Option<String> {
-    let def = crate::engine::custom::def(step.spec?)?;
+/// The name a custom workload gives its headline (`headline = { name = "tpmC", … }`).
+fn headline_of(spec: &crate::engine::spec::WorkloadSpec) -> Option<String> {
+    let def = crate::engine::custom::def(spec)?;
     def.headline.as_ref().map(|h| h.name.clone())
 }
 
@@ -719,6 +756,13 @@ pub fn interval_record(run_id: &str, step: &Step, sample: &IntervalSample) -> Ve
             .unwrap_or_default(),
     );
     rec.push(opt_rate(sample.target_rate));
+    rec.push(
+        sample
+            .group
+            .and_then(|i| step.groups.get(i))
+            .map(|g| g.name.clone())
+            .unwrap_or_default(),
+    );
     rec
 }
 

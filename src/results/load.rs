@@ -256,6 +256,8 @@ pub struct Run {
     /// The rows of the steps' phases (#30: a `phase` cell), kept apart from the steps' own so
     /// that nothing counts a phase as a repetition.
     pub phase_rows: Vec<Row>,
+    /// The rows of the steps' worker groups (#31: a `group` cell), kept apart as the phases'.
+    pub group_rows: Vec<Row>,
     /// intervals.csv rows; empty unless [`Parts::WithIntervals`] and the file exists.
     pub intervals: Vec<Row>,
     /// transactions.csv rows (custom workloads); empty when the run has none.
@@ -404,6 +406,9 @@ pub fn load(path: &Path, parts: Parts) -> Result<Run, LoadError> {
     let (phase_rows, rows): (Vec<Row>, Vec<Row>) = all_rows
         .into_iter()
         .partition(|r| r.cell(super::csv::PHASE).is_some_and(|p| !p.is_empty()));
+    let (group_rows, rows): (Vec<Row>, Vec<Row>) = rows
+        .into_iter()
+        .partition(|r| r.cell(super::csv::GROUP).is_some_and(|g| !g.is_empty()));
     for column in REQUIRED_COLUMNS {
         if !header.iter().any(|h| h == column) {
             return Err(LoadError::Column {
@@ -440,6 +445,7 @@ pub fn load(path: &Path, parts: Parts) -> Result<Run, LoadError> {
         header,
         rows,
         phase_rows,
+        group_rows,
         intervals,
         transactions,
         suite_text,

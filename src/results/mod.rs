@@ -385,6 +385,24 @@ impl ResultStore {
                 phase,
             ))?;
         }
+        // A step with groups (#31): one more row per group, after the step's own.
+        for g in row.outcome.map(|o| o.groups.as_slice()).unwrap_or_default() {
+            let Some(group) = row.step.groups.get(g.index) else {
+                continue;
+            };
+            let group_row = RunRow {
+                outcome: Some(&g.outcome),
+                error: None,
+                knee: None,
+                ..*row
+            };
+            self.results.write(csv::group_record(
+                &self.run_id,
+                &self.extra_axes,
+                &group_row,
+                group,
+            ))?;
+        }
         self.results.sync()?;
         self.intervals.sync()
     }
@@ -572,8 +590,8 @@ pub(crate) fn upgrade_columns(path: &Path, columns: &[String]) -> Result<(), Res
 /// #15: `headline`, `headline_name`; #17: `shards`, `start_skew_ms`; #26: `error_codes`; #29:
 /// the cost columns, `warmup_s`, `steady`, `trend_pct_per_min`, the server's rates per
 /// interval; #30: the connection columns, `phase`, `target_rate`, `threads_peak`, the fault
-/// columns, the open-loop columns).
-const ADDED_COLUMNS: [&str; 40] = [
+/// columns, the open-loop columns; #31: `group`).
+const ADDED_COLUMNS: [&str; 41] = [
     "dropped",
     "headline",
     "headline_name",
@@ -614,6 +632,7 @@ const ADDED_COLUMNS: [&str; 40] = [
     "lag_max",
     "late",
     "skipped",
+    "group",
 ];
 
 fn rewrite_csv(
@@ -715,6 +734,7 @@ mod tests {
             command: None,
             estimated_seconds: Some(10.0),
             phases: Vec::new(),
+            groups: Vec::new(),
             target: None,
         }
     }
@@ -777,6 +797,7 @@ mod tests {
             per_thread: Vec::new(),
             steady: Default::default(),
             phases: Vec::new(),
+            groups: Vec::new(),
             open_loop: None,
         }
     }
@@ -818,7 +839,7 @@ mod tests {
             "seconds",
         ];
         assert_eq!(&cols[..expected_start.len()], &expected_start[..]);
-        assert_eq!(cols.last().unwrap(), "lag_max");
+        assert_eq!(cols.last().unwrap(), "group");
         assert_eq!(
             cols.len(),
             RESULTS_LEADING_COLUMNS.len()
@@ -849,8 +870,8 @@ mod tests {
              reconnects,lat_min,lat_avg,lat_p50,lat_p95,lat_p99,lat_max,lat_sum,percentile,\
              lat_pct,fairness_events_stddev,fairness_time_stddev,status,error,knee,headline_name,\
              error_codes,warmup_s,steady,trend_pct_per_min,phase,target_rate,service_p50,\
-             service_p95,service_p99,service_max,lag_p50,lag_p95,lag_p99,lag_max",
-            "phase, target_rate and the open-loop columns (#30) come last"
+             service_p95,service_p99,service_max,lag_p50,lag_p95,lag_p99,lag_max,group",
+            "phase, target_rate and the open-loop columns (#30), then group (#31), come last"
         );
     }
 

@@ -110,6 +110,9 @@ pub enum Body {
         lat_pct_ms: f64,
         /// Workload-specific measurements (memory's `mib_per_s`, a rate run's `queue_length`…).
         metrics: IndexMap<String, f64>,
+        /// A step with `[[groups]]` (#31): the group whose interval this is; absent otherwise.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        group: Option<String>,
     },
     /// A variant's server settings were applied (every variant, also one without settings),
     /// before the first step of each stretch of its steps.
@@ -312,6 +315,10 @@ impl Events {
             reconnects_ps: s.reconnects_ps,
             lat_pct_ms: s.lat_pct_ms,
             metrics: s.metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            group: s
+                .group
+                .and_then(|i| step.groups.get(i))
+                .map(|g| g.name.clone()),
         });
     }
 }

@@ -732,6 +732,7 @@ mod tests {
             command: None,
             estimated_seconds: None,
             phases: Vec::new(),
+            groups: Vec::new(),
             target: None,
         }
     }

@@ -147,6 +147,7 @@ mod tests {
             command: None,
             estimated_seconds: None,
             phases: Vec::new(),
+            groups: Vec::new(),
             target: None,
         }
     }

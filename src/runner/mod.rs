@@ -40,6 +40,7 @@ pub mod cost;
 pub mod derived;
 pub mod events;
 pub mod faults;
+mod groups;
 pub mod hooks;
 mod ledger;
 pub mod metrics;
@@ -456,6 +457,9 @@ impl StepExecutor for EngineExecutor {
         on_interval: &mut dyn StepObserver,
         stop: &AtomicBool,
     ) -> Result<StepOutcome, EngineError> {
+        if !step.groups.is_empty() {
+            return groups::run(step, out, on_interval, stop);
+        }
         let run = engine::RunRequest {
             phases: &step.phases,
             ..Default::default()

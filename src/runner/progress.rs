@@ -336,6 +336,7 @@ mod tests {
             command: None,
             estimated_seconds: e,
             phases: Vec::new(),
+            groups: Vec::new(),
             target: None,
         };
         let plan = Plan {

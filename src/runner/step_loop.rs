@@ -1268,9 +1268,12 @@ struct RunObserver<'s> {
 
 impl StepObserver for RunObserver<'_> {
     fn interval(&mut self, sample: &IntervalSample) {
+        // A step with groups (#31): the server's rates go with the first group's intervals
+        // (the server's counters are the whole step's; one reading per tick).
         let cells = self
             .ticks
             .as_deref_mut()
+            .filter(|_| sample.group.unwrap_or(0) == 0)
             .map(|t| t.interval(sample))
             .unwrap_or_default();
         let with_cells;

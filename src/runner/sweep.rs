@@ -203,6 +203,7 @@ mod tests {
             command: None,
             estimated_seconds: None,
             phases: Vec::new(),
+            groups: Vec::new(),
             target: None,
         }
     }
@@ -233,6 +234,7 @@ mod tests {
             per_thread: Vec::new(),
             steady: Default::default(),
             phases: Vec::new(),
+            groups: Vec::new(),
             open_loop: None,
         }
     }

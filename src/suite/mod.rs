@@ -40,7 +40,7 @@ use crate::value::Value;
 pub const ENV_PREFIX: &str = "SBSUITE_";
 
 /// The tables of a suite file, in the order the schema lists them.
-pub const TOP_LEVEL_KEYS: [&str; 11] = [
+pub const TOP_LEVEL_KEYS: [&str; 12] = [
     "suite",
     "target",
     "defaults",
@@ -50,6 +50,7 @@ pub const TOP_LEVEL_KEYS: [&str; 11] = [
     "workloads",
     "clients",
     "phases",
+    "groups",
     "faults",
     "capacity",
 ];
@@ -70,6 +71,19 @@ pub struct RepeatUntil {
     /// Variants run back to back (`variant_order` `interleaved` or `randomized`): the paired
     /// difference between them must be as sure as each one.
     pub paired: bool,
+}
+
+/// One `[[groups]]` entry, checked (#31): its option values typed by their option's kind.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    /// Its name (`group1`… when the file gives none).
+    pub name: String,
+    /// Its workload; `None`: the step's.
+    pub workload: Option<String>,
+    pub threads: u64,
+    /// Arrivals per second; `None`: closed loop.
+    pub rate: Option<u64>,
+    pub options: IndexMap<String, Value>,
 }
 
 /// A validated suite, ready to be expanded into a plan.
@@ -119,6 +133,8 @@ pub struct Suite {
     pub clients: Option<clients::Clients>,
     /// `[[phases]]`: the timeline of every run step (#30); empty: none.
     pub phases: Vec<raw::RawPhase>,
+    /// `[[groups]]`, checked (#31): the worker groups of every run step; empty: none.
+    pub groups: Vec<Group>,
     /// `[capacity]`, checked: `sbsuite run` searches the rate instead of running the plan.
     pub capacity: Option<capacity::Capacity>,
     origins: Origins,

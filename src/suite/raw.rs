@@ -52,6 +52,11 @@ pub struct RawSuite {
     /// (results.csv rows with a `phase`, intervals tagged) and together (the step's row).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<RawPhase>,
+    /// Worker groups (#31): several workloads run side by side in every run step, each group
+    /// with its own workload, options, threads and rate, started together and measured
+    /// together (the step's row) and apart (one results.csv row and interval series per group).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<RawGroup>,
     /// Faults on the timeline of every run step (#30): a shell command or SQL run at `at`
     /// seconds into the measured part, its error window and recovery measured into
     /// results.csv's `fault_*` columns and `faults.csv`.
@@ -204,6 +209,33 @@ fn precision() -> f64 {
 
 fn confirm() -> i64 {
     i64::from(CONFIRM)
+}
+
+/// `[[groups]]`: one group of workers of every run step (#31).
+#[derive(Debug, Deserialize, Serialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawGroup {
+    /// Its name in the `group` column of results.csv and intervals.csv and in the `groups`
+    /// matrix axis (letters, digits, `-`, `_`; default `group1`, `group2`, … by position).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The workload its workers run (default: the step's `workload`). A database workload
+    /// (built-in OLTP, a `[workloads.NAME]` definition or a Lua script) on the step's target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
+    /// Its worker threads (required: every group says how many it runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub threads: Option<u64>,
+    /// Its arrivals per second (Poisson, as `rate`); default: closed loop (its threads back to
+    /// back), whatever the step's `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<u64>,
+    /// Options of its workload that differ from the step's (`[defaults]` and the matrix
+    /// cell): e.g. `{ report_interval = 5 }` or a custom workload's own options.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    #[schemars(schema_with = "defaults_schema")]
+    pub options: IndexMap<String, toml::Value>,
 }
 
 /// `[[phases]]`: one phase of every run step's timeline.

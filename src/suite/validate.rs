@@ -3,6 +3,7 @@
 //! Validation keeps going after the first problem so that one `sbsuite validate` shows every
 //! mistake in a file, each with its position and a fix.
 
+mod groups;
 mod phases;
 
 use std::path::{Path, PathBuf};
@@ -58,6 +59,21 @@ impl Checker<'_> {
     }
 
     fn typed(&mut self, path: &[Seg], name: &str, value: Value) -> Option<Value> {
+        if name == groups::AXIS {
+            // The names are checked against `[[groups]]` by `groups::check`.
+            return match value {
+                Value::Str(_) => Some(value),
+                other => {
+                    self.err(
+                        path,
+                        false,
+                        format!("`groups` values are group names joined by `+`, found `{other}`"),
+                        Some("e.g. groups = [\"oltp\", \"oltp+olap\"]: the [[groups]] each step runs".into()),
+                    );
+                    None
+                }
+            };
+        }
         if name == "clients" {
             return match value {
                 Value::Int(n) if n >= 1 => Some(value),
@@ -129,6 +145,19 @@ impl Checker<'_> {
     fn known_option(&mut self, path: &[Seg], name: &str) -> bool {
         if name == "workload" || self.catalog.any_option(name).is_some() {
             return true;
+        }
+        // Which of `[[groups]]` each step runs (#31): an axis of the matrix too.
+        if name == groups::AXIS {
+            if path.first() == Some(&Seg::key("matrix")) {
+                return true;
+            }
+            self.err(
+                path,
+                true,
+                "`groups` is a [matrix] axis, not a default".to_string(),
+                Some("every step runs all of [[groups]]; to run some, write groups = [\"a\", \"a+b\"] in [matrix]".into()),
+            );
+            return false;
         }
         // How many clients run each step: an axis of the matrix, not an option of a step.
         if name == "clients" {
@@ -372,6 +401,7 @@ pub(super) fn validate(
     metrics_address(&mut c, &raw);
     server_counters(&mut c, &raw);
     phases::check(&mut c, &raw);
+    let groups = groups::check(&mut c, &raw);
     let clients = raw.clients.as_ref().and_then(|r| clients(&mut c, r));
     let capacity = super::capacity::check(&raw, &mut |p, k, m, h| c.err(p, k, m, h));
     let server_host = server_host(&mut c, &raw, clients.as_ref());
@@ -392,7 +422,8 @@ pub(super) fn validate(
             .target
             .as_ref()
             .map_or_else(|| crate::db::Target::sqlite_default().driver, |t| t.driver);
-        let used = used_workloads(&defaults, &matrix);
+        let mut used = used_workloads(&defaults, &matrix);
+        used.extend(groups.iter().filter_map(|g| g.workload.clone()));
         c.errors
             .extend(custom.check_drivers(&used, driver, raw.target.is_none()));
     }
@@ -461,6 +492,7 @@ pub(super) fn validate(
         scripts,
         clients,
         phases: raw.phases,
+        groups,
         capacity,
         origins,
         custom,

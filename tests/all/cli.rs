@@ -412,7 +412,8 @@ fn readme_documents_the_csv_columns_exactly() {
     );
 
     // intervals.csv: its fixed columns, then "the same workload columns as results.csv" (the
-    // table's rows between the fairness columns and `status`), then `phase`.
+    // table's rows between the fairness columns and `status`), then `phase`, `target_rate`
+    // and `group`.
     let from = documented
         .iter()
         .position(|c| c == "fairness_time_stddev")
@@ -422,11 +423,16 @@ fn readme_documents_the_csv_columns_exactly() {
         readme.contains("then `phase` and\n`target_rate` (with `[[phases]]`:"),
         "{RESULTS_DOC} says intervals.csv ends with `phase` and `target_rate`"
     );
+    assert!(
+        readme.contains("then\n`group` (with `[[groups]]`:"),
+        "{RESULTS_DOC} says intervals.csv ends with `group`"
+    );
     let expected: Vec<String> = interval_fixed
         .iter()
         .chain(&documented[from + 1..to])
         .cloned()
         .chain(["phase".to_string(), "target_rate".to_string()])
+        .chain(["group".to_string()])
         .collect();
     assert_eq!(
         header(&run.join("intervals.csv")),

@@ -52,6 +52,7 @@ mod faults;
 mod fileio;
 mod fuzz_suite;
 mod general_options;
+mod groups;
 mod hostile_mysql;
 mod hostile_pgsql;
 mod hosts;

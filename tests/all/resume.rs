@@ -362,6 +362,7 @@ fn a_run_written_before_the_headline_columns_resumes() {
         "lag_p95",
         "lag_p99",
         "lag_max",
+        "group",
     ]
     .map(String::from);
     assert!(header.ends_with(&tail), "{header:?}");

@@ -746,7 +746,10 @@ fn rate_overflow_record_keeps_the_row_ok_with_the_count() {
         let cells = ["error", "knee", "headline_name", "warmup_s", "steady"].map(|c| &*r[c]);
         assert_eq!(cells, ["", "", "", "0", "unknown"], "{r:?}");
     }
-    assert!(text.lines().next().unwrap().ends_with(",lag_max"), "{text}");
+    assert!(
+        text.lines().next().unwrap().ends_with(",lag_max,group"),
+        "{text}"
+    );
     let open_loop = [
         "service_p50",
         "service_p95",

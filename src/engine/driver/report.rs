@@ -286,6 +286,7 @@ pub(super) fn build_outcome(
         per_thread: workers.iter().map(|w| (w.events, w.busy_ns)).collect(),
         steady: Steadiness::default(),
         phases: Vec::new(),
+        groups: Vec::new(),
         open_loop,
     })
 }

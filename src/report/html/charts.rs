@@ -19,7 +19,7 @@ use indexmap::IndexMap;
 
 use super::svg::{Bar, Chart, Missing, Series, all_powers_of_two};
 use crate::compare::stats::summarize;
-use crate::results::csv::{PHASE, TARGET_RATE};
+use crate::results::csv::{GROUP, PHASE, TARGET_RATE};
 use crate::results::load::{Row, Run};
 use crate::results::sanitise_name;
 
@@ -313,7 +313,8 @@ pub fn build(runs: &[Tagged]) -> Charts {
         }
     }
 
-    let series = time_series(runs, &keys);
+    let mut series = time_series(runs, &keys);
+    series.extend(group_series(runs));
     Charts { x, sweep, series }
 }
 
@@ -495,11 +496,12 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
                 several.then(|| (0..i).filter(|&j| same(j)).count())
             })
             .collect();
+        let colours = step_colours.len();
         let series_of = |col: &str| -> Vec<Series> {
             steps
                 .iter()
                 .zip(labels.iter().zip(&reps))
-                .map(|((tag, row, _, ivs), (label, rep))| {
+                .flat_map(|((tag, row, _, ivs), (label, rep))| {
                     let color = step_colours.get(label).copied().unwrap_or(0);
                     let label = match (rep, row) {
                         (None, _) => label.clone(),
@@ -508,17 +510,27 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
                         }
                         (Some(i), _) => format!("{label} · rep {}", i + 1),
                     };
-                    Series {
-                        label: keys.label(&label, tag),
-                        points: ivs
-                            .iter()
-                            .filter_map(|iv| Some((iv.num("time")?, iv.num(col)?)))
-                            .collect(),
-                        color,
-                        dashed: tag == "B",
-                        rep: rep.unwrap_or(0),
-                        bars: Vec::new(),
-                    }
+                    // A step with `[[groups]]` (#31): a line per group, side by side in time,
+                    // so that one group's throughput shows what the others' activity cost it.
+                    group_names(ivs)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(k, group)| Series {
+                            label: match group {
+                                "" => keys.label(&label, tag),
+                                g => keys.label(&format!("{label} · {g}"), tag),
+                            },
+                            points: ivs
+                                .iter()
+                                .filter(|iv| iv.get(GROUP) == group)
+                                .filter_map(|iv| Some((iv.num("time")?, iv.num(col)?)))
+                                .collect(),
+                            color: color + k * colours,
+                            dashed: tag == "B",
+                            rep: rep.unwrap_or(0),
+                            bars: Vec::new(),
+                        })
+                        .collect::<Vec<_>>()
                 })
                 .collect()
         };
@@ -535,7 +547,13 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
                 ..s
             })
             .collect();
-        let timeline = phase_spans(&all);
+        let mut timeline = phase_spans(&all);
+        if all.iter().any(|r| !r.get(GROUP).is_empty()) {
+            timeline.push_str(
+                "; steps with [[groups]]: a line per group (its own throughput), so a group's \
+                 drop shows what the other groups' activity cost it",
+            );
+        }
         series.extend(targets);
         let throughput = (!column.is_empty()).then(|| Chart {
             id: format!("timeseries-{:02}-{slug}-throughput", gi + 1),
@@ -568,6 +586,115 @@ fn time_series(runs: &[Tagged], keys: &Keys) -> Vec<(String, Option<Chart>, Opti
         out.push((line, throughput, latency));
     }
     out
+}
+
+/// Steps with `[[groups]]` (#31): per group, its throughput over time in every step that ran
+/// it, one line per step (and run), so that the group alone and beside others share one chart:
+/// the interference at a glance.
+fn group_series(runs: &[Tagged]) -> Vec<(String, Option<Chart>, Option<Chart>)> {
+    // group → [(label, tag, intervals)]
+    type Lines<'a> = Vec<(String, String, Vec<&'a Row>)>;
+    let mut groups: IndexMap<&str, Lines> = IndexMap::new();
+    for t in runs {
+        for iv in t.run.intervals.iter().filter(|r| !r.get(GROUP).is_empty()) {
+            let label = format!("step {} {}", iv.get("step"), iv.get("name"));
+            let lines = groups.entry(iv.get(GROUP)).or_default();
+            match lines
+                .iter_mut()
+                .find(|(l, tag, _)| *l == label && *tag == t.tag)
+            {
+                Some((_, _, ivs)) => ivs.push(iv),
+                None => lines.push((label, t.tag.clone(), vec![iv])),
+            }
+        }
+    }
+    let two_runs = runs.len() > 1;
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(gi, (group, lines))| {
+            let column = if lines
+                .iter()
+                .flat_map(|l| &l.2)
+                .any(|r| r.num("tps").is_some())
+            {
+                "tps"
+            } else {
+                "eps"
+            };
+            let series_of = |col: &str| -> Vec<Series> {
+                let mut colours: Vec<&str> = Vec::new();
+                lines
+                    .iter()
+                    .map(|(label, tag, ivs)| {
+                        let color = colours.iter().position(|l| l == label).unwrap_or_else(|| {
+                            colours.push(label);
+                            colours.len() - 1
+                        });
+                        Series {
+                            label: if two_runs {
+                                format!("{label} · run {tag}")
+                            } else {
+                                label.clone()
+                            },
+                            points: ivs
+                                .iter()
+                                .filter_map(|iv| Some((iv.num("time")?, iv.num(col)?)))
+                                .collect(),
+                            color,
+                            dashed: tag == "B",
+                            rep: 0,
+                            bars: Vec::new(),
+                        }
+                    })
+                    .collect()
+            };
+            let slug = sanitise_name(group);
+            let title = format!("group {group}");
+            let chart = |kind: &str, col: &str, y: &str, what: &str| Chart {
+                id: format!("group-{:02}-{slug}-{kind}", gi + 1),
+                title: format!("{title}: {what} over time, in each step that ran it"),
+                x_label: "time (s)".into(),
+                y_label: y.into(),
+                x_log2: false,
+                series: series_of(col),
+                missing: Vec::new(),
+                note: format!(
+                    "each line: the group's own {what} in one step; its steps alone and beside \
+                     other groups side by side show what the others cost it"
+                ),
+            };
+            let throughput = chart(
+                "throughput",
+                column,
+                &format!("{column} of the group"),
+                column,
+            );
+            let latency = chart(
+                "latency",
+                "lat_pct",
+                "latency at the percentile (ms)",
+                "latency",
+            );
+            (title, Some(throughput), Some(latency))
+        })
+        .collect()
+}
+
+/// The worker groups of a step's interval rows in the order they first report (`[""]`
+/// without groups).
+fn group_names<'a>(intervals: &[&'a Row]) -> Vec<&'a str> {
+    let mut names: Vec<&str> = Vec::new();
+    for r in intervals {
+        let g = r.get(GROUP);
+        if !names.contains(&g) {
+            names.push(g);
+        }
+    }
+    if names.is_empty() {
+        names.push("");
+    }
+    names
 }
 
 /// The phases of interval rows tagged with them (`[[phases]]`, #30), for a chart's note:
@@ -636,6 +763,7 @@ mod tests {
             header,
             rows,
             phase_rows: Vec::new(),
+            group_rows: Vec::new(),
             intervals,
             transactions: Vec::new(),
             suite_text: None,

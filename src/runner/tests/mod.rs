@@ -31,6 +31,7 @@ fn step(index: usize, kind: StepKind, name: &str, dataset: usize) -> Step {
         command: None,
         estimated_seconds: (kind == StepKind::Run).then_some(1.0),
         phases: Vec::new(),
+        groups: Vec::new(),
         target: None,
     }
 }
@@ -90,6 +91,7 @@ fn outcome(interrupted: bool) -> StepOutcome {
         per_thread: Vec::new(),
         steady: Default::default(),
         phases: Vec::new(),
+        groups: Vec::new(),
         open_loop: None,
     }
 }
