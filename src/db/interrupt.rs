@@ -524,7 +524,7 @@ impl Connection for Guarded {
         sql: &str,
         sink: &mut dyn crate::db::conn::RowSink,
     ) -> Result<Done, SqlError> {
-        self.inner.query_each(sql, sink)
+        self.call(|c| c.query_each(sql, sink))
     }
 
     fn interrupter(&self) -> Option<Interrupter> {

@@ -14,7 +14,7 @@
 
 use super::option::OptSpec;
 use super::spec::WorkloadSpec;
-use super::{cpu, fileio, memory, mutex, oltp, threads};
+use super::{cpu, fileio, memory, mutex, oltp, threads, tpch};
 
 /// Every workload sbsuite knows, in help order.
 pub static WORKLOADS: &[&WorkloadSpec] = &[
@@ -34,6 +34,7 @@ pub static WORKLOADS: &[&WorkloadSpec] = &[
     &oltp::SELECT_RANDOM_POINTS,
     &oltp::SELECT_RANDOM_RANGES,
     &oltp::bulk::SPEC,
+    &tpch::SPEC,
 ];
 
 /// The workloads a suite (or a `sbsuite sysbench` command line, or an agent) can name: the

@@ -46,6 +46,7 @@ pub mod random;
 pub mod session;
 pub mod spec;
 pub mod threads;
+pub mod tpch;
 
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
@@ -294,6 +295,13 @@ pub const METRICS: &[(&str, &str)] = &[
         "start_skew_ms",
         "multi-client runs: spread of the clients' measured starts, ms (results only)",
     ),
+    (
+        tpch::GEOMEAN,
+        "tpch: the power test's geometric mean of query and refresh times, s (results only)",
+    ),
+    (tpch::POWER, "tpch: Power@Size (results only)"),
+    (tpch::THROUGHPUT, "tpch: Throughput@Size (results only)"),
+    (tpch::QPHH, "tpch: QphH@Size (results only)"),
     (
         "server_fsyncs_per_txn",
         "server cost: the server's fsyncs per transaction",

@@ -192,6 +192,8 @@ Ctrl-C never loses a finished row. Columns, in this order:
 | `threads_peak` | `max_threads` runs: the most threads that ran events at once (the pool grew from `threads` up to this); else empty |
 | `shards` | multi-client runs (`[clients]`): how many clients ran the step (its row is their exact merge; each one's own row is in `shards/<client>/results.csv`); else empty |
 | `start_skew_ms` | multi-client runs: the spread of the clients' measured starts in ms (each start estimated from the round trip of its `go`); else empty |
+| `tpch_geomean_s` | `tpch` with a finished power test: the geometric mean of its 22 query and 2 refresh times in seconds, each rounded to 0.01 s and at least a thousandth of the longest (TPC-H clause 5.4.1.4); else empty |
+| `tpch_power`, `tpch_throughput`, `tpch_qphh` | `tpch`: Power@Size (3600 · SF / that geometric mean), Throughput@Size (S · 22 · 3600 / Ts · SF, S query streams in Ts seconds) and QphH@Size (their geometric mean) as TPC-H clause 5.4 defines them, each when its test finished; else empty |
 | `server_fsyncs_per_txn` | the server's fsyncs per transaction over the step: MySQL/MariaDB `Innodb_data_fsyncs` (else `Innodb_os_log_fsyncs`), PostgreSQL `pg_stat_wal.wal_sync` (see server_counters.csv); empty for SQLite, without `[target]`, or when the counters could not be read |
 | `server_log_bytes_per_txn` | redo/WAL bytes written per transaction: `Innodb_os_log_written`, `pg_stat_wal.wal_bytes` |
 | `server_cpu_ms_per_txn` | CPU ms of the server process (and its children: PostgreSQL's backends) per transaction, when the server runs on this host (a loopback address or a Unix socket) or on `[target] server_host`, and its process could be found |
@@ -305,7 +307,8 @@ else the server does meanwhile is in them.
 
 ### transactions.csv
 
-Custom workloads only (absent for the built-in ones): one row per run step × transaction, and
+Custom workloads and `tpch` only (absent for the other built-in ones; `tpch`'s rows are its
+queries and refresh functions, `power.Q1` …): one row per run step × transaction, and
 per statement too with `statement_stats = true`, written and flushed with the step's row in
 results.csv. It starts with the columns that identify the step in results.csv (`run_id`, `step`,
 `name`, `variant`, `workload`, `threads`, the other matrix axes, `repetition`), so its rows join

@@ -83,6 +83,7 @@ mod stop;
 mod sysbench_shape;
 mod system_engines;
 mod tpcc;
+mod tpch;
 mod transactions;
 mod txn_flow;
 mod txn_language;
