@@ -5,7 +5,7 @@
 //! `#[serde(flatten)]`, hence the header and every record are built by hand as `Vec<String>`
 //! from one column list — the header and the rows can never disagree on order.
 //! Column order is a contract (STYLE.md §7): the fixed names live in constants below, guarded by
-//! tests, and the README copies [`RESULTS_COLUMNS_DOC`].
+//! tests, and the guide (docs/results.md) copies [`RESULTS_COLUMNS_DOC`].
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -150,7 +150,7 @@ fn metric_cells(metrics: &crate::engine::Metrics) -> impl Iterator<Item = String
 /// `status` would otherwise make two `status` columns).
 pub const AXIS_COLLISION_PREFIX: &str = "axis_";
 
-/// The column documentation of both files, in Markdown (copied into the README).
+/// The column documentation of both files, in Markdown (copied into docs/results.md).
 pub const RESULTS_COLUMNS_DOC: &str = r#"### results.csv
 
 One row per **run** step, written and flushed (`fdatasync`) when the step ends, so a crash or

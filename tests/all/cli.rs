@@ -321,14 +321,14 @@ fn backticked(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The README's column lists: results.csv's table (the first cell of each row; `*axes…*` kept
+/// The guide's column lists (docs/results.md): results.csv's table (the first cell of each row; `*axes…*` kept
 /// as a placeholder) and intervals.csv's fixed columns (the first backticked list of its
 /// paragraph), each from its `### ` section.
 fn readme_columns(readme: &str) -> (Vec<String>, Vec<String>) {
     let section = |title: &str| {
         let start = readme
             .find(title)
-            .unwrap_or_else(|| panic!("README.md has no `{title}` section"));
+            .unwrap_or_else(|| panic!("{RESULTS_DOC} has no `{title}` section"));
         let rest = &readme[start + title.len()..];
         rest[..rest.find("\n### ").unwrap_or(rest.len())].to_string()
     };
@@ -353,6 +353,9 @@ fn readme_columns(readme: &str) -> (Vec<String>, Vec<String>) {
     (results, intervals)
 }
 
+/// The guide's page that documents results.csv and intervals.csv (it was the README's until #33).
+const RESULTS_DOC: &str = "docs/results.md";
+
 /// The header line of the CSV file at `path`, as column names.
 fn header(path: &std::path::Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -360,11 +363,11 @@ fn header(path: &std::path::Path) -> Vec<String> {
     line.split(',').map(str::to_string).collect()
 }
 
-/// README's column lists are the columns a real run writes: a small cpu suite with one extra
+/// The guide's column lists are the columns a real run writes: a small cpu suite with one extra
 /// matrix axis, its results.csv and intervals.csv headers read back from disk.
 #[test]
 fn readme_documents_the_csv_columns_exactly() {
-    let readme = std::fs::read_to_string("README.md").unwrap();
+    let readme = std::fs::read_to_string(RESULTS_DOC).unwrap();
     let (documented, interval_fixed) = readme_columns(&readme);
 
     let dir = tempfile::tempdir().unwrap();
@@ -400,12 +403,12 @@ fn readme_documents_the_csv_columns_exactly() {
         .collect();
     assert!(
         documented.iter().any(|c| c == "*axes*"),
-        "README's results.csv table has an *axes…* row: {documented:?}"
+        "{RESULTS_DOC}'s results.csv table has an *axes…* row: {documented:?}"
     );
     assert_eq!(
         header(&run.join("results.csv")),
         expected,
-        "README.md's results.csv columns (in order) vs the header a run writes"
+        "{RESULTS_DOC}'s results.csv columns (in order) vs the header a run writes"
     );
 
     // intervals.csv: its fixed columns, then "the same workload columns as results.csv" (the
@@ -418,11 +421,11 @@ fn readme_documents_the_csv_columns_exactly() {
     let to = documented.iter().position(|c| c == "status").unwrap();
     assert!(
         readme.contains("then `phase` and\n`target_rate` (with `[[phases]]`:"),
-        "README says intervals.csv ends with `phase` and `target_rate`"
+        "{RESULTS_DOC} says intervals.csv ends with `phase` and `target_rate`"
     );
     assert!(
         readme.contains("then\n`group` (with `[[groups]]`:"),
-        "README says intervals.csv ends with `group`"
+        "{RESULTS_DOC} says intervals.csv ends with `group`"
     );
     let expected: Vec<String> = interval_fixed
         .iter()
@@ -434,12 +437,12 @@ fn readme_documents_the_csv_columns_exactly() {
     assert_eq!(
         header(&run.join("intervals.csv")),
         expected,
-        "README.md's intervals.csv columns (in order) vs the header a run writes"
+        "{RESULTS_DOC}'s intervals.csv columns (in order) vs the header a run writes"
     );
-    // The README's text is the library's (one source for `--help`-style docs and the README).
+    // The guide's text is the library's (one source for `--help`-style docs and the guide).
     assert!(
         readme.contains(sbsuite::results::RESULTS_COLUMNS_DOC.trim()),
-        "README.md must contain results::RESULTS_COLUMNS_DOC verbatim"
+        "{RESULTS_DOC} must contain results::RESULTS_COLUMNS_DOC verbatim"
     );
 }
 

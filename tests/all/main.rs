@@ -47,6 +47,7 @@ mod cost_remote;
 mod custom_def;
 mod custom_workloads;
 mod db_fetch;
+mod docs;
 mod faults;
 mod fileio;
 mod fuzz_suite;
