@@ -1130,21 +1130,34 @@ impl CustomWorker<'_> {
                 self.frame.vals[*slot] = v;
             }
         }
-        if let Some(want) = want {
-            let got = if done.rows {
-                self.fetched.rows
-            } else {
-                done.affected
-            };
-            if i64::try_from(got).ok() != Some(want) {
-                if let Some(l) = self.lines.stmts.get_mut(i) {
-                    match st.on_mismatch {
-                        OnMismatch::Fail => l.errors += 1,
-                        OnMismatch::Rollback => l.rollbacks += 1,
-                    }
+        let got = if done.rows {
+            self.fetched.rows
+        } else {
+            done.affected
+        };
+        self.settle(i, st.on_mismatch, want.map(|w| (w, got)), t0)
+    }
+
+    /// Ends statement `i`: a `(want, got)` row count that differs counts its error or
+    /// rollback (`on_mismatch`) and stops the transaction; otherwise its time since `t0`
+    /// (with `statement_stats`) is recorded.
+    fn settle(
+        &mut self,
+        i: usize,
+        on_mismatch: OnMismatch,
+        rows: Option<(i64, u64)>,
+        t0: Option<Instant>,
+    ) -> Result<(), Stop> {
+        if let Some((want, got)) = rows
+            && i64::try_from(got).ok() != Some(want)
+        {
+            if let Some(l) = self.lines.stmts.get_mut(i) {
+                match on_mismatch {
+                    OnMismatch::Fail => l.errors += 1,
+                    OnMismatch::Rollback => l.rollbacks += 1,
                 }
-                return Err(Stop::Mismatch(st.on_mismatch));
             }
+            return Err(Stop::Mismatch(on_mismatch));
         }
         if let (Some(t0), Some(l)) = (t0, self.lines.stmts.get_mut(i)) {
             l.record(u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX));

@@ -21,7 +21,7 @@ use super::{CustomWorker, Last, Step, Stop, captured, preparing, recycle};
 use crate::db::sql_text;
 use crate::db::{Driver, Fetched, StmtId};
 use crate::engine::custom::expr::Expr;
-use crate::engine::custom::model::{OnMismatch, RowsShape, Slot, Val};
+use crate::engine::custom::model::{RowsShape, Slot, Val};
 
 /// A worker's state for the steps of this module.
 #[derive(Debug, Default)]
@@ -206,24 +206,13 @@ impl CustomWorker<'_> {
         self.flow.vals = vals;
         let done = result?;
         self.session.tally.classify(done);
-        if let Some(e) = &st.expect_rows
-            && !w.sessions.connector.target.dry_run
-        {
-            let want = e.eval_i64(&self.frame).map_err(Stop::Value)?;
-            if i64::try_from(done.affected).ok() != Some(want) {
-                if let Some(l) = self.lines.stmts.get_mut(i) {
-                    match st.on_mismatch {
-                        OnMismatch::Fail => l.errors += 1,
-                        OnMismatch::Rollback => l.rollbacks += 1,
-                    }
-                }
-                return Err(Stop::Mismatch(st.on_mismatch));
+        let rows = match &st.expect_rows {
+            Some(e) if !w.sessions.connector.target.dry_run => {
+                Some((e.eval_i64(&self.frame).map_err(Stop::Value)?, done.affected))
             }
-        }
-        if let (Some(t0), Some(l)) = (t0, self.lines.stmts.get_mut(i)) {
-            l.record(u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX));
-        }
-        Ok(())
+            _ => None,
+        };
+        self.settle(i, st.on_mismatch, rows, t0)
     }
 
     /// Sends batch statement `i` of `n` rows with `vals`: prepared (its text for `n` rows
