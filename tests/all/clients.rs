@@ -668,6 +668,24 @@ fn start_long_run(dir: &Path, extra_clients: &str, time: u32) -> std::process::C
     child
 }
 
+/// Reads the coordinator's stdout until an interval report counts a transaction.
+fn read_until_an_event(child: &mut std::process::Child) {
+    use std::io::BufRead;
+
+    let stdout = std::io::BufReader::new(child.stdout.as_mut().expect("stdout piped"));
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        let tps = line
+            .split_once(" tps: ")
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .and_then(|t| t.parse::<f64>().ok());
+        if tps.is_some_and(|t| t > 0.0) {
+            return;
+        }
+    }
+    panic!("sbsuite ended before an interval report counted a transaction");
+}
+
 fn wait_bounded(child: &mut std::process::Child, bound: Duration) -> std::process::ExitStatus {
     let until = Instant::now() + bound;
     loop {
@@ -744,6 +762,9 @@ fn ctrl_c_stops_every_agent() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = start_long_run(dir.path(), "", 60);
     assert_eq!(agents_in(dir.path()).len(), 3);
+    // Interrupt once events have finished (on a loaded machine, none may have by the time the
+    // three agents exist), so the interrupted row must carry them.
+    read_until_an_event(&mut child);
     common::interrupt(child.id());
     let status = wait_bounded(&mut child, Duration::from_secs(30));
     assert_eq!(status.code(), Some(130));
