@@ -338,6 +338,9 @@ pub struct Reader {
     timeout: Option<Duration>,
     /// When the current command's answer must be complete.
     deadline: Option<Instant>,
+    /// The connection's io_uring once [`Reader::use_ring`] turned it on: a command's bytes
+    /// wait there for the first read of its answer ([`crate::db::ring`]).
+    ring: Option<crate::db::ring::Ring>,
 }
 
 impl Reader {
@@ -352,6 +355,48 @@ impl Reader {
             max: max_packet.saturating_add(FRAMING),
             timeout: None,
             deadline: None,
+            ring: None,
+        }
+    }
+
+    /// Sends each command with the first read of its answer, in one kernel entry, from now on
+    /// (after the handshake: TLS and authentication keep plain reads and writes). Nothing
+    /// changes for TLS, or when the process blocks ([`crate::db::ring`]). The error: the
+    /// switch names no mode.
+    pub fn use_ring(&mut self) -> Result<(), SqlError> {
+        if !matches!(self.stream, Stream::Tls(_)) {
+            self.ring =
+                crate::db::ring::Ring::new().map_err(|m| SqlError::client(m, ErrKind::Other))?;
+        }
+        Ok(())
+    }
+
+    /// Sends `data`, a whole command: queued for the next read when the connection rings,
+    /// else written at once. A write that fails reports the socket's error (its timeout as
+    /// [`io::ErrorKind::TimedOut`] or `WouldBlock`).
+    pub fn send(&mut self, data: &[u8]) -> io::Result<()> {
+        if let Some(ring) = &mut self.ring {
+            if ring.queue(data) {
+                return Ok(());
+            }
+            if !ring.queued().is_empty() {
+                let r = self.stream.write_all(ring.queued());
+                ring.clear();
+                r?;
+            }
+        }
+        self.stream.write_all(data)
+    }
+
+    /// Writes what is queued for the next read now (a connection that closes without reading).
+    pub fn flush(&mut self) -> io::Result<()> {
+        match &mut self.ring {
+            Some(ring) if !ring.queued().is_empty() => {
+                let r = self.stream.write_all(ring.queued());
+                ring.clear();
+                r
+            }
+            _ => Ok(()),
         }
     }
 
@@ -403,6 +448,13 @@ impl Reader {
                 let size = (self.pos + need).max((self.buf.len() * 2).min(self.max));
                 self.buf.resize(size, 0);
             }
+            if let Some(got) = self.round_trip() {
+                match got? {
+                    0 => return Err(ReadError::Closed),
+                    n => self.end += n,
+                }
+                continue;
+            }
             match self.stream.read(&mut self.buf[self.end..]) {
                 Ok(0) => return Err(ReadError::Closed),
                 Ok(n) => self.end += n,
@@ -419,6 +471,40 @@ impl Reader {
             }
         }
         Ok(())
+    }
+
+    /// With bytes queued on the ring: sends them and reads into the free end of the buffer in
+    /// one kernel entry. `None`: nothing queued (or the read did not happen), read as usual.
+    fn round_trip(&mut self) -> Option<Result<usize, ReadError>> {
+        use crate::db::ring::Trip;
+        use std::os::fd::AsRawFd;
+
+        let ring = self.ring.as_mut()?;
+        if ring.queued().is_empty() {
+            return None;
+        }
+        let fd = match &self.stream {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tls(_) => return None,
+        };
+        let left = self
+            .deadline
+            .map(|at| at.saturating_duration_since(Instant::now()));
+        match ring.round_trip(fd, &mut self.buf[self.end..], left) {
+            Trip::Read(n) => Some(Ok(n)),
+            Trip::Sent => None,
+            Trip::Short(_) => {
+                let r = self.stream.write_all(ring.queued());
+                ring.clear();
+                match r {
+                    Ok(()) => None,
+                    Err(e) => Some(Err(ReadError::Io(e))),
+                }
+            }
+            Trip::TimedOut => Some(Err(ReadError::TimedOut)),
+            Trip::SendFailed(e) | Trip::RecvFailed(e) => Some(Err(ReadError::Io(e))),
+        }
     }
 
     /// Consumes `n` bytes without keeping them (row data).
@@ -448,6 +534,14 @@ impl Reader {
                 self.buf = vec![0; READ_BUF];
             }
         }
+    }
+}
+
+impl Drop for Reader {
+    /// A command still queued for the ring (a connection's goodbye: COM_QUIT, Terminate) goes
+    /// out now; a failure changes nothing measured.
+    fn drop(&mut self) {
+        let _ = self.flush();
     }
 }
 
@@ -571,5 +665,61 @@ mod tests {
         let start = Instant::now();
         assert!(matches!(r.fill(1), Err(ReadError::TimedOut)));
         assert!(start.elapsed() >= Duration::from_millis(150));
+    }
+
+    /// With the ring: commands wait for the read of their answer (two commands without an
+    /// answer between them go out together, in order), a silent server times out by the
+    /// command's deadline, and what is still queued when the connection closes is sent.
+    #[test]
+    fn ringed_commands_go_out_with_the_read_and_on_close() {
+        use std::io::Read as _;
+
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let mut r = Reader::new(Stream::Unix(a), 1 << 20);
+        r.set_timeout(Some(Duration::from_millis(300))).unwrap();
+        match crate::db::ring::Ring::create() {
+            Ok(ring) => r.ring = Some(ring),
+            Err(e) => return testing::skip(&format!("this kernel refuses io_uring: {e}")),
+        }
+        r.rewind();
+        r.send(b"close 7;").unwrap();
+        r.send(b"execute 8;").unwrap();
+        b.set_nonblocking(true).unwrap();
+        let mut early = [0u8; 1];
+        assert!(
+            b.read(&mut early).is_err(),
+            "nothing is written before the read"
+        );
+        b.set_nonblocking(false).unwrap();
+        let peer = std::thread::spawn(move || {
+            let mut got = [0u8; 18];
+            b.read_exact(&mut got).unwrap();
+            b.write_all(b"ok").unwrap();
+            (got, b)
+        });
+        r.fill(2).unwrap();
+        assert_eq!(&r.buf[r.pos..r.end], b"ok");
+        let (got, mut b) = peer.join().unwrap();
+        assert_eq!(&got, b"close 7;execute 8;");
+        r.pos = r.end;
+
+        r.rewind();
+        r.send(b"sleep;").unwrap();
+        let start = Instant::now();
+        assert!(matches!(r.fill(1), Err(ReadError::TimedOut)));
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+        let mut got = [0u8; 6];
+        b.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"sleep;");
+
+        r.send(b"quit").unwrap();
+        drop(r);
+        let mut rest = Vec::new();
+        b.read_to_end(&mut rest).unwrap();
+        assert_eq!(rest, b"quit");
     }
 }

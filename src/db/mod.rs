@@ -32,6 +32,7 @@ pub mod ledger;
 pub mod mysql;
 pub mod owned;
 pub mod pgsql;
+pub mod ring;
 pub mod sql_settings;
 pub mod sql_text;
 pub mod sqlite;
@@ -56,9 +57,9 @@ pub use self::target::{
     WireTarget, parse_host,
 };
 
-/// The `SBSUITE_*` environment variables that pick a database's client (process switches,
-/// not suite keys).
-pub const CLIENT_ENVS: &[&str] = &[mysql::CLIENT_ENV, pgsql::CLIENT_ENV];
+/// The `SBSUITE_*` environment variables that pick a database's client and how its sockets
+/// are driven (process switches, not suite keys).
+pub const CLIENT_ENVS: &[&str] = &[mysql::CLIENT_ENV, pgsql::CLIENT_ENV, ring::ENV];
 
 impl Driver {
     /// The database's [`Dialect`]: the one place that names each driver.

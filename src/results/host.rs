@@ -17,6 +17,7 @@
 //!     "logical_cores": 2,
 //!     "memory_bytes": 8335151104,
 //!     "sbsuite_version": "0.1.0",
+//!     "wire_io": "io_uring",
 //!     "unreadable": { "cpu_model": "/proc/cpuinfo: no `model name` line" }
 //!   },
 //!   "resumed_on": [ { "recorded_at": "…", "hostname": "bench-2", … } ],
@@ -29,7 +30,9 @@
 //!   `processor` entries, `/proc/meminfo` `MemTotal`, `/proc/sys/kernel/osrelease` as
 //!   `uname -r` prints it, `/etc/os-release` `PRETTY_NAME`, `/proc/sys/kernel/hostname`). A
 //!   fact that cannot be read is `null`, and `unreadable` (left out when empty) says why:
-//!   failing to describe the machine costs the record, never the run.
+//!   failing to describe the machine costs the record, never the run. `wire_io` is how the
+//!   MySQL and PostgreSQL wire clients drove their sockets ([`crate::db::ring`]): `io_uring`,
+//!   or `blocking (why)` (`SBSUITE_WIRE_IO=blocking`, a kernel that refuses io_uring).
 //! - `resumed_on`: `run --resume` keeps the file; when the machine that resumes differs from
 //!   `client` (or from the last entry), its facts are appended here, so a run finished on
 //!   another machine says so. Left out when empty.
@@ -112,6 +115,10 @@ pub struct HostFacts {
     /// The version of sbsuite that ran.
     #[serde(default)]
     pub sbsuite_version: String,
+    /// How the MySQL and PostgreSQL wire clients drove their sockets (#32): `io_uring`, or
+    /// `blocking (why)`; left out by builds before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire_io: Option<String>,
     /// Fact name → why it could not be read.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unreadable: BTreeMap<String, String>,
@@ -208,6 +215,7 @@ impl HostFacts {
             logical_cores: cores.and_then(|c| c.parse().ok()),
             memory_bytes: memory.and_then(|m| m.parse().ok()),
             sbsuite_version: env!("CARGO_PKG_VERSION").to_string(),
+            wire_io: None,
             unreadable,
         }
     }
@@ -233,6 +241,7 @@ impl HostFacts {
             ("os", text(&self.os)),
             ("hostname", text(&self.hostname)),
             ("sbsuite", self.sbsuite_version.clone()),
+            ("wire I/O", text(&self.wire_io)),
         ]
     }
 

@@ -215,7 +215,8 @@ impl<'a, W: Write> StepLoop<'a, W> {
         };
         // The client machine (`host.json`): recorded when the run starts, kept on a resume
         // (another machine resuming is appended).
-        let client = host::HostFacts::collect(Utc::now());
+        let mut client = host::HostFacts::collect(Utc::now());
+        client.wire_io = Some(crate::db::ring::describe());
         match &ctx.resume {
             Some(_) => host::record_resume(store.dir(), client)?,
             None => host::write_new(store.dir(), client)?,

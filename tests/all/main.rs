@@ -89,3 +89,4 @@ mod txn_flow;
 mod txn_language;
 mod txn_rules;
 mod user_data;
+mod wire_io;

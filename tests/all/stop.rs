@@ -211,7 +211,13 @@ fn measured_run(dir: &Path, suite: &Path, limit: Duration) -> common::measure::M
 
 /// `sbsuite run SUITE` started with its stdout piped; stderr goes to a file in `dir`.
 fn start(dir: &Path, suite: &Path) -> Child {
+    start_with(dir, suite, &[])
+}
+
+/// [`start`] with more environment variables.
+fn start_with(dir: &Path, suite: &Path, env: &[(&str, &str)]) -> Child {
     sbsuite_process()
+        .envs(env.iter().copied())
         .current_dir(dir)
         .args(["run"])
         .arg(suite)
@@ -295,10 +301,11 @@ steps = [{{ repeat = "1000000000000", steps = [{{ sql = "UPDATE spin SET v = v +
 
 /// The plan is prepare, the stopped run, cleanup, the `cpu` run: while the `cpu` run runs, the
 /// stopped step's sessions are gone, its table is gone (the cleanup could drop it), and the
-/// process runs only the `cpu` step's one worker thread per thread.
-fn a_stopped_step_leaves_nothing_behind(driver: &str) {
+/// process runs only the `cpu` step's one worker thread per thread. `wire_io`: the
+/// `SBSUITE_WIRE_IO` of the run (#32), which `host.json` records.
+fn a_stopped_step_leaves_nothing_behind(driver: &str, wire_io: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
-    let name = format!("sbs_stop_{driver}");
+    let name = format!("sbs_stop_{driver}_{}", wire_io.unwrap_or("default"));
     let Some(server) = Server::fresh(driver, &name, dir.path()) else {
         return;
     };
@@ -311,7 +318,11 @@ fn a_stopped_step_leaves_nothing_behind(driver: &str) {
     };
     std::fs::write(&suite, endless_custom_suite(&target)).unwrap();
     let started = Instant::now();
-    let mut child = start(dir.path(), &suite);
+    let env: Vec<(&str, &str)> = wire_io
+        .map(|v| ("SBSUITE_WIRE_IO", v))
+        .into_iter()
+        .collect();
+    let mut child = start_with(dir.path(), &suite, &env);
     let pid = child.id();
     let mut seen = String::new();
     // The second measured step (`cpu`) has started: the first one has been stopped.
@@ -356,6 +367,13 @@ fn a_stopped_step_leaves_nothing_behind(driver: &str) {
         "{forever:?}"
     );
     assert_eq!(run("cpu")["status"], "ok", "{stderr}");
+    let host = common::run_dir(&dir.path().join("results"), "stop").join("host.json");
+    let host = std::fs::read_to_string(host).unwrap();
+    let recorded = match wire_io {
+        Some("uring") => "\"wire_io\": \"io_uring\"",
+        _ => "\"wire_io\": \"blocking (the default)\"",
+    };
+    assert!(host.contains(recorded), "{driver}: {host}");
     // A forced shutdown is a failure of the suite (its row keeps the numbers).
     assert_eq!(code, Some(1), "{seen}\n{stderr}");
     assert!(
@@ -366,17 +384,29 @@ fn a_stopped_step_leaves_nothing_behind(driver: &str) {
 
 #[test]
 fn a_stopped_custom_step_leaves_nothing_on_mariadb() {
-    a_stopped_step_leaves_nothing_behind("mysql");
+    a_stopped_step_leaves_nothing_behind("mysql", None);
+}
+
+/// The same over io_uring round trips (#32): a worker waiting in the ring for an answer is
+/// reached by the same cancel and shutdown.
+#[test]
+fn a_stopped_custom_step_over_io_uring_leaves_nothing_on_mariadb() {
+    a_stopped_step_leaves_nothing_behind("mysql", Some("uring"));
+}
+
+#[test]
+fn a_stopped_custom_step_over_io_uring_leaves_nothing_on_postgresql() {
+    a_stopped_step_leaves_nothing_behind("pgsql", Some("uring"));
 }
 
 #[test]
 fn a_stopped_custom_step_leaves_nothing_on_postgresql() {
-    a_stopped_step_leaves_nothing_behind("pgsql");
+    a_stopped_step_leaves_nothing_behind("pgsql", None);
 }
 
 #[test]
 fn a_stopped_custom_step_leaves_nothing_on_sqlite() {
-    a_stopped_step_leaves_nothing_behind("sqlite");
+    a_stopped_step_leaves_nothing_behind("sqlite", None);
 }
 
 /// Connection models (#30): a run whose workers open a connection per transaction and that

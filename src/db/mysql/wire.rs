@@ -446,7 +446,7 @@ impl WireConnection {
     /// one write.
     fn send(&mut self) -> Result<(), SqlError> {
         self.seq = frame(&mut self.out, self.seq);
-        if let Err(e) = self.io.stream.write_all(&self.out) {
+        if let Err(e) = self.io.send(&self.out) {
             // A server that stops reading: the socket's write timeout.
             if matches!(
                 e.kind(),

@@ -453,6 +453,7 @@ impl WireConnection {
             })
         });
         c.set_timeout(t.limits.query_timeout)?;
+        c.io.use_ring()?;
         c.phase = Phase::Use;
         c.broken = false;
         Ok(c)
@@ -714,7 +715,7 @@ impl WireConnection {
 
     /// Sends `out` in one write.
     fn send(&mut self) -> Result<(), SqlError> {
-        match self.io.stream.write_all(&self.out) {
+        match self.io.send(&self.out) {
             Ok(()) => Ok(()),
             // The socket's write timeout: a server that stopped reading.
             Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {

@@ -110,6 +110,7 @@ impl WireConnection {
                     c.io.set_timeout(t.limits.query_timeout).map_err(|e| {
                         SqlError::client(format!("socket setup: {e}"), ErrKind::Unreachable)
                     })?;
+                    c.io.use_ring()?;
                     return Ok(c);
                 }
                 // Not a byte of a greeting yet and time left: connect again.
