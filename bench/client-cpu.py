@@ -12,6 +12,10 @@ Cases (each a peer and sbsuite doing the same work):
                      oltp_read_write, MariaDB and PostgreSQL, 4 × 10,000-row tables that
                      sysbench prepares once), N = 4, 32 and 256 threads
 
+Every client runs in plain TCP: pgbench and sysbench with PGSSLMODE=disable, the TPC-B suite
+with `ssl = "disabled"` (a pgsql target's default is libpq's `prefer`, which encrypts against
+a server that has TLS on, as this one has).
+
 Each round runs the case's tools one after the other, the first one changing from round to
 round (ABBA for two tools). Client CPU is counted inside the measured window only
 (bench/cpu-window.py: user + system ticks of the process while all its threads run), and
@@ -130,6 +134,7 @@ driver = "pgsql"
 hosts = ["127.0.0.1:5432"]
 user = "postgres"
 database = "{DB}"
+ssl = "disabled"
 
 [defaults]
 workload = "tpcb"
