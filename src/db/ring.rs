@@ -2,8 +2,8 @@
 //! and the first read of its answer go to the kernel together, on an io_uring of the
 //! connection's own, instead of a `write` and a blocking `read`.
 //!
-//! Why: on a virtual machine most of a round trip's client cost is the kernel (sbsuite's TPC-B:
-//! user 52 µs, system 117 µs a transaction of 7 round trips). A command is always followed by
+//! Why: on a virtual machine most of a round trip's client cost is the kernel (the issue's
+//! strace of sbsuite's TPC-B: user 52 µs, system 117 µs a transaction of 7 round trips). A command is always followed by
 //! a read of its answer, so the write is only queued ([`Ring::queue`]) and [`Ring::round_trip`]
 //! submits a send linked to a receive (and, with a timeout, a linked timer) and waits for all
 //! of them in one `io_uring_enter`. What the server receives does not change: the same bytes in
@@ -14,12 +14,17 @@
 //! [`describe`] says which one ran and why, for the run's `host.json`. TLS connections always
 //! block (rustls owns their reads and writes).
 //!
-//! Why blocking is the default: measured side by side (`bench/client-cpu.py --uring`, BENCHMARKS.md),
-//! the ring saves the `write` but not the sleep and the wake a round trip costs, and the
-//! receive it arms (a poll, then the read from task work) costs more system time than a
-//! blocking `read` does; on this project's 2-core KVM guest the ring used more client CPU per
-//! transaction than the blocking sockets, and lowered throughput. It stays for kernels where a
-//! system call costs more than a wake (heavy mitigations), and to measure that.
+//! Why blocking is the default: measured side by side (`bench/client-cpu.py --uring`,
+//! BENCHMARKS.md), the ring saves the `write` but not the sleep and the wake a round trip
+//! costs, and the receive it arms (a poll, then the read from task work) costs more system time
+//! than a blocking `read` does; on this project's 2-core KVM guest the ring used 1.13–1.44× the
+//! client CPU per transaction of the blocking sockets, and lowered throughput. It stays for
+//! kernels where a system call costs more than a wake (heavy mitigations), and to measure that.
+//!
+//! Timeouts: the linked timer bounds the wait for the answer as `query_timeout` bounds a
+//! blocking read. The send has no timer of its own: it waits only while the socket's buffer is
+//! full (a server that stopped reading, with a command of at most [`MAX_QUEUED`] bytes queued),
+//! and a stop still ends it (its shutdown of the socket fails the send).
 //!
 //! Soundness: the kernel holds pointers into the queued bytes and the read buffer while the
 //! requests are in flight, so [`Ring::round_trip`] returns only once every request it
@@ -164,19 +169,22 @@ impl Ring {
         let mut want = 2;
         // SAFETY: the entries point into `self.queued`, `buf` and `ts`, all alive and untouched
         // until every submitted request has completed (`reap` waits for all of them).
-        unsafe {
+        let pushed = unsafe {
             let mut sq = self.ring.submission();
             match &ts {
                 Some(ts) => {
                     recv = recv.flags(squeue::Flags::IO_LINK);
                     let timer = opcode::LinkTimeout::new(ts).build().user_data(TIMER);
-                    let _ = sq.push_multiple(&[send, recv, timer]);
                     want = 3;
+                    sq.push_multiple(&[send, recv, timer])
                 }
-                None => {
-                    let _ = sq.push_multiple(&[send, recv]);
-                }
+                None => sq.push_multiple(&[send, recv]),
             }
+        };
+        if pushed.is_err() {
+            // No room in the submission queue (never expected: every round trip reaps what it
+            // submitted): nothing was sent, the caller writes and reads as usual.
+            return Trip::Short(0);
         }
         let (sent, got, timer) = self.reap(want);
         let sent = match sent {
