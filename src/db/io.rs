@@ -545,11 +545,6 @@ impl Drop for Reader {
     }
 }
 
-/// What the wire clients' tests share.
-#[cfg(test)]
-#[path = "../../tests/common/skip.rs"]
-mod skip;
-
 #[cfg(test)]
 pub mod testing {
     /// splitmix64, for the protocol fuzzers (`mysql/wire/fuzz.rs`, `pgsql/wire/fuzz.rs`):
@@ -597,7 +592,7 @@ pub mod testing {
     }
 
     /// The integration tests' skip: one way to skip for both kinds of tests.
-    pub use super::skip::skip;
+    pub use crate::db::skip::skip;
 
     /// Whether `server` listens on `addr` (else the test says why and passes, outside CI).
     pub fn server(addr: &str, server: &str) -> bool {

@@ -33,6 +33,10 @@ pub mod mysql;
 pub mod owned;
 pub mod pgsql;
 pub mod ring;
+/// What the wire clients' unit tests share with the integration tests: one way to skip.
+#[cfg(test)]
+#[path = "../../tests/common/skip.rs"]
+pub mod skip;
 pub mod sql_settings;
 pub mod sql_text;
 pub mod sqlite;

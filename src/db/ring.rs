@@ -284,7 +284,7 @@ mod tests {
         match Ring::create() {
             Ok(r) => Some(r),
             Err(e) => {
-                crate::db::io::testing::skip(&format!("this kernel refuses io_uring: {e}"));
+                crate::db::skip::skip(&format!("this kernel refuses io_uring: {e}"));
                 None
             }
         }
