@@ -375,16 +375,12 @@ impl Reader {
     /// else written at once. A write that fails reports the socket's error (its timeout as
     /// [`io::ErrorKind::TimedOut`] or `WouldBlock`).
     pub fn send(&mut self, data: &[u8]) -> io::Result<()> {
-        if let Some(ring) = &mut self.ring {
-            if ring.queue(data) {
-                return Ok(());
-            }
-            if !ring.queued().is_empty() {
-                let r = self.stream.write_all(ring.queued());
-                ring.clear();
-                r?;
-            }
+        if let Some(ring) = &mut self.ring
+            && ring.queue(data)
+        {
+            return Ok(());
         }
+        self.flush()?;
         self.stream.write_all(data)
     }
 
@@ -494,14 +490,7 @@ impl Reader {
         match ring.round_trip(fd, &mut self.buf[self.end..], left) {
             Trip::Read(n) => Some(Ok(n)),
             Trip::Sent => None,
-            Trip::Short(_) => {
-                let r = self.stream.write_all(ring.queued());
-                ring.clear();
-                match r {
-                    Ok(()) => None,
-                    Err(e) => Some(Err(ReadError::Io(e))),
-                }
-            }
+            Trip::Short => self.flush().err().map(|e| Err(ReadError::Io(e))),
             Trip::TimedOut => Some(Err(ReadError::TimedOut)),
             Trip::SendFailed(e) | Trip::RecvFailed(e) => Some(Err(ReadError::Io(e))),
         }

@@ -89,8 +89,8 @@ pub enum Trip {
     Read(usize),
     /// Everything was sent; the read did not happen (interrupted): read as usual.
     Sent,
-    /// Only this many bytes were sent and nothing was read: write the rest, then read.
-    Short(usize),
+    /// Not everything was sent and nothing was read: write the rest (still queued), then read.
+    Short,
     /// The answer did not start within the timeout.
     TimedOut,
     /// The send failed.
@@ -184,7 +184,7 @@ impl Ring {
         if pushed.is_err() {
             // No room in the submission queue (never expected: every round trip reaps what it
             // submitted): nothing was sent, the caller writes and reads as usual.
-            return Trip::Short(0);
+            return Trip::Short;
         }
         let (sent, got, timer) = self.reap(want);
         let sent = match sent {
@@ -193,7 +193,7 @@ impl Ring {
         };
         if sent < self.queued.len() {
             self.queued.drain(..sent);
-            return Trip::Short(sent);
+            return Trip::Short;
         }
         self.clear();
         match got {

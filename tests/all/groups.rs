@@ -472,12 +472,7 @@ fn ch_benchmark(server: &Server, db: &str) {
 #[test]
 fn mysql_ch_benchmark_groups_are_measured_apart_and_cost_the_writers() {
     let db = "sbsuite_t_groups";
-    let fresh = [
-        format!("DROP DATABASE IF EXISTS {db}"),
-        format!("CREATE DATABASE {db}"),
-    ];
-    if common::db::admin_my(&fresh).is_none() {
-        common::skip("no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)");
+    if common::suite_db::Db::My.fresh(db).is_none() {
         return;
     }
     let server = Server {

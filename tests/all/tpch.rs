@@ -285,12 +285,7 @@ fn a_test_cut_by_its_time_limit_is_interrupted_and_says_why() {
 fn rf1_leftovers_are_cleared_before_a_run_and_refreshes_leave_the_data_as_it_was() {
     let _serial = serial();
     let db = "sbsuite_t_tpch_rf";
-    let fresh = [
-        format!("DROP DATABASE IF EXISTS {db}"),
-        format!("CREATE DATABASE {db}"),
-    ];
-    if common::db::admin_my(&fresh).is_none() {
-        common::skip("no MySQL/MariaDB server accepts root@127.0.0.1:3306 (.ci/run starts one)");
+    if common::suite_db::Db::My.fresh(db).is_none() {
         return;
     }
     let sysbench = |command: &str, extra: &[&str]| {
