@@ -2,7 +2,7 @@
 """Client CPU per transaction and throughput of sbsuite against its peers (#32), in
 alternating rounds on the same servers and the same data.
 
-    bench/client-cpu.py [--rounds N] [--seconds S] [--scale K] [--cases PATTERNS] [--uring]
+    bench/client-cpu.py [--rounds N] [--seconds S] [--scale K] [--cases PATTERNS] [--uring] [--mux K]
 
 Cases (each a peer and sbsuite doing the same work):
   tpcb-pgsql-cN      pgbench 15 `-M prepared -n -c N -j min(N, cores)` against the TOML TPC-B
@@ -27,6 +27,9 @@ Targets (#32): CPU/txn ≤ 0.85× pgbench and ≤ 0.70× sysbench, throughput �
 --uring adds sbsuite with SBSUITE_WIRE_IO=uring (one io_uring_enter per round trip instead of
 a write and a blocking read) as a third tool in the rotation: `uring_*` are its ratios to the
 peer, `uring_vs_blocking_cpu` its CPU per transaction over the default's in the same round.
+--mux K adds sbsuite with `client_threads = K` (K carrier threads running the connections'
+workers as coroutines; `--client-threads=K` for `sbsuite sysbench`): `mux_*` are its ratios
+to the peer, `mux_vs_threads_cpu` its CPU per transaction over one thread per connection's.
 --cases keeps the cases whose name contains PATTERN (a comma-separated list of patterns).
 
 Needs MariaDB as root on 127.0.0.1:3306 and PostgreSQL as postgres on 127.0.0.1:5432 (plain
@@ -118,11 +121,12 @@ def measure(tool, tmp):
     return tps, cpu / (tps * wall) * 1e6
 
 
-def cases(sbs, seconds, scale, uring, tmp):
+def cases(sbs, seconds, scale, uring, mux, tmp):
     out = []
     suite_dir = Path(tmp)
     for clients in (8, 32):
-        suite = suite_dir / f"tpcb-{clients}.toml"
+      for carriers in ([mux] if mux else []) + [0]:
+        suite = suite_dir / f"tpcb-{clients}-{carriers}.toml"
         suite.write_text(f"""[suite]
 name = "tpcb-cpu"
 workloads = ["{ROOT}/suites/workloads/tpcb.toml"]
@@ -141,23 +145,30 @@ workload = "tpcb"
 scale = {scale}
 threads = {clients}
 time = {seconds}
+client_threads = {carriers}
 """)
+        if carriers:
+            muxed = [sbs, "run", str(suite), "--progress", "off", "--results-dir", "{RESULTS}"]
+            continue
         ours = [sbs, "run", str(suite), "--progress", "off", "--results-dir", "{RESULTS}"]
         peer = Tool("pgbench", ["pgbench", *PG, "-n", "-M", "prepared", "-c", str(clients),
                                 "-j", str(min(clients, CORES)), "-T", str(seconds), DB], pgbench_tps)
-        out.append((f"tpcb-pgsql-c{clients}", "pgsql", peer, ours, results_tps))
+        out.append((f"tpcb-pgsql-c{clients}", "pgsql", peer, ours, results_tps, muxed if mux else None))
     for workload in ("oltp_point_select", "oltp_read_write"):
         for driver in ("mysql", "pgsql"):
             for threads in (4, 32, 256):
                 args = [workload, *sysbench_args(driver), "--tables=4", "--table-size=10000",
                         f"--threads={threads}", f"--time={seconds}", "run"]
                 peer = Tool("sysbench", ["sysbench", *args], sysbench_tps)
-                out.append((f"{workload}-{driver}-t{threads}", driver, peer, [sbs, "sysbench", *args], sysbench_tps))
+                muxed = [sbs, "sysbench", f"--client-threads={mux}", *args] if mux else None
+                out.append((f"{workload}-{driver}-t{threads}", driver, peer, [sbs, "sysbench", *args], sysbench_tps, muxed))
     tools = []
-    for name, driver, peer, ours_argv, ours_tps in out:
+    for name, driver, peer, ours_argv, ours_tps, muxed in out:
         t = [peer, Tool("sbsuite", ours_argv, ours_tps)]
         if uring:
             t.append(Tool("uring", ours_argv, ours_tps, {"SBSUITE_WIRE_IO": "uring"}))
+        if muxed:
+            t.append(Tool("mux", muxed, ours_tps))
         tools.append((name, driver, t))
     return tools
 
@@ -173,6 +184,8 @@ def main():
     ap.add_argument("--scale", type=int, default=10, help="pgbench -i scale for the TPC-B cases")
     ap.add_argument("--cases", default="", help="keep cases whose name contains one of these (comma-separated)")
     ap.add_argument("--uring", action="store_true", help="also sbsuite with SBSUITE_WIRE_IO=uring")
+    ap.add_argument("--mux", type=int, default=0, metavar="K",
+                    help="also sbsuite with client_threads = K (K carrier threads, #32)")
     a = ap.parse_args()
     for tool in ("sysbench", "pgbench", "mysql", "psql"):
         if not shutil.which(tool):
@@ -184,7 +197,7 @@ def main():
         subprocess.run(["cargo", "build", "--release", "--quiet"], check=True, cwd=ROOT)
         sbs = str(Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release/sbsuite")
     tmp = tempfile.mkdtemp()
-    all_cases = cases(sbs, a.seconds, a.scale, a.uring, tmp)
+    all_cases = cases(sbs, a.seconds, a.scale, a.uring, a.mux, tmp)
     if a.cases:
         pats = a.cases.split(",")
         all_cases = [c for c in all_cases if any(p in c[0] for p in pats)]
@@ -227,6 +240,8 @@ def main():
         head = "case,rounds,peer,peer_tps,sbsuite_tps,tps_ratio,peer_cpu_us_per_txn,sbsuite_cpu_us_per_txn,cpu_ratio"
         if a.uring:
             head += ",uring_tps_ratio,uring_cpu_ratio,uring_vs_blocking_cpu"
+        if a.mux:
+            head += ",mux_tps_ratio,mux_cpu_ratio,mux_vs_threads_cpu"
         print(head, flush=True)
         for name, _driver, tools in all_cases:
             got = {t.name: [] for t in tools}
@@ -251,6 +266,11 @@ def main():
                 line += [spread([x[0] / a_[0] for a_, x in zip(p, u)]),
                          spread([x[1] / a_[1] for a_, x in zip(p, u)]),
                          spread([x[1] / b[1] for x, b in zip(u, s)])]
+            if a.mux:
+                m = got["mux"]
+                line += [spread([x[0] / a_[0] for a_, x in zip(p, m)]),
+                         spread([x[1] / a_[1] for a_, x in zip(p, m)]),
+                         spread([x[1] / b[1] for x, b in zip(m, s)])]
             print(",".join(line), flush=True)
     finally:
         if needs["mysql"]:

@@ -109,6 +109,24 @@ impl Choice {
             .map_err(|m| SqlError::client(m, ErrKind::Other))
     }
 
+    /// Whether the library client may open a connection here (`why`: why it is needed): not
+    /// on a carrier of `client_threads` ([`crate::db::mux`]), where its blocking runtime
+    /// would stall every other worker of the thread.
+    fn library_here(&self, why: &str) -> Result<(), SqlError> {
+        if !crate::db::mux::active() {
+            return Ok(());
+        }
+        Err(SqlError::client(
+            format!(
+                "{} needs {} for this connection ({why}), and `client_threads` runs several \
+                 workers per thread, which only sbsuite's own wire client can: drop \
+                 `client_threads`, or let the wire client connect (unset {})",
+                self.server, self.library_name, self.env
+            ),
+            ErrKind::Other,
+        ))
+    }
+
     /// Opens a connection with `open` (the wire client) unless the environment or an earlier
     /// connection ruled it out; `None`: the library's turn.
     pub fn open_wire(
@@ -116,12 +134,18 @@ impl Choice {
         open: impl FnOnce() -> Result<Box<dyn Connection>, WireError>,
     ) -> Result<Option<Box<dyn Connection>>, SqlError> {
         if !self.wire()? || self.unsupported.load(Ordering::Relaxed) {
-            return Ok(None);
+            let why = if self.unsupported.load(Ordering::Relaxed) {
+                "an earlier connection's server needed it".to_string()
+            } else {
+                format!("{}={}", self.env, self.library)
+            };
+            return self.library_here(&why).map(|()| None);
         }
         match open() {
             Ok(c) => Ok(Some(c)),
             Err(WireError::Sql(e)) => Err(e),
             Err(WireError::Unsupported(why)) => {
+                self.library_here(&why)?;
                 // Said once: the client in use changes the client CPU a run measures.
                 if !self.unsupported.swap(true, Ordering::Relaxed) {
                     eprintln!(
@@ -200,6 +224,33 @@ impl Stream {
             Stream::Tcp(s) => s.set_write_timeout(d),
             Stream::Unix(s) => s.set_write_timeout(d),
             Stream::Tls(s) => s.sock.set_write_timeout(d),
+        }
+    }
+
+    /// The socket's descriptor (under TLS, the TCP socket's).
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.sock.as_raw_fd(),
+        }
+    }
+
+    /// One write of at most `buf` (TLS: into rustls' records, as much as it takes).
+    fn write_some(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+
+    /// Sends the TLS records rustls still holds (plain sockets hold nothing).
+    fn flush_records(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tls(s) => s.flush(),
+            _ => Ok(()),
         }
     }
 
@@ -341,6 +392,12 @@ pub struct Reader {
     /// The connection's io_uring once [`Reader::use_ring`] turned it on: a command's bytes
     /// wait there for the first read of its answer ([`crate::db::ring`]).
     ring: Option<crate::db::ring::Ring>,
+    /// The socket is non-blocking on its thread's carrier ([`crate::db::mux`]): a read or
+    /// write that would block suspends the worker's coroutine instead.
+    mux: bool,
+    /// A command went out since the last read (on a carrier): its answer cannot be there yet,
+    /// so the first read waits without trying.
+    sent: bool,
 }
 
 impl Reader {
@@ -356,14 +413,25 @@ impl Reader {
             timeout: None,
             deadline: None,
             ring: None,
+            mux: false,
+            sent: false,
         }
     }
 
     /// Sends each command with the first read of its answer, in one kernel entry, from now on
     /// (after the handshake: TLS and authentication keep plain reads and writes). Nothing
     /// changes for TLS, or when the process blocks ([`crate::db::ring`]). The error: the
-    /// switch names no mode.
+    /// switch names no mode, or the socket could not join its carrier.
+    ///
+    /// On a carrier (`client_threads`, [`crate::db::mux`]) the socket joins the carrier's
+    /// epoll instead, TLS or not: its reads and writes then suspend the worker, not the thread.
     pub fn use_ring(&mut self) -> Result<(), SqlError> {
+        if crate::db::mux::active() {
+            self.mux = crate::db::mux::register(self.stream.raw_fd()).map_err(|e| {
+                SqlError::client(format!("socket setup: {e}"), ErrKind::Unreachable)
+            })?;
+            return Ok(());
+        }
         if !matches!(self.stream, Stream::Tls(_)) {
             self.ring =
                 crate::db::ring::Ring::new().map_err(|m| SqlError::client(m, ErrKind::Other))?;
@@ -375,6 +443,11 @@ impl Reader {
     /// else written at once. A write that fails reports the socket's error (its timeout as
     /// [`io::ErrorKind::TimedOut`] or `WouldBlock`).
     pub fn send(&mut self, data: &[u8]) -> io::Result<()> {
+        if self.mux {
+            self.write_mux(data)?;
+            self.sent = true;
+            return Ok(());
+        }
         if let Some(ring) = &mut self.ring
             && ring.queue(data)
         {
@@ -382,6 +455,49 @@ impl Reader {
         }
         self.flush()?;
         self.stream.write_all(data)
+    }
+
+    /// [`Reader::send`] on a carrier: every byte, waiting (suspended) while the socket is full,
+    /// for at most the timeout.
+    fn write_mux(&mut self, data: &[u8]) -> io::Result<()> {
+        use crate::db::mux::{Interest, wait};
+        let fd = self.stream.raw_fd();
+        let until = self.timeout.map(|t| Instant::now() + t);
+        let mut off = 0;
+        while off < data.len() {
+            match self.stream.write_some(&data[off..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => off += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    wait(fd, Interest::Write, until)?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        loop {
+            match self.stream.flush_records() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    wait(fd, Interest::Write, until)?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                r => return r,
+            }
+        }
+    }
+
+    /// On a carrier: suspends the worker until the socket may have bytes to read, at most
+    /// until the command's deadline (or one timeout from now).
+    fn wait_readable(&self) -> Result<(), ReadError> {
+        let until = self
+            .deadline
+            .or_else(|| self.timeout.map(|t| Instant::now() + t));
+        crate::db::mux::wait(self.stream.raw_fd(), crate::db::mux::Interest::Read, until).map_err(
+            |e| match e.kind() {
+                io::ErrorKind::TimedOut => ReadError::TimedOut,
+                _ => ReadError::Io(e),
+            },
+        )
     }
 
     /// Writes what is queued for the next read now (a connection that closes without reading).
@@ -451,10 +567,16 @@ impl Reader {
                 }
                 continue;
             }
+            if std::mem::take(&mut self.sent) {
+                self.wait_readable()?;
+            }
             match self.stream.read(&mut self.buf[self.end..]) {
                 Ok(0) => return Err(ReadError::Closed),
                 Ok(n) => self.end += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if self.mux && e.kind() == io::ErrorKind::WouldBlock => {
+                    self.wait_readable()?;
+                }
                 Err(e)
                     if matches!(
                         e.kind(),
@@ -531,6 +653,9 @@ impl Drop for Reader {
     /// out now; a failure changes nothing measured.
     fn drop(&mut self) {
         let _ = self.flush();
+        if self.mux {
+            crate::db::mux::deregister(self.stream.raw_fd());
+        }
     }
 }
 

@@ -29,6 +29,7 @@ pub mod flavor;
 pub mod interrupt;
 pub mod io;
 pub mod ledger;
+pub mod mux;
 pub mod mysql;
 pub mod owned;
 pub mod pgsql;

@@ -111,6 +111,15 @@ pub static GENERAL: &[OptSpec] = &[
         help: "with `rate`: when arrivals wait and every running thread is busy, start more threads, up to this many (their connections are opened before the run), instead of letting the queue grow; 0: off (sysbench's fixed `threads`)",
     },
     OptSpec {
+        name: "client_threads",
+        kind: Kind::Int {
+            min: 0,
+            max: UNBOUNDED,
+        },
+        default: Some("0"),
+        help: "OS threads that drive the `threads` connections, as pgbench's --jobs: each runs its share of the workers as coroutines and sleeps only when all of their connections wait, in one epoll_wait (OLTP and custom workloads on MySQL or PostgreSQL, sbsuite's wire clients, closed loop); 0: one thread per connection, as sysbench",
+    },
+    OptSpec {
         name: "latency_limit",
         kind: Kind::Float { min: 0.0, max: 1e9 },
         default: Some("0"),
@@ -291,6 +300,9 @@ pub struct RunConfig {
     /// (`threads`, then `max_threads`) may grow under a `rate` the running ones cannot keep up
     /// with; `None`: every worker runs from the start.
     pub start_threads: Option<usize>,
+    /// `client_threads` (#32): the OS threads that carry the workers as coroutines
+    /// ([`crate::db::mux`]); `None`: one thread per worker. See [`RunConfig::carriers`].
+    pub client_threads: Option<usize>,
 }
 
 /// One client's part of a run step driven from `count` clients (`sbsuite agent`, #17).
@@ -450,6 +462,26 @@ impl RunConfig {
                  starts at `threads` and grows up to `max_threads`; give at least {threads}"
             )));
         }
+        let client_threads = if run {
+            usize::try_from(o.uint("client_threads")?).unwrap_or(usize::MAX)
+        } else {
+            0
+        };
+        if client_threads > 0 && o.uint("rate")? > 0 {
+            return Err(EngineError::Failed(
+                "option `client_threads` does not go with `rate` yet: a rate's arrivals are \
+                 handed to threads that wait for them, which coroutines cannot do; drop \
+                 `client_threads` (one thread per connection) or `rate` (closed loop)"
+                    .into(),
+            ));
+        }
+        if client_threads > 0 && max_threads > 0 {
+            return Err(EngineError::Failed(
+                "option `client_threads` does not go with `max_threads` (which needs `rate`): \
+                 drop one of them"
+                    .into(),
+            ));
+        }
         let (threads, start_threads) = if max_threads > threads {
             (max_threads, Some(threads))
         } else {
@@ -458,6 +490,7 @@ impl RunConfig {
         Ok(Self {
             threads,
             start_threads,
+            client_threads: Some(client_threads).filter(|&n| n > 0),
             events: o.uint("events")?,
             time,
             report_interval: secs("report_interval")?,
@@ -542,12 +575,27 @@ impl RunConfig {
         if self.start_threads.is_some() {
             return refuse("`max_threads`");
         }
+        if self.client_threads.is_some() && t.rate_max() > 0.0 {
+            return Err(EngineError::Failed(
+                "option `client_threads` does not go with a phase's `rate` yet: a rate's \
+                 arrivals are handed to threads that wait for them, which coroutines cannot \
+                 do; drop `client_threads` or the phases' rates"
+                    .into(),
+            ));
+        }
         self.time = Some(t.measured());
         self.warmup = Some(t.warmup()).filter(|w| !w.is_zero());
         self.threads = t.pool();
         self.rate = t.rate_max().ceil() as u64;
         self.phases = phases.to_vec();
         Ok(())
+    }
+
+    /// How many carrier threads run the workers as coroutines: `client_threads` when it is
+    /// below `threads` (at or above it, every worker has its thread anyway); `None`: one
+    /// thread per worker.
+    pub fn carriers(&self) -> Option<usize> {
+        self.client_threads.filter(|&n| n < self.threads)
     }
 
     /// The time limit in whole seconds, 0 = none.

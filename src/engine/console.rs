@@ -61,6 +61,13 @@ pub fn write_header(out: &mut dyn Write, cfg: &RunConfig) -> io::Result<()> {
 pub fn write_run_options(out: &mut dyn Write, cfg: &RunConfig) -> io::Result<()> {
     writeln!(out, "Running the test with following options:")?;
     writeln!(out, "Number of threads: {}", cfg.threads)?;
+    // Not a sysbench line: only with `client_threads` (#32).
+    if let Some(carriers) = cfg.carriers() {
+        writeln!(
+            out,
+            "Client threads: {carriers} (the connections' workers share them as coroutines)"
+        )?;
+    }
     if cfg.rate > 0 {
         writeln!(out, "Target transaction rate: {}/sec", cfg.rate)?;
     }

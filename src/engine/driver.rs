@@ -171,6 +171,18 @@ pub trait Workload: Sync {
     /// worker opens its connections in it ([`crate::db::interrupt::guarded_in`]) and registers
     /// what else could hold it (a Lua state), and leaves its event as soon as
     /// [`Scope::stopping`] says so: between statements, in a retry, in a wait.
+    /// Whether several of this workload's workers may share one OS thread as coroutines
+    /// (`client_threads`, [`crate::db::mux`]): only when every wait of a worker is on a socket
+    /// of sbsuite's own wire clients or one of the driver's. `Err`: why not.
+    fn shares_threads(&self) -> Result<(), String> {
+        Err(
+            "its workers wait in ways that would block the thread they share (only the OLTP \
+             and custom workloads on MySQL or PostgreSQL run several workers per thread): drop \
+             `client_threads`"
+                .into(),
+        )
+    }
+
     fn new_worker<'a>(
         &'a self,
         id: usize,
@@ -467,6 +479,14 @@ impl Shared {
     }
 
     fn wait_for_gate(&self) {
+        // A worker on a carrier must not block its siblings' thread: it looks every
+        // millisecond (the clock has started by then; the first look after it is ≤ 1 ms late).
+        if crate::db::mux::active() {
+            while !*self.gate.lock().unwrap_or_else(|e| e.into_inner()) {
+                crate::db::mux::sleep(Duration::from_millis(1));
+            }
+            return;
+        }
         let mut open = self.gate.lock().unwrap_or_else(|e| e.into_inner());
         while !*open {
             open = self.gate_cv.wait(open).unwrap_or_else(|e| e.into_inner());
@@ -519,6 +539,69 @@ impl Drop for FinishGuard<'_> {
             self.shared.collector.unpark();
         }
     }
+}
+
+/// A parked worker's wait (not let in by `max_threads` or its phase): woken early by the
+/// collector's unpark in a thread of its own; on a carrier it looks again every millisecond.
+fn pause() {
+    if crate::db::mux::active() {
+        crate::db::mux::sleep(Duration::from_millis(1));
+    } else {
+        thread::park_timeout(POLL);
+    }
+}
+
+/// What one OS thread of the run returns: its workers' results.
+type ThreadResults = Vec<(usize, WorkerResult)>;
+
+/// A carrier thread of `client_threads`: runs workers `ids` as coroutines ([`crate::db::mux`])
+/// until every one has left.
+fn carry(shared: &Shared, workload: &dyn Workload, ids: &[usize]) -> ThreadResults {
+    let bodies: Vec<crate::db::mux::Body<'_, WorkerResult>> = ids
+        .iter()
+        .map(|&id| {
+            Box::new(move || worker_main(shared, workload, id))
+                as crate::db::mux::Body<'_, WorkerResult>
+        })
+        .collect();
+    match crate::db::mux::run(bodies, shared.cfg.stack_size) {
+        Ok(results) => ids
+            .iter()
+            .zip(results)
+            .map(|(&id, r)| {
+                let global = shared.cfg.global_id(id);
+                (
+                    id,
+                    r.unwrap_or_else(|_| {
+                        Err(EngineError::Failed(format!("worker {global} panicked")))
+                    }),
+                )
+            })
+            .collect(),
+        Err(e) => ids
+            .iter()
+            .map(|&id| {
+                (
+                    id,
+                    never_started(
+                        shared,
+                        id,
+                        format!("could not start the workers' coroutines: {e}"),
+                    ),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// A worker whose thread could not run it: counted ready and finished, and failed.
+fn never_started(shared: &Shared, id: usize, why: String) -> WorkerResult {
+    let _guard = FinishGuard { shared, id };
+    shared.failed(id);
+    if shared.ready.fetch_add(1, Ordering::AcqRel) + 1 == shared.cfg.threads {
+        shared.collector.unpark();
+    }
+    Err(EngineError::Failed(why))
 }
 
 fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerResult {
@@ -677,7 +760,7 @@ impl EventLoop<'_> {
             if shared.cfg.start_threads.is_some()
                 && self.id >= shared.active.load(Ordering::Acquire)
             {
-                thread::park_timeout(POLL);
+                pause();
                 self.now = Instant::now();
                 continue;
             }
@@ -689,7 +772,7 @@ impl EventLoop<'_> {
             if let Some(t) = &shared.timeline {
                 let phase = &t.phases()[shared.phase.load(Ordering::Acquire)];
                 if self.id >= phase.threads {
-                    thread::park_timeout(POLL);
+                    pause();
                     self.now = Instant::now();
                     continue;
                 }
@@ -887,6 +970,16 @@ fn run_inner(
             false,
         );
     }
+    if cfg.carriers().is_some()
+        && let Err(why) = workload.shares_threads()
+    {
+        return (
+            Err(EngineError::Failed(format!(
+                "option `client_threads`: {why}"
+            ))),
+            false,
+        );
+    }
     let banner = (|| {
         if cfg.time.is_none() && cfg.events == 0 {
             console::write_endless_warning(out)?;
@@ -954,21 +1047,31 @@ fn run_inner(
         collector: thread::current(),
     });
 
-    let mut joiner = Joiner {
-        handles: Vec::with_capacity(cfg.threads),
-    };
+    // `client_threads` below `threads`: that many carriers, worker `id` on carrier
+    // `id % carriers` (so that a phase's first N workers spread over all of them).
+    let carriers = cfg.carriers();
+    let mut joiner = Joiner::new(cfg.threads, carriers);
     let mut spawn_error = None;
-    for id in 0..cfg.threads {
+    for c in 0..carriers.unwrap_or(cfg.threads) {
         let mine = Arc::clone(&shared);
-        let mut builder = thread::Builder::new().name(format!("sbsuite-worker-{id}"));
+        let mut builder = thread::Builder::new().name(match carriers {
+            Some(_) => format!("sbsuite-carrier-{c}"),
+            None => format!("sbsuite-worker-{c}"),
+        });
         if cfg.stack_size > 0 {
             builder = builder.stack_size(cfg.stack_size);
         }
+        let ids = joiner.ids(c);
         // SAFETY: the closure borrows `workload`. Every handle is joined before this function
         // returns (`Joiner` joins on drop, also on early return or panic), except handles
         // passed to `Joiner::abandon`, which happens only when `may_abandon`: then `run_owned`
         // leaks the workload, so the borrow stays valid for the rest of the process.
-        let spawned = unsafe { builder.spawn_unchecked(move || worker_main(&mine, workload, id)) };
+        let spawned = unsafe {
+            builder.spawn_unchecked(move || match carriers {
+                Some(_) => carry(&mine, workload, &ids),
+                None => vec![(c, worker_main(&mine, workload, c))],
+            })
+        };
         match spawned {
             Ok(h) => joiner.handles.push(Some(h)),
             Err(e) => {
@@ -988,7 +1091,7 @@ fn run_inner(
     if spawn_error.is_some() {
         // Release the workers already waiting into an aborted run.
         shared.abort();
-        let missing = cfg.threads - joiner.handles.len();
+        let missing = joiner.unspawned();
         shared.running.fetch_sub(missing, Ordering::AcqRel);
     } else {
         // A worker may loop in its setup (a script's `thread_init`): a stop request stops it
@@ -1081,8 +1184,19 @@ fn run_inner(
         ended = Some(Instant::now());
         shared.abort();
         unstoppable = stop_stuck(&shared);
-        for (id, slot) in shared.slots.iter().enumerate() {
-            if slot.running_at(u64::MAX) {
+        // A carrier with one stuck worker is stuck as a whole (its other workers' results
+        // stay with it).
+        let stuck: Vec<bool> = {
+            let mut t = vec![false; cfg.threads];
+            for (id, slot) in shared.slots.iter().enumerate() {
+                if slot.running_at(u64::MAX) {
+                    t[joiner.thread_of(id)] = true;
+                }
+            }
+            t
+        };
+        for id in 0..cfg.threads {
+            if stuck[joiner.thread_of(id)] {
                 if may_abandon {
                     joiner.abandon(id);
                     abandoned = true;
@@ -1092,7 +1206,7 @@ fn run_inner(
             }
         }
     } else {
-        for id in 0..joiner.handles.len() {
+        for id in 0..cfg.threads {
             if let Some(r) = joiner.join(id) {
                 results.push((id, r));
             }

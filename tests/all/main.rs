@@ -36,6 +36,7 @@ mod common;
 mod bisect;
 mod capacity;
 mod cli;
+mod client_threads;
 mod clients;
 mod clients_ssh;
 mod compare;

@@ -302,10 +302,15 @@ steps = [{{ repeat = "1000000000000", steps = [{{ sql = "UPDATE spin SET v = v +
 /// The plan is prepare, the stopped run, cleanup, the `cpu` run: while the `cpu` run runs, the
 /// stopped step's sessions are gone, its table is gone (the cleanup could drop it), and the
 /// process runs only the `cpu` step's one worker thread per thread. `wire_io`: the
-/// `SBSUITE_WIRE_IO` of the run (#32), which `host.json` records.
-fn a_stopped_step_leaves_nothing_behind(driver: &str, wire_io: Option<&str>) {
+/// `SBSUITE_WIRE_IO` of the run (#32), which `host.json` records; `carried`: the stopped step
+/// runs its two workers on one carrier thread (`client_threads = 1`, #32), which is gone too.
+fn a_stopped_step_leaves_nothing_behind(driver: &str, wire_io: Option<&str>, carried: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let name = format!("sbs_stop_{driver}_{}", wire_io.unwrap_or("default"));
+    let name = format!(
+        "sbs_stop_{driver}_{}{}",
+        wire_io.unwrap_or("default"),
+        if carried { "_carried" } else { "" }
+    );
     let Some(server) = Server::fresh(driver, &name, dir.path()) else {
         return;
     };
@@ -316,7 +321,14 @@ fn a_stopped_step_leaves_nothing_behind(driver: &str, wire_io: Option<&str>) {
             .target()
             .replace("[target]\n", "[target]\nquery_timeout = 20\n"),
     };
-    std::fs::write(&suite, endless_custom_suite(&target)).unwrap();
+    let mut text = endless_custom_suite(&target);
+    if carried {
+        text = text.replace(
+            "workload = [\"forever\", \"cpu\"]",
+            "workload = [\"forever\"]\nclient_threads = [1]\ninclude = [{ workload = \"cpu\" }]",
+        );
+    }
+    std::fs::write(&suite, text).unwrap();
     let started = Instant::now();
     let env: Vec<(&str, &str)> = wire_io
         .map(|v| ("SBSUITE_WIRE_IO", v))
@@ -330,6 +342,7 @@ fn a_stopped_step_leaves_nothing_behind(driver: &str, wire_io: Option<&str>) {
     let stopped_after = started.elapsed();
     let sessions = server.sessions();
     let workers = threads(pid, "sbsuite-worker");
+    let carriers = threads(pid, "sbsuite-carrier");
     let table_gone = !server.has_table("spin");
     let code = finish(child, &mut seen, Duration::from_secs(60));
     let rows = results(&dir.path().join("results"));
@@ -346,6 +359,7 @@ fn a_stopped_step_leaves_nothing_behind(driver: &str, wire_io: Option<&str>) {
         2,
         "{driver}: only the cpu step's two workers may run: {workers:?}"
     );
+    assert!(carriers.is_empty(), "{driver}: {carriers:?}");
     assert!(
         table_gone,
         "{driver}: the cleanup dropped the table\n{stderr}"
@@ -367,6 +381,9 @@ fn a_stopped_step_leaves_nothing_behind(driver: &str, wire_io: Option<&str>) {
         "{forever:?}"
     );
     assert_eq!(run("cpu")["status"], "ok", "{stderr}");
+    if carried {
+        assert_eq!(forever["client_threads"], "1", "{forever:?}");
+    }
     let host = common::run_dir(&dir.path().join("results"), "stop").join("host.json");
     let host = std::fs::read_to_string(host).unwrap();
     let recorded = match wire_io {
@@ -384,29 +401,41 @@ fn a_stopped_step_leaves_nothing_behind(driver: &str, wire_io: Option<&str>) {
 
 #[test]
 fn a_stopped_custom_step_leaves_nothing_on_mariadb() {
-    a_stopped_step_leaves_nothing_behind("mysql", None);
+    a_stopped_step_leaves_nothing_behind("mysql", None, false);
 }
 
 /// The same over io_uring round trips (#32): a worker waiting in the ring for an answer is
 /// reached by the same cancel and shutdown.
 #[test]
 fn a_stopped_custom_step_over_io_uring_leaves_nothing_on_mariadb() {
-    a_stopped_step_leaves_nothing_behind("mysql", Some("uring"));
+    a_stopped_step_leaves_nothing_behind("mysql", Some("uring"), false);
 }
 
 #[test]
 fn a_stopped_custom_step_over_io_uring_leaves_nothing_on_postgresql() {
-    a_stopped_step_leaves_nothing_behind("pgsql", Some("uring"));
+    a_stopped_step_leaves_nothing_behind("pgsql", Some("uring"), false);
 }
 
 #[test]
 fn a_stopped_custom_step_leaves_nothing_on_postgresql() {
-    a_stopped_step_leaves_nothing_behind("pgsql", None);
+    a_stopped_step_leaves_nothing_behind("pgsql", None, false);
+}
+
+/// The same with the stopped step's two workers on one carrier thread (`client_threads`,
+/// #32): the cancel ends the statements both coroutines wait for, and the carrier is gone.
+#[test]
+fn a_stopped_custom_step_on_client_threads_leaves_nothing_on_mariadb() {
+    a_stopped_step_leaves_nothing_behind("mysql", None, true);
+}
+
+#[test]
+fn a_stopped_custom_step_on_client_threads_leaves_nothing_on_postgresql() {
+    a_stopped_step_leaves_nothing_behind("pgsql", None, true);
 }
 
 #[test]
 fn a_stopped_custom_step_leaves_nothing_on_sqlite() {
-    a_stopped_step_leaves_nothing_behind("sqlite", None);
+    a_stopped_step_leaves_nothing_behind("sqlite", None, false);
 }
 
 /// Connection models (#30): a run whose workers open a connection per transaction and that

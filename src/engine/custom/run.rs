@@ -668,6 +668,10 @@ fn captured(text: &str) -> Val {
 }
 
 impl Workload for Custom {
+    fn shares_threads(&self) -> Result<(), String> {
+        self.sessions.shares_threads()
+    }
+
     fn banner(&self, out: &mut dyn Write) -> io::Result<()> {
         let mix: Vec<String> = self
             .def
@@ -966,7 +970,7 @@ impl CustomWorker<'_> {
             if self.session.stopping() || self.deadline.is_some_and(|d| now >= d) {
                 break false;
             }
-            std::thread::sleep((until - now).min(Duration::from_millis(20)));
+            crate::db::mux::sleep((until - now).min(Duration::from_millis(20)));
         };
         self.idle_ns = self
             .idle_ns

@@ -9,26 +9,77 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use super::{EngineError, POLL, Shared, WorkerResult};
+use super::{EngineError, POLL, Shared, ThreadResults, WorkerResult};
 
-/// Joins every worker still held when dropped, so that no worker outlives the borrow of the
-/// workload unless [`Joiner::abandon`] was called by [`run_owned`]'s path.
+/// Joins every worker thread still held when dropped, so that no worker outlives the borrow of
+/// the workload unless [`Joiner::abandon`] was called by [`run_owned`]'s path.
+///
+/// A thread runs one worker, or with `client_threads` the workers `id % carriers == c` of
+/// carrier `c` ([`super::carry`]): workers are asked for by id, their thread joined once.
 pub(super) struct Joiner {
-    pub(super) handles: Vec<Option<JoinHandle<WorkerResult>>>,
+    pub(super) handles: Vec<Option<JoinHandle<ThreadResults>>>,
+    /// Threads: `threads` (one per worker) or the carriers.
+    threads: usize,
+    workers: usize,
+    /// Results of workers whose thread was joined and that were not asked for yet.
+    done: Vec<Option<WorkerResult>>,
 }
 
 impl Joiner {
-    pub(super) fn join(&mut self, id: usize) -> Option<WorkerResult> {
-        let h = self.handles.get_mut(id)?.take()?;
-        Some(
-            h.join()
-                .unwrap_or_else(|_| Err(EngineError::Failed(format!("worker {id} panicked")))),
-        )
+    pub(super) fn new(workers: usize, carriers: Option<usize>) -> Joiner {
+        let threads = carriers.unwrap_or(workers).clamp(1, workers.max(1));
+        Joiner {
+            handles: Vec::with_capacity(threads),
+            threads,
+            workers,
+            done: (0..workers).map(|_| None).collect(),
+        }
     }
 
-    /// Detaches worker `id`. Only sound when the workload it borrows is leaked.
+    /// The workers thread `t` runs.
+    pub(super) fn ids(&self, t: usize) -> Vec<usize> {
+        (t..self.workers).step_by(self.threads).collect()
+    }
+
+    /// The thread that runs worker `id`.
+    pub(super) fn thread_of(&self, id: usize) -> usize {
+        id % self.threads
+    }
+
+    /// How many workers have no thread (their spawn failed or was not tried).
+    pub(super) fn unspawned(&self) -> usize {
+        (self.handles.len()..self.threads)
+            .map(|t| self.ids(t).len())
+            .sum()
+    }
+
+    /// Worker `id`'s result: its thread is joined first if it was not yet. `None`: its thread
+    /// was never started or was abandoned.
+    pub(super) fn join(&mut self, id: usize) -> Option<WorkerResult> {
+        let t = self.thread_of(id);
+        if let Some(h) = self.handles.get_mut(t).and_then(Option::take) {
+            match h.join() {
+                Ok(results) => {
+                    for (w, r) in results {
+                        self.done[w] = Some(r);
+                    }
+                }
+                Err(_) => {
+                    for w in self.ids(t) {
+                        self.done[w] =
+                            Some(Err(EngineError::Failed(format!("worker {w} panicked"))));
+                    }
+                }
+            }
+        }
+        self.done.get_mut(id)?.take()
+    }
+
+    /// Detaches worker `id`'s thread (with its carrier siblings). Only sound when the workload
+    /// it borrows is leaked.
     pub(super) fn abandon(&mut self, id: usize) {
-        if let Some(h) = self.handles.get_mut(id) {
+        let t = self.thread_of(id);
+        if let Some(h) = self.handles.get_mut(t) {
             drop(h.take());
         }
     }
@@ -36,8 +87,10 @@ impl Joiner {
 
 impl Drop for Joiner {
     fn drop(&mut self) {
-        for id in 0..self.handles.len() {
-            let _ = self.join(id);
+        for h in self.handles.iter_mut() {
+            if let Some(h) = h.take() {
+                let _ = h.join();
+            }
         }
     }
 }

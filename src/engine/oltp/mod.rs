@@ -353,6 +353,10 @@ impl Workload for Oltp {
         Ok(())
     }
 
+    fn shares_threads(&self) -> Result<(), String> {
+        self.sessions.shares_threads()
+    }
+
     fn new_worker<'a>(
         &'a self,
         id: usize,

@@ -92,6 +92,19 @@ impl Sessions {
         }
     }
 
+    /// Whether this step's workers may share threads (`client_threads`, [`crate::db::mux`]):
+    /// only over a network protocol.
+    pub fn shares_threads(&self) -> Result<(), String> {
+        if self.connector.target.driver.dialect().is_file() {
+            return Err(
+                "SQLite runs inside its workers' threads (its waits are file locks and \
+                        busy retries, which a coroutine cannot yield on): drop `client_threads`"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
     /// Opens the step's idle connections (`idle_connections`), before its workers: a
     /// workload's `before_run`. An error fails the step with nothing left open.
     pub fn hold_idle(&self) -> Result<(), EngineError> {
@@ -380,7 +393,7 @@ impl<S> Session<'_, S> {
                         && !self.stopping()
                         && matches!(e.kind, ErrKind::Lost | ErrKind::Unreachable) =>
                 {
-                    std::thread::sleep(Duration::from_millis(1));
+                    crate::db::mux::sleep(Duration::from_millis(1));
                 }
                 Err(e) => {
                     return Err(EngineError::Failed(format!(

@@ -1,0 +1,487 @@
+//! Several connections on one thread (`client_threads`, #32): each worker is a stackful
+//! coroutine on a *carrier* thread, and a wire socket that would block suspends its coroutine
+//! instead of the thread. The carrier resumes whatever is ready and, when nothing is, waits for
+//! every one of its sockets at once in one `epoll_wait`.
+//!
+//! Why this shape: on a virtual machine most of a round trip's client cost is the kernel
+//! putting a thread to sleep in `recv` and waking it again, once per statement per
+//! connection. A carrier sleeps only when all of its connections wait, and one wake serves
+//! every connection whose answer came meanwhile (pgbench's `-j` threads do the same with
+//! `ppoll`). Stackful coroutines keep the workloads, the protocol clients and rustls exactly as
+//! they are: the only code that knows is [`crate::db::io::Reader`]'s socket I/O, the driver's
+//! waits and the few sleeps of a worker ([`sleep`]).
+//!
+//! The rules that keep it correct:
+//! * Sockets are registered edge-triggered for reading and writing once ([`register`]), after
+//!   the handshake, and switched to non-blocking. A coroutine always tries its system call
+//!   first and waits only on `EAGAIN` ([`wait`]); the one exception is the first read after a
+//!   command was sent, whose answer cannot be there yet: an edge for it can only come after
+//!   the send, and no `epoll_wait` runs between the send and the wait (one thread). A wake is
+//!   only a hint: the caller retries its call, so a stale or spurious event costs one call.
+//! * Every wait may carry a deadline (a command's `query_timeout`); the carrier's
+//!   `epoll_wait` sleeps no longer than the nearest one.
+//! * Nothing else on a carrier may block: a coroutine that blocked its thread would stall its
+//!   siblings, and one holding a row lock another one waits for would deadlock them until a
+//!   lock timeout. So only sbsuite's own wire clients run here (the library clients block on
+//!   a runtime of their own and are refused, see [`active`]), and the driver's and the
+//!   sessions' pauses go through [`sleep`]. Connecting (and a TLS handshake) still blocks the
+//!   carrier: a few hundred microseconds on a reachable server, at most `connect_timeout` on
+//!   one that is not.
+//! * A panic in a worker ends that coroutine only: the carrier catches it at the resume and
+//!   reports it as that worker's result.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+/// What a wait is for (a wait outside a carrier polls the socket for it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Interest {
+    Read,
+    Write,
+}
+
+/// How a coroutine's last wait ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Woken {
+    /// Still waiting.
+    No,
+    /// Its socket had an event (or it only yielded).
+    Event,
+    /// Its deadline passed first.
+    Timer,
+}
+
+/// One coroutine's wait.
+struct Task {
+    yielder: Cell<*const Yielder<(), ()>>,
+    woken: Cell<Woken>,
+    /// The socket it waits on (-1: none).
+    fd: Cell<RawFd>,
+    /// When its wait ends without an event.
+    until: Cell<Option<Instant>>,
+}
+
+/// One carrier thread's scheduler: its epoll instance, its coroutines' waits and the queue of
+/// the ones to resume.
+struct Carrier {
+    epoll: OwnedFd,
+    tasks: Box<[Task]>,
+    /// The coroutine waiting on each descriptor (`usize::MAX`: none), indexed by descriptor.
+    waiting: RefCell<Vec<usize>>,
+    ready: RefCell<VecDeque<usize>>,
+}
+
+const NONE: usize = usize::MAX;
+
+thread_local! {
+    /// The carrier of this thread and the coroutine it is running, while it runs one.
+    static CURRENT: Cell<Option<(*const Carrier, usize)>> = const { Cell::new(None) };
+}
+
+/// The carrier and coroutine this code runs in, if it runs in one.
+fn current() -> Option<(&'static Carrier, usize)> {
+    // SAFETY: `CURRENT` is set only by `run` around a resume, to a carrier that outlives the
+    // resume; it is read here only from inside that resume (this thread, the coroutine).
+    CURRENT.with(Cell::get).map(|(c, i)| (unsafe { &*c }, i))
+}
+
+/// Whether this code runs as a coroutine on a carrier: its sockets must never block.
+pub fn active() -> bool {
+    CURRENT.with(Cell::get).is_some()
+}
+
+impl Carrier {
+    fn new(n: usize) -> io::Result<Carrier> {
+        // SAFETY: plain system call; the descriptor is owned from here on.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Carrier {
+            // SAFETY: `fd` is a fresh descriptor nothing else owns.
+            epoll: unsafe { OwnedFd::from_raw_fd(fd) },
+            tasks: (0..n)
+                .map(|_| Task {
+                    yielder: Cell::new(std::ptr::null()),
+                    woken: Cell::new(Woken::No),
+                    fd: Cell::new(-1),
+                    until: Cell::new(None),
+                })
+                .collect(),
+            waiting: RefCell::new(Vec::new()),
+            ready: RefCell::new(VecDeque::with_capacity(n)),
+        })
+    }
+
+    fn wake(&self, i: usize, how: Woken) {
+        let t = &self.tasks[i];
+        if t.woken.get() != Woken::No {
+            return;
+        }
+        t.woken.set(how);
+        t.until.set(None);
+        let fd = t.fd.replace(-1);
+        if fd >= 0
+            && let Some(w) = self.waiting.borrow_mut().get_mut(fd as usize)
+            && *w == i
+        {
+            *w = NONE;
+        }
+        self.ready.borrow_mut().push_back(i);
+    }
+
+    /// Suspends coroutine `i` until `fd` has an event (`fd` < 0: none), `until` passes, or
+    /// (neither) it is resumed at once after the others ready now.
+    fn suspend(&self, i: usize, fd: RawFd, until: Option<Instant>) -> Woken {
+        let t = &self.tasks[i];
+        t.woken.set(Woken::No);
+        t.until.set(until);
+        t.fd.set(fd);
+        if fd >= 0 {
+            let mut w = self.waiting.borrow_mut();
+            let at = fd as usize;
+            if w.len() <= at {
+                w.resize(at + 1, NONE);
+            }
+            w[at] = i;
+        } else if until.is_none() {
+            self.wake(i, Woken::Event);
+        }
+        let y = t.yielder.get();
+        // SAFETY: set by the coroutine's own body before it could get here, and valid for as
+        // long as the coroutine lives (corosensei's yielder lives on its stack).
+        unsafe { &*y }.suspend(());
+        t.woken.get()
+    }
+
+    /// The wait until the nearest deadline (`None`: no deadline), at least 0.
+    fn nearest(&self) -> Option<Instant> {
+        self.tasks.iter().filter_map(|t| t.until.get()).min()
+    }
+
+    /// Waits for socket events (until the nearest deadline) and readies what they and the
+    /// deadlines passed free.
+    fn poll(&self, events: &mut [libc::epoll_event]) -> io::Result<()> {
+        let timeout = match self.nearest() {
+            None => -1,
+            Some(at) => {
+                let left = at.saturating_duration_since(Instant::now());
+                // Rounded up: waking before the deadline would only wait again.
+                i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
+            }
+        };
+        // SAFETY: `events` is a valid buffer of its length.
+        let n = unsafe {
+            libc::epoll_wait(
+                self.epoll.as_raw_fd(),
+                events.as_mut_ptr(),
+                events.len() as i32,
+                timeout,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        for ev in &events[..n.max(0) as usize] {
+            let fd = ev.u64 as usize;
+            let i = self.waiting.borrow().get(fd).copied().unwrap_or(NONE);
+            if i != NONE {
+                self.wake(i, Woken::Event);
+            }
+        }
+        let now = Instant::now();
+        for i in 0..self.tasks.len() {
+            if self.tasks[i].until.get().is_some_and(|at| at <= now) {
+                self.wake(i, Woken::Timer);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Registers a connected socket with this thread's carrier, edge-triggered for reading and
+/// writing, and makes it non-blocking. Outside a carrier, nothing happens (`Ok(false)`).
+pub fn register(fd: RawFd) -> io::Result<bool> {
+    let Some((c, _)) = current() else {
+        return Ok(false);
+    };
+    let mut ev = libc::epoll_event {
+        events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
+        u64: fd as u64,
+    };
+    // SAFETY: both descriptors are open; `ev` is a valid event.
+    if unsafe { libc::epoll_ctl(c.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is an open socket; only its status flags change.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(true)
+}
+
+/// Takes a socket off this thread's carrier before it closes (a duplicate of it, kept to shut
+/// it down from outside, would keep its registration alive). Outside a carrier: nothing.
+pub fn deregister(fd: RawFd) {
+    if let Some((c, _)) = current() {
+        let mut ev = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: plain system call; an error (not registered) changes nothing.
+        unsafe { libc::epoll_ctl(c.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, &mut ev) };
+        if let Some(w) = c.waiting.borrow_mut().get_mut(fd as usize) {
+            *w = NONE;
+        }
+    }
+}
+
+/// Waits until `fd` may be ready for `interest` or `until` passes (then `TimedOut`). On a
+/// carrier the coroutine is suspended; elsewhere the thread polls the socket. A return is a
+/// hint, not a promise: retry the call, wait again on `EAGAIN`.
+pub fn wait(fd: RawFd, interest: Interest, until: Option<Instant>) -> io::Result<()> {
+    let timed_out = || {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            "no answer within the command's timeout",
+        )
+    };
+    if until.is_some_and(|at| Instant::now() >= at) {
+        return Err(timed_out());
+    }
+    match current() {
+        Some((c, i)) => match c.suspend(i, fd, until) {
+            Woken::Timer => Err(timed_out()),
+            _ => Ok(()),
+        },
+        None => {
+            let mut p = libc::pollfd {
+                fd,
+                events: match interest {
+                    Interest::Read => libc::POLLIN,
+                    Interest::Write => libc::POLLOUT,
+                },
+                revents: 0,
+            };
+            let ms = until.map_or(-1, |at| {
+                let left = at.saturating_duration_since(Instant::now());
+                i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
+            });
+            // SAFETY: one valid pollfd.
+            match unsafe { libc::poll(&mut p, 1, ms) } {
+                0 => Err(timed_out()),
+                n if n < 0 => {
+                    let e = io::Error::last_os_error();
+                    if e.kind() == io::ErrorKind::Interrupted {
+                        Ok(())
+                    } else {
+                        Err(e)
+                    }
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// Sleeps `d`: on a carrier only this coroutine (the others run meanwhile), elsewhere the
+/// thread.
+pub fn sleep(d: Duration) {
+    match current() {
+        Some((c, i)) => {
+            let until = Instant::now() + d;
+            while c.suspend(i, -1, Some(until)) != Woken::Timer {}
+        }
+        None => std::thread::sleep(d),
+    }
+}
+
+/// A coroutine's work: borrowed data allowed (see [`run`]).
+pub type Body<'a, R> = Box<dyn FnOnce() -> R + 'a>;
+
+/// Runs `bodies` as coroutines on this thread, each on a stack of `stack` bytes, until every
+/// one has returned; their results in order (`Err`: it panicked, with the panic's payload).
+/// The error: the carrier could not be set up (no epoll, no memory for a stack), before any
+/// body ran.
+pub fn run<'a, R: 'a>(
+    bodies: Vec<Body<'a, R>>,
+    stack: usize,
+) -> io::Result<Vec<std::thread::Result<R>>> {
+    let carrier = Carrier::new(bodies.len())?;
+    let mut coroutines = Vec::with_capacity(bodies.len());
+    for (i, body) in bodies.into_iter().enumerate() {
+        let task: *const Task = &carrier.tasks[i];
+        let stack = DefaultStack::new(stack)?;
+        // SAFETY: the coroutine borrows `body`'s data (lifetime 'a) and `carrier`; it is run to
+        // its end (or dropped, unwinding it) before this function returns, while both live.
+        let co = unsafe {
+            Coroutine::<(), (), R, DefaultStack>::with_stack_unchecked(stack, move |y, ()| {
+                (*task).yielder.set(y);
+                body()
+            })
+        };
+        coroutines.push(co);
+    }
+    let mut results: Vec<Option<std::thread::Result<R>>> =
+        (0..coroutines.len()).map(|_| None).collect();
+    let mut left = coroutines.len();
+    carrier.ready.borrow_mut().extend(0..coroutines.len());
+    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
+    let me: *const Carrier = &carrier;
+    while left > 0 {
+        loop {
+            let Some(i) = carrier.ready.borrow_mut().pop_front() else {
+                break;
+            };
+            if results[i].is_some() {
+                continue;
+            }
+            CURRENT.with(|c| c.set(Some((me, i))));
+            let r = catch_unwind(AssertUnwindSafe(|| coroutines[i].resume(())));
+            CURRENT.with(|c| c.set(None));
+            match r {
+                Ok(CoroutineResult::Yield(())) => {}
+                Ok(CoroutineResult::Return(v)) => {
+                    results[i] = Some(Ok(v));
+                    left -= 1;
+                }
+                Err(panic) => {
+                    results[i] = Some(Err(panic));
+                    left -= 1;
+                }
+            }
+        }
+        if left > 0 {
+            carrier.poll(&mut events)?;
+        }
+    }
+    Ok(results
+        .into_iter()
+        .map(|r| r.expect("every coroutine ended"))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+
+    use super::*;
+
+    fn read_some(s: &mut UnixStream, buf: &mut [u8], until: Option<Instant>) -> io::Result<usize> {
+        loop {
+            match s.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    wait(s.as_raw_fd(), Interest::Read, until)?;
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// Eight coroutines on one thread each wait for their own socket: the peer reads all eight
+    /// commands before it answers any, so each can only finish if the others ran while it
+    /// waited (a wait that blocked the thread would time out).
+    #[test]
+    fn waiting_coroutines_share_one_thread() {
+        let pairs: Vec<(UnixStream, UnixStream)> =
+            (0..8).map(|_| UnixStream::pair().unwrap()).collect();
+        let (ours, mut theirs): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+        let peer = std::thread::spawn(move || {
+            let mut got = vec![];
+            for s in theirs.iter_mut() {
+                let mut b = [0u8; 1];
+                s.read_exact(&mut b).unwrap();
+                got.push(b[0]);
+            }
+            for s in theirs.iter_mut().rev() {
+                s.write_all(b"ok").unwrap();
+            }
+            got
+        });
+        let order = RefCell::new(vec![]);
+        let bodies: Vec<Body<'_, usize>> = ours
+            .into_iter()
+            .enumerate()
+            .map(|(n, mut s)| {
+                let order = &order;
+                Box::new(move || {
+                    assert!(active());
+                    register(s.as_raw_fd()).unwrap();
+                    s.write_all(&[n as u8]).unwrap();
+                    let mut b = [0u8; 8];
+                    let until = Some(Instant::now() + Duration::from_secs(10));
+                    let got = read_some(&mut s, &mut b, until).unwrap();
+                    assert_eq!(&b[..got], b"ok");
+                    order.borrow_mut().push(n);
+                    deregister(s.as_raw_fd());
+                    n
+                }) as Body<'_, usize>
+            })
+            .collect();
+        let results = run(bodies, 256 << 10).unwrap();
+        let got: Vec<usize> = results.into_iter().map(|r| r.unwrap()).collect();
+        assert_eq!(got, (0..8).collect::<Vec<_>>());
+        assert_eq!(peer.join().unwrap(), (0..8).collect::<Vec<u8>>());
+        let mut order = order.into_inner();
+        order.sort_unstable();
+        assert_eq!(order, (0..8).collect::<Vec<_>>());
+        assert!(!active());
+    }
+
+    /// A silent peer ends a wait at its deadline; a coroutine sleeps its time while the others
+    /// run; a panic ends its own coroutine only.
+    #[test]
+    fn deadlines_sleeps_and_panics_stay_with_their_coroutine() {
+        let (mut a, _b) = UnixStream::pair().unwrap();
+        let log = RefCell::new(vec![]);
+        let bodies: Vec<Body<'_, &str>> = vec![
+            Box::new(|| {
+                register(a.as_raw_fd()).unwrap();
+                let start = Instant::now();
+                let until = Some(start + Duration::from_millis(100));
+                let e = read_some(&mut a, &mut [0u8; 4], until).unwrap_err();
+                assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+                assert!(start.elapsed() >= Duration::from_millis(100));
+                log.borrow_mut().push("timed out");
+                "a"
+            }),
+            Box::new(|| {
+                let start = Instant::now();
+                sleep(Duration::from_millis(20));
+                assert!(start.elapsed() >= Duration::from_millis(20));
+                log.borrow_mut().push("slept");
+                "b"
+            }),
+            Box::new(|| panic!("worker 2 broke")),
+        ];
+        let results = run(bodies, 256 << 10).unwrap();
+        let mut log = log.into_inner();
+        log.sort_unstable();
+        assert_eq!(log, ["slept", "timed out"]);
+        assert_eq!(results[0].as_ref().unwrap(), &"a");
+        assert_eq!(results[1].as_ref().unwrap(), &"b");
+        let payload = results[2].as_ref().unwrap_err();
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"worker 2 broke"));
+    }
+
+    /// Outside a carrier a wait polls the socket: a deadline still ends it.
+    #[test]
+    fn a_wait_outside_a_carrier_polls() {
+        let (a, mut b) = UnixStream::pair().unwrap();
+        assert!(!register(a.as_raw_fd()).unwrap());
+        let until = Some(Instant::now() + Duration::from_millis(50));
+        let e = wait(a.as_raw_fd(), Interest::Read, until).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        b.write_all(b"x").unwrap();
+        wait(a.as_raw_fd(), Interest::Read, None).unwrap();
+    }
+}
