@@ -48,6 +48,7 @@ const SBSUITE_ONLY: &[&str] = &[
     "connect",
     "idle_connections",
     "max_threads",
+    "client_threads",
 ];
 
 /// Options of sysbench's `oltp_common.lua` that sbsuite's OLTP tests do not have.

@@ -35,6 +35,8 @@ use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
 use corosensei::stack::DefaultStack;
@@ -68,6 +70,52 @@ struct Task {
     until: Cell<Option<Instant>>,
 }
 
+/// A carrier's doorbell: an eventfd on its epoll that any thread may ring to wake the
+/// coroutines waiting in [`wait_bell`] (the `rate` generator, for workers waiting for an
+/// arrival). A ring is a hint, as every wake: the woken look for their work and wait again.
+pub struct Bell {
+    fd: OwnedFd,
+    /// The carrier's coroutines between announcing a wait and its end (the ringer skips a
+    /// bell nobody waits at).
+    pub sleepers: AtomicUsize,
+}
+
+impl Bell {
+    fn new() -> io::Result<Bell> {
+        // SAFETY: plain system call; the descriptor is owned from here on.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Bell {
+            // SAFETY: a fresh descriptor nothing else owns.
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            sleepers: AtomicUsize::new(0),
+        })
+    }
+
+    /// Wakes the carrier's coroutines waiting at the bell (one `write`).
+    pub fn ring(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a valid u64 to an eventfd; a full counter (never, at
+        // one ring per arrival) would only fail the write, and the carrier is awake anyway.
+        unsafe {
+            libc::write(
+                self.fd.as_raw_fd(),
+                (&raw const one).cast::<libc::c_void>(),
+                8,
+            )
+        };
+    }
+
+    /// Resets the counter (the carrier, after the ring woke it).
+    fn drain(&self) {
+        let mut n: u64 = 0;
+        // SAFETY: reads 8 bytes into a valid u64; EAGAIN (nothing rung) is fine.
+        unsafe { libc::read(self.fd.as_raw_fd(), (&raw mut n).cast::<libc::c_void>(), 8) };
+    }
+}
+
 /// One carrier thread's scheduler: its epoll instance, its coroutines' waits and the queue of
 /// the ones to resume.
 struct Carrier {
@@ -76,9 +124,16 @@ struct Carrier {
     /// The coroutine waiting on each descriptor (`usize::MAX`: none), indexed by descriptor.
     waiting: RefCell<Vec<usize>>,
     ready: RefCell<VecDeque<usize>>,
+    bell: Arc<Bell>,
+    /// Coroutines waiting at the bell (possibly some that stopped waiting: a wake of a
+    /// coroutine that waits for something else is only spurious).
+    at_bell: RefCell<Vec<usize>>,
 }
 
 const NONE: usize = usize::MAX;
+
+/// The epoll token of the carrier's bell (descriptors are the other tokens).
+const BELL: u64 = u64::MAX;
 
 thread_local! {
     /// The carrier of this thread and the coroutine it is running, while it runs one.
@@ -104,9 +159,29 @@ impl Carrier {
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
+        // SAFETY: `fd` is a fresh descriptor nothing else owns.
+        let epoll = unsafe { OwnedFd::from_raw_fd(fd) };
+        let bell = Arc::new(Bell::new()?);
+        let mut ev = libc::epoll_event {
+            events: (libc::EPOLLIN | libc::EPOLLET) as u32,
+            u64: BELL,
+        };
+        // SAFETY: both descriptors are open; `ev` is a valid event.
+        let added = unsafe {
+            libc::epoll_ctl(
+                epoll.as_raw_fd(),
+                libc::EPOLL_CTL_ADD,
+                bell.fd.as_raw_fd(),
+                &mut ev,
+            )
+        };
+        if added < 0 {
+            return Err(io::Error::last_os_error());
+        }
         Ok(Carrier {
-            // SAFETY: `fd` is a fresh descriptor nothing else owns.
-            epoll: unsafe { OwnedFd::from_raw_fd(fd) },
+            epoll,
+            bell,
+            at_bell: RefCell::new(Vec::new()),
             tasks: (0..n)
                 .map(|_| Task {
                     yielder: Cell::new(std::ptr::null()),
@@ -193,6 +268,14 @@ impl Carrier {
             }
         }
         for ev in &events[..n.max(0) as usize] {
+            if ev.u64 == BELL {
+                self.bell.drain();
+                let waiting = std::mem::take(&mut *self.at_bell.borrow_mut());
+                for i in waiting {
+                    self.wake(i, Woken::Event);
+                }
+                continue;
+            }
             let fd = ev.u64 as usize;
             let i = self.waiting.borrow().get(fd).copied().unwrap_or(NONE);
             if i != NONE {
@@ -288,6 +371,34 @@ pub fn wait(fd: RawFd, interest: Interest, until: Option<Instant>) -> io::Result
                 }
                 _ => Ok(()),
             }
+        }
+    }
+}
+
+/// This thread's carrier's bell (`None`: not on a carrier).
+pub fn bell() -> Option<Arc<Bell>> {
+    current().map(|(c, _)| Arc::clone(&c.bell))
+}
+
+/// Suspends this coroutine until its carrier's bell rings or `until` passes (then `false`).
+/// Announce the wait in [`Bell::sleepers`] first and look for the work once more after it, so
+/// that a ring cannot fall between the look and the wait. Outside a carrier: sleeps until
+/// `until` (1 ms without one).
+pub fn wait_bell(until: Option<Instant>) -> bool {
+    match current() {
+        Some((c, i)) => {
+            c.at_bell.borrow_mut().push(i);
+            c.suspend(
+                i,
+                -1,
+                until.or_else(|| Some(Instant::now() + Duration::from_secs(3600))),
+            ) != Woken::Timer
+        }
+        None => {
+            std::thread::sleep(until.map_or(Duration::from_millis(1), |at| {
+                at.saturating_duration_since(Instant::now())
+            }));
+            false
         }
     }
 }

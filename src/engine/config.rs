@@ -117,7 +117,7 @@ pub static GENERAL: &[OptSpec] = &[
             max: UNBOUNDED,
         },
         default: Some("0"),
-        help: "OS threads that drive the `threads` connections, as pgbench's --jobs: each runs its share of the workers as coroutines and sleeps only when all of their connections wait, in one epoll_wait (OLTP and custom workloads on MySQL or PostgreSQL, sbsuite's wire clients, closed loop); 0: one thread per connection, as sysbench",
+        help: "OS threads that drive the `threads` connections, as pgbench's --jobs: each runs its share of the workers as coroutines and sleeps only when all of their connections wait, in one epoll_wait (OLTP and custom workloads on MySQL or PostgreSQL, sbsuite's wire clients); 0: one thread per connection, as sysbench",
     },
     OptSpec {
         name: "latency_limit",
@@ -467,14 +467,6 @@ impl RunConfig {
         } else {
             0
         };
-        if client_threads > 0 && o.uint("rate")? > 0 {
-            return Err(EngineError::Failed(
-                "option `client_threads` does not go with `rate` yet: a rate's arrivals are \
-                 handed to threads that wait for them, which coroutines cannot do; drop \
-                 `client_threads` (one thread per connection) or `rate` (closed loop)"
-                    .into(),
-            ));
-        }
         if client_threads > 0 && max_threads > 0 {
             return Err(EngineError::Failed(
                 "option `client_threads` does not go with `max_threads` (which needs `rate`): \
@@ -574,14 +566,6 @@ impl RunConfig {
         }
         if self.start_threads.is_some() {
             return refuse("`max_threads`");
-        }
-        if self.client_threads.is_some() && t.rate_max() > 0.0 {
-            return Err(EngineError::Failed(
-                "option `client_threads` does not go with a phase's `rate` yet: a rate's \
-                 arrivals are handed to threads that wait for them, which coroutines cannot \
-                 do; drop `client_threads` or the phases' rates"
-                    .into(),
-            ));
         }
         self.time = Some(t.measured());
         self.warmup = Some(t.warmup()).filter(|w| !w.is_zero());

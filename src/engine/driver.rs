@@ -14,6 +14,12 @@
 //!   [`super::config::MIN_STACK`]). All of them are created and ready before the clock starts,
 //!   as sysbench starts its timer after every `thread_init`: a start barrier (a counter plus a
 //!   condvar, so that a failed spawn can still release the workers already waiting).
+//! * `client_threads` (#32): K carrier threads instead of one thread per worker, worker `id`
+//!   on carrier `id % K`, each a coroutine ([`crate::db::mux`]): a wire socket that would
+//!   block suspends it, and so do the waits of this loop (the start gate, a parked worker,
+//!   a `rate` worker waiting for an arrival at its carrier's bell). Only workloads whose
+//!   [`Workload::shares_threads`] says so run this way; a carrier is joined, or abandoned,
+//!   with all of its workers.
 //! * Every worker is stopped and joined before the next step can begin: a run owns a stop
 //!   [`Scope`] that each worker gets in [`Workload::new_worker`], opens its connections in and
 //!   registers its Lua state with. The scope stops (workers leave at their next check, their
@@ -647,7 +653,15 @@ fn worker_main(shared: &Shared, workload: &dyn Workload, id: usize) -> WorkerRes
         skip_after: shared.cfg.latency_limit.filter(|_| shared.queue.is_some()),
         ticket: false,
         exit: None,
+        bell: None,
     };
+    // On a carrier, a `rate` worker waits for arrivals at its carrier's bell.
+    if let Some(q) = &shared.queue
+        && let Some(bell) = crate::db::mux::bell()
+    {
+        q.add_bell(&bell);
+        lp.bell = Some(bell);
+    }
     if let Err(e) = worker.run_loop(&mut lp) {
         shared.failed(id);
         return Err(e);
@@ -706,6 +720,9 @@ pub struct EventLoop<'s> {
     /// A rate ticket is taken and not yet given back.
     ticket: bool,
     exit: Option<Exit>,
+    /// With `client_threads` and `rate`: the carrier's bell this worker waits at for arrivals
+    /// ([`RateQueue::pop_carried`]).
+    bell: Option<Arc<crate::db::mux::Bell>>,
 }
 
 impl EventLoop<'_> {
@@ -782,7 +799,11 @@ impl EventLoop<'_> {
                 None => None,
                 // A closed-loop phase after an open one first serves the arrivals still queued.
                 Some(q) if !open => q.try_pop().inspect(|_| self.ticket = true),
-                Some(q) => match q.pop() {
+                Some(q) => match self
+                    .bell
+                    .as_deref()
+                    .map_or_else(|| q.pop(), |b| q.pop_carried(b))
+                {
                     Ticket::Start(at, waited) => {
                         // The take, without a clock read per event: a worker that found the
                         // arrival queued took it as it came back from its previous event

@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,11 @@ pub(super) struct RateQueue {
     pub(super) overflowed: AtomicBool,
     /// Events being executed (the interim `concurrency`).
     pub(super) in_flight: AtomicUsize,
+    /// With `client_threads`: the bells of the carriers whose workers take arrivals, rung
+    /// after a push while any of their workers waits ([`RateQueue::pop_carried`]).
+    bells: Mutex<Vec<Arc<crate::db::mux::Bell>>>,
+    /// Carried workers waiting for an arrival, over every carrier.
+    sleepers: AtomicUsize,
 }
 
 pub(super) enum Ticket {
@@ -49,6 +54,8 @@ impl RateQueue {
             dropped: AtomicU64::new(0),
             overflowed: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
+            bells: Mutex::new(Vec::new()),
+            sleepers: AtomicUsize::new(0),
         }
     }
 
@@ -68,7 +75,63 @@ impl RateQueue {
         let waiting = q.len();
         drop(q);
         self.cv.notify_one();
+        self.ring(false);
         Some(waiting)
+    }
+
+    /// Wakes carried workers waiting for an arrival: those of every carrier with one waiting
+    /// (`all`: every carrier, at the close).
+    fn ring(&self, all: bool) {
+        // Pairs with the fence in `pop_carried`: either this sees the sleeper, or the sleeper's
+        // second look sees the arrival just queued.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if !all && self.sleepers.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        for bell in self.bells.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            if all || bell.sleepers.load(Ordering::SeqCst) > 0 {
+                bell.ring();
+            }
+        }
+    }
+
+    /// Makes `bell`'s carrier one whose workers take arrivals (once per carrier).
+    pub(super) fn add_bell(&self, bell: &Arc<crate::db::mux::Bell>) {
+        let mut bells = self.bells.lock().unwrap_or_else(|e| e.into_inner());
+        if !bells.iter().any(|b| Arc::ptr_eq(b, bell)) {
+            bells.push(Arc::clone(bell));
+        }
+    }
+
+    /// [`RateQueue::pop`] for a worker on a carrier (`client_threads`): it waits at its
+    /// carrier's `bell`, suspended, instead of on the condition variable, which would block
+    /// every worker of the thread.
+    pub(super) fn pop_carried(&self, bell: &crate::db::mux::Bell) -> Ticket {
+        let mut waited = false;
+        loop {
+            if let Some(at) = self.try_pop() {
+                return Ticket::Start(at, waited);
+            }
+            if self.closed.load(Ordering::Acquire) {
+                return Ticket::Closed;
+            }
+            if waited {
+                return Ticket::Wait;
+            }
+            self.sleepers.fetch_add(1, Ordering::SeqCst);
+            bell.sleepers.fetch_add(1, Ordering::SeqCst);
+            std::sync::atomic::fence(Ordering::SeqCst);
+            let got = self.try_pop();
+            if got.is_none() && !self.closed.load(Ordering::Acquire) {
+                crate::db::mux::wait_bell(Some(Instant::now() + Duration::from_millis(10)));
+            }
+            bell.sleepers.fetch_sub(1, Ordering::SeqCst);
+            self.sleepers.fetch_sub(1, Ordering::SeqCst);
+            if let Some(at) = got {
+                return Ticket::Start(at, waited);
+            }
+            waited = true;
+        }
     }
 
     /// The next intended start, or `Wait` after a short timeout so that the caller re-checks
@@ -107,6 +170,7 @@ impl RateQueue {
         self.closed.store(true, Ordering::Release);
         let _q = self.lock();
         self.cv.notify_all();
+        self.ring(true);
     }
 
     pub(super) fn len(&self) -> usize {
