@@ -375,6 +375,21 @@ pub fn wait(fd: RawFd, interest: Interest, until: Option<Instant>) -> io::Result
     }
 }
 
+/// Runs `f` as if off the carrier: the sockets it opens block the thread (and stay off the
+/// carrier's epoll), and its waits poll. For the rare exchange that must not let another
+/// coroutine of the thread in meanwhile (a query timeout's kill: its thread-local guard
+/// against a kill of the kill's own connection would be seen by a sibling).
+pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<(*const Carrier, usize)>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CURRENT.with(|c| c.replace(None)));
+    f()
+}
+
 /// This thread's carrier's bell (`None`: not on a carrier).
 pub fn bell() -> Option<Arc<Bell>> {
     current().map(|(c, _)| Arc::clone(&c.bell))
@@ -582,6 +597,19 @@ mod tests {
         assert_eq!(results[1].as_ref().unwrap(), &"b");
         let payload = results[2].as_ref().unwrap_err();
         assert_eq!(payload.downcast_ref::<&str>(), Some(&"worker 2 broke"));
+    }
+
+    /// Inside `blocking`, code on a carrier is off it: its sockets are not registered, and
+    /// the coroutine is back on the carrier afterwards.
+    #[test]
+    fn blocking_steps_off_the_carrier_for_its_closure() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let bodies: Vec<Body<'_, (bool, bool, bool)>> = vec![Box::new(|| {
+            let inside = blocking(|| (active(), register(a.as_raw_fd()).unwrap()));
+            (inside.0, inside.1, active())
+        })];
+        let r = run(bodies, 256 << 10).unwrap();
+        assert_eq!(r[0].as_ref().unwrap(), &(false, false, true));
     }
 
     /// Outside a carrier a wait polls the socket: a deadline still ends it.

@@ -172,11 +172,6 @@ pub trait Workload: Sync {
         Ok(())
     }
 
-    /// Creates the state of worker `id` (0-based). Runs on that worker's thread before the clock
-    /// starts; an error aborts the run before any event. `stop` is the run's stop scope: a
-    /// worker opens its connections in it ([`crate::db::interrupt::guarded_in`]) and registers
-    /// what else could hold it (a Lua state), and leaves its event as soon as
-    /// [`Scope::stopping`] says so: between statements, in a retry, in a wait.
     /// Whether several of this workload's workers may share one OS thread as coroutines
     /// (`client_threads`, [`crate::db::mux`]): only when every wait of a worker is on a socket
     /// of sbsuite's own wire clients or one of the driver's. `Err`: why not.
@@ -189,6 +184,12 @@ pub trait Workload: Sync {
         )
     }
 
+    /// Creates the state of worker `id` (0-based). Runs on that worker's thread (with
+    /// `client_threads`, as its coroutine on its carrier thread) before the clock
+    /// starts; an error aborts the run before any event. `stop` is the run's stop scope: a
+    /// worker opens its connections in it ([`crate::db::interrupt::guarded_in`]) and registers
+    /// what else could hold it (a Lua state), and leaves its event as soon as
+    /// [`Scope::stopping`] says so: between statements, in a retry, in a wait.
     fn new_worker<'a>(
         &'a self,
         id: usize,

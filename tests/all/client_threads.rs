@@ -424,3 +424,86 @@ steps = [{{ sql = "SELECT pg_sleep(0.01)" }}]
     assert!((num("lat_p50") - num("service_p50")).abs() < 5.0, "{r:?}");
     assert!(stdout.contains("Client threads: 2"), "{stdout}");
 }
+
+/// Four workers on one carrier whose statements all pass `query_timeout` at once: each one's
+/// statement is killed on the server (a kill blocks its carrier for its moment, so no sibling
+/// takes another's kill for its own), the step fails with the timeout, and no session of the
+/// step's database is left on MariaDB. `BENCHMARK` runs on after its client has gone (unlike
+/// `SLEEP`, which notices): only a kill ends it. Without the blocking kill this test left two
+/// of the four running.
+#[test]
+fn statements_past_query_timeout_on_one_carrier_are_all_killed() {
+    let db = "sbs_client_threads_kill";
+    if Db::My.fresh(db).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("hang.toml");
+    std::fs::write(
+        &suite,
+        format!(
+            r#"[suite]
+name = "hang"
+server_cost = false
+
+[target]
+driver = "mysql"
+hosts = ["127.0.0.1:3306"]
+user = "root"
+database = "{db}"
+query_timeout = 2
+
+[defaults]
+workload = "hang"
+threads = 4
+client_threads = 1
+time = 5
+
+[workloads.hang.transactions.hang]
+steps = [{{ sql = "SELECT BENCHMARK(100000000000, MD5(RAND()))" }}]
+"#
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = sbsuite()
+        .arg("run")
+        .arg(&suite)
+        .args(["--progress", "off", "--results-dir"])
+        .arg(dir.path().join("results"))
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let settled = Instant::now();
+    let mut left = sessions("mysql", db);
+    while left > 0 && settled.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(100));
+        left = sessions("mysql", db);
+    }
+    if left > 0 {
+        // Not left burning the shared server's CPU when the test fails.
+        let ids = std::process::Command::new("mysql")
+            .args(["-h", "127.0.0.1", "-u", "root", "-N", "-e"])
+            .arg(format!(
+                "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '{db}'"
+            ))
+            .output()
+            .unwrap();
+        for id in String::from_utf8_lossy(&ids.stdout).split_whitespace() {
+            let _ = std::process::Command::new("mysql")
+                .args(["-h", "127.0.0.1", "-u", "root", "-e"])
+                .arg(format!("KILL {id}"))
+                .output();
+        }
+    }
+    Db::My.drop(db);
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("query_timeout = 2 s"), "{text}");
+    assert!(took < Duration::from_secs(25), "{took:?}\n{text}");
+    assert_eq!(left, 0, "sessions still on the server:\n{text}");
+}

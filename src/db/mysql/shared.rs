@@ -526,10 +526,14 @@ impl Killer {
         }
         KILLING.set(true);
         let _done = Done;
-        if let Ok(mut c) = super::open(&self.target, self.n) {
-            let _ = c.query(&format!("KILL QUERY {}", self.id));
-            c.close();
-        }
+        // On a carrier (`client_threads`) the kill blocks its thread for its moment: a sibling
+        // coroutine let in meanwhile would see `KILLING` and send no kill of its own.
+        crate::db::mux::blocking(|| {
+            if let Ok(mut c) = super::open(&self.target, self.n) {
+                let _ = c.query(&format!("KILL QUERY {}", self.id));
+                c.close();
+            }
+        });
     }
 }
 
