@@ -42,14 +42,29 @@ fn sysbench(driver: &str, db: &str, workload: &str, args: &[&str]) -> (i32, Stri
         .env("PGSSLMODE", "disable")
         .output()
         .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
+    (out.status.code().unwrap_or(-1), text(&out))
+}
+
+/// A finished process's stdout and stderr, one after the other.
+fn text(out: &std::process::Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     )
+}
+
+/// `sbsuite run SUITE` into `results`, in the suite's directory (where a SQLite suite's
+/// `sbtest.db` goes).
+fn run_suite(suite: &std::path::Path, results: &std::path::Path) -> std::process::Output {
+    sbsuite()
+        .current_dir(suite.parent().unwrap())
+        .arg("run")
+        .arg(suite)
+        .args(["--progress", "plain", "--results-dir"])
+        .arg(results)
+        .output()
+        .unwrap()
 }
 
 /// sbtest1's index scans and sequential scans in `db`, as PostgreSQL counts them.
@@ -306,11 +321,7 @@ fn what_cannot_share_a_thread_is_refused() {
     ];
     for (args, says) in cases {
         let out = sbsuite().arg("sysbench").args(args).output().unwrap();
-        let text = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = text(&out);
         assert_ne!(out.status.code(), Some(0), "{args:?}: {text}");
         assert!(text.contains(says), "{args:?}: {text}");
         assert!(!text.contains("panicked"), "{args:?}: {text}");
@@ -323,23 +334,8 @@ fn what_cannot_share_a_thread_is_refused() {
          table_size = 100\nthreads = 4\nclient_threads = 2\ntime = 1\n",
     )
     .unwrap();
-    let out = sbsuite()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "lite.toml",
-            "--progress",
-            "off",
-            "--results-dir",
-            "results",
-        ])
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_suite(&suite, &dir.path().join("results"));
+    let text = text(&out);
     assert_ne!(out.status.code(), Some(0), "{text}");
     assert!(
         text.contains("SQLite runs inside its workers' threads"),
@@ -397,20 +393,10 @@ steps = [{{ sql = "SELECT pg_sleep(0.01)" }}]
         ),
     )
     .unwrap();
-    let out = sbsuite()
-        .arg("run")
-        .arg(&suite)
-        .args(["--progress", "plain", "--results-dir"])
-        .arg(dir.path().join("results"))
-        .output()
-        .unwrap();
+    let out = run_suite(&suite, &dir.path().join("results"));
     Db::Pg.drop(db);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", text(&out));
     let rows = common::results(&dir.path().join("results"));
     let r = &rows[0];
     let num = |c: &str| -> f64 {
@@ -466,13 +452,7 @@ steps = [{{ sql = "SELECT BENCHMARK(100000000000, MD5(RAND()))" }}]
     )
     .unwrap();
     let started = Instant::now();
-    let out = sbsuite()
-        .arg("run")
-        .arg(&suite)
-        .args(["--progress", "off", "--results-dir"])
-        .arg(dir.path().join("results"))
-        .output()
-        .unwrap();
+    let out = run_suite(&suite, &dir.path().join("results"));
     let took = started.elapsed();
     let settled = Instant::now();
     let mut left = sessions("mysql", db);
@@ -497,11 +477,7 @@ steps = [{{ sql = "SELECT BENCHMARK(100000000000, MD5(RAND()))" }}]
         }
     }
     Db::My.drop(db);
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = text(&out);
     assert_ne!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("query_timeout = 2 s"), "{text}");
     assert!(took < Duration::from_secs(25), "{took:?}\n{text}");
