@@ -236,7 +236,7 @@ impl Carrier {
         t.woken.get()
     }
 
-    /// The wait until the nearest deadline (`None`: no deadline), at least 0.
+    /// The nearest deadline of a waiting coroutine (`None`: none waits with one).
     fn nearest(&self) -> Option<Instant> {
         self.tasks.iter().filter_map(|t| t.until.get()).min()
     }
@@ -244,14 +244,8 @@ impl Carrier {
     /// Waits for socket events (until the nearest deadline) and readies what they and the
     /// deadlines passed free.
     fn poll(&self, events: &mut [libc::epoll_event]) -> io::Result<()> {
-        let timeout = match self.nearest() {
-            None => -1,
-            Some(at) => {
-                let left = at.saturating_duration_since(Instant::now());
-                // Rounded up: waking before the deadline would only wait again.
-                i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
-            }
-        };
+        let nearest = self.nearest();
+        let timeout = nearest.map_or(-1, millis_until);
         // SAFETY: `events` is a valid buffer of its length.
         let n = unsafe {
             libc::epoll_wait(
@@ -282,14 +276,24 @@ impl Carrier {
                 self.wake(i, Woken::Event);
             }
         }
+        // Only when a deadline was due by now: most wakes are sockets' alone.
         let now = Instant::now();
-        for i in 0..self.tasks.len() {
-            if self.tasks[i].until.get().is_some_and(|at| at <= now) {
-                self.wake(i, Woken::Timer);
+        if nearest.is_some_and(|at| at <= now) {
+            for i in 0..self.tasks.len() {
+                if self.tasks[i].until.get().is_some_and(|at| at <= now) {
+                    self.wake(i, Woken::Timer);
+                }
             }
         }
         Ok(())
     }
+}
+
+/// The milliseconds until `at` for `epoll_wait` and `poll`, rounded up (waking before the
+/// deadline would only wait again), 0 once it passed.
+fn millis_until(at: Instant) -> i32 {
+    let left = at.saturating_duration_since(Instant::now());
+    i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
 }
 
 /// Registers a connected socket with this thread's carrier, edge-triggered for reading and
@@ -337,9 +341,8 @@ pub fn wait(fd: RawFd, interest: Interest, until: Option<Instant>) -> io::Result
             "no answer within the command's timeout",
         )
     };
-    if until.is_some_and(|at| Instant::now() >= at) {
-        return Err(timed_out());
-    }
+    // A deadline already passed needs no look of its own: the carrier's `epoll_wait` (or
+    // `poll`) then waits 0 ms and the deadline ends the wait.
     match current() {
         Some((c, i)) => match c.suspend(i, fd, until) {
             Woken::Timer => Err(timed_out()),
@@ -354,12 +357,8 @@ pub fn wait(fd: RawFd, interest: Interest, until: Option<Instant>) -> io::Result
                 },
                 revents: 0,
             };
-            let ms = until.map_or(-1, |at| {
-                let left = at.saturating_duration_since(Instant::now());
-                i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
-            });
             // SAFETY: one valid pollfd.
-            match unsafe { libc::poll(&mut p, 1, ms) } {
+            match unsafe { libc::poll(&mut p, 1, until.map_or(-1, millis_until)) } {
                 0 => Err(timed_out()),
                 n if n < 0 => {
                     let e = io::Error::last_os_error();
@@ -375,21 +374,6 @@ pub fn wait(fd: RawFd, interest: Interest, until: Option<Instant>) -> io::Result
     }
 }
 
-/// Runs `f` as if off the carrier: the sockets it opens block the thread (and stay off the
-/// carrier's epoll), and its waits poll. For the rare exchange that must not let another
-/// coroutine of the thread in meanwhile (a query timeout's kill: its thread-local guard
-/// against a kill of the kill's own connection would be seen by a sibling).
-pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<(*const Carrier, usize)>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            CURRENT.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(CURRENT.with(|c| c.replace(None)));
-    f()
-}
-
 /// This thread's carrier's bell (`None`: not on a carrier).
 pub fn bell() -> Option<Arc<Bell>> {
     current().map(|(c, _)| Arc::clone(&c.bell))
@@ -398,21 +382,15 @@ pub fn bell() -> Option<Arc<Bell>> {
 /// Suspends this coroutine until its carrier's bell rings or `until` passes (then `false`).
 /// Announce the wait in [`Bell::sleepers`] first and look for the work once more after it, so
 /// that a ring cannot fall between the look and the wait. Outside a carrier: sleeps until
-/// `until` (1 ms without one).
-pub fn wait_bell(until: Option<Instant>) -> bool {
+/// `until`.
+pub fn wait_bell(until: Instant) -> bool {
     match current() {
         Some((c, i)) => {
             c.at_bell.borrow_mut().push(i);
-            c.suspend(
-                i,
-                -1,
-                until.or_else(|| Some(Instant::now() + Duration::from_secs(3600))),
-            ) != Woken::Timer
+            c.suspend(i, -1, Some(until)) != Woken::Timer
         }
         None => {
-            std::thread::sleep(until.map_or(Duration::from_millis(1), |at| {
-                at.saturating_duration_since(Instant::now())
-            }));
+            std::thread::sleep(until.saturating_duration_since(Instant::now()));
             false
         }
     }
@@ -597,19 +575,6 @@ mod tests {
         assert_eq!(results[1].as_ref().unwrap(), &"b");
         let payload = results[2].as_ref().unwrap_err();
         assert_eq!(payload.downcast_ref::<&str>(), Some(&"worker 2 broke"));
-    }
-
-    /// Inside `blocking`, code on a carrier is off it: its sockets are not registered, and
-    /// the coroutine is back on the carrier afterwards.
-    #[test]
-    fn blocking_steps_off_the_carrier_for_its_closure() {
-        let (a, _b) = UnixStream::pair().unwrap();
-        let bodies: Vec<Body<'_, (bool, bool, bool)>> = vec![Box::new(|| {
-            let inside = blocking(|| (active(), register(a.as_raw_fd()).unwrap()));
-            (inside.0, inside.1, active())
-        })];
-        let r = run(bodies, 256 << 10).unwrap();
-        assert_eq!(r[0].as_ref().unwrap(), &(false, false, true));
     }
 
     /// Outside a carrier a wait polls the socket: a deadline still ends it.

@@ -53,6 +53,10 @@ pub struct Limits {
     pub query_timeout: Option<Duration>,
     /// The largest message or packet accepted from the server, in bytes.
     pub max_packet: usize,
+    /// Whether a statement that runs past `query_timeout` is killed from a second connection
+    /// (MySQL's `KILL QUERY`): not on that kill's own connection, which would otherwise ask
+    /// a hanging server for kills for ever. Not a `[target]` key.
+    pub kill_on_timeout: bool,
 }
 
 impl Default for Limits {
@@ -60,6 +64,7 @@ impl Default for Limits {
         Limits {
             query_timeout: Some(Duration::from_secs(DEFAULT_QUERY_TIMEOUT)),
             max_packet: DEFAULT_MAX_PACKET,
+            kill_on_timeout: true,
         }
     }
 }
@@ -93,6 +98,7 @@ impl Limits {
                 s => Some(Duration::from_secs(s)),
             },
             max_packet: usize::try_from(max_packet).unwrap_or(usize::MAX),
+            kill_on_timeout: true,
         })
     }
 
@@ -961,6 +967,7 @@ impl WireTarget {
             limits: Limits {
                 query_timeout: self.query_timeout_ms.map(Duration::from_millis),
                 max_packet: self.max_packet,
+                kill_on_timeout: true,
             },
             compression: self.compression,
             dry_run: self.dry_run,

@@ -412,11 +412,12 @@ steps = [{{ sql = "SELECT pg_sleep(0.01)" }}]
 }
 
 /// Four workers on one carrier whose statements all pass `query_timeout` at once: each one's
-/// statement is killed on the server (a kill blocks its carrier for its moment, so no sibling
-/// takes another's kill for its own), the step fails with the timeout, and no session of the
+/// statement is killed on the server, the step fails with the timeout, and no session of the
 /// step's database is left on MariaDB. `BENCHMARK` runs on after its client has gone (unlike
-/// `SLEEP`, which notices): only a kill ends it. Without the blocking kill this test left two
-/// of the four running.
+/// `SLEEP`, which notices): only a kill ends it. When "this is a kill's own connection" was a
+/// thread-local flag, a sibling coroutine whose statement timed out while another's kill
+/// waited for its answer took the flag for its own and sent no kill: this test left two of
+/// the four running. The flag is the connection's now (`Limits::kill_on_timeout`).
 #[test]
 fn statements_past_query_timeout_on_one_carrier_are_all_killed() {
     let db = "sbs_client_threads_kill";

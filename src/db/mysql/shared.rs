@@ -479,25 +479,24 @@ pub fn float_text(v: f64, single: bool) -> String {
 /// What `KILL QUERY` from a second connection needs: where this connection went, with which
 /// login, and the server's id of it.
 pub struct Killer {
-    /// The connection's target, its waits cut to [`KILL_WAIT`].
+    /// The connection's target, its waits cut to [`KILL_WAIT`], and no kill of its own
+    /// ([`crate::db::Limits::kill_on_timeout`]).
     pub target: Target,
     pub n: usize,
     pub id: u64,
+    /// Whether this connection's statements are killed at all: not when it is itself a kill's
+    /// connection (a server that hangs would be asked for ever).
+    kills: bool,
 }
 
 /// The longest a kill waits to connect, and then for the server's answer: a server that does
 /// not answer a `KILL` in seconds will not end the statement either.
 const KILL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
-thread_local! {
-    /// Set while this thread sends a kill: the kill's own connection, should it time out, must
-    /// not send a kill of its own (a server that hangs would be asked for ever).
-    static KILLING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 impl Killer {
     /// The killer of connection `id`, made through endpoint `n` of `target`.
     pub fn new(target: &Target, n: usize, id: u64) -> Killer {
+        let kills = target.limits.kill_on_timeout;
         let mut target = target.clone();
         target.connect_timeout = target.connect_timeout.min(KILL_WAIT);
         target.limits.query_timeout = Some(
@@ -506,7 +505,13 @@ impl Killer {
                 .query_timeout
                 .map_or(KILL_WAIT, |q| q.min(KILL_WAIT)),
         );
-        Killer { target, n, id }
+        target.limits.kill_on_timeout = false;
+        Killer {
+            target,
+            n,
+            id,
+            kills,
+        }
     }
 
     /// Cancels the statement running on the connection: `KILL QUERY id` from a connection of
@@ -515,25 +520,13 @@ impl Killer {
     /// (ER_QUERY_INTERRUPTED). Best effort: a server that cannot be reached has nothing left
     /// to run for us either.
     pub fn kill_query(&self) {
-        if KILLING.get() {
+        if !self.kills {
             return;
         }
-        struct Done;
-        impl Drop for Done {
-            fn drop(&mut self) {
-                KILLING.set(false);
-            }
+        if let Ok(mut c) = super::open(&self.target, self.n) {
+            let _ = c.query(&format!("KILL QUERY {}", self.id));
+            c.close();
         }
-        KILLING.set(true);
-        let _done = Done;
-        // On a carrier (`client_threads`) the kill blocks its thread for its moment: a sibling
-        // coroutine let in meanwhile would see `KILLING` and send no kill of its own.
-        crate::db::mux::blocking(|| {
-            if let Ok(mut c) = super::open(&self.target, self.n) {
-                let _ = c.query(&format!("KILL QUERY {}", self.id));
-                c.close();
-            }
-        });
     }
 }
 

@@ -123,7 +123,7 @@ impl RateQueue {
             std::sync::atomic::fence(Ordering::SeqCst);
             let got = self.try_pop();
             if got.is_none() && !self.closed.load(Ordering::Acquire) {
-                crate::db::mux::wait_bell(Some(Instant::now() + Duration::from_millis(10)));
+                crate::db::mux::wait_bell(Instant::now() + Duration::from_millis(10));
             }
             bell.sleepers.fetch_sub(1, Ordering::SeqCst);
             self.sleepers.fetch_sub(1, Ordering::SeqCst);

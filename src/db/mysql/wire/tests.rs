@@ -472,6 +472,7 @@ pub(super) fn limits(max_packet: usize, timeout_ms: u64) -> Limits {
     Limits {
         query_timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms)),
         max_packet,
+        kill_on_timeout: true,
     }
 }
 

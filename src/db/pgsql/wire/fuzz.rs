@@ -23,6 +23,7 @@ use crate::db::io::testing::FuzzRng as Rng;
 const LIMITS: Limits = Limits {
     query_timeout: Some(Duration::from_millis(300)),
     max_packet: 1 << 20,
+    kill_on_timeout: true,
 };
 
 /// The longest any case may take: a stalled peer costs one deadline per call (the calls of a

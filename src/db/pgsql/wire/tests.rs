@@ -999,6 +999,7 @@ fn small_limits() -> Limits {
     Limits {
         query_timeout: Some(Duration::from_secs(1)),
         max_packet: 1 << 20,
+        kill_on_timeout: true,
     }
 }
 
