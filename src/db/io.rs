@@ -198,10 +198,20 @@ impl Stream {
         Ok(Stream::Tls(Box::new(rustls::StreamOwned::new(conn, tcp))))
     }
 
-    pub fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+    pub fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
         match self {
-            Stream::Tcp(s) => s.write_all(buf),
-            Stream::Unix(s) => s.write_all(buf),
+            Stream::Tcp(_) | Stream::Unix(_) => {
+                let fd = self.raw_fd();
+                while !buf.is_empty() {
+                    match send(fd, buf) {
+                        Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                        Ok(n) => buf = &buf[n..],
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(())
+            }
             // rustls' `write` may leave records unsent (and swallow the socket's error until
             // the next call): `flush` sends them all now.
             Stream::Tls(s) => {
@@ -240,8 +250,7 @@ impl Stream {
     /// One write of at most `buf` (TLS: into rustls' records, as much as it takes).
     fn write_some(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
+            Stream::Tcp(_) | Stream::Unix(_) => send(self.raw_fd(), buf),
             Stream::Tls(s) => s.write(buf),
         }
     }
@@ -256,8 +265,7 @@ impl Stream {
 
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
+            Stream::Tcp(_) | Stream::Unix(_) => recv(self.raw_fd(), buf),
             // A server that closes the socket without a TLS close_notify (a terminated
             // backend) has closed the connection, as in plain text.
             Stream::Tls(s) => match s.read(buf) {
@@ -266,6 +274,43 @@ impl Stream {
             },
         }
     }
+}
+
+/// send(2) on a socket, as the system call itself: glibc's `send` (which the standard
+/// library's sockets call) is a thread cancellation point that costs two calls around every
+/// system call, and nothing here cancels threads (#32). `MSG_NOSIGNAL`: a closed peer is an
+/// error (EPIPE), not a SIGPIPE.
+fn send(fd: std::os::fd::RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for reads of its length for the duration of the call.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_sendto,
+            fd,
+            buf.as_ptr(),
+            buf.len(),
+            libc::MSG_NOSIGNAL,
+            std::ptr::null::<libc::sockaddr>(),
+            0,
+        )
+    };
+    usize::try_from(n).map_err(|_| io::Error::last_os_error())
+}
+
+/// recv(2) on a socket, as the system call itself (see [`send`]).
+fn recv(fd: std::os::fd::RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for writes of its length for the duration of the call.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_recvfrom,
+            fd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            0,
+            std::ptr::null_mut::<libc::sockaddr>(),
+            std::ptr::null_mut::<libc::socklen_t>(),
+        )
+    };
+    usize::try_from(n).map_err(|_| io::Error::last_os_error())
 }
 
 /// A TCP socket whose every read and write waits at most until `deadline` (one system call
@@ -398,6 +443,9 @@ pub struct Reader {
     /// A command went out since the last read (on a carrier): its answer cannot be there yet,
     /// so the first read waits without trying.
     sent: bool,
+    /// The command's clock started and nothing was read since ([`Reader::arm`]): its first
+    /// read needs no look at the deadline, which is one timeout away.
+    fresh: bool,
 }
 
 impl Reader {
@@ -415,6 +463,7 @@ impl Reader {
             ring: None,
             mux: false,
             sent: false,
+            fresh: false,
         }
     }
 
@@ -462,14 +511,17 @@ impl Reader {
     fn write_mux(&mut self, data: &[u8]) -> io::Result<()> {
         use crate::db::mux::{Interest, wait};
         let fd = self.stream.raw_fd();
-        let until = self.timeout.map(|t| Instant::now() + t);
+        // The clock is read only when the socket is full: almost every command fits at once.
+        let mut until = None;
+        let timeout = self.timeout;
+        let mut deadline = || *until.get_or_insert_with(|| timeout.map(|t| Instant::now() + t));
         let mut off = 0;
         while off < data.len() {
             match self.stream.write_some(&data[off..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => off += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    wait(fd, Interest::Write, until)?;
+                    wait(fd, Interest::Write, deadline())?;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -478,7 +530,7 @@ impl Reader {
         loop {
             match self.stream.flush_records() {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    wait(fd, Interest::Write, until)?;
+                    wait(fd, Interest::Write, deadline())?;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 r => return r,
@@ -527,11 +579,13 @@ impl Reader {
     /// from the first connect); `None` removes it.
     pub fn set_deadline(&mut self, at: Option<Instant>) {
         self.deadline = at;
+        self.fresh = false;
     }
 
     /// Starts a command's clock: its answer must be complete within the timeout.
     pub fn arm(&mut self) {
         self.deadline = self.timeout.map(|t| Instant::now() + t);
+        self.fresh = true;
     }
 
     /// Makes at least `need` unread bytes available in `buf[pos..]`.
@@ -540,7 +594,11 @@ impl Reader {
             return Err(ReadError::TooLarge(need));
         }
         while self.end - self.pos < need {
-            if let Some(at) = self.deadline
+            // The first read of a command is bounded by the socket's timeout (on a carrier: by
+            // its wait, which reads the deadline), so the command still ends within twice its
+            // timeout without a clock read per command here (#32).
+            if !std::mem::take(&mut self.fresh)
+                && let Some(at) = self.deadline
                 && Instant::now() >= at
             {
                 return Err(ReadError::TimedOut);

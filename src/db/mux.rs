@@ -276,7 +276,12 @@ impl Carrier {
                 self.wake(i, Woken::Event);
             }
         }
-        // Only when a deadline was due by now: most wakes are sockets' alone.
+        // Only when the wait ended by the nearest deadline (or it was due already): most wakes
+        // are sockets' alone, and a deadline that passed during a wait that sockets ended is
+        // due at the next wait, which then waits 0 ms and comes here.
+        if nearest.is_none() || (n > 0 && timeout > 0) {
+            return Ok(());
+        }
         let now = Instant::now();
         if nearest.is_some_and(|at| at <= now) {
             for i in 0..self.tasks.len() {

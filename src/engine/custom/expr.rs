@@ -142,6 +142,24 @@ impl Expr {
         }
     }
 
+    /// The expression with what stays the same for a whole run put in: one that reads only
+    /// variables `constant` names (a workload's options, taken from `frame`) becomes its value,
+    /// so a bound like `"100000 * scale"` is not evaluated again on every draw (#32). One whose
+    /// evaluation fails stays as it is, to fail where it is evaluated, as it always did.
+    pub fn settle(&self, frame: &Frame, constant: &dyn Fn(Slot) -> bool) -> Expr {
+        let settled = match &self.compiled {
+            Compiled::Var(s) if constant(*s) => frame.vals.get(*s).cloned(),
+            Compiled::Jinja { vars, .. } if vars.iter().all(|(_, s)| constant(*s)) => {
+                self.eval(frame).ok()
+            }
+            _ => None,
+        };
+        match settled {
+            Some(v) => Expr::constant(&self.text, v),
+            None => self.clone(),
+        }
+    }
+
     /// The text as written.
     pub fn text(&self) -> &str {
         &self.text
@@ -361,6 +379,33 @@ mod tests {
             names: names.iter().map(|n| n.to_string()).collect(),
             kinds: vec![VarKind::Param; names.len()],
         }
+    }
+
+    /// What reads only the run's constants (the options) becomes its value once; what reads a
+    /// per-draw variable, or fails, stays an expression (#32).
+    #[test]
+    fn settling_folds_what_reads_only_constants() {
+        let v = vars(&["scale", "qty"]);
+        let frame = Frame {
+            vals: vec![Val::Int(3), Val::Null],
+        };
+        let option = |s: Slot| s == 0;
+        let bound = Expr::compile("100000 * scale", &v).unwrap();
+        assert_eq!(bound.as_const(), None);
+        let settled = bound.settle(&frame, &option);
+        assert_eq!(settled.as_const(), Some(&Val::Int(300_000)));
+        assert_eq!(settled.text(), "100000 * scale");
+        let var = Expr::compile("scale", &v).unwrap().settle(&frame, &option);
+        assert_eq!(var.as_const(), Some(&Val::Int(3)));
+        for per_draw in ["qty * scale", "qty"] {
+            let e = Expr::compile(per_draw, &v).unwrap().settle(&frame, &option);
+            assert_eq!(e.as_const(), None, "{per_draw}");
+        }
+        // Fails over the options: left to fail where it is evaluated, with its own error.
+        let failing = Expr::compile("scale // (scale - 3)", &v).unwrap();
+        let settled = failing.settle(&frame, &option);
+        assert_eq!(settled.as_const(), None);
+        assert!(settled.eval(&frame).is_err());
     }
 
     #[test]

@@ -151,6 +151,9 @@ pub struct Context<'a> {
     pub table_rows: &'a dyn Fn(&str) -> Option<u64>,
     /// Load or run (NURand's C differs).
     pub phase: Phase,
+    /// What stays the same for the whole step (the options' values, and which slots are
+    /// options): generators' expressions over only those are settled when added.
+    pub constants: Option<(&'a Frame, &'a dyn Fn(usize) -> bool)>,
 }
 
 impl<'a> Context<'a> {
@@ -165,6 +168,7 @@ impl<'a> Context<'a> {
             seed,
             table_rows,
             phase: Phase::Load,
+            constants: None,
         }
     }
 
@@ -179,6 +183,20 @@ impl<'a> Context<'a> {
             seed,
             table_rows,
             phase: Phase::Run,
+            constants: None,
+        }
+    }
+
+    /// The context with the run's constants: the options' values in `frame`, `constant`
+    /// saying which slots hold them ([`Expr::settle`]).
+    pub fn with_constants(
+        self,
+        frame: &'a Frame,
+        constant: &'a dyn Fn(usize) -> bool,
+    ) -> Context<'a> {
+        Context {
+            constants: Some((frame, constant)),
+            ..self
         }
     }
 }
@@ -224,6 +242,14 @@ const ALNUM: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu
 impl Gens {
     /// Compiles `spec`; the error says what is wrong with it (the caller adds the key).
     pub fn add(&mut self, spec: &GenSpec, ctx: &Context<'_>) -> Result<GenId, ValueError> {
+        let settled;
+        let spec = match ctx.constants {
+            Some((frame, constant)) => {
+                settled = spec.settled(frame, constant);
+                &settled
+            }
+            None => spec,
+        };
         let g = match spec {
             GenSpec::Expr(e) => match e.as_const() {
                 Some(v) => Gen::Const(v.clone()),

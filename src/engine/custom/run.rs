@@ -233,7 +233,9 @@ impl Custom {
         let driver = s.target.driver;
         let rows = table_rows(def, &options).map_err(fail)?;
         let lookup = |t: &str| rows.iter().find(|(n, _)| n == t).map(|&(_, r)| r);
-        let ctx = Context::run(&s.run.rand, s.run.seed, &lookup);
+        let is_option = |slot: Slot| def.vars.kinds.get(slot) == Some(&VarKind::Option);
+        let ctx =
+            Context::run(&s.run.rand, s.run.seed, &lookup).with_constants(&options, &is_option);
         let mut gens = Gens::default();
         gens.shard(s.run.shard);
         let var = |slot: Slot| def.vars.names.get(slot).map_or("?", String::as_str);
