@@ -3,6 +3,7 @@
 alternating rounds on the same servers and the same data.
 
     bench/client-cpu.py [--rounds N] [--seconds S] [--scale K] [--cases PATTERNS] [--uring] [--mux K]
+                        [--baseline BIN]
 
 Cases (each a peer and sbsuite doing the same work):
   tpcb-pgsql-cN      pgbench 15 `-M prepared -n -c N -j min(N, cores)` against the TOML TPC-B
@@ -30,6 +31,10 @@ peer, `uring_vs_blocking_cpu` its CPU per transaction over the default's in the 
 --mux K adds sbsuite with `client_threads = K` (K carrier threads running the connections'
 workers as coroutines; `--client-threads=K` for `sbsuite sysbench`): `mux_*` are its ratios
 to the peer, `mux_vs_threads_cpu` its CPU per transaction over one thread per connection's.
+--baseline BIN adds an earlier sbsuite binary to the rotation, run exactly as sbsuite is (and,
+with --mux, as the carriers are): `base_cpu` is sbsuite's CPU per transaction over the
+baseline's in the same round (and `mux_base_cpu` the carriers'), so a change to the client is
+measured against the build before it on the same machine at the same moment.
 --cases keeps the cases whose name contains PATTERN (a comma-separated list of patterns).
 
 Needs MariaDB as root on 127.0.0.1:3306 and PostgreSQL as postgres on 127.0.0.1:5432 (plain
@@ -186,6 +191,7 @@ def main():
     ap.add_argument("--uring", action="store_true", help="also sbsuite with SBSUITE_WIRE_IO=uring")
     ap.add_argument("--mux", type=int, default=0, metavar="K",
                     help="also sbsuite with client_threads = K (K carrier threads, #32)")
+    ap.add_argument("--baseline", metavar="BIN", help="also this earlier sbsuite binary, run as sbsuite is")
     a = ap.parse_args()
     for tool in ("sysbench", "pgbench", "mysql", "psql"):
         if not shutil.which(tool):
@@ -201,6 +207,12 @@ def main():
     if a.cases:
         pats = a.cases.split(",")
         all_cases = [c for c in all_cases if any(p in c[0] for p in pats)]
+    if a.baseline:
+        base = str(Path(a.baseline).resolve())
+        for _name, _driver, tools in all_cases:
+            for t in list(tools):
+                if t.name in ("sbsuite", "mux"):
+                    tools.append(Tool(f"base_{t.name}", [base, *t.argv[1:]], t.tps_of, t.env))
     drivers = {c[1] for c in all_cases}
     needs = {"mysql": False, "pgsql": False}
     restore = []
@@ -242,6 +254,8 @@ def main():
             head += ",uring_tps_ratio,uring_cpu_ratio,uring_vs_blocking_cpu"
         if a.mux:
             head += ",mux_tps_ratio,mux_cpu_ratio,mux_vs_threads_cpu"
+        if a.baseline:
+            head += ",base_cpu" + (",mux_base_cpu" if a.mux else "")
         print(head, flush=True)
         for name, _driver, tools in all_cases:
             got = {t.name: [] for t in tools}
@@ -271,6 +285,10 @@ def main():
                 line += [spread([x[0] / a_[0] for a_, x in zip(p, m)]),
                          spread([x[1] / a_[1] for a_, x in zip(p, m)]),
                          spread([x[1] / b[1] for x, b in zip(m, s)])]
+            if a.baseline:
+                line.append(spread([x[1] / b[1] for x, b in zip(s, got["base_sbsuite"])]))
+                if a.mux:
+                    line.append(spread([x[1] / b[1] for x, b in zip(got["mux"], got["base_mux"])]))
             print(",".join(line), flush=True)
     finally:
         if needs["mysql"]:

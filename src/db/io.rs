@@ -417,9 +417,9 @@ const FRAMING: usize = 4 << 10;
 /// A socket and its read buffer: unread bytes are `buf[pos..end]`.
 ///
 /// Two bounds keep a broken or hostile server from hanging or bloating the client, at the
-/// cost of one clock read per command and per `read` call: no request for more than
-/// `max_packet` bytes is honoured ([`ReadError::TooLarge`], checked before the buffer grows),
-/// and a command whose answer is not complete by its deadline fails with
+/// cost of one clock read per command and per `read` call after its first: no request for
+/// more than `max_packet` bytes is honoured ([`ReadError::TooLarge`], checked before the
+/// buffer grows), and a command whose answer is not complete by its deadline fails with
 /// [`ReadError::TimedOut`] — the socket's own timeout (the same length) ends a `read` that
 /// blocks, the deadline a server that trickles bytes or never ends its answer. A command then
 /// fails within twice its timeout, whatever the server does.
