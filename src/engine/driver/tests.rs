@@ -513,11 +513,12 @@ fn auto_warmup_ends_after_the_transient_and_excludes_it() {
     // says so (20 s seen under CI load), or 5 s when the noise of a loaded machine hides the
     // one partial batch (seen with 3 builds running); the warmup ran on until MSER-5 was
     // sure, the cut strictly inside the first half of the series: past the transient, at
-    // most 2 × the cut + two 5 s batches (30 s after a 10 s cut, 50 s after a 20 s one).
+    // most 2 × the cut + two 5 s batches (30 s after a 10 s cut, 50 s after a 20 s one),
+    // plus the moment it takes to see the last batch end (35.000088 s seen after a 10 s cut).
     assert!((5.0..=30.0).contains(&auto.transient_s), "{auto:?}\n{text}");
     let t2 = 2.0 * auto.transient_s;
     assert!(
-        (t2.max(6.0)..=t2 + 15.0).contains(&o.steady.warmup_s),
+        (t2.max(6.0)..=t2 + 15.5).contains(&o.steady.warmup_s),
         "{:?}\n{text}",
         o.steady
     );
