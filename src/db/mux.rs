@@ -279,11 +279,14 @@ impl Carrier {
         // Only when the wait ended by the nearest deadline (or it was due already): most wakes
         // are sockets' alone, and a deadline that passed during a wait that sockets ended is
         // due at the next wait, which then waits 0 ms and comes here.
-        if nearest.is_none() || (n > 0 && timeout > 0) {
+        let Some(nearest) = nearest else {
+            return Ok(());
+        };
+        if n > 0 && timeout > 0 {
             return Ok(());
         }
         let now = Instant::now();
-        if nearest.is_some_and(|at| at <= now) {
+        if nearest <= now {
             for i in 0..self.tasks.len() {
                 if self.tasks[i].until.get().is_some_and(|at| at <= now) {
                     self.wake(i, Woken::Timer);

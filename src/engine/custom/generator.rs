@@ -187,6 +187,14 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// `e` with the run's constants put in ([`Expr::settle`]); as it is without them.
+    fn settle(&self, e: &Expr) -> Expr {
+        match self.constants {
+            Some((frame, constant)) => e.settle(frame, constant),
+            None => e.clone(),
+        }
+    }
+
     /// The context with the run's constants: the options' values in `frame`, `constant`
     /// saying which slots hold them ([`Expr::settle`]).
     pub fn with_constants(
@@ -242,19 +250,15 @@ const ALNUM: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu
 impl Gens {
     /// Compiles `spec`; the error says what is wrong with it (the caller adds the key).
     pub fn add(&mut self, spec: &GenSpec, ctx: &Context<'_>) -> Result<GenId, ValueError> {
-        let settled;
-        let spec = match ctx.constants {
-            Some((frame, constant)) => {
-                settled = spec.settled(frame, constant);
-                &settled
-            }
-            None => spec,
-        };
+        let settle = |e: &Expr| ctx.settle(e);
         let g = match spec {
-            GenSpec::Expr(e) => match e.as_const() {
-                Some(v) => Gen::Const(v.clone()),
-                None => Gen::Expr(e.clone()),
-            },
+            GenSpec::Expr(e) => {
+                let e = settle(e);
+                match e.as_const() {
+                    Some(v) => Gen::Const(v.clone()),
+                    None => Gen::Expr(e),
+                }
+            }
             GenSpec::Dist { dist, lo, hi } => {
                 let mut o = ctx.rand.clone();
                 o.rand_type = match dist {
@@ -268,8 +272,8 @@ impl Gens {
                 .to_string();
                 Gen::Dist {
                     dist: Distribution::new(&o).map_err(ValueError::Distribution)?,
-                    lo: Bound::new(lo)?,
-                    hi: Bound::new(hi)?,
+                    lo: Bound::new(&settle(lo))?,
+                    hi: Bound::new(&settle(hi))?,
                 }
             }
             GenSpec::Sequence { start, per_thread } => {
@@ -307,8 +311,8 @@ impl Gens {
                 Gen::NuRand {
                     a: *a,
                     c,
-                    lo: Bound::new(lo)?,
-                    hi: Bound::new(hi)?,
+                    lo: Bound::new(&settle(lo))?,
+                    hi: Bound::new(&settle(hi))?,
                 }
             }
             GenSpec::Choice { values, weights } => {
@@ -339,7 +343,7 @@ impl Gens {
             }
             GenSpec::Pattern(p) => Gen::Pattern(p.clone()),
             GenSpec::AString { min, max } | GenSpec::NString { min, max } => {
-                let (min, max) = (Bound::new(min)?, Bound::new(max)?);
+                let (min, max) = (Bound::new(&settle(min))?, Bound::new(&settle(max))?);
                 if let (Bound::Const(lo), Bound::Const(hi)) = (&min, &max) {
                     text_len_range(*lo, *hi)?;
                 }
@@ -356,13 +360,14 @@ impl Gens {
                         max: MAX_SCALE,
                     });
                 }
+                let (min, max) = (settle(min), settle(max));
                 if min.as_const().is_some() && max.as_const().is_some() {
                     let empty = Frame::default();
-                    grid(float_of(min, &empty)?, float_of(max, &empty)?, *scale)?;
+                    grid(float_of(&min, &empty)?, float_of(&max, &empty)?, *scale)?;
                 }
                 Gen::Float {
-                    min: min.clone(),
-                    max: max.clone(),
+                    min,
+                    max,
                     scale: *scale,
                 }
             }
@@ -371,7 +376,7 @@ impl Gens {
                     return Err(ValueError::Words(words.len()));
                 }
                 Gen::Syllables {
-                    of: of.clone(),
+                    of: settle(of),
                     words: words.clone(),
                 }
             }
@@ -389,8 +394,8 @@ impl Gens {
             // The compiler allows `scrambled` on `zipfian` only.
             GenSpec::Tuned { lo, hi, params, .. } if params.scrambled => Gen::Scrambled {
                 exp: params.exponent.unwrap_or(shapes::YCSB_ZIPFIAN_EXP).max(0.0),
-                lo: Bound::new(lo)?,
-                hi: Bound::new(hi)?,
+                lo: Bound::new(&settle(lo))?,
+                hi: Bound::new(&settle(hi))?,
             },
             GenSpec::Tuned {
                 dist,
@@ -399,8 +404,8 @@ impl Gens {
                 params,
             } => Gen::Dist {
                 dist: shapes::tuned(*dist, params, ctx.rand)?,
-                lo: Bound::new(lo)?,
-                hi: Bound::new(hi)?,
+                lo: Bound::new(&settle(lo))?,
+                hi: Bound::new(&settle(hi))?,
             },
             GenSpec::Exponential { mean, cap, scale } => {
                 if *scale > MAX_SCALE {
@@ -409,11 +414,12 @@ impl Gens {
                         max: MAX_SCALE,
                     });
                 }
+                let mean = settle(mean);
                 if mean.as_const().is_some() {
-                    shapes::check_mean(mean.text(), float_of(mean, &Frame::default())?)?;
+                    shapes::check_mean(mean.text(), float_of(&mean, &Frame::default())?)?;
                 }
                 Gen::Exponential {
-                    mean: mean.clone(),
+                    mean,
                     cap: *cap,
                     scale: *scale,
                 }

@@ -103,67 +103,6 @@ pub enum GenSpec {
     Exponential { mean: Expr, cap: f64, scale: u32 },
 }
 
-impl GenSpec {
-    /// The spec with its expressions settled over what stays the same for a run
-    /// ([`Expr::settle`]).
-    pub fn settled(&self, frame: &Frame, constant: &dyn Fn(Slot) -> bool) -> GenSpec {
-        let e = |x: &Expr| x.settle(frame, constant);
-        match self {
-            GenSpec::Expr(x) => GenSpec::Expr(e(x)),
-            GenSpec::Dist { dist, lo, hi } => GenSpec::Dist {
-                dist: *dist,
-                lo: e(lo),
-                hi: e(hi),
-            },
-            GenSpec::NuRand { a, lo, hi } => GenSpec::NuRand {
-                a: *a,
-                lo: e(lo),
-                hi: e(hi),
-            },
-            GenSpec::AString { min, max } => GenSpec::AString {
-                min: e(min),
-                max: e(max),
-            },
-            GenSpec::NString { min, max } => GenSpec::NString {
-                min: e(min),
-                max: e(max),
-            },
-            GenSpec::Float { min, max, scale } => GenSpec::Float {
-                min: e(min),
-                max: e(max),
-                scale: *scale,
-            },
-            GenSpec::Syllables { of, words } => GenSpec::Syllables {
-                of: e(of),
-                words: words.clone(),
-            },
-            GenSpec::Tuned {
-                dist,
-                lo,
-                hi,
-                params,
-            } => GenSpec::Tuned {
-                dist: *dist,
-                lo: e(lo),
-                hi: e(hi),
-                params: *params,
-            },
-            GenSpec::Exponential { mean, cap, scale } => GenSpec::Exponential {
-                mean: e(mean),
-                cap: *cap,
-                scale: *scale,
-            },
-            GenSpec::Sequence { .. }
-            | GenSpec::Choice { .. }
-            | GenSpec::Pattern(_)
-            | GenSpec::Now
-            | GenSpec::Const(_)
-            | GenSpec::Fk(_)
-            | GenSpec::Thread => self.clone(),
-        }
-    }
-}
-
 /// The parameters one generator gives its distribution (#31); `None`: the run's `rand_*`
 /// option.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
