@@ -2,8 +2,8 @@
 """Client CPU per transaction and throughput of sbsuite against its peers (#32), in
 alternating rounds on the same servers and the same data.
 
-    bench/client-cpu.py [--rounds N] [--seconds S] [--scale K] [--cases PATTERNS] [--uring] [--mux K]
-                        [--baseline BIN]
+    bench/client-cpu.py [--rounds N] [--seconds S] [--scale K] [--cases PATTERNS] [--uring]
+                        [--mux K[,K...]] [--baseline BIN]
 
 Cases (each a peer and sbsuite doing the same work):
   tpcb-pgsql-cN      pgbench 15 `-M prepared -n -c N -j min(N, cores)` against the TOML TPC-B
@@ -25,15 +25,25 @@ sysbench event is a transaction. Per case it prints the medians of throughput an
 transaction of every tool, and the per-round ratios sbsuite/peer as median [min–max].
 Targets (#32): CPU/txn ≤ 0.85× pgbench and ≤ 0.70× sysbench, throughput ≥ 1.0×.
 
+The last columns judge each case against those targets: `best` is the sbsuite mode (threads,
+muxK, uring) with the lowest median CPU ratio among those whose median throughput ratio is
+≥ 1.0 (the lowest overall when none is), `best_tps_ratio` and `best_cpu_ratio` its medians,
+`target` the case's CPU target and `met` whether both hold. `peer_user_share` is the peer's
+user time over its CPU (user + system) inside the window, and `floor` the CPU ratio the best
+mode would have with no user time at all: its system time per transaction over the peer's
+CPU per transaction, per round, median. A floor above the target means that no work in
+sbsuite's own code can meet it; only fewer or cheaper kernel entries per round trip can.
+
 --uring adds sbsuite with SBSUITE_WIRE_IO=uring (one io_uring_enter per round trip instead of
 a write and a blocking read) as a third tool in the rotation: `uring_*` are its ratios to the
 peer, `uring_vs_blocking_cpu` its CPU per transaction over the default's in the same round.
 --mux K adds sbsuite with `client_threads = K` (K carrier threads running the connections'
-workers as coroutines; `--client-threads=K` for `sbsuite sysbench`): `mux_*` are its ratios
-to the peer, `mux_vs_threads_cpu` its CPU per transaction over one thread per connection's.
+workers as coroutines; `--client-threads=K` for `sbsuite sysbench`): `muxK_*` are its ratios
+to the peer, `muxK_vs_threads_cpu` its CPU per transaction over one thread per connection's.
+A comma-separated list (`--mux 1,2`) adds one such tool per K.
 --baseline BIN adds an earlier sbsuite binary to the rotation, run exactly as sbsuite is (and,
 with --mux, as the carriers are): `base_cpu` is sbsuite's CPU per transaction over the
-baseline's in the same round (and `mux_base_cpu` the carriers'), so a change to the client is
+baseline's in the same round (and `muxK_base_cpu` the carriers'), so a change to the client is
 measured against the build before it on the same machine at the same moment.
 --cases keeps the cases whose name contains PATTERN (a comma-separated list of patterns).
 
@@ -106,7 +116,8 @@ def results_tps(_out, run_dir):
 
 
 def measure(tool, tmp):
-    """(tps, client CPU µs per transaction inside the window) of one run of `tool`."""
+    """(tps, client CPU, user and system µs per transaction inside the window) of one run of
+    `tool`."""
     cpu_file = Path(tmp) / "cpu"
     run_dir = Path(tmp) / "results"
     shutil.rmtree(run_dir, ignore_errors=True)
@@ -122,15 +133,17 @@ def measure(tool, tmp):
     tps = tool.tps_of(p.stdout, run_dir)
     if not tps:
         sys.exit(f"{tool.name}: no throughput in its output\n{p.stdout[-3000:]}")
-    cpu, wall, _total = map(float, cpu_file.read_text().split())
-    return tps, cpu / (tps * wall) * 1e6
+    cpu, wall, _total, user, system = map(float, cpu_file.read_text().split())
+    per_txn = 1e6 / (tps * wall)
+    return tps, cpu * per_txn, user * per_txn, system * per_txn
 
 
 def cases(sbs, seconds, scale, uring, mux, tmp):
     out = []
     suite_dir = Path(tmp)
     for clients in (8, 32):
-      for carriers in ([mux] if mux else []) + [0]:
+      muxed = {}
+      for carriers in mux + [0]:
         suite = suite_dir / f"tpcb-{clients}-{carriers}.toml"
         suite.write_text(f"""[suite]
 name = "tpcb-cpu"
@@ -153,33 +166,50 @@ time = {seconds}
 client_threads = {carriers}
 """)
         if carriers:
-            muxed = [sbs, "run", str(suite), "--progress", "off", "--results-dir", "{RESULTS}"]
+            muxed[carriers] = [sbs, "run", str(suite), "--progress", "off", "--results-dir", "{RESULTS}"]
             continue
         ours = [sbs, "run", str(suite), "--progress", "off", "--results-dir", "{RESULTS}"]
         peer = Tool("pgbench", ["pgbench", *PG, "-n", "-M", "prepared", "-c", str(clients),
                                 "-j", str(min(clients, CORES)), "-T", str(seconds), DB], pgbench_tps)
-        out.append((f"tpcb-pgsql-c{clients}", "pgsql", peer, ours, results_tps, muxed if mux else None))
+        out.append((f"tpcb-pgsql-c{clients}", "pgsql", peer, ours, results_tps, muxed))
     for workload in ("oltp_point_select", "oltp_read_write"):
         for driver in ("mysql", "pgsql"):
             for threads in (4, 32, 256):
                 args = [workload, *sysbench_args(driver), "--tables=4", "--table-size=10000",
                         f"--threads={threads}", f"--time={seconds}", "run"]
                 peer = Tool("sysbench", ["sysbench", *args], sysbench_tps)
-                muxed = [sbs, "sysbench", f"--client-threads={mux}", *args] if mux else None
+                muxed = {k: [sbs, "sysbench", f"--client-threads={k}", *args] for k in mux}
                 out.append((f"{workload}-{driver}-t{threads}", driver, peer, [sbs, "sysbench", *args], sysbench_tps, muxed))
     tools = []
     for name, driver, peer, ours_argv, ours_tps, muxed in out:
         t = [peer, Tool("sbsuite", ours_argv, ours_tps)]
         if uring:
             t.append(Tool("uring", ours_argv, ours_tps, {"SBSUITE_WIRE_IO": "uring"}))
-        if muxed:
-            t.append(Tool("mux", muxed, ours_tps))
+        for k, argv in muxed.items():
+            t.append(Tool(f"mux{k}", argv, ours_tps))
         tools.append((name, driver, t))
     return tools
 
 
 def spread(values):
     return f"{statistics.median(values):.3f} [{min(values):.3f}–{max(values):.3f}]"
+
+
+def judge(peer, modes, target):
+    """The case's verdict columns (see the module's doc): the peer's user share, the best
+    sbsuite mode, its medians, the target, whether it is met, and the best mode's floor."""
+    med = statistics.median
+    share = med(x[2] / x[1] for x in peer)
+    rated = []
+    for name, runs in modes.items():
+        if runs:
+            tps = med(r[0] / q[0] for q, r in zip(peer, runs))
+            cpu = med(r[1] / q[1] for q, r in zip(peer, runs))
+            floor = med(r[3] / q[1] for q, r in zip(peer, runs))
+            rated.append((tps < 1.0, cpu, name, tps, floor))
+    _, cpu, name, tps, floor = min(rated)
+    met = "yes" if tps >= 1.0 and cpu <= target else "no"
+    return [f"{share:.2f}", name, f"{tps:.3f}", f"{cpu:.3f}", f"{target:.2f}", met, f"{floor:.3f}"]
 
 
 def main():
@@ -189,10 +219,16 @@ def main():
     ap.add_argument("--scale", type=int, default=10, help="pgbench -i scale for the TPC-B cases")
     ap.add_argument("--cases", default="", help="keep cases whose name contains one of these (comma-separated)")
     ap.add_argument("--uring", action="store_true", help="also sbsuite with SBSUITE_WIRE_IO=uring")
-    ap.add_argument("--mux", type=int, default=0, metavar="K",
-                    help="also sbsuite with client_threads = K (K carrier threads, #32)")
+    ap.add_argument("--mux", default="", metavar="K[,K...]",
+                    help="also sbsuite with client_threads = K (K carrier threads, #32), per K")
     ap.add_argument("--baseline", metavar="BIN", help="also this earlier sbsuite binary, run as sbsuite is")
     a = ap.parse_args()
+    try:
+        a.mux = [int(k) for k in a.mux.split(",") if k.strip()]
+    except ValueError:
+        sys.exit(f"--mux: {a.mux!r} is not a comma-separated list of carrier counts (e.g. 1,2)")
+    if any(k < 1 for k in a.mux):
+        sys.exit("--mux: a carrier count is at least 1")
     for tool in ("sysbench", "pgbench", "mysql", "psql"):
         if not shutil.which(tool):
             sys.exit(f"{tool} is not installed (apt-get install -y sysbench postgresql-client mariadb-client)")
@@ -211,7 +247,7 @@ def main():
         base = str(Path(a.baseline).resolve())
         for _name, _driver, tools in all_cases:
             for t in list(tools):
-                if t.name in ("sbsuite", "mux"):
+                if t.name == "sbsuite" or t.name.startswith("mux"):
                     tools.append(Tool(f"base_{t.name}", [base, *t.argv[1:]], t.tps_of, t.env))
     drivers = {c[1] for c in all_cases}
     needs = {"mysql": False, "pgsql": False}
@@ -252,10 +288,11 @@ def main():
         head = "case,rounds,peer,peer_tps,sbsuite_tps,tps_ratio,peer_cpu_us_per_txn,sbsuite_cpu_us_per_txn,cpu_ratio"
         if a.uring:
             head += ",uring_tps_ratio,uring_cpu_ratio,uring_vs_blocking_cpu"
-        if a.mux:
-            head += ",mux_tps_ratio,mux_cpu_ratio,mux_vs_threads_cpu"
+        for k in a.mux:
+            head += f",mux{k}_tps_ratio,mux{k}_cpu_ratio,mux{k}_vs_threads_cpu"
         if a.baseline:
-            head += ",base_cpu" + (",mux_base_cpu" if a.mux else "")
+            head += ",base_cpu" + "".join(f",mux{k}_base_cpu" for k in a.mux)
+        head += ",peer_user_share,best,best_tps_ratio,best_cpu_ratio,target,met,floor"
         print(head, flush=True)
         for name, _driver, tools in all_cases:
             got = {t.name: [] for t in tools}
@@ -280,15 +317,18 @@ def main():
                 line += [spread([x[0] / a_[0] for a_, x in zip(p, u)]),
                          spread([x[1] / a_[1] for a_, x in zip(p, u)]),
                          spread([x[1] / b[1] for x, b in zip(u, s)])]
-            if a.mux:
-                m = got["mux"]
+            for k in a.mux:
+                m = got[f"mux{k}"]
                 line += [spread([x[0] / a_[0] for a_, x in zip(p, m)]),
                          spread([x[1] / a_[1] for a_, x in zip(p, m)]),
                          spread([x[1] / b[1] for x, b in zip(m, s)])]
             if a.baseline:
                 line.append(spread([x[1] / b[1] for x, b in zip(s, got["base_sbsuite"])]))
-                if a.mux:
-                    line.append(spread([x[1] / b[1] for x, b in zip(got["mux"], got["base_mux"])]))
+                for k in a.mux:
+                    line.append(spread([x[1] / b[1] for x, b in zip(got[f"mux{k}"], got[f"base_mux{k}"])]))
+            line += judge(p, {"threads": s, "uring": got.get("uring"),
+                              **{f"mux{k}": got[f"mux{k}"] for k in a.mux}},
+                          0.85 if peer == "pgbench" else 0.70)
             print(",".join(line), flush=True)
     finally:
         if needs["mysql"]:

@@ -5,9 +5,10 @@
 
 Runs COMMAND (its stdout and stderr pass through), samples /proc/PID/stat (user + system
 ticks of the whole process) and the number of its threads every 20 ms, and writes to
-OUT_CPU_FILE one line: "CPU_SECONDS WALL_SECONDS TOTAL_CPU_SECONDS": CPU and wall time of the window in which the process had its
-largest number of threads (the workers' run: from the first sample at that count to the last
-one). Start-up (suite loading, checks, connecting) and the end (CSV, histograms, cleanup) fall
+OUT_CPU_FILE one line: "CPU_SECONDS WALL_SECONDS TOTAL_CPU_SECONDS USER_SECONDS SYSTEM_SECONDS":
+CPU and wall time of the window in which the process had its largest number of threads (the
+workers' run: from the first sample at that count to the last one), and that window's CPU split
+into user and system (kernel) time. Start-up (suite loading, checks, connecting) and the end (CSV, histograms, cleanup) fall
 outside it, so two programs with different fixed costs compare on what they spend per query
 while the load runs. TOTAL_CPU_SECONDS is the user + system time of the whole process
 (getrusage of the child, as /usr/bin/time reports it). Exits with COMMAND's exit status.
@@ -26,9 +27,9 @@ def sample(pid):
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         # fields[0] is field 3 (state): utime is field 14, stime 15, num_threads 20.
-        cpu = (int(fields[11]) + int(fields[12])) / TICK
+        user, system = int(fields[11]) / TICK, int(fields[12]) / TICK
         threads = int(fields[17])
-        return time.monotonic(), cpu, threads
+        return time.monotonic(), user + system, threads, user, system
     except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
         return None
 
@@ -54,7 +55,8 @@ def main():
     inside = [s for s in samples if s[2] == top]
     first, last = inside[0], inside[-1]
     with open(out, "w") as f:
-        f.write(f"{last[1] - first[1]:.4f} {last[0] - first[0]:.4f} {total:.4f}\n")
+        f.write(f"{last[1] - first[1]:.4f} {last[0] - first[0]:.4f} {total:.4f} "
+                f"{last[3] - first[3]:.4f} {last[4] - first[4]:.4f}\n")
     sys.exit(proc.returncode)
 
 
