@@ -8,9 +8,9 @@ ticks of the whole process) and the number of its threads every 20 ms, and write
 OUT_CPU_FILE one line: "CPU_SECONDS WALL_SECONDS TOTAL_CPU_SECONDS USER_SECONDS SYSTEM_SECONDS":
 CPU and wall time of the window in which the process had its largest number of threads (the
 workers' run: from the first sample at that count to the last one), and that window's CPU split
-into user and system (kernel) time. Start-up (suite loading, checks, connecting) and the end (CSV, histograms, cleanup) fall
-outside it, so two programs with different fixed costs compare on what they spend per query
-while the load runs. TOTAL_CPU_SECONDS is the user + system time of the whole process
+into user and system (kernel) time. Start-up (suite loading, checks, connecting) and the end
+(CSV, histograms, cleanup) fall outside it, so two programs with different fixed costs compare
+on what they spend per query while the load runs. TOTAL_CPU_SECONDS is the user + system time of the whole process
 (getrusage of the child, as /usr/bin/time reports it). Exits with COMMAND's exit status.
 """
 
