@@ -10,8 +10,9 @@ CPU and wall time of the window in which the process had its largest number of t
 workers' run: from the first sample at that count to the last one), and that window's CPU split
 into user and system (kernel) time. Start-up (suite loading, checks, connecting) and the end
 (CSV, histograms, cleanup) fall outside it, so two programs with different fixed costs compare
-on what they spend per query while the load runs. TOTAL_CPU_SECONDS is the user + system time of the whole process
-(getrusage of the child, as /usr/bin/time reports it). Exits with COMMAND's exit status.
+on what they spend per query while the load runs. TOTAL_CPU_SECONDS is the user + system time
+of the whole process (getrusage of the child, as /usr/bin/time reports it). Exits with
+COMMAND's exit status.
 """
 
 import os
@@ -27,9 +28,7 @@ def sample(pid):
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         # fields[0] is field 3 (state): utime is field 14, stime 15, num_threads 20.
-        user, system = int(fields[11]) / TICK, int(fields[12]) / TICK
-        threads = int(fields[17])
-        return time.monotonic(), user + system, threads, user, system
+        return time.monotonic(), int(fields[17]), int(fields[11]) / TICK, int(fields[12]) / TICK
     except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
         return None
 
@@ -51,12 +50,12 @@ def main():
     total = usage.ru_utime + usage.ru_stime
     if not samples:
         sys.exit(f"cpu-window: no sample of {cmd[0]} (it ended within 20 ms)")
-    top = max(s[2] for s in samples)
-    inside = [s for s in samples if s[2] == top]
-    first, last = inside[0], inside[-1]
+    top = max(s[1] for s in samples)
+    inside = [s for s in samples if s[1] == top]
+    (t0, _, user0, sys0), (t1, _, user1, sys1) = inside[0], inside[-1]
+    user, system = user1 - user0, sys1 - sys0
     with open(out, "w") as f:
-        f.write(f"{last[1] - first[1]:.4f} {last[0] - first[0]:.4f} {total:.4f} "
-                f"{last[3] - first[3]:.4f} {last[4] - first[4]:.4f}\n")
+        f.write(f"{user + system:.4f} {t1 - t0:.4f} {total:.4f} {user:.4f} {system:.4f}\n")
     sys.exit(proc.returncode)
 
 

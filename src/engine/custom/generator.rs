@@ -250,10 +250,9 @@ const ALNUM: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu
 impl Gens {
     /// Compiles `spec`; the error says what is wrong with it (the caller adds the key).
     pub fn add(&mut self, spec: &GenSpec, ctx: &Context<'_>) -> Result<GenId, ValueError> {
-        let settle = |e: &Expr| ctx.settle(e);
         let g = match spec {
             GenSpec::Expr(e) => {
-                let e = settle(e);
+                let e = ctx.settle(e);
                 match e.as_const() {
                     Some(v) => Gen::Const(v.clone()),
                     None => Gen::Expr(e),
@@ -272,8 +271,8 @@ impl Gens {
                 .to_string();
                 Gen::Dist {
                     dist: Distribution::new(&o).map_err(ValueError::Distribution)?,
-                    lo: Bound::new(&settle(lo))?,
-                    hi: Bound::new(&settle(hi))?,
+                    lo: Bound::new(&ctx.settle(lo))?,
+                    hi: Bound::new(&ctx.settle(hi))?,
                 }
             }
             GenSpec::Sequence { start, per_thread } => {
@@ -311,8 +310,8 @@ impl Gens {
                 Gen::NuRand {
                     a: *a,
                     c,
-                    lo: Bound::new(&settle(lo))?,
-                    hi: Bound::new(&settle(hi))?,
+                    lo: Bound::new(&ctx.settle(lo))?,
+                    hi: Bound::new(&ctx.settle(hi))?,
                 }
             }
             GenSpec::Choice { values, weights } => {
@@ -343,7 +342,7 @@ impl Gens {
             }
             GenSpec::Pattern(p) => Gen::Pattern(p.clone()),
             GenSpec::AString { min, max } | GenSpec::NString { min, max } => {
-                let (min, max) = (Bound::new(&settle(min))?, Bound::new(&settle(max))?);
+                let (min, max) = (Bound::new(&ctx.settle(min))?, Bound::new(&ctx.settle(max))?);
                 if let (Bound::Const(lo), Bound::Const(hi)) = (&min, &max) {
                     text_len_range(*lo, *hi)?;
                 }
@@ -360,7 +359,7 @@ impl Gens {
                         max: MAX_SCALE,
                     });
                 }
-                let (min, max) = (settle(min), settle(max));
+                let (min, max) = (ctx.settle(min), ctx.settle(max));
                 if min.as_const().is_some() && max.as_const().is_some() {
                     let empty = Frame::default();
                     grid(float_of(&min, &empty)?, float_of(&max, &empty)?, *scale)?;
@@ -376,7 +375,7 @@ impl Gens {
                     return Err(ValueError::Words(words.len()));
                 }
                 Gen::Syllables {
-                    of: settle(of),
+                    of: ctx.settle(of),
                     words: words.clone(),
                 }
             }
@@ -394,8 +393,8 @@ impl Gens {
             // The compiler allows `scrambled` on `zipfian` only.
             GenSpec::Tuned { lo, hi, params, .. } if params.scrambled => Gen::Scrambled {
                 exp: params.exponent.unwrap_or(shapes::YCSB_ZIPFIAN_EXP).max(0.0),
-                lo: Bound::new(&settle(lo))?,
-                hi: Bound::new(&settle(hi))?,
+                lo: Bound::new(&ctx.settle(lo))?,
+                hi: Bound::new(&ctx.settle(hi))?,
             },
             GenSpec::Tuned {
                 dist,
@@ -404,8 +403,8 @@ impl Gens {
                 params,
             } => Gen::Dist {
                 dist: shapes::tuned(*dist, params, ctx.rand)?,
-                lo: Bound::new(&settle(lo))?,
-                hi: Bound::new(&settle(hi))?,
+                lo: Bound::new(&ctx.settle(lo))?,
+                hi: Bound::new(&ctx.settle(hi))?,
             },
             GenSpec::Exponential { mean, cap, scale } => {
                 if *scale > MAX_SCALE {
@@ -414,7 +413,7 @@ impl Gens {
                         max: MAX_SCALE,
                     });
                 }
-                let mean = settle(mean);
+                let mean = ctx.settle(mean);
                 if mean.as_const().is_some() {
                     shapes::check_mean(mean.text(), float_of(&mean, &Frame::default())?)?;
                 }
